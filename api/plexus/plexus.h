@@ -1,0 +1,177 @@
+/* Plexus application C API, pure C99.
+ *
+ * Handles are opaque. A released handle, a handle of another kind, or NULL
+ * passed where a handle is expected returns PX_ERROR_INVALID_HANDLE (handles
+ * carry a generation and a kind, so reuse is detected, never dereferenced).
+ *
+ * Every function returns a px_status. On failure, px_last_error() returns a
+ * message for the calling thread that names the function and the problem;
+ * out-pointers are left untouched.
+ *
+ * Ownership: a px_tensor* returned through an out-pointer is owned by the
+ * caller, who releases it with px_tensor_release. Strings returned inside
+ * info structs live as long as the runtime.
+ *
+ * Asynchrony: ops return before the device has computed them. Reading values
+ * (px_tensor_to_host), copying between devices of different plugins and the
+ * synchronize calls wait. A failure on the device is returned by the next
+ * call that waits on that device, naming the op that failed.
+ *
+ * Threads: a runtime and its tensors may be used from several threads; a
+ * handle must not be released while another thread still uses it. */
+#ifndef PLEXUS_PLEXUS_H
+#define PLEXUS_PLEXUS_H
+
+#include "plexus/types.h"
+#include "plexus/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PLEXUS_VERSION_MAJOR 0
+#define PLEXUS_VERSION_MINOR 1
+#define PLEXUS_VERSION_PATCH 0
+
+typedef struct px_runtime px_runtime;
+typedef struct px_tensor px_tensor;
+
+/* ---- errors ---- */
+
+/* The message of the calling thread's last failure ("" when none). Valid
+ * until the thread's next failing call. Never NULL. */
+const char* px_last_error(void);
+/* The status of the calling thread's last failure (PX_OK when none). */
+px_status px_last_status(void);
+/* "PX_ERROR_SHAPE" and so on; "unknown status" for other numbers. */
+const char* px_status_name(px_status status);
+
+/* ---- runtime ---- */
+
+typedef struct px_runtime_options {
+    uint32_t struct_size;
+    /* Extra plugin files or folders, searched before PLEXUS_PLUGIN_PATH and
+     * the default folder. May be NULL when num_plugin_paths is 0. */
+    const char* const* plugin_paths;
+    int32_t num_plugin_paths;
+    /* Nonzero: ignore PLEXUS_PLUGIN_PATH and the default folder. */
+    int32_t only_given_paths;
+} px_runtime_options;
+
+/* options may be NULL. Plugins that fail to load are listed with the reason
+ * and do not make this fail. */
+px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
+/* Waits for queued work. Tensors still alive keep their plugin loaded. */
+px_status px_runtime_destroy(px_runtime* runtime);
+
+typedef struct px_plugin_info {
+    uint32_t struct_size;
+    const char* file;     /* the path tried */
+    const char* name;     /* "" when it did not load far enough to say */
+    const char* version;  /* "" likewise */
+    uint32_t abi_major;   /* 0 when unknown */
+    uint32_t abi_minor;
+    int32_t loaded;       /* nonzero when loaded */
+    const char* message;  /* why it was skipped, or why it has no devices */
+    int32_t num_devices;
+} px_plugin_info;
+
+px_status px_runtime_plugin_count(px_runtime* runtime, int32_t* out);
+px_status px_runtime_plugin_info(px_runtime* runtime, int32_t index, px_plugin_info* out);
+
+/* Devices of one kind, over all plugins. */
+px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int32_t* out);
+/* Fills `out` as far as out->struct_size reaches. */
+px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_device_info* out);
+/* The name of the plugin that provides `device` (valid as long as the runtime). */
+px_status px_runtime_device_plugin(px_runtime* runtime, px_device device, const char** out);
+/* Waits for every op queued on `device`. */
+px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
+/* Waits for every device. */
+px_status px_runtime_synchronize_all(px_runtime* runtime);
+/* Seeds the runtime's random stream (the default seed is 0). */
+px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
+
+/* ---- tensors: creation ---- */
+
+/* Uninitialized contents. shape may be NULL when ndim is 0. */
+px_status px_tensor_empty(px_runtime* runtime, px_device device, px_dtype dtype, int32_t ndim,
+                          const int64_t* shape, px_tensor** out);
+/* `bytes` must equal the tensor's size in bytes. */
+px_status px_tensor_from_host(px_runtime* runtime, px_device device, px_dtype dtype,
+                              int32_t ndim, const int64_t* shape, const void* data,
+                              uint64_t bytes, px_tensor** out);
+px_status px_tensor_full(px_runtime* runtime, px_device device, px_dtype dtype, int32_t ndim,
+                         const int64_t* shape, double value, px_tensor** out);
+/* start, start+step, ... while < stop (> stop for a negative step). */
+px_status px_tensor_arange(px_runtime* runtime, px_device device, px_dtype dtype, double start,
+                           double stop, double step, px_tensor** out);
+/* From the runtime's seeded stream; float32 and float64. */
+px_status px_tensor_random_uniform(px_runtime* runtime, px_device device, px_dtype dtype,
+                                   int32_t ndim, const int64_t* shape, double low, double high,
+                                   px_tensor** out);
+px_status px_tensor_random_normal(px_runtime* runtime, px_device device, px_dtype dtype,
+                                  int32_t ndim, const int64_t* shape, double mean, double stddev,
+                                  px_tensor** out);
+
+/* ---- tensors: handles and properties ---- */
+
+px_status px_tensor_retain(px_tensor* tensor);
+px_status px_tensor_release(px_tensor* tensor);
+px_status px_tensor_device(px_tensor* tensor, px_device* out);
+px_status px_tensor_dtype(px_tensor* tensor, px_dtype* out);
+px_status px_tensor_ndim(px_tensor* tensor, int32_t* out);
+/* Writes ndim values; `capacity` is the length of `out`. */
+px_status px_tensor_shape(px_tensor* tensor, int64_t* out, int32_t capacity);
+px_status px_tensor_numel(px_tensor* tensor, int64_t* out);
+
+/* Waits for the tensor's device, then copies its values; `bytes` must equal
+ * the tensor's size in bytes. */
+px_status px_tensor_to_host(px_tensor* tensor, void* dst, uint64_t bytes);
+
+/* ---- tensors: moving and viewing ---- */
+
+/* Always a new tensor with its own memory, even on the same device. */
+px_status px_tensor_copy_to(px_tensor* tensor, px_device device, px_tensor** out);
+/* The same tensor (retained, *out == tensor) when already on `device`,
+ * otherwise a copy. */
+px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out);
+/* A view with another shape and the same elements; one -1 is inferred. */
+px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape,
+                            px_tensor** out);
+/* A view of rows [start, stop) of the first axis. */
+px_status px_tensor_slice(px_tensor* tensor, int64_t start, int64_t stop, px_tensor** out);
+
+/* ---- ops: the result is on the inputs' device ---- */
+
+/* PX_OP_ADD .. PX_OP_GE, NumPy broadcasting. */
+px_status px_binary(px_op op, px_tensor* a, px_tensor* b, px_tensor** out);
+/* Tensor with a scalar; scalar_first nonzero computes (scalar op a). The
+ * scalar takes the tensor's dtype. */
+px_status px_binary_scalar(px_op op, px_tensor* a, double scalar, int32_t scalar_first,
+                           px_tensor** out);
+/* PX_OP_NEG .. PX_OP_TANH. */
+px_status px_unary(px_op op, px_tensor* a, px_tensor** out);
+/* cond (uint8) ? a : b, broadcasting over all three. */
+px_status px_where(px_tensor* cond, px_tensor* a, px_tensor* b, px_tensor** out);
+/* PX_OP_SUM .. PX_OP_ARGMAX over one axis (negative counts from the end) or
+ * over all axes when all_axes is nonzero. sum of integers gives int64, mean
+ * of integers float64, argmax int64. */
+px_status px_reduce(px_op op, px_tensor* a, int32_t all_axes, int32_t axis, int32_t keepdims,
+                    px_tensor** out);
+/* (m,k)x(k,n), or batched (b,m,k)x(b,k,n); a 2-D operand is shared by the batch. */
+px_status px_matmul(px_tensor* a, px_tensor* b, px_tensor** out);
+/* perm may be NULL to reverse the axes. */
+px_status px_transpose(px_tensor* a, const int32_t* perm, int32_t nperm, px_tensor** out);
+/* Elements [start, stop) with `step` > 0 along `axis`, as a new tensor. */
+px_status px_slice_axis(px_tensor* a, int32_t axis, int64_t start, int64_t stop, int64_t step,
+                        px_tensor** out);
+/* Joins tensors of one dtype and device along `axis`. */
+px_status px_concat(px_tensor* const* tensors, int32_t count, int32_t axis, px_tensor** out);
+px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_PLEXUS_H */

@@ -1,0 +1,232 @@
+/* Plexus plugin ABI, pure C99.
+ *
+ * A plugin is a shared library that exports exactly one symbol,
+ * px_plugin_get_api, returning a pointer to a static px_plugin_api table.
+ *
+ * Version policy
+ *   - PX_PLUGIN_ABI_MAJOR changes only when something is removed or changes
+ *     meaning. The host loads a plugin only when the majors are equal.
+ *   - PX_PLUGIN_ABI_MINOR grows when a slot or a field is appended. Any minor
+ *     is accepted: the host reads a plugin's table only as far as the
+ *     plugin's struct_size reaches, and uses a slot only when struct_size
+ *     covers it and the pointer is not NULL; a larger table from a newer
+ *     plugin is fine.
+ *   - Every struct that crosses the boundary begins with struct_size, set by
+ *     whoever allocates it. A callee writes into a caller's struct only as far
+ *     as the caller's struct_size reaches.
+ *   - Structs and tables are append-only. Each minor's additions are fenced by
+ *     a comment; nothing is inserted in the middle or reordered.
+ *
+ * Errors: every function returns a px_status. On failure it writes a message
+ * (NUL-terminated, truncated to PX_MESSAGE_MAX) into err->message. Nothing
+ * crosses the boundary as a C++ exception or an abort.
+ *
+ * Threads: the host may call any function from any thread. Work for one
+ * device is executed in the order it was submitted. */
+#ifndef PLEXUS_PLUGIN_H
+#define PLEXUS_PLUGIN_H
+
+#include "plexus/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PX_PLUGIN_ABI_MAJOR 1
+#define PX_PLUGIN_ABI_MINOR 0
+#define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
+
+#if defined(_WIN32)
+#define PX_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define PX_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Opaque to the host; defined by each plugin. */
+typedef struct px_plugin_context px_plugin_context;
+typedef struct px_plugin_buffer px_plugin_buffer;
+
+/* Where a failing call writes its message. Owned by the caller. */
+typedef struct px_plugin_error {
+    uint32_t struct_size;
+    char message[PX_MESSAGE_MAX];
+} px_plugin_error;
+
+/* Filled by device_info and px_runtime_device_info. Owned by the caller. */
+typedef struct px_device_info {
+    uint32_t struct_size;
+    int32_t kind;              /* px_device_kind */
+    char name[128];            /* e.g. "CPU (2 cores, OpenBLAS 0.3.21)" */
+    uint64_t memory_total;     /* bytes the device has */
+    uint64_t memory_free;      /* bytes still available on the device */
+    uint64_t memory_in_use;    /* bytes in live buffers of this runtime */
+    uint64_t memory_reserved;  /* in use + kept in the plugin's cache */
+    uint64_t memory_peak;      /* the highest memory_in_use seen */
+    /* ---- ABI 1.0 ends here ---- */
+} px_device_info;
+
+/* One operand of an op. Shape and strides are in elements; a stride of 0
+ * repeats (broadcasts) that axis. Strides are never negative. */
+typedef struct px_tensor_desc {
+    uint32_t struct_size;
+    int32_t dtype;             /* px_dtype */
+    px_plugin_buffer* buffer;  /* memory from this plugin's buffer_alloc */
+    uint64_t offset;           /* bytes from the start of buffer */
+    int32_t ndim;              /* 0..PX_MAX_DIMS; 0 is a scalar */
+    int64_t shape[PX_MAX_DIMS];
+    int64_t strides[PX_MAX_DIMS];
+    /* ---- ABI 1.0 ends here ---- */
+} px_tensor_desc;
+
+/* attrs of the binary elementwise ops. When scalar_operand is not 0 the call
+ * has one input and the other operand is `scalar`, converted to the input's
+ * dtype: 1 means the scalar is the left operand (2 - x), 2 the right (x - 2). */
+typedef struct px_binary_attrs {
+    uint32_t struct_size;
+    int32_t scalar_operand;
+    double scalar;
+    /* ---- ABI 1.0 ends here ---- */
+} px_binary_attrs;
+
+/* attrs of the reductions. axis is -1 for all axes, else 0..ndim-1 (the host
+ * normalizes negative axes). The output is contiguous; with keepdims the
+ * reduced axis has length 1, otherwise it is removed. */
+typedef struct px_reduce_attrs {
+    uint32_t struct_size;
+    int32_t axis;
+    int32_t keepdims;
+    /* ---- ABI 1.0 ends here ---- */
+} px_reduce_attrs;
+
+/* attrs of matmul. allow_tf32 lets a plugin use reduced-precision float32. */
+typedef struct px_matmul_attrs {
+    uint32_t struct_size;
+    int32_t allow_tf32;
+    /* ---- ABI 1.0 ends here ---- */
+} px_matmul_attrs;
+
+/* attrs of fill: floating outputs take `value`, integer outputs `int_value`
+ * (so int64 values above 2^53 survive). */
+typedef struct px_fill_attrs {
+    uint32_t struct_size;
+    double value;
+    int64_t int_value;
+    /* ---- ABI 1.0 ends here ---- */
+} px_fill_attrs;
+
+/* attrs of arange: element i is start + i * step, computed in float64 and
+ * converted to the output dtype. */
+typedef struct px_arange_attrs {
+    uint32_t struct_size;
+    double start;
+    double step;
+    /* ---- ABI 1.0 ends here ---- */
+} px_arange_attrs;
+
+/* attrs of the random ops. Uniform draws from [a, b), normal has mean a and
+ * standard deviation b. Element i is a function of (seed, offset + i) only,
+ * so results do not depend on threads or launch shapes. The reference
+ * generator is Philox4x32-10 (see plugins/cpu/philox.hpp). */
+typedef struct px_random_attrs {
+    uint32_t struct_size;
+    uint64_t seed;
+    uint64_t offset;
+    double a;
+    double b;
+    /* ---- ABI 1.0 ends here ---- */
+} px_random_attrs;
+
+/* One op to queue on one device.
+ *
+ * Layout the host guarantees (the router validates before it dispatches):
+ *   - outputs are freshly allocated or views the op may write; for every op
+ *     but COPY they are contiguous.
+ *   - elementwise ops, WHERE and CAST: every input has the output's ndim and
+ *     shape after broadcasting; broadcast axes have stride 0.
+ *   - reductions: the input is contiguous.
+ *   - MATMUL: inputs and output are 3-D (batch, rows, cols); the inputs'
+ *     batch stride may be 0 (one matrix shared by the batch); the last axis
+ *     is contiguous.
+ *   - COPY: any strides on both sides, same shape and dtype.
+ *
+ * The call, its descs and its attrs live only until execute returns; a
+ * plugin copies what it keeps. Buffers stay alive until the plugin has run
+ * every op queued before their buffer_free. */
+typedef struct px_op_call {
+    uint32_t struct_size;
+    int32_t op;      /* px_op */
+    int32_t device;  /* this plugin's device index */
+    int32_t num_inputs;
+    const px_tensor_desc* inputs;
+    int32_t num_outputs;
+    const px_tensor_desc* outputs;
+    const void* attrs; /* the op family's attrs struct (struct_size first), or NULL */
+    /* ---- ABI 1.0 ends here ---- */
+} px_op_call;
+
+/* The function table. Pointers in it are valid while the library is loaded. */
+typedef struct px_plugin_api {
+    uint32_t struct_size;
+    uint32_t abi_major;   /* PX_PLUGIN_ABI_MAJOR the plugin was built with */
+    uint32_t abi_minor;   /* PX_PLUGIN_ABI_MINOR the plugin was built with */
+    const char* name;     /* short, e.g. "cpu"; static storage */
+    const char* version;  /* the plugin's own version, e.g. "0.1.0"; static */
+
+    /* ---- ABI 1.0 ---- */
+
+    /* Starts the plugin. A plugin may be created more than once per process
+     * (one per runtime); each context is independent. */
+    px_status (*create)(px_plugin_context** out, px_plugin_error* err);
+    /* Waits for all queued work, frees everything. Never fails. */
+    void (*destroy)(px_plugin_context* ctx);
+
+    /* How many devices. With zero, a plugin may put the reason in
+     * err->message ("no CUDA driver") and still return PX_OK. */
+    px_status (*device_count)(px_plugin_context* ctx, int32_t* count, px_plugin_error* err);
+    px_status (*device_info)(px_plugin_context* ctx, int32_t device, px_device_info* info,
+                             px_plugin_error* err);
+    /* Nonzero when `op` on inputs of `dtype` (the first input's dtype, or the
+     * output's for creation ops) runs on `device`. Never fails. */
+    int32_t (*supports)(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype);
+
+    /* Memory. A buffer of 0 bytes is valid. buffer_free is ordered after all
+     * work queued before it on the buffer's device, so the host may free a
+     * buffer that queued ops still read. */
+    px_status (*buffer_alloc)(px_plugin_context* ctx, int32_t device, uint64_t bytes,
+                              px_plugin_buffer** out, px_plugin_error* err);
+    px_status (*buffer_free)(px_plugin_context* ctx, px_plugin_buffer* buffer,
+                             px_plugin_error* err);
+
+    /* Copies. copy_from_host returns once `src` may be reused; the write is
+     * ordered after earlier work on the device. copy_to_host waits for the
+     * device's earlier work, reports its failure if it failed, and returns
+     * once `dst` holds the bytes. copy_device copies between two buffers of
+     * this plugin, on one device or two, ordered after earlier work on both. */
+    px_status (*copy_from_host)(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t dst_offset,
+                                const void* src, uint64_t bytes, px_plugin_error* err);
+    px_status (*copy_to_host)(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset,
+                              void* dst, uint64_t bytes, px_plugin_error* err);
+    px_status (*copy_device)(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset,
+                             px_plugin_buffer* dst, uint64_t dst_offset, uint64_t bytes,
+                             px_plugin_error* err);
+
+    /* Queues one op and returns, normally before it has run. An error found
+     * while queuing returns here; an error found while running is kept and
+     * returned by the next synchronize or copy_to_host on that device, with a
+     * message that names the op. */
+    px_status (*execute)(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err);
+    /* Waits until every op queued on `device` has run; returns the first
+     * failure among them (then forgets it). */
+    px_status (*synchronize)(px_plugin_context* ctx, int32_t device, px_plugin_error* err);
+
+    /* ---- ABI 1.0 ends here; later minors append below ---- */
+} px_plugin_api;
+
+/* The one symbol a plugin exports. */
+typedef const px_plugin_api* (*px_plugin_get_api_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_PLUGIN_H */

@@ -1,0 +1,176 @@
+/* Plexus: the value types shared by the application C API (plexus.h) and the
+ * plugin ABI (plugin.h). Pure C99. Every enum value here is part of the ABI:
+ * values are assigned once and never renumbered; new values are appended. */
+#ifndef PLEXUS_TYPES_H
+#define PLEXUS_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest rank a tensor may have. */
+#define PX_MAX_DIMS 8
+
+/* Size of the message buffer in px_plugin_error (bytes, NUL included). */
+#define PX_MESSAGE_MAX 512
+
+typedef enum px_status {
+    PX_OK = 0,
+    PX_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad value, an out-of-range axis */
+    PX_ERROR_INVALID_HANDLE = 2,   /* NULL, released, or of the wrong kind */
+    PX_ERROR_DEVICE_MISMATCH = 3,  /* inputs live on different devices */
+    PX_ERROR_SHAPE = 4,            /* shapes that do not fit the op, or overflow */
+    PX_ERROR_DTYPE = 5,            /* dtypes that do not fit the op */
+    PX_ERROR_OUT_OF_MEMORY = 6,
+    PX_ERROR_UNSUPPORTED = 7,      /* the device's plugin lacks this (op, dtype) */
+    PX_ERROR_NO_DEVICE = 8,        /* no such device, or no plugin provides it */
+    PX_ERROR_PLUGIN = 9,           /* a plugin broke its contract or failed to load */
+    PX_ERROR_DEVICE = 10,          /* work queued on a device failed */
+    PX_ERROR_INTERNAL = 11
+} px_status;
+
+typedef enum px_dtype {
+    PX_FLOAT32 = 1,
+    PX_FLOAT64 = 2,
+    PX_INT32 = 3,
+    PX_INT64 = 4,
+    PX_UINT8 = 5 /* also the result of comparisons (0 or 1) */
+} px_dtype;
+
+typedef enum px_device_kind {
+    PX_DEVICE_CPU = 1,
+    PX_DEVICE_GPU = 2,
+    PX_DEVICE_ACCELERATOR = 3 /* anything else a plugin offers */
+} px_device_kind;
+
+/* A device as applications name it: cpu(0), gpu(1). The index counts the
+ * devices of that kind over all loaded plugins, in load order. */
+typedef struct px_device {
+    int32_t kind;  /* a px_device_kind */
+    int32_t index;
+} px_device;
+
+/* Op numbers: stable forever. Plugins receive these in px_op_call. */
+typedef enum px_op {
+    /* elementwise binary, NumPy broadcasting; attrs: px_binary_attrs or NULL */
+    PX_OP_ADD = 1,
+    PX_OP_SUB = 2,
+    PX_OP_MUL = 3,
+    PX_OP_DIV = 4,
+    PX_OP_POW = 5,
+    PX_OP_EQ = 6, /* comparisons write uint8 0/1 */
+    PX_OP_NE = 7,
+    PX_OP_LT = 8,
+    PX_OP_LE = 9,
+    PX_OP_GT = 10,
+    PX_OP_GE = 11,
+    /* elementwise unary; no attrs */
+    PX_OP_NEG = 20,
+    PX_OP_EXP = 21,
+    PX_OP_LOG = 22,
+    PX_OP_SQRT = 23,
+    PX_OP_ABS = 24,
+    PX_OP_RELU = 25,
+    PX_OP_SIGMOID = 26,
+    PX_OP_TANH = 27,
+    /* where(cond uint8, a, b), broadcasting over all three; no attrs */
+    PX_OP_WHERE = 30,
+    /* reductions; attrs: px_reduce_attrs */
+    PX_OP_SUM = 40,
+    PX_OP_MEAN = 41,
+    PX_OP_MAX = 42,
+    PX_OP_MIN = 43,
+    PX_OP_ARGMAX = 44,
+    /* matrix product, 2-D or batched 3-D; attrs: px_matmul_attrs or NULL */
+    PX_OP_MATMUL = 50,
+    /* data movement */
+    PX_OP_COPY = 60, /* strided input -> strided output, same dtype; no attrs */
+    PX_OP_CAST = 61, /* strided input -> contiguous output of another dtype */
+    /* creation; output only */
+    PX_OP_FILL = 70,           /* attrs: px_fill_attrs */
+    PX_OP_ARANGE = 71,         /* attrs: px_arange_attrs */
+    PX_OP_RANDOM_UNIFORM = 72, /* attrs: px_random_attrs */
+    PX_OP_RANDOM_NORMAL = 73   /* attrs: px_random_attrs */
+} px_op;
+
+/* Names for messages; NULL for a number that is not an op. */
+static inline const char* px_op_name(int32_t op) {
+    switch (op) {
+    case PX_OP_ADD: return "add";
+    case PX_OP_SUB: return "sub";
+    case PX_OP_MUL: return "mul";
+    case PX_OP_DIV: return "div";
+    case PX_OP_POW: return "pow";
+    case PX_OP_EQ: return "eq";
+    case PX_OP_NE: return "ne";
+    case PX_OP_LT: return "lt";
+    case PX_OP_LE: return "le";
+    case PX_OP_GT: return "gt";
+    case PX_OP_GE: return "ge";
+    case PX_OP_NEG: return "neg";
+    case PX_OP_EXP: return "exp";
+    case PX_OP_LOG: return "log";
+    case PX_OP_SQRT: return "sqrt";
+    case PX_OP_ABS: return "abs";
+    case PX_OP_RELU: return "relu";
+    case PX_OP_SIGMOID: return "sigmoid";
+    case PX_OP_TANH: return "tanh";
+    case PX_OP_WHERE: return "where";
+    case PX_OP_SUM: return "sum";
+    case PX_OP_MEAN: return "mean";
+    case PX_OP_MAX: return "max";
+    case PX_OP_MIN: return "min";
+    case PX_OP_ARGMAX: return "argmax";
+    case PX_OP_MATMUL: return "matmul";
+    case PX_OP_COPY: return "copy";
+    case PX_OP_CAST: return "cast";
+    case PX_OP_FILL: return "fill";
+    case PX_OP_ARANGE: return "arange";
+    case PX_OP_RANDOM_UNIFORM: return "random_uniform";
+    case PX_OP_RANDOM_NORMAL: return "random_normal";
+    default: return NULL;
+    }
+}
+
+/* Names for messages; NULL for a number that is not a dtype. */
+static inline const char* px_dtype_name(int32_t dtype) {
+    switch (dtype) {
+    case PX_FLOAT32: return "float32";
+    case PX_FLOAT64: return "float64";
+    case PX_INT32: return "int32";
+    case PX_INT64: return "int64";
+    case PX_UINT8: return "uint8";
+    default: return NULL;
+    }
+}
+
+/* Bytes per element; 0 for a number that is not a dtype. */
+static inline size_t px_dtype_size(int32_t dtype) {
+    switch (dtype) {
+    case PX_FLOAT32: return 4;
+    case PX_FLOAT64: return 8;
+    case PX_INT32: return 4;
+    case PX_INT64: return 8;
+    case PX_UINT8: return 1;
+    default: return 0;
+    }
+}
+
+/* "cpu", "gpu", "accel"; NULL for a number that is not a kind. */
+static inline const char* px_device_kind_name(int32_t kind) {
+    switch (kind) {
+    case PX_DEVICE_CPU: return "cpu";
+    case PX_DEVICE_GPU: return "gpu";
+    case PX_DEVICE_ACCELERATOR: return "accel";
+    default: return NULL;
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_TYPES_H */

@@ -1,0 +1,134 @@
+// C API: runtimes, plugins, devices.
+#include <cstring>
+
+#include "objects.hpp"
+#include "plugin_loader.hpp"
+
+using namespace px;
+
+extern "C" {
+
+px_status px_runtime_create(const px_runtime_options* options, px_runtime** out) {
+    return guard("px_runtime_create", [&] {
+        need_out(out);
+        auto rt = std::make_shared<Runtime>();
+        load_plugins(*rt, options);
+        for (auto& list : rt->devices)
+            for (auto& d : list) d->runtime = rt;
+        auto* holder = new std::shared_ptr<Runtime>(std::move(rt));
+        try {
+            *out = reinterpret_cast<px_runtime*>(runtime_table().insert(holder));
+        } catch (...) {
+            delete holder;
+            throw;
+        }
+    });
+}
+
+px_status px_runtime_destroy(px_runtime* runtime) {
+    return guard("px_runtime_destroy", [&] {
+        Runtime& rt = get_runtime(runtime);
+        auto h = reinterpret_cast<uint64_t>(runtime);
+        auto* holder = runtime_table().lookup(h);
+        runtime_table().remove(h);
+        // Wait for queued work; a failure there is reported, the runtime still goes.
+        px_status first = PX_OK;
+        std::string message;
+        for (auto& list : rt.devices)
+            for (auto& d : list) {
+                try {
+                    d->synchronize();
+                } catch (const Failure& f) {
+                    if (first == PX_OK) first = f.status, message = f.message;
+                }
+            }
+        delete holder;
+        if (first != PX_OK) throw Failure(first, message);
+    });
+}
+
+px_status px_runtime_plugin_count(px_runtime* runtime, int32_t* out) {
+    return guard("px_runtime_plugin_count", [&] {
+        Runtime& rt = get_runtime(runtime);
+        *need_out(out) = static_cast<int32_t>(rt.records.size());
+    });
+}
+
+px_status px_runtime_plugin_info(px_runtime* runtime, int32_t index, px_plugin_info* out) {
+    return guard("px_runtime_plugin_info", [&] {
+        Runtime& rt = get_runtime(runtime);
+        need_out(out);
+        if (index < 0 || static_cast<size_t>(index) >= rt.records.size())
+            fail(PX_ERROR_INVALID_ARGUMENT, "plugin index ", index, " is outside 0..", rt.records.size(), "-1");
+        if (out->struct_size < sizeof(px_plugin_info))
+            fail(PX_ERROR_INVALID_ARGUMENT, "out->struct_size ", out->struct_size, " is smaller than px_plugin_info (",
+                 sizeof(px_plugin_info), "); set it to sizeof(px_plugin_info)");
+        const PluginRecord& r = rt.records[index];
+        out->file = r.file.c_str();
+        out->name = r.name.c_str();
+        out->version = r.version.c_str();
+        out->abi_major = r.abi_major;
+        out->abi_minor = r.abi_minor;
+        out->loaded = r.loaded ? 1 : 0;
+        out->message = r.message.c_str();
+        out->num_devices = r.num_devices;
+    });
+}
+
+px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int32_t* out) {
+    return guard("px_runtime_device_count", [&] {
+        Runtime& rt = get_runtime(runtime);
+        need_out(out);
+        if (!px_device_kind_name(kind)) fail(PX_ERROR_INVALID_ARGUMENT, "device kind ", kind, " is not a px_device_kind");
+        *out = static_cast<int32_t>(rt.devices[kind].size());
+    });
+}
+
+px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_device_info* out) {
+    return guard("px_runtime_device_info", [&] {
+        Runtime& rt = get_runtime(runtime);
+        need_out(out);
+        if (out->struct_size < offsetof(px_device_info, kind) + sizeof(int32_t))
+            fail(PX_ERROR_INVALID_ARGUMENT, "out->struct_size ", out->struct_size, " is too small; set it to sizeof(px_device_info)");
+        const auto& dev = rt.device(device);
+        const auto& p = *dev->plugin;
+        px_device_info info;
+        std::memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        p.call(cat("reading the info of ", dev->label),
+               [&](px_plugin_error* e) { return p.api->device_info(p.context, dev->local, &info, e); });
+        info.name[sizeof info.name - 1] = '\0';
+        uint32_t caller_size = out->struct_size;
+        std::memcpy(out, &info, std::min<size_t>(caller_size, sizeof info));
+        out->struct_size = caller_size;
+    });
+}
+
+px_status px_runtime_device_plugin(px_runtime* runtime, px_device device, const char** out) {
+    return guard("px_runtime_device_plugin", [&] {
+        Runtime& rt = get_runtime(runtime);
+        *need_out(out) = rt.device(device)->plugin->name.c_str();
+    });
+}
+
+px_status px_runtime_synchronize(px_runtime* runtime, px_device device) {
+    return guard("px_runtime_synchronize", [&] { get_runtime(runtime).device(device)->synchronize(); });
+}
+
+px_status px_runtime_synchronize_all(px_runtime* runtime) {
+    return guard("px_runtime_synchronize_all", [&] {
+        Runtime& rt = get_runtime(runtime);
+        for (auto& list : rt.devices)
+            for (auto& d : list) d->synchronize();
+    });
+}
+
+px_status px_runtime_seed(px_runtime* runtime, uint64_t seed) {
+    return guard("px_runtime_seed", [&] {
+        Runtime& rt = get_runtime(runtime);
+        rt.seed = seed;
+        rt.rng_offset = 0;
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,42 @@
+#include "error.hpp"
+
+#include "plexus/plexus.h"
+
+namespace px {
+namespace {
+thread_local std::string t_message;
+thread_local px_status t_status = PX_OK;
+}  // namespace
+
+void set_last_error(px_status status, const char* function, const std::string& message) {
+    t_status = status;
+    t_message = cat(function, ": ", message);
+}
+
+void clear_last_error() {
+    t_status = PX_OK;
+    t_message.clear();
+}
+
+}  // namespace px
+
+extern "C" const char* px_last_error(void) { return px::t_message.c_str(); }
+extern "C" px_status px_last_status(void) { return px::t_status; }
+
+extern "C" const char* px_status_name(px_status status) {
+    switch (status) {
+    case PX_OK: return "PX_OK";
+    case PX_ERROR_INVALID_ARGUMENT: return "PX_ERROR_INVALID_ARGUMENT";
+    case PX_ERROR_INVALID_HANDLE: return "PX_ERROR_INVALID_HANDLE";
+    case PX_ERROR_DEVICE_MISMATCH: return "PX_ERROR_DEVICE_MISMATCH";
+    case PX_ERROR_SHAPE: return "PX_ERROR_SHAPE";
+    case PX_ERROR_DTYPE: return "PX_ERROR_DTYPE";
+    case PX_ERROR_OUT_OF_MEMORY: return "PX_ERROR_OUT_OF_MEMORY";
+    case PX_ERROR_UNSUPPORTED: return "PX_ERROR_UNSUPPORTED";
+    case PX_ERROR_NO_DEVICE: return "PX_ERROR_NO_DEVICE";
+    case PX_ERROR_PLUGIN: return "PX_ERROR_PLUGIN";
+    case PX_ERROR_DEVICE: return "PX_ERROR_DEVICE";
+    case PX_ERROR_INTERNAL: return "PX_ERROR_INTERNAL";
+    }
+    return "unknown status";
+}

@@ -1,0 +1,149 @@
+#include "objects.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace px {
+
+PluginInstance::~PluginInstance() {
+    if (context && api) api->destroy(context);
+}
+
+void PluginInstance::raise(px_status s, const std::string& context_text, px_plugin_error& err) const {
+    err.message[PX_MESSAGE_MAX - 1] = '\0';
+    std::string words = err.message[0] ? err.message : "(the plugin gave no message)";
+    // A plugin may only return statuses the ABI defines.
+    if (s < PX_ERROR_INVALID_ARGUMENT || s > PX_ERROR_INTERNAL) {
+        words = cat("returned the unknown status ", static_cast<int>(s), ": ", words);
+        s = PX_ERROR_PLUGIN;
+    }
+    fail(s, context_text, ": ", words, " [plugin ", name, "]");
+}
+
+void DeviceImpl::synchronize() const {
+    plugin->call(cat("work queued on ", label, " failed"),
+                 [&](px_plugin_error* e) { return plugin->api->synchronize(plugin->context, local, e); });
+}
+
+std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {
+    auto rt = runtime.lock();
+    if (!rt) fail(PX_ERROR_NO_DEVICE, "the runtime of this tensor (on ", label, ") was destroyed; devices can no longer be looked up");
+    return rt->device(d);
+}
+
+Buffer::Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n) : device(std::move(d)), bytes(n) {
+    const auto& p = *device->plugin;
+    px_plugin_buffer* out = nullptr;
+    p.call(cat("allocating ", n, " bytes on ", device->label),
+           [&](px_plugin_error* e) { return p.api->buffer_alloc(p.context, device->local, n, &out, e); });
+    if (!out) fail(PX_ERROR_PLUGIN, "plugin ", p.name, " returned a NULL buffer for ", n, " bytes");
+    handle = out;
+}
+
+Buffer::~Buffer() {
+    const auto& p = *device->plugin;
+    px_plugin_error err;
+    err.struct_size = sizeof err;
+    err.message[0] = '\0';
+    if (p.api->buffer_free(p.context, handle, &err) != PX_OK) {
+        err.message[PX_MESSAGE_MAX - 1] = '\0';
+        std::fprintf(stderr, "plexus: freeing a buffer on %s failed: %s [plugin %s]\n",
+                     device->label.c_str(), err.message, p.name.c_str());
+    }
+}
+
+px_tensor_desc TensorObj::desc() const {
+    px_tensor_desc d;
+    std::memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.dtype = dtype;
+    d.buffer = buffer->handle;
+    d.offset = offset;
+    d.ndim = shape.ndim;
+    for (int i = 0; i < shape.ndim; ++i) d.shape[i] = shape.dims[i];
+    contiguous_strides(shape, d.strides);
+    return d;
+}
+
+const std::shared_ptr<DeviceImpl>& Runtime::device(px_device d) const {
+    const char* kind = px_device_kind_name(d.kind);
+    if (!kind) fail(PX_ERROR_INVALID_ARGUMENT, "device kind ", d.kind, " is not a px_device_kind");
+    const auto& list = devices[d.kind];
+    if (d.index >= 0 && static_cast<size_t>(d.index) < list.size()) return list[d.index];
+    if (list.empty()) {
+        std::string found;
+        for (const auto& r : records) {
+            found += cat(found.empty() ? "" : "; ", r.name.empty() ? r.file : r.name, " (",
+                         r.loaded ? cat("loaded, ", r.num_devices, " devices") : "skipped",
+                         r.message.empty() ? "" : ": " + r.message, ")");
+        }
+        fail(PX_ERROR_NO_DEVICE, kind, "(", d.index, ") does not exist: no loaded plugin provides ",
+             kind, " devices; plugins found: ", found.empty() ? "none" : found);
+    }
+    fail(PX_ERROR_NO_DEVICE, kind, "(", d.index, ") does not exist: there ",
+         list.size() == 1 ? "is 1 " : cat("are ", list.size(), " "), kind, " device",
+         list.size() == 1 ? "" : "s", " (", kind, "(0)..", kind, "(", list.size() - 1, "))");
+}
+
+RuntimeTable& runtime_table() {
+    static RuntimeTable* table = new RuntimeTable;  // never destroyed: handles may outlive statics
+    return *table;
+}
+
+TensorTable& tensor_table() {
+    static TensorTable* table = new TensorTable;
+    return *table;
+}
+
+Runtime& get_runtime(px_runtime* handle, const char* arg) {
+    auto h = reinterpret_cast<uint64_t>(handle);
+    auto* rt = runtime_table().lookup(h);
+    if (!rt) fail(PX_ERROR_INVALID_HANDLE, "'", arg, "' is not a live runtime handle (", runtime_table().diagnose(h), ")");
+    return **rt;
+}
+
+TensorObj& get_tensor(px_tensor* handle, const char* arg) {
+    auto h = reinterpret_cast<uint64_t>(handle);
+    auto* t = tensor_table().lookup(h);
+    if (!t) fail(PX_ERROR_INVALID_HANDLE, "'", arg, "' is not a live tensor handle (", tensor_table().diagnose(h), ")");
+    return *t;
+}
+
+px_tensor* publish(TensorObj* tensor) {
+    std::unique_ptr<TensorObj> owned(tensor);
+    auto h = tensor_table().insert(tensor);
+    owned.release();
+    return reinterpret_cast<px_tensor*>(h);
+}
+
+void release(px_tensor* handle) {
+    TensorObj& t = get_tensor(handle);
+    if (t.refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        tensor_table().remove(reinterpret_cast<uint64_t>(handle));
+        delete &t;
+    }
+}
+
+TensorObj* new_tensor(const std::shared_ptr<DeviceImpl>& device, px_dtype dtype, const Shape& shape) {
+    uint64_t bytes = byte_size(shape, dtype);
+    auto t = std::make_unique<TensorObj>();
+    t->buffer = std::make_shared<Buffer>(device, bytes);
+    t->dtype = dtype;
+    t->shape = shape;
+    return t.release();
+}
+
+TensorObj* new_view(const TensorObj& base, uint64_t offset, const Shape& shape) {
+    auto t = std::make_unique<TensorObj>();
+    t->buffer = base.buffer;
+    t->offset = offset;
+    t->dtype = base.dtype;
+    t->shape = shape;
+    return t.release();
+}
+
+void check_dtype(int32_t dtype, const char* what) {
+    if (!px_dtype_name(dtype)) fail(PX_ERROR_DTYPE, what, " ", dtype, " is not a px_dtype");
+}
+
+}  // namespace px

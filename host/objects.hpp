@@ -1,0 +1,130 @@
+// The host's object model: a loaded plugin, a device it provides, a buffer of
+// device memory, a tensor (a typed, shaped window on a buffer) and the
+// runtime that owns the lists. Ownership runs tensor -> buffer -> device ->
+// plugin, so a plugin's library stays loaded while anything it made lives.
+#pragma once
+
+#include <atomic>
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/dll/shared_library.hpp>
+
+#include "error.hpp"
+#include "handles.hpp"
+#include "plexus/plexus.h"
+#include "shape.hpp"
+
+namespace px {
+
+struct PluginInstance {
+    boost::dll::shared_library library;  // first member: unloaded last
+    std::unique_ptr<px_plugin_api> table;  // our copy, zero past the plugin's struct_size
+    const px_plugin_api* api = nullptr;    // == table.get() once create() succeeded
+    px_plugin_context* context = nullptr;
+    std::string name, version, file;
+
+    PluginInstance() = default;
+    PluginInstance(const PluginInstance&) = delete;
+    PluginInstance& operator=(const PluginInstance&) = delete;
+    ~PluginInstance();
+
+    // Calls a plugin slot with an error struct; a failure becomes a Failure
+    // whose message starts with `context` and ends with the plugin's words.
+    template <class F>
+    void call(const std::string& context, F&& slot) const {
+        px_plugin_error err;
+        err.struct_size = sizeof err;
+        err.message[0] = '\0';
+        px_status s = slot(&err);
+        if (s != PX_OK) raise(s, context, err);
+    }
+    [[noreturn]] void raise(px_status s, const std::string& context, px_plugin_error& err) const;
+};
+
+// What the loader learned about one file, loaded or not.
+struct PluginRecord {
+    std::string file, name, version, message;
+    uint32_t abi_major = 0, abi_minor = 0;
+    bool loaded = false;
+    int32_t num_devices = 0;
+};
+
+struct Runtime;
+
+struct DeviceImpl {
+    std::shared_ptr<PluginInstance> plugin;
+    std::weak_ptr<Runtime> runtime;  // tensors may outlive their runtime
+    int32_t local = 0;  // the plugin's own index
+    px_device id{};
+    std::string label;  // "cpu(0)"
+    std::bitset<128 * 8> supported;  // (op, dtype) pairs, read once at load
+
+    bool supports(int32_t op, int32_t dtype) const {
+        return op >= 0 && op < 128 && dtype >= 0 && dtype < 8 && supported[op * 8 + dtype];
+    }
+    // Waits for all queued work; a device failure becomes PX_ERROR_DEVICE.
+    void synchronize() const;
+    // `d` in this device's runtime (for copies), failing once the runtime is gone.
+    std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
+};
+
+struct Buffer {
+    std::shared_ptr<DeviceImpl> device;
+    px_plugin_buffer* handle = nullptr;
+    uint64_t bytes = 0;
+
+    Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n);  // allocates
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer();  // frees, ordered after queued work
+};
+
+struct TensorObj {
+    std::atomic<int32_t> refs{1};
+    std::shared_ptr<Buffer> buffer;
+    uint64_t offset = 0;  // bytes into buffer
+    px_dtype dtype = PX_FLOAT32;
+    Shape shape;
+
+    DeviceImpl& device() const { return *buffer->device; }
+    uint64_t bytes() const { return numel(shape) * px_dtype_size(dtype); }
+    // A desc of the whole tensor, contiguous.
+    px_tensor_desc desc() const;
+};
+
+struct Runtime {
+    std::vector<PluginRecord> records;
+    std::vector<std::shared_ptr<PluginInstance>> plugins;
+    std::vector<std::shared_ptr<DeviceImpl>> devices[4];  // by px_device_kind
+    std::atomic<uint64_t> seed{0};
+    std::atomic<uint64_t> rng_offset{0};
+
+    // The device, or PX_ERROR_NO_DEVICE naming what exists and why.
+    const std::shared_ptr<DeviceImpl>& device(px_device d) const;
+    // Reserves `count` counters of the random stream; returns the first.
+    uint64_t take_random_offset(uint64_t count) { return rng_offset.fetch_add(count); }
+};
+
+using RuntimeTable = HandleTable<std::shared_ptr<Runtime>, HandleKind::runtime>;
+using TensorTable = HandleTable<TensorObj, HandleKind::tensor>;
+RuntimeTable& runtime_table();
+TensorTable& tensor_table();
+
+// Handle <-> object, with messages naming the argument.
+Runtime& get_runtime(px_runtime* handle, const char* arg = "runtime");
+TensorObj& get_tensor(px_tensor* handle, const char* arg = "tensor");
+px_tensor* publish(TensorObj* tensor);  // takes ownership of one reference
+void release(px_tensor* handle);
+
+// A new tensor on `device` with fresh memory.
+TensorObj* new_tensor(const std::shared_ptr<DeviceImpl>& device, px_dtype dtype, const Shape& shape);
+// A view of `base` sharing its buffer.
+TensorObj* new_view(const TensorObj& base, uint64_t offset, const Shape& shape);
+
+void check_dtype(int32_t dtype, const char* what = "dtype");
+
+}  // namespace px

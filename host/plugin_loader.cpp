@@ -1,0 +1,231 @@
+#include "plugin_loader.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+namespace px {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t table_header_size = offsetof(px_plugin_api, version) + sizeof(const char*);
+constexpr size_t table_1_0_size = offsetof(px_plugin_api, synchronize) + sizeof(void*);
+
+struct Candidate {
+    std::string path;
+    std::string problem;  // set when the path itself is unusable
+};
+
+void add_entry(const std::string& entry, const char* origin, std::vector<Candidate>& out) {
+    if (entry.empty()) return;
+    std::error_code ec;
+    fs::path p(entry);
+    if (fs::is_directory(p, ec)) {
+        std::vector<std::string> files;
+        for (const auto& f : fs::directory_iterator(p, ec)) {
+            if (f.path().extension() == ".so" && f.is_regular_file(ec)) files.push_back(f.path().string());
+        }
+        std::sort(files.begin(), files.end());
+        for (auto& f : files) out.push_back({f, ""});
+    } else if (fs::exists(p, ec)) {
+        out.push_back({entry, ""});
+    } else {
+        out.push_back({entry, cat("no such file or folder (from ", origin, ")")});
+    }
+}
+
+std::vector<Candidate> candidates(const px_runtime_options* options) {
+    std::vector<Candidate> out;
+    bool only_given = false;
+    if (options) {
+        if (options->struct_size < offsetof(px_runtime_options, only_given_paths) + sizeof(int32_t))
+            fail(PX_ERROR_INVALID_ARGUMENT, "options->struct_size ", options->struct_size,
+                 " is smaller than px_runtime_options");
+        if (options->num_plugin_paths < 0 || (options->num_plugin_paths > 0 && !options->plugin_paths))
+            fail(PX_ERROR_INVALID_ARGUMENT, "options: ", options->num_plugin_paths,
+                 " plugin paths but plugin_paths is ", options->plugin_paths ? "set" : "NULL");
+        for (int i = 0; i < options->num_plugin_paths; ++i) {
+            if (!options->plugin_paths[i]) fail(PX_ERROR_INVALID_ARGUMENT, "options->plugin_paths[", i, "] is NULL");
+            add_entry(options->plugin_paths[i], "the runtime options", out);
+        }
+        only_given = options->only_given_paths != 0;
+    }
+    if (only_given) return out;
+    if (const char* env = std::getenv("PLEXUS_PLUGIN_PATH")) {
+        std::string list = env;
+        size_t start = 0;
+        while (start <= list.size()) {
+            size_t end = list.find(':', start);
+            if (end == std::string::npos) end = list.size();
+            add_entry(list.substr(start, end - start), "PLEXUS_PLUGIN_PATH", out);
+            start = end + 1;
+        }
+    }
+    std::string folder = default_plugin_folder();
+    std::error_code ec;
+    if (fs::is_directory(folder, ec)) add_entry(folder, "the default folder", out);
+    else out.push_back({folder, "the default plugin folder does not exist"});
+    return out;
+}
+
+const char* missing_slot(const px_plugin_api& t) {
+#define PX_REQUIRE(slot) if (!t.slot) return #slot;
+    PX_REQUIRE(create) PX_REQUIRE(destroy) PX_REQUIRE(device_count) PX_REQUIRE(device_info)
+    PX_REQUIRE(supports) PX_REQUIRE(buffer_alloc) PX_REQUIRE(buffer_free) PX_REQUIRE(copy_from_host)
+    PX_REQUIRE(copy_to_host) PX_REQUIRE(copy_device) PX_REQUIRE(execute) PX_REQUIRE(synchronize)
+#undef PX_REQUIRE
+    return nullptr;
+}
+
+// Loads one file; on failure fills rec.message and returns nullptr.
+std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& rec) {
+    auto plugin = std::make_shared<PluginInstance>();
+    plugin->file = path;
+    try {
+        plugin->library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+        rec.message = cat("the loader could not open it: ", e.what());
+        return nullptr;
+    }
+    if (!plugin->library.has(PX_PLUGIN_ENTRY_SYMBOL)) {
+        rec.message = "not a Plexus plugin: it does not export " PX_PLUGIN_ENTRY_SYMBOL;
+        return nullptr;
+    }
+    auto get_api = plugin->library.get<const px_plugin_api*()>(PX_PLUGIN_ENTRY_SYMBOL);
+    const px_plugin_api* theirs = get_api();
+    if (!theirs) {
+        rec.message = PX_PLUGIN_ENTRY_SYMBOL " returned NULL";
+        return nullptr;
+    }
+    if (theirs->struct_size < table_header_size) {
+        rec.message = cat("its function table is ", theirs->struct_size, " bytes, too small to hold the ABI header (",
+                          table_header_size, " bytes)");
+        return nullptr;
+    }
+    rec.abi_major = theirs->abi_major;
+    rec.abi_minor = theirs->abi_minor;
+    if (theirs->name) rec.name = theirs->name;
+    if (theirs->version) rec.version = theirs->version;
+    std::string versions = cat("plugin ABI ", theirs->abi_major, ".", theirs->abi_minor, ", runtime ABI ",
+                               PX_PLUGIN_ABI_MAJOR, ".", PX_PLUGIN_ABI_MINOR);
+    if (theirs->abi_major != PX_PLUGIN_ABI_MAJOR) {
+        rec.message = cat("incompatible ABI major version (", versions, "; the majors must be equal)");
+        return nullptr;
+    }
+    if (theirs->struct_size < table_1_0_size) {
+        rec.message = cat("its function table is ", theirs->struct_size, " bytes, smaller than the ", table_1_0_size,
+                          " bytes ABI 1.0 requires (", versions, ")");
+        return nullptr;
+    }
+    if (!theirs->name || !theirs->name[0] || !theirs->version) {
+        rec.message = "its table has no name or no version string";
+        return nullptr;
+    }
+    // Our copy of the table: slots the plugin's size does not cover stay NULL.
+    plugin->table = std::make_unique<px_plugin_api>();
+    std::memset(plugin->table.get(), 0, sizeof(px_plugin_api));
+    std::memcpy(plugin->table.get(), theirs, std::min<size_t>(theirs->struct_size, sizeof(px_plugin_api)));
+    plugin->name = rec.name;
+    plugin->version = rec.version;
+    if (const char* slot = missing_slot(*plugin->table)) {
+        rec.message = cat("required slot '", slot, "' is NULL (", versions, ")");
+        return nullptr;
+    }
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+    px_plugin_context* ctx = nullptr;
+    if (plugin->table->create(&ctx, &err) != PX_OK) {
+        err.message[PX_MESSAGE_MAX - 1] = '\0';
+        rec.message = cat("its create() failed: ", err.message[0] ? err.message : "(no message)");
+        return nullptr;
+    }
+    plugin->context = ctx;
+    plugin->api = plugin->table.get();
+    return plugin;
+}
+
+}  // namespace
+
+std::string default_plugin_folder() {
+    fs::path lib = boost::dll::this_line_location();
+    return (lib.parent_path() / "plexus" / "plugins").string();
+}
+
+void load_plugins(Runtime& rt, const px_runtime_options* options) {
+    std::set<std::string> seen_files;
+    for (const auto& c : candidates(options)) {
+        PluginRecord rec;
+        rec.file = c.path;
+        if (!c.problem.empty()) {
+            rec.message = c.problem;
+            rt.records.push_back(rec);
+            continue;
+        }
+        std::error_code ec;
+        std::string canonical = fs::weakly_canonical(c.path, ec).string();
+        if (!seen_files.insert(ec ? c.path : canonical).second) continue;  // same file twice: once is enough
+        auto plugin = load_one(c.path, rec);
+        if (plugin) {
+            for (const auto& other : rt.plugins) {
+                if (other->name == plugin->name) {
+                    rec.message = cat("a plugin named '", plugin->name, "' is already loaded from ", other->file);
+                    plugin.reset();
+                    break;
+                }
+            }
+        }
+        if (plugin) {
+            px_plugin_error err{sizeof(px_plugin_error), {0}};
+            int32_t count = 0;
+            if (plugin->api->device_count(plugin->context, &count, &err) != PX_OK || count < 0) {
+                err.message[PX_MESSAGE_MAX - 1] = '\0';
+                rec.message = cat("device_count failed: ", err.message);
+                plugin.reset();
+            } else {
+                err.message[PX_MESSAGE_MAX - 1] = '\0';
+                if (count == 0) rec.message = err.message[0] ? err.message : "no devices";
+                std::vector<std::shared_ptr<DeviceImpl>> found;
+                for (int32_t i = 0; i < count && plugin; ++i) {
+                    px_device_info info{};
+                    info.struct_size = sizeof info;
+                    if (plugin->api->device_info(plugin->context, i, &info, &err) != PX_OK ||
+                        !px_device_kind_name(info.kind)) {
+                        rec.message = cat("device ", i, " has no valid info (kind ", info.kind, "): ", err.message);
+                        plugin.reset();
+                        break;
+                    }
+                    auto dev = std::make_shared<DeviceImpl>();
+                    dev->plugin = plugin;
+                    dev->local = i;
+                    dev->id = px_device{info.kind, 0};  // the index is given once all devices checked out
+                    found.push_back(dev);
+                }
+                if (plugin) {
+                    for (auto& dev : found) {
+                        auto& list = rt.devices[dev->id.kind];
+                        dev->id.index = static_cast<int32_t>(list.size());
+                        dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
+                        for (int op = 0; op < 128; ++op) {
+                            if (!px_op_name(op)) continue;
+                            for (int dt = 1; dt < 8; ++dt)
+                                if (px_dtype_name(dt) && plugin->api->supports(plugin->context, dev->local, op, dt))
+                                    dev->supported.set(op * 8 + dt);
+                        }
+                        list.push_back(dev);
+                    }
+                    rec.loaded = true;
+                    rec.num_devices = count;
+                    rt.plugins.push_back(plugin);
+                }
+            }
+        }
+        rt.records.push_back(rec);
+    }
+}
+
+}  // namespace px

@@ -1,0 +1,390 @@
+#include "router.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "op_rules.hpp"
+
+namespace px::router {
+namespace {
+
+using Owned = std::unique_ptr<TensorObj>;
+
+const char* name_of(int32_t op) { return px_op_name(op); }
+
+void check_accepts(int32_t op, px_dtype dtype) {
+    if (!op_accepts(op, dtype))
+        fail(PX_ERROR_DTYPE, name_of(op), ": does not take ", px_dtype_name(dtype), " (it takes ",
+             op_accepted_dtypes(op), "); cast the input first");
+}
+
+void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
+    const TensorObj* first = *ts.begin();
+    for (const TensorObj* t : ts) {
+        if (&t->device() != &first->device()) {
+            const std::string& a = first->device().label;
+            const std::string& b = t->device().label;
+            fail(PX_ERROR_DEVICE_MISMATCH, name_of(op), ": inputs are on different devices, ", a, " and ", b,
+                 "; move one explicitly, e.g. x.copyto(", a, ") or x.as_in_context(", a,
+                 ") (Plexus never copies between devices implicitly)");
+        }
+    }
+}
+
+void check_same_dtype(int32_t op, const TensorObj& a, const TensorObj& b) {
+    if (a.dtype != b.dtype)
+        fail(PX_ERROR_DTYPE, name_of(op), ": dtypes differ, ", px_dtype_name(a.dtype), " and ", px_dtype_name(b.dtype),
+             "; cast one with astype()");
+}
+
+// Queues `op` on `dev` after checking that its plugin supports it.
+void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor_desc* in, int32_t nin,
+              const px_tensor_desc* out, int32_t nout, const void* attrs, bool nonempty = true) {
+    if (!dev.supports(op, dtype))
+        fail(PX_ERROR_UNSUPPORTED, name_of(op), " on ", px_dtype_name(dtype), " is not supported on ", dev.label,
+             " by plugin '", dev.plugin->name, "'");
+    if (!nonempty) return;  // nothing to compute, but an unsupported op is still an error
+    px_op_call call;
+    call.struct_size = sizeof call;
+    call.op = op;
+    call.device = dev.local;
+    call.num_inputs = nin;
+    call.inputs = in;
+    call.num_outputs = nout;
+    call.outputs = out;
+    call.attrs = attrs;
+    const auto& p = *dev.plugin;
+    p.call(cat(name_of(op), " on ", dev.label), [&](px_plugin_error* e) { return p.api->execute(p.context, &call, e); });
+}
+
+px_tensor_desc broadcast_desc(const TensorObj& t, const Shape& out) {
+    px_tensor_desc d = t.desc();
+    d.ndim = out.ndim;
+    for (int i = 0; i < out.ndim; ++i) d.shape[i] = out.dims[i];
+    broadcast_strides(t.shape, out, d.strides);
+    return d;
+}
+
+}  // namespace
+
+TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, const void* data,
+                     uint64_t bytes) {
+    uint64_t need = byte_size(shape, dtype);
+    if (bytes != need)
+        fail(PX_ERROR_INVALID_ARGUMENT, "got ", bytes, " bytes of data for a ", px_dtype_name(dtype), " tensor of shape ",
+             to_string(shape), ", which needs ", need);
+    if (!data && bytes > 0) fail(PX_ERROR_INVALID_ARGUMENT, "'data' is NULL");
+    Owned t(new_tensor(dev, dtype, shape));
+    if (bytes > 0) {
+        const auto& p = *dev->plugin;
+        p.call(cat("copying ", bytes, " bytes from the host to ", dev->label), [&](px_plugin_error* e) {
+            return p.api->copy_from_host(p.context, t->buffer->handle, 0, data, bytes, e);
+        });
+    }
+    return t.release();
+}
+
+void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
+    uint64_t need = t.bytes();
+    if (bytes != need)
+        fail(PX_ERROR_INVALID_ARGUMENT, "the destination has ", bytes, " bytes; the tensor has ", need);
+    if (!dst && bytes > 0) fail(PX_ERROR_INVALID_ARGUMENT, "'dst' is NULL");
+    const auto& dev = t.device();
+    const auto& p = *dev.plugin;
+    if (bytes == 0) {
+        dev.synchronize();  // still a waiting point: report earlier failures
+        return;
+    }
+    p.call(cat("reading values from ", dev.label), [&](px_plugin_error* e) {
+        return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
+    });
+}
+
+TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
+    const DeviceImpl& src = t.device();
+    uint64_t bytes = t.bytes();
+    if (&src == dev.get()) {
+        Owned out(new_tensor(dev, t.dtype, t.shape));
+        if (bytes > 0) {
+            px_tensor_desc in = t.desc(), o = out->desc();
+            dispatch(*dev, PX_OP_COPY, t.dtype, &in, 1, &o, 1, nullptr);
+        }
+        return out.release();
+    }
+    if (src.plugin == dev->plugin) {
+        Owned out(new_tensor(dev, t.dtype, t.shape));
+        if (bytes > 0) {
+            const auto& p = *src.plugin;
+            p.call(cat("copying ", bytes, " bytes from ", src.label, " to ", dev->label), [&](px_plugin_error* e) {
+                return p.api->copy_device(p.context, t.buffer->handle, t.offset, out->buffer->handle, 0, bytes, e);
+            });
+        }
+        return out.release();
+    }
+    // Devices of two plugins: stage through host memory.
+    std::vector<unsigned char> staging(bytes);
+    to_host(t, staging.data(), bytes);
+    return from_host(dev, t.dtype, t.shape, staging.data(), bytes);
+}
+
+TensorObj* full(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, double value) {
+    px_fill_attrs attrs{sizeof(px_fill_attrs), value, 0};
+    if (dtype != PX_FLOAT32 && dtype != PX_FLOAT64) {
+        if (!std::isfinite(value) || value < -9.2233720368547758e18 || value >= 9.2233720368547758e18)
+            fail(PX_ERROR_INVALID_ARGUMENT, "fill: ", value, " cannot be stored in ", px_dtype_name(dtype));
+        attrs.int_value = static_cast<int64_t>(value);
+    }
+    Owned out(new_tensor(dev, dtype, shape));
+    px_tensor_desc o = out->desc();
+    dispatch(*dev, PX_OP_FILL, dtype, nullptr, 0, &o, 1, &attrs, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* arange(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, double start, double stop, double step) {
+    if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step) || step == 0)
+        fail(PX_ERROR_INVALID_ARGUMENT, "arange: start, stop and step must be finite and step nonzero (got ", start, ", ",
+             stop, ", ", step, ")");
+    double count = std::ceil((stop - start) / step);
+    if (count < 0) count = 0;
+    if (count > 9.0e18) fail(PX_ERROR_SHAPE, "arange: ", count, " elements do not fit in 64 bits");
+    int64_t n = static_cast<int64_t>(count);
+    Shape shape = make_shape(1, &n);
+    px_arange_attrs attrs{sizeof(px_arange_attrs), start, step};
+    Owned out(new_tensor(dev, dtype, shape));
+    px_tensor_desc o = out->desc();
+    dispatch(*dev, PX_OP_ARANGE, dtype, nullptr, 0, &o, 1, &attrs, n > 0);
+    return out.release();
+}
+
+TensorObj* random(Runtime& rt, px_op op, const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape,
+                  double a, double b) {
+    check_accepts(op, dtype);
+    if (!std::isfinite(a) || !std::isfinite(b))
+        fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": parameters must be finite (got ", a, ", ", b, ")");
+    if (op == PX_OP_RANDOM_UNIFORM && !(a <= b))
+        fail(PX_ERROR_INVALID_ARGUMENT, "random_uniform: low ", a, " is above high ", b);
+    if (op == PX_OP_RANDOM_NORMAL && !(b >= 0))
+        fail(PX_ERROR_INVALID_ARGUMENT, "random_normal: the standard deviation ", b, " is negative");
+    Owned out(new_tensor(dev, dtype, shape));
+    uint64_t n = static_cast<uint64_t>(numel(shape));
+    px_random_attrs attrs{sizeof(px_random_attrs), rt.seed.load(), rt.take_random_offset(n), a, b};
+    px_tensor_desc o = out->desc();
+    dispatch(*dev, op, dtype, nullptr, 0, &o, 1, &attrs, n > 0);
+    return out.release();
+}
+
+TensorObj* binary(px_op op, const TensorObj& a, const TensorObj& b) {
+    auto fam = op_family(op);
+    if (fam != OpFamily::binary && fam != OpFamily::comparison)
+        fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
+             ") is not a binary elementwise op");
+    check_same_device(op, {&a, &b});
+    check_same_dtype(op, a, b);
+    check_accepts(op, a.dtype);
+    Shape shape = broadcast(a.shape, b.shape, name_of(op));
+    byte_size(shape, PX_FLOAT64);  // the result must be addressable
+    Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), shape));
+    px_tensor_desc in[2] = {broadcast_desc(a, shape), broadcast_desc(b, shape)}, o = out->desc();
+    dispatch(a.device(), op, a.dtype, in, 2, &o, 1, nullptr, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* binary_scalar(px_op op, const TensorObj& a, double scalar, bool scalar_first) {
+    auto fam = op_family(op);
+    if (fam != OpFamily::binary && fam != OpFamily::comparison)
+        fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
+             ") is not a binary elementwise op");
+    check_accepts(op, a.dtype);
+    Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), a.shape));
+    px_binary_attrs attrs{sizeof(px_binary_attrs), scalar_first ? 1 : 2, scalar};
+    px_tensor_desc in = a.desc(), o = out->desc();
+    dispatch(a.device(), op, a.dtype, &in, 1, &o, 1, &attrs, numel(a.shape) > 0);
+    return out.release();
+}
+
+TensorObj* unary(px_op op, const TensorObj& a) {
+    if (op_family(op) != OpFamily::unary)
+        fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
+             ") is not a unary elementwise op");
+    check_accepts(op, a.dtype);
+    Owned out(new_tensor(a.buffer->device, a.dtype, a.shape));
+    px_tensor_desc in = a.desc(), o = out->desc();
+    dispatch(a.device(), op, a.dtype, &in, 1, &o, 1, nullptr, numel(a.shape) > 0);
+    return out.release();
+}
+
+TensorObj* where(const TensorObj& cond, const TensorObj& a, const TensorObj& b) {
+    check_same_device(PX_OP_WHERE, {&cond, &a, &b});
+    if (cond.dtype != PX_UINT8)
+        fail(PX_ERROR_DTYPE, "where: the condition must be uint8 (the result of a comparison), not ",
+             px_dtype_name(cond.dtype));
+    check_same_dtype(PX_OP_WHERE, a, b);
+    Shape shape = broadcast(broadcast(cond.shape, a.shape, "where"), b.shape, "where");
+    Owned out(new_tensor(a.buffer->device, a.dtype, shape));
+    px_tensor_desc in[3] = {broadcast_desc(cond, shape), broadcast_desc(a, shape), broadcast_desc(b, shape)};
+    px_tensor_desc o = out->desc();
+    dispatch(a.device(), PX_OP_WHERE, a.dtype, in, 3, &o, 1, nullptr, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* reduce(px_op op, const TensorObj& a, bool all_axes, int32_t axis, bool keepdims) {
+    if (op_family(op) != OpFamily::reduce)
+        fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
+             ") is not a reduction");
+    check_accepts(op, a.dtype);
+    Shape shape;
+    int64_t extent;
+    if (all_axes) {
+        extent = numel(a.shape);
+        shape.ndim = keepdims ? a.shape.ndim : 0;
+        for (int i = 0; i < shape.ndim; ++i) shape.dims[i] = 1;
+        axis = -1;
+    } else {
+        if (a.shape.ndim == 0) fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": a scalar has no axis ", axis);
+        axis = normalize_axis(axis, a.shape.ndim, name_of(op));
+        extent = a.shape.dims[axis];
+        for (int i = 0; i < a.shape.ndim; ++i) {
+            if (i == axis && !keepdims) continue;
+            shape.dims[shape.ndim++] = i == axis ? 1 : a.shape.dims[i];
+        }
+    }
+    if (extent == 0 && (op == PX_OP_MAX || op == PX_OP_MIN || op == PX_OP_ARGMAX))
+        fail(PX_ERROR_SHAPE, name_of(op), ": the reduced extent of shape ", to_string(a.shape),
+             " is empty, and an empty set has no ", name_of(op));
+    Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), shape));
+    px_reduce_attrs attrs{sizeof(px_reduce_attrs), axis, keepdims ? 1 : 0};
+    px_tensor_desc in = a.desc(), o = out->desc();
+    dispatch(a.device(), op, a.dtype, &in, 1, &o, 1, &attrs, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* matmul(const TensorObj& a, const TensorObj& b) {
+    check_same_device(PX_OP_MATMUL, {&a, &b});
+    check_same_dtype(PX_OP_MATMUL, a, b);
+    int ra = a.shape.ndim, rb = b.shape.ndim;
+    if (ra < 2 || ra > 3 || rb < 2 || rb > 3)
+        fail(PX_ERROR_SHAPE, "matmul: operands must be 2-D or 3-D (batched), got ", to_string(a.shape), " and ",
+             to_string(b.shape));
+    int64_t m = a.shape.dims[ra - 2], k = a.shape.dims[ra - 1], k2 = b.shape.dims[rb - 2], n = b.shape.dims[rb - 1];
+    if (k != k2)
+        fail(PX_ERROR_SHAPE, "matmul: inner dimensions differ, ", to_string(a.shape), " x ", to_string(b.shape), " (", k,
+             " vs ", k2, ")");
+    int64_t batch = 1;
+    if (ra == 3 && rb == 3 && a.shape.dims[0] != b.shape.dims[0])
+        fail(PX_ERROR_SHAPE, "matmul: batch sizes differ, ", to_string(a.shape), " x ", to_string(b.shape));
+    if (ra == 3) batch = a.shape.dims[0];
+    if (rb == 3) batch = b.shape.dims[0];
+    Shape shape;
+    if (ra == 2 && rb == 2) {
+        int64_t d[2] = {m, n};
+        shape = make_shape(2, d);
+    } else {
+        int64_t d[3] = {batch, m, n};
+        shape = make_shape(3, d);
+    }
+    Owned out(new_tensor(a.buffer->device, a.dtype, shape));
+    auto as3d = [&](const TensorObj& t, int64_t rows, int64_t cols) {
+        px_tensor_desc d = t.desc();
+        d.ndim = 3;
+        d.shape[0] = batch, d.shape[1] = rows, d.shape[2] = cols;
+        d.strides[0] = t.shape.ndim == 3 ? rows * cols : 0, d.strides[1] = cols, d.strides[2] = 1;
+        return d;
+    };
+    px_tensor_desc in[2] = {as3d(a, m, k), as3d(b, k, n)}, o = as3d(*out, m, n);
+    o.strides[0] = m * n;
+    px_matmul_attrs attrs{sizeof(px_matmul_attrs), 0};
+    dispatch(a.device(), PX_OP_MATMUL, a.dtype, in, 2, &o, 1, &attrs, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* transpose(const TensorObj& a, const int32_t* perm, int32_t nperm) {
+    int nd = a.shape.ndim;
+    int32_t p[PX_MAX_DIMS];
+    if (perm) {
+        if (nperm != nd) fail(PX_ERROR_INVALID_ARGUMENT, "transpose: ", nperm, " axes given for a tensor of rank ", nd);
+        bool seen[PX_MAX_DIMS] = {};
+        for (int i = 0; i < nd; ++i) {
+            int32_t ax = normalize_axis(perm[i], nd, "transpose");
+            if (seen[ax]) fail(PX_ERROR_INVALID_ARGUMENT, "transpose: axis ", ax, " appears twice in the permutation");
+            seen[ax] = true;
+            p[i] = ax;
+        }
+    } else {
+        for (int i = 0; i < nd; ++i) p[i] = nd - 1 - i;
+    }
+    Shape shape;
+    shape.ndim = nd;
+    for (int i = 0; i < nd; ++i) shape.dims[i] = a.shape.dims[p[i]];
+    Owned out(new_tensor(a.buffer->device, a.dtype, shape));
+    px_tensor_desc in = a.desc(), o = out->desc();
+    int64_t st[PX_MAX_DIMS];
+    contiguous_strides(a.shape, st);
+    for (int i = 0; i < nd; ++i) in.shape[i] = shape.dims[i], in.strides[i] = st[p[i]];
+    dispatch(a.device(), PX_OP_COPY, a.dtype, &in, 1, &o, 1, nullptr, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* slice_axis(const TensorObj& a, int32_t axis, int64_t start, int64_t stop, int64_t step) {
+    if (a.shape.ndim == 0) fail(PX_ERROR_INVALID_ARGUMENT, "slice: a scalar cannot be sliced");
+    axis = normalize_axis(axis, a.shape.ndim, "slice");
+    if (step <= 0) fail(PX_ERROR_INVALID_ARGUMENT, "slice: step must be positive, got ", step);
+    int64_t dim = a.shape.dims[axis];
+    auto clamp = [dim](int64_t i) {
+        if (i < 0) i += dim;
+        return i < 0 ? int64_t(0) : (i > dim ? dim : i);
+    };
+    start = clamp(start), stop = clamp(stop);
+    int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+    Shape shape = a.shape;
+    shape.dims[axis] = len;
+    Owned out(new_tensor(a.buffer->device, a.dtype, shape));
+    px_tensor_desc in = a.desc(), o = out->desc();
+    in.shape[axis] = len;
+    in.offset += static_cast<uint64_t>(start * in.strides[axis]) * px_dtype_size(a.dtype);
+    in.strides[axis] *= step;
+    dispatch(a.device(), PX_OP_COPY, a.dtype, &in, 1, &o, 1, nullptr, numel(shape) > 0);
+    return out.release();
+}
+
+TensorObj* concat(const std::vector<const TensorObj*>& parts, int32_t axis) {
+    if (parts.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "concat: no tensors given");
+    const TensorObj& first = *parts[0];
+    if (first.shape.ndim == 0) fail(PX_ERROR_SHAPE, "concat: scalars cannot be joined; reshape them to (1,) first");
+    axis = normalize_axis(axis, first.shape.ndim, "concat");
+    Shape shape = first.shape;
+    shape.dims[axis] = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const TensorObj& t = *parts[i];
+        check_same_device(PX_OP_COPY, {&first, &t});
+        check_same_dtype(PX_OP_COPY, first, t);
+        bool fits = t.shape.ndim == first.shape.ndim;
+        for (int d = 0; fits && d < t.shape.ndim; ++d) fits = d == axis || t.shape.dims[d] == first.shape.dims[d];
+        if (!fits)
+            fail(PX_ERROR_SHAPE, "concat: tensor ", i, " has shape ", to_string(t.shape), ", which does not match ",
+                 to_string(first.shape), " outside axis ", axis);
+        if (__builtin_add_overflow(shape.dims[axis], t.shape.dims[axis], &shape.dims[axis]))
+            fail(PX_ERROR_SHAPE, "concat: the joined axis overflows");
+    }
+    shape = make_shape(shape.ndim, shape.dims, "concat result");
+    Owned out(new_tensor(first.buffer->device, first.dtype, shape));
+    px_tensor_desc o = out->desc();
+    int64_t at = 0;
+    for (const TensorObj* t : parts) {
+        px_tensor_desc in = t->desc(), dst = o;
+        for (int d = 0; d < shape.ndim; ++d) dst.shape[d] = t->shape.dims[d];
+        dst.offset += static_cast<uint64_t>(at * o.strides[axis]) * px_dtype_size(first.dtype);
+        dispatch(first.device(), PX_OP_COPY, first.dtype, &in, 1, &dst, 1, nullptr, numel(t->shape) > 0);
+        at += t->shape.dims[axis];
+    }
+    return out.release();
+}
+
+TensorObj* cast(const TensorObj& a, px_dtype dtype) {
+    Owned out(new_tensor(a.buffer->device, dtype, a.shape));
+    px_tensor_desc in = a.desc(), o = out->desc();
+    dispatch(a.device(), PX_OP_CAST, a.dtype, &in, 1, &o, 1, nullptr, numel(a.shape) > 0);
+    return out.release();
+}
+
+}  // namespace px::router

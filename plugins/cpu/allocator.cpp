@@ -1,0 +1,116 @@
+#include "allocator.hpp"
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace pxcpu {
+
+namespace {
+std::string figures_text(uint64_t in_use, uint64_t limit, uint64_t free) {
+    std::string s = std::to_string(in_use) + " bytes in use";
+    if (limit) s += ", limit " + std::to_string(limit) + " bytes (PLEXUS_CPU_MEMORY_LIMIT)";
+    return s + ", " + std::to_string(free) + " bytes free";
+}
+uint64_t physical_bytes(int name) { return static_cast<uint64_t>(sysconf(name)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
+}  // namespace
+
+Allocator::~Allocator() { trim(); }
+
+uint64_t Allocator::size_class(uint64_t bytes) {
+    if (bytes <= 64) return 64;
+    constexpr uint64_t mib = 1ull << 20;
+    if (bytes < mib) {
+        uint64_t c = 128;
+        while (c < bytes) c <<= 1;
+        return c;
+    }
+    if (bytes > UINT64_MAX - mib) return 0;
+    return (bytes + mib - 1) / mib * mib;
+}
+
+px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
+    uint64_t cls = size_class(bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto limit_reached = [&] { return limit_ && (cls > limit_ || in_use_ > limit_ - cls); };
+    px_plugin_buffer* b = nullptr;
+    if (cls && !limit_reached()) {
+        auto it = cache_.find(cls);
+        if (it != cache_.end() && !it->second.empty()) {
+            b = it->second.back();
+            it->second.pop_back();
+        } else {
+            if (limit_ && reserved_ + cls > limit_) trim_locked();  // the cache counts against the limit
+            void* mem = nullptr;
+            if (posix_memalign(&mem, 64, cls) != 0) {
+                trim_locked();  // free the cache, then try once more
+                if (posix_memalign(&mem, 64, cls) != 0) mem = nullptr;
+            }
+            if (mem) {
+                b = new (std::nothrow) px_plugin_buffer{static_cast<char*>(mem), 0, cls, device_};
+                if (!b) std::free(mem);
+                else reserved_ += cls;
+            }
+        }
+    }
+    if (!b) {
+        uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);
+        why = "out of memory on cpu(" + std::to_string(device_) + "): asked for " + std::to_string(bytes) + " bytes; " +
+              figures_text(in_use_, limit_, free);
+        return nullptr;
+    }
+    b->bytes = bytes;
+    in_use_ += cls;
+    if (in_use_ > peak_) peak_ = in_use_;
+    return b;
+}
+
+void Allocator::release(px_plugin_buffer* b) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_use_ -= b->class_size;
+    cache_[b->class_size].push_back(b);
+}
+
+MemoryFigures Allocator::figures() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t phys_total = physical_bytes(_SC_PHYS_PAGES);
+    uint64_t total = limit_ ? limit_ : phys_total;
+    uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);
+    return {total, free, in_use_, reserved_, peak_};
+}
+
+void Allocator::trim() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    trim_locked();
+}
+
+void Allocator::trim_locked() {
+    for (auto& [cls, blocks] : cache_) {
+        for (auto* b : blocks) {
+            std::free(b->data);
+            delete b;
+            reserved_ -= cls;
+        }
+        blocks.clear();
+    }
+}
+
+uint64_t parse_bytes(const char* text, bool& ok) {
+    ok = false;
+    if (!text || !*text) return 0;
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(text, &end, 10);
+    if (end == text) return 0;
+    uint64_t mult = 1;
+    switch (*end) {
+    case 'K': case 'k': mult = 1ull << 10, ++end; break;
+    case 'M': case 'm': mult = 1ull << 20, ++end; break;
+    case 'G': case 'g': mult = 1ull << 30, ++end; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b') ++end;
+    if (*end != '\0' || v == 0 || v > UINT64_MAX / mult) return 0;
+    ok = true;
+    return v * mult;
+}
+
+}  // namespace pxcpu

@@ -1,0 +1,114 @@
+// Helpers shared by the CPU kernels: dtype dispatch and a strided walk that
+// collapses contiguous axes and hands out rows to OpenMP threads.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "task.hpp"
+
+namespace pxcpu {
+
+// Calls f(T{}) with T the C++ type of `dtype`.
+template <class F>
+decltype(auto) with_dtype(int32_t dtype, F&& f) {
+    switch (dtype) {
+    case PX_FLOAT32: return f(float{});
+    case PX_FLOAT64: return f(double{});
+    case PX_INT32: return f(int32_t{});
+    case PX_INT64: return f(int64_t{});
+    case PX_UINT8: return f(uint8_t{});
+    default: throw KernelError("unknown dtype " + std::to_string(dtype));
+    }
+}
+
+// N operands over one iteration shape, each with its own element strides.
+template <int N>
+struct Walk {
+    int nd = 0;
+    int64_t shape[PX_MAX_DIMS] = {};
+    int64_t st[N][PX_MAX_DIMS] = {};
+    char* base[N] = {};
+    int64_t esize[N] = {};
+
+    // Merges axis i into i+1 wherever every operand allows it; drops length-1 axes.
+    void collapse() {
+        int out = 0;
+        int64_t s2[PX_MAX_DIMS];
+        int64_t t2[N][PX_MAX_DIMS];
+        for (int i = 0; i < nd; ++i) {
+            if (shape[i] == 1) continue;
+            bool merge = out > 0;
+            for (int k = 0; merge && k < N; ++k) merge = t2[k][out - 1] == st[k][i] * shape[i];
+            if (merge) {
+                s2[out - 1] *= shape[i];
+                for (int k = 0; k < N; ++k) t2[k][out - 1] = st[k][i];
+            } else {
+                s2[out] = shape[i];
+                for (int k = 0; k < N; ++k) t2[k][out] = st[k][i];
+                ++out;
+            }
+        }
+        if (out == 0) {  // a single element
+            s2[0] = 1;
+            for (int k = 0; k < N; ++k) t2[k][0] = 1;
+            out = 1;
+        }
+        nd = out;
+        std::copy(s2, s2 + nd, shape);
+        for (int k = 0; k < N; ++k) std::copy(t2[k], t2[k] + nd, st[k]);
+    }
+
+    // row(ptrs, inner_len, inner_strides) for every innermost row, in parallel.
+    template <class Row>
+    void rows(Row&& row) const {
+        int64_t len = shape[nd - 1];
+        int64_t nrows = 1;
+        for (int i = 0; i < nd - 1; ++i) nrows *= shape[i];
+        int64_t inner[N];
+        for (int k = 0; k < N; ++k) inner[k] = st[k][nd - 1];
+        bool parallel = nrows > 1 && nrows * len >= parallel_grain;
+#pragma omp parallel for schedule(static) if (parallel)
+        for (int64_t r = 0; r < nrows; ++r) {
+            char* p[N];
+            for (int k = 0; k < N; ++k) p[k] = base[k];
+            int64_t rem = r;
+            for (int i = nd - 2; i >= 0; --i) {
+                int64_t idx = rem % shape[i];
+                rem /= shape[i];
+                for (int k = 0; k < N; ++k) p[k] += idx * st[k][i] * esize[k];
+            }
+            row(p, len, inner);
+        }
+    }
+};
+
+// A walk over `ops` (output first), which share ops[0]'s shape.
+template <int N>
+Walk<N> make_walk(const Operand* const (&ops)[N]) {
+    Walk<N> w;
+    w.nd = ops[0]->ndim;
+    for (int i = 0; i < w.nd; ++i) w.shape[i] = ops[0]->shape[i];
+    for (int k = 0; k < N; ++k) {
+        w.base[k] = ops[k]->data;
+        w.esize[k] = static_cast<int64_t>(px_dtype_size(ops[k]->dtype));
+        for (int i = 0; i < w.nd; ++i) w.st[k][i] = ops[k]->strides[i];
+    }
+    if (w.nd == 0) {
+        w.nd = 1;
+        w.shape[0] = 1;
+        for (int k = 0; k < N; ++k) w.st[k][0] = 1;
+    }
+    w.collapse();
+    return w;
+}
+
+// Parallel flat loop over n elements.
+template <class Body>
+void parallel_for(int64_t n, Body&& body) {
+#pragma omp parallel for simd schedule(static) if (n >= parallel_grain)
+    for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+}  // namespace pxcpu

@@ -1,0 +1,126 @@
+// Reductions over all axes or one axis of a contiguous input, seen as
+// (outer, extent, inner). Float sums accumulate in float64; integer sums in
+// int64. max/min propagate NaN and argmax returns the first NaN or maximum,
+// as NumPy does.
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include <omp.h>
+
+#include "kernel_util.hpp"
+#include "kernels.hpp"
+
+namespace pxcpu {
+namespace {
+
+template <class T>
+using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <class T>
+bool is_nan(T v) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+    else return false;
+}
+
+// The reduction of `n` values spaced `stride` apart, for sum/max/min/argmax.
+template <class T>
+struct Reducer {
+    int32_t op;
+    Acc<T> sum(const T* p, int64_t n, int64_t stride) const {
+        Acc<T> s = 0;
+        if (stride == 1) {
+#pragma omp simd reduction(+ : s)
+            for (int64_t i = 0; i < n; ++i) s += p[i];
+        } else {
+            for (int64_t i = 0; i < n; ++i) s += p[i * stride];
+        }
+        return s;
+    }
+    // Index of the extreme value (first NaN wins).
+    int64_t arg(const T* p, int64_t n, int64_t stride, bool want_max) const {
+        int64_t best = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            T v = p[i * stride];
+            if (is_nan(v)) return i;
+            if (want_max ? v > p[best * stride] : v < p[best * stride]) best = i;
+        }
+        return best;
+    }
+};
+
+template <class T>
+void reduce_typed(const OpTask& t) {
+    const Operand& in = t.in[0];
+    const T* a = reinterpret_cast<const T*>(in.data);
+    int32_t axis = t.attrs.reduce.axis;
+    int64_t outer = 1, extent = 1, inner = 1;
+    if (axis < 0) {
+        extent = in.numel();
+    } else {
+        for (int i = 0; i < axis; ++i) outer *= in.shape[i];
+        extent = in.shape[axis];
+        for (int i = axis + 1; i < in.ndim; ++i) inner *= in.shape[i];
+    }
+    Reducer<T> r{t.op};
+    int64_t nout = outer * inner;
+    char* out = t.out.data;
+    auto write = [&](int64_t o, const T* p, int64_t stride) {
+        switch (t.op) {
+        case PX_OP_SUM: {
+            Acc<T> s = r.sum(p, extent, stride);
+            if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(s);
+            else reinterpret_cast<int64_t*>(out)[o] = s;
+            break;
+        }
+        case PX_OP_MEAN: {
+            double s = static_cast<double>(r.sum(p, extent, stride)) / static_cast<double>(extent);
+            if constexpr (std::is_same_v<T, float>) reinterpret_cast<float*>(out)[o] = static_cast<float>(s);
+            else reinterpret_cast<double*>(out)[o] = s;
+            break;
+        }
+        case PX_OP_MAX: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, stride, true) * stride]; break;
+        case PX_OP_MIN: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, stride, false) * stride]; break;
+        case PX_OP_ARGMAX: reinterpret_cast<int64_t*>(out)[o] = r.arg(p, extent, stride, true); break;
+        default: throw KernelError("not a reduction");
+        }
+    };
+    if (nout == 1 && extent >= 2 * parallel_grain && (t.op == PX_OP_SUM || t.op == PX_OP_MEAN)) {
+        // One long sum: partial sums per thread, added in a fixed order.
+        int threads = omp_get_max_threads();
+        std::vector<Acc<T>> part(threads, 0);
+        int64_t chunk = (extent + threads - 1) / threads;
+#pragma omp parallel num_threads(threads)
+        {
+            int k = omp_get_thread_num();
+            int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
+            if (lo < hi) part[k] = r.sum(a + lo, hi - lo, 1);
+        }
+        Acc<T> s = 0;
+        for (auto v : part) s += v;
+        if (t.op == PX_OP_MEAN) {
+            double m = static_cast<double>(s) / static_cast<double>(extent);
+            if constexpr (std::is_same_v<T, float>) *reinterpret_cast<float*>(out) = static_cast<float>(m);
+            else *reinterpret_cast<double*>(out) = m;
+        } else if constexpr (std::is_floating_point_v<T>) {
+            *reinterpret_cast<T*>(out) = static_cast<T>(s);
+        } else {
+            *reinterpret_cast<int64_t*>(out) = s;
+        }
+        return;
+    }
+    bool parallel = nout > 1 && nout * extent >= parallel_grain;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < nout; ++o) {
+        int64_t i = o / inner, j = o % inner;
+        write(o, a + i * extent * inner + j, inner);
+    }
+}
+
+}  // namespace
+
+void run_reduce(const OpTask& t) {
+    with_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t); });
+}
+
+}  // namespace pxcpu

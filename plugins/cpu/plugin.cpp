@@ -1,0 +1,312 @@
+// The CPU plugin's entry points: PLEXUS_CPU_DEVICES devices, each with its own
+// queue and allocator, sharing the machine's cores (OpenMP + OpenBLAS).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+
+#include "allocator.hpp"
+#include "device_queue.hpp"
+
+#ifndef PLEXUS_CPU_PLUGIN_VERSION
+#define PLEXUS_CPU_PLUGIN_VERSION "0.1.0"
+#endif
+
+namespace pxcpu {
+
+struct Device {
+    Allocator allocator;
+    DeviceQueue queue;
+    Device(int32_t index, uint64_t limit) : allocator(index, limit), queue(index) {}
+};
+
+}  // namespace pxcpu
+
+struct px_plugin_context {
+    std::vector<std::unique_ptr<pxcpu::Device>> devices;
+};
+
+namespace {
+
+using namespace pxcpu;
+
+px_status report(px_plugin_error* err, px_status status, const std::string& message) {
+    if (err && err->struct_size >= sizeof(px_plugin_error)) {
+        std::snprintf(err->message, sizeof err->message, "%s", message.c_str());
+    }
+    return status;
+}
+
+// Every entry point runs inside this: no exception crosses the boundary.
+template <class F>
+px_status safely(px_plugin_error* err, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::exception& e) {
+        return report(err, PX_ERROR_INTERNAL, e.what());
+    } catch (...) {
+        return report(err, PX_ERROR_INTERNAL, "unknown exception");
+    }
+}
+
+Device* device_at(px_plugin_context* ctx, int32_t index) {
+    if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
+    return ctx->devices[index].get();
+}
+
+px_status bad_device(px_plugin_error* err, int32_t index) {
+    return report(err, PX_ERROR_NO_DEVICE, "cpu plugin: no device " + std::to_string(index));
+}
+
+px_status create(px_plugin_context** out, px_plugin_error* err) {
+    return safely(err, [&] {
+        if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        int count = 1;
+        if (const char* env = std::getenv("PLEXUS_CPU_DEVICES")) {
+            char* end = nullptr;
+            long v = std::strtol(env, &end, 10);
+            if (end == env || *end != '\0' || v < 1 || v > 64)
+                return report(err, PX_ERROR_INVALID_ARGUMENT,
+                              std::string("PLEXUS_CPU_DEVICES='") + env + "' is not a number of devices in 1..64");
+            count = static_cast<int>(v);
+        }
+        uint64_t limit = 0;
+        if (const char* env = std::getenv("PLEXUS_CPU_MEMORY_LIMIT")) {
+            bool ok = false;
+            limit = parse_bytes(env, ok);
+            if (!ok)
+                return report(err, PX_ERROR_INVALID_ARGUMENT,
+                              std::string("PLEXUS_CPU_MEMORY_LIMIT='") + env + "' is not a size (e.g. 512M, 2G, 1048576)");
+        }
+        auto ctx = std::make_unique<px_plugin_context>();
+        for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit));
+        *out = ctx.release();
+        return PX_OK;
+    });
+}
+
+void destroy(px_plugin_context* ctx) {
+    if (!ctx) return;
+    for (auto& d : ctx->devices) d->queue.wait();
+    delete ctx;
+}
+
+px_status device_count(px_plugin_context* ctx, int32_t* count, px_plugin_error* err) {
+    if (!ctx || !count) return report(err, PX_ERROR_INVALID_ARGUMENT, "NULL argument");
+    *count = static_cast<int32_t>(ctx->devices.size());
+    return PX_OK;
+}
+
+px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* info, px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = device_at(ctx, index);
+        if (!d) return bad_device(err, index);
+        if (!info) return report(err, PX_ERROR_INVALID_ARGUMENT, "info is NULL");
+        px_device_info mine;
+        std::memset(&mine, 0, sizeof mine);
+        mine.struct_size = sizeof mine;
+        mine.kind = PX_DEVICE_CPU;
+        std::snprintf(mine.name, sizeof mine.name, "CPU (%u threads, %s)", std::thread::hardware_concurrency(),
+                      openblas_get_config());
+        MemoryFigures f = d->allocator.figures();
+        mine.memory_total = f.total;
+        mine.memory_free = f.free;
+        mine.memory_in_use = f.in_use;
+        mine.memory_reserved = f.reserved;
+        mine.memory_peak = f.peak;
+        uint32_t theirs = info->struct_size;
+        std::memcpy(info, &mine, theirs < sizeof mine ? theirs : sizeof mine);
+        info->struct_size = theirs;
+        return PX_OK;
+    });
+}
+
+int32_t supports(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype) {
+    if (!device_at(ctx, device)) return 0;
+    return kernel_supports(op, dtype) ? 1 : 0;
+}
+
+px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, px_plugin_buffer** out,
+                       px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = device_at(ctx, device);
+        if (!d) return bad_device(err, device);
+        if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        std::string why;
+        px_plugin_buffer* b = d->allocator.allocate(bytes, why);
+        if (!b) return report(err, PX_ERROR_OUT_OF_MEMORY, why);
+        *out = b;
+        return PX_OK;
+    });
+}
+
+px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
+    Device* d = buffer ? device_at(ctx, buffer->device) : nullptr;
+    if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    d->allocator.release(buffer);  // safe at once: see allocator.hpp
+    return PX_OK;
+}
+
+bool in_bounds(const px_plugin_buffer* b, uint64_t offset, uint64_t bytes) {
+    return offset <= b->bytes && bytes <= b->bytes - offset;
+}
+
+px_status out_of_bounds(px_plugin_error* err, const px_plugin_buffer* b, uint64_t offset, uint64_t bytes) {
+    return report(err, PX_ERROR_INVALID_ARGUMENT,
+                  "copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                      " runs past a buffer of " + std::to_string(b->bytes) + " bytes");
+}
+
+px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t offset, const void* src,
+                         uint64_t bytes, px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = dst ? device_at(ctx, dst->device) : nullptr;
+        if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+        if (!in_bounds(dst, offset, bytes)) return out_of_bounds(err, dst, offset, bytes);
+        if (bytes && !src) return report(err, PX_ERROR_INVALID_ARGUMENT, "src is NULL");
+        if (d->queue.idle()) {  // nothing queued can touch dst: copy now
+            std::memcpy(dst->data + offset, src, bytes);
+            return PX_OK;
+        }
+        // Work is queued: stage the bytes so `src` may be reused at once.
+        void* staging = std::malloc(bytes ? bytes : 1);
+        if (!staging) return report(err, PX_ERROR_OUT_OF_MEMORY, "no host memory to stage " + std::to_string(bytes) + " bytes");
+        std::memcpy(staging, src, bytes);
+        Task t;
+        t.kind = Task::copy;
+        t.src = staging;
+        t.dst = dst->data + offset;
+        t.bytes = bytes;
+        t.staging = staging;
+        d->queue.push(std::move(t));
+        return PX_OK;
+    });
+}
+
+px_status wait_device(Device* d, px_plugin_error* err) {
+    std::string failure = d->queue.wait();
+    if (!failure.empty()) return report(err, PX_ERROR_DEVICE, failure);
+    return PX_OK;
+}
+
+px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t offset, void* dst, uint64_t bytes,
+                       px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = src ? device_at(ctx, src->device) : nullptr;
+        if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+        if (!in_bounds(src, offset, bytes)) return out_of_bounds(err, src, offset, bytes);
+        if (bytes && !dst) return report(err, PX_ERROR_INVALID_ARGUMENT, "dst is NULL");
+        px_status s = wait_device(d, err);
+        if (s != PX_OK) return s;
+        std::memcpy(dst, src->data + offset, bytes);
+        return PX_OK;
+    });
+}
+
+px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset, px_plugin_buffer* dst,
+                      uint64_t dst_offset, uint64_t bytes, px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* from = src ? device_at(ctx, src->device) : nullptr;
+        Device* to = dst ? device_at(ctx, dst->device) : nullptr;
+        if (!from || !to) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+        if (!in_bounds(src, src_offset, bytes)) return out_of_bounds(err, src, src_offset, bytes);
+        if (!in_bounds(dst, dst_offset, bytes)) return out_of_bounds(err, dst, dst_offset, bytes);
+        Task t;
+        t.kind = Task::copy;
+        t.src = src->data + src_offset;
+        t.dst = dst->data + dst_offset;
+        t.bytes = bytes;
+        if (from == to) {
+            to->queue.push(std::move(t));
+            return PX_OK;
+        }
+        // Two devices: the source must be complete, and the source's later
+        // frees must not overtake the copy, so copy now after both drain.
+        px_status s = wait_device(from, err);
+        if (s == PX_OK) s = wait_device(to, err);
+        if (s != PX_OK) return s;
+        std::memcpy(t.dst, t.src, bytes);
+        return PX_OK;
+    });
+}
+
+bool to_operand(const px_tensor_desc& d, Operand& o) {
+    if (d.struct_size < sizeof(px_tensor_desc) || !d.buffer || d.ndim < 0 || d.ndim > PX_MAX_DIMS) return false;
+    o.dtype = d.dtype;
+    o.data = d.buffer->data + d.offset;
+    o.ndim = d.ndim;
+    for (int i = 0; i < d.ndim; ++i) o.shape[i] = d.shape[i], o.strides[i] = d.strides[i];
+    return true;
+}
+
+px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+    return safely(err, [&] {
+        if (!call || call->struct_size < sizeof(px_op_call))
+            return report(err, PX_ERROR_INVALID_ARGUMENT, "call is NULL or too small");
+        Device* d = device_at(ctx, call->device);
+        if (!d) return bad_device(err, call->device);
+        const char* name = px_op_name(call->op);
+        if (!name) return report(err, PX_ERROR_UNSUPPORTED, "unknown op " + std::to_string(call->op));
+        if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs != 1)
+            return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": bad operand counts");
+        Task t;
+        OpTask& op = t.op_task;
+        op.op = call->op;
+        op.num_inputs = call->num_inputs;
+        for (int i = 0; i < call->num_inputs; ++i)
+            if (!to_operand(call->inputs[i], op.in[i]))
+                return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed input desc");
+        if (!to_operand(call->outputs[0], op.out))
+            return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc");
+        if (call->attrs) {
+            uint32_t size = *static_cast<const uint32_t*>(call->attrs);
+            std::memcpy(&op.attrs, call->attrs, size < sizeof op.attrs ? size : sizeof op.attrs);
+            op.has_attrs = true;
+        }
+        int32_t dtype = call->num_inputs ? op.in[0].dtype : op.out.dtype;
+        if (!kernel_supports(call->op, dtype))
+            return report(err, PX_ERROR_UNSUPPORTED, std::string(name) + " on " + px_dtype_name(dtype) + " is not implemented");
+        d->queue.push(std::move(t));
+        return PX_OK;
+    });
+}
+
+px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = device_at(ctx, device);
+        if (!d) return bad_device(err, device);
+        return wait_device(d, err);
+    });
+}
+
+const px_plugin_api api_table = {
+    sizeof(px_plugin_api),
+    PX_PLUGIN_ABI_MAJOR,
+    PX_PLUGIN_ABI_MINOR,
+    "cpu",
+    PLEXUS_CPU_PLUGIN_VERSION,
+    create,
+    destroy,
+    device_count,
+    device_info,
+    supports,
+    buffer_alloc,
+    buffer_free,
+    copy_from_host,
+    copy_to_host,
+    copy_device,
+    execute,
+    synchronize,
+};
+
+}  // namespace
+
+extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) { return &api_table; }

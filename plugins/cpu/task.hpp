@@ -1,0 +1,77 @@
+// What a CPU device's queue holds: an op with its operands resolved to host
+// pointers, or a plain memory copy. Copied by value: the host's call struct
+// dies when execute() returns.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "plexus/plugin.h"
+
+namespace pxcpu {
+
+struct Operand {
+    int32_t dtype = 0;
+    char* data = nullptr;  // buffer base + offset
+    int32_t ndim = 0;
+    int64_t shape[PX_MAX_DIMS] = {};
+    int64_t strides[PX_MAX_DIMS] = {};
+
+    int64_t numel() const {
+        int64_t n = 1;
+        for (int i = 0; i < ndim; ++i) n *= shape[i];
+        return n;
+    }
+    bool contiguous() const {
+        int64_t st = 1;
+        for (int i = ndim - 1; i >= 0; --i) {
+            if (shape[i] != 1 && strides[i] != st) return false;
+            st *= shape[i];
+        }
+        return true;
+    }
+};
+
+union Attrs {
+    px_binary_attrs binary;
+    px_reduce_attrs reduce;
+    px_matmul_attrs matmul;
+    px_fill_attrs fill;
+    px_arange_attrs arange;
+    px_random_attrs random;
+};
+
+struct OpTask {
+    int32_t op = 0;
+    int32_t num_inputs = 0;
+    Operand in[3];
+    Operand out;
+    Attrs attrs{};
+    bool has_attrs = false;
+};
+
+struct Task {
+    enum Kind { op, copy } kind = op;
+    OpTask op_task;
+    // copy: bytes from src to dst; staging (if set) is freed after.
+    const void* src = nullptr;
+    void* dst = nullptr;
+    uint64_t bytes = 0;
+    void* staging = nullptr;
+};
+
+// Thrown by kernels for a failure found while running (e.g. integer division by zero).
+struct KernelError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Runs one op; defined per op family in kernels_*.cpp.
+void run_op(const OpTask& t);
+// Whether the CPU kernels implement (op, dtype).
+bool kernel_supports(int32_t op, int32_t dtype);
+
+// Elements per thread below which kernels stay on one thread.
+constexpr int64_t parallel_grain = 1 << 15;
+
+}  // namespace pxcpu
