@@ -1,0 +1,76 @@
+// plexus C++ frontend: Device values and the process's default runtime.
+#pragma once
+
+#include <cstdlib>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "plexus/cpp/errors.hpp"
+
+namespace plexus {
+
+// A device name: cpu(0), gpu(1). Cheap to copy; checked when used.
+struct Device {
+    px_device_kind kind = PX_DEVICE_CPU;
+    int index = 0;
+
+    px_device raw() const { return px_device{kind, index}; }
+    std::string str() const { return std::string(px_device_kind_name(kind)) + "(" + std::to_string(index) + ")"; }
+    bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
+    bool operator!=(const Device& o) const { return !(*this == o); }
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+inline Device cpu(int i = 0) { return Device{PX_DEVICE_CPU, i}; }
+inline Device gpu(int i = 0) { return Device{PX_DEVICE_GPU, i}; }
+
+// The runtime the frontend uses, created at first use with the default
+// plugin search (PLEXUS_PLUGIN_PATH, then the folder next to libplexus).
+// Plugins that fail to load do not make this fail; see plexus-smi.
+inline px_runtime* runtime() {
+    static px_runtime* rt = [] {
+        px_runtime* r = nullptr;
+        check(px_runtime_create(nullptr, &r));
+        return r;
+    }();
+    return rt;
+}
+
+inline int num_devices(px_device_kind kind) {
+    int32_t n = 0;
+    check(px_runtime_device_count(runtime(), kind, &n));
+    return n;
+}
+
+inline int num_gpus() { return num_devices(PX_DEVICE_GPU); }
+
+// gpu(i) if it exists, otherwise cpu().
+inline Device try_gpu(int i = 0) { return num_gpus() >= i + 1 ? gpu(i) : cpu(); }
+
+// All GPUs, or {cpu()} when there is none.
+inline std::vector<Device> try_all_gpus() {
+    std::vector<Device> out;
+    for (int i = 0; i < num_gpus(); ++i) out.push_back(gpu(i));
+    if (out.empty()) out.push_back(cpu());
+    return out;
+}
+
+// Memory and name of a device.
+inline px_device_info device_info(Device d) {
+    px_device_info info{};
+    info.struct_size = sizeof info;
+    check(px_runtime_device_info(runtime(), d.raw(), &info));
+    return info;
+}
+
+// Waits for all work queued on `d` (or on every device).
+inline void synchronize(Device d) { check(px_runtime_synchronize(runtime(), d.raw())); }
+inline void synchronize_all() { check(px_runtime_synchronize_all(runtime())); }
+
+// Seeds the random stream; the same seed gives the same tensors.
+inline void seed(uint64_t s) { check(px_runtime_seed(runtime(), s)); }
+
+}  // namespace plexus

@@ -1,0 +1,350 @@
+// plexus C++ frontend: Tensor, a reference-counted handle to a tensor that
+// lives on a device. Ops run on the device of their inputs and return at
+// once; reading values (to_vector, item, printing) waits.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "plexus/cpp/device.hpp"
+#include "plexus/cpp/format.hpp"
+
+namespace plexus {
+
+using Shape = std::vector<int64_t>;
+
+enum class DType : int32_t {
+    float32 = PX_FLOAT32,
+    float64 = PX_FLOAT64,
+    int32 = PX_INT32,
+    int64 = PX_INT64,
+    uint8 = PX_UINT8,
+};
+
+inline const char* name(DType d) { return px_dtype_name(static_cast<int32_t>(d)); }
+
+// The DType of a C++ element type.
+template <class T>
+constexpr DType dtype_of() {
+    if constexpr (std::is_same_v<T, float>) return DType::float32;
+    else if constexpr (std::is_same_v<T, double>) return DType::float64;
+    else if constexpr (std::is_same_v<T, int32_t>) return DType::int32;
+    else if constexpr (std::is_same_v<T, int64_t>) return DType::int64;
+    else if constexpr (std::is_same_v<T, uint8_t>) return DType::uint8;
+    else static_assert(sizeof(T) == 0, "no Plexus dtype for this C++ type");
+}
+
+class Tensor {
+public:
+    Tensor() = default;
+    // Takes ownership of one reference of `handle`.
+    explicit Tensor(px_tensor* handle) : h_(handle) {}
+    Tensor(const Tensor& o) : h_(o.h_) {
+        if (h_) check(px_tensor_retain(h_));
+    }
+    Tensor(Tensor&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Tensor& operator=(Tensor o) noexcept {
+        std::swap(h_, o.h_);
+        return *this;
+    }
+    ~Tensor() {
+        if (h_) px_tensor_release(h_);
+    }
+
+    px_tensor* handle() const { return h_; }
+    bool defined() const { return h_ != nullptr; }
+
+    Device device() const {
+        px_device d{};
+        check(px_tensor_device(need(), &d));
+        return Device{static_cast<px_device_kind>(d.kind), d.index};
+    }
+    DType dtype() const {
+        px_dtype d{};
+        check(px_tensor_dtype(need(), &d));
+        return static_cast<DType>(d);
+    }
+    Shape shape() const {
+        int64_t dims[PX_MAX_DIMS];
+        int32_t nd = 0;
+        check(px_tensor_ndim(need(), &nd));
+        check(px_tensor_shape(need(), dims, PX_MAX_DIMS));
+        return Shape(dims, dims + nd);
+    }
+    int ndim() const {
+        int32_t nd = 0;
+        check(px_tensor_ndim(need(), &nd));
+        return nd;
+    }
+    int64_t size() const {
+        int64_t n = 0;
+        check(px_tensor_numel(need(), &n));
+        return n;
+    }
+
+    // Always a new tensor with its own memory, even on the same device.
+    Tensor copyto(Device d) const { return wrap([&](px_tensor** o) { return px_tensor_copy_to(need(), d.raw(), o); }); }
+    // This very tensor when it is already on `d`, otherwise a copy.
+    Tensor as_in_context(Device d) const {
+        return wrap([&](px_tensor** o) { return px_tensor_as_on(need(), d.raw(), o); });
+    }
+    // Identity, as Python's `is`.
+    bool is(const Tensor& o) const { return h_ == o.h_; }
+
+    // The values, waiting for the device. T must be the tensor's dtype.
+    template <class T>
+    std::vector<T> to_vector() const {
+        if (dtype_of<T>() != dtype())
+            throw DTypeError(PX_ERROR_DTYPE, std::string("to_vector: the tensor is ") + name(dtype()) +
+                                                 ", not " + name(dtype_of<T>()) + "; use astype() first");
+        std::vector<T> out(static_cast<size_t>(size()));
+        check(px_tensor_to_host(need(), out.data(), out.size() * sizeof(T)));
+        return out;
+    }
+    // The one value of a one-element tensor.
+    template <class T>
+    T item() const {
+        if (size() != 1)
+            throw ShapeError(PX_ERROR_SHAPE, "item: the tensor has " + std::to_string(size()) + " elements, not 1");
+        return to_vector<T>()[0];
+    }
+
+    // Views sharing memory.
+    Tensor reshape(const Shape& s) const {
+        return wrap([&](px_tensor** o) { return px_tensor_reshape(need(), int32_t(s.size()), s.data(), o); });
+    }
+    Tensor slice(int64_t start, int64_t stop) const {
+        return wrap([&](px_tensor** o) { return px_tensor_slice(need(), start, stop, o); });
+    }
+    // Rows [start, stop) with step along `axis`, as a new tensor.
+    Tensor slice_axis(int axis, int64_t start, int64_t stop, int64_t step = 1) const {
+        return wrap([&](px_tensor** o) { return px_slice_axis(need(), axis, start, stop, step, o); });
+    }
+
+    Tensor astype(DType d) const {
+        return wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
+    }
+    Tensor transpose(const std::vector<int32_t>& perm = {}) const {
+        return wrap([&](px_tensor** o) {
+            return px_transpose(need(), perm.empty() ? nullptr : perm.data(), int32_t(perm.size()), o);
+        });
+    }
+    Tensor T() const { return transpose(); }
+
+    Tensor unary(px_op op) const { return wrap([&](px_tensor** o) { return px_unary(op, need(), o); }); }
+    Tensor neg() const { return unary(PX_OP_NEG); }
+    Tensor exp() const { return unary(PX_OP_EXP); }
+    Tensor log() const { return unary(PX_OP_LOG); }
+    Tensor sqrt() const { return unary(PX_OP_SQRT); }
+    Tensor abs() const { return unary(PX_OP_ABS); }
+    Tensor relu() const { return unary(PX_OP_RELU); }
+    Tensor sigmoid() const { return unary(PX_OP_SIGMOID); }
+    Tensor tanh() const { return unary(PX_OP_TANH); }
+
+    Tensor reduce(px_op op) const { return wrap([&](px_tensor** o) { return px_reduce(op, need(), 1, 0, 0, o); }); }
+    Tensor reduce(px_op op, int axis, bool keepdims = false) const {
+        return wrap([&](px_tensor** o) { return px_reduce(op, need(), 0, axis, keepdims ? 1 : 0, o); });
+    }
+    Tensor sum() const { return reduce(PX_OP_SUM); }
+    Tensor sum(int axis, bool keepdims = false) const { return reduce(PX_OP_SUM, axis, keepdims); }
+    Tensor mean() const { return reduce(PX_OP_MEAN); }
+    Tensor mean(int axis, bool keepdims = false) const { return reduce(PX_OP_MEAN, axis, keepdims); }
+    Tensor max() const { return reduce(PX_OP_MAX); }
+    Tensor max(int axis, bool keepdims = false) const { return reduce(PX_OP_MAX, axis, keepdims); }
+    Tensor min() const { return reduce(PX_OP_MIN); }
+    Tensor min(int axis, bool keepdims = false) const { return reduce(PX_OP_MIN, axis, keepdims); }
+    Tensor argmax() const { return reduce(PX_OP_ARGMAX); }
+    Tensor argmax(int axis, bool keepdims = false) const { return reduce(PX_OP_ARGMAX, axis, keepdims); }
+
+    Tensor pow(double p) const { return scalar_op(PX_OP_POW, p, false); }
+    Tensor pow(const Tensor& p) const { return binary_op(PX_OP_POW, p); }
+
+    Tensor binary_op(px_op op, const Tensor& b) const {
+        return wrap([&](px_tensor** o) { return px_binary(op, need(), b.need(), o); });
+    }
+    Tensor scalar_op(px_op op, double s, bool scalar_first) const {
+        return wrap([&](px_tensor** o) { return px_binary_scalar(op, need(), s, scalar_first ? 1 : 0, o); });
+    }
+
+    // Runs a C call that makes a tensor and wraps its result.
+    template <class F>
+    static Tensor wrap(F&& f) {
+        px_tensor* out = nullptr;
+        check(f(&out));
+        return Tensor(out);
+    }
+
+private:
+    px_tensor* need() const {
+        if (!h_) throw InvalidArgumentError(PX_ERROR_INVALID_HANDLE, "this Tensor is empty (default-constructed or moved from)");
+        return h_;
+    }
+    px_tensor* h_ = nullptr;
+};
+
+// ---- arithmetic, as operators and free functions ----
+
+#define PLEXUS_BINARY_OPERATOR(sym, op)                                                                    \
+    inline Tensor operator sym(const Tensor& a, const Tensor& b) { return a.binary_op(op, b); }         \
+    inline Tensor operator sym(const Tensor& a, double s) { return a.scalar_op(op, s, false); }         \
+    inline Tensor operator sym(double s, const Tensor& a) { return a.scalar_op(op, s, true); }
+PLEXUS_BINARY_OPERATOR(+, PX_OP_ADD)
+PLEXUS_BINARY_OPERATOR(-, PX_OP_SUB)
+PLEXUS_BINARY_OPERATOR(*, PX_OP_MUL)
+PLEXUS_BINARY_OPERATOR(/, PX_OP_DIV)
+// Elementwise comparisons give uint8 tensors of 0 and 1.
+PLEXUS_BINARY_OPERATOR(<, PX_OP_LT)
+PLEXUS_BINARY_OPERATOR(<=, PX_OP_LE)
+PLEXUS_BINARY_OPERATOR(>, PX_OP_GT)
+PLEXUS_BINARY_OPERATOR(>=, PX_OP_GE)
+#undef PLEXUS_BINARY_OPERATOR
+
+inline Tensor operator-(const Tensor& a) { return a.neg(); }
+inline Tensor equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_EQ, b); }
+inline Tensor not_equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_NE, b); }
+
+inline Tensor exp(const Tensor& a) { return a.exp(); }
+inline Tensor log(const Tensor& a) { return a.log(); }
+inline Tensor sqrt(const Tensor& a) { return a.sqrt(); }
+inline Tensor abs(const Tensor& a) { return a.abs(); }
+inline Tensor relu(const Tensor& a) { return a.relu(); }
+inline Tensor sigmoid(const Tensor& a) { return a.sigmoid(); }
+inline Tensor tanh(const Tensor& a) { return a.tanh(); }
+inline Tensor pow(const Tensor& a, double p) { return a.pow(p); }
+inline Tensor pow(const Tensor& a, const Tensor& p) { return a.pow(p); }
+
+inline Tensor matmul(const Tensor& a, const Tensor& b) {
+    return Tensor::wrap([&](px_tensor** o) { return px_matmul(a.handle(), b.handle(), o); });
+}
+inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
+inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+    return Tensor::wrap([&](px_tensor** o) { return px_where(cond.handle(), a.handle(), b.handle(), o); });
+}
+inline Tensor concat(const std::vector<Tensor>& parts, int axis = 0) {
+    std::vector<px_tensor*> hs;
+    for (const auto& t : parts) hs.push_back(t.handle());
+    return Tensor::wrap([&](px_tensor** o) { return px_concat(hs.data(), int32_t(hs.size()), axis, o); });
+}
+
+// ---- creation; tensors are made on the CPU unless a device is named ----
+
+template <class T>
+Tensor array(const std::vector<T>& values, const Shape& shape = {}, Device device = cpu()) {
+    Shape s = shape.empty() ? Shape{int64_t(values.size())} : shape;
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_from_host(runtime(), device.raw(), static_cast<px_dtype>(dtype_of<T>()), int32_t(s.size()),
+                                   s.data(), values.data(), values.size() * sizeof(T), o);
+    });
+}
+inline Tensor array(std::initializer_list<float> values, const Shape& shape = {}, Device device = cpu()) {
+    return array(std::vector<float>(values), shape, device);
+}
+inline Tensor array(std::initializer_list<float> values, Device device) {
+    return array(std::vector<float>(values), {}, device);
+}
+
+inline Tensor empty(const Shape& s, Device device = cpu(), DType d = DType::float32) {
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_empty(runtime(), device.raw(), static_cast<px_dtype>(d), int32_t(s.size()), s.data(), o);
+    });
+}
+inline Tensor full(const Shape& s, double value, Device device = cpu(), DType d = DType::float32) {
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_full(runtime(), device.raw(), static_cast<px_dtype>(d), int32_t(s.size()), s.data(), value, o);
+    });
+}
+inline Tensor zeros(const Shape& s, Device device = cpu(), DType d = DType::float32) { return full(s, 0, device, d); }
+inline Tensor ones(const Shape& s, Device device = cpu(), DType d = DType::float32) { return full(s, 1, device, d); }
+inline Tensor arange(double start, double stop, double step = 1, Device device = cpu(), DType d = DType::float32) {
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_arange(runtime(), device.raw(), static_cast<px_dtype>(d), start, stop, step, o);
+    });
+}
+inline Tensor random_uniform(const Shape& s, double low = 0, double high = 1, Device device = cpu(),
+                             DType d = DType::float32) {
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_random_uniform(runtime(), device.raw(), static_cast<px_dtype>(d), int32_t(s.size()), s.data(),
+                                        low, high, o);
+    });
+}
+inline Tensor random_normal(const Shape& s, double mean = 0, double stddev = 1, Device device = cpu(),
+                            DType d = DType::float32) {
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_random_normal(runtime(), device.raw(), static_cast<px_dtype>(d), int32_t(s.size()), s.data(),
+                                       mean, stddev, o);
+    });
+}
+
+// ---- printing: the values, then <Tensor 2x3 @gpu(0)> (dtype shown unless float32) ----
+
+inline std::string values_string(const Tensor& t) {
+    Shape shape = t.shape();
+    int64_t n = t.size();
+    bool summarize = n > 1000;
+    std::vector<long long> sh(shape.begin(), shape.end());
+    // Collect the shown elements in row-major order of the shown indices.
+    std::vector<int64_t> flat;
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (int i = int(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+    std::vector<std::vector<long long>> per_axis;
+    for (auto d : sh) {
+        auto idx = format::shown(d, summarize);
+        idx.erase(std::remove(idx.begin(), idx.end(), -1), idx.end());
+        per_axis.push_back(idx);
+    }
+    if (n > 0) {
+        std::vector<size_t> pos(shape.size(), 0);
+        for (;;) {
+            int64_t off = 0;
+            for (size_t i = 0; i < shape.size(); ++i) off += per_axis[i][pos[i]] * strides[i];
+            flat.push_back(off);
+            int i = int(shape.size()) - 1;
+            while (i >= 0 && ++pos[i] == per_axis[i].size()) pos[i--] = 0;
+            if (i < 0) break;
+        }
+    }
+    std::vector<format::Cell> cells;
+    DType d = t.dtype();
+    if (d == DType::float32 || d == DType::float64) {
+        std::vector<double> all;
+        if (d == DType::float32) for (float v : t.to_vector<float>()) all.push_back(v);
+        else all = t.to_vector<double>();
+        std::vector<double> vals;
+        for (auto o : flat) vals.push_back(all[size_t(o)]);
+        cells = format::float_cells(vals, d == DType::float32);
+    } else {
+        std::vector<long long> all;
+        if (d == DType::int32) for (auto v : t.to_vector<int32_t>()) all.push_back(v);
+        else if (d == DType::int64) for (auto v : t.to_vector<int64_t>()) all.push_back(v);
+        else for (auto v : t.to_vector<uint8_t>()) all.push_back(v);
+        std::vector<long long> vals;
+        for (auto o : flat) vals.push_back(all[size_t(o)]);
+        cells = format::int_cells(vals);
+    }
+    auto texts = format::align(cells);
+    if (shape.empty()) return texts.empty() ? "" : texts[0];
+    std::string out;
+    size_t next = 0;
+    format::nest(out, sh, 0, summarize, texts, next, 0);
+    return out;
+}
+
+inline std::string describe(const Tensor& t) {
+    std::string dims;
+    for (auto d : t.shape()) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    if (dims.empty()) dims = "scalar";
+    std::string dt = t.dtype() == DType::float32 ? "" : std::string(" ") + name(t.dtype());
+    return "<Tensor " + dims + dt + " @" + t.device().str() + ">";
+}
+
+inline std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+    return os << values_string(t) << "\n" << describe(t);
+}
+
+}  // namespace plexus

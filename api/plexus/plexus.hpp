@@ -1,0 +1,12 @@
+// Plexus C++ frontend, header-only over the C API (plexus.h): devices,
+// tensors that live on them, explicit copies, and typed exceptions.
+//
+//   auto x = plexus::array({1, 2, 3});                 // on cpu(0)
+//   auto y = x.copyto(plexus::try_gpu());              // a new tensor there
+//   std::cout << (y + 2).exp() * y << "\n";            // computed on y's device
+#pragma once
+
+#include "plexus/cpp/errors.hpp"
+#include "plexus/cpp/device.hpp"
+#include "plexus/cpp/format.hpp"
+#include "plexus/cpp/tensor.hpp"
