@@ -1,0 +1,116 @@
+// Conformance: creation, random numbers, cast, transpose, slices, concat,
+// views, and copies between the host and the device.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "../support.hpp"
+
+using namespace plexus;
+using pxtest::values;
+
+TEST_CASE("creation functions fill the right values", "[conformance][creation]") {
+    Device dev = pxtest::device_under_test();
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8}) {
+        DYNAMIC_SECTION(name(d)) {
+            REQUIRE(values(zeros({2, 3}, dev, d)) == std::vector<double>(6, 0));
+            REQUIRE(values(ones({4}, dev, d)) == std::vector<double>(4, 1));
+            REQUIRE(values(full({2, 2}, 7, dev, d)) == std::vector<double>(4, 7));
+            REQUIRE(values(arange(2, 11, 3, dev, d)) == std::vector<double>{2, 5, 8});
+            Tensor e = empty({3, 0}, dev, d);
+            REQUIRE(e.size() == 0);
+            REQUIRE(e.device() == dev);
+        }
+    }
+    REQUIRE(values(arange(1, 0, -0.25, dev, DType::float64)) == std::vector<double>{1, 0.75, 0.5, 0.25});
+    REQUIRE(arange(5, 1, 1, dev).size() == 0);
+    REQUIRE(values(full({1}, 9007199254740993.0, dev, DType::int64))[0] == 9007199254740992.0);
+}
+
+TEST_CASE("random numbers are seeded, reproducible and well distributed", "[conformance][random]") {
+    Device dev = pxtest::device_under_test();
+    for (DType d : {DType::float32, DType::float64}) {
+        DYNAMIC_SECTION(name(d)) {
+            seed(42);
+            auto u1 = values(random_uniform({100000}, -2, 3, dev, d));
+            auto n1 = values(random_normal({100000}, 1, 2, dev, d));
+            seed(42);
+            auto u2 = values(random_uniform({100000}, -2, 3, dev, d));
+            REQUIRE(u1 == u2);
+            REQUIRE(values(random_uniform({4}, 0, 1, dev, d)) != std::vector<double>(u1.begin(), u1.begin() + 4));
+            double mean = std::accumulate(u1.begin(), u1.end(), 0.0) / double(u1.size());
+            for (double x : u1) REQUIRE((x >= -2 && x < 3));
+            CHECK(mean == Approx(0.5).margin(0.02));
+            double m = 0, v = 0;
+            for (double x : n1) m += x;
+            m /= double(n1.size());
+            for (double x : n1) v += (x - m) * (x - m);
+            v /= double(n1.size());
+            CHECK(m == Approx(1).margin(0.03));
+            CHECK(std::sqrt(v) == Approx(2).margin(0.03));
+        }
+    }
+}
+
+TEST_CASE("cast between every pair of dtypes", "[conformance][cast]") {
+    Device dev = pxtest::device_under_test();
+    std::vector<double> v = {0, 1, 2, 100, 255};
+    const DType all[] = {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8};
+    for (DType from : all)
+        for (DType to : all) {
+            DYNAMIC_SECTION(name(from) << " -> " << name(to)) {
+                Tensor t = array(v, {5}, dev).astype(from).astype(to);
+                REQUIRE(t.dtype() == to);
+                REQUIRE(values(t) == v);
+            }
+        }
+    Tensor f = array({-1.5f, 2.7f, 1e10f, NAN}, dev);
+    REQUIRE(values(f.astype(DType::int32)) == std::vector<double>{-1, 2, 2147483647, 0});
+    REQUIRE(values(f.astype(DType::uint8)) == std::vector<double>{0, 2, 255, 0});
+}
+
+TEST_CASE("transpose, slice_axis and concat", "[conformance][data]") {
+    Device dev = pxtest::device_under_test();
+    Tensor t = arange(0, 24, 1, dev, DType::int32).reshape({2, 3, 4});
+    Tensor tt = t.transpose({2, 0, 1});
+    REQUIRE(tt.shape() == Shape{4, 2, 3});
+    auto tv = values(tt);
+    for (int k = 0; k < 4; ++k)
+        for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 3; ++j) REQUIRE(tv[(k * 2 + i) * 3 + j] == (i * 3 + j) * 4 + k);
+    REQUIRE(values(t.reshape({6, 4}).T().slice_axis(1, 1, 6, 2)) ==
+            std::vector<double>{4, 12, 20, 5, 13, 21, 6, 14, 22, 7, 15, 23});
+    REQUIRE(values(t.slice_axis(-1, -2, 100)) == std::vector<double>{2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23});
+    Tensor c = concat({t.slice(0, 1), t.slice(1, 2), t.slice(0, 1)}, 0);
+    REQUIRE(c.shape() == Shape{3, 3, 4});
+    Tensor c2 = concat({arange(0, 2, 1, dev).reshape({2, 1}), arange(5, 9, 1, dev).reshape({2, 2})}, 1);
+    REQUIRE(values(c2) == std::vector<double>{0, 5, 6, 1, 7, 8});
+}
+
+TEST_CASE("reshape and slice are views that share memory", "[conformance][views]") {
+    Device dev = pxtest::device_under_test();
+    uint64_t before = pxtest::bytes_in_use(dev);
+    Tensor t = arange(0, 12, 1, dev).reshape({3, 4});
+    uint64_t with_t = pxtest::bytes_in_use(dev);
+    Tensor r = t.reshape({2, -1});
+    Tensor s = t.slice(1, 3);
+    REQUIRE(pxtest::bytes_in_use(dev) == with_t);  // no new memory
+    REQUIRE(r.shape() == Shape{2, 6});
+    REQUIRE(values(s) == std::vector<double>{4, 5, 6, 7, 8, 9, 10, 11});
+    REQUIRE(values(s.slice(1, 2).reshape({2, 2})) == std::vector<double>{8, 9, 10, 11});
+    REQUIRE(values(s + 1.0) == std::vector<double>{5, 6, 7, 8, 9, 10, 11, 12});
+    t = Tensor(), r = Tensor(), s = Tensor();
+    REQUIRE(pxtest::bytes_in_use(dev) == before);
+}
+
+TEST_CASE("host to device and back, every dtype", "[conformance][copy]") {
+    Device dev = pxtest::device_under_test();
+    std::vector<int64_t> big(100003);
+    std::iota(big.begin(), big.end(), -50000);
+    Tensor t = array(big, {100003}, dev);
+    REQUIRE(t.to_vector<int64_t>() == big);
+    std::vector<uint8_t> bytes = {0, 1, 254, 255};
+    REQUIRE(array(bytes, {2, 2}, dev).to_vector<uint8_t>() == bytes);
+    std::vector<double> d = {1e-300, -0.0, 1e300};
+    REQUIRE(array(d, {3}, dev).to_vector<double>() == d);
+}

@@ -1,0 +1,164 @@
+// Conformance: elementwise ops on every dtype they take, with broadcasting
+// and scalars, against float64 references computed on the host.
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+#include "../support.hpp"
+
+using namespace plexus;
+using pxtest::values;
+
+namespace {
+
+const std::vector<DType> all_dtypes = {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8};
+const std::vector<DType> float_dtypes = {DType::float32, DType::float64};
+
+// Deterministic test data that every dtype can hold.
+std::vector<double> data_a(int n) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(double((i * 7) % 11) + 1);
+    return v;
+}
+std::vector<double> data_b(int n) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(double((i * 5) % 7) + 1);
+    return v;
+}
+
+Tensor make(const std::vector<double>& v, const Shape& s, DType d, Device dev) {
+    return array(v, s, dev).astype(d);
+}
+
+double cast_to(double v, DType d) {
+    switch (d) {
+    case DType::float32: return double(float(v));
+    case DType::int32: case DType::int64: return std::trunc(v);
+    case DType::uint8: return double(uint8_t(v));
+    default: return v;
+    }
+}
+
+using Ref2 = std::function<double(double, double)>;
+
+void check_binary(px_op op, const Ref2& ref, const std::vector<DType>& dtypes, bool comparison) {
+    Device dev = pxtest::device_under_test();
+    for (DType d : dtypes) {
+        DYNAMIC_SECTION(px_op_name(op) << " " << name(d)) {
+            // (2,3,4) with (3,1), (4,), a scalar tensor, and a Python-style scalar.
+            auto av = data_a(24), bv = data_b(3), cv = data_b(4);
+            Tensor a = make(av, {2, 3, 4}, d, dev), b = make(bv, {3, 1}, d, dev), c = make(cv, {4}, d, dev);
+            Tensor r1 = a.binary_op(op, b), r2 = a.binary_op(op, c), r3 = b.binary_op(op, a);
+            REQUIRE(r1.shape() == Shape{2, 3, 4});
+            REQUIRE(r1.device() == dev);
+            REQUIRE(r1.dtype() == (comparison ? DType::uint8 : d));
+            std::vector<double> w1, w2, w3, w4, w5;
+            for (int i = 0; i < 2; ++i)
+                for (int j = 0; j < 3; ++j)
+                    for (int k = 0; k < 4; ++k) {
+                        double x = av[(i * 3 + j) * 4 + k];
+                        w1.push_back(cast_to(ref(x, bv[j]), comparison ? DType::float64 : d));
+                        w2.push_back(cast_to(ref(x, cv[k]), comparison ? DType::float64 : d));
+                        w3.push_back(cast_to(ref(bv[j], x), comparison ? DType::float64 : d));
+                        w4.push_back(cast_to(ref(x, 2), comparison ? DType::float64 : d));
+                        w5.push_back(cast_to(ref(3, x), comparison ? DType::float64 : d));
+                    }
+            double tol = pxtest::tolerance(d);
+            PX_REQUIRE_CLOSE(values(r1), w1, tol);
+            PX_REQUIRE_CLOSE(values(r2), w2, tol);
+            PX_REQUIRE_CLOSE(values(r3), w3, tol);
+            PX_REQUIRE_CLOSE(values(a.scalar_op(op, 2, false)), w4, tol);
+            PX_REQUIRE_CLOSE(values(a.scalar_op(op, 3, true)), w5, tol);
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("add, sub, mul broadcast on every dtype", "[conformance][elementwise]") {
+    check_binary(PX_OP_ADD, [](double x, double y) { return x + y; }, all_dtypes, false);
+    check_binary(PX_OP_SUB, [](double x, double y) { return x - y; },
+                 {DType::float32, DType::float64, DType::int32, DType::int64}, false);
+    check_binary(PX_OP_MUL, [](double x, double y) { return x * y; }, all_dtypes, false);
+}
+
+TEST_CASE("div: true division for floats, truncation for integers", "[conformance][elementwise]") {
+    check_binary(PX_OP_DIV, [](double x, double y) { return x / y; }, float_dtypes, false);
+    check_binary(PX_OP_DIV, [](double x, double y) { return std::trunc(x / y); },
+                 {DType::int32, DType::int64, DType::uint8}, false);
+}
+
+TEST_CASE("pow on floats", "[conformance][elementwise]") {
+    check_binary(PX_OP_POW, [](double x, double y) { return std::pow(x, y); }, float_dtypes, false);
+}
+
+TEST_CASE("comparisons give uint8 0/1 on every dtype", "[conformance][elementwise]") {
+    check_binary(PX_OP_EQ, [](double x, double y) { return double(x == y); }, all_dtypes, true);
+    check_binary(PX_OP_NE, [](double x, double y) { return double(x != y); }, all_dtypes, true);
+    check_binary(PX_OP_LT, [](double x, double y) { return double(x < y); }, all_dtypes, true);
+    check_binary(PX_OP_LE, [](double x, double y) { return double(x <= y); }, all_dtypes, true);
+    check_binary(PX_OP_GT, [](double x, double y) { return double(x > y); }, all_dtypes, true);
+    check_binary(PX_OP_GE, [](double x, double y) { return double(x >= y); }, all_dtypes, true);
+}
+
+TEST_CASE("unary math on floats", "[conformance][elementwise]") {
+    Device dev = pxtest::device_under_test();
+    std::vector<double> v = {-2.5, -1, -0.25, 0, 0.5, 1, 3, 7.75};
+    std::vector<double> pos = {0.25, 0.5, 1, 2, 3, 10, 100, 1e-3};
+    struct Case { px_op op; double (*f)(double); bool positive; };
+    const Case cases[] = {
+        {PX_OP_NEG, [](double x) { return -x; }, false},
+        {PX_OP_EXP, [](double x) { return std::exp(x); }, false},
+        {PX_OP_LOG, [](double x) { return std::log(x); }, true},
+        {PX_OP_SQRT, [](double x) { return std::sqrt(x); }, true},
+        {PX_OP_ABS, [](double x) { return std::fabs(x); }, false},
+        {PX_OP_RELU, [](double x) { return x > 0 ? x : 0; }, false},
+        {PX_OP_SIGMOID, [](double x) { return 1 / (1 + std::exp(-x)); }, false},
+        {PX_OP_TANH, [](double x) { return std::tanh(x); }, false},
+    };
+    for (DType d : float_dtypes)
+        for (const Case& c : cases) {
+            DYNAMIC_SECTION(px_op_name(c.op) << " " << name(d)) {
+                const auto& in = c.positive ? pos : v;
+                Tensor t = make(in, {2, 4}, d, dev).unary(c.op);
+                std::vector<double> want;
+                for (double x : in) want.push_back(c.f(cast_to(x, d)));
+                REQUIRE(t.shape() == Shape{2, 4});
+                PX_REQUIRE_CLOSE(values(t), want, pxtest::tolerance(d) * 4);
+            }
+        }
+}
+
+TEST_CASE("neg, abs, relu on signed integers", "[conformance][elementwise]") {
+    Device dev = pxtest::device_under_test();
+    for (DType d : {DType::int32, DType::int64}) {
+        Tensor t = make({-3, -1, 0, 2, 5}, {5}, d, dev);
+        REQUIRE(values(-t) == std::vector<double>{3, 1, 0, -2, -5});
+        REQUIRE(values(t.abs()) == std::vector<double>{3, 1, 0, 2, 5});
+        REQUIRE(values(t.relu()) == std::vector<double>{0, 0, 0, 2, 5});
+    }
+}
+
+TEST_CASE("where selects with a broadcast uint8 condition", "[conformance][elementwise]") {
+    Device dev = pxtest::device_under_test();
+    for (DType d : all_dtypes) {
+        DYNAMIC_SECTION("where " << name(d)) {
+            Tensor a = make(data_a(6), {2, 3}, d, dev), b = make({9, 8, 7}, {3}, d, dev);
+            Tensor cond = a > 4.0;
+            Tensor r = where(cond, a, b);
+            auto av = data_a(6);
+            std::vector<double> want;
+            for (int i = 0; i < 6; ++i) want.push_back(av[i] > 4 ? av[i] : std::vector<double>{9, 8, 7}[i % 3]);
+            REQUIRE(values(r) == want);
+        }
+    }
+}
+
+TEST_CASE("large elementwise ops use many threads and stay exact", "[conformance][elementwise]") {
+    Device dev = pxtest::device_under_test();
+    const int64_t n = 1 << 20;  // above the parallel grain
+    Tensor a = arange(0, double(n), 1, dev), b = full({n}, 0.5, dev);
+    auto got = ((a + b) * 2.0).to_vector<float>();
+    for (int64_t i = 0; i < n; i += 4099) REQUIRE(got[size_t(i)] == float((double(i) + 0.5) * 2));
+    REQUIRE(got[size_t(n - 1)] == float((double(n - 1) + 0.5) * 2));
+}

@@ -1,0 +1,149 @@
+// Conformance: reductions and matrix products against float64 host references.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "../support.hpp"
+
+using namespace plexus;
+using pxtest::values;
+
+namespace {
+
+std::vector<double> sample(int n, unsigned seed) {
+    std::mt19937 g(seed);
+    std::uniform_int_distribution<int> u(0, 50);
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(u(g));
+    return v;
+}
+
+// Reference reduction of a (2,3,4) array over `axis` (-1: all).
+std::vector<double> reduce_ref(const std::vector<double>& v, int axis, px_op op) {
+    const int shape[3] = {2, 3, 4};
+    auto finish = [&](std::vector<double> xs) -> double {
+        switch (op) {
+        case PX_OP_SUM: { double s = 0; for (double x : xs) s += x; return s; }
+        case PX_OP_MEAN: { double s = 0; for (double x : xs) s += x; return s / double(xs.size()); }
+        case PX_OP_MAX: return *std::max_element(xs.begin(), xs.end());
+        case PX_OP_MIN: return *std::min_element(xs.begin(), xs.end());
+        default: return double(std::max_element(xs.begin(), xs.end()) - xs.begin());
+        }
+    };
+    if (axis < 0) return {finish(v)};
+    std::vector<double> out;
+    int outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) outer *= shape[i];
+    for (int i = axis + 1; i < 3; ++i) inner *= shape[i];
+    for (int o = 0; o < outer; ++o)
+        for (int j = 0; j < inner; ++j) {
+            std::vector<double> xs;
+            for (int k = 0; k < shape[axis]; ++k) xs.push_back(v[(o * shape[axis] + k) * inner + j]);
+            out.push_back(finish(xs));
+        }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("reductions over all axes and each axis, every dtype", "[conformance][reduce]") {
+    Device dev = pxtest::device_under_test();
+    auto v = sample(24, 1);
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
+        for (px_op op : {PX_OP_SUM, PX_OP_MEAN, PX_OP_MAX, PX_OP_MIN, PX_OP_ARGMAX})
+            for (int axis : {-1, 0, 1, 2}) {
+                DYNAMIC_SECTION(px_op_name(op) << " " << name(d) << " axis " << axis) {
+                    Tensor t = array(v, {2, 3, 4}, dev).astype(d);
+                    Tensor r = axis < 0 ? t.reduce(op) : t.reduce(op, axis);
+                    bool is_float = d == DType::float32 || d == DType::float64;
+                    DType want_dtype = op == PX_OP_ARGMAX ? DType::int64
+                                       : op == PX_OP_SUM && !is_float ? DType::int64
+                                       : op == PX_OP_MEAN && !is_float ? DType::float64
+                                                                       : d;
+                    REQUIRE(r.dtype() == want_dtype);
+                    PX_REQUIRE_CLOSE(values(r), reduce_ref(v, axis, op), 1e-6);
+                }
+            }
+}
+
+TEST_CASE("keepdims keeps the reduced axis with length 1", "[conformance][reduce]") {
+    Device dev = pxtest::device_under_test();
+    Tensor t = arange(0, 24, 1, dev).reshape({2, 3, 4});
+    REQUIRE(t.sum(1, true).shape() == Shape{2, 1, 4});
+    REQUIRE(t.sum(-1).shape() == Shape{2, 3});
+    REQUIRE(t.max().shape() == Shape{});
+    REQUIRE(t.max().item<float>() == 23);
+}
+
+TEST_CASE("a long sum is accurate (float64 accumulation)", "[conformance][reduce]") {
+    Device dev = pxtest::device_under_test();
+    const int64_t n = 1 << 22;
+    Tensor t = full({n}, 0.1, dev);
+    REQUIRE(t.sum().item<float>() == Approx(0.1 * double(n)).epsilon(1e-6));
+    REQUIRE(t.mean().item<float>() == Approx(0.1).epsilon(1e-6));
+}
+
+TEST_CASE("max, min and argmax propagate NaN like NumPy", "[conformance][reduce]") {
+    Device dev = pxtest::device_under_test();
+    Tensor t = array({1.0f, NAN, 3.0f}, dev);
+    REQUIRE(std::isnan(t.max().item<float>()));
+    REQUIRE(std::isnan(t.min().item<float>()));
+    REQUIRE(t.argmax().item<int64_t>() == 1);
+}
+
+TEST_CASE("matmul 2-D and batched against a float64 reference", "[conformance][matmul]") {
+    Device dev = pxtest::device_under_test();
+    for (DType d : {DType::float32, DType::float64}) {
+        DYNAMIC_SECTION("matmul " << name(d)) {
+            const int B = 3, M = 5, K = 7, N = 4;
+            auto av = sample(B * M * K, 2), bv = sample(B * K * N, 3);
+            Tensor a = array(av, {B, M, K}, dev).astype(d), b = array(bv, {B, K, N}, dev).astype(d);
+            auto ref = [&](int bi, bool shared_b) {
+                std::vector<double> c;
+                for (int i = 0; i < M; ++i)
+                    for (int j = 0; j < N; ++j) {
+                        double s = 0;
+                        for (int k = 0; k < K; ++k) s += av[(bi * M + i) * K + k] * bv[((shared_b ? 0 : bi) * K + k) * N + j];
+                        c.push_back(s);
+                    }
+                return c;
+            };
+            Tensor c = matmul(a, b);
+            REQUIRE(c.shape() == Shape{B, M, N});
+            std::vector<double> want;
+            for (int bi = 0; bi < B; ++bi) for (double x : ref(bi, false)) want.push_back(x);
+            PX_REQUIRE_CLOSE(values(c), want, 1e-6);
+            // A 2-D right operand is shared by the whole batch.
+            Tensor b0 = b.slice(0, 1).reshape({K, N});
+            want.clear();
+            for (int bi = 0; bi < B; ++bi) for (double x : ref(bi, true)) want.push_back(x);
+            PX_REQUIRE_CLOSE(values(matmul(a, b0)), want, 1e-6);
+            // Plain 2-D.
+            Tensor a0 = a.slice(0, 1).reshape({M, K});
+            PX_REQUIRE_CLOSE(values(matmul(a0, b0)), ref(0, true), 1e-6);
+        }
+    }
+}
+
+TEST_CASE("matmul with an empty inner dimension gives zeros", "[conformance][matmul]") {
+    Device dev = pxtest::device_under_test();
+    Tensor c = matmul(zeros({2, 0}, dev), zeros({0, 3}, dev));
+    REQUIRE(c.shape() == Shape{2, 3});
+    REQUIRE(values(c) == std::vector<double>(6, 0.0));
+}
+
+TEST_CASE("matmul on integers is unsupported, named clearly", "[conformance][matmul][errors]") {
+    Device dev = pxtest::device_under_test();
+    Tensor a = ones({2, 2}, dev, DType::int32);
+    try {
+        matmul(a, a);
+        FAIL("no error");
+    } catch (const UnsupportedError& e) {
+        std::string m = e.what();
+        CHECK(m.find("matmul") != std::string::npos);
+        CHECK(m.find("int32") != std::string::npos);
+        CHECK(m.find(dev.str()) != std::string::npos);
+        CHECK(m.find("plugin") != std::string::npos);
+    }
+}

@@ -1,0 +1,130 @@
+// Conformance: the seeds' copy semantics, ordering of queued work, copies
+// between devices, and errors that name what went wrong.
+#include <catch2/catch.hpp>
+
+#include "../support.hpp"
+
+using namespace plexus;
+using pxtest::values;
+
+namespace {
+// Another device for cross-device checks: the next one of the same kind, or cpu(0).
+Device other_device(Device dev) {
+    int n = num_devices(dev.kind);
+    if (n > 1) return Device{dev.kind, (dev.index + 1) % n};
+    return dev == cpu(0) ? dev : cpu(0);
+}
+}  // namespace
+
+TEST_CASE("copyto always copies; as_in_context only when it must", "[conformance][semantics]") {
+    Device dev = pxtest::device_under_test();
+    Tensor x = array({1, 2, 3});
+    REQUIRE(x.device() == cpu(0));
+    Tensor y = x.copyto(dev);
+    REQUIRE(y.device() == dev);
+    REQUIRE(!y.is(x));
+    Tensor z = x.as_in_context(dev);
+    REQUIRE(z.as_in_context(dev).is(z));
+    REQUIRE(!y.copyto(dev).is(y));
+    // A copy on the same device has its own memory.
+    Tensor w = y.copyto(dev);
+    y = y + 10.0;
+    REQUIRE(w.to_vector<float>() == std::vector<float>{1, 2, 3});
+    REQUIRE(values((z + 2).exp() * y)[0] == Approx(std::exp(3.0) * 11).epsilon(1e-6));
+}
+
+TEST_CASE("queued work runs in order and reading waits for it", "[conformance][ordering]") {
+    Device dev = pxtest::device_under_test();
+    Tensor acc = zeros({1000}, dev);
+    for (int i = 0; i < 500; ++i) acc = acc + 1.0;  // each op reads the previous result
+    Tensor big = arange(0, 1 << 20, 1, dev);
+    for (int i = 0; i < 4; ++i) big = big * 2.0;
+    REQUIRE(values(acc) == std::vector<double>(1000, 500));
+    REQUIRE(values(big)[12345] == 12345.0 * 16);
+    // Inputs released while their op is still queued stay valid until it ran.
+    Tensor r;
+    {
+        Tensor a = arange(0, 1 << 20, 1, dev), b = ones({1 << 20}, dev);
+        r = a + b;
+    }
+    REQUIRE(values(r)[777] == 778);
+}
+
+TEST_CASE("copies between two devices keep values and devices", "[conformance][copy]") {
+    Device dev = pxtest::device_under_test();
+    Device other = other_device(dev);
+    Tensor a = arange(0, 100000, 1, dev, DType::float64) * 3.0;
+    Tensor b = a.copyto(other);
+    REQUIRE(b.device() == other);
+    Tensor c = (b + 1.0).copyto(dev);
+    REQUIRE(c.device() == dev);
+    auto cv = values(c);
+    REQUIRE(cv[0] == 1);
+    REQUIRE(cv[99999] == 99999 * 3.0 + 1);
+}
+
+TEST_CASE("inputs on two devices are an error naming both", "[conformance][errors]") {
+    Device dev = pxtest::device_under_test();
+    Device other = other_device(dev);
+    if (other == dev) return;  // a single device cannot mismatch
+    Tensor a = ones({3}, dev), b = ones({3}, other);
+    try {
+        a + b;
+        FAIL("no error");
+    } catch (const DeviceMismatchError& e) {
+        std::string m = e.what();
+        CHECK(m.find(dev.str()) != std::string::npos);
+        CHECK(m.find(other.str()) != std::string::npos);
+        CHECK(m.find("copyto") != std::string::npos);
+    }
+    REQUIRE_THROWS_AS(matmul(ones({2, 2}, dev), ones({2, 2}, other)), DeviceMismatchError);
+    REQUIRE_THROWS_AS(where(ones({2}, dev, DType::uint8), ones({2}, dev), ones({2}, other)), DeviceMismatchError);
+    REQUIRE_THROWS_AS(concat({ones({2}, dev), ones({2}, other)}), DeviceMismatchError);
+}
+
+TEST_CASE("shape and dtype errors are typed and name the op", "[conformance][errors]") {
+    Device dev = pxtest::device_under_test();
+    REQUIRE_THROWS_AS(ones({2, 3}, dev) + ones({3, 2}, dev), ShapeError);
+    REQUIRE_THROWS_AS(ones({2}, dev) + ones({2}, dev, DType::int32), DTypeError);
+    REQUIRE_THROWS_AS(ones({2}, dev, DType::int32).exp(), DTypeError);
+    REQUIRE_THROWS_AS(ones({2}, dev, DType::uint8).neg(), DTypeError);
+    REQUIRE_THROWS_AS(matmul(ones({2, 3}, dev), ones({2, 3}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(matmul(ones({2}, dev), ones({2}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(ones({2, 3}, dev).sum(2), InvalidArgumentError);
+    REQUIRE_THROWS_AS(zeros({0}, dev).max(), ShapeError);
+    REQUIRE_THROWS_AS(ones({2, 3}, dev).reshape({4, 2}), ShapeError);
+    REQUIRE_THROWS_AS(ones({2, 3}, dev).slice(1, 5), InvalidArgumentError);
+    REQUIRE_THROWS_AS(ones({2, 3}, dev).transpose({0, 0}), InvalidArgumentError);
+    REQUIRE_THROWS_AS(concat({ones({2, 3}, dev), ones({2, 4}, dev)}, 0), ShapeError);
+    REQUIRE_THROWS_AS(where(ones({2}, dev), ones({2}, dev), ones({2}, dev)), DTypeError);
+    REQUIRE_THROWS_AS(random_uniform({2}, 0, 1, dev, DType::int32), DTypeError);
+    REQUIRE_THROWS_AS(random_uniform({2}, 1, 0, dev), InvalidArgumentError);
+    REQUIRE_THROWS_AS(arange(0, 1, 0, dev), InvalidArgumentError);
+    try {
+        ones({2, 3}, dev) * ones({4}, dev);
+    } catch (const ShapeError& e) {
+        CHECK(std::string(e.what()).find("mul") != std::string::npos);
+        CHECK(std::string(e.what()).find("(2, 3)") != std::string::npos);
+    }
+}
+
+TEST_CASE("a failure on the device is reported at the next wait, then the device works",
+          "[conformance][errors][async]") {
+    Device dev = pxtest::device_under_test();
+    Tensor a = arange(0, 4, 1, dev, DType::int32);
+    Tensor q = a / a;  // 0 / 0: found while running, not while queuing
+    try {
+        q.to_vector<int32_t>();
+        FAIL("no error");
+    } catch (const DeviceError& e) {
+        std::string m = e.what();
+        CHECK(m.find("div") != std::string::npos);
+        CHECK(m.find("division by zero") != std::string::npos);
+        CHECK(m.find(dev.str()) != std::string::npos);
+    }
+    // Reported once; the device keeps working.
+    REQUIRE(values(a + 1.0) == std::vector<double>{1, 2, 3, 4});
+    Tensor b = a / a;
+    REQUIRE_THROWS_AS(synchronize(dev), DeviceError);
+    synchronize(dev);
+}

@@ -1,0 +1,176 @@
+/* A small plugin in plain C99 for the fault tests, built once per FAULT_*
+ * variant. Its one "accelerator" device keeps buffers in host memory and
+ * supports add and fill on float32; each variant breaks one rule. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plexus/plugin.h"
+
+#ifndef FAULT_NAME
+#define FAULT_NAME "fault"
+#endif
+
+struct px_plugin_context { int pending_failure; char failed_op[32]; };
+struct px_plugin_buffer { unsigned char* data; uint64_t bytes; };
+
+static px_status say(px_plugin_error* err, px_status s, const char* msg) {
+    if (err) snprintf(err->message, sizeof err->message, "%s", msg);
+    return s;
+}
+
+static px_status create(px_plugin_context** out, px_plugin_error* err) {
+#ifdef FAULT_CREATE_FAILS
+    (void)out;
+    return say(err, PX_ERROR_PLUGIN, "simulated init failure: no such hardware");
+#else
+    (void)err;
+    *out = (px_plugin_context*)calloc(1, sizeof(px_plugin_context));
+    return *out ? PX_OK : PX_ERROR_OUT_OF_MEMORY;
+#endif
+}
+static void destroy(px_plugin_context* ctx) { free(ctx); }
+static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_error* err) {
+    (void)ctx, (void)err;
+    *n = 1;
+    return PX_OK;
+}
+static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* info, px_plugin_error* err) {
+    (void)ctx, (void)d, (void)err;
+    uint32_t size = info->struct_size;
+    memset(info, 0, size);
+    info->struct_size = size;
+    info->kind = PX_DEVICE_ACCELERATOR;
+    snprintf(info->name, sizeof info->name, "%s test device", FAULT_NAME);
+    info->memory_total = 1u << 20;
+    return PX_OK;
+}
+static int32_t supports(px_plugin_context* ctx, int32_t d, int32_t op, int32_t dtype) {
+    (void)ctx, (void)d;
+    return dtype == PX_FLOAT32 && (op == PX_OP_ADD || op == PX_OP_FILL || op == PX_OP_COPY);
+}
+static px_status buffer_alloc(px_plugin_context* ctx, int32_t d, uint64_t bytes, px_plugin_buffer** out,
+                              px_plugin_error* err) {
+    (void)ctx, (void)d;
+    px_plugin_buffer* b = (px_plugin_buffer*)malloc(sizeof *b);
+    if (!b) return say(err, PX_ERROR_OUT_OF_MEMORY, "no memory");
+    b->data = (unsigned char*)malloc(bytes ? bytes : 1);
+    b->bytes = bytes;
+    if (!b->data) {
+        free(b);
+        return say(err, PX_ERROR_OUT_OF_MEMORY, "no memory");
+    }
+    *out = b;
+    return PX_OK;
+}
+static px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* b, px_plugin_error* err) {
+    (void)ctx, (void)err;
+    free(b->data);
+    free(b);
+    return PX_OK;
+}
+static px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t off, const void* src,
+                                uint64_t bytes, px_plugin_error* err) {
+    (void)ctx, (void)err;
+    memcpy(dst->data + off, src, bytes);
+    return PX_OK;
+}
+static px_status take_failure(px_plugin_context* ctx, px_plugin_error* err) {
+    if (!ctx->pending_failure) return PX_OK;
+    ctx->pending_failure = 0;
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s failed on the device: simulated asynchronous failure", ctx->failed_op);
+    return say(err, PX_ERROR_DEVICE, msg);
+}
+static px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t off, void* dst, uint64_t bytes,
+                              px_plugin_error* err) {
+    px_status s = take_failure(ctx, err);
+    if (s != PX_OK) return s;
+    memcpy(dst, src->data + off, bytes);
+    return PX_OK;
+}
+static px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t so, px_plugin_buffer* dst,
+                             uint64_t doff, uint64_t bytes, px_plugin_error* err) {
+    (void)ctx, (void)err;
+    memcpy(dst->data + doff, src->data + so, bytes);
+    return PX_OK;
+}
+static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+#ifdef FAULT_OP_ERROR
+    (void)ctx, (void)call;
+    return say(err, PX_ERROR_DEVICE, "simulated op failure");
+#else
+    const px_tensor_desc* o = &call->outputs[0];
+    int64_t n = 1;
+    for (int i = 0; i < o->ndim; ++i) n *= o->shape[i];
+    float* out = (float*)(o->buffer->data + o->offset);
+#ifdef FAULT_ASYNC
+    snprintf(ctx->failed_op, sizeof ctx->failed_op, "%s", px_op_name(call->op));
+    ctx->pending_failure = 1;
+    (void)n, (void)out, (void)err;
+    return PX_OK;
+#else
+    (void)ctx, (void)err;
+    if (call->op == PX_OP_FILL) {
+        const px_fill_attrs* a = (const px_fill_attrs*)call->attrs;
+        for (int64_t i = 0; i < n; ++i) out[i] = (float)a->value;
+    } else if (call->op == PX_OP_ADD) { /* same shapes only in these tests */
+        const float* x = (const float*)(call->inputs[0].buffer->data + call->inputs[0].offset);
+        const float* y = (const float*)(call->inputs[1].buffer->data + call->inputs[1].offset);
+        for (int64_t i = 0; i < n; ++i) out[i] = x[i] + y[i];
+    } else if (call->op == PX_OP_COPY) {
+        memcpy(out, call->inputs[0].buffer->data + call->inputs[0].offset, (size_t)n * 4);
+    }
+    return PX_OK;
+#endif
+#endif
+}
+static px_status synchronize(px_plugin_context* ctx, int32_t d, px_plugin_error* err) {
+    (void)d;
+    return take_failure(ctx, err);
+}
+
+#ifdef FAULT_NEWER_MINOR
+/* A plugin built against a future minor: one more slot at the end. */
+typedef struct {
+    px_plugin_api base;
+    px_status (*future_slot)(px_plugin_context*);
+} newer_api;
+static px_status future_slot(px_plugin_context* ctx) { (void)ctx; return PX_OK; }
+#endif
+
+#ifdef FAULT_NO_SYMBOL
+__attribute__((unused))
+#endif
+static px_plugin_api table = {
+    sizeof(px_plugin_api), PX_PLUGIN_ABI_MAJOR, PX_PLUGIN_ABI_MINOR, FAULT_NAME, "9.9.9",
+    create, destroy, device_count, device_info, supports, buffer_alloc, buffer_free,
+    copy_from_host, copy_to_host, copy_device, execute, synchronize,
+};
+
+#ifndef FAULT_NO_SYMBOL
+PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
+#if defined(FAULT_OTHER_MAJOR)
+    table.abi_major = PX_PLUGIN_ABI_MAJOR + 1;
+#elif defined(FAULT_SMALL_TABLE)
+    table.struct_size = offsetof(px_plugin_api, execute);
+#elif defined(FAULT_NULL_SLOT)
+    table.copy_device = NULL;
+#elif defined(FAULT_NEWER_MINOR)
+    static newer_api bigger;
+    bigger.base = table;
+    bigger.base.struct_size = sizeof bigger;
+    bigger.base.abi_minor = PX_PLUGIN_ABI_MINOR + 1;
+    bigger.future_slot = future_slot;
+    return &bigger.base;
+#endif
+    return &table;
+}
+#else
+PX_PLUGIN_EXPORT int not_the_entry_symbol(void) { return 0; }
+#endif
+
+#ifdef FAULT_MISSING_DEP
+extern int plexus_fault_dependency(void);
+PX_PLUGIN_EXPORT int use_dependency(void) { return plexus_fault_dependency(); }
+#endif

@@ -1,0 +1,179 @@
+// Bad input to the C API: every call returns an error status with a message
+// naming the function and the problem; nothing crashes or leaks.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "plexus/plexus.h"
+
+namespace {
+
+struct Fixture {
+    px_runtime* rt = nullptr;
+    px_device cpu0{PX_DEVICE_CPU, 0};
+    Fixture() { REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK); }
+    ~Fixture() { px_runtime_destroy(rt); }
+    px_tensor* ones(int64_t n, px_dtype d = PX_FLOAT32) {
+        px_tensor* t = nullptr;
+        REQUIRE(px_tensor_full(rt, cpu0, d, 1, &n, 1.0, &t) == PX_OK);
+        return t;
+    }
+    uint64_t in_use() {
+        px_runtime_synchronize(rt, cpu0);
+        px_device_info info{};
+        info.struct_size = sizeof info;
+        REQUIRE(px_runtime_device_info(rt, cpu0, &info) == PX_OK);
+        return info.memory_in_use;
+    }
+};
+
+bool says(const std::string& needle) { return std::string(px_last_error()).find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE_METHOD(Fixture, "NULL, released and wrong-kind handles are errors", "[capi][errors]") {
+    px_tensor* t = ones(3);
+    px_device dev{};
+    REQUIRE(px_tensor_release(t) == PX_OK);
+    CHECK(px_tensor_device(t, &dev) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("px_tensor_device: 'tensor' is not a live tensor handle (released or never issued)"));
+    CHECK(px_tensor_release(t) == PX_ERROR_INVALID_HANDLE);  // double release
+    CHECK(px_tensor_retain(nullptr) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("(NULL)"));
+    CHECK(px_tensor_release(reinterpret_cast<px_tensor*>(rt)) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("not a handle of this kind"));
+    int32_t n = 0;
+    CHECK(px_runtime_plugin_count(reinterpret_cast<px_runtime*>(ones(1)), &n) == PX_ERROR_INVALID_HANDLE);
+    px_tensor* out = nullptr;
+    CHECK(px_binary(PX_OP_ADD, t, t, &out) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("'a'"));
+    px_tensor* live = ones(2);
+    CHECK(px_binary(PX_OP_ADD, live, t, &out) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("'b'"));
+    CHECK(out == nullptr);
+    // A slot reused by a new tensor does not revive the old handle.
+    px_tensor* fresh = ones(2);
+    CHECK(px_tensor_device(t, &dev) == PX_ERROR_INVALID_HANDLE);
+    px_tensor_release(fresh);
+    px_tensor_release(live);
+}
+
+TEST_CASE_METHOD(Fixture, "NULL out-pointers are errors and make nothing", "[capi][errors]") {
+    uint64_t before = in_use();
+    px_tensor* a = ones(4);
+    CHECK(px_binary(PX_OP_ADD, a, a, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("px_binary: 'out' is NULL"));
+    CHECK(px_unary(PX_OP_EXP, a, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_tensor_copy_to(a, cpu0, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_tensor_dtype(a, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_runtime_create(nullptr, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_tensor_to_host(a, nullptr, 16) == PX_ERROR_INVALID_ARGUMENT);
+    px_tensor_release(a);
+    CHECK(in_use() == before);
+}
+
+TEST_CASE_METHOD(Fixture, "negative, oversized and overflowing shapes are errors before allocating", "[capi][errors]") {
+    uint64_t before = in_use();
+    px_tensor* t = nullptr;
+    int64_t neg[2] = {2, -1};
+    CHECK(px_tensor_empty(rt, cpu0, PX_FLOAT32, 2, neg, &t) == PX_ERROR_SHAPE);
+    CHECK(says("dimension 1 is negative (-1)"));
+    int64_t huge[3] = {int64_t(1) << 40, int64_t(1) << 30, 1 << 10};
+    CHECK(px_tensor_empty(rt, cpu0, PX_FLOAT32, 3, huge, &t) == PX_ERROR_SHAPE);
+    CHECK(says("more elements than fit in 64 bits"));
+    int64_t bytes_overflow[1] = {int64_t(1) << 62};
+    CHECK(px_tensor_empty(rt, cpu0, PX_FLOAT64, 1, bytes_overflow, &t) == PX_ERROR_SHAPE);
+    CHECK(says("needs more bytes than fit in 64 bits"));
+    int64_t too_big[1] = {int64_t(1) << 55};
+    CHECK(px_tensor_empty(rt, cpu0, PX_UINT8, 1, too_big, &t) == PX_ERROR_OUT_OF_MEMORY);
+    CHECK(says("asked for"));
+    int64_t dims[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    CHECK(px_tensor_empty(rt, cpu0, PX_FLOAT32, 9, dims, &t) == PX_ERROR_SHAPE);
+    CHECK(px_tensor_empty(rt, cpu0, PX_FLOAT32, 2, nullptr, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_tensor_empty(rt, cpu0, static_cast<px_dtype>(99), 1, dims, &t) == PX_ERROR_DTYPE);
+    CHECK(says("dtype 99 is not a px_dtype"));
+    CHECK(t == nullptr);
+    CHECK(in_use() == before);
+}
+
+TEST_CASE_METHOD(Fixture, "unknown devices and bad values are errors naming them", "[capi][errors]") {
+    px_tensor* t = nullptr;
+    int64_t n = 2;
+    CHECK(px_tensor_empty(rt, px_device{PX_DEVICE_CPU, 7}, PX_FLOAT32, 1, &n, &t) == PX_ERROR_NO_DEVICE);
+    CHECK(says("cpu(7) does not exist"));
+    CHECK(px_tensor_empty(rt, px_device{PX_DEVICE_GPU, 0}, PX_FLOAT32, 1, &n, &t) == PX_ERROR_NO_DEVICE);
+    CHECK(says("no loaded plugin provides gpu devices"));
+    CHECK(px_tensor_empty(rt, px_device{42, 0}, PX_FLOAT32, 1, &n, &t) == PX_ERROR_INVALID_ARGUMENT);
+    px_tensor* a = ones(2);
+    CHECK(px_binary(static_cast<px_op>(PX_OP_EXP), a, a, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("not a binary elementwise op"));
+    CHECK(px_unary(static_cast<px_op>(1000), a, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_reduce(PX_OP_ADD, a, 1, 0, 0, &t) == PX_ERROR_INVALID_ARGUMENT);
+    float wrong[3];
+    CHECK(px_tensor_to_host(a, wrong, sizeof wrong) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("has 12 bytes; the tensor has 8"));
+    CHECK(px_tensor_from_host(rt, cpu0, PX_FLOAT32, 1, &n, wrong, sizeof wrong, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_concat(nullptr, 2, 0, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_concat(&a, 0, 0, &t) == PX_ERROR_INVALID_ARGUMENT);
+    int32_t perm[1] = {3};
+    CHECK(px_transpose(a, perm, 1, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_slice_axis(a, 0, 0, 1, 0, &t) == PX_ERROR_INVALID_ARGUMENT);
+    int64_t shape[2];
+    CHECK(px_tensor_shape(a, shape, 0) == PX_ERROR_INVALID_ARGUMENT);
+    px_plugin_info info{};
+    info.struct_size = 4;
+    CHECK(px_runtime_plugin_info(rt, 0, &info) == PX_ERROR_INVALID_ARGUMENT);
+    info.struct_size = sizeof info;
+    CHECK(px_runtime_plugin_info(rt, 99, &info) == PX_ERROR_INVALID_ARGUMENT);
+    px_runtime_options bad{sizeof bad, nullptr, 2, 0};
+    px_runtime* r2 = nullptr;
+    CHECK(px_runtime_create(&bad, &r2) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(t == nullptr);
+    px_tensor_release(a);
+}
+
+TEST_CASE_METHOD(Fixture, "errors set the thread's last error and success leaves it alone", "[capi][errors]") {
+    px_tensor* t = nullptr;
+    CHECK(px_tensor_retain(nullptr) == PX_ERROR_INVALID_HANDLE);
+    CHECK(px_last_status() == PX_ERROR_INVALID_HANDLE);
+    CHECK(std::string(px_status_name(px_last_status())) == "PX_ERROR_INVALID_HANDLE");
+    CHECK(std::string(px_status_name(static_cast<px_status>(77))) == "unknown status");
+    t = ones(1);
+    CHECK(px_last_status() == PX_ERROR_INVALID_HANDLE);
+    px_tensor_release(t);
+}
+
+TEST_CASE_METHOD(Fixture, "a thousand ops with errors in between leak nothing", "[capi][errors]") {
+    uint64_t before = in_use();
+    px_tensor* a = ones(1000);
+    px_tensor* b = ones(999);
+    for (int i = 0; i < 1000; ++i) {
+        px_tensor* c = nullptr;
+        REQUIRE(px_binary(PX_OP_ADD, a, b, &c) == PX_ERROR_SHAPE);
+        REQUIRE(px_binary(PX_OP_ADD, a, a, &c) == PX_OK);
+        REQUIRE(px_tensor_release(c) == PX_OK);
+    }
+    px_tensor_release(a);
+    px_tensor_release(b);
+    CHECK(in_use() == before);
+}
+
+TEST_CASE("a runtime destroyed while tensors live keeps their plugin loaded", "[capi][lifetime]") {
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    int64_t n = 4;
+    px_tensor* t = nullptr;
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT32, 1, &n, 2.5, &t) == PX_OK);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+    CHECK(px_runtime_destroy(rt) == PX_ERROR_INVALID_HANDLE);
+    px_tensor* u = nullptr;
+    REQUIRE(px_binary(PX_OP_MUL, t, t, &u) == PX_OK);  // the plugin is still there
+    float v[4];
+    REQUIRE(px_tensor_to_host(u, v, sizeof v) == PX_OK);
+    CHECK(v[3] == 6.25f);
+    px_tensor* moved = nullptr;
+    CHECK(px_tensor_copy_to(u, px_device{PX_DEVICE_CPU, 0}, &moved) == PX_ERROR_NO_DEVICE);
+    CHECK(says("was destroyed"));
+    px_tensor_release(u);
+    px_tensor_release(t);  // the last reference: the plugin unloads here
+}

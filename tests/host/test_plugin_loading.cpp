@@ -1,0 +1,160 @@
+// Loading: broken plugins are skipped with the reason and never stop the
+// others; a plugin of a newer minor loads; failures inside a plugin come back
+// as errors naming op, device and plugin.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plexus/plexus.h"
+
+namespace {
+
+struct Runtime {
+    px_runtime* rt = nullptr;
+    explicit Runtime(const std::vector<std::string>& paths, bool only = true) {
+        std::vector<const char*> ps;
+        for (auto& p : paths) ps.push_back(p.c_str());
+        px_runtime_options o{sizeof o, ps.data(), int32_t(ps.size()), only ? 1 : 0};
+        REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    }
+    ~Runtime() { px_runtime_destroy(rt); }
+    std::map<std::string, px_plugin_info> by_file() const {
+        std::map<std::string, px_plugin_info> out;
+        int32_t n = 0;
+        REQUIRE(px_runtime_plugin_count(rt, &n) == PX_OK);
+        for (int i = 0; i < n; ++i) {
+            px_plugin_info info{};
+            info.struct_size = sizeof info;
+            REQUIRE(px_runtime_plugin_info(rt, i, &info) == PX_OK);
+            std::string f = info.file;
+            out[f.substr(f.rfind('/') + 1)] = info;
+        }
+        return out;
+    }
+};
+
+std::string fault(const char* variant) { return std::string(PLEXUS_FAULT_PLUGIN_DIR "/libfault-") + variant + ".so"; }
+const std::string cpu_plugin = PLEXUS_CPU_PLUGIN_FILE;
+
+bool contains(const char* hay, const std::string& needle) { return std::string(hay).find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("broken plugins are skipped with the reason and the others load", "[host][loader]") {
+    Runtime r({fault("no-symbol"), fault("other-major"), fault("small-table"), fault("null-slot"),
+               fault("create-fails"), fault("missing-dep"), PLEXUS_FAULT_PLUGIN_DIR "/not-there.so",
+               PLEXUS_FAULT_PLUGIN_DIR "/libfault_dependency.so", cpu_plugin, fault("newer-minor")});
+    auto p = r.by_file();
+    auto skipped = [&](const std::string& file, const std::string& why) {
+        INFO(file << ": " << p.at(file).message);
+        CHECK(!p.at(file).loaded);
+        CHECK(contains(p.at(file).message, why));
+    };
+    skipped("libfault-no-symbol.so", "does not export px_plugin_get_api");
+    skipped("libfault-other-major.so", "plugin ABI 2.0, runtime ABI 1.0");
+    skipped("libfault-small-table.so", "smaller than the");
+    skipped("libfault-null-slot.so", "'copy_device' is NULL");
+    skipped("libfault-create-fails.so", "simulated init failure");
+    skipped("libfault-missing-dep.so", "libfault_dependency.so");  // the loader's own words name the library
+    skipped("not-there.so", "no such file");
+    skipped("libfault_dependency.so", "not a Plexus plugin");
+    CHECK(p.at("libfault-other-major.so").abi_major == 2);
+    CHECK(p.at("libplexus-cpu.so").loaded);
+    CHECK(p.at("libfault-newer-minor.so").loaded);
+    CHECK(p.at("libfault-newer-minor.so").abi_minor == PX_PLUGIN_ABI_MINOR + 1);
+    int32_t cpus = 0, accels = 0;
+    REQUIRE(px_runtime_device_count(r.rt, PX_DEVICE_CPU, &cpus) == PX_OK);
+    REQUIRE(px_runtime_device_count(r.rt, PX_DEVICE_ACCELERATOR, &accels) == PX_OK);
+    CHECK(cpus >= 1);
+    CHECK(accels == 1);
+}
+
+TEST_CASE("a plugin of a newer minor works through the 1.0 slots", "[host][loader]") {
+    Runtime r({fault("newer-minor")});
+    px_device acc{PX_DEVICE_ACCELERATOR, 0};
+    int64_t shape[1] = {3};
+    px_tensor *a = nullptr, *b = nullptr, *c = nullptr;
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 2.0, &a) == PX_OK);
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 3.0, &b) == PX_OK);
+    REQUIRE(px_binary(PX_OP_ADD, a, b, &c) == PX_OK);
+    float out[3];
+    REQUIRE(px_tensor_to_host(c, out, sizeof out) == PX_OK);
+    CHECK(out[0] == 5.0f);
+    CHECK(out[2] == 5.0f);
+    // What the plugin does not support is an error naming op, dtype, device and plugin.
+    px_tensor* d = nullptr;
+    CHECK(px_binary(PX_OP_MUL, a, b, &d) == PX_ERROR_UNSUPPORTED);
+    CHECK(contains(px_last_error(), "mul on float32 is not supported on accel(0) by plugin 'fault-newer-minor'"));
+    for (px_tensor* t : {a, b, c}) px_tensor_release(t);
+}
+
+TEST_CASE("an op that returns an error is reported with op, device and plugin", "[host][faults]") {
+    Runtime r({fault("op-error"), cpu_plugin});
+    px_device acc{PX_DEVICE_ACCELERATOR, 0};
+    int64_t shape[1] = {2};
+    px_tensor* a = nullptr;
+    CHECK(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &a) == PX_ERROR_DEVICE);
+    CHECK(contains(px_last_error(), "fill on accel(0): simulated op failure [plugin fault-op-error]"));
+    float v[2] = {1, 2};
+    REQUIRE(px_tensor_from_host(r.rt, acc, PX_FLOAT32, 1, shape, v, sizeof v, &a) == PX_OK);
+    px_tensor* c = nullptr;
+    CHECK(px_binary(PX_OP_ADD, a, a, &c) == PX_ERROR_DEVICE);
+    CHECK(c == nullptr);
+    px_tensor_release(a);
+    // The CPU keeps working beside it.
+    px_tensor* ok = nullptr;
+    REQUIRE(px_tensor_full(r.rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT32, 1, shape, 1.0, &ok) == PX_OK);
+    px_tensor_release(ok);
+}
+
+TEST_CASE("work that fails asynchronously is reported at the next wait", "[host][faults]") {
+    Runtime r({fault("async")});
+    px_device acc{PX_DEVICE_ACCELERATOR, 0};
+    int64_t shape[1] = {2};
+    px_tensor* a = nullptr;
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &a) == PX_OK);  // queued: no error yet
+    float out[2];
+    CHECK(px_tensor_to_host(a, out, sizeof out) == PX_ERROR_DEVICE);
+    CHECK(contains(px_last_error(), "fill failed on the device: simulated asynchronous failure"));
+    CHECK(contains(px_last_error(), "accel(0)"));
+    CHECK(px_runtime_synchronize(r.rt, acc) == PX_OK);  // reported once
+    px_tensor_release(a);
+}
+
+TEST_CASE("PLEXUS_PLUGIN_PATH adds files and folders and the default folder is found without it", "[host][loader]") {
+    {
+        Runtime r({}, false);  // default search: the folder next to libplexus
+        auto p = r.by_file();
+        REQUIRE(p.count("libplexus-cpu.so"));
+        CHECK(p.at("libplexus-cpu.so").loaded);
+    }
+    setenv("PLEXUS_PLUGIN_PATH", (fault("newer-minor") + ":" + PLEXUS_FAULT_PLUGIN_DIR "/nowhere").c_str(), 1);
+    {
+        Runtime r({}, false);
+        auto p = r.by_file();
+        CHECK(p.at("libfault-newer-minor.so").loaded);
+        CHECK(contains(p.at("nowhere").message, "PLEXUS_PLUGIN_PATH"));
+        CHECK(p.at("libplexus-cpu.so").loaded);
+    }
+    unsetenv("PLEXUS_PLUGIN_PATH");
+}
+
+TEST_CASE("the same plugin name twice loads once", "[host][loader]") {
+    Runtime r({cpu_plugin, PLEXUS_FAULT_PLUGIN_DIR "/copy/libplexus-cpu.so"});
+    int32_t n = 0, loaded = 0;
+    REQUIRE(px_runtime_plugin_count(r.rt, &n) == PX_OK);
+    REQUIRE(n == 2);
+    px_plugin_info second{};
+    for (int i = 0; i < n; ++i) {
+        px_plugin_info info{};
+        info.struct_size = sizeof info;
+        REQUIRE(px_runtime_plugin_info(r.rt, i, &info) == PX_OK);
+        loaded += info.loaded;
+        if (i == 1) second = info;
+    }
+    CHECK(loaded == 1);
+    CHECK(contains(second.message, "a plugin named 'cpu' is already loaded from"));
+}

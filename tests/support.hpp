@@ -1,0 +1,61 @@
+// Helpers for the test suites: the device under test, host references.
+#pragma once
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "plexus/plexus.hpp"
+
+namespace pxtest {
+
+// The device a conformance run targets: PLEXUS_TEST_DEVICE=cpu:1, gpu:0...
+inline plexus::Device device_under_test() {
+    const char* env = std::getenv("PLEXUS_TEST_DEVICE");
+    std::string s = env ? env : "cpu:0";
+    auto colon = s.find(':');
+    int index = colon == std::string::npos ? 0 : std::atoi(s.c_str() + colon + 1);
+    std::string kind = s.substr(0, colon);
+    return kind == "gpu" ? plexus::gpu(index) : plexus::cpu(index);
+}
+
+// Values as float64, whatever the tensor's dtype.
+inline std::vector<double> values(const plexus::Tensor& t) {
+    return t.astype(plexus::DType::float64).to_vector<double>();
+}
+
+// Tolerance for comparing a result of `dtype` with a float64 reference.
+inline double tolerance(plexus::DType d) {
+    switch (d) {
+    case plexus::DType::float32: return 2e-6;
+    case plexus::DType::float64: return 1e-12;
+    default: return 0;
+    }
+}
+
+inline bool close(double got, double want, double tol) {
+    if (std::isnan(want)) return std::isnan(got);
+    if (std::isinf(want)) return got == want;
+    return std::fabs(got - want) <= tol * (1 + std::fabs(want));
+}
+
+// Bytes in use on a device, after its queue drained.
+inline uint64_t bytes_in_use(plexus::Device d) {
+    plexus::synchronize(d);
+    return plexus::device_info(d).memory_in_use;
+}
+
+}  // namespace pxtest
+
+// Compare every element of `got` with `want` within `tol`, reporting the first miss.
+#define PX_REQUIRE_CLOSE(got_vec, want_vec, tol)                                                           \
+    do {                                                                                                    \
+        auto&& g_ = (got_vec);                                                                              \
+        auto&& w_ = (want_vec);                                                                             \
+        REQUIRE(g_.size() == w_.size());                                                                    \
+        for (size_t i_ = 0; i_ < g_.size(); ++i_) {                                                         \
+            INFO("element " << i_ << ": got " << g_[i_] << ", want " << w_[i_]);                           \
+            REQUIRE(pxtest::close(double(g_[i_]), double(w_[i_]), (tol)));                                 \
+        }                                                                                                   \
+    } while (0)
