@@ -1,0 +1,195 @@
+// plexus-bench: Plexus figures beside their raw baselines, measured in the
+// same run and interleaved (ours, raw, ours, raw...) so machine noise hits
+// both; each figure is a median. --json for machine-readable output.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cblas.h>
+
+#include "../json_writer.hpp"
+#include "plexus/plexus.hpp"
+
+using namespace plexus;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(const std::function<void()>& f) {
+    auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Runs `ours` and `raw` alternately `reps` times; returns their median seconds.
+std::pair<double, double> interleaved(int reps, const std::function<void()>& ours, const std::function<void()>& raw) {
+    ours(), raw();  // warm up: caches, thread pools, first-touch of memory
+    std::vector<double> a, b;
+    for (int i = 0; i < reps; ++i) {
+        a.push_back(seconds(ours));
+        if (raw) b.push_back(seconds(raw));
+    }
+    return {median(a), raw ? median(b) : 0.0};
+}
+
+struct Row {
+    std::string name, unit;
+    double ours, baseline;
+    std::string baseline_name, target;
+};
+
+std::vector<Row> rows;
+
+void report(const Row& r, bool json) {
+    rows.push_back(r);
+    if (json) return;
+    if (r.baseline > 0)
+        std::printf("%-40s %10.2f %-7s %-22s %10.2f   ratio %.2fx   %s\n", r.name.c_str(), r.ours, r.unit.c_str(),
+                    r.baseline_name.c_str(), r.baseline, r.ours / r.baseline, r.target.c_str());
+    else
+        std::printf("%-40s %10.2f %-7s %-22s %10s   %-12s %s\n", r.name.c_str(), r.ours, r.unit.c_str(), "", "", "",
+                    r.target.c_str());
+    std::fflush(stdout);
+}
+
+void bench_overhead(Device dev, bool json) {
+    Tensor a = ones({1}, dev), b = ones({1}, dev), c;
+    const int n = 20000;
+    std::vector<double> per_op;
+    for (int rep = 0; rep < 15; ++rep) {
+        synchronize(dev);
+        double s = seconds([&] {
+            for (int i = 0; i < n; ++i) c = a + b;
+            synchronize(dev);
+        });
+        per_op.push_back(s / n * 1e9);
+    }
+    report({"per-op overhead, 1-element add", "ns/op", median(per_op), 0, "", "target < 250 ns"}, json);
+}
+
+void bench_add(Device dev, int64_t n, bool json) {
+    Tensor a = random_uniform({n}, 0, 1, dev), b = random_uniform({n}, 0, 1, dev), c;
+    std::vector<float> ra(static_cast<size_t>(n), 1.0f), rb(static_cast<size_t>(n), 2.0f), rc(static_cast<size_t>(n));
+    float *pa = ra.data(), *pb = rb.data(), *pc = rc.data();
+    auto [ours, raw] = interleaved(
+        15,
+        [&] {
+            c = a + b;  // a fresh result every time
+            synchronize(dev);
+        },
+        [&] {
+#pragma omp parallel for simd schedule(static)
+            for (int64_t i = 0; i < n; ++i) pc[i] = pa[i] + pb[i];
+        });
+    double bytes = 3.0 * double(n) * 4;
+    report({"add " + std::to_string(n >> 20) + "M float32, c = a + b", "GB/s", bytes / ours / 1e9, bytes / raw / 1e9,
+            "raw OpenMP loop", "target >= 0.80x"},
+           json);
+}
+
+void bench_sgemm(Device dev, int64_t n, bool json) {
+    Tensor a = random_uniform({n, n}, 0, 1, dev), b = random_uniform({n, n}, 0, 1, dev), c;
+    std::vector<float> ra(size_t(n * n), 0.5f), rb(size_t(n * n), 0.25f), rc(size_t(n * n));
+    int reps = n <= 256 ? 51 : n <= 1024 ? 11 : 5;
+    auto [ours, raw] = interleaved(
+        reps,
+        [&] {
+            c = matmul(a, b);
+            synchronize(dev);
+        },
+        [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, ra.data(), int(n),
+                        rb.data(), int(n), 0.0f, rc.data(), int(n));
+        });
+    double flop = 2.0 * double(n) * double(n) * double(n);
+    report({"sgemm " + std::to_string(n), "GFLOP/s", flop / ours / 1e9, flop / raw / 1e9, "raw cblas_sgemm",
+            "target >= 0.95x"},
+           json);
+}
+
+// Seed 003, exercise 3: 1000 products of 100x100 matrices, logging the
+// Frobenius norm one result at a time vs keeping the log on the device.
+void bench_norm_log(Device dev, bool json) {
+    Tensor a = random_normal({100, 100}, 0, 0.1, dev), b = random_normal({100, 100}, 0, 0.1, dev);
+    auto [each, kept] = interleaved(
+        3,
+        [&] {
+            for (int i = 0; i < 1000; ++i) {
+                Tensor c = matmul(a, b);
+                volatile float v = (c * c).sum().sqrt().item<float>();
+                (void)v;
+            }
+        },
+        [&] {
+            std::vector<Tensor> log;
+            for (int i = 0; i < 1000; ++i) {
+                Tensor c = matmul(a, b);
+                log.push_back((c * c).sum().sqrt().reshape({1}));
+            }
+            volatile float v = concat(log).to_vector<float>()[999];
+            (void)v;
+        });
+    report({"1000 100x100 matmuls, norm read each time", "ms", each * 1e3, kept * 1e3, "log kept on device", "seed 003 ex. 3"},
+           json);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    bool json = false, quick = false;
+    Device dev = cpu();
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--json") json = true;
+        else if (arg == "--quick") quick = true;
+        else if (arg == "--device" && i + 1 < argc) {
+            std::string d = argv[++i];
+            auto colon = d.find(':');
+            int index = colon == std::string::npos ? 0 : std::stoi(d.substr(colon + 1));
+            dev = d.rfind("gpu", 0) == 0 ? gpu(index) : cpu(index);
+        } else if (arg == "--help" || arg == "-h") {
+            std::printf("usage: plexus-bench [--device cpu:0|gpu:0] [--json] [--quick]\n"
+                        "Measures Plexus beside raw baselines in one run and prints each ratio.\n"
+                        "--quick uses smaller sizes (for a smoke test, not for figures).\n");
+            return 0;
+        } else {
+            std::fprintf(stderr, "plexus-bench: unknown argument '%s' (try --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    auto info = device_info(dev);
+    if (!json)
+        std::printf("plexus-bench on %s: %s, %d OpenMP threads\n\n%-40s %10s %-7s %-22s %10s\n", dev.str().c_str(),
+                    info.name, omp_get_max_threads(), "figure", "plexus", "unit", "baseline", "value");
+    bench_overhead(dev, json);
+    bench_add(dev, quick ? (1 << 20) : (16 << 20), json);
+    for (int64_t n : quick ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{256, 1024, 2048}) bench_sgemm(dev, n, json);
+    bench_norm_log(dev, json);
+    if (json) {
+        pxtools::Json out;
+        out.begin_object().field("device", dev.str()).field("device_name", info.name);
+        out.field("threads", omp_get_max_threads()).key("results").begin_array();
+        for (const auto& r : rows) {
+            out.begin_object().field("name", r.name).field("unit", r.unit).field("plexus", r.ours);
+            if (r.baseline > 0) out.field("baseline", r.baseline_name).field("baseline_value", r.baseline).field("ratio", r.ours / r.baseline);
+            out.field("target", r.target).end_object();
+        }
+        out.end_array().end_object();
+        std::printf("%s\n", out.str().c_str());
+    }
+    return 0;
+} catch (const plexus::Error& e) {
+    std::fprintf(stderr, "plexus-bench: %s\n", e.what());
+    return 1;
+}

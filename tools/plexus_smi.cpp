@@ -1,0 +1,99 @@
+// plexus-smi: the plugins found (loaded or skipped, and why) and the devices
+// with their memory, as a table or as JSON (--json).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "plexus/plexus.h"
+#include "json_writer.hpp"
+
+namespace {
+
+int fail(const char* what) {
+    std::fprintf(stderr, "plexus-smi: %s: %s\n", what, px_last_error());
+    return 1;
+}
+
+std::string mib(uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / (1 << 20));
+    return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--json")) json = true;
+        else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+            std::printf("usage: plexus-smi [--json]\n"
+                        "Lists the Plexus plugins found (loaded or skipped, and why) and the devices with their memory.\n"
+                        "Plugins are searched in PLEXUS_PLUGIN_PATH (files or folders, ':'-separated), then in the\n"
+                        "folder plexus/plugins next to libplexus.\n");
+            return 0;
+        } else {
+            std::fprintf(stderr, "plexus-smi: unknown argument '%s' (try --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    px_runtime* rt = nullptr;
+    if (px_runtime_create(nullptr, &rt) != PX_OK) return fail("creating the runtime");
+    int32_t nplugins = 0;
+    if (px_runtime_plugin_count(rt, &nplugins) != PX_OK) return fail("listing plugins");
+
+    pxtools::Json out;
+    out.begin_object();
+    out.key("plugins").begin_array();
+    if (!json) std::printf("Plugins\n  %-8s %-8s %-5s %-8s %s\n", "NAME", "VERSION", "ABI", "STATE", "FILE / MESSAGE");
+    for (int i = 0; i < nplugins; ++i) {
+        px_plugin_info p{};
+        p.struct_size = sizeof p;
+        if (px_runtime_plugin_info(rt, i, &p) != PX_OK) return fail("reading plugin info");
+        std::string abi = p.abi_major ? std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor) : "-";
+        if (json) {
+            out.begin_object().field("file", p.file).field("name", p.name).field("version", p.version);
+            out.field("abi", abi).field("loaded", bool(p.loaded)).field("devices", p.num_devices);
+            out.field("message", p.message).end_object();
+        } else {
+            std::printf("  %-8s %-8s %-5s %-8s %s\n", p.name[0] ? p.name : "-", p.version[0] ? p.version : "-",
+                        abi.c_str(), p.loaded ? "loaded" : "skipped", p.file);
+            if (p.message[0]) std::printf("  %35s %s\n", p.loaded ? "note:" : "why:", p.message);
+        }
+    }
+    out.end_array();
+    out.key("devices").begin_array();
+    if (!json)
+        std::printf("\nDevices\n  %-8s %-10s %-12s %-12s %-12s %-12s %s\n", "ID", "PLUGIN", "TOTAL", "IN USE", "PEAK",
+                    "FREE", "NAME");
+    int shown = 0;
+    for (int kind : {PX_DEVICE_CPU, PX_DEVICE_GPU, PX_DEVICE_ACCELERATOR}) {
+        int32_t n = 0;
+        if (px_runtime_device_count(rt, kind, &n) != PX_OK) return fail("counting devices");
+        for (int i = 0; i < n; ++i) {
+            px_device d{kind, i};
+            px_device_info info{};
+            info.struct_size = sizeof info;
+            const char* plugin = "";
+            if (px_runtime_device_info(rt, d, &info) != PX_OK || px_runtime_device_plugin(rt, d, &plugin) != PX_OK)
+                return fail("reading device info");
+            std::string id = std::string(px_device_kind_name(kind)) + "(" + std::to_string(i) + ")";
+            if (json) {
+                out.begin_object().field("id", id).field("plugin", plugin).field("name", info.name);
+                out.field("memory_total", info.memory_total).field("memory_in_use", info.memory_in_use);
+                out.field("memory_reserved", info.memory_reserved).field("memory_peak", info.memory_peak);
+                out.field("memory_free", info.memory_free).end_object();
+            } else {
+                std::printf("  %-8s %-10s %-12s %-12s %-12s %-12s %s\n", id.c_str(), plugin, mib(info.memory_total).c_str(),
+                            mib(info.memory_in_use).c_str(), mib(info.memory_peak).c_str(),
+                            mib(info.memory_free).c_str(), info.name);
+            }
+            ++shown;
+        }
+    }
+    out.end_array().end_object();
+    if (json) std::printf("%s\n", out.str().c_str());
+    else if (!shown) std::printf("  (no devices: see the plugins above)\n");
+    px_runtime_destroy(rt);
+    return 0;
+}
