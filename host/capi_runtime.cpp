@@ -95,7 +95,7 @@ px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_devic
         px_device_info info;
         std::memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
-        p.call(cat("reading the info of ", dev->label),
+        p.call([&] { return cat("reading the info of ", dev->label); },
                [&](px_plugin_error* e) { return p.api->device_info(p.context, dev->local, &info, e); });
         info.name[sizeof info.name - 1] = '\0';
         uint32_t caller_size = out->struct_size;

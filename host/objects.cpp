@@ -21,7 +21,7 @@ void PluginInstance::raise(px_status s, const std::string& context_text, px_plug
 }
 
 void DeviceImpl::synchronize() const {
-    plugin->call(cat("work queued on ", label, " failed"),
+    plugin->call([&] { return cat("work queued on ", label, " failed"); },
                  [&](px_plugin_error* e) { return plugin->api->synchronize(plugin->context, local, e); });
 }
 
@@ -34,7 +34,7 @@ std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {
 Buffer::Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n) : device(std::move(d)), bytes(n) {
     const auto& p = *device->plugin;
     px_plugin_buffer* out = nullptr;
-    p.call(cat("allocating ", n, " bytes on ", device->label),
+    p.call([&] { return cat("allocating ", n, " bytes on ", device->label); },
            [&](px_plugin_error* e) { return p.api->buffer_alloc(p.context, device->local, n, &out, e); });
     if (!out) fail(PX_ERROR_PLUGIN, "plugin ", p.name, " returned a NULL buffer for ", n, " bytes");
     handle = out;

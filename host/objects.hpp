@@ -33,14 +33,15 @@ struct PluginInstance {
     ~PluginInstance();
 
     // Calls a plugin slot with an error struct; a failure becomes a Failure
-    // whose message starts with `context` and ends with the plugin's words.
-    template <class F>
-    void call(const std::string& context, F&& slot) const {
+    // whose message starts with context() (built only on failure, so the
+    // fast path formats nothing) and ends with the plugin's words.
+    template <class Context, class F>
+    void call(Context&& context, F&& slot) const {
         px_plugin_error err;
         err.struct_size = sizeof err;
         err.message[0] = '\0';
         px_status s = slot(&err);
-        if (s != PX_OK) raise(s, context, err);
+        if (s != PX_OK) raise(s, context(), err);
     }
     [[noreturn]] void raise(px_status s, const std::string& context, px_plugin_error& err) const;
 };

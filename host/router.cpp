@@ -55,7 +55,7 @@ void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor
     call.outputs = out;
     call.attrs = attrs;
     const auto& p = *dev.plugin;
-    p.call(cat(name_of(op), " on ", dev.label), [&](px_plugin_error* e) { return p.api->execute(p.context, &call, e); });
+    p.call([&] { return cat(name_of(op), " on ", dev.label); }, [&](px_plugin_error* e) { return p.api->execute(p.context, &call, e); });
 }
 
 px_tensor_desc broadcast_desc(const TensorObj& t, const Shape& out) {
@@ -78,7 +78,7 @@ TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, con
     Owned t(new_tensor(dev, dtype, shape));
     if (bytes > 0) {
         const auto& p = *dev->plugin;
-        p.call(cat("copying ", bytes, " bytes from the host to ", dev->label), [&](px_plugin_error* e) {
+        p.call([&] { return cat("copying ", bytes, " bytes from the host to ", dev->label); }, [&](px_plugin_error* e) {
             return p.api->copy_from_host(p.context, t->buffer->handle, 0, data, bytes, e);
         });
     }
@@ -96,7 +96,7 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
         dev.synchronize();  // still a waiting point: report earlier failures
         return;
     }
-    p.call(cat("reading values from ", dev.label), [&](px_plugin_error* e) {
+    p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
         return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
     });
 }
@@ -116,7 +116,7 @@ TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
         Owned out(new_tensor(dev, t.dtype, t.shape));
         if (bytes > 0) {
             const auto& p = *src.plugin;
-            p.call(cat("copying ", bytes, " bytes from ", src.label, " to ", dev->label), [&](px_plugin_error* e) {
+            p.call([&] { return cat("copying ", bytes, " bytes from ", src.label, " to ", dev->label); }, [&](px_plugin_error* e) {
                 return p.api->copy_device(p.context, t.buffer->handle, t.offset, out->buffer->handle, 0, bytes, e);
             });
         }

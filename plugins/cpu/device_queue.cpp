@@ -20,91 +20,97 @@ DeviceQueue::DeviceQueue(int device_index) : device_(device_index), ring_(capaci
 
 DeviceQueue::~DeviceQueue() {
     {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stop_ = true;
+        std::lock_guard<std::mutex> lock(sleep_);
+        stop_.store(true);
     }
-    has_work_.notify_all();
+    wake_worker_.notify_all();
     thread_.join();
 }
 
 void DeviceQueue::push(Task&& task) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (count_ == capacity) {
-        ++space_waiters_;
-        has_space_.wait(lock, [&] { return count_ < capacity; });
-        --space_waiters_;
+    std::lock_guard<std::mutex> producers(produce_);
+    uint64_t t = tail_.load(std::memory_order_relaxed);
+    if (t - head_.load(std::memory_order_acquire) == capacity) wait_for_head(t - capacity / 2);  // full: let it drain half
+    ring_[t % capacity] = std::move(task);
+    tail_.store(t + 1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) {
+        std::lock_guard<std::mutex> lock(sleep_);
+        wake_worker_.notify_one();
     }
-    ring_[(head_ + count_) % capacity] = std::move(task);
-    ++count_;
-    ++submitted_;
-    pending_.store(count_, std::memory_order_release);
-    if (sleeping_) has_work_.notify_one();
 }
 
 std::string DeviceQueue::wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    uint64_t target = submitted_;
-    if (completed_ < target) {
-        ++idle_waiters_;
-        is_idle_.wait(lock, [&] { return completed_ >= target; });
-        --idle_waiters_;
-    }
+    wait_for_head(tail_.load(std::memory_order_acquire));
+    std::lock_guard<std::mutex> lock(sleep_);
     std::string e;
     e.swap(error_);
+    failed_.store(false);
     return e;
 }
 
-bool DeviceQueue::idle() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return completed_ == submitted_;
-}
-
 void DeviceQueue::worker() {
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-        if (count_ == 0) {
-            // Spin for a short while before sleeping: the next op is usually near.
-            lock.unlock();
+        uint64_t h = head_.load(std::memory_order_relaxed);
+        if (tail_.load(std::memory_order_acquire) == h) {
+            // Spin a short while: the next op is usually near.
             auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-            while (pending_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until)
-                for (int i = 0; i < 64; ++i) cpu_relax();
-            lock.lock();
-            if (count_ == 0) {
-                if (stop_) return;
-                sleeping_ = true;
-                has_work_.wait(lock, [&] { return count_ > 0 || stop_; });
-                sleeping_ = false;
-                if (count_ == 0) return;  // stop_ with nothing left
+            while (tail_.load(std::memory_order_acquire) == h && std::chrono::steady_clock::now() < until)
+                for (int i = 0; i < 32; ++i) cpu_relax();
+            if (tail_.load(std::memory_order_acquire) == h) {
+                std::unique_lock<std::mutex> lock(sleep_);
+                sleeping_.store(true, std::memory_order_seq_cst);
+                wake_worker_.wait(lock, [&] { return tail_.load(std::memory_order_seq_cst) != h || stop_.load(); });
+                sleeping_.store(false, std::memory_order_relaxed);
+                if (tail_.load(std::memory_order_acquire) == h) return;  // stopping with nothing left
             }
         }
-        Task task = std::move(ring_[head_]);
-        head_ = (head_ + 1) % capacity;
-        --count_;
-        pending_.store(count_, std::memory_order_release);
-        if (space_waiters_) has_space_.notify_one();
-        bool skip = !error_.empty() && task.kind == Task::op;  // after a failure, ops wait for the report
-        lock.unlock();
-        std::string failure;
-        if (!skip) {
+        Task& task = ring_[h % capacity];
+        // After a failure, ops are skipped until it is reported; copies still run.
+        if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
             try {
                 run(task);
             } catch (const std::exception& e) {
-                failure = e.what();
+                record_failure(task, e.what());
             } catch (...) {
-                failure = "unknown failure";
+                record_failure(task, "unknown failure");
             }
         }
-        if (task.staging) std::free(task.staging);
-        lock.lock();
-        if (!failure.empty() && error_.empty()) {
-            const char* name = px_op_name(task.op_task.op);
-            error_ = task.kind == Task::op
-                         ? std::string(name ? name : "op") + " failed on cpu(" + std::to_string(device_) + "): " + failure
-                         : "a copy failed on cpu(" + std::to_string(device_) + "): " + failure;
+        if (task.staging) {
+            std::free(task.staging);
+            task.staging = nullptr;
         }
-        ++completed_;
-        if (idle_waiters_ && completed_ == submitted_) is_idle_.notify_all();
+        // seq_cst on both: a waiter publishes wake_at_ and then reads head_,
+        // so this store must not pass the load below (or it would sleep on).
+        head_.store(h + 1, std::memory_order_seq_cst);
+        if (h + 1 >= wake_at_.load(std::memory_order_seq_cst)) {
+            std::lock_guard<std::mutex> lock(sleep_);
+            wake_at_.store(UINT64_MAX);
+            progress_.notify_all();  // each waiter re-registers if its target is further on
+        }
     }
+}
+
+void DeviceQueue::wait_for_head(uint64_t target) {
+    // Short waits are common (a read right after a small op): spin first.
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (head_.load(std::memory_order_acquire) < target && std::chrono::steady_clock::now() < until) cpu_relax();
+    std::unique_lock<std::mutex> lock(sleep_);
+    while (head_.load(std::memory_order_seq_cst) < target) {
+        uint64_t cur = wake_at_.load();
+        while (target < cur && !wake_at_.compare_exchange_weak(cur, target)) {}
+        if (head_.load(std::memory_order_seq_cst) >= target) break;
+        progress_.wait(lock);
+    }
+}
+
+void DeviceQueue::record_failure(const Task& task, const std::string& what) {
+    std::lock_guard<std::mutex> lock(sleep_);
+    if (!error_.empty()) return;
+    const char* name = px_op_name(task.op_task.op);
+    std::string where = " on cpu(" + std::to_string(device_) + "): ";
+    error_ = task.kind == Task::op ? std::string(name ? name : "op") + " failed" + where + what
+                                   : "a copy failed" + where + what;
+    failed_.store(true, std::memory_order_release);
 }
 
 void DeviceQueue::run(Task& t) {

@@ -1,6 +1,10 @@
 // One CPU device's queue: a worker thread runs tasks in submission order.
-// The worker spins briefly before sleeping so a stream of small ops costs no
-// system calls; a failure is kept and handed to the next wait.
+//
+// The hot path takes no lock that the worker also takes: producers serialize
+// among themselves, publish a slot by advancing `tail_`, and the worker
+// consumes by advancing `head_`. The worker spins briefly before sleeping, so
+// a stream of small ops costs no system calls; a producer wakes it only when
+// it sleeps. A failure is kept and handed to the next wait.
 #pragma once
 
 #include <atomic>
@@ -26,23 +30,29 @@ public:
     // first failure ("" when none).
     std::string wait();
     // True when nothing is queued or running.
-    bool idle();
+    bool idle() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire); }
 
 private:
     void worker();
     void run(Task& t);
+    void record_failure(const Task& t, const std::string& what);
+    void wait_for_head(uint64_t target);
 
-    static constexpr size_t capacity = 1024;
+    static constexpr uint64_t capacity = 1024;
     const int device_;
     std::vector<Task> ring_;
-    size_t head_ = 0, count_ = 0;
-    uint64_t submitted_ = 0, completed_ = 0;
-    std::atomic<size_t> pending_{0};  // mirror of count_ for the spin
-    bool sleeping_ = false, stop_ = false;
-    int idle_waiters_ = 0, space_waiters_ = 0;
+    alignas(64) std::atomic<uint64_t> tail_{0};  // next slot to fill (producers)
+    alignas(64) std::atomic<uint64_t> head_{0};  // next slot to run (worker); == tasks completed
+    alignas(64) std::atomic<bool> sleeping_{false};
+    std::atomic<bool> stop_{false};
+    // The smallest head_ a waiter needs (UINT64_MAX: none); the worker signals
+    // only when head_ reaches it, so waiting costs nothing per task.
+    std::atomic<uint64_t> wake_at_{UINT64_MAX};
+    std::atomic<bool> failed_{false};  // mirrors !error_.empty() for the worker's skip test
+    std::mutex produce_;  // serializes producers
+    std::mutex sleep_;    // guards the sleep/wake handshake and error_
+    std::condition_variable wake_worker_, progress_;
     std::string error_;
-    std::mutex mutex_;
-    std::condition_variable has_work_, has_space_, is_idle_;
     std::thread thread_;
 };
 

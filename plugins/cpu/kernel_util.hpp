@@ -68,9 +68,7 @@ struct Walk {
         for (int i = 0; i < nd - 1; ++i) nrows *= shape[i];
         int64_t inner[N];
         for (int k = 0; k < N; ++k) inner[k] = st[k][nd - 1];
-        bool parallel = nrows > 1 && nrows * len >= parallel_grain;
-#pragma omp parallel for schedule(static) if (parallel)
-        for (int64_t r = 0; r < nrows; ++r) {
+        auto one_row = [&](int64_t r) {
             char* p[N];
             for (int k = 0; k < N; ++k) p[k] = base[k];
             int64_t rem = r;
@@ -80,6 +78,12 @@ struct Walk {
                 for (int k = 0; k < N; ++k) p[k] += idx * st[k][i] * esize[k];
             }
             row(p, len, inner);
+        };
+        if (nrows > 1 && nrows * len >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+            for (int64_t r = 0; r < nrows; ++r) one_row(r);
+        } else {  // small: no OpenMP region at all (entering one costs more than the op)
+            for (int64_t r = 0; r < nrows; ++r) one_row(r);
         }
     }
 };
@@ -107,8 +111,13 @@ Walk<N> make_walk(const Operand* const (&ops)[N]) {
 // Parallel flat loop over n elements.
 template <class Body>
 void parallel_for(int64_t n, Body&& body) {
-#pragma omp parallel for simd schedule(static) if (n >= parallel_grain)
-    for (int64_t i = 0; i < n; ++i) body(i);
+    if (n >= parallel_grain) {
+#pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; ++i) body(i);
+    } else {
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) body(i);
+    }
 }
 
 }  // namespace pxcpu

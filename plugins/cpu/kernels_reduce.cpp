@@ -109,11 +109,12 @@ void reduce_typed(const OpTask& t) {
         }
         return;
     }
-    bool parallel = nout > 1 && nout * extent >= parallel_grain;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < nout; ++o) {
-        int64_t i = o / inner, j = o % inner;
-        write(o, a + i * extent * inner + j, inner);
+    auto one = [&](int64_t o) { write(o, a + (o / inner) * extent * inner + o % inner, inner); };
+    if (nout > 1 && nout * extent >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+        for (int64_t o = 0; o < nout; ++o) one(o);
+    } else {
+        for (int64_t o = 0; o < nout; ++o) one(o);
     }
 }
 
