@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what Plexus needs from Debian's packages, then configures and
+# builds it in ./build. Run as root, or as a user with sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup.sh: run as root (apt-get needs it)" >&2; exit 1; }
+  SUDO=sudo
+fi
+
+packages=(cmake ninja-build g++ pkg-config libboost-dev libopenblas-openmp-dev catch2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+build_type=${PLEXUS_BUILD_TYPE:-Release}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" ${PLEXUS_CMAKE_ARGS:-} >/dev/null
+cmake --build build --parallel "$(nproc)"
