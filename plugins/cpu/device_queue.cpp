@@ -30,6 +30,12 @@ DeviceQueue::~DeviceQueue() {
 void DeviceQueue::push(Task&& task) {
     std::lock_guard<std::mutex> producers(produce_);
     uint64_t t = tail_.load(std::memory_order_relaxed);
+    if (small_task(task) && head_.load(std::memory_order_acquire) == t) {
+        // Idle queue: nothing can run before or beside this, and later pushes
+        // wait for produce_, so running it here keeps the device's order.
+        execute(task);
+        return;
+    }
     if (t - head_.load(std::memory_order_acquire) == capacity) wait_for_head(t - capacity / 2);  // full: let it drain half
     ring_[t % capacity] = std::move(task);
     tail_.store(t + 1, std::memory_order_seq_cst);
@@ -64,21 +70,7 @@ void DeviceQueue::worker() {
                 if (tail_.load(std::memory_order_acquire) == h) return;  // stopping with nothing left
             }
         }
-        Task& task = ring_[h % capacity];
-        // After a failure, ops are skipped until it is reported; copies still run.
-        if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
-            try {
-                run(task);
-            } catch (const std::exception& e) {
-                record_failure(task, e.what());
-            } catch (...) {
-                record_failure(task, "unknown failure");
-            }
-        }
-        if (task.staging) {
-            std::free(task.staging);
-            task.staging = nullptr;
-        }
+        execute(ring_[h % capacity]);
         // seq_cst on both: a waiter publishes wake_at_ and then reads head_,
         // so this store must not pass the load below (or it would sleep on).
         head_.store(h + 1, std::memory_order_seq_cst);
@@ -87,6 +79,23 @@ void DeviceQueue::worker() {
             wake_at_.store(UINT64_MAX);
             progress_.notify_all();  // each waiter re-registers if its target is further on
         }
+    }
+}
+
+void DeviceQueue::execute(Task& task) {
+    // After a failure, ops are skipped until it is reported; copies still run.
+    if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
+        try {
+            run(task);
+        } catch (const std::exception& e) {
+            record_failure(task, e.what());
+        } catch (...) {
+            record_failure(task, "unknown failure");
+        }
+    }
+    if (task.staging) {
+        std::free(task.staging);
+        task.staging = nullptr;
     }
 }
 

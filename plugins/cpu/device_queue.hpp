@@ -25,6 +25,10 @@ public:
     DeviceQueue(const DeviceQueue&) = delete;
     DeviceQueue& operator=(const DeviceQueue&) = delete;
 
+    // Queues `task`; a small task (see task.hpp, small_task) runs at once on
+    // the caller's thread instead when nothing is queued, since handing it to
+    // the worker costs more than running it. Order and error reporting are the
+    // same either way.
     void push(Task&& task);
     // Waits until everything queued so far has run; returns and clears the
     // first failure ("" when none).
@@ -35,6 +39,7 @@ public:
 private:
     void worker();
     void run(Task& t);
+    void execute(Task& t);  // run + failure bookkeeping + staging release
     void record_failure(const Task& t, const std::string& what);
     void wait_for_head(uint64_t target);
 

@@ -74,4 +74,15 @@ bool kernel_supports(int32_t op, int32_t dtype);
 // Elements per thread below which kernels stay on one thread.
 constexpr int64_t parallel_grain = 1 << 15;
 
+// A task cheap enough to run on the caller's thread when the queue is idle:
+// a few thousand elements (or a small matrix product).
+inline bool small_task(const Task& t) {
+    if (t.kind != Task::op) return false;
+    const OpTask& op = t.op_task;
+    if (op.op == PX_OP_MATMUL) return op.out.numel() * op.in[0].shape[2] <= (1 << 14);
+    int64_t n = op.out.numel();
+    for (int i = 0; i < op.num_inputs; ++i) n = n > op.in[i].numel() ? n : op.in[i].numel();
+    return n <= 4096;
+}
+
 }  // namespace pxcpu
