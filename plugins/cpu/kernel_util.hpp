@@ -79,7 +79,17 @@ struct Walk {
             }
             row(p, len, inner);
         };
-        if (nrows > 1 && nrows * len >= parallel_grain) {
+        if (nrows == 1 && len >= 2 * parallel_grain) {
+            // One long row (a contiguous op): split the row itself across threads.
+            const int64_t chunk = parallel_grain;
+            const int64_t nchunks = (len + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static)
+            for (int64_t c = 0; c < nchunks; ++c) {
+                char* p[N];
+                for (int k = 0; k < N; ++k) p[k] = base[k] + c * chunk * inner[k] * esize[k];
+                row(p, std::min(chunk, len - c * chunk), inner);
+            }
+        } else if (nrows > 1 && nrows * len >= parallel_grain) {
 #pragma omp parallel for schedule(static)
             for (int64_t r = 0; r < nrows; ++r) one_row(r);
         } else {  // small: no OpenMP region at all (entering one costs more than the op)
