@@ -53,15 +53,20 @@ Buffer::~Buffer() {
 }
 
 px_tensor_desc TensorObj::desc() const {
-    px_tensor_desc d;
-    std::memset(&d, 0, sizeof d);
+    // Hot path: only the first ndim entries of shape/strides are meaningful
+    // (plugin.h); the rest are zeroed by the initializer below.
+    px_tensor_desc d{};
     d.struct_size = sizeof d;
     d.dtype = dtype;
     d.buffer = buffer->handle;
     d.offset = offset;
     d.ndim = shape.ndim;
-    for (int i = 0; i < shape.ndim; ++i) d.shape[i] = shape.dims[i];
-    contiguous_strides(shape, d.strides);
+    int64_t st = 1;
+    for (int i = shape.ndim - 1; i >= 0; --i) {
+        d.shape[i] = shape.dims[i];
+        d.strides[i] = st;
+        st *= shape.dims[i];
+    }
     return d;
 }
 

@@ -27,8 +27,22 @@ struct IntDivision {
     }
 };
 
+// True when `a` is read exactly like the contiguous output (no broadcasting).
+bool same_layout(const Operand& a, const Operand& out) {
+    for (int i = 0; i < out.ndim; ++i)
+        if (a.strides[i] != out.strides[i] && out.shape[i] != 1) return false;
+    return true;
+}
+
 template <class T, class R, class F>
 void binary_rows(const OpTask& t, F f) {
+    if (same_layout(t.in[0], t.out) && same_layout(t.in[1], t.out)) {  // the common case: one flat loop
+        const T* a = reinterpret_cast<const T*>(t.in[0].data);
+        const T* b = reinterpret_cast<const T*>(t.in[1].data);
+        R* o = reinterpret_cast<R*>(t.out.data);
+        parallel_for(t.out.numel(), [&](int64_t i) { o[i] = f(a[i], b[i]); });
+        return;
+    }
     const Operand* ops[3] = {&t.out, &t.in[0], &t.in[1]};
     auto w = make_walk<3>(ops);
     w.rows([&](char* const* p, int64_t n, const int64_t* s) {

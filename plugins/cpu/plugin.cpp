@@ -247,6 +247,21 @@ bool to_operand(const px_tensor_desc& d, Operand& o) {
     return true;
 }
 
+// The attrs size an op cannot run without (0: none needed).
+size_t attrs_needed(int32_t op, int32_t num_inputs) {
+    switch (op) {
+    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
+    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
+        return num_inputs == 1 ? sizeof(px_binary_attrs) : 0;  // the scalar form
+    case PX_OP_SUM: case PX_OP_MEAN: case PX_OP_MAX: case PX_OP_MIN: case PX_OP_ARGMAX:
+        return sizeof(px_reduce_attrs);
+    case PX_OP_FILL: return sizeof(px_fill_attrs);
+    case PX_OP_ARANGE: return sizeof(px_arange_attrs);
+    case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL: return sizeof(px_random_attrs);
+    default: return 0;
+    }
+}
+
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
     return safely(err, [&] {
         if (!call || call->struct_size < sizeof(px_op_call))
@@ -266,8 +281,13 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
                 return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed input desc");
         if (!to_operand(call->outputs[0], op.out))
             return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc");
+        size_t need = attrs_needed(call->op, call->num_inputs);
+        uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;
+        if (size < need)
+            return report(err, PX_ERROR_INVALID_ARGUMENT,
+                          std::string(name) + ": needs an attrs struct of " + std::to_string(need) + " bytes, got " +
+                              (call->attrs ? std::to_string(size) + " bytes" : std::string("none")));
         if (call->attrs) {
-            uint32_t size = *static_cast<const uint32_t*>(call->attrs);
             std::memcpy(&op.attrs, call->attrs, size < sizeof op.attrs ? size : sizeof op.attrs);
             op.has_attrs = true;
         }

@@ -15,8 +15,10 @@ struct Operand {
     int32_t dtype = 0;
     char* data = nullptr;  // buffer base + offset
     int32_t ndim = 0;
-    int64_t shape[PX_MAX_DIMS] = {};
-    int64_t strides[PX_MAX_DIMS] = {};
+    // Only the first ndim entries are set (left uninitialized past that: a
+    // task is built for every op, so it stays cheap).
+    int64_t shape[PX_MAX_DIMS];
+    int64_t strides[PX_MAX_DIMS];
 
     int64_t numel() const {
         int64_t n = 1;
@@ -47,7 +49,7 @@ struct OpTask {
     int32_t num_inputs = 0;
     Operand in[3];
     Operand out;
-    Attrs attrs{};
+    Attrs attrs;  // valid when has_attrs
     bool has_attrs = false;
 };
 

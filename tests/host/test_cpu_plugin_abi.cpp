@@ -1,0 +1,127 @@
+// The CPU plugin called through its C table directly, as any host would:
+// malformed calls are refused with a message, never run on garbage.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+
+#include "plexus/plugin.h"
+
+namespace {
+struct Loaded {
+    void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    const px_plugin_api* api = nullptr;
+    px_plugin_context* ctx = nullptr;
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+    Loaded() {
+        REQUIRE(lib);
+        auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
+        REQUIRE(get);
+        api = get();
+        REQUIRE(api->create(&ctx, &err) == PX_OK);
+    }
+    ~Loaded() {
+        api->destroy(ctx);
+        dlclose(lib);
+    }
+};
+}  // namespace
+
+TEST_CASE("cpu plugin: ops without their attrs are refused", "[host][cpu-abi]") {
+    Loaded p;
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, 0, 16, &buf, &p.err) == PX_OK);
+    px_tensor_desc out{};
+    out.struct_size = sizeof out;
+    out.dtype = PX_FLOAT32;
+    out.buffer = buf;
+    out.ndim = 1;
+    out.shape[0] = 4;
+    out.strides[0] = 1;
+    px_op_call call{sizeof(px_op_call), PX_OP_FILL, 0, 0, nullptr, 1, &out, nullptr};
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(p.err.message) == "fill: needs an attrs struct of 24 bytes, got none");
+    px_reduce_attrs small{4, 0, 0};  // a struct_size from some older, smaller struct
+    call.attrs = &small;
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    px_fill_attrs fill{sizeof(px_fill_attrs), 2.5, 0};
+    call.attrs = &fill;
+    REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_OK);
+    float v[4];
+    REQUIRE(p.api->copy_to_host(p.ctx, buf, 0, v, sizeof v, &p.err) == PX_OK);
+    CHECK(v[3] == 2.5f);
+    // Reads past a buffer are refused too.
+    CHECK(p.api->copy_to_host(p.ctx, buf, 8, v, sizeof v, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(p.err.message).find("runs past a buffer of 16 bytes") != std::string::npos);
+    call.op = 9999;
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_UNSUPPORTED);
+    CHECK(p.api->supports(p.ctx, 0, PX_OP_MATMUL, PX_INT32) == 0);
+    CHECK(p.api->supports(p.ctx, 5, PX_OP_ADD, PX_FLOAT32) == 0);
+    REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
+}
+
+TEST_CASE("cpu plugin: bad settings in the environment fail create() with the reason", "[host][cpu-abi]") {
+    setenv("PLEXUS_CPU_DEVICES", "zero", 1);
+    {
+        void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+        REQUIRE(lib);
+        auto api = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL))();
+        px_plugin_context* ctx = nullptr;
+        px_plugin_error err{sizeof(px_plugin_error), {0}};
+        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(err.message).find("PLEXUS_CPU_DEVICES='zero'") != std::string::npos);
+        setenv("PLEXUS_CPU_DEVICES", "1", 1);
+        setenv("PLEXUS_CPU_MEMORY_LIMIT", "12Q", 1);
+        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(err.message).find("PLEXUS_CPU_MEMORY_LIMIT='12Q'") != std::string::npos);
+        dlclose(lib);
+    }
+    unsetenv("PLEXUS_CPU_DEVICES");
+    unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+}
+
+#include "plexus/plexus.h"
+
+TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: out of memory is an error with figures, and recoverable", "[host][cpu-abi][oom]") {
+    setenv("PLEXUS_CPU_MEMORY_LIMIT", "1M", 1);
+    const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
+    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+    px_device cpu0{PX_DEVICE_CPU, 0};
+    auto in_use = [&] {
+        px_device_info info{};
+        info.struct_size = sizeof info;
+        REQUIRE(px_runtime_device_info(rt, cpu0, &info) == PX_OK);
+        CHECK(info.memory_total == (1u << 20));
+        return info.memory_in_use;
+    };
+    uint64_t baseline = in_use();
+    int64_t half[1] = {100000};  // 400 KB of float32
+    px_tensor* keep = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, half, 3.0, &keep) == PX_OK);
+    for (int cycle = 0; cycle < 100; ++cycle) {
+        px_tensor *a = nullptr, *b = nullptr;
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, half, 1.0, &a) == PX_OK);
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, half, 2.0, &b) == PX_ERROR_OUT_OF_MEMORY);
+        if (cycle == 0) {
+            std::string m = px_last_error();
+            CHECK(m.find("out of memory on cpu(0): asked for 400000 bytes") != std::string::npos);
+            CHECK(m.find("bytes in use, limit 1048576 bytes (PLEXUS_CPU_MEMORY_LIMIT)") != std::string::npos);
+        }
+        CHECK(b == nullptr);
+        REQUIRE(px_tensor_release(a) == PX_OK);
+    }
+    float v[1];
+    px_tensor* first = nullptr;
+    REQUIRE(px_tensor_slice(keep, 0, 1, &first) == PX_OK);  // the tensor made before is intact
+    REQUIRE(px_tensor_to_host(first, v, sizeof v) == PX_OK);
+    CHECK(v[0] == 3.0f);
+    px_tensor_release(first);
+    px_tensor_release(keep);
+    CHECK(in_use() == baseline);
+    px_runtime_destroy(rt);
+}
