@@ -27,7 +27,8 @@ int main() try {
     std::cout << "y.copyto(" << dev << ").is(y) = " << y.copyto(dev).is(y) << "\n\n";
     std::cout << "(z + 2).exp() * y\n" << (z + 2).exp() * y << "\n\n";
     try {
-        std::cout << x + y << "\n";
+        Tensor sum = x + y;
+        std::cout << "x + y (x and y are both on " << dev << ", so nothing needs moving)\n" << sum << "\n\n";
     } catch (const DeviceMismatchError& e) {
         std::cout << "x + y with x on cpu(0) and y on " << dev << ":\n  " << e.what() << "\n\n";
     }
