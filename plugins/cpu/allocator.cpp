@@ -34,10 +34,10 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
     auto limit_reached = [&] { return limit_ && (cls > limit_ || in_use_ > limit_ - cls); };
     px_plugin_buffer* b = nullptr;
     if (cls && !limit_reached()) {
-        auto it = cache_.find(cls);
-        if (it != cache_.end() && !it->second.empty()) {
-            b = it->second.back();
-            it->second.pop_back();
+        auto& list = free_list(cls);
+        if (!list.empty()) {
+            b = list.back();
+            list.pop_back();
         } else {
             if (limit_ && reserved_ + cls > limit_) trim_locked();  // the cache counts against the limit
             void* mem = nullptr;
@@ -67,7 +67,7 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
 void Allocator::release(px_plugin_buffer* b) {
     std::lock_guard<std::mutex> lock(mutex_);
     in_use_ -= b->class_size;
-    cache_[b->class_size].push_back(b);
+    free_list(b->class_size).push_back(b);
 }
 
 MemoryFigures Allocator::figures() {
@@ -83,15 +83,22 @@ void Allocator::trim() {
     trim_locked();
 }
 
+std::vector<px_plugin_buffer*>& Allocator::free_list(uint64_t cls) {
+    if (cls < (1ull << 20)) return small_[__builtin_ctzll(cls) - 6];  // cls is a power of two here
+    return large_[cls];
+}
+
 void Allocator::trim_locked() {
-    for (auto& [cls, blocks] : cache_) {
+    auto drop = [&](std::vector<px_plugin_buffer*>& blocks) {
         for (auto* b : blocks) {
+            reserved_ -= b->class_size;
             std::free(b->data);
             delete b;
-            reserved_ -= cls;
         }
         blocks.clear();
-    }
+    };
+    for (auto& list : small_) drop(list);
+    for (auto& [cls, blocks] : large_) drop(blocks);
 }
 
 uint64_t parse_bytes(const char* text, bool& ok) {

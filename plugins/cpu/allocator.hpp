@@ -42,11 +42,15 @@ public:
 private:
     static uint64_t size_class(uint64_t bytes);
     void trim_locked();
+    // The free list of a class: small (power-of-two) classes index an array,
+    // larger ones (multiples of 1 MiB) a map.
+    std::vector<px_plugin_buffer*>& free_list(uint64_t cls);
 
     const int32_t device_;
     const uint64_t limit_;
     std::mutex mutex_;
-    std::unordered_map<uint64_t, std::vector<px_plugin_buffer*>> cache_;
+    std::vector<px_plugin_buffer*> small_[21];  // classes 64 B .. 512 KiB (2^6 .. 2^19)
+    std::unordered_map<uint64_t, std::vector<px_plugin_buffer*>> large_;
     uint64_t in_use_ = 0, reserved_ = 0, peak_ = 0;
 };
 
