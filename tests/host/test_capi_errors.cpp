@@ -2,6 +2,7 @@
 // naming the function and the problem; nothing crashes or leaks.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "plexus/plexus.h"
@@ -176,4 +177,51 @@ TEST_CASE("a runtime destroyed while tensors live keeps their plugin loaded", "[
     CHECK(says("was destroyed"));
     px_tensor_release(u);
     px_tensor_release(t);  // the last reference: the plugin unloads here
+}
+
+TEST_CASE_METHOD(Fixture, "every router check answers with its own error", "[capi][errors]") {
+    px_tensor* t = nullptr;
+    int64_t two = 2;
+    CHECK(px_tensor_full(rt, cpu0, PX_INT32, 1, &two, NAN, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("cannot be stored in int32"));
+    CHECK(px_tensor_arange(rt, cpu0, PX_FLOAT32, 0, 1e19, 1, &t) == PX_ERROR_SHAPE);
+    CHECK(px_tensor_arange(rt, cpu0, PX_FLOAT32, 0, INFINITY, 1, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_tensor_random_normal(rt, cpu0, PX_FLOAT32, 1, &two, 0, -1, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("standard deviation -1 is negative"));
+    CHECK(px_tensor_random_uniform(rt, cpu0, PX_FLOAT32, 1, &two, 0, NAN, &t) == PX_ERROR_INVALID_ARGUMENT);
+    px_tensor* a = ones(6);
+    int64_t two_infer[2] = {-1, -1};
+    CHECK(px_tensor_reshape(a, 2, two_infer, &t) == PX_ERROR_SHAPE);
+    CHECK(says("only one dimension may be -1"));
+    int64_t bad_infer[2] = {4, -1};
+    CHECK(px_tensor_reshape(a, 2, bad_infer, &t) == PX_ERROR_SHAPE);
+    int64_t neg[1] = {-3};
+    CHECK(px_tensor_reshape(a, 1, neg, &t) == PX_ERROR_SHAPE);
+    px_tensor *one = ones(1), *scalar = nullptr;
+    REQUIRE(px_tensor_reshape(one, 0, nullptr, &scalar) == PX_OK);
+    CHECK(px_tensor_slice(scalar, 0, 1, &t) == PX_ERROR_SHAPE);
+    CHECK(px_reduce(PX_OP_SUM, scalar, 0, 0, 0, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_slice_axis(scalar, 0, 0, 1, 1, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_concat(&scalar, 1, 0, &t) == PX_ERROR_SHAPE);
+    int64_t s3[3] = {2, 2, 2}, s3b[3] = {3, 2, 2};
+    px_tensor *b1 = nullptr, *b2 = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 3, s3, 1, &b1) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 3, s3b, 1, &b2) == PX_OK);
+    CHECK(px_matmul(b1, b2, &t) == PX_ERROR_SHAPE);
+    CHECK(says("batch sizes differ"));
+    CHECK(px_transpose(b1, nullptr, 0, &t) == PX_OK);  // NULL perm reverses the axes
+    px_tensor_release(t);
+    t = nullptr;
+    int32_t perm2[2] = {0, 1};
+    CHECK(px_transpose(b1, perm2, 2, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_cast(a, static_cast<px_dtype>(0), &t) == PX_ERROR_DTYPE);
+    px_device_info info{};
+    info.struct_size = 2;
+    CHECK(px_runtime_device_info(rt, cpu0, &info) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_runtime_device_count(rt, 9, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    const char* plugin = nullptr;
+    REQUIRE(px_runtime_device_plugin(rt, cpu0, &plugin) == PX_OK);
+    CHECK(std::string(plugin) == "cpu");
+    CHECK(t == nullptr);
+    for (px_tensor* x : {a, one, scalar, b1, b2}) px_tensor_release(x);
 }
