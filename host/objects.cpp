@@ -53,14 +53,8 @@ Buffer::~Buffer() {
 }
 
 px_tensor_desc TensorObj::desc() const {
-    // Hot path: only the first ndim entries of shape/strides are meaningful
-    // (plugin.h); the rest are zeroed by the initializer below.
-    px_tensor_desc d{};
-    d.struct_size = sizeof d;
-    d.dtype = dtype;
-    d.buffer = buffer->handle;
-    d.offset = offset;
-    d.ndim = shape.ndim;
+    px_tensor_desc d;  // hot path: plugins read shape/strides only up to ndim (plugin.h)
+    fill_desc(d, shape.ndim);
     int64_t st = 1;
     for (int i = shape.ndim - 1; i >= 0; --i) {
         d.shape[i] = shape.dims[i];
@@ -68,6 +62,15 @@ px_tensor_desc TensorObj::desc() const {
         st *= shape.dims[i];
     }
     return d;
+}
+
+void TensorObj::fill_desc(px_tensor_desc& d, int32_t ndim) const {
+    d.struct_size = sizeof d;
+    d.dtype = dtype;
+    d.buffer = buffer->handle;
+    d.offset = offset;
+    d.ndim = ndim;
+    for (int i = ndim; i < PX_MAX_DIMS; ++i) d.shape[i] = 0, d.strides[i] = 0;
 }
 
 const std::shared_ptr<DeviceImpl>& Runtime::device(px_device d) const {

@@ -95,6 +95,8 @@ struct TensorObj {
     uint64_t bytes() const { return numel(shape) * px_dtype_size(dtype); }
     // A desc of the whole tensor, contiguous.
     px_tensor_desc desc() const;
+    // Sets every field but shape/strides[0..ndim) (which the caller fills).
+    void fill_desc(px_tensor_desc& d, int32_t ndim) const;
 };
 
 struct Runtime {

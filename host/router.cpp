@@ -59,8 +59,8 @@ void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor
 }
 
 px_tensor_desc broadcast_desc(const TensorObj& t, const Shape& out) {
-    px_tensor_desc d = t.desc();
-    d.ndim = out.ndim;
+    px_tensor_desc d;
+    t.fill_desc(d, out.ndim);
     for (int i = 0; i < out.ndim; ++i) d.shape[i] = out.dims[i];
     broadcast_strides(t.shape, out, d.strides);
     return d;
