@@ -183,7 +183,6 @@ TensorObj* binary(px_op op, const TensorObj& a, const TensorObj& b) {
     check_same_dtype(op, a, b);
     check_accepts(op, a.dtype);
     Shape shape = broadcast(a.shape, b.shape, name_of(op));
-    byte_size(shape, PX_FLOAT64);  // the result must be addressable
     Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), shape));
     px_tensor_desc in[2] = {broadcast_desc(a, shape), broadcast_desc(b, shape)}, o = out->desc();
     dispatch(a.device(), op, a.dtype, in, 2, &o, 1, nullptr, numel(shape) > 0);

@@ -61,7 +61,7 @@ Shape broadcast(const Shape& a, const Shape& b, const char* op) {
                  " cannot be broadcast together (axis ", i, ": ", da, " vs ", db, ")");
         out.dims[i] = da == 1 ? db : da;
     }
-    return out;
+    return make_shape(out.ndim, out.dims, op);  // the result's size may overflow where the inputs' did not
 }
 
 void contiguous_strides(const Shape& s, int64_t* strides) {

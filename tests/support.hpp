@@ -46,7 +46,27 @@ inline uint64_t bytes_in_use(plexus::Device d) {
     return plexus::device_info(d).memory_in_use;
 }
 
+// The message of the E that `f` must throw; the test fails when it throws
+// nothing or something else.
+template <class E, class F>
+std::string message_of(F&& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    FAIL("expected an exception, none was thrown");
+    return "";
+}
+
 }  // namespace pxtest
+
+// Requires `needle` in `text`, showing both on failure.
+#define PX_REQUIRE_MENTIONS(text, needle)                              \
+    do {                                                               \
+        INFO("message: " << (text));                                   \
+        REQUIRE(std::string(text).find(needle) != std::string::npos); \
+    } while (0)
 
 // Compare every element of `got` with `want` within `tol`, reporting the first miss.
 #define PX_REQUIRE_CLOSE(got_vec, want_vec, tol)                                                           \

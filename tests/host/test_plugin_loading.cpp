@@ -158,3 +158,19 @@ TEST_CASE("the same plugin name twice loads once", "[host][loader]") {
     CHECK(loaded == 1);
     CHECK(contains(second.message, "a plugin named 'cpu' is already loaded from"));
 }
+
+TEST_CASE("destroying a runtime reports queued work that failed, and still destroys it", "[host][faults]") {
+    std::string file = fault("async");
+    const char* paths[] = {file.c_str()};
+    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    int64_t shape[1] = {2};
+    px_tensor* a = nullptr;
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_ACCELERATOR, 0}, PX_FLOAT32, 1, shape, 1.0, &a) == PX_OK);
+    CHECK(px_runtime_destroy(rt) == PX_ERROR_DEVICE);
+    CHECK(contains(px_last_error(), "px_runtime_destroy: work queued on accel(0) failed"));
+    int32_t n = 0;
+    CHECK(px_runtime_plugin_count(rt, &n) == PX_ERROR_INVALID_HANDLE);  // gone all the same
+    CHECK(px_tensor_release(a) == PX_OK);
+}
