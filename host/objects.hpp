@@ -62,10 +62,10 @@ struct DeviceImpl {
     int32_t local = 0;  // the plugin's own index
     px_device id{};
     std::string label;  // "cpu(0)"
-    std::bitset<128 * 8> supported;  // (op, dtype) pairs, read once at load
+    std::bitset<PX_OP_NUMBER_LIMIT * 8> supported;  // (op, dtype) pairs, read once at load
 
     bool supports(int32_t op, int32_t dtype) const {
-        return op >= 0 && op < 128 && dtype >= 0 && dtype < 8 && supported[op * 8 + dtype];
+        return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < 8 && supported[op * 8 + dtype];
     }
     // Waits for all queued work; a device failure becomes PX_ERROR_DEVICE.
     void synchronize() const;

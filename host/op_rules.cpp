@@ -16,6 +16,7 @@ OpFamily op_family(int32_t op) {
     if (op == PX_OP_COPY) return OpFamily::copy;
     if (op == PX_OP_CAST) return OpFamily::cast;
     if (op >= PX_OP_FILL && op <= PX_OP_RANDOM_NORMAL) return OpFamily::creation;
+    if (op == PX_OP_GEMM || (op >= PX_OP_CONV2D && px_op_name(op))) return OpFamily::nn;
     return OpFamily::none;
 }
 
@@ -27,6 +28,7 @@ bool op_accepts(int32_t op, px_dtype d) {
     case PX_OP_NEG: case PX_OP_ABS: case PX_OP_RELU:
         return is_signed(d);
     default:
+        if (op_family(op) == OpFamily::nn) return is_float(d);
         return op_family(op) != OpFamily::none;
     }
 }
@@ -39,6 +41,7 @@ const char* op_accepted_dtypes(int32_t op) {
     case PX_OP_NEG: case PX_OP_ABS: case PX_OP_RELU:
         return "float32, float64, int32, int64";
     default:
+        if (op_family(op) == OpFamily::nn) return "float32, float64";
         return "float32, float64, int32, int64, uint8";
     }
 }

@@ -8,7 +8,8 @@
 
 namespace px {
 
-enum class OpFamily { binary, comparison, unary, where, reduce, matmul, copy, cast, creation, none };
+// nn: the ABI 1.1 neural-network ops (GEMM, conv, pooling, losses, ...).
+enum class OpFamily { binary, comparison, unary, where, reduce, matmul, copy, cast, creation, nn, none };
 
 OpFamily op_family(int32_t op);
 // Nonzero when `op` is meaningful on inputs of `dtype`.

@@ -210,7 +210,7 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
                         auto& list = rt.devices[dev->id.kind];
                         dev->id.index = static_cast<int32_t>(list.size());
                         dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
-                        for (int op = 0; op < 128; ++op) {
+                        for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
                             if (!px_op_name(op)) continue;
                             for (int dt = 1; dt < 8; ++dt)
                                 if (px_dtype_name(dt) && plugin->api->supports(plugin->context, dev->local, op, dt))

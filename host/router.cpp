@@ -4,59 +4,13 @@
 #include <cstring>
 #include <limits>
 
+#include "dispatch.hpp"
 #include "op_rules.hpp"
 
 namespace px::router {
 namespace {
 
 using Owned = std::unique_ptr<TensorObj>;
-
-const char* name_of(int32_t op) { return px_op_name(op); }
-
-void check_accepts(int32_t op, px_dtype dtype) {
-    if (!op_accepts(op, dtype))
-        fail(PX_ERROR_DTYPE, name_of(op), ": does not take ", px_dtype_name(dtype), " (it takes ",
-             op_accepted_dtypes(op), "); cast the input first");
-}
-
-void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
-    const TensorObj* first = *ts.begin();
-    for (const TensorObj* t : ts) {
-        if (&t->device() != &first->device()) {
-            const std::string& a = first->device().label;
-            const std::string& b = t->device().label;
-            fail(PX_ERROR_DEVICE_MISMATCH, name_of(op), ": inputs are on different devices, ", a, " and ", b,
-                 "; move one explicitly, e.g. x.copyto(", a, ") or x.as_in_context(", a,
-                 ") (Plexus never copies between devices implicitly)");
-        }
-    }
-}
-
-void check_same_dtype(int32_t op, const TensorObj& a, const TensorObj& b) {
-    if (a.dtype != b.dtype)
-        fail(PX_ERROR_DTYPE, name_of(op), ": dtypes differ, ", px_dtype_name(a.dtype), " and ", px_dtype_name(b.dtype),
-             "; cast one with astype()");
-}
-
-// Queues `op` on `dev` after checking that its plugin supports it.
-void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor_desc* in, int32_t nin,
-              const px_tensor_desc* out, int32_t nout, const void* attrs, bool nonempty = true) {
-    if (!dev.supports(op, dtype))
-        fail(PX_ERROR_UNSUPPORTED, name_of(op), " on ", px_dtype_name(dtype), " is not supported on ", dev.label,
-             " by plugin '", dev.plugin->name, "'");
-    if (!nonempty) return;  // nothing to compute, but an unsupported op is still an error
-    px_op_call call;
-    call.struct_size = sizeof call;
-    call.op = op;
-    call.device = dev.local;
-    call.num_inputs = nin;
-    call.inputs = in;
-    call.num_outputs = nout;
-    call.outputs = out;
-    call.attrs = attrs;
-    const auto& p = *dev.plugin;
-    p.call([&] { return cat(name_of(op), " on ", dev.label); }, [&](px_plugin_error* e) { return p.api->execute(p.context, &call, e); });
-}
 
 px_tensor_desc broadcast_desc(const TensorObj& t, const Shape& out) {
     px_tensor_desc d;

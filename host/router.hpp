@@ -31,4 +31,32 @@ TensorObj* slice_axis(const TensorObj& a, int32_t axis, int64_t start, int64_t s
 TensorObj* concat(const std::vector<const TensorObj*>& parts, int32_t axis);
 TensorObj* cast(const TensorObj& a, px_dtype dtype);
 
+// ---- neural-network ops (router_nn.cpp) ----
+
+// A sliding window: conv2d takes its kernel size from the weight.
+struct Window {
+    int32_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+};
+struct SgdSettings {
+    double lr = 0, momentum = 0, weight_decay = 0, rescale = 1;
+};
+
+TensorObj* gemm(const TensorObj& a, const TensorObj& b, bool trans_a, bool trans_b);
+TensorObj* conv2d(const TensorObj& x, const TensorObj& w, const Window& win);
+TensorObj* conv2d_backward_input(const TensorObj& dy, const TensorObj& w, int64_t in_h, int64_t in_w,
+                                 const Window& win);
+TensorObj* conv2d_backward_weight(const TensorObj& dy, const TensorObj& x, int64_t kernel_h, int64_t kernel_w,
+                                  const Window& win);
+TensorObj* pool2d(px_op op, const TensorObj& x, const Window& win);
+TensorObj* pool2d_backward(px_op op, const TensorObj& x, const TensorObj& dy, const Window& win);
+TensorObj* bias_add(const TensorObj& x, const TensorObj& b);
+TensorObj* bias_grad(const TensorObj& dy);
+TensorObj* activation_backward(px_op op, const TensorObj& y, const TensorObj& dy);
+TensorObj* log_softmax(const TensorObj& x);
+TensorObj* log_softmax_backward(const TensorObj& y, const TensorObj& dy);
+TensorObj* softmax_cross_entropy(const TensorObj& logits, const TensorObj& labels);
+TensorObj* softmax_cross_entropy_backward(const TensorObj& logits, const TensorObj& labels, const TensorObj& dloss);
+TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t seed, uint64_t offset);
+void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, const SgdSettings& s);
+
 }  // namespace px::router

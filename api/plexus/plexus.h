@@ -170,6 +170,57 @@ px_status px_slice_axis(px_tensor* a, int32_t axis, int64_t start, int64_t stop,
 px_status px_concat(px_tensor* const* tensors, int32_t count, int32_t axis, px_tensor** out);
 px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out);
 
+/* ---- neural-network ops (float32, float64); shapes are NCHW ---- */
+
+/* op(a) x op(b) of 2-D tensors, where a nonzero trans_a / trans_b uses the
+ * transpose of that operand without copying it. */
+px_status px_gemm(px_tensor* a, px_tensor* b, int32_t trans_a, int32_t trans_b, px_tensor** out);
+/* x (N,C,H,W) with weight w (O,C,KH,KW) -> (N,O,OH,OW), where
+ * OH = (H + 2*pad_h - KH) / stride_h + 1. No bias: see px_bias_add. */
+px_status px_conv2d(px_tensor* x, px_tensor* w, int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                    int32_t pad_w, px_tensor** out);
+/* The gradient for conv2d's input (N,C,in_h,in_w) from dy (N,O,OH,OW). */
+px_status px_conv2d_backward_input(px_tensor* dy, px_tensor* w, int64_t in_h, int64_t in_w,
+                                   int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                                   px_tensor** out);
+/* The gradient for conv2d's weight (O,C,kernel_h,kernel_w), summed over the batch. */
+px_status px_conv2d_backward_weight(px_tensor* dy, px_tensor* x, int64_t kernel_h, int64_t kernel_w,
+                                    int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                                    px_tensor** out);
+/* op is PX_OP_MAX_POOL2D or PX_OP_AVG_POOL2D; padding at most half the
+ * window. Average pooling divides by the whole window. */
+px_status px_pool2d(px_op op, px_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
+                    int32_t stride_w, int32_t pad_h, int32_t pad_w, px_tensor** out);
+/* The gradient for the pooling input x, from dy; op is the forward op. */
+px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32_t kernel_h, int32_t kernel_w,
+                             int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                             px_tensor** out);
+/* x (N,C,...) + bias (C) along axis 1; px_bias_grad sums dy over every axis but 1. */
+px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out);
+px_status px_bias_grad(px_tensor* dy, px_tensor** out);
+/* The gradient of PX_OP_RELU, PX_OP_SIGMOID or PX_OP_TANH from its result y. */
+px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out);
+/* Over the last axis of a 2-D tensor; the backward takes the forward result y. */
+px_status px_log_softmax(px_tensor* x, px_tensor** out);
+px_status px_log_softmax_backward(px_tensor* y, px_tensor* dy, px_tensor** out);
+/* Per-row loss -log softmax(logits)[label] of logits (N,C) and labels (N)
+ * of int32 or int64 classes; a label outside [0, C) fails on the device and
+ * is reported at the next wait. */
+px_status px_softmax_cross_entropy(px_tensor* logits, px_tensor* labels, px_tensor** out);
+px_status px_softmax_cross_entropy_backward(px_tensor* logits, px_tensor* labels, px_tensor* dloss,
+                                            px_tensor** out);
+/* Zeroes each element with probability p (0 <= p < 1) and scales the rest by
+ * 1/(1-p). The mask comes from the runtime's random stream; *seed and
+ * *offset receive its key, which px_dropout_backward takes to apply the
+ * same mask to a gradient. */
+px_status px_dropout(px_tensor* x, double p, uint64_t* seed, uint64_t* offset, px_tensor** out);
+px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uint64_t offset, px_tensor** out);
+/* One SGD step, in place on param (and momentum_buffer, which may be NULL):
+ * g = rescale * grad + weight_decay * param; with a momentum buffer
+ * m = momentum * m + g and param -= learning_rate * m, else param -= learning_rate * g. */
+px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
+                        double learning_rate, double momentum, double weight_decay, double rescale);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 0
+#define PX_PLUGIN_ABI_MINOR 1
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -136,6 +136,52 @@ typedef struct px_random_attrs {
     /* ---- ABI 1.0 ends here ---- */
 } px_random_attrs;
 
+/* ---- ABI 1.1: attrs of the neural-network ops ---- */
+
+/* attrs of GEMM: nonzero transposes that (stored, contiguous) operand. */
+typedef struct px_gemm_attrs {
+    uint32_t struct_size;
+    int32_t trans_a;
+    int32_t trans_b;
+    int32_t allow_tf32;
+} px_gemm_attrs;
+
+/* attrs of CONV2D and its backward ops: OH = (H + 2*pad_h - KH) / stride_h + 1. */
+typedef struct px_conv2d_attrs {
+    uint32_t struct_size;
+    int32_t stride_h, stride_w;
+    int32_t pad_h, pad_w;
+} px_conv2d_attrs;
+
+/* attrs of the pooling ops: OH = (H + 2*pad_h - kernel_h) / stride_h + 1.
+ * Padded cells never win a max. */
+typedef struct px_pool2d_attrs {
+    uint32_t struct_size;
+    int32_t kernel_h, kernel_w;
+    int32_t stride_h, stride_w;
+    int32_t pad_h, pad_w;
+} px_pool2d_attrs;
+
+/* attrs of DROPOUT and DROPOUT_BACKWARD: element i is kept when the Philox
+ * uniform number for (seed, offset + i) is >= p, and scaled by 1 / (1 - p). */
+typedef struct px_dropout_attrs {
+    uint32_t struct_size;
+    uint64_t seed;
+    uint64_t offset;
+    double p;
+} px_dropout_attrs;
+
+/* attrs of SGD_UPDATE: g = rescale * grad + weight_decay * param;
+ * with momentum, m = momentum * m + g and param -= lr * m; otherwise
+ * param -= lr * g. */
+typedef struct px_sgd_attrs {
+    uint32_t struct_size;
+    double lr;
+    double momentum;
+    double weight_decay;
+    double rescale;
+} px_sgd_attrs;
+
 /* One op to queue on one device.
  *
  * Layout the host guarantees (the router validates before it dispatches):
@@ -148,6 +194,8 @@ typedef struct px_random_attrs {
  *     batch stride may be 0 (one matrix shared by the batch); the last axis
  *     is contiguous.
  *   - COPY: any strides on both sides, same shape and dtype.
+ *   - the ABI 1.1 ops: every input and output is contiguous; SGD_UPDATE
+ *     writes its outputs in place (they are its param and momentum inputs).
  *
  * The call, its descs and its attrs live only until execute returns; a
  * plugin copies what it keeps. Buffers stay alive until the plugin has run
@@ -158,7 +206,7 @@ typedef struct px_op_call {
     int32_t device;  /* this plugin's device index */
     int32_t num_inputs;
     const px_tensor_desc* inputs;
-    int32_t num_outputs;
+    int32_t num_outputs;               /* 1, or 2 for SGD_UPDATE with momentum */
     const px_tensor_desc* outputs;
     const void* attrs; /* the op family's attrs struct (struct_size first), or NULL */
     /* ---- ABI 1.0 ends here ---- */

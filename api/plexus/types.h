@@ -93,8 +93,44 @@ typedef enum px_op {
     PX_OP_FILL = 70,           /* attrs: px_fill_attrs */
     PX_OP_ARANGE = 71,         /* attrs: px_arange_attrs */
     PX_OP_RANDOM_UNIFORM = 72, /* attrs: px_random_attrs */
-    PX_OP_RANDOM_NORMAL = 73   /* attrs: px_random_attrs */
+    PX_OP_RANDOM_NORMAL = 73,  /* attrs: px_random_attrs */
+
+    /* ---- ABI 1.1: neural-network ops (float32, float64) ---- */
+    /* 2-D op(a) x op(b), where op transposes when asked; attrs: px_gemm_attrs */
+    PX_OP_GEMM = 51,
+    /* x (N,C,H,W), w (O,C,KH,KW) -> y (N,O,OH,OW); attrs: px_conv2d_attrs */
+    PX_OP_CONV2D = 100,
+    PX_OP_CONV2D_BACKWARD_INPUT = 101,  /* dy, w -> dx; the output desc gives x's shape */
+    PX_OP_CONV2D_BACKWARD_WEIGHT = 102, /* dy, x -> dw; the output desc gives w's shape */
+    PX_OP_BIAS_ADD = 103,  /* x (N,C,...), b (C) -> x + b along axis 1; no attrs */
+    PX_OP_BIAS_GRAD = 104, /* dy (N,C,...) -> (C), the sum over every axis but 1 */
+    /* x (N,C,H,W) -> (N,C,OH,OW); attrs: px_pool2d_attrs. Average pooling
+     * divides by the whole window, padding included. */
+    PX_OP_MAX_POOL2D = 110,
+    PX_OP_AVG_POOL2D = 111,
+    PX_OP_MAX_POOL2D_BACKWARD = 112, /* x, dy -> dx; ties go to the first maximum */
+    PX_OP_AVG_POOL2D_BACKWARD = 113, /* dy -> dx; the output desc gives x's shape */
+    /* activation gradients from the forward result y: (y, dy) -> dx */
+    PX_OP_RELU_BACKWARD = 120,
+    PX_OP_SIGMOID_BACKWARD = 121,
+    PX_OP_TANH_BACKWARD = 122,
+    /* over the last axis of a 2-D input (N,C) */
+    PX_OP_LOG_SOFTMAX = 130,
+    PX_OP_LOG_SOFTMAX_BACKWARD = 131, /* y, dy -> dx */
+    /* logits (N,C), labels (N) int32 or int64 -> loss (N); a label outside
+     * [0, C) fails on the device */
+    PX_OP_SOFTMAX_CROSS_ENTROPY = 132,
+    PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD = 133, /* logits, labels, dloss (N) -> dlogits */
+    /* inverted dropout, the mask drawn from Philox; attrs: px_dropout_attrs */
+    PX_OP_DROPOUT = 140,
+    PX_OP_DROPOUT_BACKWARD = 141, /* dy -> dx with the same attrs (same mask) */
+    /* one SGD step in place; attrs: px_sgd_attrs. Inputs (param, grad) or
+     * (param, grad, momentum); outputs the same param (and momentum) buffers. */
+    PX_OP_SGD_UPDATE = 150
 } px_op;
+
+/* One past the largest op number; a table indexed by op may use this size. */
+#define PX_OP_NUMBER_LIMIT 256
 
 /* Names for messages; NULL for a number that is not an op. */
 static inline const char* px_op_name(int32_t op) {
@@ -131,6 +167,26 @@ static inline const char* px_op_name(int32_t op) {
     case PX_OP_ARANGE: return "arange";
     case PX_OP_RANDOM_UNIFORM: return "random_uniform";
     case PX_OP_RANDOM_NORMAL: return "random_normal";
+    case PX_OP_GEMM: return "gemm";
+    case PX_OP_CONV2D: return "conv2d";
+    case PX_OP_CONV2D_BACKWARD_INPUT: return "conv2d_backward_input";
+    case PX_OP_CONV2D_BACKWARD_WEIGHT: return "conv2d_backward_weight";
+    case PX_OP_BIAS_ADD: return "bias_add";
+    case PX_OP_BIAS_GRAD: return "bias_grad";
+    case PX_OP_MAX_POOL2D: return "max_pool2d";
+    case PX_OP_AVG_POOL2D: return "avg_pool2d";
+    case PX_OP_MAX_POOL2D_BACKWARD: return "max_pool2d_backward";
+    case PX_OP_AVG_POOL2D_BACKWARD: return "avg_pool2d_backward";
+    case PX_OP_RELU_BACKWARD: return "relu_backward";
+    case PX_OP_SIGMOID_BACKWARD: return "sigmoid_backward";
+    case PX_OP_TANH_BACKWARD: return "tanh_backward";
+    case PX_OP_LOG_SOFTMAX: return "log_softmax";
+    case PX_OP_LOG_SOFTMAX_BACKWARD: return "log_softmax_backward";
+    case PX_OP_SOFTMAX_CROSS_ENTROPY: return "softmax_cross_entropy";
+    case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: return "softmax_cross_entropy_backward";
+    case PX_OP_DROPOUT: return "dropout";
+    case PX_OP_DROPOUT_BACKWARD: return "dropout_backward";
+    case PX_OP_SGD_UPDATE: return "sgd_update";
     default: return NULL;
     }
 }

@@ -22,6 +22,14 @@ bool kernel_supports(int32_t op, int32_t dtype) {
     case PX_OP_POW: case PX_OP_EXP: case PX_OP_LOG: case PX_OP_SQRT: case PX_OP_SIGMOID: case PX_OP_TANH:
     case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL:
     case PX_OP_MATMUL:  // through OpenBLAS, which has no integer gemm
+    case PX_OP_GEMM:
+    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
+    case PX_OP_BIAS_ADD: case PX_OP_BIAS_GRAD:
+    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
+    case PX_OP_RELU_BACKWARD: case PX_OP_SIGMOID_BACKWARD: case PX_OP_TANH_BACKWARD:
+    case PX_OP_LOG_SOFTMAX: case PX_OP_LOG_SOFTMAX_BACKWARD:
+    case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
+    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: case PX_OP_SGD_UPDATE:
         return is_float(dtype);
     default:
         return false;
@@ -38,6 +46,18 @@ void run_op(const OpTask& t) {
         return run_data(t);
     case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL:
         return run_random(t);
+    case PX_OP_GEMM:
+        return run_gemm(t);
+    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
+        return run_conv(t);
+    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
+        return run_pool(t);
+    case PX_OP_LOG_SOFTMAX: case PX_OP_LOG_SOFTMAX_BACKWARD:
+    case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
+        return run_softmax(t);
+    case PX_OP_BIAS_ADD: case PX_OP_BIAS_GRAD: case PX_OP_RELU_BACKWARD: case PX_OP_SIGMOID_BACKWARD:
+    case PX_OP_TANH_BACKWARD: case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: case PX_OP_SGD_UPDATE:
+        return run_nn_pointwise(t);
     default:
         return run_elementwise(t);
     }

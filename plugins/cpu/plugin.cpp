@@ -258,6 +258,13 @@ size_t attrs_needed(int32_t op, int32_t num_inputs) {
     case PX_OP_FILL: return sizeof(px_fill_attrs);
     case PX_OP_ARANGE: return sizeof(px_arange_attrs);
     case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL: return sizeof(px_random_attrs);
+    case PX_OP_GEMM: return sizeof(px_gemm_attrs);
+    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
+        return sizeof(px_conv2d_attrs);
+    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
+        return sizeof(px_pool2d_attrs);
+    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: return sizeof(px_dropout_attrs);
+    case PX_OP_SGD_UPDATE: return sizeof(px_sgd_attrs);
     default: return 0;
     }
 }
@@ -270,7 +277,8 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         if (!d) return bad_device(err, call->device);
         const char* name = px_op_name(call->op);
         if (!name) return report(err, PX_ERROR_UNSUPPORTED, "unknown op " + std::to_string(call->op));
-        if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs != 1)
+        const int32_t max_outputs = call->op == PX_OP_SGD_UPDATE ? 2 : 1;
+        if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < 1 || call->num_outputs > max_outputs)
             return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": bad operand counts");
         Task t;
         OpTask& op = t.op_task;
@@ -279,7 +287,8 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         for (int i = 0; i < call->num_inputs; ++i)
             if (!to_operand(call->inputs[i], op.in[i]))
                 return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed input desc");
-        if (!to_operand(call->outputs[0], op.out))
+        op.num_outputs = call->num_outputs;
+        if (!to_operand(call->outputs[0], op.out) || (op.num_outputs == 2 && !to_operand(call->outputs[1], op.out2)))
             return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc");
         size_t need = attrs_needed(call->op, call->num_inputs);
         uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;

@@ -42,6 +42,11 @@ union Attrs {
     px_fill_attrs fill;
     px_arange_attrs arange;
     px_random_attrs random;
+    px_gemm_attrs gemm;
+    px_conv2d_attrs conv;
+    px_pool2d_attrs pool;
+    px_dropout_attrs dropout;
+    px_sgd_attrs sgd;
 };
 
 struct OpTask {
@@ -49,6 +54,8 @@ struct OpTask {
     int32_t num_inputs = 0;
     Operand in[3];
     Operand out;
+    Operand out2;  // the second output (SGD_UPDATE's momentum), when num_outputs is 2
+    int32_t num_outputs = 1;
     Attrs attrs;  // valid when has_attrs
     bool has_attrs = false;
 };
@@ -82,6 +89,8 @@ inline bool small_task(const Task& t) {
     if (t.kind != Task::op) return false;
     const OpTask& op = t.op_task;
     if (op.op == PX_OP_MATMUL) return op.out.numel() * op.in[0].shape[2] <= (1 << 14);
+    // Work per element is not bounded for these: never inline.
+    if (op.op == PX_OP_GEMM || (op.op >= PX_OP_CONV2D && op.op <= PX_OP_CONV2D_BACKWARD_WEIGHT)) return false;
     int64_t n = op.out.numel();
     for (int i = 0; i < op.num_inputs; ++i) n = n > op.in[i].numel() ? n : op.in[i].numel();
     return n <= 4096;

@@ -1,0 +1,173 @@
+// C API: the neural-network ops. Each entry point looks its handles up and
+// hands over to the router (router_nn.cpp), which checks everything.
+#include "router.hpp"
+
+using namespace px;
+
+namespace {
+router::Window window(int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw) {
+    router::Window w;
+    w.kernel_h = kh, w.kernel_w = kw, w.stride_h = sh, w.stride_w = sw, w.pad_h = ph, w.pad_w = pw;
+    return w;
+}
+}  // namespace
+
+extern "C" {
+
+px_status px_gemm(px_tensor* a, px_tensor* b, int32_t trans_a, int32_t trans_b, px_tensor** out) {
+    return guard("px_gemm", [&] {
+        TensorObj& x = get_tensor(a, "a");
+        TensorObj& y = get_tensor(b, "b");
+        need_out(out);
+        *out = publish(router::gemm(x, y, trans_a != 0, trans_b != 0));
+    });
+}
+
+px_status px_conv2d(px_tensor* x, px_tensor* w, int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                    px_tensor** out) {
+    return guard("px_conv2d", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& wi = get_tensor(w, "w");
+        need_out(out);
+        *out = publish(router::conv2d(xi, wi, window(0, 0, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_conv2d_backward_input(px_tensor* dy, px_tensor* w, int64_t in_h, int64_t in_w, int32_t stride_h,
+                                   int32_t stride_w, int32_t pad_h, int32_t pad_w, px_tensor** out) {
+    return guard("px_conv2d_backward_input", [&] {
+        TensorObj& d = get_tensor(dy, "dy");
+        TensorObj& wi = get_tensor(w, "w");
+        need_out(out);
+        *out = publish(router::conv2d_backward_input(d, wi, in_h, in_w, window(0, 0, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_conv2d_backward_weight(px_tensor* dy, px_tensor* x, int64_t kernel_h, int64_t kernel_w,
+                                    int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                                    px_tensor** out) {
+    return guard("px_conv2d_backward_weight", [&] {
+        TensorObj& d = get_tensor(dy, "dy");
+        TensorObj& xi = get_tensor(x, "x");
+        need_out(out);
+        *out = publish(router::conv2d_backward_weight(d, xi, kernel_h, kernel_w,
+                                                      window(0, 0, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_pool2d(px_op op, px_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h, int32_t stride_w,
+                    int32_t pad_h, int32_t pad_w, px_tensor** out) {
+    return guard("px_pool2d", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        need_out(out);
+        *out = publish(router::pool2d(op, xi, window(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32_t kernel_h, int32_t kernel_w,
+                             int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w, px_tensor** out) {
+    return guard("px_pool2d_backward", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(out);
+        *out = publish(router::pool2d_backward(op, xi, d, window(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out) {
+    return guard("px_bias_add", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& b = get_tensor(bias, "bias");
+        need_out(out);
+        *out = publish(router::bias_add(xi, b));
+    });
+}
+
+px_status px_bias_grad(px_tensor* dy, px_tensor** out) {
+    return guard("px_bias_grad", [&] {
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(out);
+        *out = publish(router::bias_grad(d));
+    });
+}
+
+px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out) {
+    return guard("px_activation_backward", [&] {
+        TensorObj& yi = get_tensor(y, "y");
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(out);
+        *out = publish(router::activation_backward(op, yi, d));
+    });
+}
+
+px_status px_log_softmax(px_tensor* x, px_tensor** out) {
+    return guard("px_log_softmax", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        need_out(out);
+        *out = publish(router::log_softmax(xi));
+    });
+}
+
+px_status px_log_softmax_backward(px_tensor* y, px_tensor* dy, px_tensor** out) {
+    return guard("px_log_softmax_backward", [&] {
+        TensorObj& yi = get_tensor(y, "y");
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(out);
+        *out = publish(router::log_softmax_backward(yi, d));
+    });
+}
+
+px_status px_softmax_cross_entropy(px_tensor* logits, px_tensor* labels, px_tensor** out) {
+    return guard("px_softmax_cross_entropy", [&] {
+        TensorObj& l = get_tensor(logits, "logits");
+        TensorObj& y = get_tensor(labels, "labels");
+        need_out(out);
+        *out = publish(router::softmax_cross_entropy(l, y));
+    });
+}
+
+px_status px_softmax_cross_entropy_backward(px_tensor* logits, px_tensor* labels, px_tensor* dloss,
+                                            px_tensor** out) {
+    return guard("px_softmax_cross_entropy_backward", [&] {
+        TensorObj& l = get_tensor(logits, "logits");
+        TensorObj& y = get_tensor(labels, "labels");
+        TensorObj& d = get_tensor(dloss, "dloss");
+        need_out(out);
+        *out = publish(router::softmax_cross_entropy_backward(l, y, d));
+    });
+}
+
+px_status px_dropout(px_tensor* x, double p, uint64_t* seed, uint64_t* offset, px_tensor** out) {
+    return guard("px_dropout", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        if (!seed || !offset) fail(PX_ERROR_INVALID_ARGUMENT, "'seed' and 'offset' must not be NULL");
+        need_out(out);
+        auto rt = xi.device().runtime.lock();
+        if (!rt) fail(PX_ERROR_INVALID_HANDLE, "the tensor's runtime has been destroyed");
+        uint64_t s = rt->seed.load(), o = rt->take_random_offset(static_cast<uint64_t>(numel(xi.shape)));
+        *out = publish(router::dropout(PX_OP_DROPOUT, xi, p, s, o));
+        *seed = s, *offset = o;
+    });
+}
+
+px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uint64_t offset, px_tensor** out) {
+    return guard("px_dropout_backward", [&] {
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(out);
+        *out = publish(router::dropout(PX_OP_DROPOUT_BACKWARD, d, p, seed, offset));
+    });
+}
+
+px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer, double learning_rate,
+                        double momentum, double weight_decay, double rescale) {
+    return guard("px_sgd_update", [&] {
+        TensorObj& p = get_tensor(param, "param");
+        TensorObj& g = get_tensor(grad, "grad");
+        TensorObj* m = momentum_buffer ? &get_tensor(momentum_buffer, "momentum_buffer") : nullptr;
+        router::SgdSettings s;
+        s.lr = learning_rate, s.momentum = momentum, s.weight_decay = weight_decay, s.rescale = rescale;
+        router::sgd_update(p, g, m, s);
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+// The nn ops that touch each element once: bias add and its gradient,
+// activation gradients, dropout (mask recomputed from Philox, never stored)
+// and the SGD update in place.
+#include <cmath>
+#include <vector>
+
+#include "kernel_util.hpp"
+#include "kernels.hpp"
+#include "philox.hpp"
+
+namespace pxcpu {
+namespace {
+
+// (outer, channels, inner) view of an (N, C, ...) operand.
+void channel_view(const Operand& a, int64_t& outer, int64_t& channels, int64_t& inner) {
+    outer = a.shape[0], channels = a.shape[1], inner = 1;
+    for (int i = 2; i < a.ndim; ++i) inner *= a.shape[i];
+}
+
+bool dropout_keeps(const px_dropout_attrs& a, int64_t i) {
+    Philox4x32 r = philox4x32_10(a.offset + static_cast<uint64_t>(i), a.seed);
+    return uniform_double(r.v[0], r.v[1]) >= a.p;
+}
+
+template <class T>
+void pointwise_typed(const OpTask& t) {
+    const int64_t n = t.out.numel();
+    T* out = reinterpret_cast<T*>(t.out.data);
+    const T* a = reinterpret_cast<const T*>(t.in[0].data);
+    const T* b = t.num_inputs > 1 ? reinterpret_cast<const T*>(t.in[1].data) : nullptr;
+    switch (t.op) {
+    case PX_OP_BIAS_ADD: {
+        int64_t outer, ch, inner;
+        channel_view(t.in[0], outer, ch, inner);
+        auto row = [&](int64_t r) {  // row r is (o, c) when inner > 1, else one sample o
+            if (inner > 1) {
+                const T bias = b[r % ch];
+#pragma omp simd
+                for (int64_t k = 0; k < inner; ++k) out[r * inner + k] = a[r * inner + k] + bias;
+            } else {
+#pragma omp simd
+                for (int64_t k = 0; k < ch; ++k) out[r * ch + k] = a[r * ch + k] + b[k];
+            }
+        };
+        const int64_t rows = inner > 1 ? outer * ch : outer;
+        if (rows > 1 && n >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+            for (int64_t r = 0; r < rows; ++r) row(r);
+        } else {
+            for (int64_t r = 0; r < rows; ++r) row(r);
+        }
+        return;
+    }
+    case PX_OP_BIAS_GRAD: {
+        int64_t outer, ch, inner;
+        channel_view(t.in[0], outer, ch, inner);
+        auto one = [&](int64_t c) {
+            double s = 0;
+            for (int64_t o = 0; o < outer; ++o) {
+                const T* row = a + (o * ch + c) * inner;
+                for (int64_t k = 0; k < inner; ++k) s += row[k];
+            }
+            out[c] = T(s);
+        };
+        if (ch > 1 && outer * ch * inner >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+            for (int64_t c = 0; c < ch; ++c) one(c);
+        } else {
+            for (int64_t c = 0; c < ch; ++c) one(c);
+        }
+        return;
+    }
+    case PX_OP_RELU_BACKWARD:  // a = y, b = dy
+        parallel_for(n, [&](int64_t i) { out[i] = a[i] > T(0) ? b[i] : T(0); });
+        return;
+    case PX_OP_SIGMOID_BACKWARD:
+        parallel_for(n, [&](int64_t i) { out[i] = b[i] * a[i] * (T(1) - a[i]); });
+        return;
+    case PX_OP_TANH_BACKWARD:
+        parallel_for(n, [&](int64_t i) { out[i] = b[i] * (T(1) - a[i] * a[i]); });
+        return;
+    case PX_OP_DROPOUT:
+    case PX_OP_DROPOUT_BACKWARD: {  // the same mask both ways
+        const px_dropout_attrs& d = t.attrs.dropout;
+        const T scale = T(1.0 / (1.0 - d.p));
+        parallel_for(n, [&](int64_t i) { out[i] = dropout_keeps(d, i) ? a[i] * scale : T(0); });
+        return;
+    }
+    case PX_OP_SGD_UPDATE: {  // in: param, grad[, momentum]; out: param[, momentum], in place
+        const px_sgd_attrs& s = t.attrs.sgd;
+        const T lr = T(s.lr), wd = T(s.weight_decay), rescale = T(s.rescale), mu = T(s.momentum);
+        T* p = out;
+        const T* g = b;
+        if (t.num_inputs == 3) {
+            T* m = reinterpret_cast<T*>(t.out2.data);
+            parallel_for(n, [&](int64_t i) {
+                T gi = rescale * g[i] + wd * p[i];
+                m[i] = mu * m[i] + gi;
+                p[i] -= lr * m[i];
+            });
+        } else {
+            parallel_for(n, [&](int64_t i) { p[i] -= lr * (rescale * g[i] + wd * p[i]); });
+        }
+        return;
+    }
+    default: throw KernelError("not a pointwise nn op");
+    }
+}
+
+}  // namespace
+
+void run_nn_pointwise(const OpTask& t) {
+    if (t.in[0].dtype == PX_FLOAT32) return pointwise_typed<float>(t);
+    if (t.in[0].dtype == PX_FLOAT64) return pointwise_typed<double>(t);
+    throw KernelError("nn ops need float32 or float64");
+}
+
+}  // namespace pxcpu

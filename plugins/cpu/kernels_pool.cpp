@@ -1,0 +1,110 @@
+// Max and average pooling over NCHW planes, and their gradients. Planes
+// (n, c) are independent, so they are spread over OpenMP threads.
+#include <algorithm>
+#include <cmath>
+
+#include "kernel_util.hpp"
+#include "kernels.hpp"
+
+namespace pxcpu {
+namespace {
+
+struct PoolGeometry {
+    int64_t planes, h, w, oh, ow;
+    int64_t kh, kw, sh, sw, ph, pw;
+};
+
+// x: the input-side operand (N,C,H,W); y: the output-side one (N,C,OH,OW).
+PoolGeometry geometry(const Operand& x, const Operand& y, const px_pool2d_attrs& a) {
+    return {x.shape[0] * x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3],
+            a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w};
+}
+
+// Index (into the plane) of the window's maximum: the first one, or the first NaN.
+template <class T>
+int64_t window_argmax(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
+    int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
+    int64_t x0 = std::max<int64_t>(ox * g.sw - g.pw, 0), x1 = std::min(ox * g.sw - g.pw + g.kw, g.w);
+    int64_t best = y0 * g.w + x0;
+    for (int64_t y = y0; y < y1; ++y)
+        for (int64_t x = x0; x < x1; ++x) {
+            T v = plane[y * g.w + x];
+            if (std::isnan(v)) return y * g.w + x;
+            if (v > plane[best]) best = y * g.w + x;
+        }
+    return best;
+}
+
+template <class T, class Body>
+void for_each_plane(const PoolGeometry& g, Body&& body) {
+    if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+        for (int64_t p = 0; p < g.planes; ++p) body(p);
+    } else {
+        for (int64_t p = 0; p < g.planes; ++p) body(p);
+    }
+}
+
+template <class T>
+void pool_typed(const OpTask& t) {
+    const bool backward = t.op == PX_OP_MAX_POOL2D_BACKWARD || t.op == PX_OP_AVG_POOL2D_BACKWARD;
+    const bool is_max = t.op == PX_OP_MAX_POOL2D || t.op == PX_OP_MAX_POOL2D_BACKWARD;
+    // Forward: in[0] = x, out = y. Backward: max has (x, dy), avg has (dy); out = dx.
+    const Operand& xside = backward ? t.out : t.in[0];
+    const Operand& yside = backward ? t.in[t.num_inputs - 1] : t.out;
+    PoolGeometry g = geometry(xside, yside, t.attrs.pool);
+    const T inv_area = T(1) / T(g.kh * g.kw);
+    const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+    if (!backward) {
+        const T* x = reinterpret_cast<const T*>(t.in[0].data);
+        T* y = reinterpret_cast<T*>(t.out.data);
+        for_each_plane<T>(g, [&](int64_t p) {
+            const T* xp = x + p * in_plane;
+            T* yp = y + p * out_plane;
+            for (int64_t oy = 0; oy < g.oh; ++oy)
+                for (int64_t ox = 0; ox < g.ow; ++ox) {
+                    if (is_max) {
+                        yp[oy * g.ow + ox] = xp[window_argmax(xp, g, oy, ox)];
+                        continue;
+                    }
+                    int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
+                    int64_t x0 = std::max<int64_t>(ox * g.sw - g.pw, 0), x1 = std::min(ox * g.sw - g.pw + g.kw, g.w);
+                    T s = 0;
+                    for (int64_t yy = y0; yy < y1; ++yy)
+                        for (int64_t xx = x0; xx < x1; ++xx) s += xp[yy * g.w + xx];
+                    yp[oy * g.ow + ox] = s * inv_area;
+                }
+        });
+        return;
+    }
+    const T* dy = reinterpret_cast<const T*>(yside.data);
+    const T* x = is_max ? reinterpret_cast<const T*>(t.in[0].data) : nullptr;
+    T* dx = reinterpret_cast<T*>(t.out.data);
+    for_each_plane<T>(g, [&](int64_t p) {
+        T* dxp = dx + p * in_plane;
+        const T* dyp = dy + p * out_plane;
+        std::fill(dxp, dxp + in_plane, T(0));
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                T d = dyp[oy * g.ow + ox];
+                if (is_max) {
+                    dxp[window_argmax(x + p * in_plane, g, oy, ox)] += d;
+                    continue;
+                }
+                int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
+                int64_t x0 = std::max<int64_t>(ox * g.sw - g.pw, 0), x1 = std::min(ox * g.sw - g.pw + g.kw, g.w);
+                for (int64_t yy = y0; yy < y1; ++yy)
+                    for (int64_t xx = x0; xx < x1; ++xx) dxp[yy * g.w + xx] += d * inv_area;
+            }
+    });
+}
+
+}  // namespace
+
+void run_pool(const OpTask& t) {
+    if (t.out.dtype == PX_FLOAT32) return pool_typed<float>(t);
+    if (t.out.dtype == PX_FLOAT64) return pool_typed<double>(t);
+    throw KernelError("pooling needs float32 or float64");
+}
+
+}  // namespace pxcpu
