@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -29,6 +31,24 @@ enum class DType : int32_t {
 
 inline const char* name(DType d) { return px_dtype_name(static_cast<int32_t>(d)); }
 
+class Tensor;
+
+// The hooks through which ops record themselves; defined in autograd.hpp.
+namespace autograd {
+struct Meta;
+// A recorded op's gradient rule: the gradient of each input (an empty Tensor
+// for an input that needs none) from the gradient of the output.
+using GradFn = std::function<std::vector<Tensor>(const Tensor& dy)>;
+namespace detail {
+// Whether recording is on and one of `inputs` needs a gradient.
+bool wanted(std::initializer_list<const Tensor*> inputs);
+// Links `out` to `inputs` on the tape (call only when wanted()).
+void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op);
+// Fails naming `op` when it would need a gradient it does not have.
+void no_gradient(std::initializer_list<const Tensor*> inputs, const char* op);
+}  // namespace detail
+}  // namespace autograd
+
 // The DType of a C++ element type.
 template <class T>
 constexpr DType dtype_of() {
@@ -45,12 +65,13 @@ public:
     Tensor() = default;
     // Takes ownership of one reference of `handle`.
     explicit Tensor(px_tensor* handle) : h_(handle) {}
-    Tensor(const Tensor& o) : h_(o.h_) {
+    Tensor(const Tensor& o) : h_(o.h_), meta_(o.meta_) {
         if (h_) check(px_tensor_retain(h_));
     }
-    Tensor(Tensor&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Tensor(Tensor&& o) noexcept : h_(std::exchange(o.h_, nullptr)), meta_(std::move(o.meta_)) {}
     Tensor& operator=(Tensor o) noexcept {
         std::swap(h_, o.h_);
+        std::swap(meta_, o.meta_);
         return *this;
     }
     ~Tensor() {
@@ -97,6 +118,26 @@ public:
     // Identity, as Python's `is`.
     bool is(const Tensor& o) const { return h_ == o.h_; }
 
+    // ---- autograd (see autograd.hpp) ----
+    // Makes this tensor a leaf whose gradient backward() computes; the
+    // gradient starts as zeros on the same device. Floating dtypes only.
+    void attach_grad();
+    // The gradient written by the last backward() that reached this tensor.
+    Tensor grad() const;
+    // Back-propagates from this tensor (a scalar, or with head gradient
+    // `head`, ones by default) through what was recorded.
+    void backward() const;
+    void backward(const Tensor& head) const;
+    // The same values, cut from the recorded graph.
+    Tensor detach() const {
+        Tensor t(*this);
+        t.meta_.reset();
+        return t;
+    }
+    // The autograd record attached to this tensor, if any (for autograd.hpp).
+    const std::shared_ptr<autograd::Meta>& autograd_meta() const { return meta_; }
+    void set_autograd_meta(std::shared_ptr<autograd::Meta> m) { meta_ = std::move(m); }
+
     // The values, waiting for the device. T must be the tensor's dtype.
     template <class T>
     std::vector<T> to_vector() const {
@@ -117,27 +158,50 @@ public:
 
     // Views sharing memory.
     Tensor reshape(const Shape& s) const {
-        return wrap([&](px_tensor** o) { return px_tensor_reshape(need(), int32_t(s.size()), s.data(), o); });
+        Tensor out = wrap([&](px_tensor** o) { return px_tensor_reshape(need(), int32_t(s.size()), s.data(), o); });
+        if (autograd::detail::wanted({this})) {
+            Shape from = shape();
+            autograd::detail::record(out, {this}, [from](const Tensor& dy) { return std::vector<Tensor>{dy.reshape(from)}; },
+                                     "reshape");
+        }
+        return out;
     }
     Tensor slice(int64_t start, int64_t stop) const {
+        autograd::detail::no_gradient({this}, "slice");
         return wrap([&](px_tensor** o) { return px_tensor_slice(need(), start, stop, o); });
     }
     // Rows [start, stop) with step along `axis`, as a new tensor.
     Tensor slice_axis(int axis, int64_t start, int64_t stop, int64_t step = 1) const {
+        autograd::detail::no_gradient({this}, "slice_axis");
         return wrap([&](px_tensor** o) { return px_slice_axis(need(), axis, start, stop, step, o); });
     }
 
     Tensor astype(DType d) const {
-        return wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
+        Tensor out = wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
+        if ((d == DType::float32 || d == DType::float64) && autograd::detail::wanted({this})) {
+            DType from = dtype();
+            autograd::detail::record(out, {this}, [from](const Tensor& dy) { return std::vector<Tensor>{dy.astype(from)}; },
+                                     "astype");
+        }
+        return out;
     }
     Tensor transpose(const std::vector<int32_t>& perm = {}) const {
-        return wrap([&](px_tensor** o) {
+        Tensor out = wrap([&](px_tensor** o) {
             return px_transpose(need(), perm.empty() ? nullptr : perm.data(), int32_t(perm.size()), o);
         });
+        if (autograd::detail::wanted({this})) {
+            int nd = ndim();
+            std::vector<int32_t> inverse(nd);
+            for (int i = 0; i < nd; ++i) inverse[perm.empty() ? nd - 1 - i : (perm[i] + nd) % nd] = i;
+            autograd::detail::record(out, {this}, [inverse](const Tensor& dy) {
+                return std::vector<Tensor>{dy.transpose(inverse)};
+            }, "transpose");
+        }
+        return out;
     }
     Tensor T() const { return transpose(); }
 
-    Tensor unary(px_op op) const { return wrap([&](px_tensor** o) { return px_unary(op, need(), o); }); }
+    Tensor unary(px_op op) const;
     Tensor neg() const { return unary(PX_OP_NEG); }
     Tensor exp() const { return unary(PX_OP_EXP); }
     Tensor log() const { return unary(PX_OP_LOG); }
@@ -147,10 +211,8 @@ public:
     Tensor sigmoid() const { return unary(PX_OP_SIGMOID); }
     Tensor tanh() const { return unary(PX_OP_TANH); }
 
-    Tensor reduce(px_op op) const { return wrap([&](px_tensor** o) { return px_reduce(op, need(), 1, 0, 0, o); }); }
-    Tensor reduce(px_op op, int axis, bool keepdims = false) const {
-        return wrap([&](px_tensor** o) { return px_reduce(op, need(), 0, axis, keepdims ? 1 : 0, o); });
-    }
+    Tensor reduce(px_op op) const { return reduce_impl(op, true, 0, false); }
+    Tensor reduce(px_op op, int axis, bool keepdims = false) const { return reduce_impl(op, false, axis, keepdims); }
     Tensor sum() const { return reduce(PX_OP_SUM); }
     Tensor sum(int axis, bool keepdims = false) const { return reduce(PX_OP_SUM, axis, keepdims); }
     Tensor mean() const { return reduce(PX_OP_MEAN); }
@@ -165,12 +227,8 @@ public:
     Tensor pow(double p) const { return scalar_op(PX_OP_POW, p, false); }
     Tensor pow(const Tensor& p) const { return binary_op(PX_OP_POW, p); }
 
-    Tensor binary_op(px_op op, const Tensor& b) const {
-        return wrap([&](px_tensor** o) { return px_binary(op, need(), b.need(), o); });
-    }
-    Tensor scalar_op(px_op op, double s, bool scalar_first) const {
-        return wrap([&](px_tensor** o) { return px_binary_scalar(op, need(), s, scalar_first ? 1 : 0, o); });
-    }
+    Tensor binary_op(px_op op, const Tensor& b) const;
+    Tensor scalar_op(px_op op, double s, bool scalar_first) const;
 
     // Runs a C call that makes a tensor and wraps its result.
     template <class F>
@@ -180,12 +238,16 @@ public:
         return Tensor(out);
     }
 
-private:
     px_tensor* need() const {
         if (!h_) throw InvalidArgumentError(PX_ERROR_INVALID_HANDLE, "this Tensor is empty (default-constructed or moved from)");
         return h_;
     }
+
+private:
+    Tensor reduce_impl(px_op op, bool all_axes, int axis, bool keepdims) const;
+
     px_tensor* h_ = nullptr;
+    std::shared_ptr<autograd::Meta> meta_;  // set for tensors autograd tracks
 };
 
 // ---- arithmetic, as operators and free functions ----
@@ -219,16 +281,15 @@ inline Tensor tanh(const Tensor& a) { return a.tanh(); }
 inline Tensor pow(const Tensor& a, double p) { return a.pow(p); }
 inline Tensor pow(const Tensor& a, const Tensor& p) { return a.pow(p); }
 
-inline Tensor matmul(const Tensor& a, const Tensor& b) {
-    return Tensor::wrap([&](px_tensor** o) { return px_matmul(a.handle(), b.handle(), o); });
-}
+Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
-inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-    return Tensor::wrap([&](px_tensor** o) { return px_where(cond.handle(), a.handle(), b.handle(), o); });
-}
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 inline Tensor concat(const std::vector<Tensor>& parts, int axis = 0) {
     std::vector<px_tensor*> hs;
-    for (const auto& t : parts) hs.push_back(t.handle());
+    for (const auto& t : parts) {
+        autograd::detail::no_gradient({&t}, "concat");
+        hs.push_back(t.handle());
+    }
     return Tensor::wrap([&](px_tensor** o) { return px_concat(hs.data(), int32_t(hs.size()), axis, o); });
 }
 

@@ -1,0 +1,182 @@
+// plexus C++ frontend: autograd, as in the seeds.
+//
+//   x.attach_grad();
+//   {
+//       auto scope = autograd::record();   // ops inside are recorded
+//       y = (x * x).sum();
+//   }
+//   y.backward();                          // x.grad() is 2x, on x's device
+//
+// Ops record only inside a record() scope and only when an input needs a
+// gradient, so nothing is kept outside one. Each recorded op keeps its
+// inputs alive until backward() runs (which frees the graph) or the result
+// is dropped. The tape is per thread.
+#pragma once
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "plexus/cpp/tensor.hpp"
+
+namespace plexus::autograd {
+
+struct Node {
+    const char* op = "";
+    std::vector<std::shared_ptr<Meta>> inputs;  // null where an input needs no gradient
+    GradFn fn;
+};
+
+// What autograd knows about a tensor: a leaf (attach_grad) holds its
+// gradient; a recorded result holds the op that made it.
+struct Meta {
+    bool leaf = false;
+    Tensor grad;                 // leaves only
+    std::shared_ptr<Node> node;  // recorded results only; reset by backward()
+};
+
+namespace detail {
+struct State {
+    bool recording = false;
+    bool training = false;
+};
+inline State& state() {
+    thread_local State s;
+    return s;
+}
+}  // namespace detail
+
+inline bool is_recording() noexcept { return detail::state().recording; }
+// True inside record() (unless train_mode was false): dropout drops.
+inline bool is_training() noexcept { return detail::state().training; }
+
+// Sets the recording and training flags for its lifetime, then restores them.
+class Scope {
+public:
+    Scope(bool recording, bool training) : saved_(detail::state()) {
+        detail::state().recording = recording;
+        detail::state().training = training;
+    }
+    ~Scope() { detail::state() = saved_; }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+private:
+    detail::State saved_;
+};
+
+// `auto s = autograd::record();` records every op until s goes out of scope.
+[[nodiscard]] inline Scope record(bool train_mode = true) { return Scope(true, train_mode); }
+// Stops recording inside a record() scope (e.g. for an accuracy figure).
+[[nodiscard]] inline Scope pause(bool train_mode = false) { return Scope(false, train_mode); }
+// Training behaviour (dropout) without recording, or prediction behaviour.
+[[nodiscard]] inline Scope train_mode() { return Scope(is_recording(), true); }
+[[nodiscard]] inline Scope predict_mode() { return Scope(is_recording(), false); }
+
+namespace detail {
+
+inline bool needs_grad(const Tensor* t) { return t->autograd_meta() != nullptr; }
+
+inline bool wanted(std::initializer_list<const Tensor*> inputs) {
+    if (!state().recording) return false;
+    for (const Tensor* t : inputs)
+        if (t && needs_grad(t)) return true;
+    return false;
+}
+
+inline void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op) {
+    auto node = std::make_shared<Node>();
+    node->op = op;
+    node->fn = std::move(fn);
+    for (const Tensor* t : inputs) node->inputs.push_back(t ? t->autograd_meta() : nullptr);
+    auto meta = std::make_shared<Meta>();
+    meta->node = std::move(node);
+    out.set_autograd_meta(std::move(meta));
+}
+
+inline void no_gradient(std::initializer_list<const Tensor*> inputs, const char* op) {
+    if (wanted(inputs))
+        throw UnsupportedError(PX_ERROR_UNSUPPORTED, std::string("autograd: ") + op +
+                                                         " has no gradient yet; call it on x.detach(), or outside record()");
+}
+
+}  // namespace detail
+}  // namespace plexus::autograd
+
+namespace plexus {
+
+inline void Tensor::attach_grad() {
+    DType d = dtype();
+    if (d != DType::float32 && d != DType::float64)
+        throw DTypeError(PX_ERROR_DTYPE, std::string("attach_grad: gradients need a floating dtype, this tensor is ") +
+                                             name(d));
+    auto meta = std::make_shared<autograd::Meta>();
+    meta->leaf = true;
+    meta->grad = full(shape(), 0.0, device(), d);
+    meta_ = std::move(meta);
+}
+
+inline Tensor Tensor::grad() const {
+    if (!meta_ || !meta_->leaf)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "grad: this tensor has no gradient; call attach_grad() on it before recording");
+    return meta_->grad;
+}
+
+inline void Tensor::backward() const { backward(Tensor()); }
+
+inline void Tensor::backward(const Tensor& head) const {
+    using autograd::Meta;
+    if (!meta_ || (!meta_->leaf && !meta_->node))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "backward: nothing was recorded for this tensor; compute it inside autograd::record() "
+                                   "from a tensor with attach_grad() (and call backward() only once)");
+    Tensor seed_grad = head.defined() ? head : full(shape(), 1.0, device(), dtype());
+    if (head.defined() && head.shape() != shape())
+        throw ShapeError(PX_ERROR_SHAPE, "backward: the head gradient's shape does not match the tensor's");
+    // Order the graph so that every node runs after all the nodes that use
+    // its result. `order` owns the metas: nodes are freed as backward goes.
+    std::vector<std::shared_ptr<Meta>> order;
+    std::unordered_set<Meta*> seen;
+    std::vector<std::pair<std::shared_ptr<Meta>, size_t>> stack{{meta_, 0}};
+    seen.insert(meta_.get());
+    while (!stack.empty()) {
+        Meta* m = stack.back().first.get();
+        size_t next = stack.back().second;
+        if (m->node && next < m->node->inputs.size()) {
+            ++stack.back().second;
+            const std::shared_ptr<Meta>& in = m->node->inputs[next];
+            if (in && seen.insert(in.get()).second) stack.push_back({in, 0});
+            continue;
+        }
+        order.push_back(std::move(stack.back().first));
+        stack.pop_back();
+    }
+    std::unordered_map<Meta*, Tensor> grads;
+    grads[meta_.get()] = seed_grad;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Meta* m = it->get();
+        auto g = grads.find(m);
+        if (g == grads.end()) continue;  // no path from the head reached it
+        if (m->leaf) {
+            m->grad = g->second;
+            continue;
+        }
+        std::shared_ptr<autograd::Node> node = std::move(m->node);  // frees the graph as it goes
+        std::vector<Tensor> in_grads;
+        {
+            auto pause = autograd::pause();
+            in_grads = node->fn(g->second);
+        }
+        grads.erase(g);
+        for (size_t i = 0; i < node->inputs.size() && i < in_grads.size(); ++i) {
+            Meta* in = node->inputs[i].get();
+            if (!in || !in_grads[i].defined()) continue;
+            auto [slot, fresh] = grads.try_emplace(in, in_grads[i]);
+            if (!fresh) slot->second = slot->second + in_grads[i];
+        }
+    }
+}
+
+}  // namespace plexus

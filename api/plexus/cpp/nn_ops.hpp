@@ -1,0 +1,127 @@
+// plexus C++ frontend: the neural-network ops (conv2d, pooling, bias,
+// losses, dropout), differentiable, on the device of their inputs.
+#pragma once
+
+#include <utility>
+
+#include "plexus/cpp/gradients.hpp"
+
+namespace plexus {
+
+// Two values, one per spatial axis (height, width).
+struct Pair2 {
+    int h = 0, w = 0;
+    Pair2() = default;
+    Pair2(int both) : h(both), w(both) {}  // NOLINT: 2 means (2, 2), as in Gluon
+    Pair2(int h_, int w_) : h(h_), w(w_) {}
+};
+
+// x (N,C,H,W) with weight w (O,C,KH,KW) -> (N,O,OH,OW).
+inline Tensor conv2d(const Tensor& x, const Tensor& w, Pair2 stride = 1, Pair2 pad = 0) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) {
+        return px_conv2d(x.need(), w.need(), stride.h, stride.w, pad.h, pad.w, o);
+    });
+    if (!autograd::detail::wanted({&x, &w})) return out;
+    Tensor xd = x.detach(), wd = w.detach();
+    const bool need_dx = x.autograd_meta() != nullptr;  // the first layer's input usually needs none
+    autograd::detail::record(out, {&x, &w}, [xd, wd, stride, pad, need_dx](const Tensor& dy) {
+        Shape xs = xd.shape(), ws = wd.shape();
+        Tensor dx;
+        if (need_dx)
+            dx = Tensor::wrap([&](px_tensor** o) {
+                return px_conv2d_backward_input(dy.handle(), wd.handle(), xs[2], xs[3], stride.h, stride.w, pad.h,
+                                                pad.w, o);
+            });
+        Tensor dw = Tensor::wrap([&](px_tensor** o) {
+            return px_conv2d_backward_weight(dy.handle(), xd.handle(), ws[2], ws[3], stride.h, stride.w, pad.h, pad.w,
+                                             o);
+        });
+        return std::vector<Tensor>{dx, dw};
+    }, "conv2d");
+    return out;
+}
+
+// op is PX_OP_MAX_POOL2D or PX_OP_AVG_POOL2D.
+inline Tensor pool2d(px_op op, const Tensor& x, Pair2 size, Pair2 stride, Pair2 pad = 0) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) {
+        return px_pool2d(op, x.need(), size.h, size.w, stride.h, stride.w, pad.h, pad.w, o);
+    });
+    if (!autograd::detail::wanted({&x})) return out;
+    Tensor xd = x.detach();
+    autograd::detail::record(out, {&x}, [op, xd, size, stride, pad](const Tensor& dy) {
+        return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
+            return px_pool2d_backward(op, xd.handle(), dy.handle(), size.h, size.w, stride.h, stride.w, pad.h, pad.w, o);
+        }));
+    }, px_op_name(op));
+    return out;
+}
+inline Tensor max_pool2d(const Tensor& x, Pair2 size, Pair2 stride, Pair2 pad = 0) {
+    return pool2d(PX_OP_MAX_POOL2D, x, size, stride, pad);
+}
+inline Tensor avg_pool2d(const Tensor& x, Pair2 size, Pair2 stride, Pair2 pad = 0) {
+    return pool2d(PX_OP_AVG_POOL2D, x, size, stride, pad);
+}
+
+// x (N,C,...) + b (C) along axis 1.
+inline Tensor bias_add(const Tensor& x, const Tensor& b) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) { return px_bias_add(x.need(), b.need(), o); });
+    if (!autograd::detail::wanted({&x, &b})) return out;
+    autograd::detail::record(out, {&x, &b}, [](const Tensor& dy) {
+        return std::vector<Tensor>{dy, Tensor::wrap([&](px_tensor** o) { return px_bias_grad(dy.handle(), o); })};
+    }, "bias_add");
+    return out;
+}
+
+// Over the last axis of (N,C).
+inline Tensor log_softmax(const Tensor& x) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) { return px_log_softmax(x.need(), o); });
+    if (!autograd::detail::wanted({&x})) return out;
+    Tensor y = out.detach();
+    autograd::detail::record(out, {&x}, [y](const Tensor& dy) {
+        return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
+            return px_log_softmax_backward(y.handle(), dy.handle(), o);
+        }));
+    }, "log_softmax");
+    return out;
+}
+
+// Per-row -log softmax(logits)[label]; labels (N) int32 or int64.
+inline Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) {
+        return px_softmax_cross_entropy(logits.need(), labels.need(), o);
+    });
+    if (!autograd::detail::wanted({&logits})) return out;
+    Tensor l = logits.detach(), y = labels.detach();
+    autograd::detail::record(out, {&logits}, [l, y](const Tensor& dloss) {
+        return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
+            return px_softmax_cross_entropy_backward(l.handle(), y.handle(), dloss.handle(), o);
+        }));
+    }, "softmax_cross_entropy");
+    return out;
+}
+
+// Drops each element with probability p while training (autograd::is_training()),
+// scaling the rest by 1/(1-p); the identity otherwise.
+inline Tensor dropout(const Tensor& x, double p) {
+    if (!autograd::is_training() || p == 0) return x;
+    uint64_t seed = 0, offset = 0;
+    Tensor out = Tensor::wrap([&](px_tensor** o) { return px_dropout(x.need(), p, &seed, &offset, o); });
+    if (!autograd::detail::wanted({&x})) return out;
+    autograd::detail::record(out, {&x}, [p, seed, offset](const Tensor& dy) {
+        return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
+            return px_dropout_backward(dy.handle(), p, seed, offset, o);
+        }));
+    }, "dropout");
+    return out;
+}
+
+// (N, ...) -> (N, rest), a view.
+inline Tensor flatten(const Tensor& x) {
+    Shape s = x.shape();
+    if (s.empty()) throw ShapeError(PX_ERROR_SHAPE, "flatten: a scalar has no batch axis");
+    int64_t rest = 1;
+    for (size_t i = 1; i < s.size(); ++i) rest *= s[i];
+    return x.reshape({s[0], rest});
+}
+
+}  // namespace plexus

@@ -1,0 +1,280 @@
+// Conformance: the neural-network ops. Forward results against float64 host
+// references (float32 and float64), every gradient against finite
+// differences in float64, and the errors each op must raise.
+#include <catch2/catch.hpp>
+
+#include "../support.hpp"
+#include "nn_reference.hpp"
+
+using namespace plexus;
+using pxtest::check_gradients;
+using pxtest::random_values;
+using pxtest::values;
+
+namespace {
+using In = std::pair<Shape, std::vector<double>>;
+In rnd(Shape s, uint64_t seed, double lo = -1, double hi = 1) {
+    size_t n = 1;
+    for (auto d : s) n *= size_t(d);
+    return {s, random_values(n, seed, lo, hi)};
+}
+// A fixed random weighting, so that every output element matters to the loss.
+Tensor weigh(const Tensor& y, uint64_t seed) {
+    Shape s = y.shape();
+    size_t n = size_t(y.size());
+    return (y * array(random_values(n, seed), s, y.device())).sum();
+}
+}  // namespace
+
+TEST_CASE("conv2d matches the host reference", "[conformance][nn]") {
+    Device dev = pxtest::device_under_test();
+    struct Case { int n, c, h, w, o, kh, kw, sh, sw, ph, pw; };
+    for (Case k : {Case{2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0}, Case{2, 2, 8, 9, 3, 3, 2, 2, 1, 1, 0},
+                   Case{1, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{3, 4, 5, 5, 2, 1, 1, 1, 1, 0, 0}}) {
+        auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 1);
+        auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 2);
+        int oh, ow;
+        auto want = pxtest::conv2d_reference(x, w, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow);
+        for (DType d : {DType::float64, DType::float32}) {
+            Tensor tx = array(x, {k.n, k.c, k.h, k.w}, dev).astype(d), tw = array(w, {k.o, k.c, k.kh, k.kw}, dev).astype(d);
+            Tensor y = conv2d(tx, tw, {k.sh, k.sw}, {k.ph, k.pw});
+            REQUIRE(y.shape() == Shape{k.n, k.o, oh, ow});
+            REQUIRE(y.dtype() == d);
+            PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-5 : 1e-12);
+        }
+    }
+}
+
+TEST_CASE("pooling matches the host reference", "[conformance][nn]") {
+    Device dev = pxtest::device_under_test();
+    auto x = random_values(2 * 3 * 7 * 6, 3);
+    for (bool is_max : {true, false})
+        for (auto [k, s, p] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}, std::tuple{3, 1, 1}}) {
+            int oh, ow;
+            auto want = pxtest::pool_reference(x, 6, 7, 6, k, s, p, is_max, oh, ow);
+            Tensor tx = array(x, {2, 3, 7, 6}, dev);
+            Tensor y = is_max ? max_pool2d(tx, k, s, p) : avg_pool2d(tx, k, s, p);
+            REQUIRE(y.shape() == Shape{2, 3, oh, ow});
+            PX_REQUIRE_CLOSE(values(y), want, 1e-12);
+            PX_REQUIRE_CLOSE(values(is_max ? max_pool2d(tx.astype(DType::float32), k, s, p)
+                                           : avg_pool2d(tx.astype(DType::float32), k, s, p)),
+                             want, 1e-6);
+        }
+}
+
+TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[conformance][nn]") {
+    Device dev = pxtest::device_under_test();
+    // Logits of 1000 would overflow exp() without the max subtracted first.
+    std::vector<double> logits{1000, 1001, 1002, -3, 0, 3};
+    Tensor l = array(logits, {2, 3}, dev);
+    Tensor labels = array(std::vector<int32_t>{2, 0}, {2}, dev);
+    auto lse = [](double a, double b, double c) {
+        double m = std::max({a, b, c});
+        return m + std::log(std::exp(a - m) + std::exp(b - m) + std::exp(c - m));
+    };
+    std::vector<double> want{lse(1000, 1001, 1002) - 1002, lse(-3, 0, 3) + 3};
+    for (DType d : {DType::float64, DType::float32}) {
+        PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l.astype(d), labels)), want, d == DType::float32 ? 1e-6 : 1e-12);
+        PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l.astype(d), labels.astype(DType::int64))), want,
+                         d == DType::float32 ? 1e-6 : 1e-12);
+        auto ls = values(log_softmax(l.astype(d)));
+        REQUIRE(ls[2] == Approx(1002 - lse(1000, 1001, 1002)).margin(1e-6));
+        REQUIRE(ls[3] == Approx(-3 - lse(-3, 0, 3)).margin(1e-6));
+    }
+}
+
+TEST_CASE("a label outside the classes fails at the next wait, naming the op", "[conformance][nn][errors]") {
+    Device dev = pxtest::device_under_test();
+    Tensor l = zeros({3, 4}, dev);
+    Tensor loss = softmax_cross_entropy(l, array(std::vector<int32_t>{0, 4, 1}, {3}, dev));
+    auto msg = pxtest::message_of<DeviceError>([&] { loss.to_vector<float>(); });
+    PX_REQUIRE_MENTIONS(msg, "softmax_cross_entropy");
+    PX_REQUIRE_MENTIONS(msg, "label 4 in row 1");
+    // The device still works afterwards.
+    REQUIRE(values(softmax_cross_entropy(l, array(std::vector<int32_t>{0, 3, 1}, {3}, dev)))[1] ==
+            Approx(std::log(4.0)));
+}
+
+TEST_CASE("gradients match finite differences", "[conformance][nn][grad]") {
+    Device dev = pxtest::device_under_test();
+    SECTION("conv2d, stride and padding") {
+        check_gradients(dev, {rnd({2, 2, 5, 6}, 10), rnd({3, 2, 3, 2}, 11)}, [](const std::vector<Tensor>& t) {
+            return weigh(conv2d(t[0], t[1], {2, 1}, {1, 0}), 12);
+        });
+    }
+    SECTION("conv2d 1x1") {
+        check_gradients(dev, {rnd({2, 3, 3, 3}, 13), rnd({2, 3, 1, 1}, 14)},
+                        [](const std::vector<Tensor>& t) { return weigh(conv2d(t[0], t[1]), 15); });
+    }
+    SECTION("max and average pooling") {
+        check_gradients(dev, {rnd({2, 2, 5, 5}, 16)}, [](const std::vector<Tensor>& t) {
+            return weigh(max_pool2d(t[0], 2, 2), 17) + weigh(max_pool2d(t[0], 3, 2, 1), 18) +
+                   weigh(avg_pool2d(t[0], 3, 2, 1), 19);
+        });
+    }
+    SECTION("bias add and the activations") {
+        check_gradients(dev, {rnd({3, 4, 2}, 20), rnd({4}, 21)}, [](const std::vector<Tensor>& t) {
+            Tensor z = bias_add(t[0], t[1]);
+            return weigh(z.relu(), 22) + weigh(z.sigmoid(), 23) + weigh(z.tanh(), 24);
+        });
+    }
+    SECTION("gemm with every transpose, and a dense layer") {
+        check_gradients(dev, {rnd({3, 4}, 25), rnd({4, 5}, 26), rnd({5, 4}, 27), rnd({4, 3}, 28)},
+                        [](const std::vector<Tensor>& t) {
+                            return weigh(gemm(t[0], t[1]), 29) + weigh(gemm(t[0], t[2], false, true), 30) +
+                                   weigh(gemm(t[3], t[1], true, false), 31) + weigh(gemm(t[3], t[2], true, true), 32);
+                        });
+    }
+    SECTION("log-softmax and softmax cross-entropy") {
+        Tensor labels = array(std::vector<int64_t>{1, 0, 3}, {3}, dev);
+        check_gradients(dev, {rnd({3, 4}, 33, -3, 3)}, [&](const std::vector<Tensor>& t) {
+            return weigh(softmax_cross_entropy(t[0], labels), 34) + weigh(log_softmax(t[0]), 35);
+        });
+    }
+    SECTION("broadcasting arithmetic, reductions, reshape, transpose") {
+        check_gradients(dev, {rnd({2, 3}, 36, 0.5, 2), rnd({3}, 37, 0.5, 2)}, [](const std::vector<Tensor>& t) {
+            Tensor a = t[0], b = t[1];
+            Tensor e = (a + b) * (a - b) / b + a.pow(b) + (2.0 - a) * 3.0 + (1.0 / a) + a.pow(2.0) +
+                       a.scalar_op(PX_OP_POW, 2.0, true) + where(a > 1.0, a * 2.0, b * 1.0);
+            return weigh(e, 38) + (a.exp() + a.log() + a.sqrt()).sum(1).mean() + weigh(a.transpose().reshape({3, 2}), 39) +
+                   (-a).abs().sum();
+        });
+    }
+}
+
+TEST_CASE("dropout: the same mask forward and backward, the right rate, identity when predicting", "[conformance][nn]") {
+    Device dev = pxtest::device_under_test();
+    Tensor x = full({100000}, 2.0, dev);
+    Tensor same = dropout(x, 0.3);
+    REQUIRE(same.is(x));  // outside record() (predicting) dropout does nothing
+    x.attach_grad();
+    Tensor y;
+    {
+        auto scope = autograd::record();
+        y = dropout(x, 0.3);
+    }
+    y.backward(full({100000}, 3.0, dev));
+    auto yv = y.to_vector<float>(), gv = x.grad().to_vector<float>();
+    size_t kept = 0;
+    for (size_t i = 0; i < yv.size(); ++i) {
+        bool keep = yv[i] != 0;
+        kept += keep;
+        REQUIRE(yv[i] == Approx(keep ? 2.0 / 0.7 : 0.0));
+        REQUIRE(gv[i] == Approx(keep ? 3.0 / 0.7 : 0.0));
+    }
+    REQUIRE(double(kept) / yv.size() == Approx(0.7).margin(0.01));
+}
+
+TEST_CASE("sgd_update matches the host reference, with and without momentum", "[conformance][nn]") {
+    Device dev = pxtest::device_under_test();
+    auto p0 = random_values(50, 40), g = random_values(50, 41);
+    for (DType d : {DType::float64, DType::float32}) {
+        Tensor p = array(p0, {50}, dev).astype(d), m = zeros({50}, dev, d), grad = array(g, {50}, dev).astype(d);
+        Tensor plain = array(p0, {50}, dev).astype(d);
+        std::vector<double> want = p0, mom(50, 0.0), want_plain = p0;
+        for (int step = 0; step < 3; ++step) {
+            check(px_sgd_update(p.handle(), grad.handle(), m.handle(), 0.1, 0.9, 0.01, 0.5));
+            check(px_sgd_update(plain.handle(), grad.handle(), nullptr, 0.1, 0, 0.01, 0.5));
+            for (size_t i = 0; i < 50; ++i) {
+                double gi = 0.5 * g[i] + 0.01 * want[i];
+                mom[i] = 0.9 * mom[i] + gi;
+                want[i] -= 0.1 * mom[i];
+                want_plain[i] -= 0.1 * (0.5 * g[i] + 0.01 * want_plain[i]);
+            }
+        }
+        double tol = d == DType::float32 ? 1e-6 : 1e-12;
+        PX_REQUIRE_CLOSE(values(p), want, tol);
+        PX_REQUIRE_CLOSE(values(m), mom, tol);
+        PX_REQUIRE_CLOSE(values(plain), want_plain, tol);
+    }
+}
+
+TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][nn][errors]") {
+    Device dev = pxtest::device_under_test();
+    Tensor x = zeros({2, 3, 8, 8}, dev), w = zeros({4, 3, 3, 3}, dev);
+    using pxtest::message_of;
+    // conv2d: rank, channels, kernel larger than the input, bad stride, integer dtype, devices
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(zeros({3, 8, 8}, dev), w); }), "must be 4-D");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 2, 3, 3}, dev)); }), "has 3 channels");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 3, 9, 9}, dev)); }), "smaller than the kernel");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { conv2d(x, w, 0); }), "stride 0");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { conv2d(x, w, 1, -1); }), "negative");
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { conv2d(x.astype(DType::int32), w.astype(DType::int32)); }),
+                        "does not take int32");
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { conv2d(x, w.astype(DType::float64)); }), "dtypes differ");
+    if (dev != cpu(0)) PX_REQUIRE_MENTIONS(message_of<DeviceMismatchError>([&] { conv2d(x, w.copyto(cpu(0))); }), "different devices");
+    // conv2d gradients: shapes that do not fit
+    Tensor dy = zeros({2, 4, 6, 6}, dev);
+    CHECK(px_conv2d_backward_input(dy.handle(), w.handle(), 9, 8, 1, 1, 0, 0, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    px_tensor* out = nullptr;
+    REQUIRE(px_conv2d_backward_input(dy.handle(), w.handle(), 9, 8, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+    PX_REQUIRE_MENTIONS(px_last_error(), "does not fit the weight");
+    REQUIRE(px_conv2d_backward_input(dy.handle(), w.handle(), 0, 8, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+    REQUIRE(px_conv2d_backward_weight(dy.handle(), zeros({3, 3, 8, 8}, dev).handle(), 3, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+    PX_REQUIRE_MENTIONS(px_last_error(), "does not fit the input");
+    REQUIRE(px_conv2d_backward_weight(dy.handle(), x.handle(), 0, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+    REQUIRE(out == nullptr);
+    // pooling: rank, window, padding over half the window, a gradient of the wrong shape, the wrong op
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { max_pool2d(zeros({8, 8}, dev), 2, 2); }), "must be 4-D");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { max_pool2d(x, 0, 2); }), "pool size");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { avg_pool2d(x, 2, 2, 2); }), "at most half");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { max_pool2d(x, 9, 1); }), "smaller than the kernel");
+    REQUIRE(px_pool2d_backward(PX_OP_MAX_POOL2D, x.handle(), x.handle(), 2, 2, 2, 2, 0, 0, &out) == PX_ERROR_SHAPE);
+    REQUIRE(px_pool2d(PX_OP_ADD, x.handle(), 2, 2, 2, 2, 0, 0, &out) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_pool2d_backward(PX_OP_SUM, x.handle(), x.handle(), 2, 2, 2, 2, 0, 0, &out) == PX_ERROR_INVALID_ARGUMENT);
+    // bias: rank, length
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { bias_add(zeros({4}, dev), zeros({4}, dev)); }), "channel axis");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { bias_add(x, zeros({4}, dev)); }), "has 3 channels");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { bias_add(x, zeros({3, 1}, dev)); }), "must be 1-D");
+    REQUIRE(px_bias_grad(zeros({3}, dev).handle(), &out) == PX_ERROR_SHAPE);
+    // activation gradients: the wrong op, shapes that differ
+    REQUIRE(px_activation_backward(PX_OP_EXP, x.handle(), x.handle(), &out) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_activation_backward(PX_OP_RELU, x.handle(), w.handle(), &out) == PX_ERROR_SHAPE);
+    // softmax: rank, labels of the wrong dtype, count or rank, a gradient of the wrong shape
+    Tensor l = zeros({4, 10}, dev);
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { log_softmax(zeros({10}, dev)); }), "must be 2-D");
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { softmax_cross_entropy(l, zeros({4}, dev)); }), "int32 or int64");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { softmax_cross_entropy(l, zeros({3}, dev, DType::int32)); }),
+                        "one label per row");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { softmax_cross_entropy(zeros({4, 0}, dev), zeros({4}, dev, DType::int32)); }),
+                        "no classes");
+    REQUIRE(px_softmax_cross_entropy_backward(l.handle(), zeros({4}, dev, DType::int32).handle(), zeros({5}, dev).handle(),
+                                              &out) == PX_ERROR_SHAPE);
+    REQUIRE(px_log_softmax_backward(l.handle(), zeros({4, 9}, dev).handle(), &out) == PX_ERROR_SHAPE);
+    // gemm: rank, inner dimensions
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { gemm(zeros({2, 3}, dev), zeros({2, 3}, dev)); }), "inner dimensions");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { gemm(zeros({2, 3, 1}, dev), zeros({3, 3}, dev)); }), "must be 2-D");
+    REQUIRE(gemm(zeros({2, 3}, dev), zeros({2, 3}, dev), false, true).shape() == Shape{2, 2});
+    // dropout: p outside [0, 1)
+    uint64_t s = 0, o = 0;
+    REQUIRE(px_dropout(x.handle(), 1.0, &s, &o, &out) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_dropout(x.handle(), -0.1, &s, &o, &out) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_dropout(x.handle(), 0.5, nullptr, &o, &out) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_dropout_backward(x.handle(), 1.5, 0, 0, &out) == PX_ERROR_INVALID_ARGUMENT);
+    // sgd: shapes, dtypes, settings, a momentum buffer that is the parameter
+    Tensor p = zeros({5}, dev), g = zeros({5}, dev);
+    REQUIRE(px_sgd_update(p.handle(), zeros({4}, dev).handle(), nullptr, 0.1, 0, 0, 1) == PX_ERROR_SHAPE);
+    REQUIRE(px_sgd_update(p.handle(), g.handle(), zeros({6}, dev).handle(), 0.1, 0.9, 0, 1) == PX_ERROR_SHAPE);
+    REQUIRE(px_sgd_update(p.handle(), g.astype(DType::float64).handle(), nullptr, 0.1, 0, 0, 1) == PX_ERROR_DTYPE);
+    REQUIRE(px_sgd_update(p.handle(), g.handle(), nullptr, -0.1, 0, 0, 1) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_sgd_update(p.handle(), g.handle(), nullptr, 0.1, 1.5, 0, 1) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_sgd_update(p.handle(), g.handle(), nullptr, 0.1, 0, -1, 1) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_sgd_update(p.handle(), g.handle(), nullptr, 0.1, 0, 0, NAN) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_sgd_update(p.handle(), g.handle(), p.handle(), 0.1, 0.9, 0, 1) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(px_sgd_update(p.astype(DType::int32).handle(), g.astype(DType::int32).handle(), nullptr, 0.1, 0, 0, 1) ==
+            PX_ERROR_DTYPE);
+    REQUIRE(out == nullptr);
+}
+
+TEST_CASE("empty batches flow through the nn ops", "[conformance][nn]") {
+    Device dev = pxtest::device_under_test();
+    Tensor x = zeros({0, 3, 8, 8}, dev), w = ones({4, 3, 3, 3}, dev);
+    REQUIRE(conv2d(x, w).shape() == Shape{0, 4, 6, 6});
+    REQUIRE(max_pool2d(x, 2, 2).shape() == Shape{0, 3, 4, 4});
+    Tensor dw = Tensor::wrap([&](px_tensor** o) {
+        return px_conv2d_backward_weight(zeros({0, 4, 6, 6}, dev).handle(), x.handle(), 3, 3, 1, 1, 0, 0, o);
+    });
+    REQUIRE(values(dw) == std::vector<double>(4 * 3 * 3 * 3, 0.0));
+    REQUIRE(values(Tensor::wrap([&](px_tensor** o) { return px_bias_grad(zeros({0, 3}, dev).handle(), o); })) ==
+            std::vector<double>(3, 0.0));
+}
