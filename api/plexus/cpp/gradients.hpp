@@ -147,7 +147,8 @@ inline Tensor gemm(const Tensor& a, const Tensor& b, bool trans_a = false, bool 
 }
 
 inline Tensor matmul(const Tensor& a, const Tensor& b) {
-    if (a.ndim() == 2 && b.ndim() == 2) return gemm(a, b);
+    auto is_float = [](DType d) { return d == DType::float32 || d == DType::float64; };
+    if (a.ndim() == 2 && b.ndim() == 2 && is_float(a.dtype()) && a.dtype() == b.dtype()) return gemm(a, b);
     autograd::detail::no_gradient({&a, &b}, "batched matmul");
     return Tensor::wrap([&](px_tensor** o) { return px_matmul(a.need(), b.need(), o); });
 }
