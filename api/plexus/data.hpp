@@ -1,0 +1,79 @@
+// plexus data: the Fashion-MNIST reader (IDX files, gzip through zlib) and a
+// DataLoader that shuffles per epoch, applies ToTensor + Normalize, and
+// prepares the next batch on the training device while the current one
+// computes (libplexus-nn).
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "plexus/plexus.hpp"
+
+namespace plexus::data {
+
+// An IDX file's contents: unsigned bytes with their dimensions.
+struct IdxArray {
+    std::vector<int64_t> dims;
+    std::vector<uint8_t> values;
+};
+// Reads an IDX file of unsigned bytes (gzip-compressed or not). A wrong
+// magic, a truncated or oversized body, or trailing bytes are errors that
+// name the file; memory is bounded by the dimensions, at most `max_bytes`.
+IdxArray read_idx(const std::string& path, uint64_t max_bytes = uint64_t(1) << 32);
+
+// Images (N, 28, 28) as bytes and labels 0..9.
+struct ImageDataset {
+    int64_t count = 0, rows = 0, cols = 0;
+    std::vector<uint8_t> images;
+    std::vector<int32_t> labels;
+};
+
+// /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist), or
+// $PLEXUS_FASHION_MNIST when set.
+std::string default_fashion_mnist_folder();
+// The training (60000) or test (10000) set from `folder`.
+ImageDataset fashion_mnist(bool train, const std::string& folder = default_fashion_mnist_folder());
+
+struct Batch {
+    Tensor data;    // (n, 1, rows, cols) float32: (pixel / 255 - mean) / std
+    Tensor label;   // (n) int32
+    int64_t size = 0;
+};
+
+// Batches of a dataset on `device`. Each epoch (begin_epoch) reshuffles with
+// a generator seeded by (seed, epoch), so runs repeat; the last batch keeps
+// the remainder. While the caller computes on one batch, the next one is
+// gathered, normalized and copied to the device on another thread.
+class DataLoader {
+public:
+    DataLoader(const ImageDataset& dataset, int64_t batch_size, bool shuffle, Device device, uint64_t seed = 0,
+               double mean = 0.13, double std = 0.31);
+    ~DataLoader();
+    DataLoader(const DataLoader&) = delete;
+    DataLoader& operator=(const DataLoader&) = delete;
+
+    int64_t num_batches() const { return (dataset_.count + batch_size_ - 1) / batch_size_; }
+    int64_t batch_size() const { return batch_size_; }
+    // Starts an epoch (the first one is 0).
+    void begin_epoch(uint64_t epoch);
+    // The next batch of the epoch; false at its end.
+    bool next(Batch& out);
+
+private:
+    Batch make(int64_t index) const;
+    void prefetch(int64_t index);
+
+    const ImageDataset& dataset_;
+    int64_t batch_size_;
+    bool shuffle_;
+    Device device_;
+    uint64_t seed_;
+    double mean_, std_;
+    std::vector<int64_t> order_;
+    int64_t next_ = 0;
+    std::future<Batch> pending_;
+};
+
+}  // namespace plexus::data

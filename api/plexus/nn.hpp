@@ -1,0 +1,238 @@
+// plexus nn: networks as in the seeds' Gluon, on any device (libplexus-nn).
+//
+//   nn::Sequential net;
+//   net.add(nn::Conv2D(6, 5, 1, 0, "relu"), nn::MaxPool2D(2, 2), nn::Flatten(), nn::Dense(10));
+//   net.initialize(try_gpu());                      // Xavier-uniform weights there
+//   loss::SoftmaxCrossEntropyLoss loss_fn;
+//   nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
+//   { auto r = autograd::record(); l = loss_fn(net(x), y); }
+//   l.backward(); trainer.step(batch_size);
+//
+// Parameters live on the device(s) they were initialized on; net(x) runs on
+// x's device. Parameter files: see docs/parameter-file.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plexus/plexus.hpp"
+
+namespace plexus::nn {
+
+// Makes a parameter's initial values on a device. The default is
+// Xavier-uniform for weights (fan-in and fan-out from the shape) and zeros for biases.
+struct Initializer {
+    enum Kind { xavier_uniform, zeros, ones, normal } kind = xavier_uniform;
+    double scale = 0.01;  // the standard deviation of `normal`
+    Tensor make(const Shape& shape, Device d, DType dtype) const;
+};
+
+class Parameter {
+public:
+    Parameter(std::string name, Shape shape, Initializer init = {});
+
+    const std::string& name() const { return name_; }
+    // 0 marks a dimension not known yet (inferred at the first forward call).
+    const Shape& shape() const { return shape_; }
+    bool initialized() const { return !data_.empty(); }
+    std::vector<Device> devices() const;
+
+    // Creates identical replicas on `devices` (values made on the first and
+    // copied), or remembers them until the shape is known.
+    void initialize(const std::vector<Device>& devices, bool force_reinit = false);
+    // Completes a deferred shape (once) and creates the pending replicas.
+    void infer_shape(const Shape& shape);
+
+    // The replica on `d`; an error names the devices it lives on.
+    Tensor data(Device d) const;
+    Tensor data() const;  // the only (or first) replica
+    std::vector<Tensor> list_data() const { return data_; }
+    Tensor grad(Device d) const { return data(d).grad(); }
+    std::vector<Tensor> list_grad() const;
+
+    // Replaces the values of every replica with `values` (same shape).
+    void set_data(const Tensor& values);
+    // Moves every replica to `devices`, keeping the values.
+    void reset_ctx(const std::vector<Device>& devices);
+
+private:
+    std::string name_;
+    Shape shape_;
+    Initializer init_;
+    std::vector<Tensor> data_;       // one per device, each with attach_grad()
+    std::vector<Device> pending_;    // initialize() before the shape was known
+};
+
+// Parameters by name, in the order the network made them.
+class ParameterDict {
+public:
+    void add(const std::string& name, Parameter* p);
+    size_t size() const { return items_.size(); }
+    Parameter& operator[](const std::string& name) const;
+    const std::vector<std::pair<std::string, Parameter*>>& items() const { return items_; }
+    auto begin() const { return items_.begin(); }
+    auto end() const { return items_.end(); }
+
+    void initialize(Device d, bool force_reinit = false) { initialize(std::vector<Device>{d}, force_reinit); }
+    void initialize(const std::vector<Device>& devices, bool force_reinit = false);
+    void reset_ctx(Device d) { reset_ctx(std::vector<Device>{d}); }
+    void reset_ctx(const std::vector<Device>& devices);
+
+private:
+    std::vector<std::pair<std::string, Parameter*>> items_;
+};
+
+class Block {
+public:
+    virtual ~Block() = default;
+    virtual Tensor forward(const Tensor& x) = 0;
+    Tensor operator()(const Tensor& x) { return forward(x); }
+    // One line, e.g. "Conv2D(1 -> 6, kernel 5x5, relu)".
+    virtual std::string describe() const = 0;
+
+    // This block's parameters, named as in saved files ("0.weight").
+    virtual ParameterDict collect_params();
+    void initialize(Device d = cpu(), bool force_reinit = false) { collect_params().initialize(d, force_reinit); }
+    void initialize(const std::vector<Device>& ds, bool force_reinit = false) {
+        collect_params().initialize(ds, force_reinit);
+    }
+    // The weight / bias of a layer that has them.
+    virtual Parameter& weight();
+    virtual Parameter& bias();
+
+    // See docs/parameter-file.md. Saving replaces `path` atomically; loading
+    // checks everything before it changes any parameter.
+    void save_parameters(const std::string& path);
+    void load_parameters(const std::string& path, Device d = cpu());
+    void load_parameters(const std::string& path, const std::vector<Device>& ds);
+
+protected:
+    // Own parameters (leaf layers).
+    virtual std::vector<Parameter*> own_params() { return {}; }
+};
+
+// Applies "relu", "sigmoid", "tanh" or nothing ("").
+Tensor activate(const Tensor& x, const std::string& activation);
+
+class Dense : public Block {
+public:
+    // in_units 0: inferred from the first input. Inputs of rank > 2 are flattened.
+    explicit Dense(int64_t units, std::string activation = "", int64_t in_units = 0, bool use_bias = true);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+    Parameter& weight() override { return *weight_; }
+    Parameter& bias() override;
+
+protected:
+    std::vector<Parameter*> own_params() override;
+
+private:
+    int64_t units_;
+    std::string activation_;
+    bool use_bias_;
+    std::shared_ptr<Parameter> weight_, bias_;
+};
+
+class Conv2D : public Block {
+public:
+    // in_channels 0: inferred from the first input.
+    Conv2D(int64_t channels, Pair2 kernel_size, Pair2 strides = 1, Pair2 padding = 0, std::string activation = "",
+           int64_t in_channels = 0, bool use_bias = true);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+    Parameter& weight() override { return *weight_; }
+    Parameter& bias() override;
+
+protected:
+    std::vector<Parameter*> own_params() override;
+
+private:
+    int64_t channels_;
+    Pair2 kernel_, strides_, padding_;
+    std::string activation_;
+    bool use_bias_;
+    std::shared_ptr<Parameter> weight_, bias_;
+};
+
+class MaxPool2D : public Block {
+public:
+    // strides 0: the pool size.
+    explicit MaxPool2D(Pair2 pool_size = 2, Pair2 strides = 0, Pair2 padding = 0);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+
+protected:
+    Pair2 size_, strides_, padding_;
+};
+
+class AvgPool2D : public MaxPool2D {
+public:
+    using MaxPool2D::MaxPool2D;
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+};
+
+class Flatten : public Block {
+public:
+    Tensor forward(const Tensor& x) override { return flatten(x); }
+    std::string describe() const override { return "Flatten"; }
+};
+
+class Dropout : public Block {
+public:
+    explicit Dropout(double rate);
+    Tensor forward(const Tensor& x) override { return dropout(x, rate_); }
+    std::string describe() const override;
+
+private:
+    double rate_;
+};
+
+class Sequential : public Block {
+public:
+    template <class... B>
+    void add(B&&... blocks) {
+        (children_.push_back(std::make_shared<std::decay_t<B>>(std::forward<B>(blocks))), ...);
+    }
+    void add_shared(std::shared_ptr<Block> b) { children_.push_back(std::move(b)); }
+    Block& operator[](size_t i) const;
+    size_t size() const { return children_.size(); }
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+    ParameterDict collect_params() override;
+
+private:
+    std::vector<std::shared_ptr<Block>> children_;
+};
+
+// Sums each parameter's gradients over its replicas and applies SGD to every
+// replica identically. Options: learning_rate, momentum, wd.
+class Trainer {
+public:
+    Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options);
+    // One update; gradients are divided by batch_size.
+    void step(int64_t batch_size);
+    double learning_rate() const { return lr_; }
+    void set_learning_rate(double lr);
+
+private:
+    std::vector<Parameter*> params_;
+    double lr_ = 0.01, momentum_ = 0, wd_ = 0;
+    std::map<const Parameter*, std::vector<Tensor>> momentum_buffers_;
+};
+
+}  // namespace plexus::nn
+
+namespace plexus::loss {
+
+// Per-sample -log softmax(pred)[label]; labels are class indices (any dtype,
+// cast to int32 when not int32/int64).
+class SoftmaxCrossEntropyLoss {
+public:
+    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+};
+
+}  // namespace plexus::loss

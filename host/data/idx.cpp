@@ -1,0 +1,97 @@
+// IDX files (the MNIST family's format) through zlib, which reads gzip and
+// plain files alike. Header: 0x00 0x00, type 0x08 (unsigned byte), rank,
+// then one big-endian uint32 per dimension, then the values.
+#include <zlib.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "plexus/data.hpp"
+
+namespace plexus::data {
+namespace {
+
+[[noreturn]] void bad(const std::string& path, const std::string& why) {
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": " + why);
+}
+
+struct GzCloser {
+    void operator()(gzFile f) const { gzclose(f); }
+};
+using Gz = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
+
+// Reads exactly n bytes, or says why not.
+void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& path, const char* what) {
+    size_t done = 0;
+    while (done < n) {
+        unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30));
+        int got = gzread(f, dst + done, chunk);
+        if (got < 0) {
+            int code = 0;
+            bad(path, std::string("corrupt compressed data while reading ") + what + " (" + gzerror(f, &code) + ")");
+        }
+        if (got == 0)
+            bad(path, std::string("truncated: ") + what + " needs " + std::to_string(n) + " bytes, the file ends after " +
+                          std::to_string(done));
+        done += size_t(got);
+    }
+}
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
+    Gz f(gzopen(path.c_str(), "rb"));
+    if (!f) bad(path, "cannot open (is the data set installed? see --data)");
+    unsigned char head[4];
+    read_exactly(f.get(), head, 4, path, "the header");
+    if (head[0] != 0 || head[1] != 0) bad(path, "not an IDX file (bad magic)");
+    if (head[2] != 0x08) bad(path, "IDX type " + std::to_string(head[2]) + " is not unsigned bytes (0x08)");
+    if (head[3] < 1 || head[3] > 4) bad(path, "IDX rank " + std::to_string(head[3]) + " is outside 1..4");
+    IdxArray out;
+    uint64_t total = 1;
+    for (int i = 0; i < head[3]; ++i) {
+        unsigned char b[4];
+        read_exactly(f.get(), b, 4, path, "the dimensions");
+        uint64_t d = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
+        total *= d;  // at most 4 factors below 2^32: no overflow before the check
+        if (total > max_bytes)
+            bad(path, "declares more than " + std::to_string(max_bytes) + " bytes of values; refusing to read it");
+        out.dims.push_back(int64_t(d));
+    }
+    out.values.resize(size_t(total));
+    read_exactly(f.get(), out.values.data(), out.values.size(), path, "the values");
+    unsigned char extra;
+    int more = gzread(f.get(), &extra, 1);
+    if (more < 0) {
+        int code = 0;
+        bad(path, std::string("corrupt compressed data after the values (") + gzerror(f.get(), &code) + ")");
+    }
+    if (more > 0) bad(path, "has bytes after the values its header declares");
+    return out;
+}
+
+std::string default_fashion_mnist_folder() {
+    const char* env = std::getenv("PLEXUS_FASHION_MNIST");
+    return env && *env ? env : "/usr/share/datasets/fashion-mnist";
+}
+
+ImageDataset fashion_mnist(bool train, const std::string& folder) {
+    std::string prefix = folder + "/" + (train ? "train" : "t10k");
+    std::string ipath = prefix + "-images-idx3-ubyte.gz", lpath = prefix + "-labels-idx1-ubyte.gz";
+    IdxArray images = read_idx(ipath), labels = read_idx(lpath);
+    if (images.dims.size() != 3) bad(ipath, "images must have 3 dimensions (count, rows, cols)");
+    if (labels.dims.size() != 1) bad(lpath, "labels must have 1 dimension");
+    if (images.dims[0] != labels.dims[0])
+        bad(lpath, "has " + std::to_string(labels.dims[0]) + " labels for " + std::to_string(images.dims[0]) + " images");
+    ImageDataset d;
+    d.count = images.dims[0], d.rows = images.dims[1], d.cols = images.dims[2];
+    d.images = std::move(images.values);
+    d.labels.reserve(labels.values.size());
+    for (size_t i = 0; i < labels.values.size(); ++i) {
+        if (labels.values[i] > 9) bad(lpath, "label " + std::to_string(labels.values[i]) + " at " + std::to_string(i) + " is not a class 0..9");
+        d.labels.push_back(labels.values[i]);
+    }
+    return d;
+}
+
+}  // namespace plexus::data

@@ -1,0 +1,196 @@
+// The layers: Dense, Conv2D, pooling, Flatten, Dropout, Sequential.
+#include <sstream>
+
+#include "plexus/nn.hpp"
+
+namespace plexus::nn {
+
+namespace {
+void check_activation(const std::string& a) {
+    if (!a.empty() && a != "relu" && a != "sigmoid" && a != "tanh")
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "unknown activation '" + a + "' (use \"relu\", \"sigmoid\", \"tanh\" or \"\")");
+}
+void check_positive(const char* layer, const char* what, int64_t v) {
+    if (v < 1)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   std::string(layer) + ": " + what + " must be >= 1, got " + std::to_string(v));
+}
+std::string with_activation(const std::string& s, const std::string& a) { return a.empty() ? s + ")" : s + ", " + a + ")"; }
+}  // namespace
+
+Tensor activate(const Tensor& x, const std::string& a) {
+    if (a.empty()) return x;
+    if (a == "relu") return x.relu();
+    if (a == "sigmoid") return x.sigmoid();
+    if (a == "tanh") return x.tanh();
+    check_activation(a);
+    return x;
+}
+
+// ---- Block ----
+
+ParameterDict Block::collect_params() {
+    ParameterDict d;
+    for (Parameter* p : own_params()) d.add(p->name(), p);
+    return d;
+}
+
+Parameter& Block::weight() {
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, describe() + " has no weight");
+}
+Parameter& Block::bias() { throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, describe() + " has no bias"); }
+
+// ---- Dense ----
+
+Dense::Dense(int64_t units, std::string activation, int64_t in_units, bool use_bias)
+    : units_(units), activation_(std::move(activation)), use_bias_(use_bias) {
+    check_positive("Dense", "units", units);
+    if (in_units < 0) check_positive("Dense", "in_units", in_units);
+    check_activation(activation_);
+    weight_ = std::make_shared<Parameter>("weight", Shape{units, in_units});
+    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{units}, Initializer{Initializer::zeros});
+}
+
+Tensor Dense::forward(const Tensor& x) {
+    Tensor in = x.ndim() > 2 ? flatten(x) : x;
+    if (in.ndim() != 2)
+        throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
+    weight_->infer_shape({units_, in.shape()[1]});
+    Device d = in.device();
+    Tensor y = gemm(in, weight_->data(d), false, true);
+    if (use_bias_) y = bias_add(y, bias_->data(d));
+    return activate(y, activation_);
+}
+
+std::string Dense::describe() const {
+    std::string in = weight_->shape()[1] ? std::to_string(weight_->shape()[1]) : "?";
+    return with_activation("Dense(" + in + " -> " + std::to_string(units_), activation_);
+}
+
+Parameter& Dense::bias() {
+    if (!bias_) return Block::bias();
+    return *bias_;
+}
+
+std::vector<Parameter*> Dense::own_params() {
+    std::vector<Parameter*> out{weight_.get()};
+    if (bias_) out.push_back(bias_.get());
+    return out;
+}
+
+// ---- Conv2D ----
+
+Conv2D::Conv2D(int64_t channels, Pair2 kernel_size, Pair2 strides, Pair2 padding, std::string activation,
+               int64_t in_channels, bool use_bias)
+    : channels_(channels), kernel_(kernel_size), strides_(strides), padding_(padding),
+      activation_(std::move(activation)), use_bias_(use_bias) {
+    check_positive("Conv2D", "channels", channels);
+    check_positive("Conv2D", "kernel height", kernel_.h);
+    check_positive("Conv2D", "kernel width", kernel_.w);
+    check_positive("Conv2D", "stride", std::min(strides_.h, strides_.w));
+    if (padding_.h < 0 || padding_.w < 0)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Conv2D: padding must be >= 0");
+    if (in_channels < 0) check_positive("Conv2D", "in_channels", in_channels);
+    check_activation(activation_);
+    weight_ = std::make_shared<Parameter>("weight", Shape{channels, in_channels, kernel_.h, kernel_.w});
+    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{channels}, Initializer{Initializer::zeros});
+}
+
+Tensor Conv2D::forward(const Tensor& x) {
+    if (x.ndim() != 4)
+        throw ShapeError(PX_ERROR_SHAPE, "Conv2D: the input must be (batch, channels, height, width), got rank " +
+                                             std::to_string(x.ndim()));
+    weight_->infer_shape({channels_, x.shape()[1], kernel_.h, kernel_.w});
+    Device d = x.device();
+    Tensor y = conv2d(x, weight_->data(d), strides_, padding_);
+    if (use_bias_) y = bias_add(y, bias_->data(d));
+    return activate(y, activation_);
+}
+
+std::string Conv2D::describe() const {
+    std::ostringstream s;
+    int64_t in = weight_->shape()[1];
+    s << "Conv2D(" << (in ? std::to_string(in) : "?") << " -> " << channels_ << ", kernel " << kernel_.h << "x"
+      << kernel_.w;
+    if (strides_.h != 1 || strides_.w != 1) s << ", stride " << strides_.h << "x" << strides_.w;
+    if (padding_.h || padding_.w) s << ", padding " << padding_.h << "x" << padding_.w;
+    return with_activation(s.str(), activation_);
+}
+
+Parameter& Conv2D::bias() {
+    if (!bias_) return Block::bias();
+    return *bias_;
+}
+
+std::vector<Parameter*> Conv2D::own_params() {
+    std::vector<Parameter*> out{weight_.get()};
+    if (bias_) out.push_back(bias_.get());
+    return out;
+}
+
+// ---- pooling, dropout ----
+
+MaxPool2D::MaxPool2D(Pair2 pool_size, Pair2 strides, Pair2 padding)
+    : size_(pool_size), strides_(strides.h == 0 && strides.w == 0 ? pool_size : strides), padding_(padding) {
+    check_positive("pooling", "pool size", std::min(size_.h, size_.w));
+    check_positive("pooling", "stride", std::min(strides_.h, strides_.w));
+}
+
+Tensor MaxPool2D::forward(const Tensor& x) { return max_pool2d(x, size_, strides_, padding_); }
+Tensor AvgPool2D::forward(const Tensor& x) { return avg_pool2d(x, size_, strides_, padding_); }
+
+std::string MaxPool2D::describe() const {
+    return "MaxPool2D(" + std::to_string(size_.h) + "x" + std::to_string(size_.w) + ", stride " +
+           std::to_string(strides_.h) + ")";
+}
+std::string AvgPool2D::describe() const {
+    return "AvgPool2D(" + std::to_string(size_.h) + "x" + std::to_string(size_.w) + ", stride " +
+           std::to_string(strides_.h) + ")";
+}
+
+Dropout::Dropout(double rate) : rate_(rate) {
+    if (!(rate >= 0 && rate < 1))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Dropout: rate " + std::to_string(rate) + " is not in [0, 1)");
+}
+std::string Dropout::describe() const { return "Dropout(" + std::to_string(rate_) + ")"; }
+
+// ---- Sequential ----
+
+Block& Sequential::operator[](size_t i) const {
+    if (i >= children_.size())
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Sequential: no block " + std::to_string(i) + " (it has " +
+                                                                  std::to_string(children_.size()) + ")");
+    return *children_[i];
+}
+
+Tensor Sequential::forward(const Tensor& x) {
+    Tensor y = x;
+    for (auto& c : children_) y = c->forward(y);
+    return y;
+}
+
+std::string Sequential::describe() const {
+    std::string s = "Sequential(\n";
+    for (size_t i = 0; i < children_.size(); ++i) s += "  (" + std::to_string(i) + "): " + children_[i]->describe() + "\n";
+    return s + ")";
+}
+
+ParameterDict Sequential::collect_params() {
+    ParameterDict d;
+    for (size_t i = 0; i < children_.size(); ++i)
+        for (auto& [name, p] : children_[i]->collect_params()) d.add(std::to_string(i) + "." + name, p);
+    return d;
+}
+
+}  // namespace plexus::nn
+
+namespace plexus::loss {
+
+Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label) const {
+    DType d = label.dtype();
+    Tensor l = d == DType::int32 || d == DType::int64 ? label : label.astype(DType::int32);
+    return softmax_cross_entropy(pred, l);
+}
+
+}  // namespace plexus::loss

@@ -1,0 +1,140 @@
+// Parameters (replicas per device, deferred shapes), ParameterDict, and the
+// initializers.
+#include <algorithm>
+#include <cmath>
+
+#include "plexus/nn.hpp"
+
+namespace plexus::nn {
+
+namespace {
+std::string device_list(const std::vector<Device>& ds) {
+    std::string s;
+    for (auto& d : ds) s += (s.empty() ? "" : ", ") + d.str();
+    return s.empty() ? "no device" : s;
+}
+bool known(const Shape& s) {
+    return std::all_of(s.begin(), s.end(), [](int64_t d) { return d > 0; });
+}
+}  // namespace
+
+Tensor Initializer::make(const Shape& shape, Device d, DType dtype) const {
+    switch (kind) {
+    case zeros: return full(shape, 0.0, d, dtype);
+    case ones: return full(shape, 1.0, d, dtype);
+    case normal: return random_normal(shape, 0.0, scale, d, dtype);
+    case xavier_uniform: {
+        double receptive = 1;
+        for (size_t i = 2; i < shape.size(); ++i) receptive *= double(shape[i]);
+        double fan_out = shape.empty() ? 1 : double(shape[0]) * receptive;
+        double fan_in = shape.size() < 2 ? fan_out : double(shape[1]) * receptive;
+        double limit = std::sqrt(6.0 / (fan_in + fan_out));
+        return random_uniform(shape, -limit, limit, d, dtype);
+    }
+    }
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "unknown initializer");
+}
+
+Parameter::Parameter(std::string name, Shape shape, Initializer init)
+    : name_(std::move(name)), shape_(std::move(shape)), init_(init) {}
+
+std::vector<Device> Parameter::devices() const {
+    std::vector<Device> out;
+    for (auto& t : data_) out.push_back(t.device());
+    return out;
+}
+
+void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit) {
+    if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": initialize() needs a device");
+    if (initialized() && !force_reinit)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   name_ + " is already initialized; pass force_reinit=true to initialize it again");
+    data_.clear();
+    if (!known(shape_)) {
+        pending_ = devices;  // completed by infer_shape at the first forward call
+        return;
+    }
+    Tensor first = init_.make(shape_, devices[0], DType::float32);
+    for (size_t i = 0; i < devices.size(); ++i) {
+        Tensor t = i == 0 ? first : first.copyto(devices[i]);
+        t.attach_grad();
+        data_.push_back(t);
+    }
+    pending_.clear();
+}
+
+void Parameter::infer_shape(const Shape& shape) {
+    if (known(shape_)) return;
+    for (size_t i = 0; i < shape_.size(); ++i)
+        if (shape_[i] > 0 && shape_[i] != shape[i])
+            throw ShapeError(PX_ERROR_SHAPE, name_ + ": inferred shape does not match the declared one");
+    shape_ = shape;
+    if (!pending_.empty()) initialize(pending_);
+}
+
+Tensor Parameter::data(Device d) const {
+    for (auto& t : data_)
+        if (t.device() == d) return t;
+    if (data_.empty())
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "parameter " + name_ + " is not initialized; call initialize() on the network first" +
+                                       (pending_.empty() ? "" : " (its shape is inferred at the first forward call)"));
+    throw DeviceMismatchError(PX_ERROR_DEVICE_MISMATCH, "parameter " + name_ + " lives on " + device_list(devices()) +
+                                                            ", not on " + d.str() +
+                                                            "; move the input there or call reset_ctx(" + d.str() + ")");
+}
+
+Tensor Parameter::data() const {
+    if (data_.empty()) return data(cpu());  // the not-initialized error
+    return data_[0];
+}
+
+std::vector<Tensor> Parameter::list_grad() const {
+    std::vector<Tensor> out;
+    for (auto& t : data_) out.push_back(t.grad());
+    return out;
+}
+
+void Parameter::set_data(const Tensor& values) {
+    if (values.shape() != shape_)
+        throw ShapeError(PX_ERROR_SHAPE, name_ + ": new values have another shape than the parameter");
+    for (auto& t : data_) {
+        Tensor v = values.astype(t.dtype()).copyto(t.device());
+        v.attach_grad();
+        t = v;
+    }
+}
+
+void Parameter::reset_ctx(const std::vector<Device>& devices) {
+    if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": reset_ctx() needs a device");
+    if (data_.empty()) {
+        pending_ = devices;
+        return;
+    }
+    Tensor src = data_[0];
+    std::vector<Tensor> moved;
+    for (auto d : devices) {
+        Tensor t = src.detach().copyto(d);
+        t.attach_grad();
+        moved.push_back(t);
+    }
+    data_ = std::move(moved);
+}
+
+void ParameterDict::add(const std::string& name, Parameter* p) { items_.emplace_back(name, p); }
+
+Parameter& ParameterDict::operator[](const std::string& name) const {
+    for (auto& [n, p] : items_)
+        if (n == name) return *p;
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "no parameter named '" + name + "'");
+}
+
+void ParameterDict::initialize(const std::vector<Device>& devices, bool force_reinit) {
+    for (auto& [n, p] : items_) p->initialize(devices, force_reinit);
+}
+
+void ParameterDict::reset_ctx(const std::vector<Device>& devices) {
+    for (auto& [n, p] : items_) p->reset_ctx(devices);
+}
+
+}  // namespace plexus::nn

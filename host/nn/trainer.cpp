@@ -1,0 +1,59 @@
+// Trainer: SGD over every replica of every parameter, one op per replica.
+#include <cmath>
+
+#include "plexus/nn.hpp"
+
+namespace plexus::nn {
+
+Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options) {
+    if (optimizer != "sgd")
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: unknown optimizer '" + optimizer + "' (\"sgd\" is available)");
+    for (auto& [key, value] : options) {
+        if (key == "learning_rate") lr_ = value;
+        else if (key == "momentum") momentum_ = value;
+        else if (key == "wd") wd_ = value;
+        else
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                       "Trainer: unknown sgd option '" + key + "' (learning_rate, momentum, wd)");
+    }
+    set_learning_rate(lr_);
+    if (!(momentum_ >= 0 && momentum_ <= 1))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: momentum must be in [0, 1]");
+    if (!(wd_ >= 0 && std::isfinite(wd_)))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: wd must be finite and >= 0");
+    for (auto& [name, p] : params) params_.push_back(p);
+}
+
+void Trainer::set_learning_rate(double lr) {
+    if (!(lr >= 0 && std::isfinite(lr)))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: learning_rate must be finite and >= 0");
+    lr_ = lr;
+}
+
+void Trainer::step(int64_t batch_size) {
+    if (batch_size < 1)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: batch_size must be >= 1, got " +
+                                                                  std::to_string(batch_size));
+    const double rescale = 1.0 / double(batch_size);
+    for (Parameter* p : params_) {
+        std::vector<Tensor> replicas = p->list_data();
+        if (replicas.empty())
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: parameter " + p->name() +
+                                                                      " is not initialized (run a forward pass first)");
+        // The gradient summed over the replicas, then one copy per device.
+        Tensor total = replicas[0].grad();
+        for (size_t i = 1; i < replicas.size(); ++i) total = total + replicas[i].grad().copyto(replicas[0].device());
+        auto& buffers = momentum_buffers_[p];
+        if (momentum_ > 0 && buffers.size() != replicas.size()) {
+            buffers.clear();
+            for (auto& r : replicas) buffers.push_back(zeros(r.shape(), r.device(), r.dtype()));
+        }
+        for (size_t i = 0; i < replicas.size(); ++i) {
+            Tensor g = i == 0 ? total : total.copyto(replicas[i].device());
+            check(px_sgd_update(replicas[i].handle(), g.handle(), momentum_ > 0 ? buffers[i].handle() : nullptr, lr_,
+                                momentum_, wd_, rescale));
+        }
+    }
+}
+
+}  // namespace plexus::nn

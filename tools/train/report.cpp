@@ -1,0 +1,118 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace plexus::train {
+namespace {
+
+void save(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw std::runtime_error("cannot write " + path + " (is the output folder writable?)");
+        f << text;
+        if (!f.flush()) throw std::runtime_error("writing " + path + " failed");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot replace " + path);
+}
+
+std::string num(double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return b;
+}
+
+}  // namespace
+
+void write_csv(const std::string& path, const std::vector<EpochFigures>& rows) {
+    std::ostringstream s;
+    s << "epoch,train_loss,train_acc,test_acc,train_seconds,test_seconds\n";
+    for (auto& r : rows)
+        s << r.epoch << "," << num(r.train_loss, 6) << "," << num(r.train_acc, 6) << "," << num(r.test_acc, 6) << ","
+          << num(r.seconds, 3) << "," << num(r.test_seconds, 3) << "\n";
+    save(path, s.str());
+}
+
+// Loss on the left axis, accuracies (0..1) on the right, epochs along x.
+void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, const std::string& title) {
+    const double W = 640, H = 400, left = 60, right = 60, top = 40, bottom = 50;
+    const double pw = W - left - right, ph = H - top - bottom;
+    double max_loss = 0;
+    for (auto& r : rows) max_loss = std::max(max_loss, r.train_loss);
+    max_loss = max_loss > 0 ? max_loss * 1.1 : 1;
+    const double n = std::max<double>(1, double(rows.size()) - 1);
+    auto x = [&](size_t i) { return left + pw * (rows.size() == 1 ? 0.5 : double(i) / n); };
+    auto y_loss = [&](double v) { return top + ph * (1 - v / max_loss); };
+    auto y_acc = [&](double v) { return top + ph * (1 - v); };
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << title << "</text>\n"
+      << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
+      << "\" fill=\"none\" stroke=\"#444\"/>\n";
+    for (int t = 0; t <= 5; ++t) {  // grid and both axes' labels
+        double f = t / 5.0, yy = top + ph * (1 - f);
+        s << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << yy << "\" y2=\"" << yy
+          << "\" stroke=\"#ddd\"/>\n"
+          << "<text x=\"" << left - 6 << "\" y=\"" << yy + 4 << "\" text-anchor=\"end\">" << num(max_loss * f, 2) << "</text>\n"
+          << "<text x=\"" << left + pw + 6 << "\" y=\"" << yy + 4 << "\">" << num(f, 1) << "</text>\n";
+    }
+    for (size_t i = 0; i < rows.size(); ++i)
+        s << "<text x=\"" << x(i) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">" << rows[i].epoch << "</text>\n";
+    s << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 12 << "\" text-anchor=\"middle\">epoch</text>\n"
+      << "<text x=\"16\" y=\"" << top + ph / 2 << "\" transform=\"rotate(-90 16 " << top + ph / 2
+      << ")\" text-anchor=\"middle\">train loss</text>\n"
+      << "<text x=\"" << W - 14 << "\" y=\"" << top + ph / 2 << "\" transform=\"rotate(90 " << W - 14 << " "
+      << top + ph / 2 << ")\" text-anchor=\"middle\">accuracy</text>\n";
+    struct Curve { const char* name; const char* color; double (*get)(const EpochFigures&); bool loss; };
+    const Curve curves[] = {
+        {"train loss", "#d62728", [](const EpochFigures& r) { return r.train_loss; }, true},
+        {"train acc", "#1f77b4", [](const EpochFigures& r) { return r.train_acc; }, false},
+        {"test acc", "#2ca02c", [](const EpochFigures& r) { return r.test_acc; }, false},
+    };
+    int k = 0;
+    for (const Curve& c : curves) {
+        s << "<polyline fill=\"none\" stroke=\"" << c.color << "\" stroke-width=\"2\" points=\"";
+        for (size_t i = 0; i < rows.size(); ++i) {
+            double v = c.get(rows[i]);
+            s << x(i) << "," << (c.loss ? y_loss(v) : y_acc(v)) << " ";
+        }
+        s << "\"/>\n";
+        for (size_t i = 0; i < rows.size(); ++i) {
+            double v = c.get(rows[i]);
+            s << "<circle cx=\"" << x(i) << "\" cy=\"" << (c.loss ? y_loss(v) : y_acc(v)) << "\" r=\"2.5\" fill=\""
+              << c.color << "\"/>\n";
+        }
+        double ly = top + 14 + 16 * k++;
+        s << "<line x1=\"" << left + 10 << "\" x2=\"" << left + 30 << "\" y1=\"" << ly << "\" y2=\"" << ly
+          << "\" stroke=\"" << c.color << "\" stroke-width=\"2\"/>\n"
+          << "<text x=\"" << left + 36 << "\" y=\"" << ly + 4 << "\">" << c.name << "</text>\n";
+    }
+    s << "</svg>\n";
+    save(path, s.str());
+}
+
+void ProgressBar::update(int64_t done, double seconds) {
+    if (!enabled_ || total_ <= 0) return;
+    const int width = 30;
+    int filled = int(width * done / total_);
+    if (filled == last_width_ && done != total_) return;
+    last_width_ = filled;
+    std::string bar(size_t(filled), '#');
+    bar.resize(width, '.');
+    std::fprintf(stdout, "\r  [%s] %lld/%lld batches, %.1f s", bar.c_str(), (long long)done, (long long)total_, seconds);
+    std::fflush(stdout);
+}
+
+void ProgressBar::finish() {
+    if (!enabled_) return;
+    std::fprintf(stdout, "\r%*s\r", 70, "");
+    std::fflush(stdout);
+}
+
+}  // namespace plexus::train

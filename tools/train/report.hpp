@@ -1,0 +1,33 @@
+// plexus-train's outputs: the per-epoch CSV, the SVG plot of the curves,
+// and the progress bar shown while an epoch runs on a terminal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plexus::train {
+
+struct EpochFigures {
+    int epoch = 0;
+    double train_loss = 0, train_acc = 0, test_acc = 0, seconds = 0, test_seconds = 0;
+};
+
+// Throws std::runtime_error naming the file when it cannot be written.
+void write_csv(const std::string& path, const std::vector<EpochFigures>& rows);
+void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, const std::string& title);
+
+// A one-line bar redrawn in place; silent unless enabled.
+class ProgressBar {
+public:
+    ProgressBar(bool enabled, int64_t total) : enabled_(enabled), total_(total) {}
+    void update(int64_t done, double seconds);
+    void finish();
+
+private:
+    bool enabled_;
+    int64_t total_;
+    int last_width_ = -1;
+};
+
+}  // namespace plexus::train
