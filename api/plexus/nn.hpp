@@ -51,6 +51,7 @@ public:
     Tensor data() const;  // the only (or first) replica
     std::vector<Tensor> list_data() const { return data_; }
     Tensor grad(Device d) const { return data(d).grad(); }
+    Tensor grad() const { return data().grad(); }
     std::vector<Tensor> list_grad() const;
 
     // Replaces the values of every replica with `values` (same shape).

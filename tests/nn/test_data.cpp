@@ -1,0 +1,141 @@
+// The IDX reader and the DataLoader, on small files written here.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <set>
+#include <sys/stat.h>
+
+#include "../support.hpp"
+#include "plexus/data.hpp"
+
+using namespace plexus;
+using pxtest::message_of;
+
+namespace {
+
+std::string temp_dir() {
+    std::string d = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/plexus-idx-" +
+                    std::to_string(::getpid());
+    ::mkdir(d.c_str(), 0755);
+    return d;
+}
+
+std::vector<unsigned char> idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& values) {
+    std::vector<unsigned char> b{0, 0, 0x08, static_cast<unsigned char>(dims.size())};
+    for (uint32_t d : dims)
+        for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<unsigned char>(d >> s));
+    b.insert(b.end(), values.begin(), values.end());
+    return b;
+}
+
+void write_gz(const std::string& path, const std::vector<unsigned char>& b) {
+    gzFile f = gzopen(path.c_str(), "wb");
+    REQUIRE(f);
+    if (!b.empty()) gzwrite(f, b.data(), unsigned(b.size()));
+    gzclose(f);
+}
+
+// A tiny Fashion-MNIST look-alike: n images of 2x3 pixels, image i filled with i, label i % 10.
+std::string tiny_dataset(int n) {
+    std::string dir = temp_dir();
+    std::vector<uint8_t> px, lab;
+    for (int i = 0; i < n; ++i) {
+        for (int p = 0; p < 6; ++p) px.push_back(uint8_t(i));
+        lab.push_back(uint8_t(i % 10));
+    }
+    write_gz(dir + "/train-images-idx3-ubyte.gz", idx_bytes({uint32_t(n), 2, 3}, px));
+    write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({uint32_t(n)}, lab));
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("IDX files are read, and bad ones rejected with the reason", "[data]") {
+    std::string dir = temp_dir(), path = dir + "/a.gz";
+    write_gz(path, idx_bytes({2, 3}, {1, 2, 3, 4, 5, 6}));
+    auto a = data::read_idx(path);
+    REQUIRE(a.dims == std::vector<int64_t>{2, 3});
+    REQUIRE(a.values == std::vector<uint8_t>{1, 2, 3, 4, 5, 6});
+    auto rejects = [&](const std::vector<unsigned char>& b, const std::string& why, uint64_t max = uint64_t(1) << 32) {
+        write_gz(path, b);
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path, max); }), why);
+    };
+    rejects({}, "truncated: the header");
+    rejects({1, 0, 8, 1}, "bad magic");
+    rejects({0, 0, 0x0D, 1}, "IDX type 13");
+    rejects({0, 0, 8, 0}, "rank 0");
+    rejects({0, 0, 8, 2, 0, 0}, "truncated: the dimensions");
+    rejects(idx_bytes({2, 3}, {1, 2, 3}), "the values needs 6 bytes, the file ends after 3");
+    rejects(idx_bytes({2, 3}, {1, 2, 3, 4, 5, 6, 7}), "bytes after the values");
+    rejects(idx_bytes({0xFFFFFFFF, 0xFFFFFFFF}, {}), "refusing to read it");
+    rejects(idx_bytes({100, 100}, {}), "refusing", 1000);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(dir + "/none.gz"); }), "cannot open");
+    // Damaged compression: a gzip header followed by garbage.
+    {
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        const unsigned char junk[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+        std::fwrite(junk, 1, sizeof junk, f);
+        std::fclose(f);
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }), "corrupt compressed data");
+    }
+    // Plain (uncompressed) IDX files are read too.
+    {
+        auto b = idx_bytes({1, 2}, {7, 8});
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        std::fwrite(b.data(), 1, b.size(), f);
+        std::fclose(f);
+        REQUIRE(data::read_idx(path).values == std::vector<uint8_t>{7, 8});
+    }
+}
+
+TEST_CASE("a data set whose files disagree is rejected", "[data]") {
+    std::string dir = tiny_dataset(5);
+    write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({4}, {0, 1, 2, 3}));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); }), "4 labels for 5 images");
+    write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({5}, {0, 1, 12, 3, 4}));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); }), "label 12 at 2");
+    write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({5, 1}, {0, 1, 2, 3, 4}));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); }), "1 dimension");
+}
+
+TEST_CASE("the DataLoader shuffles per epoch, keeps the remainder and normalizes", "[data]") {
+    std::string dir = tiny_dataset(23);
+    data::ImageDataset ds = data::fashion_mnist(true, dir);
+    REQUIRE(ds.count == 23);
+    data::DataLoader loader(ds, 5, true, cpu(1), 3, 0.13, 0.31);
+    REQUIRE(loader.num_batches() == 5);
+    auto epoch_order = [&](uint64_t e) {
+        loader.begin_epoch(e);
+        std::vector<int> seen;
+        data::Batch b;
+        std::vector<int64_t> sizes;
+        while (loader.next(b)) {
+            REQUIRE(b.data.device() == cpu(1));
+            REQUIRE(b.data.shape() == Shape{b.size, 1, 2, 3});
+            sizes.push_back(b.size);
+            auto x = b.data.to_vector<float>();
+            auto y = b.label.to_vector<int32_t>();
+            for (int64_t i = 0; i < b.size; ++i) {
+                // Pixel value v becomes (v / 255 - 0.13) / 0.31; image i holds i everywhere.
+                int v = int(std::lround((x[size_t(i * 6)] * 0.31 + 0.13) * 255));
+                REQUIRE(x[size_t(i * 6)] == Approx((v / 255.0 - 0.13) / 0.31).epsilon(1e-5));
+                REQUIRE(y[size_t(i)] == v % 10);
+                seen.push_back(v);
+            }
+        }
+        REQUIRE(sizes == std::vector<int64_t>{5, 5, 5, 5, 3});
+        return seen;
+    };
+    auto e0 = epoch_order(0), e1 = epoch_order(1), e0_again = epoch_order(0);
+    REQUIRE(std::set<int>(e0.begin(), e0.end()).size() == 23);  // every image once
+    REQUIRE(e0 != e1);                                             // reshuffled
+    REQUIRE(e0 == e0_again);                                       // reproducible
+    data::DataLoader in_order(ds, 10, false, cpu(0));
+    data::Batch b;
+    REQUIRE(in_order.next(b));
+    REQUIRE(b.label.to_vector<int32_t>() == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::DataLoader(ds, 0, false, cpu()); }), "batch_size");
+}

@@ -1,0 +1,185 @@
+// nn layers, parameters, autograd rules and the trainer, checked against
+// values computed by hand.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "../support.hpp"
+#include "plexus/nn.hpp"
+
+using namespace plexus;
+using pxtest::message_of;
+using pxtest::values;
+
+TEST_CASE("layers infer their input size and report their shapes", "[nn]") {
+    nn::Sequential net;
+    net.add(nn::Conv2D(6, 5, 1, 0, "relu"), nn::MaxPool2D(2, 2), nn::Conv2D(16, 3, 1, 0, "relu"), nn::AvgPool2D(2),
+            nn::Flatten(), nn::Dropout(0.5), nn::Dense(120, "sigmoid"), nn::Dense(10, "tanh", 120));
+    net.initialize(cpu());
+    REQUIRE(net.collect_params().size() == 8);
+    REQUIRE(net[7].weight().shape() == Shape{10, 120});
+    REQUIRE(net[0].weight().initialized() == false);  // deferred until the first call
+    Tensor y = net(zeros({3, 1, 28, 28}));
+    REQUIRE(y.shape() == Shape{3, 10});
+    REQUIRE(net[0].weight().shape() == Shape{6, 1, 5, 5});
+    REQUIRE(net[6].weight().shape() == Shape{120, 400});
+    REQUIRE(net[0].weight().data().device() == cpu());
+    auto names = net.collect_params().items();
+    REQUIRE(names[0].first == "0.weight");
+    REQUIRE(names[1].first == "0.bias");
+    REQUIRE(names[7].first == "7.bias");
+    // Biases start at zero, weights within the Xavier bound sqrt(6 / (fan_in + fan_out)).
+    for (double v : values(net[6].bias().data())) REQUIRE(v == 0);
+    double bound = std::sqrt(6.0 / (400 + 120));
+    auto w = values(net[6].weight().data());
+    double lo = 1, hi = -1;
+    for (double v : w) lo = std::min(lo, v), hi = std::max(hi, v);
+    REQUIRE(lo >= -bound);
+    REQUIRE(hi <= bound);
+    REQUIRE(hi - lo > bound);  // spread over the range, not constant
+    PX_REQUIRE_MENTIONS(net.describe(), "Conv2D(1 -> 6, kernel 5x5, relu)");
+}
+
+TEST_CASE("layer misuse is a clear error", "[nn][errors]") {
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Dense(10, "softmax"); }), "unknown activation 'softmax'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Dense(0); }), "units must be >= 1");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Conv2D(4, 0); }), "kernel height");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Conv2D(4, 3, 1, -1); }), "padding");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::MaxPool2D(0); }), "pool size");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Dropout(1.0); }), "not in [0, 1)");
+    nn::Sequential net;
+    net.add(nn::Dense(4, "", 3), nn::Flatten());
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net(zeros({2, 3})); }), "not initialized");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net[2]; }), "no block 2");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net[1].weight(); }), "Flatten has no weight");
+    net.initialize(cpu());
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.initialize(cpu()); }), "force_reinit");
+    net.initialize(cpu(), true);
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { net(zeros({2, 5})); }), "gemm");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { nn::Conv2D(2, 3).forward(zeros({2, 3})); }), "got rank 2");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.collect_params()["nope"]; }), "no parameter named 'nope'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "adam", {}); }),
+                        "unknown optimizer 'adam'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "sgd", {{"lr", 1}}); }),
+                        "unknown sgd option 'lr'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] {
+                            nn::Trainer(net.collect_params(), "sgd", {{"learning_rate", -1}});
+                        }), "learning_rate");
+    nn::Trainer t(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { t.step(0); }), "batch_size must be >= 1");
+}
+
+TEST_CASE("parameters live where they were initialized and move with reset_ctx", "[nn]") {
+    nn::Dense d(3, "", 2);
+    d.initialize(cpu(1));
+    REQUIRE(d.weight().data().device() == cpu(1));
+    auto msg = message_of<DeviceMismatchError>([&] { d(zeros({4, 2}, cpu(0))); });
+    PX_REQUIRE_MENTIONS(msg, "lives on cpu(1), not on cpu(0)");
+    auto before = values(d.weight().data());
+    d.collect_params().reset_ctx(cpu(0));
+    REQUIRE(d.weight().data().device() == cpu(0));
+    REQUIRE(values(d.weight().data()) == before);
+    REQUIRE(d(zeros({4, 2}, cpu(0))).device() == cpu(0));
+}
+
+TEST_CASE("a Dense layer's SGD step matches the hand computation", "[nn][trainer]") {
+    // y = x W^T + b, loss = sum(y) over a batch of 2; dW = sum of rows of x, db = 2.
+    nn::Dense d(2, "", 3);
+    d.initialize(cpu());
+    d.weight().set_data(array({1, 2, 3, 4, 5, 6}, {2, 3}));
+    d.bias().set_data(array({0.5, -0.5}, {2}));
+    Tensor x = array({1, 0, 2, 3, 1, 1}, {2, 3});
+    nn::Trainer trainer(d.collect_params(), "sgd", {{"learning_rate", 0.1}, {"momentum", 0.5}, {"wd", 0.01}});
+    std::vector<double> w{1, 2, 3, 4, 5, 6}, b{0.5, -0.5}, mw(6, 0), mb(2, 0);
+    const double gx[3] = {4, 1, 3};  // column sums of x
+    for (int step = 0; step < 2; ++step) {
+        Tensor y;
+        {
+            auto scope = autograd::record();
+            y = d(x).sum();
+        }
+        y.backward();
+        REQUIRE(values(d.weight().grad()) == std::vector<double>{4, 1, 3, 4, 1, 3});
+        trainer.step(2);
+        for (int i = 0; i < 6; ++i) {
+            double g = gx[i % 3] / 2 + 0.01 * w[i];
+            mw[i] = 0.5 * mw[i] + g;
+            w[i] -= 0.1 * mw[i];
+        }
+        for (int i = 0; i < 2; ++i) {
+            double g = 2.0 / 2 + 0.01 * b[i];
+            mb[i] = 0.5 * mb[i] + g;
+            b[i] -= 0.1 * mb[i];
+        }
+        PX_REQUIRE_CLOSE(values(d.weight().data()), w, 1e-6);
+        PX_REQUIRE_CLOSE(values(d.bias().data()), b, 1e-6);
+    }
+}
+
+TEST_CASE("autograd keeps nothing outside record() and says what went wrong", "[nn][autograd]") {
+    Tensor x = array({1, 2, 3});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { x.grad(); }), "attach_grad");
+    x.attach_grad();
+    Tensor outside = (x * x).sum();
+    REQUIRE(outside.autograd_meta() == nullptr);  // not recorded
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { outside.backward(); }), "nothing was recorded");
+    Tensor y;
+    {
+        auto scope = autograd::record();
+        REQUIRE(autograd::is_recording());
+        REQUIRE(autograd::is_training());
+        y = (x * x).sum();
+        {
+            auto paused = autograd::pause();
+            REQUIRE(!autograd::is_recording());
+            REQUIRE((x * 2.0).autograd_meta() == nullptr);
+        }
+        PX_REQUIRE_MENTIONS(message_of<UnsupportedError>([&] { x.slice_axis(0, 0, 1); }), "slice_axis has no gradient");
+        PX_REQUIRE_MENTIONS(message_of<UnsupportedError>([&] { x.max(); }), "max has no gradient");
+        REQUIRE(x.detach().max().item<float>() == 3);
+    }
+    REQUIRE(!autograd::is_recording());
+    y.backward();
+    REQUIRE(values(x.grad()) == std::vector<double>{2, 4, 6});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { y.backward(); }), "only once");
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([] { array(std::vector<int32_t>{1}).attach_grad(); }), "floating dtype");
+    // A gradient reaching a tensor along two paths is summed.
+    Tensor z;
+    {
+        auto scope = autograd::record();
+        Tensor a = x * 3.0;
+        z = (a + a * x).sum();
+    }
+    z.backward();
+    REQUIRE(values(x.grad()) == std::vector<double>{9, 15, 21});  // 3 + 6x
+}
+
+TEST_CASE("a small network learns on every CPU device", "[nn][trainer]") {
+    for (Device dev : {cpu(0), cpu(1)}) {
+        seed(7);
+        // Two separable classes: the sign of the first feature.
+        Tensor x = random_normal({64, 4}, 0, 1, dev);
+        Tensor label = (x.slice_axis(1, 0, 1).reshape({64}) > 0.0).astype(DType::int32);
+        nn::Sequential net;
+        net.add(nn::Dense(16, "relu"), nn::Dense(2));
+        net.initialize(dev);
+        nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.5}});
+        loss::SoftmaxCrossEntropyLoss loss_fn;
+        double first = 0, last = 0;
+        for (int step = 0; step < 60; ++step) {
+            Tensor l;
+            {
+                auto scope = autograd::record();
+                l = loss_fn(net(x), label);
+            }
+            l.backward();
+            trainer.step(64);
+            double mean = l.mean().item<float>();
+            if (step == 0) first = mean;
+            last = mean;
+        }
+        INFO(dev << ": loss " << first << " -> " << last);
+        REQUIRE(last < 0.25 * first);
+        REQUIRE(net[0].weight().grad().device() == dev);
+    }
+}

@@ -1,0 +1,189 @@
+// Parameter files: round trips, atomic saves, and every kind of damaged or
+// mismatched file rejected with its own message while the network keeps its values.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "../support.hpp"
+#include "nn/param_file.hpp"
+#include "plexus/nn.hpp"
+
+using namespace plexus;
+using pxtest::message_of;
+using pxtest::values;
+namespace pf = plexus::nn::param_file;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+    return std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/plexus-test-" +
+           std::to_string(::getpid()) + "-" + name;
+}
+
+void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
+
+std::vector<unsigned char> read_bytes(const std::string& path) { return pf::read_file(path); }
+
+struct Net {
+    nn::Sequential net;
+    Net() {
+        net.add(nn::Dense(3, "relu", 2), nn::Dense(2, "", 3));
+        net.initialize(cpu());
+    }
+};
+
+pf::Entry entry(const std::string& name, std::vector<int64_t> shape, int32_t dtype = PX_FLOAT32) {
+    pf::Entry e;
+    e.name = name, e.dtype = dtype, e.shape = shape;
+    size_t n = 1;
+    for (auto d : shape) n *= size_t(d);
+    e.data.assign(n * px_dtype_size(dtype), 0);
+    return e;
+}
+
+// Fixes the trailing checksum after an edit, so the edit itself is what gets rejected.
+void reseal(std::vector<unsigned char>& b) {
+    b.resize(b.size() - 4);
+    uint32_t c = uint32_t(crc32(0L, b.data(), uInt(b.size())));
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<unsigned char>(c >> (8 * i)));
+}
+
+}  // namespace
+
+TEST_CASE("parameters round-trip through a file, onto another device", "[nn][params]") {
+    Net a, b;
+    std::string path = temp_path("roundtrip.params");
+    a.net.save_parameters(path);
+    b.net.load_parameters(path, cpu(1));
+    auto pa = a.net.collect_params().items(), pb = b.net.collect_params().items();
+    for (size_t i = 0; i < pa.size(); ++i) {
+        REQUIRE(pb[i].second->data().device() == cpu(1));
+        REQUIRE(values(pb[i].second->data()) == values(pa[i].second->data()));
+    }
+    // A network whose input sizes are not known yet takes them from the file.
+    nn::Sequential lazy;
+    lazy.add(nn::Dense(3, "relu"), nn::Dense(2));
+    lazy.load_parameters(path);
+    REQUIRE(values(lazy[1].weight().data()) == values(a.net[1].weight().data()));
+    REQUIRE(lazy(zeros({5, 2})).shape() == Shape{5, 2});
+    std::remove(path.c_str());
+}
+
+TEST_CASE("a failed save leaves the previous file whole", "[nn][params]") {
+    Net a;
+    std::string path = temp_path("atomic.params");
+    a.net.save_parameters(path);
+    auto before = read_bytes(path);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.net.save_parameters("/nonexistent-dir/x.params"); }),
+                        "cannot create");
+    a.net[0].weight().set_data(ones({3, 2}));
+    a.net.save_parameters(path);  // replaced whole
+    REQUIRE(read_bytes(path) != before);
+    REQUIRE(pf::decode(read_bytes(path).data(), read_bytes(path).size(), path).size() == 4);
+    std::remove(path.c_str());
+}
+
+TEST_CASE("damaged and mismatched parameter files are rejected and load nothing", "[nn][params][errors]") {
+    Net target;
+    auto original = values(target.net[0].weight().data());
+    Net source;
+    std::string good = temp_path("good.params");
+    source.net.save_parameters(good);
+    const auto bytes = read_bytes(good);
+    std::string path = temp_path("bad.params");
+    auto rejects = [&](const std::vector<unsigned char>& b, const std::string& why) {
+        write_bytes(path, b);
+        std::string msg;
+        try {
+            target.net.load_parameters(path);
+        } catch (const Error& e) {
+            msg = e.what();
+        }
+        INFO("expected: " << why);
+        REQUIRE(!msg.empty());
+        PX_REQUIRE_MENTIONS(msg, why);
+        REQUIRE(values(target.net[0].weight().data()) == original);  // nothing was loaded
+    };
+    SECTION("missing") {
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { target.net.load_parameters(temp_path("none")); }),
+                            "cannot open");
+    }
+    SECTION("every truncation") {
+        for (size_t n = 0; n < bytes.size(); ++n) {
+            write_bytes(path, std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(n)));
+            REQUIRE_THROWS_AS(target.net.load_parameters(path), InvalidArgumentError);
+        }
+        REQUIRE(values(target.net[0].weight().data()) == original);
+    }
+    SECTION("bad magic") {
+        auto b = bytes;
+        b[0] = 'Q';
+        rejects(b, "not a Plexus parameter file");
+    }
+    SECTION("future version") {
+        auto b = bytes;
+        b[8] = 2;
+        rejects(b, "format version 2 is not supported");
+    }
+    SECTION("checksum") {
+        auto b = bytes;
+        b[b.size() - 10] ^= 0xFF;
+        rejects(b, "checksum mismatch");
+    }
+    SECTION("trailing bytes inside the checksum") {
+        auto b = bytes;
+        b.insert(b.end() - 4, 3, 0);
+        reseal(b);
+        rejects(b, "3 unexpected bytes after the last entry");
+    }
+    SECTION("crafted entries") {
+        auto enc = [](std::vector<pf::Entry> es) { return pf::encode(es); };
+        rejects(enc({entry("0.weight", {3, 2}), entry("0.weight", {3, 2})}), "appears twice");
+        rejects(enc({entry("", {1})}), "name of 0 bytes");
+        rejects(enc({entry(std::string(2000, 'a'), {1})}), "name of 2000 bytes");
+        auto e = entry("x", {2});
+        e.dtype = 99;
+        rejects(enc({e}), "unknown dtype 99");
+        e = entry("x", {2});
+        e.shape = {int64_t(1) << 30, int64_t(1) << 30};
+        rejects(enc({e}), "declares 8 bytes");
+        e.shape = {int64_t(1) << 62, int64_t(1) << 62};
+        rejects(enc({e}), "overflow 64 bits");
+        e.shape = {-1};
+        rejects(enc({e}), "negative dimension");
+        e.shape = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+        rejects(enc({e}), "rank 9");
+        e = entry("x", {2});
+        e.data.resize(4);  // fewer bytes than the shape needs
+        rejects(enc({e}), "declares 4 bytes");
+        auto huge = enc({entry("x", {1})});
+        huge[huge.size() - 4 - 4 - 1] = 0x7F;  // the data size field claims far more than the file has
+        reseal(huge);
+        rejects(huge, "truncated");
+    }
+    SECTION("names and shapes that do not fit the network") {
+        auto es = pf::decode(bytes.data(), bytes.size(), good);
+        auto renamed = es;
+        renamed[0].name = "9.weight";
+        rejects(pf::encode(renamed), "has no parameter '0.weight'");
+        auto extra = es;
+        extra.push_back(entry("2.weight", {1}));
+        rejects(pf::encode(extra), "'2.weight' is not in the network");
+        auto reshaped = es;
+        reshaped[0] = entry("0.weight", {2, 3});
+        rejects(pf::encode(reshaped), "has shape (2,3) in the file, the network needs (3,2)");
+        auto ints = es;
+        ints[0] = entry("0.weight", {3, 2}, PX_INT32);
+        write_bytes(path, pf::encode(ints));
+        PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { target.net.load_parameters(path); }), "not a floating dtype");
+    }
+    std::remove(path.c_str());
+    std::remove(good.c_str());
+}
