@@ -71,19 +71,19 @@ void pointwise_typed(const OpTask& t) {
         return;
     }
     case PX_OP_RELU_BACKWARD:  // a = y, b = dy
-        parallel_for(n, [&](int64_t i) { out[i] = a[i] > T(0) ? b[i] : T(0); });
+        parallel_for(n, [=](int64_t i) { out[i] = a[i] > T(0) ? b[i] : T(0); });
         return;
     case PX_OP_SIGMOID_BACKWARD:
-        parallel_for(n, [&](int64_t i) { out[i] = b[i] * a[i] * (T(1) - a[i]); });
+        parallel_for(n, [=](int64_t i) { out[i] = b[i] * a[i] * (T(1) - a[i]); });
         return;
     case PX_OP_TANH_BACKWARD:
-        parallel_for(n, [&](int64_t i) { out[i] = b[i] * (T(1) - a[i] * a[i]); });
+        parallel_for(n, [=](int64_t i) { out[i] = b[i] * (T(1) - a[i] * a[i]); });
         return;
     case PX_OP_DROPOUT:
     case PX_OP_DROPOUT_BACKWARD: {  // the same mask both ways
-        const px_dropout_attrs& d = t.attrs.dropout;
+        const px_dropout_attrs d = t.attrs.dropout;
         const T scale = T(1.0 / (1.0 - d.p));
-        parallel_for(n, [&](int64_t i) { out[i] = dropout_keeps(d, i) ? a[i] * scale : T(0); });
+        parallel_for(n, [=](int64_t i) { out[i] = dropout_keeps(d, i) ? a[i] * scale : T(0); });
         return;
     }
     case PX_OP_SGD_UPDATE: {  // in: param, grad[, momentum]; out: param[, momentum], in place
@@ -93,13 +93,13 @@ void pointwise_typed(const OpTask& t) {
         const T* g = b;
         if (t.num_inputs == 3) {
             T* m = reinterpret_cast<T*>(t.out2.data);
-            parallel_for(n, [&](int64_t i) {
+            parallel_for(n, [=](int64_t i) {
                 T gi = rescale * g[i] + wd * p[i];
                 m[i] = mu * m[i] + gi;
                 p[i] -= lr * m[i];
             });
         } else {
-            parallel_for(n, [&](int64_t i) { p[i] -= lr * (rescale * g[i] + wd * p[i]); });
+            parallel_for(n, [=](int64_t i) { p[i] -= lr * (rescale * g[i] + wd * p[i]); });
         }
         return;
     }

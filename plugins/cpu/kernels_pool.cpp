@@ -2,6 +2,7 @@
 // (n, c) are independent, so they are spread over OpenMP threads.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
@@ -35,6 +36,22 @@ int64_t window_argmax(const T* plane, const PoolGeometry& g, int64_t oy, int64_t
     return best;
 }
 
+// The maximum of a window inside the plane (no padding), without branches;
+// NaN propagates.
+template <class T>
+T inner_max(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
+    const T* p = plane + oy * g.sh * g.w + ox * g.sw;
+    T m = p[0];
+    bool nan = false;
+    for (int64_t i = 0; i < g.kh; ++i)
+        for (int64_t j = 0; j < g.kw; ++j) {
+            T v = p[i * g.w + j];
+            nan |= v != v;
+            m = v > m ? v : m;
+        }
+    return nan ? std::numeric_limits<T>::quiet_NaN() : m;
+}
+
 template <class T, class Body>
 void for_each_plane(const PoolGeometry& g, Body&& body) {
     if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {
@@ -54,6 +71,8 @@ void pool_typed(const OpTask& t) {
     const Operand& yside = backward ? t.in[t.num_inputs - 1] : t.out;
     PoolGeometry g = geometry(xside, yside, t.attrs.pool);
     const T inv_area = T(1) / T(g.kh * g.kw);
+    const bool unpadded = g.ph == 0 && g.pw == 0;
+    const bool disjoint = g.sh >= g.kh && g.sw >= g.kw;  // no cell is in two windows
     const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
     if (!backward) {
         const T* x = reinterpret_cast<const T*>(t.in[0].data);
@@ -64,7 +83,7 @@ void pool_typed(const OpTask& t) {
             for (int64_t oy = 0; oy < g.oh; ++oy)
                 for (int64_t ox = 0; ox < g.ow; ++ox) {
                     if (is_max) {
-                        yp[oy * g.ow + ox] = xp[window_argmax(xp, g, oy, ox)];
+                        yp[oy * g.ow + ox] = unpadded ? inner_max(xp, g, oy, ox) : xp[window_argmax(xp, g, oy, ox)];
                         continue;
                     }
                     int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
@@ -87,6 +106,23 @@ void pool_typed(const OpTask& t) {
         for (int64_t oy = 0; oy < g.oh; ++oy)
             for (int64_t ox = 0; ox < g.ow; ++ox) {
                 T d = dyp[oy * g.ow + ox];
+                if (is_max && unpadded) {  // every cell gets 0 or d, so nothing branches on the data
+                    const T* xp = x + p * in_plane;
+                    const T m = inner_max(xp, g, oy, ox);
+                    const bool m_nan = m != m;
+                    bool done = false;
+                    const int64_t base = oy * g.sh * g.w + ox * g.sw;
+                    for (int64_t i = 0; i < g.kh; ++i)
+                        for (int64_t j = 0; j < g.kw; ++j) {
+                            const int64_t at = base + i * g.w + j;
+                            const T v = xp[at];
+                            const bool hit = !done & (m_nan ? v != v : v == m);
+                            if (disjoint) dxp[at] = hit ? d : T(0);  // a plain store: no read of dx
+                            else dxp[at] += hit ? d : T(0);
+                            done |= hit;
+                        }
+                    continue;
+                }
                 if (is_max) {
                     dxp[window_argmax(x + p * in_plane, g, oy, ox)] += d;
                     continue;
