@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -15,6 +16,7 @@
 #include <cblas.h>
 
 #include "../json_writer.hpp"
+#include "../train/lenet.hpp"
 #include "plexus/plexus.hpp"
 
 using namespace plexus;
@@ -152,10 +154,79 @@ void bench_norm_log(Device dev, bool json) {
            json);
 }
 
+// The number after "key": in a one-line JSON object, or -1.
+double json_number(const std::string& text, const std::string& key) {
+    auto at = text.find("\"" + key + "\":");
+    return at == std::string::npos ? -1 : std::atof(text.c_str() + at + key.size() + 3);
+}
+
+// PyTorch running the same network and recipe (tools/bench/torch_lenet.py), or "" when it cannot run.
+std::string torch_baseline(const std::string& script, const std::string& args) {
+    std::string cmd = "python3 " + script + " " + args + " 2>/dev/null";
+    std::FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return "";
+    std::string out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+    return out;
+}
+
+// Seed 002's LeNet at batch 256: one training step and one epoch, beside
+// PyTorch (default threads and one thread) in the same run.
+void bench_training(Device dev, bool quick, bool json, const std::string& torch_script) {
+    data::ImageDataset train_set;
+    try {
+        train_set = data::fashion_mnist(true);
+    } catch (const Error& e) {
+        if (!json) std::printf("%-40s skipped: %s\n", "LeNet training", e.what());
+        return;
+    }
+    seed(0);
+    nn::Sequential net;
+    train::add_lenet(net);
+    net.initialize(dev);
+    nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
+    loss::SoftmaxCrossEntropyLoss loss_fn;
+    data::DataLoader loader(train_set, 256, true, dev, 0);
+    data::Batch b;
+    loader.next(b);
+    auto step = [&] {
+        Tensor l;
+        {
+            auto scope = autograd::record();
+            l = loss_fn(net(b.data), b.label);
+        }
+        l.backward();
+        trainer.step(b.size);
+        synchronize(dev);
+    };
+    auto [step_s, unused] = interleaved(quick ? 5 : 21, step, nullptr);
+    (void)unused;
+    std::string torch_dev = dev.kind == PX_DEVICE_GPU ? "cuda:" + std::to_string(dev.index) : "cpu";
+    std::string t_default = torch_baseline(torch_script, "--device " + torch_dev + (quick ? " --steps 5" : " --epoch"));
+    std::string t_one = dev.kind == PX_DEVICE_GPU || quick ? "" : torch_baseline(torch_script, "--threads 1 --epoch");
+    double torch_step = json_number(t_default, "step_ms"), torch_step1 = json_number(t_one, "step_ms");
+    double best_step = torch_step1 > 0 && (torch_step < 0 || torch_step1 < torch_step) ? torch_step1 : torch_step;
+    std::string base = torch_step > 0 ? (best_step == torch_step1 ? "PyTorch, 1 thread" : "PyTorch") : "";
+    if (torch_step < 0 && !json) std::printf("(PyTorch baseline unavailable: python3 with torch not found)\n");
+    report({"LeNet train step, batch 256", "ms", step_s * 1e3, best_step > 0 ? best_step : 0, base, "PyTorch eager"}, json);
+    if (quick) return;
+    double epoch = train::train_epoch(net, loader, trainer, 1).seconds;
+    double te = json_number(t_default, "epoch_s"), te1 = json_number(t_one, "epoch_s");
+    double best_epoch = te1 > 0 && (te < 0 || te1 < te) ? te1 : te;
+    report({"LeNet epoch (60000 images, batch 256)", "s", epoch, best_epoch > 0 ? best_epoch : 0,
+            best_epoch > 0 ? (best_epoch == te1 ? "PyTorch, 1 thread" : "PyTorch") : "", "target < PyTorch's best"},
+           json);
+    if (te > 0 && te1 > 0 && !json)
+        std::printf("  (PyTorch epoch: %.2f s with its default threads, %.2f s with one thread)\n", te, te1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
     bool json = false, quick = false;
+    std::string torch_script = PLEXUS_TORCH_LENET_SCRIPT;
     Device dev = cpu();
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -184,6 +255,7 @@ int main(int argc, char** argv) try {
     bench_add(dev, quick ? (1 << 20) : (16 << 20), json);
     for (int64_t n : quick ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{256, 1024, 2048}) bench_sgemm(dev, n, json);
     bench_norm_log(dev, json);
+    bench_training(dev, quick, json, torch_script);
     if (json) {
         pxtools::Json out;
         out.begin_object().field("device", dev.str()).field("device_name", info.name);
