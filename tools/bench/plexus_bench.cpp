@@ -41,7 +41,8 @@ double median(std::vector<double> v) {
 
 // Runs `ours` and `raw` alternately `reps` times; returns their median seconds.
 std::pair<double, double> interleaved(int reps, const std::function<void()>& ours, const std::function<void()>& raw) {
-    ours(), raw();  // warm up: caches, thread pools, first-touch of memory
+    ours();  // warm up: caches, thread pools, first-touch of memory
+    if (raw) raw();
     std::vector<double> a, b;
     for (int i = 0; i < reps; ++i) {
         a.push_back(seconds(ours));
@@ -161,15 +162,19 @@ double json_number(const std::string& text, const std::string& key) {
 }
 
 // PyTorch running the same network and recipe (tools/bench/torch_lenet.py), or "" when it cannot run.
+// Tries the python3 on PATH, then Debian's (python3-torch installs there).
 std::string torch_baseline(const std::string& script, const std::string& args) {
-    std::string cmd = "python3 " + script + " " + args + " 2>/dev/null";
-    std::FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return "";
-    std::string out;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-    return out;
+    for (const char* python : {"python3", "/usr/bin/python3"}) {
+        std::string cmd = std::string(python) + " " + script + " " + args + " 2>/dev/null";
+        std::FILE* p = popen(cmd.c_str(), "r");
+        if (!p) continue;
+        std::string out;
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, p)) out += buf;
+        pclose(p);
+        if (out.find("step_ms") != std::string::npos) return out;
+    }
+    return "";
 }
 
 // Seed 002's LeNet at batch 256: one training step and one epoch, beside
