@@ -118,44 +118,45 @@ protected:
 // Applies "relu", "sigmoid", "tanh" or nothing ("").
 Tensor activate(const Tensor& x, const std::string& activation);
 
-class Dense : public Block {
+// A layer with a weight, an optional bias added along axis 1, and an
+// activation: what Dense and Conv2D share.
+class WeightedLayer : public Block {
+public:
+    Parameter& weight() override { return *weight_; }
+    Parameter& bias() override;
+
+protected:
+    WeightedLayer(const char* kind, Shape weight_shape, int64_t outputs, std::string activation, bool use_bias);
+    std::vector<Parameter*> own_params() override;
+    // bias_add (when there is a bias), then the activation.
+    Tensor finish(const Tensor& y) const;
+    // "Kind(in -> out" for describe(), with "?" for an input size not known yet.
+    std::string head(int64_t in) const;
+
+    const char* kind_;
+    int64_t outputs_;
+    std::string activation_;
+    std::shared_ptr<Parameter> weight_, bias_;
+};
+
+class Dense : public WeightedLayer {
 public:
     // in_units 0: inferred from the first input. Inputs of rank > 2 are flattened.
     explicit Dense(int64_t units, std::string activation = "", int64_t in_units = 0, bool use_bias = true);
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;
-    Parameter& weight() override { return *weight_; }
-    Parameter& bias() override;
-
-protected:
-    std::vector<Parameter*> own_params() override;
-
-private:
-    int64_t units_;
-    std::string activation_;
-    bool use_bias_;
-    std::shared_ptr<Parameter> weight_, bias_;
 };
 
-class Conv2D : public Block {
+class Conv2D : public WeightedLayer {
 public:
     // in_channels 0: inferred from the first input.
     Conv2D(int64_t channels, Pair2 kernel_size, Pair2 strides = 1, Pair2 padding = 0, std::string activation = "",
            int64_t in_channels = 0, bool use_bias = true);
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;
-    Parameter& weight() override { return *weight_; }
-    Parameter& bias() override;
-
-protected:
-    std::vector<Parameter*> own_params() override;
 
 private:
-    int64_t channels_;
     Pair2 kernel_, strides_, padding_;
-    std::string activation_;
-    bool use_bias_;
-    std::shared_ptr<Parameter> weight_, bias_;
 };
 
 class MaxPool2D : public Block {

@@ -41,50 +41,56 @@ Parameter& Block::weight() {
 }
 Parameter& Block::bias() { throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, describe() + " has no bias"); }
 
-// ---- Dense ----
+// ---- WeightedLayer, Dense, Conv2D ----
+
+WeightedLayer::WeightedLayer(const char* kind, Shape weight_shape, int64_t outputs, std::string activation,
+                             bool use_bias)
+    : kind_(kind), outputs_(outputs), activation_(std::move(activation)) {
+    check_activation(activation_);
+    weight_ = std::make_shared<Parameter>("weight", std::move(weight_shape));
+    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{outputs}, Initializer{Initializer::zeros});
+}
+
+Parameter& WeightedLayer::bias() {
+    if (!bias_) return Block::bias();
+    return *bias_;
+}
+
+std::vector<Parameter*> WeightedLayer::own_params() {
+    std::vector<Parameter*> out{weight_.get()};
+    if (bias_) out.push_back(bias_.get());
+    return out;
+}
+
+Tensor WeightedLayer::finish(const Tensor& y) const {
+    return activate(bias_ ? bias_add(y, bias_->data(y.device())) : y, activation_);
+}
+
+std::string WeightedLayer::head(int64_t in) const {
+    return std::string(kind_) + "(" + (in ? std::to_string(in) : "?") + " -> " + std::to_string(outputs_);
+}
 
 Dense::Dense(int64_t units, std::string activation, int64_t in_units, bool use_bias)
-    : units_(units), activation_(std::move(activation)), use_bias_(use_bias) {
+    : WeightedLayer("Dense", Shape{units, in_units}, units, std::move(activation), use_bias) {
     check_positive("Dense", "units", units);
     if (in_units < 0) check_positive("Dense", "in_units", in_units);
-    check_activation(activation_);
-    weight_ = std::make_shared<Parameter>("weight", Shape{units, in_units});
-    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{units}, Initializer{Initializer::zeros});
 }
 
 Tensor Dense::forward(const Tensor& x) {
     Tensor in = x.ndim() > 2 ? flatten(x) : x;
     if (in.ndim() != 2)
         throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
-    weight_->infer_shape({units_, in.shape()[1]});
-    Device d = in.device();
-    Tensor y = gemm(in, weight_->data(d), false, true);
-    if (use_bias_) y = bias_add(y, bias_->data(d));
-    return activate(y, activation_);
+    weight_->infer_shape({outputs_, in.shape()[1]});
+    return finish(gemm(in, weight_->data(in.device()), false, true));
 }
 
-std::string Dense::describe() const {
-    std::string in = weight_->shape()[1] ? std::to_string(weight_->shape()[1]) : "?";
-    return with_activation("Dense(" + in + " -> " + std::to_string(units_), activation_);
-}
-
-Parameter& Dense::bias() {
-    if (!bias_) return Block::bias();
-    return *bias_;
-}
-
-std::vector<Parameter*> Dense::own_params() {
-    std::vector<Parameter*> out{weight_.get()};
-    if (bias_) out.push_back(bias_.get());
-    return out;
-}
-
-// ---- Conv2D ----
+std::string Dense::describe() const { return with_activation(head(weight_->shape()[1]), activation_); }
 
 Conv2D::Conv2D(int64_t channels, Pair2 kernel_size, Pair2 strides, Pair2 padding, std::string activation,
                int64_t in_channels, bool use_bias)
-    : channels_(channels), kernel_(kernel_size), strides_(strides), padding_(padding),
-      activation_(std::move(activation)), use_bias_(use_bias) {
+    : WeightedLayer("Conv2D", Shape{channels, in_channels, kernel_size.h, kernel_size.w}, channels,
+                    std::move(activation), use_bias),
+      kernel_(kernel_size), strides_(strides), padding_(padding) {
     check_positive("Conv2D", "channels", channels);
     check_positive("Conv2D", "kernel height", kernel_.h);
     check_positive("Conv2D", "kernel width", kernel_.w);
@@ -92,41 +98,22 @@ Conv2D::Conv2D(int64_t channels, Pair2 kernel_size, Pair2 strides, Pair2 padding
     if (padding_.h < 0 || padding_.w < 0)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Conv2D: padding must be >= 0");
     if (in_channels < 0) check_positive("Conv2D", "in_channels", in_channels);
-    check_activation(activation_);
-    weight_ = std::make_shared<Parameter>("weight", Shape{channels, in_channels, kernel_.h, kernel_.w});
-    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{channels}, Initializer{Initializer::zeros});
 }
 
 Tensor Conv2D::forward(const Tensor& x) {
     if (x.ndim() != 4)
         throw ShapeError(PX_ERROR_SHAPE, "Conv2D: the input must be (batch, channels, height, width), got rank " +
                                              std::to_string(x.ndim()));
-    weight_->infer_shape({channels_, x.shape()[1], kernel_.h, kernel_.w});
-    Device d = x.device();
-    Tensor y = conv2d(x, weight_->data(d), strides_, padding_);
-    if (use_bias_) y = bias_add(y, bias_->data(d));
-    return activate(y, activation_);
+    weight_->infer_shape({outputs_, x.shape()[1], kernel_.h, kernel_.w});
+    return finish(conv2d(x, weight_->data(x.device()), strides_, padding_));
 }
 
 std::string Conv2D::describe() const {
     std::ostringstream s;
-    int64_t in = weight_->shape()[1];
-    s << "Conv2D(" << (in ? std::to_string(in) : "?") << " -> " << channels_ << ", kernel " << kernel_.h << "x"
-      << kernel_.w;
+    s << head(weight_->shape()[1]) << ", kernel " << kernel_.h << "x" << kernel_.w;
     if (strides_.h != 1 || strides_.w != 1) s << ", stride " << strides_.h << "x" << strides_.w;
     if (padding_.h || padding_.w) s << ", padding " << padding_.h << "x" << padding_.w;
     return with_activation(s.str(), activation_);
-}
-
-Parameter& Conv2D::bias() {
-    if (!bias_) return Block::bias();
-    return *bias_;
-}
-
-std::vector<Parameter*> Conv2D::own_params() {
-    std::vector<Parameter*> out{weight_.get()};
-    if (bias_) out.push_back(bias_.get());
-    return out;
 }
 
 // ---- pooling, dropout ----

@@ -64,10 +64,7 @@ void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit
 }
 
 void Parameter::infer_shape(const Shape& shape) {
-    if (known(shape_)) return;
-    for (size_t i = 0; i < shape_.size(); ++i)
-        if (shape_[i] > 0 && shape_[i] != shape[i])
-            throw ShapeError(PX_ERROR_SHAPE, name_ + ": inferred shape does not match the declared one");
+    if (known(shape_)) return;  // layers infer only the dimensions they left at 0
     shape_ = shape;
     if (!pending_.empty()) initialize(pending_);
 }

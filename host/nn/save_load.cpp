@@ -58,7 +58,7 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
         p->infer_shape(e->shape);
         if (p->initialized()) p->reset_ctx(ds);
         else p->initialize(ds);
-        p->set_data(host.astype(DType::float32));
+        p->set_data(host);  // converted to the parameter's dtype there
     }
 }
 

@@ -52,7 +52,7 @@ T inner_max(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
     return nan ? std::numeric_limits<T>::quiet_NaN() : m;
 }
 
-template <class T, class Body>
+template <class Body>
 void for_each_plane(const PoolGeometry& g, Body&& body) {
     if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {
 #pragma omp parallel for schedule(static)
@@ -77,7 +77,7 @@ void pool_typed(const OpTask& t) {
     if (!backward) {
         const T* x = reinterpret_cast<const T*>(t.in[0].data);
         T* y = reinterpret_cast<T*>(t.out.data);
-        for_each_plane<T>(g, [&](int64_t p) {
+        for_each_plane(g, [&](int64_t p) {
             const T* xp = x + p * in_plane;
             T* yp = y + p * out_plane;
             for (int64_t oy = 0; oy < g.oh; ++oy)
@@ -99,7 +99,7 @@ void pool_typed(const OpTask& t) {
     const T* dy = reinterpret_cast<const T*>(yside.data);
     const T* x = is_max ? reinterpret_cast<const T*>(t.in[0].data) : nullptr;
     T* dx = reinterpret_cast<T*>(t.out.data);
-    for_each_plane<T>(g, [&](int64_t p) {
+    for_each_plane(g, [&](int64_t p) {
         T* dxp = dx + p * in_plane;
         const T* dyp = dy + p * out_plane;
         std::fill(dxp, dxp + in_plane, T(0));

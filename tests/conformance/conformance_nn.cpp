@@ -197,6 +197,8 @@ TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(zeros({3, 8, 8}, dev), w); }), "must be 4-D");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 2, 3, 3}, dev)); }), "has 3 channels");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 3, 9, 9}, dev)); }), "smaller than the kernel");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({0, 3, 3, 3}, dev)); }), "has no channels");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 3, 0, 3}, dev)); }), "kernel is empty");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { conv2d(x, w, 0); }), "stride 0");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { conv2d(x, w, 1, -1); }), "negative");
     PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { conv2d(x.astype(DType::int32), w.astype(DType::int32)); }),
@@ -240,6 +242,8 @@ TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][
                         "no classes");
     REQUIRE(px_softmax_cross_entropy_backward(l.handle(), zeros({4}, dev, DType::int32).handle(), zeros({5}, dev).handle(),
                                               &out) == PX_ERROR_SHAPE);
+    REQUIRE(px_softmax_cross_entropy_backward(l.handle(), zeros({4}, dev, DType::int32).handle(),
+                                              zeros({4}, dev, DType::float64).handle(), &out) == PX_ERROR_DTYPE);
     REQUIRE(px_log_softmax_backward(l.handle(), zeros({4, 9}, dev).handle(), &out) == PX_ERROR_SHAPE);
     // gemm: rank, inner dimensions
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { gemm(zeros({2, 3}, dev), zeros({2, 3}, dev)); }), "inner dimensions");

@@ -55,7 +55,7 @@ TEST_CASE("broken plugins are skipped with the reason and the others load", "[ho
     };
     skipped("libfault-no-symbol.so", "does not export px_plugin_get_api");
     const std::string minor = std::to_string(PX_PLUGIN_ABI_MINOR);
-    skipped("libfault-other-major.so", ("plugin ABI 2." + minor + ", runtime ABI 1." + minor).c_str());
+    skipped("libfault-other-major.so", "plugin ABI 2." + minor + ", runtime ABI 1." + minor);
     skipped("libfault-small-table.so", "smaller than the");
     skipped("libfault-null-slot.so", "'copy_device' is NULL");
     skipped("libfault-create-fails.so", "simulated init failure");

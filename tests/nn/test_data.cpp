@@ -99,6 +99,8 @@ TEST_CASE("a data set whose files disagree is rejected", "[data]") {
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); }), "label 12 at 2");
     write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({5, 1}, {0, 1, 2, 3, 4}));
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); }), "1 dimension");
+    write_gz(dir + "/train-images-idx3-ubyte.gz", idx_bytes({5, 6}, std::vector<uint8_t>(30, 0)));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); }), "3 dimensions");
 }
 
 TEST_CASE("the DataLoader shuffles per epoch, keeps the remainder and normalizes", "[data]") {
@@ -138,4 +140,10 @@ TEST_CASE("the DataLoader shuffles per epoch, keeps the remainder and normalizes
     REQUIRE(in_order.next(b));
     REQUIRE(b.label.to_vector<int32_t>() == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::DataLoader(ds, 0, false, cpu()); }), "batch_size");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::DataLoader(ds, 4, false, cpu(), 0, 0.1, 0); }),
+                        "std must be > 0");
+    data::ImageDataset broken = ds;
+    broken.labels.pop_back();
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::DataLoader(broken, 4, false, cpu()); }),
+                        "sizes are inconsistent");
 }

@@ -183,3 +183,30 @@ TEST_CASE("a small network learns on every CPU device", "[nn][trainer]") {
         REQUIRE(net[0].weight().grad().device() == dev);
     }
 }
+
+TEST_CASE("parameter, trainer and backward misuse is a clear error", "[nn][errors]") {
+    nn::Parameter p("w", {2, 3});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.initialize({}); }), "w: initialize() needs a device");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.data(); }), "parameter w is not initialized");
+    p.initialize({cpu()});
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { p.set_data(zeros({3, 2})); }), "another shape");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.reset_ctx({}); }), "reset_ctx() needs a device");
+    nn::Dense lazy(4);
+    lazy.initialize(cpu());
+    nn::Trainer early(lazy.collect_params(), "sgd", {{"learning_rate", 0.1}});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { early.step(1); }), "run a forward pass first");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] {
+                            nn::Trainer(lazy.collect_params(), "sgd", {{"momentum", 1.5}});
+                        }), "momentum must be in [0, 1]");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] {
+                            nn::Trainer(lazy.collect_params(), "sgd", {{"wd", -1}});
+                        }), "wd must be finite");
+    Tensor x = array({1, 2, 3});
+    x.attach_grad();
+    Tensor y;
+    {
+        auto scope = autograd::record();
+        y = x * 2.0;
+    }
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { y.backward(ones({2})); }), "head gradient's shape");
+}

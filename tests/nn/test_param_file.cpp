@@ -115,6 +115,10 @@ TEST_CASE("damaged and mismatched parameter files are rejected and load nothing"
         PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { target.net.load_parameters(temp_path("none")); }),
                             "cannot open");
     }
+    SECTION("not a regular file") {
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { target.net.load_parameters("/tmp"); }),
+                            "not a regular file");
+    }
     SECTION("every truncation") {
         for (size_t n = 0; n < bytes.size(); ++n) {
             write_bytes(path, std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(n)));
