@@ -33,6 +33,17 @@ extern "C" {
 #define PLEXUS_VERSION_MINOR 1
 #define PLEXUS_VERSION_PATCH 0
 
+/* Marks the functions libplexus exports; everything else in it is hidden. */
+#if defined(_WIN32)
+#if defined(PLEXUS_BUILDING_LIBRARY)
+#define PX_API __declspec(dllexport)
+#else
+#define PX_API __declspec(dllimport)
+#endif
+#else
+#define PX_API __attribute__((visibility("default")))
+#endif
+
 typedef struct px_runtime px_runtime;
 typedef struct px_tensor px_tensor;
 
@@ -40,11 +51,11 @@ typedef struct px_tensor px_tensor;
 
 /* The message of the calling thread's last failure ("" when none). Valid
  * until the thread's next failing call. Never NULL. */
-const char* px_last_error(void);
+PX_API const char* px_last_error(void);
 /* The status of the calling thread's last failure (PX_OK when none). */
-px_status px_last_status(void);
+PX_API px_status px_last_status(void);
 /* "PX_ERROR_SHAPE" and so on; "unknown status" for other numbers. */
-const char* px_status_name(px_status status);
+PX_API const char* px_status_name(px_status status);
 
 /* ---- runtime ---- */
 
@@ -60,9 +71,9 @@ typedef struct px_runtime_options {
 
 /* options may be NULL. Plugins that fail to load are listed with the reason
  * and do not make this fail. */
-px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
+PX_API px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
 /* Waits for queued work. Tensors still alive keep their plugin loaded. */
-px_status px_runtime_destroy(px_runtime* runtime);
+PX_API px_status px_runtime_destroy(px_runtime* runtime);
 
 typedef struct px_plugin_info {
     uint32_t struct_size;
@@ -76,149 +87,149 @@ typedef struct px_plugin_info {
     int32_t num_devices;
 } px_plugin_info;
 
-px_status px_runtime_plugin_count(px_runtime* runtime, int32_t* out);
-px_status px_runtime_plugin_info(px_runtime* runtime, int32_t index, px_plugin_info* out);
+PX_API px_status px_runtime_plugin_count(px_runtime* runtime, int32_t* out);
+PX_API px_status px_runtime_plugin_info(px_runtime* runtime, int32_t index, px_plugin_info* out);
 
 /* Devices of one kind, over all plugins. */
-px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int32_t* out);
+PX_API px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int32_t* out);
 /* Fills `out` as far as out->struct_size reaches. */
-px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_device_info* out);
+PX_API px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_device_info* out);
 /* The name of the plugin that provides `device` (valid as long as the runtime). */
-px_status px_runtime_device_plugin(px_runtime* runtime, px_device device, const char** out);
+PX_API px_status px_runtime_device_plugin(px_runtime* runtime, px_device device, const char** out);
 /* Waits for every op queued on `device`. */
-px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
+PX_API px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
 /* Waits for every device. */
-px_status px_runtime_synchronize_all(px_runtime* runtime);
+PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
 /* Seeds the runtime's random stream (the default seed is 0). */
-px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
+PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
 
 /* ---- tensors: creation ---- */
 
 /* Uninitialized contents. shape may be NULL when ndim is 0. */
-px_status px_tensor_empty(px_runtime* runtime, px_device device, px_dtype dtype, int32_t ndim,
+PX_API px_status px_tensor_empty(px_runtime* runtime, px_device device, px_dtype dtype, int32_t ndim,
                           const int64_t* shape, px_tensor** out);
 /* `bytes` must equal the tensor's size in bytes. */
-px_status px_tensor_from_host(px_runtime* runtime, px_device device, px_dtype dtype,
+PX_API px_status px_tensor_from_host(px_runtime* runtime, px_device device, px_dtype dtype,
                               int32_t ndim, const int64_t* shape, const void* data,
                               uint64_t bytes, px_tensor** out);
-px_status px_tensor_full(px_runtime* runtime, px_device device, px_dtype dtype, int32_t ndim,
+PX_API px_status px_tensor_full(px_runtime* runtime, px_device device, px_dtype dtype, int32_t ndim,
                          const int64_t* shape, double value, px_tensor** out);
 /* start, start+step, ... while < stop (> stop for a negative step). */
-px_status px_tensor_arange(px_runtime* runtime, px_device device, px_dtype dtype, double start,
+PX_API px_status px_tensor_arange(px_runtime* runtime, px_device device, px_dtype dtype, double start,
                            double stop, double step, px_tensor** out);
 /* From the runtime's seeded stream; float32 and float64. */
-px_status px_tensor_random_uniform(px_runtime* runtime, px_device device, px_dtype dtype,
+PX_API px_status px_tensor_random_uniform(px_runtime* runtime, px_device device, px_dtype dtype,
                                    int32_t ndim, const int64_t* shape, double low, double high,
                                    px_tensor** out);
-px_status px_tensor_random_normal(px_runtime* runtime, px_device device, px_dtype dtype,
+PX_API px_status px_tensor_random_normal(px_runtime* runtime, px_device device, px_dtype dtype,
                                   int32_t ndim, const int64_t* shape, double mean, double stddev,
                                   px_tensor** out);
 
 /* ---- tensors: handles and properties ---- */
 
-px_status px_tensor_retain(px_tensor* tensor);
-px_status px_tensor_release(px_tensor* tensor);
-px_status px_tensor_device(px_tensor* tensor, px_device* out);
-px_status px_tensor_dtype(px_tensor* tensor, px_dtype* out);
-px_status px_tensor_ndim(px_tensor* tensor, int32_t* out);
+PX_API px_status px_tensor_retain(px_tensor* tensor);
+PX_API px_status px_tensor_release(px_tensor* tensor);
+PX_API px_status px_tensor_device(px_tensor* tensor, px_device* out);
+PX_API px_status px_tensor_dtype(px_tensor* tensor, px_dtype* out);
+PX_API px_status px_tensor_ndim(px_tensor* tensor, int32_t* out);
 /* Writes ndim values; `capacity` is the length of `out`. */
-px_status px_tensor_shape(px_tensor* tensor, int64_t* out, int32_t capacity);
-px_status px_tensor_numel(px_tensor* tensor, int64_t* out);
+PX_API px_status px_tensor_shape(px_tensor* tensor, int64_t* out, int32_t capacity);
+PX_API px_status px_tensor_numel(px_tensor* tensor, int64_t* out);
 
 /* Waits for the tensor's device, then copies its values; `bytes` must equal
  * the tensor's size in bytes. */
-px_status px_tensor_to_host(px_tensor* tensor, void* dst, uint64_t bytes);
+PX_API px_status px_tensor_to_host(px_tensor* tensor, void* dst, uint64_t bytes);
 
 /* ---- tensors: moving and viewing ---- */
 
 /* Always a new tensor with its own memory, even on the same device. */
-px_status px_tensor_copy_to(px_tensor* tensor, px_device device, px_tensor** out);
+PX_API px_status px_tensor_copy_to(px_tensor* tensor, px_device device, px_tensor** out);
 /* The same tensor (retained, *out == tensor) when already on `device`,
  * otherwise a copy. */
-px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out);
+PX_API px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out);
 /* A view with another shape and the same elements; one -1 is inferred. */
-px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape,
+PX_API px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape,
                             px_tensor** out);
 /* A view of rows [start, stop) of the first axis. */
-px_status px_tensor_slice(px_tensor* tensor, int64_t start, int64_t stop, px_tensor** out);
+PX_API px_status px_tensor_slice(px_tensor* tensor, int64_t start, int64_t stop, px_tensor** out);
 
 /* ---- ops: the result is on the inputs' device ---- */
 
 /* PX_OP_ADD .. PX_OP_GE, NumPy broadcasting. */
-px_status px_binary(px_op op, px_tensor* a, px_tensor* b, px_tensor** out);
+PX_API px_status px_binary(px_op op, px_tensor* a, px_tensor* b, px_tensor** out);
 /* Tensor with a scalar; scalar_first nonzero computes (scalar op a). The
  * scalar takes the tensor's dtype. */
-px_status px_binary_scalar(px_op op, px_tensor* a, double scalar, int32_t scalar_first,
+PX_API px_status px_binary_scalar(px_op op, px_tensor* a, double scalar, int32_t scalar_first,
                            px_tensor** out);
 /* PX_OP_NEG .. PX_OP_TANH. */
-px_status px_unary(px_op op, px_tensor* a, px_tensor** out);
+PX_API px_status px_unary(px_op op, px_tensor* a, px_tensor** out);
 /* cond (uint8) ? a : b, broadcasting over all three. */
-px_status px_where(px_tensor* cond, px_tensor* a, px_tensor* b, px_tensor** out);
+PX_API px_status px_where(px_tensor* cond, px_tensor* a, px_tensor* b, px_tensor** out);
 /* PX_OP_SUM .. PX_OP_ARGMAX over one axis (negative counts from the end) or
  * over all axes when all_axes is nonzero. sum of integers gives int64, mean
  * of integers float64, argmax int64. */
-px_status px_reduce(px_op op, px_tensor* a, int32_t all_axes, int32_t axis, int32_t keepdims,
+PX_API px_status px_reduce(px_op op, px_tensor* a, int32_t all_axes, int32_t axis, int32_t keepdims,
                     px_tensor** out);
 /* (m,k)x(k,n), or batched (b,m,k)x(b,k,n); a 2-D operand is shared by the batch. */
-px_status px_matmul(px_tensor* a, px_tensor* b, px_tensor** out);
+PX_API px_status px_matmul(px_tensor* a, px_tensor* b, px_tensor** out);
 /* perm may be NULL to reverse the axes. */
-px_status px_transpose(px_tensor* a, const int32_t* perm, int32_t nperm, px_tensor** out);
+PX_API px_status px_transpose(px_tensor* a, const int32_t* perm, int32_t nperm, px_tensor** out);
 /* Elements [start, stop) with `step` > 0 along `axis`, as a new tensor. */
-px_status px_slice_axis(px_tensor* a, int32_t axis, int64_t start, int64_t stop, int64_t step,
+PX_API px_status px_slice_axis(px_tensor* a, int32_t axis, int64_t start, int64_t stop, int64_t step,
                         px_tensor** out);
 /* Joins tensors of one dtype and device along `axis`. */
-px_status px_concat(px_tensor* const* tensors, int32_t count, int32_t axis, px_tensor** out);
-px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out);
+PX_API px_status px_concat(px_tensor* const* tensors, int32_t count, int32_t axis, px_tensor** out);
+PX_API px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out);
 
 /* ---- neural-network ops (float32, float64); shapes are NCHW ---- */
 
 /* op(a) x op(b) of 2-D tensors, where a nonzero trans_a / trans_b uses the
  * transpose of that operand without copying it. */
-px_status px_gemm(px_tensor* a, px_tensor* b, int32_t trans_a, int32_t trans_b, px_tensor** out);
+PX_API px_status px_gemm(px_tensor* a, px_tensor* b, int32_t trans_a, int32_t trans_b, px_tensor** out);
 /* x (N,C,H,W) with weight w (O,C,KH,KW) -> (N,O,OH,OW), where
  * OH = (H + 2*pad_h - KH) / stride_h + 1. No bias: see px_bias_add. */
-px_status px_conv2d(px_tensor* x, px_tensor* w, int32_t stride_h, int32_t stride_w, int32_t pad_h,
+PX_API px_status px_conv2d(px_tensor* x, px_tensor* w, int32_t stride_h, int32_t stride_w, int32_t pad_h,
                     int32_t pad_w, px_tensor** out);
 /* The gradient for conv2d's input (N,C,in_h,in_w) from dy (N,O,OH,OW). */
-px_status px_conv2d_backward_input(px_tensor* dy, px_tensor* w, int64_t in_h, int64_t in_w,
+PX_API px_status px_conv2d_backward_input(px_tensor* dy, px_tensor* w, int64_t in_h, int64_t in_w,
                                    int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                                    px_tensor** out);
 /* The gradient for conv2d's weight (O,C,kernel_h,kernel_w), summed over the batch. */
-px_status px_conv2d_backward_weight(px_tensor* dy, px_tensor* x, int64_t kernel_h, int64_t kernel_w,
+PX_API px_status px_conv2d_backward_weight(px_tensor* dy, px_tensor* x, int64_t kernel_h, int64_t kernel_w,
                                     int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                                     px_tensor** out);
 /* op is PX_OP_MAX_POOL2D or PX_OP_AVG_POOL2D; padding at most half the
  * window. Average pooling divides by the whole window. */
-px_status px_pool2d(px_op op, px_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
+PX_API px_status px_pool2d(px_op op, px_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
                     int32_t stride_w, int32_t pad_h, int32_t pad_w, px_tensor** out);
 /* The gradient for the pooling input x, from dy; op is the forward op. */
-px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32_t kernel_h, int32_t kernel_w,
+PX_API px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32_t kernel_h, int32_t kernel_w,
                              int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                              px_tensor** out);
 /* x (N,C,...) + bias (C) along axis 1; px_bias_grad sums dy over every axis but 1. */
-px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out);
-px_status px_bias_grad(px_tensor* dy, px_tensor** out);
+PX_API px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out);
+PX_API px_status px_bias_grad(px_tensor* dy, px_tensor** out);
 /* The gradient of PX_OP_RELU, PX_OP_SIGMOID or PX_OP_TANH from its result y. */
-px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out);
+PX_API px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out);
 /* Over the last axis of a 2-D tensor; the backward takes the forward result y. */
-px_status px_log_softmax(px_tensor* x, px_tensor** out);
-px_status px_log_softmax_backward(px_tensor* y, px_tensor* dy, px_tensor** out);
+PX_API px_status px_log_softmax(px_tensor* x, px_tensor** out);
+PX_API px_status px_log_softmax_backward(px_tensor* y, px_tensor* dy, px_tensor** out);
 /* Per-row loss -log softmax(logits)[label] of logits (N,C) and labels (N)
  * of int32 or int64 classes; a label outside [0, C) fails on the device and
  * is reported at the next wait. */
-px_status px_softmax_cross_entropy(px_tensor* logits, px_tensor* labels, px_tensor** out);
-px_status px_softmax_cross_entropy_backward(px_tensor* logits, px_tensor* labels, px_tensor* dloss,
+PX_API px_status px_softmax_cross_entropy(px_tensor* logits, px_tensor* labels, px_tensor** out);
+PX_API px_status px_softmax_cross_entropy_backward(px_tensor* logits, px_tensor* labels, px_tensor* dloss,
                                             px_tensor** out);
 /* Zeroes each element with probability p (0 <= p < 1) and scales the rest by
  * 1/(1-p). The mask comes from the runtime's random stream; *seed and
  * *offset receive its key, which px_dropout_backward takes to apply the
  * same mask to a gradient. */
-px_status px_dropout(px_tensor* x, double p, uint64_t* seed, uint64_t* offset, px_tensor** out);
-px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uint64_t offset, px_tensor** out);
+PX_API px_status px_dropout(px_tensor* x, double p, uint64_t* seed, uint64_t* offset, px_tensor** out);
+PX_API px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uint64_t offset, px_tensor** out);
 /* One SGD step, in place on param (and momentum_buffer, which may be NULL):
  * g = rescale * grad + weight_decay * param; with a momentum buffer
  * m = momentum * m + g and param -= learning_rate * m, else param -= learning_rate * g. */
-px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
+PX_API px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
                         double learning_rate, double momentum, double weight_decay, double rescale);
 
 #ifdef __cplusplus

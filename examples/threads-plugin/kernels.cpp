@@ -1,0 +1,259 @@
+#include "kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace threads_plugin {
+namespace {
+
+template <class T>
+T* data_of(const px_tensor_desc& d) {
+    return reinterpret_cast<T*>(d.buffer->data + d.offset);
+}
+
+int64_t element_count(const px_tensor_desc& d) {
+    int64_t n = 1;
+    for (int i = 0; i < d.ndim; ++i) n *= d.shape[i];
+    return n;
+}
+
+// Calls f(offsets) for every index of `out`'s shape, offsets[k] being the
+// element offset of that index in operand k (broadcast axes have stride 0).
+template <size_t K, class F>
+void walk(const px_tensor_desc& out, const px_tensor_desc* const (&operands)[K], F&& f) {
+    const int ndim = out.ndim;
+    const int64_t total = element_count(out);
+    int64_t index[PX_MAX_DIMS] = {0};
+    int64_t offsets[K] = {0};
+    for (int64_t n = 0; n < total; ++n) {
+        f(offsets);
+        for (int d = ndim - 1; d >= 0; --d) {
+            if (++index[d] < out.shape[d]) {
+                for (size_t k = 0; k < K; ++k) offsets[k] += operands[k]->strides[d];
+                break;
+            }
+            for (size_t k = 0; k < K; ++k) offsets[k] -= operands[k]->strides[d] * (out.shape[d] - 1);
+            index[d] = 0;
+        }
+    }
+}
+
+// Calls f(T{}) with T the C type of `dtype`.
+template <class F>
+void with_type(int32_t dtype, F&& f) {
+    switch (dtype) {
+    case PX_FLOAT32: f(float{}); break;
+    case PX_FLOAT64: f(double{}); break;
+    case PX_INT32: f(int32_t{}); break;
+    case PX_INT64: f(int64_t{}); break;
+    case PX_UINT8: f(uint8_t{}); break;
+    }
+}
+
+template <class T>
+T apply_binary(int32_t op, T a, T b) {
+    switch (op) {
+    case PX_OP_ADD: return a + b;
+    case PX_OP_SUB: return a - b;
+    case PX_OP_MUL: return a * b;
+    default: return a / b;
+    }
+}
+
+template <class T>
+T apply_unary(int32_t op, T x) {
+    switch (op) {
+    case PX_OP_NEG: return -x;
+    case PX_OP_EXP: return std::exp(x);
+    default: return x > T(0) ? x : T(0);
+    }
+}
+
+template <class T>
+void binary(const Work& w) {
+    const px_tensor_desc& out = w.outputs[0];
+    T* y = data_of<T>(out);
+    const T* a = data_of<T>(w.inputs[0]);
+    if (w.inputs.size() == 2) {
+        const T* b = data_of<T>(w.inputs[1]);
+        const px_tensor_desc* ops[3] = {&w.inputs[0], &w.inputs[1], &out};
+        walk(out, ops, [&](const int64_t* o) { y[o[2]] = apply_binary(w.op, a[o[0]], b[o[1]]); });
+        return;
+    }
+    const T s = static_cast<T>(w.binary.scalar);
+    const bool scalar_left = w.binary.scalar_operand == 1;
+    const px_tensor_desc* ops[2] = {&w.inputs[0], &out};
+    walk(out, ops, [&](const int64_t* o) {
+        y[o[1]] = scalar_left ? apply_binary(w.op, s, a[o[0]]) : apply_binary(w.op, a[o[0]], s);
+    });
+}
+
+template <class T>
+void unary(const Work& w) {
+    const px_tensor_desc& out = w.outputs[0];
+    const T* x = data_of<T>(w.inputs[0]);
+    T* y = data_of<T>(out);
+    const px_tensor_desc* ops[2] = {&w.inputs[0], &out};
+    walk(out, ops, [&](const int64_t* o) { y[o[1]] = apply_unary(w.op, x[o[0]]); });
+}
+
+// The input is contiguous; the output contiguous with the axis removed.
+template <class T>
+void sum(const Work& w) {
+    const px_tensor_desc& in = w.inputs[0];
+    const T* x = data_of<T>(in);
+    T* y = data_of<T>(w.outputs[0]);
+    int64_t outer = 1, length = element_count(in), inner = 1;
+    if (w.reduce.axis >= 0) {
+        length = in.shape[w.reduce.axis];
+        for (int d = 0; d < w.reduce.axis; ++d) outer *= in.shape[d];
+        for (int d = w.reduce.axis + 1; d < in.ndim; ++d) inner *= in.shape[d];
+    }
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            double acc = 0;
+            for (int64_t j = 0; j < length; ++j) acc += double(x[(o * length + j) * inner + i]);
+            y[o * inner + i] = static_cast<T>(acc);
+        }
+}
+
+// a (B,M,K) x b (B,K,N) -> y (B,M,N); batch strides may be 0, rows strided.
+template <class T>
+void matmul(const Work& w) {
+    const px_tensor_desc &a = w.inputs[0], &b = w.inputs[1], &y = w.outputs[0];
+    const int64_t batch = y.shape[0], m = y.shape[1], n = y.shape[2], k = a.shape[2];
+    const T *pa = data_of<T>(a), *pb = data_of<T>(b);
+    T* py = data_of<T>(y);
+    for (int64_t s = 0; s < batch; ++s)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                double acc = 0;
+                for (int64_t p = 0; p < k; ++p)
+                    acc += double(pa[s * a.strides[0] + i * a.strides[1] + p * a.strides[2]]) *
+                           double(pb[s * b.strides[0] + p * b.strides[1] + j * b.strides[2]]);
+                py[s * y.strides[0] + i * y.strides[1] + j * y.strides[2]] = static_cast<T>(acc);
+            }
+}
+
+void copy(const Work& w) {
+    const px_tensor_desc &in = w.inputs[0], &out = w.outputs[0];
+    const size_t size = px_dtype_size(in.dtype);
+    const char* x = in.buffer->data + in.offset;
+    char* y = out.buffer->data + out.offset;
+    const px_tensor_desc* ops[2] = {&in, &out};
+    walk(out, ops, [&](const int64_t* o) { std::memcpy(y + o[1] * size, x + o[0] * size, size); });
+}
+
+void cast(const Work& w) {
+    const px_tensor_desc &in = w.inputs[0], &out = w.outputs[0];
+    with_type(in.dtype, [&](auto from) {
+        using From = decltype(from);
+        with_type(out.dtype, [&](auto to) {
+            using To = decltype(to);
+            const From* x = data_of<From>(in);
+            To* y = data_of<To>(out);
+            const px_tensor_desc* ops[2] = {&in, &out};
+            walk(out, ops, [&](const int64_t* o) { y[o[1]] = static_cast<To>(x[o[0]]); });
+        });
+    });
+}
+
+void fill(const Work& w) {
+    const px_tensor_desc& out = w.outputs[0];
+    with_type(out.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        T v = std::is_floating_point<T>::value ? static_cast<T>(w.fill.value) : static_cast<T>(w.fill.int_value);
+        T* y = data_of<T>(out);
+        const px_tensor_desc* ops[1] = {&out};
+        walk(out, ops, [&](const int64_t* o) { y[o[0]] = v; });
+    });
+}
+
+bool is_float(int32_t dtype) { return dtype == PX_FLOAT32 || dtype == PX_FLOAT64; }
+
+// How many inputs an op takes here (binary ops: 1 with a scalar operand).
+bool input_count_fits(int32_t op, int32_t n, const void* attrs) {
+    switch (op) {
+    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: {
+        auto b = static_cast<const px_binary_attrs*>(attrs);
+        return n == ((b && b->scalar_operand) ? 1 : 2);
+    }
+    case PX_OP_MATMUL: return n == 2;
+    case PX_OP_FILL: return n == 0;
+    default: return n == 1;
+    }
+}
+
+}  // namespace
+
+bool supported(int32_t op, int32_t dtype) {
+    switch (op) {
+    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV:
+    case PX_OP_NEG: case PX_OP_EXP: case PX_OP_RELU:
+    case PX_OP_SUM: case PX_OP_MATMUL:
+        return is_float(dtype);
+    case PX_OP_COPY: case PX_OP_CAST: case PX_OP_FILL:
+        return px_dtype_size(dtype) != 0;
+    default:
+        return false;
+    }
+}
+
+std::string check_call(const px_op_call& call) {
+    const char* name = px_op_name(call.op) ? px_op_name(call.op) : "an unknown op";
+    if (call.num_outputs != 1 || !call.outputs) return std::string(name) + ": expects one output";
+    if (call.num_inputs < 0 || call.num_inputs > 2 || (call.num_inputs > 0 && !call.inputs))
+        return std::string(name) + ": bad input list";
+    int32_t dtype = call.num_inputs > 0 ? call.inputs[0].dtype : call.outputs[0].dtype;
+    if (!supported(call.op, dtype))
+        return std::string(name) + " on " + (px_dtype_name(dtype) ? px_dtype_name(dtype) : "an unknown dtype") +
+               " is not supported by the threads plugin";
+    if (!input_count_fits(call.op, call.num_inputs, call.attrs))
+        return std::string(name) + ": wrong number of inputs (" + std::to_string(call.num_inputs) + ")";
+    const bool needs_attrs = call.op == PX_OP_SUM || call.op == PX_OP_FILL;
+    if (needs_attrs && !call.attrs) return std::string(name) + ": attrs are NULL";
+    for (int32_t i = 0; i < call.num_inputs; ++i)
+        if (!call.inputs[i].buffer) return std::string(name) + ": input without a buffer";
+    if (!call.outputs[0].buffer) return std::string(name) + ": output without a buffer";
+    return "";
+}
+
+Work capture(const px_op_call& call) {
+    Work w;
+    w.op = call.op;
+    w.inputs.assign(call.inputs, call.inputs + call.num_inputs);
+    w.outputs.assign(call.outputs, call.outputs + call.num_outputs);
+    // attrs are read only as far as the caller's struct_size reaches.
+    auto take = [&](auto& dst) {
+        if (!call.attrs) return;
+        uint32_t size = *static_cast<const uint32_t*>(call.attrs);
+        std::memcpy(&dst, call.attrs, size < sizeof dst ? size : sizeof dst);
+    };
+    if (call.op == PX_OP_SUM) take(w.reduce);
+    else if (call.op == PX_OP_FILL) take(w.fill);
+    else if (call.op <= PX_OP_DIV) take(w.binary);
+    return w;
+}
+
+std::string run(const Work& w) {
+    const int32_t dtype = w.inputs.empty() ? w.outputs[0].dtype : w.inputs[0].dtype;
+    auto floating = [&](auto kernel_f32, auto kernel_f64) {
+        if (dtype == PX_FLOAT32) kernel_f32(w);
+        else kernel_f64(w);
+    };
+    switch (w.op) {
+    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV:
+        floating(binary<float>, binary<double>); break;
+    case PX_OP_NEG: case PX_OP_EXP: case PX_OP_RELU:
+        floating(unary<float>, unary<double>); break;
+    case PX_OP_SUM: floating(sum<float>, sum<double>); break;
+    case PX_OP_MATMUL: floating(matmul<float>, matmul<double>); break;
+    case PX_OP_COPY: copy(w); break;
+    case PX_OP_CAST: cast(w); break;
+    case PX_OP_FILL: fill(w); break;
+    default: return std::string("op ") + std::to_string(w.op) + " reached the worker unsupported";
+    }
+    return "";
+}
+
+}  // namespace threads_plugin

@@ -1,0 +1,39 @@
+// The ops this plugin offers, as plain loops over strided operands:
+//   add sub mul div neg exp relu sum matmul   float32, float64
+//   copy cast fill                            every dtype
+// Everything else is reported unsupported, and the host never sends it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plexus/plugin.h"
+
+struct px_plugin_buffer {
+    char* data;
+    uint64_t bytes;
+    int32_t device;
+};
+
+namespace threads_plugin {
+
+bool supported(int32_t op, int32_t dtype);
+
+// One queued op: copies of the call's descs and attrs, which live only until
+// execute returns.
+struct Work {
+    int32_t op = 0;
+    std::vector<px_tensor_desc> inputs, outputs;
+    px_binary_attrs binary{};
+    px_reduce_attrs reduce{};
+    px_fill_attrs fill{};
+};
+
+// "" when `call` can be queued, else why not. Checks what the plugin relies
+// on; the host has validated shapes and dtypes already.
+std::string check_call(const px_op_call& call);
+Work capture(const px_op_call& call);
+// Runs on the device's worker: "" on success, else the failure.
+std::string run(const Work& work);
+
+}  // namespace threads_plugin

@@ -1,0 +1,251 @@
+// plexus-threads: an example Plexus plugin, written against the installed
+// headers only. Each device is one worker thread with its own arena of
+// memory; see README.md for the walkthrough.
+//
+//   PLEXUS_THREADS_DEVICES   how many devices (1..16, default 2)
+//   PLEXUS_THREADS_MEMORY_MB each device's arena in MiB (1..65536, default 256)
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "plexus/plugin.h"
+
+#include "arena.hpp"
+#include "kernels.hpp"
+#include "worker.hpp"
+
+namespace threads_plugin {
+
+struct Device {
+    Arena arena;
+    Worker worker;  // declared after the arena: it is stopped (drained) first
+    explicit Device(uint64_t bytes) : arena(bytes) {}
+};
+
+}  // namespace threads_plugin
+
+struct px_plugin_context {
+    std::vector<std::unique_ptr<threads_plugin::Device>> devices;
+};
+
+namespace {
+
+using threads_plugin::Device;
+
+px_status fail(px_plugin_error* err, px_status status, const std::string& message) {
+    if (err && err->struct_size >= sizeof(px_plugin_error))
+        std::snprintf(err->message, sizeof err->message, "threads plugin: %s", message.c_str());
+    return status;
+}
+
+// No exception crosses the boundary.
+template <class F>
+px_status guarded(px_plugin_error* err, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return fail(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::exception& e) {
+        return fail(err, PX_ERROR_INTERNAL, e.what());
+    } catch (...) {
+        return fail(err, PX_ERROR_INTERNAL, "unknown exception");
+    }
+}
+
+Device* device_at(px_plugin_context* ctx, int32_t index) {
+    if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
+    return ctx->devices[index].get();
+}
+
+// A positive integer from the environment, or `fallback`; false when malformed.
+bool env_number(const char* name, long lo, long hi, long fallback, long& out) {
+    out = fallback;
+    const char* text = std::getenv(name);
+    if (!text) return true;
+    char* end = nullptr;
+    out = std::strtol(text, &end, 10);
+    return end != text && *end == '\0' && out >= lo && out <= hi;
+}
+
+px_status create(px_plugin_context** out, px_plugin_error* err) {
+    return guarded(err, [&] {
+        if (!out) return fail(err, PX_ERROR_INVALID_ARGUMENT, "create: out is NULL");
+        long count = 0, mib = 0;
+        if (!env_number("PLEXUS_THREADS_DEVICES", 1, 16, 2, count))
+            return fail(err, PX_ERROR_INVALID_ARGUMENT, "PLEXUS_THREADS_DEVICES must be a number in 1..16");
+        if (!env_number("PLEXUS_THREADS_MEMORY_MB", 1, 65536, 256, mib))
+            return fail(err, PX_ERROR_INVALID_ARGUMENT, "PLEXUS_THREADS_MEMORY_MB must be a number in 1..65536");
+        auto ctx = std::make_unique<px_plugin_context>();
+        for (long i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(uint64_t(mib) << 20));
+        *out = ctx.release();
+        return PX_OK;
+    });
+}
+
+void destroy(px_plugin_context* ctx) { delete ctx; }
+
+px_status device_count(px_plugin_context* ctx, int32_t* count, px_plugin_error* err) {
+    if (!ctx || !count) return fail(err, PX_ERROR_INVALID_ARGUMENT, "device_count: NULL argument");
+    *count = static_cast<int32_t>(ctx->devices.size());
+    return PX_OK;
+}
+
+px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* info, px_plugin_error* err) {
+    Device* dev = device_at(ctx, index);
+    if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
+    if (!info || info->struct_size < sizeof(px_device_info))
+        return fail(err, PX_ERROR_INVALID_ARGUMENT, "device_info: info is NULL or older than ABI 1.0");
+    uint64_t in_use = dev->arena.in_use();
+    info->kind = PX_DEVICE_ACCELERATOR;
+    std::snprintf(info->name, sizeof info->name, "worker thread %d (%llu MiB arena)", index,
+                  static_cast<unsigned long long>(dev->arena.capacity() >> 20));
+    info->memory_total = dev->arena.capacity();
+    info->memory_free = dev->arena.capacity() - in_use;
+    info->memory_in_use = in_use;
+    info->memory_reserved = in_use;
+    info->memory_peak = dev->arena.peak();
+    return PX_OK;
+}
+
+int32_t supports(px_plugin_context* ctx, int32_t index, int32_t op, int32_t dtype) {
+    return device_at(ctx, index) && threads_plugin::supported(op, dtype) ? 1 : 0;
+}
+
+px_status buffer_alloc(px_plugin_context* ctx, int32_t index, uint64_t bytes, px_plugin_buffer** out,
+                       px_plugin_error* err) {
+    return guarded(err, [&] {
+        Device* dev = device_at(ctx, index);
+        if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
+        if (!out) return fail(err, PX_ERROR_INVALID_ARGUMENT, "buffer_alloc: out is NULL");
+        char* data = dev->arena.allocate(bytes);
+        if (!data)
+            return fail(err, PX_ERROR_OUT_OF_MEMORY,
+                        "out of memory on device " + std::to_string(index) + ": asked for " + std::to_string(bytes) +
+                            " bytes; " + std::to_string(dev->arena.in_use()) + " of " +
+                            std::to_string(dev->arena.capacity()) + " in use, largest free range " +
+                            std::to_string(dev->arena.largest_free()));
+        *out = new px_plugin_buffer{data, bytes, index};
+        return PX_OK;
+    });
+}
+
+px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
+    return guarded(err, [&] {
+        if (!buffer) return fail(err, PX_ERROR_INVALID_ARGUMENT, "buffer_free: buffer is NULL");
+        Device* dev = device_at(ctx, buffer->device);
+        if (!dev) return fail(err, PX_ERROR_INVALID_ARGUMENT, "buffer_free: not a buffer of this plugin");
+        // Ordered after the work already queued that may still read it.
+        dev->worker.submit([dev, buffer] {
+            dev->arena.release(buffer->data);
+            delete buffer;
+            return std::string();
+        });
+        return PX_OK;
+    });
+}
+
+// A range of a buffer, checked without overflow.
+bool range_ok(const px_plugin_buffer* b, uint64_t offset, uint64_t bytes) {
+    return b && offset <= b->bytes && bytes <= b->bytes - offset;
+}
+
+px_status device_failed(px_plugin_error* err, const std::string& failure) {
+    return fail(err, PX_ERROR_DEVICE, failure);
+}
+
+px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t dst_offset, const void* src,
+                         uint64_t bytes, px_plugin_error* err) {
+    return guarded(err, [&] {
+        if (!range_ok(dst, dst_offset, bytes) || (!src && bytes))
+            return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_from_host: NULL pointer or range outside the buffer");
+        Device* dev = device_at(ctx, dst->device);
+        if (!dev) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_from_host: not a buffer of this plugin");
+        // Staged, so `src` may be reused as soon as we return.
+        auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                          static_cast<const char*>(src) + bytes);
+        dev->worker.submit([dst, dst_offset, staged] {
+            if (!staged->empty()) std::memcpy(dst->data + dst_offset, staged->data(), staged->size());
+            return std::string();
+        });
+        return PX_OK;
+    });
+}
+
+px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset, void* dst,
+                       uint64_t bytes, px_plugin_error* err) {
+    return guarded(err, [&] {
+        if (!range_ok(src, src_offset, bytes) || (!dst && bytes))
+            return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_to_host: NULL pointer or range outside the buffer");
+        Device* dev = device_at(ctx, src->device);
+        if (!dev) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_to_host: not a buffer of this plugin");
+        std::string failure = dev->worker.wait();
+        if (!failure.empty()) return device_failed(err, failure);
+        if (bytes) std::memcpy(dst, src->data + src_offset, bytes);
+        return PX_OK;
+    });
+}
+
+px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset, px_plugin_buffer* dst,
+                      uint64_t dst_offset, uint64_t bytes, px_plugin_error* err) {
+    return guarded(err, [&] {
+        if (!range_ok(src, src_offset, bytes) || !range_ok(dst, dst_offset, bytes))
+            return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_device: NULL buffer or range outside a buffer");
+        Device* from = device_at(ctx, src->device);
+        Device* to = device_at(ctx, dst->device);
+        if (!from || !to) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_device: not a buffer of this plugin");
+        // Both queues drain, so the copy sees every earlier write and comes
+        // before every later op on either device.
+        std::string failure = from->worker.wait();
+        if (failure.empty() && to != from) failure = to->worker.wait();
+        if (!failure.empty()) return device_failed(err, failure);
+        if (bytes) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
+        return PX_OK;
+    });
+}
+
+px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+    return guarded(err, [&] {
+        if (!call || call->struct_size < sizeof(px_op_call))
+            return fail(err, PX_ERROR_INVALID_ARGUMENT, "execute: call is NULL or older than ABI 1.0");
+        Device* dev = device_at(ctx, call->device);
+        if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(call->device));
+        std::string problem = threads_plugin::check_call(*call);
+        if (!problem.empty()) {
+            bool unsupported = !threads_plugin::supported(
+                call->op, call->num_inputs > 0 && call->inputs ? call->inputs[0].dtype
+                          : call->outputs                      ? call->outputs[0].dtype
+                                                               : 0);
+            return fail(err, unsupported ? PX_ERROR_UNSUPPORTED : PX_ERROR_INVALID_ARGUMENT, problem);
+        }
+        auto work = std::make_shared<threads_plugin::Work>(threads_plugin::capture(*call));
+        dev->worker.submit([work] {
+            std::string failure = threads_plugin::run(*work);
+            return failure.empty() ? failure : std::string(px_op_name(work->op)) + " failed: " + failure;
+        });
+        return PX_OK;
+    });
+}
+
+px_status synchronize(px_plugin_context* ctx, int32_t index, px_plugin_error* err) {
+    return guarded(err, [&] {
+        Device* dev = device_at(ctx, index);
+        if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
+        std::string failure = dev->worker.wait();
+        return failure.empty() ? PX_OK : device_failed(err, failure);
+    });
+}
+
+const px_plugin_api table = {
+    sizeof(px_plugin_api), PX_PLUGIN_ABI_MAJOR, PX_PLUGIN_ABI_MINOR, "threads", "1.0.0",
+    create, destroy, device_count, device_info, supports,
+    buffer_alloc, buffer_free, copy_from_host, copy_to_host, copy_device,
+    execute, synchronize,
+};
+
+}  // namespace
+
+extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) { return &table; }
