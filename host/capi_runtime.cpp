@@ -111,6 +111,14 @@ px_status px_runtime_device_plugin(px_runtime* runtime, px_device device, const 
     });
 }
 
+px_status px_runtime_device_supports(px_runtime* runtime, px_device device, int32_t op, px_dtype dtype,
+                                     int32_t* out) {
+    return guard("px_runtime_device_supports", [&] {
+        Runtime& rt = get_runtime(runtime);
+        *need_out(out) = rt.device(device)->supports(op, dtype) ? 1 : 0;
+    });
+}
+
 px_status px_runtime_synchronize(px_runtime* runtime, px_device device) {
     return guard("px_runtime_synchronize", [&] { get_runtime(runtime).device(device)->synchronize(); });
 }

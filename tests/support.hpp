@@ -10,14 +10,17 @@
 
 namespace pxtest {
 
-// The device a conformance run targets: PLEXUS_TEST_DEVICE=cpu:1, gpu:0...
+// The device a conformance run targets: PLEXUS_TEST_DEVICE=cpu:1, gpu:0,
+// accel(0)... (cpu:0 when unset).
 inline plexus::Device device_under_test() {
     const char* env = std::getenv("PLEXUS_TEST_DEVICE");
     std::string s = env ? env : "cpu:0";
-    auto colon = s.find(':');
-    int index = colon == std::string::npos ? 0 : std::atoi(s.c_str() + colon + 1);
-    std::string kind = s.substr(0, colon);
-    return kind == "gpu" ? plexus::gpu(index) : plexus::cpu(index);
+    size_t sep = s.find_first_of(":(");
+    int index = sep == std::string::npos ? 0 : std::atoi(s.c_str() + sep + 1);
+    std::string kind = s.substr(0, sep);
+    for (int k = 1; k < 8; ++k)
+        if (px_device_kind_name(k) && kind == px_device_kind_name(k)) return plexus::Device{static_cast<px_device_kind>(k), index};
+    throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_TEST_DEVICE='" + s + "' does not name a device");
 }
 
 // Values as float64, whatever the tensor's dtype.

@@ -96,6 +96,10 @@ PX_API px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int3
 PX_API px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_device_info* out);
 /* The name of the plugin that provides `device` (valid as long as the runtime). */
 PX_API px_status px_runtime_device_plugin(px_runtime* runtime, px_device device, const char** out);
+/* *out = 1 when `device` runs `op` on inputs of `dtype` (the output's dtype
+ * for creation ops), else 0; the same answer the router acts on. */
+PX_API px_status px_runtime_device_supports(px_runtime* runtime, px_device device, int32_t op, px_dtype dtype,
+                                            int32_t* out);
 /* Waits for every op queued on `device`. */
 PX_API px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
 /* Waits for every device. */

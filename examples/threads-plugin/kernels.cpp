@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace threads_plugin {
 namespace {
@@ -144,6 +146,18 @@ void copy(const Work& w) {
     walk(out, ops, [&](const int64_t* o) { std::memcpy(y + o[1] * size, x + o[0] * size, size); });
 }
 
+// Float to integer saturates and sends NaN to 0 (the rule the conformance
+// suite checks; a plain static_cast would be undefined there).
+template <class To, class From>
+To convert(From x) {
+    if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value) {
+        if (std::isnan(x)) return 0;
+        if (x <= From(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+        if (x >= From(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    }
+    return static_cast<To>(x);
+}
+
 void cast(const Work& w) {
     const px_tensor_desc &in = w.inputs[0], &out = w.outputs[0];
     with_type(in.dtype, [&](auto from) {
@@ -153,8 +167,18 @@ void cast(const Work& w) {
             const From* x = data_of<From>(in);
             To* y = data_of<To>(out);
             const px_tensor_desc* ops[2] = {&in, &out};
-            walk(out, ops, [&](const int64_t* o) { y[o[1]] = static_cast<To>(x[o[0]]); });
+            walk(out, ops, [&](const int64_t* o) { y[o[1]] = convert<To>(x[o[0]]); });
         });
+    });
+}
+
+void arange(const Work& w) {
+    const px_tensor_desc& out = w.outputs[0];
+    with_type(out.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        T* y = data_of<T>(out);
+        for (int64_t i = 0; i < element_count(out); ++i)
+            y[i * out.strides[0]] = static_cast<T>(w.arange.start + double(i) * w.arange.step);
     });
 }
 
@@ -179,7 +203,7 @@ bool input_count_fits(int32_t op, int32_t n, const void* attrs) {
         return n == ((b && b->scalar_operand) ? 1 : 2);
     }
     case PX_OP_MATMUL: return n == 2;
-    case PX_OP_FILL: return n == 0;
+    case PX_OP_FILL: case PX_OP_ARANGE: return n == 0;
     default: return n == 1;
     }
 }
@@ -192,7 +216,7 @@ bool supported(int32_t op, int32_t dtype) {
     case PX_OP_NEG: case PX_OP_EXP: case PX_OP_RELU:
     case PX_OP_SUM: case PX_OP_MATMUL:
         return is_float(dtype);
-    case PX_OP_COPY: case PX_OP_CAST: case PX_OP_FILL:
+    case PX_OP_COPY: case PX_OP_CAST: case PX_OP_FILL: case PX_OP_ARANGE:
         return px_dtype_size(dtype) != 0;
     default:
         return false;
@@ -210,7 +234,7 @@ std::string check_call(const px_op_call& call) {
                " is not supported by the threads plugin";
     if (!input_count_fits(call.op, call.num_inputs, call.attrs))
         return std::string(name) + ": wrong number of inputs (" + std::to_string(call.num_inputs) + ")";
-    const bool needs_attrs = call.op == PX_OP_SUM || call.op == PX_OP_FILL;
+    const bool needs_attrs = call.op == PX_OP_SUM || call.op == PX_OP_FILL || call.op == PX_OP_ARANGE;
     if (needs_attrs && !call.attrs) return std::string(name) + ": attrs are NULL";
     for (int32_t i = 0; i < call.num_inputs; ++i)
         if (!call.inputs[i].buffer) return std::string(name) + ": input without a buffer";
@@ -231,6 +255,7 @@ Work capture(const px_op_call& call) {
     };
     if (call.op == PX_OP_SUM) take(w.reduce);
     else if (call.op == PX_OP_FILL) take(w.fill);
+    else if (call.op == PX_OP_ARANGE) take(w.arange);
     else if (call.op <= PX_OP_DIV) take(w.binary);
     return w;
 }
@@ -251,6 +276,7 @@ std::string run(const Work& w) {
     case PX_OP_COPY: copy(w); break;
     case PX_OP_CAST: cast(w); break;
     case PX_OP_FILL: fill(w); break;
+    case PX_OP_ARANGE: arange(w); break;
     default: return std::string("op ") + std::to_string(w.op) + " reached the worker unsupported";
     }
     return "";

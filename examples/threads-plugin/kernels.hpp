@@ -1,6 +1,6 @@
 // The ops this plugin offers, as plain loops over strided operands:
 //   add sub mul div neg exp relu sum matmul   float32, float64
-//   copy cast fill                            every dtype
+//   copy cast fill arange                     every dtype
 // Everything else is reported unsupported, and the host never sends it.
 #pragma once
 
@@ -27,6 +27,7 @@ struct Work {
     px_binary_attrs binary{};
     px_reduce_attrs reduce{};
     px_fill_attrs fill{};
+    px_arange_attrs arange{};
 };
 
 // "" when `call` can be queued, else why not. Checks what the plugin relies

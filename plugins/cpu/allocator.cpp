@@ -31,7 +31,12 @@ uint64_t Allocator::size_class(uint64_t bytes) {
 px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
     uint64_t cls = size_class(bytes);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto limit_reached = [&] { return limit_ && (cls > limit_ || in_use_ > limit_ - cls); };
+    // Without a limit, one buffer larger than the machine's memory is still
+    // refused: overcommit would grant it and the OOM killer end the process.
+    auto limit_reached = [&] {
+        if (!limit_) return cls > physical_bytes(_SC_PHYS_PAGES);
+        return cls > limit_ || in_use_ > limit_ - cls;
+    };
     px_plugin_buffer* b = nullptr;
     if (cls && !limit_reached()) {
         auto& list = free_list(cls);

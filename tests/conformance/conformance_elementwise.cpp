@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "../support.hpp"
+#include "conformance.hpp"
 
 using namespace plexus;
 using pxtest::values;
@@ -44,7 +44,7 @@ using Ref2 = std::function<double(double, double)>;
 void check_binary(px_op op, const Ref2& ref, const std::vector<DType>& dtypes, bool comparison) {
     Device dev = pxtest::device_under_test();
     for (DType d : dtypes) {
-        DYNAMIC_SECTION(px_op_name(op) << " " << name(d)) {
+        PX_OP_SECTION(op, d) {
             // (2,3,4) with (3,1), (4,), a scalar tensor, and a Python-style scalar.
             auto av = data_a(24), bv = data_b(3), cv = data_b(4);
             Tensor a = make(av, {2, 3, 4}, d, dev), b = make(bv, {3, 1}, d, dev), c = make(cv, {4}, d, dev);
@@ -75,24 +75,24 @@ void check_binary(px_op op, const Ref2& ref, const std::vector<DType>& dtypes, b
 
 }  // namespace
 
-TEST_CASE("add, sub, mul broadcast on every dtype", "[conformance][elementwise]") {
+TEST_CASE("add, sub, mul broadcast on every dtype", "[conformance][elementwise][R10]") {
     check_binary(PX_OP_ADD, [](double x, double y) { return x + y; }, all_dtypes, false);
     check_binary(PX_OP_SUB, [](double x, double y) { return x - y; },
                  {DType::float32, DType::float64, DType::int32, DType::int64}, false);
     check_binary(PX_OP_MUL, [](double x, double y) { return x * y; }, all_dtypes, false);
 }
 
-TEST_CASE("div: true division for floats, truncation for integers", "[conformance][elementwise]") {
+TEST_CASE("div: true division for floats, truncation for integers", "[conformance][elementwise][R10]") {
     check_binary(PX_OP_DIV, [](double x, double y) { return x / y; }, float_dtypes, false);
     check_binary(PX_OP_DIV, [](double x, double y) { return std::trunc(x / y); },
                  {DType::int32, DType::int64, DType::uint8}, false);
 }
 
-TEST_CASE("pow on floats", "[conformance][elementwise]") {
+TEST_CASE("pow on floats", "[conformance][elementwise][R10]") {
     check_binary(PX_OP_POW, [](double x, double y) { return std::pow(x, y); }, float_dtypes, false);
 }
 
-TEST_CASE("comparisons give uint8 0/1 on every dtype", "[conformance][elementwise]") {
+TEST_CASE("comparisons give uint8 0/1 on every dtype", "[conformance][elementwise][R10]") {
     check_binary(PX_OP_EQ, [](double x, double y) { return double(x == y); }, all_dtypes, true);
     check_binary(PX_OP_NE, [](double x, double y) { return double(x != y); }, all_dtypes, true);
     check_binary(PX_OP_LT, [](double x, double y) { return double(x < y); }, all_dtypes, true);
@@ -101,7 +101,7 @@ TEST_CASE("comparisons give uint8 0/1 on every dtype", "[conformance][elementwis
     check_binary(PX_OP_GE, [](double x, double y) { return double(x >= y); }, all_dtypes, true);
 }
 
-TEST_CASE("unary math on floats", "[conformance][elementwise]") {
+TEST_CASE("unary math on floats", "[conformance][elementwise][R10]") {
     Device dev = pxtest::device_under_test();
     std::vector<double> v = {-2.5, -1, -0.25, 0, 0.5, 1, 3, 7.75};
     std::vector<double> pos = {0.25, 0.5, 1, 2, 3, 10, 100, 1e-3};
@@ -118,7 +118,7 @@ TEST_CASE("unary math on floats", "[conformance][elementwise]") {
     };
     for (DType d : float_dtypes)
         for (const Case& c : cases) {
-            DYNAMIC_SECTION(px_op_name(c.op) << " " << name(d)) {
+            PX_OP_SECTION(c.op, d) {
                 const auto& in = c.positive ? pos : v;
                 Tensor t = make(in, {2, 4}, d, dev).unary(c.op);
                 std::vector<double> want;
@@ -129,22 +129,23 @@ TEST_CASE("unary math on floats", "[conformance][elementwise]") {
         }
 }
 
-TEST_CASE("neg, abs, relu on signed integers", "[conformance][elementwise]") {
+TEST_CASE("neg, abs, relu on signed integers", "[conformance][elementwise][R10]") {
     Device dev = pxtest::device_under_test();
     for (DType d : {DType::int32, DType::int64}) {
-        Tensor t = make({-3, -1, 0, 2, 5}, {5}, d, dev);
-        REQUIRE(values(-t) == std::vector<double>{3, 1, 0, -2, -5});
-        REQUIRE(values(t.abs()) == std::vector<double>{3, 1, 0, 2, 5});
-        REQUIRE(values(t.relu()) == std::vector<double>{0, 0, 0, 2, 5});
+        PX_OP_SECTION(PX_OP_NEG, d) { REQUIRE(values(-make({-3, -1, 0, 2, 5}, {5}, d, dev)) == std::vector<double>{3, 1, 0, -2, -5}); }
+        PX_OP_SECTION(PX_OP_ABS, d) { REQUIRE(values(make({-3, -1, 0, 2, 5}, {5}, d, dev).abs()) == std::vector<double>{3, 1, 0, 2, 5}); }
+        PX_OP_SECTION(PX_OP_RELU, d) { REQUIRE(values(make({-3, -1, 0, 2, 5}, {5}, d, dev).relu()) == std::vector<double>{0, 0, 0, 2, 5}); }
     }
 }
 
-TEST_CASE("where selects with a broadcast uint8 condition", "[conformance][elementwise]") {
+TEST_CASE("where selects with a broadcast uint8 condition", "[conformance][elementwise][R10]") {
     Device dev = pxtest::device_under_test();
     for (DType d : all_dtypes) {
-        DYNAMIC_SECTION("where " << name(d)) {
+        PX_OP_SECTION(PX_OP_WHERE, d) {
             Tensor a = make(data_a(6), {2, 3}, d, dev), b = make({9, 8, 7}, {3}, d, dev);
-            Tensor cond = a > 4.0;
+            std::vector<uint8_t> above;
+            for (double x : data_a(6)) above.push_back(x > 4);
+            Tensor cond = array(above, {2, 3}, dev);
             Tensor r = where(cond, a, b);
             auto av = data_a(6);
             std::vector<double> want;
@@ -154,7 +155,9 @@ TEST_CASE("where selects with a broadcast uint8 condition", "[conformance][eleme
     }
 }
 
-TEST_CASE("large elementwise ops use many threads and stay exact", "[conformance][elementwise]") {
+TEST_CASE("large elementwise ops use many threads and stay exact", "[conformance][elementwise][R10]") {
+    PX_NEEDS({PX_OP_ARANGE, DType::float32}, {PX_OP_FILL, DType::float32}, {PX_OP_ADD, DType::float32},
+             {PX_OP_MUL, DType::float32});
     Device dev = pxtest::device_under_test();
     const int64_t n = 1 << 20;  // above the parallel grain
     Tensor a = arange(0, double(n), 1, dev), b = full({n}, 0.5, dev);

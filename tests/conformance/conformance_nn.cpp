@@ -3,7 +3,7 @@
 // differences in float64, and the errors each op must raise.
 #include <catch2/catch.hpp>
 
-#include "../support.hpp"
+#include "conformance.hpp"
 #include "nn_reference.hpp"
 
 using namespace plexus;
@@ -26,16 +26,17 @@ Tensor weigh(const Tensor& y, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("conv2d matches the host reference", "[conformance][nn]") {
+TEST_CASE("conv2d matches the host reference", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     struct Case { int n, c, h, w, o, kh, kw, sh, sw, ph, pw; };
-    for (Case k : {Case{2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0}, Case{2, 2, 8, 9, 3, 3, 2, 2, 1, 1, 0},
-                   Case{1, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{3, 4, 5, 5, 2, 1, 1, 1, 1, 0, 0}}) {
-        auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 1);
-        auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 2);
-        int oh, ow;
-        auto want = pxtest::conv2d_reference(x, w, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow);
-        for (DType d : {DType::float64, DType::float32}) {
+    for (DType d : {DType::float64, DType::float32})
+        PX_OP_SECTION(PX_OP_CONV2D, d) {
+        for (Case k : {Case{2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0}, Case{2, 2, 8, 9, 3, 3, 2, 2, 1, 1, 0},
+                       Case{1, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{3, 4, 5, 5, 2, 1, 1, 1, 1, 0, 0}}) {
+            auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 1);
+            auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 2);
+            int oh, ow;
+            auto want = pxtest::conv2d_reference(x, w, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow);
             Tensor tx = array(x, {k.n, k.c, k.h, k.w}, dev).astype(d), tw = array(w, {k.o, k.c, k.kh, k.kw}, dev).astype(d);
             Tensor y = conv2d(tx, tw, {k.sh, k.sw}, {k.ph, k.pw});
             REQUIRE(y.shape() == Shape{k.n, k.o, oh, ow});
@@ -45,24 +46,24 @@ TEST_CASE("conv2d matches the host reference", "[conformance][nn]") {
     }
 }
 
-TEST_CASE("pooling matches the host reference", "[conformance][nn]") {
+TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     auto x = random_values(2 * 3 * 7 * 6, 3);
     for (bool is_max : {true, false})
-        for (auto [k, s, p] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}, std::tuple{3, 1, 1}}) {
-            int oh, ow;
-            auto want = pxtest::pool_reference(x, 6, 7, 6, k, s, p, is_max, oh, ow);
-            Tensor tx = array(x, {2, 3, 7, 6}, dev);
-            Tensor y = is_max ? max_pool2d(tx, k, s, p) : avg_pool2d(tx, k, s, p);
-            REQUIRE(y.shape() == Shape{2, 3, oh, ow});
-            PX_REQUIRE_CLOSE(values(y), want, 1e-12);
-            PX_REQUIRE_CLOSE(values(is_max ? max_pool2d(tx.astype(DType::float32), k, s, p)
-                                           : avg_pool2d(tx.astype(DType::float32), k, s, p)),
-                             want, 1e-6);
-        }
+        for (DType d : {DType::float64, DType::float32})
+            PX_OP_SECTION(is_max ? PX_OP_MAX_POOL2D : PX_OP_AVG_POOL2D, d) {
+                for (auto [k, s, p] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}, std::tuple{3, 1, 1}}) {
+                    int oh, ow;
+                    auto want = pxtest::pool_reference(x, 6, 7, 6, k, s, p, is_max, oh, ow);
+                    Tensor tx = array(x, {2, 3, 7, 6}, dev).astype(d);
+                    Tensor y = is_max ? max_pool2d(tx, k, s, p) : avg_pool2d(tx, k, s, p);
+                    REQUIRE(y.shape() == Shape{2, 3, oh, ow});
+                    PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-6 : 1e-12);
+                }
+            }
 }
 
-TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[conformance][nn]") {
+TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     // Logits of 1000 would overflow exp() without the max subtracted first.
     std::vector<double> logits{1000, 1001, 1002, -3, 0, 3};
@@ -74,16 +75,21 @@ TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[confor
     };
     std::vector<double> want{lse(1000, 1001, 1002) - 1002, lse(-3, 0, 3) + 3};
     for (DType d : {DType::float64, DType::float32}) {
+        PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
         PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l.astype(d), labels)), want, d == DType::float32 ? 1e-6 : 1e-12);
         PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l.astype(d), labels.astype(DType::int64))), want,
                          d == DType::float32 ? 1e-6 : 1e-12);
+        }
+        PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) {
         auto ls = values(log_softmax(l.astype(d)));
         REQUIRE(ls[2] == Approx(1002 - lse(1000, 1001, 1002)).margin(1e-6));
         REQUIRE(ls[3] == Approx(-3 - lse(-3, 0, 3)).margin(1e-6));
+        }
     }
 }
 
-TEST_CASE("a label outside the classes fails at the next wait, naming the op", "[conformance][nn][errors]") {
+TEST_CASE("a label outside the classes fails at the next wait, naming the op", "[conformance][nn][errors][R9]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_SOFTMAX_CROSS_ENTROPY, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor l = zeros({3, 4}, dev);
     Tensor loss = softmax_cross_entropy(l, array(std::vector<int32_t>{0, 4, 1}, {3}, dev));
@@ -95,7 +101,13 @@ TEST_CASE("a label outside the classes fails at the next wait, naming the op", "
             Approx(std::log(4.0)));
 }
 
-TEST_CASE("gradients match finite differences", "[conformance][nn][grad]") {
+TEST_CASE("gradients match finite differences", "[conformance][nn][grad][R15]") {
+    PX_NEEDS({PX_OP_CONV2D_BACKWARD_INPUT, DType::float64}, {PX_OP_CONV2D_BACKWARD_WEIGHT, DType::float64},
+             {PX_OP_MAX_POOL2D_BACKWARD, DType::float64}, {PX_OP_AVG_POOL2D_BACKWARD, DType::float64},
+             {PX_OP_BIAS_GRAD, DType::float64}, {PX_OP_RELU_BACKWARD, DType::float64},
+             {PX_OP_SIGMOID_BACKWARD, DType::float64}, {PX_OP_TANH_BACKWARD, DType::float64},
+             {PX_OP_GEMM, DType::float64}, {PX_OP_LOG_SOFTMAX_BACKWARD, DType::float64},
+             {PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, DType::float64});
     Device dev = pxtest::device_under_test();
     SECTION("conv2d, stride and padding") {
         check_gradients(dev, {rnd({2, 2, 5, 6}, 10), rnd({3, 2, 3, 2}, 11)}, [](const std::vector<Tensor>& t) {
@@ -142,7 +154,8 @@ TEST_CASE("gradients match finite differences", "[conformance][nn][grad]") {
     }
 }
 
-TEST_CASE("dropout: the same mask forward and backward, the right rate, identity when predicting", "[conformance][nn]") {
+TEST_CASE("dropout: the same mask forward and backward, the right rate, identity when predicting", "[conformance][nn][R15]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_DROPOUT, DType::float32}, {PX_OP_DROPOUT_BACKWARD, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor x = full({100000}, 2.0, dev);
     Tensor same = dropout(x, 0.3);
@@ -165,10 +178,10 @@ TEST_CASE("dropout: the same mask forward and backward, the right rate, identity
     REQUIRE(double(kept) / yv.size() == Approx(0.7).margin(0.01));
 }
 
-TEST_CASE("sgd_update matches the host reference, with and without momentum", "[conformance][nn]") {
+TEST_CASE("sgd_update matches the host reference, with and without momentum", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     auto p0 = random_values(50, 40), g = random_values(50, 41);
-    for (DType d : {DType::float64, DType::float32}) {
+    for (DType d : {DType::float64, DType::float32}) PX_OP_SECTION(PX_OP_SGD_UPDATE, d) {
         Tensor p = array(p0, {50}, dev).astype(d), m = zeros({50}, dev, d), grad = array(g, {50}, dev).astype(d);
         Tensor plain = array(p0, {50}, dev).astype(d);
         std::vector<double> want = p0, mom(50, 0.0), want_plain = p0;
@@ -189,7 +202,8 @@ TEST_CASE("sgd_update matches the host reference, with and without momentum", "[
     }
 }
 
-TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][nn][errors]") {
+TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][nn][errors][R5]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_FILL, DType::int32}, {PX_OP_CONV2D, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor x = zeros({2, 3, 8, 8}, dev), w = zeros({4, 3, 3, 3}, dev);
     using pxtest::message_of;
@@ -270,7 +284,9 @@ TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][
     REQUIRE(out == nullptr);
 }
 
-TEST_CASE("empty batches flow through the nn ops", "[conformance][nn]") {
+TEST_CASE("empty batches flow through the nn ops", "[conformance][nn][R15]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_CONV2D, DType::float32}, {PX_OP_MAX_POOL2D, DType::float32},
+             {PX_OP_GEMM, DType::float32}, {PX_OP_SOFTMAX_CROSS_ENTROPY, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor x = zeros({0, 3, 8, 8}, dev), w = ones({4, 3, 3, 3}, dev);
     REQUIRE(conv2d(x, w).shape() == Shape{0, 4, 6, 6});

@@ -2,7 +2,7 @@
 // between devices, and errors that name what went wrong.
 #include <catch2/catch.hpp>
 
-#include "../support.hpp"
+#include "conformance.hpp"
 
 using namespace plexus;
 using pxtest::values;
@@ -16,7 +16,9 @@ Device other_device(Device dev) {
 }
 }  // namespace
 
-TEST_CASE("copyto always copies; as_in_context only when it must", "[conformance][semantics]") {
+TEST_CASE("copyto always copies; as_in_context only when it must", "[conformance][semantics][R7]") {
+    PX_NEEDS({PX_OP_ADD, DType::float32}, {PX_OP_EXP, DType::float32}, {PX_OP_MUL, DType::float32},
+             {PX_OP_CAST, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor x = array({1, 2, 3});
     REQUIRE(x.device() == cpu(0));
@@ -33,7 +35,9 @@ TEST_CASE("copyto always copies; as_in_context only when it must", "[conformance
     REQUIRE(values((z + 2).exp() * y)[0] == Approx(std::exp(3.0) * 11).epsilon(1e-6));
 }
 
-TEST_CASE("queued work runs in order and reading waits for it", "[conformance][ordering]") {
+TEST_CASE("queued work runs in order and reading waits for it", "[conformance][ordering][R8]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_ARANGE, DType::float32}, {PX_OP_ADD, DType::float32},
+             {PX_OP_MUL, DType::float32}, {PX_OP_CAST, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor acc = zeros({1000}, dev);
     for (int i = 0; i < 500; ++i) acc = acc + 1.0;  // each op reads the previous result
@@ -50,7 +54,8 @@ TEST_CASE("queued work runs in order and reading waits for it", "[conformance][o
     REQUIRE(values(r)[777] == 778);
 }
 
-TEST_CASE("copies between two devices keep values and devices", "[conformance][copy]") {
+TEST_CASE("copies between two devices keep values and devices", "[conformance][copy][R7]") {
+    PX_NEEDS({PX_OP_ARANGE, DType::float64}, {PX_OP_MUL, DType::float64});
     Device dev = pxtest::device_under_test();
     Device other = other_device(dev);
     Tensor a = arange(0, 100000, 1, dev, DType::float64) * 3.0;
@@ -63,7 +68,8 @@ TEST_CASE("copies between two devices keep values and devices", "[conformance][c
     REQUIRE(cv[99999] == 99999 * 3.0 + 1);
 }
 
-TEST_CASE("inputs on two devices are an error naming both", "[conformance][errors]") {
+TEST_CASE("inputs on two devices are an error naming both", "[conformance][errors][R5]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_FILL, DType::uint8});
     Device dev = pxtest::device_under_test();
     Device other = other_device(dev);
     if (other == dev) return;  // a single device cannot mismatch
@@ -76,7 +82,8 @@ TEST_CASE("inputs on two devices are an error naming both", "[conformance][error
     REQUIRE_THROWS_AS(concat({ones({2}, dev), ones({2}, other)}), DeviceMismatchError);
 }
 
-TEST_CASE("shape and dtype errors are typed and name the op", "[conformance][errors]") {
+TEST_CASE("shape and dtype errors are typed and name the op", "[conformance][errors][R5]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_FILL, DType::int32}, {PX_OP_FILL, DType::uint8});
     Device dev = pxtest::device_under_test();
     REQUIRE_THROWS_AS(ones({2, 3}, dev) + ones({3, 2}, dev), ShapeError);
     REQUIRE_THROWS_AS(ones({2}, dev) + ones({2}, dev, DType::int32), DTypeError);
@@ -106,7 +113,9 @@ TEST_CASE("shape and dtype errors are typed and name the op", "[conformance][err
 }
 
 TEST_CASE("a failure on the device is reported at the next wait, then the device works",
-          "[conformance][errors][async]") {
+          "[conformance][errors][async][R9]") {
+    PX_NEEDS({PX_OP_ARANGE, DType::int32}, {PX_OP_DIV, DType::int32}, {PX_OP_ADD, DType::int32},
+             {PX_OP_CAST, DType::int32});
     Device dev = pxtest::device_under_test();
     Tensor a = arange(0, 4, 1, dev, DType::int32);
     Tensor q = a / a;  // 0 / 0: found while running, not while queuing

@@ -26,6 +26,7 @@ inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os <
 
 inline Device cpu(int i = 0) { return Device{PX_DEVICE_CPU, i}; }
 inline Device gpu(int i = 0) { return Device{PX_DEVICE_GPU, i}; }
+inline Device accel(int i = 0) { return Device{PX_DEVICE_ACCELERATOR, i}; }
 
 // The runtime the frontend uses, created at first use with the default
 // plugin search (PLEXUS_PLUGIN_PATH, then the folder next to libplexus).
@@ -64,6 +65,13 @@ inline px_device_info device_info(Device d) {
     info.struct_size = sizeof info;
     check(px_runtime_device_info(runtime(), d.raw(), &info));
     return info;
+}
+
+// Whether `d` runs `op` on inputs of `dtype` (see px_runtime_device_supports).
+inline bool supports(Device d, px_op op, px_dtype dtype) {
+    int32_t yes = 0;
+    check(px_runtime_device_supports(runtime(), d.raw(), op, dtype, &yes));
+    return yes != 0;
 }
 
 // Waits for all work queued on `d` (or on every device).

@@ -1,0 +1,235 @@
+// Conformance at the plugin boundary: the plugin that provides the device
+// under test, opened again with dlopen and called through its table as any
+// host would: the table, NULL and out-of-range arguments, messages that
+// respect err->struct_size, memory figures and out-of-memory.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+
+#include "conformance.hpp"
+
+using namespace plexus;
+
+namespace {
+
+// The file of the plugin that provides `dev`.
+std::string plugin_file_of(Device dev) {
+    const char* name = nullptr;
+    check(px_runtime_device_plugin(runtime(), dev.raw(), &name));
+    int32_t n = 0;
+    check(px_runtime_plugin_count(runtime(), &n));
+    for (int32_t i = 0; i < n; ++i) {
+        px_plugin_info info{};
+        info.struct_size = sizeof info;
+        check(px_runtime_plugin_info(runtime(), i, &info));
+        if (info.loaded && std::strcmp(info.name, name) == 0) return info.file;
+    }
+    FAIL("no loaded plugin named " << name);
+    return "";
+}
+
+// The plugin opened a second time, with a context of its own and the local
+// index of the device under test.
+struct Opened {
+    void* lib = nullptr;
+    const px_plugin_api* api = nullptr;
+    px_plugin_context* ctx = nullptr;
+    int32_t device = 0;
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+
+    Opened() {
+        Device dev = pxtest::device_under_test();
+        std::string file = plugin_file_of(dev);
+        INFO("plugin file " << file);
+        lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+        REQUIRE(lib);
+        auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
+        REQUIRE(get);
+        api = get();
+        REQUIRE(api);
+        REQUIRE(api->create(&ctx, &err) == PX_OK);
+        // The device's index inside its plugin: its rank among the runtime's
+        // devices of that kind from the same plugin.
+        const char* mine = nullptr;
+        check(px_runtime_device_plugin(runtime(), dev.raw(), &mine));
+        for (int i = 0; i < dev.index; ++i) {
+            const char* other = nullptr;
+            check(px_runtime_device_plugin(runtime(), Device{dev.kind, i}.raw(), &other));
+            device += std::strcmp(other, mine) == 0;
+        }
+    }
+    ~Opened() {
+        if (api && ctx) api->destroy(ctx);
+        if (lib) dlclose(lib);
+    }
+    // A failing call must leave a message.
+    void require_message() {
+        INFO("the plugin's message");
+        REQUIRE(std::strlen(err.message) > 0);
+        REQUIRE(std::memchr(err.message, 0, sizeof err.message) != nullptr);
+        err.message[0] = 0;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the table: versions, name and every ABI 1.0 slot", "[conformance][abi][R1]") {
+    Opened p;
+    REQUIRE(p.api->struct_size >= offsetof(px_plugin_api, synchronize) + sizeof p.api->synchronize);
+    REQUIRE(p.api->abi_major == PX_PLUGIN_ABI_MAJOR);
+    REQUIRE(p.api->name);
+    REQUIRE(std::strlen(p.api->name) > 0);
+    REQUIRE(p.api->version);
+    REQUIRE(p.api->create);
+    REQUIRE(p.api->destroy);
+    REQUIRE(p.api->device_count);
+    REQUIRE(p.api->device_info);
+    REQUIRE(p.api->supports);
+    REQUIRE(p.api->buffer_alloc);
+    REQUIRE(p.api->buffer_free);
+    REQUIRE(p.api->copy_from_host);
+    REQUIRE(p.api->copy_to_host);
+    REQUIRE(p.api->copy_device);
+    REQUIRE(p.api->execute);
+    REQUIRE(p.api->synchronize);
+}
+
+TEST_CASE("NULL and out-of-range arguments are refused with a message", "[conformance][abi][R2]") {
+    Opened p;
+    int32_t count = 0;
+    REQUIRE(p.api->device_count(p.ctx, &count, &p.err) == PX_OK);
+    REQUIRE(count > p.device);
+    px_device_info info{};
+    info.struct_size = sizeof info;
+    px_plugin_buffer* buf = nullptr;
+
+    REQUIRE(p.api->create(nullptr, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->device_count(p.ctx, nullptr, &p.err) != PX_OK);
+    p.require_message();
+    for (int32_t bad : {-1, count, 1 << 30}) {
+        INFO("device index " << bad);
+        REQUIRE(p.api->device_info(p.ctx, bad, &info, &p.err) != PX_OK);
+        p.require_message();
+        REQUIRE(p.api->buffer_alloc(p.ctx, bad, 16, &buf, &p.err) != PX_OK);
+        p.require_message();
+        REQUIRE(p.api->synchronize(p.ctx, bad, &p.err) != PX_OK);
+        p.require_message();
+        REQUIRE(p.api->supports(p.ctx, bad, PX_OP_ADD, PX_FLOAT32) == 0);
+    }
+    REQUIRE(p.api->device_info(p.ctx, p.device, nullptr, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, nullptr, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->buffer_free(p.ctx, nullptr, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->execute(p.ctx, nullptr, &p.err) != PX_OK);
+    p.require_message();
+    // Unknown ops and dtypes are never supported.
+    REQUIRE(p.api->supports(p.ctx, p.device, 9999, PX_FLOAT32) == 0);
+    REQUIRE(p.api->supports(p.ctx, p.device, -1, PX_FLOAT32) == 0);
+    REQUIRE(p.api->supports(p.ctx, p.device, PX_OP_ADD, 99) == 0);
+
+    // Copies: NULL host pointers and ranges past the buffer.
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &buf, &p.err) == PX_OK);
+    char host[32] = {0};
+    REQUIRE(p.api->copy_from_host(p.ctx, buf, 0, nullptr, 16, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->copy_from_host(p.ctx, buf, 8, host, 16, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->copy_from_host(p.ctx, buf, UINT64_MAX, host, 2, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->copy_to_host(p.ctx, buf, 0, nullptr, 16, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->copy_to_host(p.ctx, buf, 1, host, 16, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->copy_device(p.ctx, buf, 0, nullptr, 0, 16, &p.err) != PX_OK);
+    p.require_message();
+    REQUIRE(p.api->copy_device(p.ctx, buf, 0, buf, 4, 16, &p.err) != PX_OK);
+    p.require_message();
+    // A caller's error struct too old to hold a message is left alone, and
+    // a NULL one is no crash.
+    px_plugin_error tiny{sizeof(uint32_t), {0}};
+    std::memset(tiny.message, 'Z', sizeof tiny.message);
+    REQUIRE(p.api->device_info(p.ctx, -1, &info, &tiny) != PX_OK);
+    REQUIRE(tiny.message[0] == 'Z');
+    REQUIRE(tiny.message[sizeof tiny.message - 1] == 'Z');
+    REQUIRE(p.api->device_info(p.ctx, -1, &info, nullptr) != PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+TEST_CASE("contexts are independent and devices describe themselves", "[conformance][abi][R3][R4]") {
+    Opened a, b;
+    px_device_info info{};
+    info.struct_size = sizeof info;
+    REQUIRE(a.api->device_info(a.ctx, a.device, &info, &a.err) == PX_OK);
+    REQUIRE(px_device_kind_name(info.kind));
+    REQUIRE(std::memchr(info.name, 0, sizeof info.name));
+    REQUIRE(std::strlen(info.name) > 0);
+    REQUIRE(info.memory_total > 0);
+    REQUIRE(info.memory_free <= info.memory_total);
+    REQUIRE(info.memory_in_use <= info.memory_reserved);
+    REQUIRE(info.memory_in_use <= info.memory_peak);
+    const uint64_t base = info.memory_in_use;
+    // A buffer of one context is in use there, not in the other.
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(a.api->buffer_alloc(a.ctx, a.device, 1 << 20, &buf, &a.err) == PX_OK);
+    REQUIRE(a.api->device_info(a.ctx, a.device, &info, &a.err) == PX_OK);
+    REQUIRE(info.memory_in_use >= base + (1 << 20));
+    REQUIRE(info.memory_peak >= info.memory_in_use);
+    px_device_info other{};
+    other.struct_size = sizeof other;
+    REQUIRE(b.api->device_info(b.ctx, b.device, &other, &b.err) == PX_OK);
+    REQUIRE(other.memory_in_use < (1 << 20));
+    REQUIRE(a.api->buffer_free(a.ctx, buf, &a.err) == PX_OK);
+    REQUIRE(a.api->synchronize(a.ctx, a.device, &a.err) == PX_OK);
+    REQUIRE(a.api->device_info(a.ctx, a.device, &info, &a.err) == PX_OK);
+    REQUIRE(info.memory_in_use == base);
+}
+
+TEST_CASE("buffers: zero bytes, out of memory is an error, and the device stays usable", "[conformance][abi][R6]") {
+    Opened p;
+    px_plugin_buffer *empty = nullptr, *huge = nullptr, *small = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 0, &empty, &p.err) == PX_OK);
+    REQUIRE(empty);
+    px_device_info info{};
+    info.struct_size = sizeof info;
+    REQUIRE(p.api->device_info(p.ctx, p.device, &info, &p.err) == PX_OK);
+    for (uint64_t bytes : {info.memory_total + 1, uint64_t(1) << 62, UINT64_MAX}) {
+        INFO("asking for " << bytes << " bytes");
+        REQUIRE(p.api->buffer_alloc(p.ctx, p.device, bytes, &huge, &p.err) == PX_ERROR_OUT_OF_MEMORY);
+        REQUIRE(huge == nullptr);
+        p.require_message();
+    }
+    const float v[4] = {1, 2, 3, 4};
+    float back[4] = {0};
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, sizeof v, &small, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, small, 0, v, sizeof v, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_to_host(p.ctx, small, 0, back, sizeof back, &p.err) == PX_OK);
+    REQUIRE(std::memcmp(v, back, sizeof v) == 0);
+    REQUIRE(p.api->buffer_free(p.ctx, small, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, empty, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+TEST_CASE("an op the plugin does not support is refused by the plugin too", "[conformance][abi][R5]") {
+    Opened p;
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &buf, &p.err) == PX_OK);
+    px_tensor_desc out{};
+    out.struct_size = sizeof out;
+    out.dtype = PX_FLOAT32;
+    out.buffer = buf;
+    out.ndim = 1;
+    out.shape[0] = 4;
+    out.strides[0] = 1;
+    px_op_call call{sizeof(px_op_call), 9999, p.device, 0, nullptr, 1, &out, nullptr};
+    REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_UNSUPPORTED);
+    p.require_message();
+    REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}

@@ -1,0 +1,193 @@
+// plexus-conformance: runs the conformance suite against the devices of any
+// plugin (or of every loaded plugin), prints an op x dtype table (pass, FAIL,
+// unsupported) and the checks that failed with the requirement they break,
+// and exits non-zero on any failure. The same suite backs `ctest -L
+// conformance`. Options it does not know go to Catch (test names, tags).
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "perf.hpp"
+#include "plexus/plexus.hpp"
+#include "report.hpp"
+#include "results.hpp"
+
+namespace {
+
+using namespace plexus;
+using pxconformance::DeviceResults;
+
+const char* kUsage =
+    "usage: plexus-conformance [--plugin FILE]... [--device ID]... [--json FILE|-] [--perf]\n"
+    "                          [Catch options and test names]\n"
+    "  --plugin FILE  load this plugin file first and test its devices\n"
+    "  --device ID    test this device (cpu:0, gpu:1, accel:0; also cpu(0))\n"
+    "                 default: every device of the --plugin files, else of every loaded plugin\n"
+    "  --json FILE    write the results as JSON to FILE, or to stdout with '-'\n"
+    "  --perf         time representative calls of every supported op\n"
+    "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments or a\n"
+    "plugin that did not load.\n";
+
+int usage_error(const std::string& message) {
+    std::fprintf(stderr, "plexus-conformance: %s\n%s", message.c_str(), kUsage);
+    return 2;
+}
+
+// "cpu:1", "cpu(1)", "accel" -> a device; false when malformed.
+bool parse_device(const std::string& text, Device& out) {
+    size_t sep = text.find_first_of(":(");
+    std::string kind = text.substr(0, sep);
+    int index = 0;
+    if (sep != std::string::npos) {
+        std::string rest = text.substr(sep + 1);
+        if (!rest.empty() && rest.back() == ')') rest.pop_back();
+        char* end = nullptr;
+        long v = std::strtol(rest.c_str(), &end, 10);
+        if (rest.empty() || *end != '\0' || v < 0 || v > 1 << 20) return false;
+        index = int(v);
+    }
+    for (int k = 1; k < 8; ++k)
+        if (px_device_kind_name(k) && kind == px_device_kind_name(k)) {
+            out = Device{static_cast<px_device_kind>(k), index};
+            return true;
+        }
+    return false;
+}
+
+std::vector<px_plugin_info> plugin_infos() {
+    std::vector<px_plugin_info> out;
+    int32_t n = 0;
+    check(px_runtime_plugin_count(runtime(), &n));
+    for (int32_t i = 0; i < n; ++i) {
+        px_plugin_info info{};
+        info.struct_size = sizeof info;
+        check(px_runtime_plugin_info(runtime(), i, &info));
+        out.push_back(info);
+    }
+    return out;
+}
+
+std::string plugin_of(Device d) {
+    const char* name = nullptr;
+    check(px_runtime_device_plugin(runtime(), d.raw(), &name));
+    return name;
+}
+
+// Every device, in kind order, whose plugin is in `plugins` (all when empty).
+std::vector<Device> devices_of(const std::vector<std::string>& plugins) {
+    std::vector<Device> out;
+    for (int kind = 1; kind < 8; ++kind) {
+        if (!px_device_kind_name(kind)) continue;
+        for (int i = 0; i < num_devices(px_device_kind(kind)); ++i) {
+            Device d{static_cast<px_device_kind>(kind), i};
+            bool wanted = plugins.empty();
+            for (const auto& p : plugins) wanted |= plugin_of(d) == p;
+            if (wanted) out.push_back(d);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    std::vector<std::string> plugin_files, device_ids;
+    std::string json_path;
+    bool perf = false;
+    std::vector<char*> catch_args = {argv[0]};
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--plugin" || a == "--device" || a == "--json") {
+            if (i + 1 >= argc) return usage_error(a + " needs a value");
+            std::string v = argv[++i];
+            if (a == "--plugin") plugin_files.push_back(v);
+            else if (a == "--device") device_ids.push_back(v);
+            else json_path = v;
+        } else if (a == "--perf") {
+            perf = true;
+        } else if (a == "--help" || a == "-h") {
+            std::printf("%s\nCatch options:\n", kUsage);
+            catch_args.push_back(argv[i]);
+        } else {
+            catch_args.push_back(argv[i]);
+        }
+    }
+
+    // The plugin files go first on the search path, before the runtime exists.
+    if (!plugin_files.empty()) {
+        std::string path;
+        for (const auto& f : plugin_files) path += (path.empty() ? "" : ":") + f;
+        if (const char* old = std::getenv("PLEXUS_PLUGIN_PATH")) path += std::string(":") + old;
+        setenv("PLEXUS_PLUGIN_PATH", path.c_str(), 1);
+    }
+    std::vector<std::string> plugin_names;
+    for (const auto& f : plugin_files) {
+        bool found = false;
+        for (const auto& info : plugin_infos()) {
+            if (f != info.file) continue;
+            found = true;
+            if (!info.loaded) return usage_error("the plugin " + f + " did not load: " + info.message);
+            plugin_names.push_back(info.name);
+        }
+        if (!found) return usage_error("the plugin " + f + " was not found");
+    }
+    std::vector<Device> devices;
+    for (const auto& id : device_ids) {
+        Device d{};
+        if (!parse_device(id, d)) return usage_error("'" + id + "' is not a device (cpu:0, gpu:1, accel:0)");
+        device_info(d);  // NoDeviceError, naming the reason, when it does not exist
+        devices.push_back(d);
+    }
+    if (devices.empty()) devices = devices_of(plugin_names);
+    if (devices.empty()) return usage_error("no devices to test");
+
+    Catch::Session session;
+    if (int rc = session.applyCommandLine(int(catch_args.size()), catch_args.data())) return rc;
+    if (session.configData().showHelp) return 0;
+    if (json_path == "-") session.configData().outputFilename = "/dev/null";  // stdout is the JSON's
+
+    std::vector<DeviceResults> results;
+    int rc = 0;
+    for (Device d : devices) {
+        setenv("PLEXUS_TEST_DEVICE", d.str().c_str(), 1);
+        DeviceResults r;
+        r.device = d.str();
+        r.plugin = plugin_of(d);
+        for (const auto& info : plugin_infos())
+            if (info.loaded && r.plugin == info.name) r.file = info.file;
+        pxconformance::current() = &r;
+        rc = std::max(rc, session.run());
+        pxconformance::current() = nullptr;
+        if (perf) r.perf = pxconformance::measure_ops(d);
+        results.push_back(std::move(r));
+    }
+    bool ran = false;
+    for (const auto& r : results) ran |= !r.checks.empty();
+    if (!ran) return rc;  // listing tests, or nothing matched the filters
+    int failures = 0;
+    for (const auto& r : results) {
+        failures += r.failures();
+        if (json_path != "-") pxconformance::print_text(r);
+    }
+    if (!json_path.empty()) {
+        std::string json = pxconformance::to_json(results);
+        if (json_path == "-") {
+            std::fputs(json.c_str(), stdout);
+        } else {
+            std::ofstream f(json_path);
+            f << json;
+            if (!f) return usage_error("cannot write " + json_path);
+        }
+    }
+    return failures > 0 || rc != 0 ? 1 : 0;
+} catch (const plexus::Error& e) {
+    std::fprintf(stderr, "plexus-conformance: %s\n", e.what());
+    return 2;
+}

@@ -1,0 +1,119 @@
+// plexus-conformance's output: the op x dtype table and the checks, as text
+// or JSON.
+#include "report.hpp"
+
+#include <cstdio>
+
+#include "../json_writer.hpp"
+#include "plexus/types.h"
+#include "requirements.hpp"
+
+namespace pxconformance {
+
+const char* outcome_name(Outcome o) {
+    switch (o) {
+    case Outcome::pass: return "pass";
+    case Outcome::fail: return "FAIL";
+    case Outcome::unsupported: return "unsupported";
+    default: return "skipped";
+    }
+}
+
+int DeviceResults::failures() const {
+    int n = 0;
+    for (const auto& c : checks) n += c.outcome == Outcome::fail;
+    return n;
+}
+
+namespace {
+
+const int kDtypes[] = {PX_FLOAT32, PX_FLOAT64, PX_INT32, PX_INT64, PX_UINT8};
+
+std::string requirement_list(const Check& c) {
+    std::string s;
+    for (const auto& r : c.requirements) s += (s.empty() ? "" : ", ") + r;
+    return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+void print_text(const DeviceResults& r) {
+    std::printf("\n== %s  (plugin %s, %s)\n\n", r.device.c_str(), r.plugin.c_str(), r.file.c_str());
+    std::printf("  %-32s", "OP");
+    for (int d : kDtypes) std::printf(" %-11s", px_dtype_name(d));
+    std::printf("\n");
+    int counts[4] = {0, 0, 0, 0};
+    for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+        bool any = false;
+        for (int d : kDtypes) any |= r.cells.count({op, d}) > 0;
+        if (!any) continue;
+        std::printf("  %-32s", px_op_name(op));
+        for (int d : kDtypes) {
+            auto it = r.cells.find({op, d});
+            if (it == r.cells.end()) {
+                std::printf(" %-11s", "-");
+                continue;
+            }
+            ++counts[int(it->second)];
+            std::printf(" %-11s", it->second == Outcome::unsupported ? "unsup" : outcome_name(it->second));
+        }
+        std::printf("\n");
+    }
+    int checks[4] = {0, 0, 0, 0};
+    for (const auto& c : r.checks) {
+        ++checks[int(c.outcome)];
+        if (c.outcome == Outcome::pass) continue;
+        std::printf("\n  %s %s: %s\n", outcome_name(c.outcome), requirement_list(c).c_str(), c.name.c_str());
+        for (const auto& id : c.requirements) std::printf("      %s: %s\n", id.c_str(), requirement_title(id.c_str()));
+        std::printf("      %s\n", c.why.c_str());
+    }
+    if (!r.perf.empty()) {
+        std::printf("\n  %-24s %-8s %-22s %12s %12s\n", "PERF OP", "DTYPE", "SHAPE", "MEDIAN us", "RATE");
+        for (const auto& p : r.perf)
+            std::printf("  %-24s %-8s %-22s %12.1f %8.2f %s\n", p.op.c_str(), p.dtype.c_str(), p.shape.c_str(),
+                        p.microseconds, p.rate, p.unit.c_str());
+    }
+    std::printf("\n  %s: op x dtype %d pass, %d fail, %d unsupported; checks %d pass, %d fail, %d skipped\n",
+                r.device.c_str(), counts[0], counts[1], counts[2], checks[0], checks[1], checks[3]);
+}
+
+std::string to_json(const std::vector<DeviceResults>& all) {
+    pxtools::Json j;
+    j.begin_object().key("devices").begin_array();
+    int failures = 0;
+    for (const auto& r : all) {
+        failures += r.failures();
+        j.begin_object().field("device", r.device).field("plugin", r.plugin).field("file", r.file);
+        j.key("ops").begin_array();
+        for (const auto& [key, outcome] : r.cells)
+            j.begin_object()
+                .field("op", px_op_name(key.first))
+                .field("dtype", px_dtype_name(key.second))
+                .field("result", outcome == Outcome::fail ? "fail" : outcome_name(outcome))
+                .end_object();
+        j.end_array().key("checks").begin_array();
+        for (const auto& c : r.checks) {
+            j.begin_object().field("name", c.name).key("requirements").begin_array();
+            for (const auto& id : c.requirements) j.value(id);
+            j.end_array()
+                .field("result", c.outcome == Outcome::fail ? "fail" : outcome_name(c.outcome))
+                .field("detail", c.why)
+                .end_object();
+        }
+        j.end_array().key("perf").begin_array();
+        for (const auto& p : r.perf)
+            j.begin_object()
+                .field("op", p.op)
+                .field("dtype", p.dtype)
+                .field("shape", p.shape)
+                .field("median_us", p.microseconds)
+                .field("rate", p.rate)
+                .field("unit", p.unit)
+                .end_object();
+        j.end_array().end_object();
+    }
+    j.end_array().field("failures", failures).end_object();
+    return j.str() + "\n";
+}
+
+}  // namespace pxconformance
