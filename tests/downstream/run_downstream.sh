@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# What a downstream user does, from this build: install Plexus, move the
+# installed tree (it must be relocatable), then build against it only
+#   1. tests/downstream (CMake package: Plexus::nn, Plexus::plexus) and run it,
+#   2. the same C program through pkg-config,
+#   3. examples/threads-plugin (plexus_add_plugin) and pass plexus-conformance
+#      on its devices, found through PLEXUS_PLUGIN_PATH.
+# usage: run_downstream.sh <plexus build dir> <source dir> <scratch dir>
+set -euo pipefail
+build=$1 source=$2 scratch=$3
+rm -rf "$scratch"
+mkdir -p "$scratch"
+cmake --install "$build" --prefix "$scratch/installed" >/dev/null
+mv "$scratch/installed" "$scratch/moved"
+prefix=$scratch/moved
+unset PLEXUS_PLUGIN_PATH
+
+echo "== downstream project through find_package(Plexus)"
+cmake -S "$source/tests/downstream" -B "$scratch/app" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_RPATH="$prefix/lib" >/dev/null
+cmake --build "$scratch/app" >/dev/null
+(cd "$scratch/app" && ./walkthrough && ./c_api)
+
+echo "== the C program through pkg-config"
+flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs plexus)
+# shellcheck disable=SC2086
+cc -std=c99 -Wall -Werror "$source/tests/downstream/c_api.c" -o "$scratch/c_api_pc" $flags -Wl,-rpath,"$prefix/lib"
+"$scratch/c_api_pc"
+
+echo "== a plugin built outside the tree, through plexus_add_plugin"
+cmake -S "$source/examples/threads-plugin" -B "$scratch/plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$scratch/plugin" >/dev/null
+PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/plexus-smi"
+"$prefix/bin/plexus-conformance" --plugin "$scratch/plugin/libplexus-threads.so" --json "$scratch/threads.json" | tail -5
+grep -q '"failures":0' "$scratch/threads.json"
+echo "downstream: all good"
