@@ -66,7 +66,11 @@ template <class T>
 T apply_unary(int32_t op, T x) {
     switch (op) {
     case PX_OP_NEG: return -x;
+#ifdef THREADS_PLUGIN_WRONG_EXP  // Plexus's own tests build this to see plexus-conformance fail it
+    case PX_OP_EXP: return std::exp(x) * T(1.001);
+#else
     case PX_OP_EXP: return std::exp(x);
+#endif
     default: return x > T(0) ? x : T(0);
     }
 }
