@@ -89,20 +89,20 @@ TEST_CASE("transpose, slice_axis and concat", "[conformance][data][R13]") {
              {PX_OP_CAST, DType::int32}, {PX_OP_CAST, DType::float32});
     Device dev = pxtest::device_under_test();
     PX_OP_SECTION(PX_OP_COPY, DType::int32) {
-    Tensor t = arange(0, 24, 1, dev, DType::int32).reshape({2, 3, 4});
-    Tensor tt = t.transpose({2, 0, 1});
-    REQUIRE(tt.shape() == Shape{4, 2, 3});
-    auto tv = values(tt);
-    for (int k = 0; k < 4; ++k)
-        for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 3; ++j) REQUIRE(tv[(k * 2 + i) * 3 + j] == (i * 3 + j) * 4 + k);
-    REQUIRE(values(t.reshape({6, 4}).T().slice_axis(1, 1, 6, 2)) ==
-            std::vector<double>{4, 12, 20, 5, 13, 21, 6, 14, 22, 7, 15, 23});
-    REQUIRE(values(t.slice_axis(-1, -2, 100)) == std::vector<double>{2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23});
-    Tensor c = concat({t.slice(0, 1), t.slice(1, 2), t.slice(0, 1)}, 0);
-    REQUIRE(c.shape() == Shape{3, 3, 4});
-    Tensor c2 = concat({arange(0, 2, 1, dev).reshape({2, 1}), arange(5, 9, 1, dev).reshape({2, 2})}, 1);
-    REQUIRE(values(c2) == std::vector<double>{0, 5, 6, 1, 7, 8});
+        Tensor t = arange(0, 24, 1, dev, DType::int32).reshape({2, 3, 4});
+        Tensor tt = t.transpose({2, 0, 1});
+        REQUIRE(tt.shape() == Shape{4, 2, 3});
+        auto tv = values(tt);
+        for (int k = 0; k < 4; ++k)
+            for (int i = 0; i < 2; ++i)
+                for (int j = 0; j < 3; ++j) REQUIRE(tv[(k * 2 + i) * 3 + j] == (i * 3 + j) * 4 + k);
+        REQUIRE(values(t.reshape({6, 4}).T().slice_axis(1, 1, 6, 2)) ==
+                std::vector<double>{4, 12, 20, 5, 13, 21, 6, 14, 22, 7, 15, 23});
+        REQUIRE(values(t.slice_axis(-1, -2, 100)) == std::vector<double>{2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23});
+        Tensor c = concat({t.slice(0, 1), t.slice(1, 2), t.slice(0, 1)}, 0);
+        REQUIRE(c.shape() == Shape{3, 3, 4});
+        Tensor c2 = concat({arange(0, 2, 1, dev).reshape({2, 1}), arange(5, 9, 1, dev).reshape({2, 2})}, 1);
+        REQUIRE(values(c2) == std::vector<double>{0, 5, 6, 1, 7, 8});
     }
 }
 

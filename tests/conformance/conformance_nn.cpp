@@ -31,19 +31,19 @@ TEST_CASE("conv2d matches the host reference", "[conformance][nn][R15]") {
     struct Case { int n, c, h, w, o, kh, kw, sh, sw, ph, pw; };
     for (DType d : {DType::float64, DType::float32})
         PX_OP_SECTION(PX_OP_CONV2D, d) {
-        for (Case k : {Case{2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0}, Case{2, 2, 8, 9, 3, 3, 2, 2, 1, 1, 0},
-                       Case{1, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{3, 4, 5, 5, 2, 1, 1, 1, 1, 0, 0}}) {
-            auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 1);
-            auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 2);
-            int oh, ow;
-            auto want = pxtest::conv2d_reference(x, w, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow);
-            Tensor tx = array(x, {k.n, k.c, k.h, k.w}, dev).astype(d), tw = array(w, {k.o, k.c, k.kh, k.kw}, dev).astype(d);
-            Tensor y = conv2d(tx, tw, {k.sh, k.sw}, {k.ph, k.pw});
-            REQUIRE(y.shape() == Shape{k.n, k.o, oh, ow});
-            REQUIRE(y.dtype() == d);
-            PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-5 : 1e-12);
+            for (Case k : {Case{2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0}, Case{2, 2, 8, 9, 3, 3, 2, 2, 1, 1, 0},
+                           Case{1, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{3, 4, 5, 5, 2, 1, 1, 1, 1, 0, 0}}) {
+                auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 1);
+                auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 2);
+                int oh, ow;
+                auto want = pxtest::conv2d_reference(x, w, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow);
+                Tensor tx = array(x, {k.n, k.c, k.h, k.w}, dev).astype(d), tw = array(w, {k.o, k.c, k.kh, k.kw}, dev).astype(d);
+                Tensor y = conv2d(tx, tw, {k.sh, k.sw}, {k.ph, k.pw});
+                REQUIRE(y.shape() == Shape{k.n, k.o, oh, ow});
+                REQUIRE(y.dtype() == d);
+                PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-5 : 1e-12);
+            }
         }
-    }
 }
 
 TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
