@@ -14,6 +14,9 @@ std::string figures_text(uint64_t in_use, uint64_t limit, uint64_t free) {
 uint64_t physical_bytes(int name) { return static_cast<uint64_t>(sysconf(name)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
 }  // namespace
 
+Allocator::Allocator(int32_t device, uint64_t limit)
+    : device_(device), limit_(limit), machine_bytes_(physical_bytes(_SC_PHYS_PAGES)) {}
+
 Allocator::~Allocator() { trim(); }
 
 uint64_t Allocator::size_class(uint64_t bytes) {
@@ -34,7 +37,7 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
     // Without a limit, one buffer larger than the machine's memory is still
     // refused: overcommit would grant it and the OOM killer end the process.
     auto limit_reached = [&] {
-        if (!limit_) return cls > physical_bytes(_SC_PHYS_PAGES);
+        if (!limit_) return cls > machine_bytes_;
         return cls > limit_ || in_use_ > limit_ - cls;
     };
     px_plugin_buffer* b = nullptr;
@@ -77,8 +80,7 @@ void Allocator::release(px_plugin_buffer* b) {
 
 MemoryFigures Allocator::figures() {
     std::lock_guard<std::mutex> lock(mutex_);
-    uint64_t phys_total = physical_bytes(_SC_PHYS_PAGES);
-    uint64_t total = limit_ ? limit_ : phys_total;
+    uint64_t total = limit_ ? limit_ : machine_bytes_;
     uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);
     return {total, free, in_use_, reserved_, peak_};
 }

@@ -30,7 +30,7 @@ struct MemoryFigures {
 class Allocator {
 public:
     // limit 0: no limit beyond the machine's memory.
-    Allocator(int32_t device, uint64_t limit) : device_(device), limit_(limit) {}
+    Allocator(int32_t device, uint64_t limit);
     ~Allocator();
 
     // nullptr with a message in `why` when out of memory.
@@ -48,6 +48,7 @@ private:
 
     const int32_t device_;
     const uint64_t limit_;
+    const uint64_t machine_bytes_;  // physical memory, read once (sysconf is a syscall)
     std::mutex mutex_;
     std::vector<px_plugin_buffer*> small_[21];  // classes 64 B .. 512 KiB (2^6 .. 2^19)
     std::unordered_map<uint64_t, std::vector<px_plugin_buffer*>> large_;
