@@ -17,16 +17,9 @@ namespace {
 
 // The file of the plugin that provides `dev`.
 std::string plugin_file_of(Device dev) {
-    const char* name = nullptr;
-    check(px_runtime_device_plugin(runtime(), dev.raw(), &name));
-    int32_t n = 0;
-    check(px_runtime_plugin_count(runtime(), &n));
-    for (int32_t i = 0; i < n; ++i) {
-        px_plugin_info info{};
-        info.struct_size = sizeof info;
-        check(px_runtime_plugin_info(runtime(), i, &info));
-        if (info.loaded && std::strcmp(info.name, name) == 0) return info.file;
-    }
+    std::string name = plugin_of(dev);
+    for (const px_plugin_info& info : plugins())
+        if (info.loaded && name == info.name) return info.file;
     FAIL("no loaded plugin named " << name);
     return "";
 }
@@ -53,13 +46,8 @@ struct Opened {
         REQUIRE(api->create(&ctx, &err) == PX_OK);
         // The device's index inside its plugin: its rank among the runtime's
         // devices of that kind from the same plugin.
-        const char* mine = nullptr;
-        check(px_runtime_device_plugin(runtime(), dev.raw(), &mine));
-        for (int i = 0; i < dev.index; ++i) {
-            const char* other = nullptr;
-            check(px_runtime_device_plugin(runtime(), Device{dev.kind, i}.raw(), &other));
-            device += std::strcmp(other, mine) == 0;
-        }
+        std::string mine = plugin_of(dev);
+        for (int i = 0; i < dev.index; ++i) device += plugin_of(Device{dev.kind, i}) == mine;
     }
     ~Opened() {
         if (api && ctx) api->destroy(ctx);
@@ -75,6 +63,13 @@ struct Opened {
 };
 
 }  // namespace
+
+// `call` must fail and leave a message in p.err.
+#define PX_REFUSED(p, call)           \
+    do {                              \
+        REQUIRE((call) != PX_OK);     \
+        (p).require_message();        \
+    } while (0)
 
 TEST_CASE("the table: versions, name and every ABI 1.0 slot", "[conformance][abi][R1]") {
     Opened p;
@@ -106,28 +101,19 @@ TEST_CASE("NULL and out-of-range arguments are refused with a message", "[confor
     info.struct_size = sizeof info;
     px_plugin_buffer* buf = nullptr;
 
-    REQUIRE(p.api->create(nullptr, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->device_count(p.ctx, nullptr, &p.err) != PX_OK);
-    p.require_message();
+    PX_REFUSED(p, p.api->create(nullptr, &p.err));
+    PX_REFUSED(p, p.api->device_count(p.ctx, nullptr, &p.err));
     for (int32_t bad : {-1, count, 1 << 30}) {
         INFO("device index " << bad);
-        REQUIRE(p.api->device_info(p.ctx, bad, &info, &p.err) != PX_OK);
-        p.require_message();
-        REQUIRE(p.api->buffer_alloc(p.ctx, bad, 16, &buf, &p.err) != PX_OK);
-        p.require_message();
-        REQUIRE(p.api->synchronize(p.ctx, bad, &p.err) != PX_OK);
-        p.require_message();
+        PX_REFUSED(p, p.api->device_info(p.ctx, bad, &info, &p.err));
+        PX_REFUSED(p, p.api->buffer_alloc(p.ctx, bad, 16, &buf, &p.err));
+        PX_REFUSED(p, p.api->synchronize(p.ctx, bad, &p.err));
         REQUIRE(p.api->supports(p.ctx, bad, PX_OP_ADD, PX_FLOAT32) == 0);
     }
-    REQUIRE(p.api->device_info(p.ctx, p.device, nullptr, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, nullptr, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->buffer_free(p.ctx, nullptr, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->execute(p.ctx, nullptr, &p.err) != PX_OK);
-    p.require_message();
+    PX_REFUSED(p, p.api->device_info(p.ctx, p.device, nullptr, &p.err));
+    PX_REFUSED(p, p.api->buffer_alloc(p.ctx, p.device, 16, nullptr, &p.err));
+    PX_REFUSED(p, p.api->buffer_free(p.ctx, nullptr, &p.err));
+    PX_REFUSED(p, p.api->execute(p.ctx, nullptr, &p.err));
     // Unknown ops and dtypes are never supported.
     REQUIRE(p.api->supports(p.ctx, p.device, 9999, PX_FLOAT32) == 0);
     REQUIRE(p.api->supports(p.ctx, p.device, -1, PX_FLOAT32) == 0);
@@ -136,20 +122,13 @@ TEST_CASE("NULL and out-of-range arguments are refused with a message", "[confor
     // Copies: NULL host pointers and ranges past the buffer.
     REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &buf, &p.err) == PX_OK);
     char host[32] = {0};
-    REQUIRE(p.api->copy_from_host(p.ctx, buf, 0, nullptr, 16, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->copy_from_host(p.ctx, buf, 8, host, 16, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->copy_from_host(p.ctx, buf, UINT64_MAX, host, 2, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->copy_to_host(p.ctx, buf, 0, nullptr, 16, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->copy_to_host(p.ctx, buf, 1, host, 16, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->copy_device(p.ctx, buf, 0, nullptr, 0, 16, &p.err) != PX_OK);
-    p.require_message();
-    REQUIRE(p.api->copy_device(p.ctx, buf, 0, buf, 4, 16, &p.err) != PX_OK);
-    p.require_message();
+    PX_REFUSED(p, p.api->copy_from_host(p.ctx, buf, 0, nullptr, 16, &p.err));
+    PX_REFUSED(p, p.api->copy_from_host(p.ctx, buf, 8, host, 16, &p.err));
+    PX_REFUSED(p, p.api->copy_from_host(p.ctx, buf, UINT64_MAX, host, 2, &p.err));
+    PX_REFUSED(p, p.api->copy_to_host(p.ctx, buf, 0, nullptr, 16, &p.err));
+    PX_REFUSED(p, p.api->copy_to_host(p.ctx, buf, 1, host, 16, &p.err));
+    PX_REFUSED(p, p.api->copy_device(p.ctx, buf, 0, nullptr, 0, 16, &p.err));
+    PX_REFUSED(p, p.api->copy_device(p.ctx, buf, 0, buf, 4, 16, &p.err));
     // A caller's error struct too old to hold a message is left alone, and
     // a NULL one is no crash.
     px_plugin_error tiny{sizeof(uint32_t), {0}};

@@ -31,6 +31,11 @@ echo "== a plugin built outside the tree, through plexus_add_plugin"
 cmake -S "$source/examples/threads-plugin" -B "$scratch/plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/plugin" >/dev/null
 PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/plexus-smi"
+# A malformed setting makes its create() fail with the reason; the host skips it.
+PLEXUS_THREADS_DEVICES=zero PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/plexus-smi" |
+  grep -q "PLEXUS_THREADS_DEVICES must be a number in 1..16"
+PLEXUS_THREADS_MEMORY_MB=0 PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/plexus-smi" |
+  grep -q "PLEXUS_THREADS_MEMORY_MB must be a number in 1..65536"
 "$prefix/bin/plexus-conformance" --plugin "$scratch/plugin/libplexus-threads.so" --json "$scratch/threads.json" | tail -5
 grep -q '"failures":0' "$scratch/threads.json"
 echo "downstream: all good"

@@ -61,25 +61,6 @@ bool parse_device(const std::string& text, Device& out) {
     return false;
 }
 
-std::vector<px_plugin_info> plugin_infos() {
-    std::vector<px_plugin_info> out;
-    int32_t n = 0;
-    check(px_runtime_plugin_count(runtime(), &n));
-    for (int32_t i = 0; i < n; ++i) {
-        px_plugin_info info{};
-        info.struct_size = sizeof info;
-        check(px_runtime_plugin_info(runtime(), i, &info));
-        out.push_back(info);
-    }
-    return out;
-}
-
-std::string plugin_of(Device d) {
-    const char* name = nullptr;
-    check(px_runtime_device_plugin(runtime(), d.raw(), &name));
-    return name;
-}
-
 // Every device, in kind order, whose plugin is in `plugins` (all when empty).
 std::vector<Device> devices_of(const std::vector<std::string>& plugins) {
     std::vector<Device> out;
@@ -130,7 +111,7 @@ int main(int argc, char** argv) try {
     std::vector<std::string> plugin_names;
     for (const auto& f : plugin_files) {
         bool found = false;
-        for (const auto& info : plugin_infos()) {
+        for (const auto& info : plugins()) {
             if (f != info.file) continue;
             found = true;
             if (!info.loaded) return usage_error("the plugin " + f + " did not load: " + info.message);
@@ -160,7 +141,7 @@ int main(int argc, char** argv) try {
         DeviceResults r;
         r.device = d.str();
         r.plugin = plugin_of(d);
-        for (const auto& info : plugin_infos())
+        for (const auto& info : plugins())
             if (info.loaded && r.plugin == info.name) r.file = info.file;
         pxconformance::current() = &r;
         rc = std::max(rc, session.run());

@@ -67,6 +67,25 @@ inline px_device_info device_info(Device d) {
     return info;
 }
 
+// Every plugin the runtime tried: file, name, version, ABI, loaded or why not.
+inline std::vector<px_plugin_info> plugins() {
+    int32_t n = 0;
+    check(px_runtime_plugin_count(runtime(), &n));
+    std::vector<px_plugin_info> out(size_t(n), px_plugin_info{});
+    for (int32_t i = 0; i < n; ++i) {
+        out[size_t(i)].struct_size = sizeof(px_plugin_info);
+        check(px_runtime_plugin_info(runtime(), i, &out[size_t(i)]));
+    }
+    return out;
+}
+
+// The name of the plugin that provides `d`.
+inline std::string plugin_of(Device d) {
+    const char* name = nullptr;
+    check(px_runtime_device_plugin(runtime(), d.raw(), &name));
+    return name;
+}
+
 // Whether `d` runs `op` on inputs of `dtype` (see px_runtime_device_supports).
 inline bool supports(Device d, px_op op, px_dtype dtype) {
     int32_t yes = 0;
