@@ -126,7 +126,7 @@ typedef struct px_arange_attrs {
 /* attrs of the random ops. Uniform draws from [a, b), normal has mean a and
  * standard deviation b. Element i is a function of (seed, offset + i) only,
  * so results do not depend on threads or launch shapes. The reference
- * generator is Philox4x32-10 (see plugins/cpu/philox.hpp). */
+ * generator is Philox4x32-10 (plexus/philox.h). */
 typedef struct px_random_attrs {
     uint32_t struct_size;
     uint64_t seed;
@@ -211,6 +211,30 @@ typedef struct px_op_call {
     const void* attrs; /* the op family's attrs struct (struct_size first), or NULL */
     /* ---- ABI 1.0 ends here ---- */
 } px_op_call;
+
+/* The size of the attrs struct an op cannot run without (0: none needed);
+ * binary ops need px_binary_attrs only in their scalar form (one input). A
+ * plugin rejects a call whose attrs are missing or smaller than this. */
+static inline uint32_t px_op_attrs_size(int32_t op, int32_t num_inputs) {
+    switch (op) {
+    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
+    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
+        return num_inputs == 1 ? (uint32_t)sizeof(px_binary_attrs) : 0;
+    case PX_OP_SUM: case PX_OP_MEAN: case PX_OP_MAX: case PX_OP_MIN: case PX_OP_ARGMAX:
+        return (uint32_t)sizeof(px_reduce_attrs);
+    case PX_OP_FILL: return (uint32_t)sizeof(px_fill_attrs);
+    case PX_OP_ARANGE: return (uint32_t)sizeof(px_arange_attrs);
+    case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL: return (uint32_t)sizeof(px_random_attrs);
+    case PX_OP_GEMM: return (uint32_t)sizeof(px_gemm_attrs);
+    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
+        return (uint32_t)sizeof(px_conv2d_attrs);
+    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
+        return (uint32_t)sizeof(px_pool2d_attrs);
+    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: return (uint32_t)sizeof(px_dropout_attrs);
+    case PX_OP_SGD_UPDATE: return (uint32_t)sizeof(px_sgd_attrs);
+    default: return 0;
+    }
+}
 
 /* The function table. Pointers in it are valid while the library is loaded. */
 typedef struct px_plugin_api {

@@ -6,7 +6,7 @@
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
-#include "philox.hpp"
+#include "plexus/philox.h"
 
 namespace pxcpu {
 namespace {
@@ -17,10 +17,7 @@ void channel_view(const Operand& a, int64_t& outer, int64_t& channels, int64_t& 
     for (int i = 2; i < a.ndim; ++i) inner *= a.shape[i];
 }
 
-bool dropout_keeps(const px_dropout_attrs& a, int64_t i) {
-    Philox4x32 r = philox4x32_10(a.offset + static_cast<uint64_t>(i), a.seed);
-    return uniform_double(r.v[0], r.v[1]) >= a.p;
-}
+bool dropout_keeps(const px_dropout_attrs& a, int64_t i) { return px_dropout_keeps(a.seed, a.offset, i, a.p); }
 
 template <class T>
 void pointwise_typed(const OpTask& t) {

@@ -4,7 +4,7 @@
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
-#include "philox.hpp"
+#include "plexus/philox.h"
 
 namespace pxcpu {
 namespace {
@@ -15,10 +15,10 @@ void fill_random(const OpTask& t) {
     T* o = reinterpret_cast<T*>(t.out.data);
     const bool normal = t.op == PX_OP_RANDOM_NORMAL;
     parallel_for(t.out.numel(), [&](int64_t i) {
-        Philox4x32 x = philox4x32_10(r.offset + static_cast<uint64_t>(i), r.seed);
+        px_philox4x32 x = px_philox4x32_10(r.offset + static_cast<uint64_t>(i), r.seed);
         double u1, u2;
-        if constexpr (sizeof(T) == 4) u1 = uniform_float(x.v[0]), u2 = uniform_float(x.v[1]);
-        else u1 = uniform_double(x.v[0], x.v[1]), u2 = uniform_double(x.v[2], x.v[3]);
+        if constexpr (sizeof(T) == 4) u1 = px_uniform_float(x.v[0]), u2 = px_uniform_float(x.v[1]);
+        else u1 = px_uniform_double(x.v[0], x.v[1]), u2 = px_uniform_double(x.v[2], x.v[3]);
         if (!normal) {
             T v = static_cast<T>(r.a + (r.b - r.a) * u1);
             o[i] = v < static_cast<T>(r.b) || r.a == r.b ? v : static_cast<T>(r.a);  // keep [a, b) after rounding

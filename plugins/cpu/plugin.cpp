@@ -247,28 +247,6 @@ bool to_operand(const px_tensor_desc& d, Operand& o) {
     return true;
 }
 
-// The attrs size an op cannot run without (0: none needed).
-size_t attrs_needed(int32_t op, int32_t num_inputs) {
-    switch (op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
-    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
-        return num_inputs == 1 ? sizeof(px_binary_attrs) : 0;  // the scalar form
-    case PX_OP_SUM: case PX_OP_MEAN: case PX_OP_MAX: case PX_OP_MIN: case PX_OP_ARGMAX:
-        return sizeof(px_reduce_attrs);
-    case PX_OP_FILL: return sizeof(px_fill_attrs);
-    case PX_OP_ARANGE: return sizeof(px_arange_attrs);
-    case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL: return sizeof(px_random_attrs);
-    case PX_OP_GEMM: return sizeof(px_gemm_attrs);
-    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
-        return sizeof(px_conv2d_attrs);
-    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
-        return sizeof(px_pool2d_attrs);
-    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: return sizeof(px_dropout_attrs);
-    case PX_OP_SGD_UPDATE: return sizeof(px_sgd_attrs);
-    default: return 0;
-    }
-}
-
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
     return safely(err, [&] {
         if (!call || call->struct_size < sizeof(px_op_call))
@@ -290,7 +268,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         op.num_outputs = call->num_outputs;
         if (!to_operand(call->outputs[0], op.out) || (op.num_outputs == 2 && !to_operand(call->outputs[1], op.out2)))
             return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc");
-        size_t need = attrs_needed(call->op, call->num_inputs);
+        size_t need = px_op_attrs_size(call->op, call->num_inputs);
         uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;
         if (size < need)
             return report(err, PX_ERROR_INVALID_ARGUMENT,

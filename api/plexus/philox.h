@@ -1,0 +1,65 @@
+/* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+ * SC'11), the reference generator of px_random_attrs and px_dropout_attrs.
+ * Counter-based: element i of a random tensor depends only on (seed, offset +
+ * i), never on how a plugin splits the work, so every plugin that uses these
+ * functions produces the same numbers. Pure C99; usable in CUDA device code.
+ * Not part of the plugin table: a plugin compiles it in. */
+#ifndef PLEXUS_PHILOX_H
+#define PLEXUS_PHILOX_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define PX_PHILOX_FN static inline __host__ __device__
+#else
+#define PX_PHILOX_FN static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct px_philox4x32 {
+    uint32_t v[4];
+} px_philox4x32;
+
+/* Counter (c0, c1) = the 64-bit counter, (c2, c3) = 0; key = the 64-bit seed. */
+PX_PHILOX_FN px_philox4x32 px_philox4x32_10(uint64_t counter, uint64_t seed) {
+    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    px_philox4x32 r;
+    int round;
+    for (round = 0; round < 10; ++round) {
+        uint64_t p0, p1;
+        uint32_t n0, n1, n2, n3;
+        if (round > 0) k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+        p0 = (uint64_t)0xD2511F53u * c0;
+        p1 = (uint64_t)0xCD9E8D57u * c2;
+        n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        n1 = (uint32_t)p1;
+        n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        n3 = (uint32_t)p0;
+        c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+    }
+    r.v[0] = c0, r.v[1] = c1, r.v[2] = c2, r.v[3] = c3;
+    return r;
+}
+
+/* Uniform in [0, 1) with 24 (float) or 53 (double) random bits. */
+PX_PHILOX_FN float px_uniform_float(uint32_t x) { return (float)(x >> 8) * (1.0f / 16777216.0f); }
+PX_PHILOX_FN double px_uniform_double(uint32_t hi, uint32_t lo) {
+    uint64_t bits = ((uint64_t)hi << 21) | (lo >> 11); /* 32 + 21 = 53 bits */
+    return (double)bits * (1.0 / 9007199254740992.0);
+}
+
+/* Whether dropout keeps element i: its uniform draw is >= p. */
+PX_PHILOX_FN int px_dropout_keeps(uint64_t seed, uint64_t offset, int64_t i, double p) {
+    px_philox4x32 r = px_philox4x32_10(offset + (uint64_t)i, seed);
+    return px_uniform_double(r.v[0], r.v[1]) >= p;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_PHILOX_H */

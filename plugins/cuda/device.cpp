@@ -1,0 +1,203 @@
+#include "device.hpp"
+
+#include <limits>
+
+#include "cuda_check.hpp"
+
+namespace pxcuda {
+
+DeviceScope::DeviceScope(int ordinal) {
+    int current = -1;
+    if (cudaGetDevice(&current) == cudaSuccess && current == ordinal) return;
+    PX_CUDA(cudaSetDevice(ordinal));
+    previous_ = current;  // restored after: the application may use CUDA itself
+}
+
+DeviceScope::~DeviceScope() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+}
+
+Device::Device(int ord) : ordinal(ord) {
+    DeviceScope scope(ordinal);
+    cudaDeviceProp prop{};
+    PX_CUDA(cudaGetDeviceProperties(&prop, ordinal));
+    sm_count_ = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    name_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+            std::to_string(sm_count_) + " SMs)";
+    PX_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    PX_CUDA(cudaEventCreateWithFlags(&marker_, cudaEventDisableTiming));
+    // Our own pool, so two runtimes (or the application) never share blocks;
+    // it keeps freed memory (release threshold: everything) for reuse.
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ordinal;
+    PX_CUDA(cudaMemPoolCreate(&pool_, &props));
+    uint64_t keep = std::numeric_limits<uint64_t>::max();
+    PX_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+    PX_CUDA(cudaMalloc(reinterpret_cast<void**>(&status_), sizeof(DeviceStatus)));
+    PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
+    PX_BLAS(cublasCreate(&blas_));
+    PX_BLAS(cublasSetStream(blas_, stream_));
+}
+
+Device::~Device() {
+    // Nothing here may throw; on a lost context these calls fail harmlessly.
+    // The device stays current for the members' destructors (staging_).
+    if (cudaSetDevice(ordinal) != cudaSuccess) return;
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (blas_) cublasDestroy(blas_);
+    if (status_) cudaFree(status_);
+    if (pool_) cudaMemPoolDestroy(pool_);
+    if (marker_) cudaEventDestroy(marker_);
+    if (stream_) cudaStreamDestroy(stream_);
+    cudaGetLastError();
+}
+
+void* Device::pool_malloc(uint64_t bytes, cudaError_t& e) {
+    void* p = nullptr;
+    e = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+    if (e == cudaSuccess) return p;
+    cudaGetLastError();  // out of memory does not poison the context
+    return nullptr;
+}
+
+px_plugin_buffer* Device::allocate(uint64_t bytes, std::string& why) {
+    void* p = nullptr;
+    if (bytes) {
+        cudaError_t e;
+        p = pool_malloc(bytes, e);
+        if (!p && e == cudaErrorMemoryAllocation) {
+            // Give the cache back (after the frees queued so far) and try once more.
+            PX_CUDA(cudaStreamSynchronize(stream_));
+            PX_CUDA(cudaMemPoolTrimTo(pool_, 0));
+            p = pool_malloc(bytes, e);
+        }
+        if (!p) {
+            if (e != cudaErrorMemoryAllocation) throw CudaError(e, "cudaMallocFromPoolAsync");
+            MemoryFigures f = figures();
+            why = "CUDA device " + std::to_string(ordinal) + " is out of memory: asked for " + std::to_string(bytes) +
+                  " bytes, " + std::to_string(f.in_use) + " in use by this runtime, " + std::to_string(f.free) +
+                  " free of " + std::to_string(f.total);
+            return nullptr;
+        }
+    }
+    auto* b = new px_plugin_buffer{p, bytes, ordinal};
+    in_use_ += bytes;
+    if (in_use_ > peak_) peak_ = in_use_;
+    return b;
+}
+
+void Device::release(px_plugin_buffer* b) {
+    if (b->data && failed_.empty()) cudaFreeAsync(b->data, stream_);
+    in_use_ -= b->bytes;
+    delete b;
+}
+
+void* Device::allocate(uint64_t bytes) {
+    cudaError_t e;
+    void* p = pool_malloc(bytes, e);
+    if (!p && e == cudaErrorMemoryAllocation) {
+        PX_CUDA(cudaStreamSynchronize(stream_));
+        PX_CUDA(cudaMemPoolTrimTo(pool_, 0));
+        p = pool_malloc(bytes, e);
+    }
+    if (p) return p;
+    if (e != cudaErrorMemoryAllocation) throw CudaError(e, "cudaMallocFromPoolAsync");
+    throw OutOfMemory("CUDA device " + std::to_string(ordinal) + " is out of memory: " + std::to_string(bytes) +
+                      " bytes of scratch space were needed");
+}
+
+void Device::release(void* p) { cudaFreeAsync(p, stream_); }
+
+MemoryFigures Device::figures() {
+    MemoryFigures f{0, 0, in_use_, 0, peak_};
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) f.free = free_b, f.total = total_b;
+    uint64_t reserved = 0;
+    if (cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess) f.reserved = reserved;
+    if (f.reserved < f.in_use) f.reserved = f.in_use;  // sub-allocations are rounded; never report less than in use
+    cudaGetLastError();
+    return f;
+}
+
+Launch Device::launch() {
+    Launch l;
+    l.device = ordinal;
+    l.stream = stream_;
+    l.blas = blas_;
+    l.status = status_;
+    l.sm_count = sm_count_;
+    l.scratch = this;
+    return l;
+}
+
+void Device::queued(int32_t op, bool may_report) {
+    last_op_ = op;
+    status_armed_ |= may_report;
+}
+
+void Device::mark_failed(const std::string& error) {
+    if (failed_.empty())
+        failed_ = "CUDA device " + std::to_string(ordinal) + " (" + name_ + ") has failed and stays unusable: " + error +
+                  ". Its CUDA context is lost; restart the process to use it again";
+}
+
+std::string Device::on_error(cudaError_t e, const std::string& what) {
+    std::string message = what + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")";
+    if (is_sticky(e)) {
+        const char* op = px_op_name(last_op_);
+        mark_failed(message + (op ? std::string(" (the last op queued was ") + op + ")" : std::string()));
+        return failed_;
+    }
+    cudaGetLastError();
+    return message;
+}
+
+std::string Device::read_status() {
+    if (!status_armed_) return "";
+    status_armed_ = false;
+    DeviceStatus s{};
+    PX_CUDA(cudaMemcpy(&s, status_, sizeof s, cudaMemcpyDeviceToHost));
+    if (s.code == status_ok) return "";
+    PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
+    const char* op = px_op_name(s.op);
+    std::string where = std::string(op ? op : "an op") + " failed on CUDA device " + std::to_string(ordinal) + ": ";
+    switch (s.code) {
+    case status_integer_division_by_zero: return where + "integer division by zero";
+    case status_label_out_of_range:
+        return where + "label " + std::to_string(s.b) + " in row " + std::to_string(s.a) + " is outside [0, " +
+               std::to_string(s.c) + ") (the number of classes)";
+    default: return where + "unknown failure code " + std::to_string(s.code);
+    }
+}
+
+std::string Device::wait() {
+    if (!failed_.empty()) return failed_;
+    cudaError_t e = cudaStreamSynchronize(stream_);
+    if (e != cudaSuccess) {
+        const char* op = px_op_name(last_op_);
+        return on_error(e, std::string("work queued on CUDA device ") + std::to_string(ordinal) + " failed" +
+                               (op ? std::string(" (last op queued: ") + op + ")" : std::string()));
+    }
+    return read_status();
+}
+
+void Device::wait_for(Device& other) {
+    {
+        DeviceScope scope(other.ordinal);
+        PX_CUDA(cudaEventRecord(other.marker_, other.stream_));
+    }
+    PX_CUDA(cudaStreamWaitEvent(stream_, other.marker_, 0));
+}
+
+}  // namespace pxcuda
+
+namespace pxcuda {
+
+void Device::fence() {
+    PX_CUDA(cudaEventRecord(marker_, stream_));
+    PX_CUDA(cudaEventSynchronize(marker_));
+}
+
+}  // namespace pxcuda

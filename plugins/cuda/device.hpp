@@ -1,0 +1,99 @@
+// One CUDA device as one plugin context sees it: its own stream (so ops
+// return at once and run in order), cuBLAS handle, stream-ordered memory
+// pool (a caching allocator: freed blocks are reused without cudaMalloc),
+// pinned staging buffers, the slot kernels report failures into, and the
+// device's failed state once its CUDA context is lost.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "op_args.hpp"
+#include "staging.hpp"
+
+struct px_plugin_buffer {
+    void* data;      // device memory from the pool; NULL for 0 bytes
+    uint64_t bytes;
+    int32_t device;  // the plugin's device index
+};
+
+namespace pxcuda {
+
+struct MemoryFigures {
+    uint64_t total, free, in_use, reserved, peak;
+};
+
+// Makes `ordinal` the calling thread's current device for a scope.
+class DeviceScope {
+public:
+    explicit DeviceScope(int ordinal);
+    ~DeviceScope();
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+
+private:
+    int previous_ = -1;
+};
+
+class Device : public ScratchSource {
+public:
+    explicit Device(int ordinal);  // throws CudaError
+    ~Device() override;
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    const int ordinal;
+    std::mutex mutex;  // held by every call that uses the members below
+
+    // Memory: nullptr with `why` filled when the device is out of memory
+    // (after emptying the cache and trying again).
+    px_plugin_buffer* allocate(uint64_t bytes, std::string& why);
+    void release(px_plugin_buffer* b);  // stream-ordered: after the work queued so far
+    MemoryFigures figures();
+
+    // ScratchSource, for kernels that need temporary memory.
+    void* allocate(uint64_t bytes) override;
+    void release(void* p) override;
+
+    Launch launch();
+    cudaStream_t stream() const { return stream_; }
+    StagingRing& staging() { return staging_; }
+    const std::string& name() const { return name_; }
+
+    // Waits for every queued op; "" or the first failure among them.
+    std::string wait();
+    // The device is lost after `error` (a sticky CUDA error): every later
+    // call returns this message.
+    void mark_failed(const std::string& error);
+    const std::string& failed() const { return failed_; }
+    // The op queued last, for messages about faults found later.
+    void queued(int32_t op, bool may_report);
+    // The message for CUDA error `e` met while doing `what`; marks the device
+    // failed when the error leaves its context unusable.
+    std::string on_error(cudaError_t e, const std::string& what);
+
+    // Makes this device's stream wait for everything queued so far on `other`.
+    void wait_for(Device& other);
+    // Blocks until everything queued so far on this device has run.
+    void fence();
+
+private:
+    void* pool_malloc(uint64_t bytes, cudaError_t& e);
+    std::string read_status();
+
+    cudaStream_t stream_ = nullptr;
+    cublasHandle_t blas_ = nullptr;
+    cudaMemPool_t pool_ = nullptr;
+    cudaEvent_t marker_ = nullptr;  // for wait_for
+    DeviceStatus* status_ = nullptr;
+    StagingRing staging_;
+    int sm_count_ = 1;
+    std::string name_;
+    std::string failed_;
+    int32_t last_op_ = 0;
+    bool status_armed_ = false;  // an op that can report a DeviceStatus ran since the last wait
+    uint64_t in_use_ = 0, peak_ = 0;
+};
+
+}  // namespace pxcuda

@@ -1,0 +1,107 @@
+// Helpers shared by the CUDA kernels: dtype dispatch, launch shapes, and a
+// strided walk whose axes are collapsed on the host first.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda_check.hpp"
+#include "op_args.hpp"
+
+namespace pxcuda {
+
+// Calls f(T{}) with T the C++ type of `dtype`.
+template <class F>
+decltype(auto) with_dtype(int32_t dtype, F&& f) {
+    switch (dtype) {
+    case PX_FLOAT32: return f(float{});
+    case PX_FLOAT64: return f(double{});
+    case PX_INT32: return f(int32_t{});
+    case PX_INT64: return f(int64_t{});
+    case PX_UINT8: return f(uint8_t{});
+    default: throw Unsupported("unknown dtype " + std::to_string(dtype));
+    }
+}
+
+// float32 or float64 only.
+template <class F>
+decltype(auto) with_float(int32_t dtype, const char* what, F&& f) {
+    if (dtype == PX_FLOAT32) return f(float{});
+    if (dtype == PX_FLOAT64) return f(double{});
+    throw Unsupported(std::string(what) + " needs float32 or float64");
+}
+
+constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over n items: enough to fill the GPU, no more.
+inline unsigned grid_for(int64_t n, const Launch& l, int per_thread = 1) {
+    int64_t want = (n + int64_t(kThreads) * per_thread - 1) / (int64_t(kThreads) * per_thread);
+    int64_t cap = int64_t(l.sm_count) * 32;
+    return static_cast<unsigned>(std::max<int64_t>(1, std::min(want, cap)));
+}
+
+#define PX_GRID_STRIDE(i, n) \
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
+
+// N operands over one iteration shape (output first), each with its own
+// element strides; axes that are contiguous for every operand are merged, so
+// a broadcast over a contiguous tensor costs one division per axis left.
+template <int N>
+struct Strided {
+    int nd = 0;
+    int64_t shape[PX_MAX_DIMS] = {};
+    int64_t st[N][PX_MAX_DIMS] = {};
+
+    __host__ __device__ void offsets(int64_t i, int64_t (&off)[N]) const {
+        for (int k = 0; k < N; ++k) off[k] = 0;
+        for (int d = nd - 1; d >= 0; --d) {
+            int64_t idx = i % shape[d];
+            i /= shape[d];
+            for (int k = 0; k < N; ++k) off[k] += idx * st[k][d];
+        }
+    }
+};
+
+template <int N>
+Strided<N> make_strided(const Operand* const (&ops)[N]) {
+    Strided<N> w;
+    int out = 0;
+    const Operand& o = *ops[0];
+    for (int i = 0; i < o.ndim; ++i) {
+        if (o.shape[i] == 1) continue;
+        bool merge = out > 0;
+        for (int k = 0; merge && k < N; ++k) merge = w.st[k][out - 1] == ops[k]->strides[i] * o.shape[i];
+        if (merge) {
+            w.shape[out - 1] *= o.shape[i];
+            for (int k = 0; k < N; ++k) w.st[k][out - 1] = ops[k]->strides[i];
+        } else {
+            w.shape[out] = o.shape[i];
+            for (int k = 0; k < N; ++k) w.st[k][out] = ops[k]->strides[i];
+            ++out;
+        }
+    }
+    if (out == 0) {
+        w.shape[0] = 1;
+        for (int k = 0; k < N; ++k) w.st[k][0] = 1;
+        out = 1;
+    }
+    w.nd = out;
+    return w;
+}
+
+// Records the first failure a kernel finds (see DeviceStatus).
+__device__ inline void report_failure(DeviceStatus* s, int32_t code, int32_t op, int64_t a = 0, int64_t b = 0,
+                                      int64_t c = 0) {
+    if (atomicCAS(&s->code, 0, -1) == 0) {  // -1 while the fields are written
+        s->op = op, s->a = a, s->b = b, s->c = c;
+        __threadfence();
+        atomicExch(&s->code, code);
+    }
+}
+
+// Sums in float64 for floats and int64 for integers, like the CPU plugin.
+template <class T>
+using Acc = std::conditional_t<std::is_floating_point<T>::value, double, int64_t>;
+
+}  // namespace pxcuda

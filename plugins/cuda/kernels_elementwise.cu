@@ -1,0 +1,242 @@
+// Elementwise kernels: binary ops (two tensors with broadcasting, or a tensor
+// and a scalar), comparisons, unary math, where. The common case, operands
+// laid out like the contiguous output, is a flat grid-stride loop with 16-byte
+// vector loads and no index math; broadcasting walks collapsed axes.
+#include <cmath>
+
+#include "kernel_util.cuh"
+
+namespace pxcuda {
+namespace {
+
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+    T v[V];
+};
+
+template <class T>
+constexpr int vec_width() {
+    return 16 / sizeof(T) < 1 ? 1 : int(16 / sizeof(T));
+}
+
+inline bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+// o[i] = f(a[i], b[i]); vector loads when every pointer allows them.
+template <class T, class R, class F>
+__global__ void binary_flat(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ o, int64_t n,
+                            bool vec, F f) {
+    constexpr int V = vec_width<T>();
+    int64_t done = 0;
+    if (vec) {
+        const int64_t nv = n / V;
+        PX_GRID_STRIDE(i, nv) {
+            Pack<T, V> pa = reinterpret_cast<const Pack<T, V>*>(a)[i];
+            Pack<T, V> pb = reinterpret_cast<const Pack<T, V>*>(b)[i];
+            Pack<R, V> po;
+#pragma unroll
+            for (int k = 0; k < V; ++k) po.v[k] = f(pa.v[k], pb.v[k]);
+            reinterpret_cast<Pack<R, V>*>(o)[i] = po;
+        }
+        done = nv * V;
+    }
+    PX_GRID_STRIDE(j, n - done) {
+        int64_t i = done + j;
+        o[i] = f(a[i], b[i]);
+    }
+}
+
+// One operand is the scalar s (left when scalar_left).
+template <class T, class R, class F>
+__global__ void binary_scalar(const T* __restrict__ a, T s, bool scalar_left, R* __restrict__ o, int64_t n,
+                              bool vec, F f) {
+    constexpr int V = vec_width<T>();
+    int64_t done = 0;
+    if (vec) {
+        const int64_t nv = n / V;
+        PX_GRID_STRIDE(i, nv) {
+            Pack<T, V> pa = reinterpret_cast<const Pack<T, V>*>(a)[i];
+            Pack<R, V> po;
+#pragma unroll
+            for (int k = 0; k < V; ++k) po.v[k] = scalar_left ? f(s, pa.v[k]) : f(pa.v[k], s);
+            reinterpret_cast<Pack<R, V>*>(o)[i] = po;
+        }
+        done = nv * V;
+    }
+    PX_GRID_STRIDE(j, n - done) {
+        int64_t i = done + j;
+        o[i] = scalar_left ? f(s, a[i]) : f(a[i], s);
+    }
+}
+
+template <class T, class R, class F>
+__global__ void binary_strided(Strided<3> w, int64_t n, const T* a, const T* b, R* o, F f) {
+    PX_GRID_STRIDE(i, n) {
+        int64_t off[3];
+        w.offsets(i, off);
+        o[off[0]] = f(a[off[1]], b[off[2]]);
+    }
+}
+
+template <class T, class F>
+__global__ void unary_flat(const T* __restrict__ a, T* __restrict__ o, int64_t n, bool vec, F f) {
+    constexpr int V = vec_width<T>();
+    int64_t done = 0;
+    if (vec) {
+        const int64_t nv = n / V;
+        PX_GRID_STRIDE(i, nv) {
+            Pack<T, V> pa = reinterpret_cast<const Pack<T, V>*>(a)[i];
+#pragma unroll
+            for (int k = 0; k < V; ++k) pa.v[k] = f(pa.v[k]);
+            reinterpret_cast<Pack<T, V>*>(o)[i] = pa;
+        }
+        done = nv * V;
+    }
+    PX_GRID_STRIDE(j, n - done) {
+        int64_t i = done + j;
+        o[i] = f(a[i]);
+    }
+}
+
+template <class T>
+__global__ void where_strided(Strided<4> w, int64_t n, const uint8_t* c, const T* a, const T* b, T* o) {
+    PX_GRID_STRIDE(i, n) {
+        int64_t off[4];
+        w.offsets(i, off);
+        o[off[0]] = c[off[1]] ? a[off[2]] : b[off[3]];
+    }
+}
+
+// True when `a` is read exactly like the contiguous output (no broadcasting).
+bool same_layout(const Operand& a, const Operand& out) {
+    int64_t st = 1;
+    for (int i = out.ndim - 1; i >= 0; --i) {
+        if (out.shape[i] != 1 && a.strides[i] != st) return false;
+        st *= out.shape[i];
+    }
+    return true;
+}
+
+template <class T, class R, class F>
+void binary_any(const OpArgs& t, const Launch& l, F f) {
+    const int64_t n = t.out.numel();
+    if (n == 0) return;
+    constexpr int V = vec_width<T>();
+    const T* a = reinterpret_cast<const T*>(t.in[0].data);
+    R* o = reinterpret_cast<R*>(t.out.data);
+    const bool vec_o = aligned(o, sizeof(Pack<R, V>)) && aligned(a, sizeof(Pack<T, V>));
+    if (t.num_inputs == 1) {
+        const px_binary_attrs& at = t.attrs.binary;
+        binary_scalar<T, R><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(a, static_cast<T>(at.scalar),
+                                                                          at.scalar_operand == 1, o, n, vec_o, f);
+        return check_launch("binary_scalar");
+    }
+    const T* b = reinterpret_cast<const T*>(t.in[1].data);
+    if (same_layout(t.in[0], t.out) && same_layout(t.in[1], t.out)) {
+        binary_flat<T, R><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(
+            a, b, o, n, vec_o && aligned(b, sizeof(Pack<T, V>)), f);
+        return check_launch("binary_flat");
+    }
+    const Operand* ops[3] = {&t.out, &t.in[0], &t.in[1]};
+    binary_strided<T, R><<<grid_for(n, l), kThreads, 0, l.stream>>>(make_strided<3>(ops), n, a, b, o, f);
+    check_launch("binary_strided");
+}
+
+// C truncation; MIN / -1 wraps like two's complement; x / 0 fails on the device.
+template <class T>
+struct IntDivide {
+    DeviceStatus* status;
+    __device__ T operator()(T a, T b) const {
+        if (b == 0) {
+            report_failure(status, status_integer_division_by_zero, PX_OP_DIV);
+            return 0;
+        }
+        if constexpr (std::is_signed<T>::value) {
+            if (b == T(-1)) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a));
+        }
+        return static_cast<T>(a / b);
+    }
+};
+
+template <class T>
+void arithmetic(const OpArgs& t, const Launch& l) {
+    switch (t.op) {
+    case PX_OP_ADD: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a + b); });
+    case PX_OP_SUB: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a - b); });
+    case PX_OP_MUL: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a * b); });
+    case PX_OP_DIV:
+        if constexpr (std::is_floating_point<T>::value)
+            return binary_any<T, T>(t, l, [] __device__(T a, T b) { return a / b; });
+        else
+            return binary_any<T, T>(t, l, IntDivide<T>{l.status});
+    case PX_OP_POW:
+        if constexpr (std::is_floating_point<T>::value)
+            return binary_any<T, T>(t, l, [] __device__(T a, T b) { return pow(a, b); });
+        break;
+    case PX_OP_EQ: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a == b); });
+    case PX_OP_NE: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a != b); });
+    case PX_OP_LT: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a < b); });
+    case PX_OP_LE: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a <= b); });
+    case PX_OP_GT: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a > b); });
+    case PX_OP_GE: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a >= b); });
+    default: break;
+    }
+    throw Unsupported("not a binary op for this dtype");
+}
+
+template <class T, class F>
+void unary_map(const OpArgs& t, const Launch& l, F f) {
+    const int64_t n = t.out.numel();
+    if (n == 0) return;
+    constexpr int V = vec_width<T>();
+    const T* a = reinterpret_cast<const T*>(t.in[0].data);
+    T* o = reinterpret_cast<T*>(t.out.data);
+    unary_flat<T><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(
+        a, o, n, aligned(a, sizeof(Pack<T, V>)) && aligned(o, sizeof(Pack<T, V>)), f);
+    check_launch("unary_flat");
+}
+
+template <class T>
+void unary(const OpArgs& t, const Launch& l) {
+    switch (t.op) {
+    case PX_OP_NEG: return unary_map<T>(t, l, [] __device__(T a) { return static_cast<T>(-a); });
+    default: break;
+    }
+    if constexpr (std::is_signed<T>::value) {  // uint8 has neither
+        if (t.op == PX_OP_ABS) return unary_map<T>(t, l, [] __device__(T a) { return a < 0 ? static_cast<T>(-a) : a; });
+        if (t.op == PX_OP_RELU) return unary_map<T>(t, l, [] __device__(T a) { return a > 0 ? a : T(0); });
+    }
+    if constexpr (std::is_floating_point<T>::value) {
+        switch (t.op) {
+        case PX_OP_EXP: return unary_map<T>(t, l, [] __device__(T a) { return exp(a); });
+        case PX_OP_LOG: return unary_map<T>(t, l, [] __device__(T a) { return log(a); });
+        case PX_OP_SQRT: return unary_map<T>(t, l, [] __device__(T a) { return sqrt(a); });
+        case PX_OP_SIGMOID: return unary_map<T>(t, l, [] __device__(T a) { return T(1) / (T(1) + exp(-a)); });
+        case PX_OP_TANH: return unary_map<T>(t, l, [] __device__(T a) { return tanh(a); });
+        default: break;
+        }
+    }
+    throw Unsupported("not a unary op for this dtype");
+}
+
+template <class T>
+void where(const OpArgs& t, const Launch& l) {
+    const int64_t n = t.out.numel();
+    if (n == 0) return;
+    const Operand* ops[4] = {&t.out, &t.in[0], &t.in[1], &t.in[2]};
+    where_strided<T><<<grid_for(n, l), kThreads, 0, l.stream>>>(
+        make_strided<4>(ops), n, reinterpret_cast<const uint8_t*>(t.in[0].data),
+        reinterpret_cast<const T*>(t.in[1].data), reinterpret_cast<const T*>(t.in[2].data),
+        reinterpret_cast<T*>(t.out.data));
+    check_launch("where_strided");
+}
+
+}  // namespace
+
+void run_elementwise(const OpArgs& t, const Launch& l) {
+    if (t.op == PX_OP_WHERE) return with_dtype(t.in[1].dtype, [&](auto v) { where<decltype(v)>(t, l); });
+    const int32_t dtype = t.in[0].dtype;
+    if (t.op >= PX_OP_NEG && t.op <= PX_OP_TANH) return with_dtype(dtype, [&](auto v) { unary<decltype(v)>(t, l); });
+    with_dtype(dtype, [&](auto v) { arithmetic<decltype(v)>(t, l); });
+}
+
+}  // namespace pxcuda

@@ -1,0 +1,125 @@
+// What the CUDA kernels receive: an op with its operands resolved to device
+// pointers, plus the device's launch context. Plain structs, compiled by both
+// g++ (plugin.cpp) and nvcc (the kernel files).
+#pragma once
+
+#include <cstdint>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "plexus/plugin.h"
+
+namespace pxcuda {
+
+struct Operand {
+    int32_t dtype = 0;
+    char* data = nullptr;  // device pointer: buffer base + offset
+    int32_t ndim = 0;
+    int64_t shape[PX_MAX_DIMS] = {};
+    int64_t strides[PX_MAX_DIMS] = {};
+
+    int64_t numel() const {
+        int64_t n = 1;
+        for (int i = 0; i < ndim; ++i) n *= shape[i];
+        return n;
+    }
+};
+
+union Attrs {
+    px_binary_attrs binary;
+    px_reduce_attrs reduce;
+    px_matmul_attrs matmul;
+    px_fill_attrs fill;
+    px_arange_attrs arange;
+    px_random_attrs random;
+    px_gemm_attrs gemm;
+    px_conv2d_attrs conv;
+    px_pool2d_attrs pool;
+    px_dropout_attrs dropout;
+    px_sgd_attrs sgd;
+};
+
+struct OpArgs {
+    int32_t op = 0;
+    int32_t num_inputs = 0;
+    Operand in[3];
+    Operand out;
+    Operand out2;  // SGD_UPDATE's momentum, when num_outputs is 2
+    int32_t num_outputs = 1;
+    Attrs attrs{};
+    bool has_attrs = false;
+};
+
+// A failure a kernel finds while running (the CPU plugin throws for these).
+// One per device in device memory; the first failure wins, the plugin reads
+// it back at the next wait and clears it.
+struct DeviceStatus {
+    int32_t code;  // one of the status_* values
+    int32_t op;    // the px_op that failed
+    int64_t a, b, c;
+};
+enum : int32_t {
+    status_ok = 0,
+    status_integer_division_by_zero = 1,
+    status_label_out_of_range = 2,  // a = row, b = label, c = number of classes
+};
+
+// Allocates stream-ordered scratch memory from the device's pool.
+struct ScratchSource {
+    virtual void* allocate(uint64_t bytes) = 0;  // throws OutOfMemory
+    virtual void release(void* p) = 0;           // ordered after the work queued so far
+    virtual ~ScratchSource() = default;
+};
+
+// Everything a launch needs besides the op.
+struct Launch {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+    DeviceStatus* status = nullptr;  // device memory
+    int sm_count = 1;
+    ScratchSource* scratch = nullptr;
+};
+
+// Scratch memory for one launch, released (stream-ordered) when it goes.
+class Scratch {
+public:
+    Scratch(const Launch& l, uint64_t bytes) : src_(l.scratch), p_(bytes ? src_->allocate(bytes) : nullptr) {}
+    ~Scratch() {
+        if (p_) src_->release(p_);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    template <class T>
+    T* as() const {
+        return static_cast<T*>(p_);
+    }
+
+private:
+    ScratchSource* src_;
+    void* p_;
+};
+
+// The kernels of each op family (kernels_*.cu, blas.cpp). Each queues its
+// work on l.stream and returns; errors found while queuing throw.
+void run_elementwise(const OpArgs& t, const Launch& l);  // binary, comparisons, unary, where
+void run_reduce(const OpArgs& t, const Launch& l);       // sum, mean, max, min, argmax
+void run_matmul(const OpArgs& t, const Launch& l);       // cuBLAS, batched
+void run_gemm(const OpArgs& t, const Launch& l);         // cuBLAS with transposes
+void run_data(const OpArgs& t, const Launch& l);         // copy, cast, fill, arange, random
+void run_conv(const OpArgs& t, const Launch& l);         // conv2d and its gradients (im2col + cuBLAS)
+void run_pool(const OpArgs& t, const Launch& l);         // max / average pooling and their gradients
+void run_softmax(const OpArgs& t, const Launch& l);      // log-softmax, softmax cross-entropy
+void run_nn_pointwise(const OpArgs& t, const Launch& l); // bias, activation gradients, dropout, sgd
+
+// Row-major C = op(A) op(B) (each batch entry), through cuBLAS's column-major
+// gemm: C^T = op(B)^T op(A)^T. Strides are in elements; a batch stride may be 0.
+void gemm_row_major(const Launch& l, int32_t dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                    const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                    void* c, int64_t ldc, int64_t stride_c, int64_t batch, double beta, bool allow_tf32);
+
+bool kernel_supports(int32_t op, int32_t dtype);
+void run_op(const OpArgs& t, const Launch& l);
+
+}  // namespace pxcuda

@@ -1,0 +1,374 @@
+// The CUDA plugin's entry points: one device per visible GPU, each with its
+// own stream, memory pool and cuBLAS handle (device.hpp). Ops are queued and
+// return at once; errors found on the GPU come back at the next wait. With no
+// driver or no GPU the plugin still loads and says why it has no devices.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "device.hpp"
+#include "probe.hpp"
+
+#ifndef PLEXUS_CUDA_PLUGIN_VERSION
+#define PLEXUS_CUDA_PLUGIN_VERSION "0.1.0"
+#endif
+
+struct px_plugin_context {
+    std::vector<std::unique_ptr<pxcuda::Device>> devices;
+    std::string no_devices_reason;  // why there are none, when there are none
+};
+
+namespace {
+
+using namespace pxcuda;
+
+// Pinned sources at least this large are copied directly (no staging memcpy).
+constexpr uint64_t kDirectPinnedCopy = uint64_t(1) << 20;
+
+px_status report(px_plugin_error* err, px_status status, const std::string& message) {
+    if (err && err->struct_size >= sizeof(px_plugin_error))
+        std::snprintf(err->message, sizeof err->message, "%s", message.c_str());
+    return status;
+}
+
+Device* device_at(px_plugin_context* ctx, int32_t index) {
+    if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
+    return ctx->devices[index].get();
+}
+
+Device* device_of(px_plugin_context* ctx, const px_plugin_buffer* b) { return b ? device_at(ctx, b->device) : nullptr; }
+
+px_status bad_device(px_plugin_error* err, int32_t index) {
+    return report(err, PX_ERROR_NO_DEVICE, "cuda plugin: no device " + std::to_string(index));
+}
+
+// Turns what a body throws into a status; no exception crosses the boundary.
+// A CUDA error that loses the context marks the device failed (on_error).
+template <class F>
+px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const CudaError& e) {
+        if (e.code == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
+        }
+        return report(err, PX_ERROR_DEVICE, d ? d->on_error(e.code, "cuda plugin") : std::string(e.what()));
+    } catch (const OutOfMemory& e) {
+        return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
+    } catch (const Unsupported& e) {
+        return report(err, PX_ERROR_UNSUPPORTED, e.what());
+    } catch (const std::bad_alloc&) {
+        return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::exception& e) {
+        return report(err, PX_ERROR_INTERNAL, e.what());
+    } catch (...) {
+        return report(err, PX_ERROR_INTERNAL, "unknown exception");
+    }
+}
+
+// Runs body(d) with d locked, current, and not failed.
+// The lock outlives guarded(), so an error is handled while it is held.
+template <class F>
+px_status on_device(Device* d, px_plugin_error* err, F&& body) noexcept {
+    std::unique_lock<std::mutex> lock(d->mutex, std::defer_lock);
+    return guarded(err, d, [&] {
+        lock.lock();
+        if (!d->failed().empty()) return report(err, PX_ERROR_DEVICE, d->failed());
+        DeviceScope scope(d->ordinal);
+        return body(*d);
+    });
+}
+
+px_status create(px_plugin_context** out, px_plugin_error* err) {
+    return guarded(err, nullptr, [&] {
+        if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        auto ctx = std::make_unique<px_plugin_context>();
+        int count = 0;
+        cudaError_t e = cudaGetDeviceCount(&count);
+        if (e != cudaSuccess || count <= 0) {
+            int driver = 0, runtime = 0;
+            cudaDriverGetVersion(&driver);
+            cudaRuntimeGetVersion(&runtime);
+            ctx->no_devices_reason = no_device_reason(e, driver, runtime, cudaGetErrorString(e));
+            cudaGetLastError();
+            count = 0;
+        }
+        for (int i = 0; i < count; ++i) {
+            try {
+                ctx->devices.push_back(std::make_unique<Device>(i));
+            } catch (const std::exception& x) {
+                return report(err, PX_ERROR_DEVICE, "CUDA device " + std::to_string(i) + " could not be set up: " + x.what());
+            }
+        }
+        // Direct copies between GPUs where the hardware allows them.
+        for (int i = 0; i < count; ++i)
+            for (int j = 0; j < count; ++j) {
+                int can = 0;
+                if (i == j || cudaDeviceCanAccessPeer(&can, i, j) != cudaSuccess || !can) continue;
+                DeviceScope scope(i);
+                cudaDeviceEnablePeerAccess(j, 0);  // "already enabled" by another runtime is fine
+                cudaGetLastError();
+            }
+        *out = ctx.release();
+        return PX_OK;
+    });
+}
+
+void destroy(px_plugin_context* ctx) {
+    if (!ctx) return;
+    for (auto& d : ctx->devices) {
+        std::lock_guard<std::mutex> lock(d->mutex);
+        if (d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) cudaStreamSynchronize(d->stream());
+    }
+    delete ctx;
+}
+
+px_status device_count(px_plugin_context* ctx, int32_t* count, px_plugin_error* err) {
+    if (!ctx || !count) return report(err, PX_ERROR_INVALID_ARGUMENT, "NULL argument");
+    *count = static_cast<int32_t>(ctx->devices.size());
+    if (ctx->devices.empty()) report(err, PX_OK, ctx->no_devices_reason);
+    return PX_OK;
+}
+
+px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* info, px_plugin_error* err) {
+    Device* d = device_at(ctx, index);
+    if (!d) return bad_device(err, index);
+    if (!info) return report(err, PX_ERROR_INVALID_ARGUMENT, "info is NULL");
+    return guarded(err, d, [&] {
+        std::lock_guard<std::mutex> lock(d->mutex);
+        px_device_info mine;
+        std::memset(&mine, 0, sizeof mine);
+        mine.struct_size = sizeof mine;
+        mine.kind = PX_DEVICE_GPU;
+        std::snprintf(mine.name, sizeof mine.name, "%s%s", d->name().c_str(), d->failed().empty() ? "" : " [failed]");
+        if (d->failed().empty()) {
+            DeviceScope scope(d->ordinal);
+            MemoryFigures f = d->figures();
+            mine.memory_total = f.total, mine.memory_free = f.free, mine.memory_in_use = f.in_use;
+            mine.memory_reserved = f.reserved, mine.memory_peak = f.peak;
+        }
+        uint32_t theirs = info->struct_size;
+        std::memcpy(info, &mine, theirs < sizeof mine ? theirs : sizeof mine);
+        info->struct_size = theirs;
+        return PX_OK;
+    });
+}
+
+int32_t supports(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype) {
+    return device_at(ctx, device) && kernel_supports(op, dtype) ? 1 : 0;
+}
+
+px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, px_plugin_buffer** out,
+                       px_plugin_error* err) {
+    Device* d = device_at(ctx, device);
+    if (!d) return bad_device(err, device);
+    if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+    return on_device(d, err, [&](Device& dev) {
+        std::string why;
+        px_plugin_buffer* b = dev.allocate(bytes, why);
+        if (!b) return report(err, PX_ERROR_OUT_OF_MEMORY, why);
+        *out = b;
+        return PX_OK;
+    });
+}
+
+px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
+    Device* d = device_of(ctx, buffer);
+    if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    return guarded(err, d, [&] {
+        std::lock_guard<std::mutex> lock(d->mutex);
+        if (d->failed().empty()) {
+            DeviceScope scope(d->ordinal);
+            d->release(buffer);
+        } else {
+            d->release(buffer);  // the context is gone: only the bookkeeping is left to undo
+        }
+        return PX_OK;
+    });
+}
+
+bool in_bounds(const px_plugin_buffer* b, uint64_t offset, uint64_t bytes) {
+    return offset <= b->bytes && bytes <= b->bytes - offset;
+}
+
+px_status out_of_bounds(px_plugin_error* err, const px_plugin_buffer* b, uint64_t offset, uint64_t bytes) {
+    return report(err, PX_ERROR_INVALID_ARGUMENT,
+                  "copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                      " runs past a buffer of " + std::to_string(b->bytes) + " bytes");
+}
+
+char* at(const px_plugin_buffer* b, uint64_t offset) { return static_cast<char*>(b->data) + offset; }
+
+bool is_pinned(const void* p) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t offset, const void* src,
+                         uint64_t bytes, px_plugin_error* err) {
+    Device* d = device_of(ctx, dst);
+    if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (!in_bounds(dst, offset, bytes)) return out_of_bounds(err, dst, offset, bytes);
+    if (bytes && !src) return report(err, PX_ERROR_INVALID_ARGUMENT, "src is NULL");
+    if (!bytes) return PX_OK;
+    return on_device(d, err, [&](Device& dev) {
+        if (bytes >= kDirectPinnedCopy && is_pinned(src)) {
+            // Page-locked already: one DMA at full speed, waited for so src may be reused.
+            PX_CUDA(cudaMemcpyAsync(at(dst, offset), src, bytes, cudaMemcpyHostToDevice, dev.stream()));
+            dev.fence();
+        } else {
+            dev.staging().to_device(at(dst, offset), static_cast<const char*>(src), bytes, dev.stream());
+        }
+        return PX_OK;
+    });
+}
+
+px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t offset, void* dst, uint64_t bytes,
+                       px_plugin_error* err) {
+    Device* d = device_of(ctx, src);
+    if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (!in_bounds(src, offset, bytes)) return out_of_bounds(err, src, offset, bytes);
+    if (bytes && !dst) return report(err, PX_ERROR_INVALID_ARGUMENT, "dst is NULL");
+    return on_device(d, err, [&](Device& dev) {
+        if (bytes) PX_CUDA(cudaMemcpyAsync(dst, at(src, offset), bytes, cudaMemcpyDeviceToHost, dev.stream()));
+        std::string failure = dev.wait();
+        if (!failure.empty()) return report(err, PX_ERROR_DEVICE, failure);
+        return PX_OK;
+    });
+}
+
+px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset, px_plugin_buffer* dst,
+                      uint64_t dst_offset, uint64_t bytes, px_plugin_error* err) {
+    Device* from = device_of(ctx, src);
+    Device* to = device_of(ctx, dst);
+    if (!from || !to) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (!in_bounds(src, src_offset, bytes)) return out_of_bounds(err, src, src_offset, bytes);
+    if (!in_bounds(dst, dst_offset, bytes)) return out_of_bounds(err, dst, dst_offset, bytes);
+    if (!bytes) return PX_OK;
+    if (from == to)
+        return on_device(to, err, [&](Device& dev) {
+            PX_CUDA(cudaMemcpyAsync(at(dst, dst_offset), at(src, src_offset), bytes, cudaMemcpyDeviceToDevice,
+                                    dev.stream()));
+            return PX_OK;
+        });
+    std::unique_lock<std::mutex> lock_from(from->mutex, std::defer_lock), lock_to(to->mutex, std::defer_lock);
+    return guarded(err, from, [&] {
+        std::lock(lock_from, lock_to);
+        if (!from->failed().empty()) return report(err, PX_ERROR_DEVICE, from->failed());
+        if (!to->failed().empty()) return report(err, PX_ERROR_DEVICE, to->failed());
+        // The copy runs on the destination's stream after the source's queued
+        // work; the source's later work (a free of src) waits for the copy.
+        // Peer-to-peer where enabled; the driver stages through the host otherwise.
+        DeviceScope scope(to->ordinal);
+        to->wait_for(*from);
+        PX_CUDA(cudaMemcpyPeerAsync(at(dst, dst_offset), to->ordinal, at(src, src_offset), from->ordinal, bytes,
+                                    to->stream()));
+        DeviceScope back(from->ordinal);
+        from->wait_for(*to);
+        return PX_OK;
+    });
+}
+
+bool to_operand(const px_tensor_desc& d, int32_t device, Operand& o) {
+    if (d.struct_size < sizeof(px_tensor_desc) || !d.buffer || d.buffer->device != device || d.ndim < 0 ||
+        d.ndim > PX_MAX_DIMS)
+        return false;
+    o.dtype = d.dtype;
+    o.data = static_cast<char*>(d.buffer->data) + d.offset;
+    o.ndim = d.ndim;
+    for (int i = 0; i < d.ndim; ++i) o.shape[i] = d.shape[i], o.strides[i] = d.strides[i];
+    return true;
+}
+
+// Ops whose kernels can find a failure in the data (see DeviceStatus).
+bool may_report(const OpArgs& t) {
+    if (t.op == PX_OP_DIV) return t.in[0].dtype != PX_FLOAT32 && t.in[0].dtype != PX_FLOAT64;
+    return t.op == PX_OP_SOFTMAX_CROSS_ENTROPY || t.op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
+}
+
+px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+    if (!call || call->struct_size < sizeof(px_op_call))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, "call is NULL or too small");
+    Device* d = device_at(ctx, call->device);
+    if (!d) return bad_device(err, call->device);
+    const char* name = px_op_name(call->op);
+    if (!name) return report(err, PX_ERROR_UNSUPPORTED, "unknown op " + std::to_string(call->op));
+    const int32_t max_outputs = call->op == PX_OP_SGD_UPDATE ? 2 : 1;
+    if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < 1 || call->num_outputs > max_outputs ||
+        (call->num_inputs && !call->inputs) || !call->outputs)
+        return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": bad operand counts");
+    OpArgs t;
+    t.op = call->op;
+    t.num_inputs = call->num_inputs;
+    for (int i = 0; i < call->num_inputs; ++i)
+        if (!to_operand(call->inputs[i], call->device, t.in[i]))
+            return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed input desc, or a buffer of another device");
+    t.num_outputs = call->num_outputs;
+    if (!to_operand(call->outputs[0], call->device, t.out) ||
+        (t.num_outputs == 2 && !to_operand(call->outputs[1], call->device, t.out2)))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc, or a buffer of another device");
+    const uint32_t need = px_op_attrs_size(call->op, call->num_inputs);
+    const uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;
+    if (size < need)
+        return report(err, PX_ERROR_INVALID_ARGUMENT,
+                      std::string(name) + ": needs an attrs struct of " + std::to_string(need) + " bytes, got " +
+                          (call->attrs ? std::to_string(size) + " bytes" : std::string("none")));
+    if (call->attrs) {
+        std::memcpy(&t.attrs, call->attrs, size < sizeof t.attrs ? size : sizeof t.attrs);
+        t.has_attrs = true;
+    }
+    const int32_t dtype = call->num_inputs ? t.in[0].dtype : t.out.dtype;
+    if (!kernel_supports(call->op, dtype))
+        return report(err, PX_ERROR_UNSUPPORTED,
+                      std::string(name) + " on " + (px_dtype_name(dtype) ? px_dtype_name(dtype) : "an unknown dtype") +
+                          " is not implemented");
+    return on_device(d, err, [&](Device& dev) {
+        run_op(t, dev.launch());
+        dev.queued(t.op, may_report(t));
+        return PX_OK;
+    });
+}
+
+px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* err) {
+    Device* d = device_at(ctx, device);
+    if (!d) return bad_device(err, device);
+    return on_device(d, err, [&](Device& dev) {
+        std::string failure = dev.wait();
+        if (!failure.empty()) return report(err, PX_ERROR_DEVICE, failure);
+        return PX_OK;
+    });
+}
+
+const px_plugin_api api_table = {
+    sizeof(px_plugin_api),
+    PX_PLUGIN_ABI_MAJOR,
+    PX_PLUGIN_ABI_MINOR,
+    "cuda",
+    PLEXUS_CUDA_PLUGIN_VERSION,
+    create,
+    destroy,
+    device_count,
+    device_info,
+    supports,
+    buffer_alloc,
+    buffer_free,
+    copy_from_host,
+    copy_to_host,
+    copy_device,
+    execute,
+    synchronize,
+};
+
+}  // namespace
+
+extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) { return &api_table; }
