@@ -32,8 +32,12 @@ const char* kUsage =
     "                 default: every device of the --plugin files, else of every loaded plugin\n"
     "  --json FILE    write the results as JSON to FILE, or to stdout with '-'\n"
     "  --perf         time representative calls of every supported op\n"
+    "  --skip-absent  a --device that does not exist is skipped (exit 4), not an error\n"
     "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments or a\n"
-    "plugin that did not load.\n";
+    "plugin that did not load, 4 when --skip-absent skipped every device.\n";
+
+// ctest's SKIP_RETURN_CODE for the devices of a machine that lacks them.
+constexpr int kSkipped = 4;
 
 int usage_error(const std::string& message) {
     std::fprintf(stderr, "plexus-conformance: %s\n%s", message.c_str(), kUsage);
@@ -81,7 +85,7 @@ std::vector<Device> devices_of(const std::vector<std::string>& plugins) {
 int main(int argc, char** argv) try {
     std::vector<std::string> plugin_files, device_ids;
     std::string json_path;
-    bool perf = false;
+    bool perf = false, skip_absent = false;
     std::vector<char*> catch_args = {argv[0]};
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -93,6 +97,8 @@ int main(int argc, char** argv) try {
             else json_path = v;
         } else if (a == "--perf") {
             perf = true;
+        } else if (a == "--skip-absent") {
+            skip_absent = true;
         } else if (a == "--help" || a == "-h") {
             std::printf("%s\nCatch options:\n", kUsage);
             catch_args.push_back(argv[i]);
@@ -123,9 +129,16 @@ int main(int argc, char** argv) try {
     for (const auto& id : device_ids) {
         Device d{};
         if (!parse_device(id, d)) return usage_error("'" + id + "' is not a device (cpu:0, gpu:1, accel:0)");
-        device_info(d);  // NoDeviceError, naming the reason, when it does not exist
+        try {
+            device_info(d);  // NoDeviceError, naming the reason, when it does not exist
+        } catch (const PluginError& e) {
+            if (!skip_absent || e.status() != PX_ERROR_NO_DEVICE) throw;
+            std::printf("plexus-conformance: skipped: %s\n", e.what());
+            continue;
+        }
         devices.push_back(d);
     }
+    if (devices.empty() && !device_ids.empty()) return kSkipped;  // every named device was absent
     if (devices.empty()) devices = devices_of(plugin_names);
     if (devices.empty()) return usage_error("no devices to test");
 

@@ -1,0 +1,118 @@
+// What only a real GPU can show: the CUDA plugin agrees with the CPU plugin,
+// reports failures found on the device at the next wait, survives running
+// out of memory, and caches its memory. Skipped (exit 4) without a GPU.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../support.hpp"
+
+using Catch::Matchers::Contains;
+using namespace plexus;
+
+namespace {
+
+// max |a - b| / (1 + |b|) over two tensors of the same shape, as float64.
+double worst(const Tensor& got, const Tensor& want) {
+    auto g = pxtest::values(got.copyto(cpu())), w = pxtest::values(want.copyto(cpu()));
+    REQUIRE(g.size() == w.size());
+    double m = 0;
+    for (size_t i = 0; i < g.size(); ++i) m = std::max(m, std::fabs(g[i] - w[i]) / (1 + std::fabs(w[i])));
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("random numbers and dropout masks are the CPU plugin's, bit for bit", "[cuda][gpu]") {
+    for (DType d : {DType::float32, DType::float64}) {
+        seed(7);
+        Tensor on_cpu = random_uniform({4099}, -1, 3, cpu(), d);
+        seed(7);
+        Tensor on_gpu = random_uniform({4099}, -1, 3, gpu(0), d);
+        CHECK(pxtest::values(on_gpu.copyto(cpu())) == pxtest::values(on_cpu));
+        seed(9);
+        Tensor n_cpu = random_normal({4099}, 1, 2, cpu(), d);
+        seed(9);
+        Tensor n_gpu = random_normal({4099}, 1, 2, gpu(0), d);
+        CHECK(worst(n_gpu, n_cpu) < (d == DType::float32 ? 1e-6 : 1e-13));  // libm and CUDA's log/cos differ in the last bits
+    }
+    seed(3);
+    Tensor x = ones({1000});
+    Tensor dc = dropout(x, 0.3);
+    seed(3);
+    Tensor dg = dropout(x.copyto(gpu(0)), 0.3);
+    CHECK(pxtest::values(dg.copyto(cpu())) == pxtest::values(dc));
+}
+
+TEST_CASE("conv, pooling, products and reductions agree with the CPU plugin", "[cuda][gpu]") {
+    seed(1);
+    Tensor x = random_normal({8, 3, 13, 11}), w = random_normal({5, 3, 3, 3});
+    Tensor y = conv2d(x, w, 2, 1);
+    CHECK(worst(conv2d(x.copyto(gpu(0)), w.copyto(gpu(0)), 2, 1), y) < 1e-5);
+    CHECK(worst(max_pool2d(x.copyto(gpu(0)), 3, 2, 1), max_pool2d(x, 3, 2, 1)) == 0);
+    CHECK(worst(avg_pool2d(x.copyto(gpu(0)), 2, 2), avg_pool2d(x, 2, 2)) < 1e-6);
+    Tensor a = random_normal({300, 200}), b = random_normal({200, 100});
+    CHECK(worst(matmul(a.copyto(gpu(0)), b.copyto(gpu(0))), matmul(a, b)) < 1e-5);
+    Tensor big = random_uniform({3, 100003});
+    CHECK(worst(big.copyto(gpu(0)).sum(), big.sum()) < 1e-6);
+    CHECK(worst(big.copyto(gpu(0)).sum(1), big.sum(1)) < 1e-6);
+    CHECK(worst(big.copyto(gpu(0)).argmax(1), big.argmax(1)) == 0);
+    CHECK(worst(big.copyto(gpu(0)).max(0), big.max(0)) == 0);
+}
+
+TEST_CASE("integer division by zero is reported at the next wait, naming div", "[cuda][gpu]") {
+    Tensor a = array(std::vector<int32_t>{7, 8, 9}, {}, gpu(0));
+    Tensor b = array(std::vector<int32_t>{1, 0, 3}, {}, gpu(0));
+    Tensor q = a / b;  // queued: returns before the GPU has run it
+    CHECK_THROWS_WITH(q.to_vector<int32_t>(), Contains("div failed on CUDA device 0: integer division by zero"));
+    // Reported once; the device goes on working.
+    CHECK((a + b).to_vector<int32_t>() == std::vector<int32_t>{8, 8, 12});
+}
+
+TEST_CASE("a label outside the classes is reported at the next wait", "[cuda][gpu]") {
+    Tensor logits = zeros({2, 3}, gpu(0));
+    Tensor labels = array(std::vector<int32_t>{0, 5}, {}, gpu(0));
+    CHECK_THROWS_WITH(softmax_cross_entropy(logits, labels).to_vector<float>(),
+                      Contains("label 5 in row 1 is outside [0, 3)"));
+    CHECK(zeros({2}, gpu(0)).to_vector<float>() == std::vector<float>{0, 0});
+}
+
+TEST_CASE("out of memory names the figures and leaves the device usable", "[cuda][gpu]") {
+    const uint64_t total = device_info(gpu(0)).memory_total;
+    REQUIRE(total > 0);
+    CHECK_THROWS_WITH(empty({int64_t(total / 4) + 1}, gpu(0)), Contains("out of memory: asked for") && Contains(" free of "));
+    Tensor fine = full({1 << 20}, 2.0, gpu(0));
+    CHECK(fine.sum().to_vector<float>()[0] == float(2 << 20));
+}
+
+TEST_CASE("freed memory is cached and reused: 100 cycles, no growth", "[cuda][gpu]") {
+    synchronize(gpu(0));
+    const uint64_t baseline = device_info(gpu(0)).memory_in_use;
+    { Tensor warm = full({1 << 22}, 1.0, gpu(0)); }
+    synchronize(gpu(0));
+    const uint64_t reserved = device_info(gpu(0)).memory_reserved;
+    for (int i = 0; i < 100; ++i) {
+        Tensor t = full({1 << 22}, double(i), gpu(0));
+        Tensor u = t * 2;
+        CHECK(device_info(gpu(0)).memory_in_use >= baseline + (uint64_t(2) << 24));
+    }
+    synchronize(gpu(0));
+    CHECK(device_info(gpu(0)).memory_in_use == baseline);
+    CHECK(device_info(gpu(0)).memory_reserved <= reserved + (uint64_t(1) << 25));  // two live blocks at most, then reuse
+    CHECK(device_info(gpu(0)).memory_peak >= baseline + (uint64_t(2) << 24));
+}
+
+TEST_CASE("copies through the staging ring, and between two GPUs", "[cuda][gpu]") {
+    const int64_t n = 10'000'003;  // 40 MB: several staging slots, an odd tail
+    Tensor host = arange(0, double(n), 1, cpu(), DType::float64);
+    Tensor dev = host.copyto(gpu(0));
+    CHECK(worst(dev, host) == 0);
+    Tensor back = (dev + 1).copyto(cpu());
+    CHECK(back.to_vector<double>()[size_t(n - 1)] == double(n));
+    if (num_gpus() < 2) return;
+    Tensor other = dev.copyto(gpu(1));
+    CHECK(other.device() == gpu(1));
+    CHECK(worst(other * 2, host * 2) == 0);
+}
