@@ -139,4 +139,8 @@ px_status px_runtime_seed(px_runtime* runtime, uint64_t seed) {
     });
 }
 
+px_status px_runtime_allow_tf32(px_runtime* runtime, int32_t allow) {
+    return guard("px_runtime_allow_tf32", [&] { get_runtime(runtime).allow_tf32 = allow != 0; });
+}
+
 }  // extern "C"

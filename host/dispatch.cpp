@@ -13,6 +13,11 @@ void check_accepts(int32_t op, px_dtype dtype) {
              op_accepted_dtypes(op), "); cast the input first");
 }
 
+int32_t tf32_allowed(const DeviceImpl& dev) {
+    auto rt = dev.runtime.lock();
+    return rt && rt->allow_tf32.load(std::memory_order_relaxed) ? 1 : 0;
+}
+
 void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
     const TensorObj* first = *ts.begin();
     for (const TensorObj* t : ts) {

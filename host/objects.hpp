@@ -105,6 +105,7 @@ struct Runtime {
     std::vector<std::shared_ptr<DeviceImpl>> devices[4];  // by px_device_kind
     std::atomic<uint64_t> seed{0};
     std::atomic<uint64_t> rng_offset{0};
+    std::atomic<bool> allow_tf32{false};  // px_runtime_allow_tf32
 
     // The device, or PX_ERROR_NO_DEVICE naming what exists and why.
     const std::shared_ptr<DeviceImpl>& device(px_device d) const;

@@ -246,7 +246,7 @@ TensorObj* matmul(const TensorObj& a, const TensorObj& b) {
     };
     px_tensor_desc in[2] = {as3d(a, m, k), as3d(b, k, n)}, o = as3d(*out, m, n);
     o.strides[0] = m * n;
-    px_matmul_attrs attrs{sizeof(px_matmul_attrs), 0};
+    px_matmul_attrs attrs{sizeof(px_matmul_attrs), tf32_allowed(a.device())};
     dispatch(a.device(), PX_OP_MATMUL, a.dtype, in, 2, &o, 1, &attrs, numel(shape) > 0);
     return out.release();
 }

@@ -71,7 +71,7 @@ TensorObj* gemm(const TensorObj& a, const TensorObj& b, bool trans_a, bool trans
              to_string(b.shape), trans_b ? "^T" : "", " (", k, " vs ", k2, ")");
     int64_t dims[2] = {m, n};
     Owned out = make(a, a.dtype, 2, dims);
-    px_gemm_attrs attrs{sizeof(px_gemm_attrs), trans_a, trans_b, 0};
+    px_gemm_attrs attrs{sizeof(px_gemm_attrs), trans_a, trans_b, tf32_allowed(a.device())};
     px_tensor_desc in[2] = {a.desc(), b.desc()}, o = out->desc();
     dispatch(a.device(), PX_OP_GEMM, a.dtype, in, 2, &o, 1, &attrs, m * n > 0);
     return out.release();

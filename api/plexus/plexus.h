@@ -106,6 +106,10 @@ PX_API px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
 PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
+/* Nonzero lets float32 matrix products (matmul, gemm) use reduced-precision
+ * tensor-core math (TF32: 10-bit mantissa inputs) where a plugin has it.
+ * Off by default: results then match float32 within the usual tolerance. */
+PX_API px_status px_runtime_allow_tf32(px_runtime* runtime, int32_t allow);
 
 /* ---- tensors: creation ---- */
 

@@ -116,3 +116,17 @@ TEST_CASE("copies through the staging ring, and between two GPUs", "[cuda][gpu]"
     CHECK(other.device() == gpu(1));
     CHECK(worst(other * 2, host * 2) == 0);
 }
+
+TEST_CASE("TF32 is used only when the user opts in", "[cuda][gpu]") {
+    seed(5);
+    Tensor a = random_normal({512, 512}, 0, 1, gpu(0)), b = random_normal({512, 512}, 0, 1, gpu(0));
+    Tensor exact = matmul(a.astype(DType::float64), b.astype(DType::float64));
+    Tensor full32 = matmul(a, b);
+    allow_tf32(true);
+    Tensor tf32 = matmul(a, b);
+    allow_tf32(false);
+    const double e_full = worst(full32, exact), e_tf32 = worst(tf32, exact);
+    CHECK(e_full < 1e-5);
+    CHECK(e_tf32 < 5e-2);   // 10-bit mantissas: about 1e-3 relative per product
+    CHECK(e_tf32 > e_full);  // on a GPU with tensor cores (Ampere and later)
+}

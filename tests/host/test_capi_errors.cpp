@@ -225,3 +225,26 @@ TEST_CASE_METHOD(Fixture, "every router check answers with its own error", "[cap
     CHECK(t == nullptr);
     for (px_tensor* x : {a, one, scalar, b1, b2}) px_tensor_release(x);
 }
+
+TEST_CASE_METHOD(Fixture, "the runtime's settings refuse a bad handle and take effect on a good one", "[capi][errors]") {
+    CHECK(px_runtime_seed(nullptr, 1) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("px_runtime_seed"));
+    CHECK(px_runtime_allow_tf32(nullptr, 1) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("px_runtime_allow_tf32"));
+    // TF32 is a request plugins may ignore: the CPU plugin's float32 product is unchanged.
+    px_tensor* a = ones(4);
+    px_tensor* before = nullptr;
+    px_tensor* after = nullptr;
+    int64_t shape[2] = {2, 2};
+    px_tensor* m = nullptr;
+    REQUIRE(px_tensor_reshape(a, 2, shape, &m) == PX_OK);
+    REQUIRE(px_matmul(m, m, &before) == PX_OK);
+    REQUIRE(px_runtime_allow_tf32(rt, 1) == PX_OK);
+    REQUIRE(px_matmul(m, m, &after) == PX_OK);
+    float x[4], y[4];
+    REQUIRE(px_tensor_to_host(before, x, sizeof x) == PX_OK);
+    REQUIRE(px_tensor_to_host(after, y, sizeof y) == PX_OK);
+    CHECK(x[3] == 2.0f);
+    CHECK(y[3] == 2.0f);
+    for (px_tensor* t : {a, m, before, after}) px_tensor_release(t);
+}

@@ -100,4 +100,7 @@ inline void synchronize_all() { check(px_runtime_synchronize_all(runtime())); }
 // Seeds the random stream; the same seed gives the same tensors.
 inline void seed(uint64_t s) { check(px_runtime_seed(runtime(), s)); }
 
+// Lets float32 matrix products use TF32 tensor cores (faster, less precise); off by default.
+inline void allow_tf32(bool on) { check(px_runtime_allow_tf32(runtime(), on ? 1 : 0)); }
+
 }  // namespace plexus
