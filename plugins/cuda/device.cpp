@@ -19,38 +19,47 @@ DeviceScope::~DeviceScope() {
 
 Device::Device(int ord) : ordinal(ord) {
     DeviceScope scope(ordinal);
-    cudaDeviceProp prop{};
-    PX_CUDA(cudaGetDeviceProperties(&prop, ordinal));
-    sm_count_ = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
-    name_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-            std::to_string(sm_count_) + " SMs)";
-    PX_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    PX_CUDA(cudaEventCreateWithFlags(&marker_, cudaEventDisableTiming));
-    // Our own pool, so two runtimes (or the application) never share blocks;
-    // it keeps freed memory (release threshold: everything) for reuse.
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = ordinal;
-    PX_CUDA(cudaMemPoolCreate(&pool_, &props));
-    uint64_t keep = std::numeric_limits<uint64_t>::max();
-    PX_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
-    PX_CUDA(cudaMalloc(reinterpret_cast<void**>(&status_), sizeof(DeviceStatus)));
-    PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
-    PX_BLAS(cublasCreate(&blas_));
-    PX_BLAS(cublasSetStream(blas_, stream_));
+    try {
+        cudaDeviceProp prop{};
+        PX_CUDA(cudaGetDeviceProperties(&prop, ordinal));
+        sm_count_ = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+        name_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                std::to_string(sm_count_) + " SMs)";
+        PX_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+        PX_CUDA(cudaEventCreateWithFlags(&marker_, cudaEventDisableTiming));
+        // Our own pool, so two runtimes (or the application) never share
+        // blocks; it keeps freed memory (release threshold: all) for reuse.
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = ordinal;
+        PX_CUDA(cudaMemPoolCreate(&pool_, &props));
+        uint64_t keep = std::numeric_limits<uint64_t>::max();
+        PX_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+        PX_CUDA(cudaMalloc(reinterpret_cast<void**>(&status_), sizeof(DeviceStatus)));
+        PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
+        PX_BLAS(cublasCreate(&blas_));
+        PX_BLAS(cublasSetStream(blas_, stream_));
+    } catch (...) {
+        teardown();  // a constructor that throws gets no destructor call
+        throw;
+    }
 }
 
 Device::~Device() {
-    // Nothing here may throw; on a lost context these calls fail harmlessly.
     // The device stays current for the members' destructors (staging_).
-    if (cudaSetDevice(ordinal) != cudaSuccess) return;
+    if (cudaSetDevice(ordinal) == cudaSuccess) teardown();
+}
+
+void Device::teardown() noexcept {
+    // On a lost context these calls fail harmlessly.
     if (stream_) cudaStreamSynchronize(stream_);
     if (blas_) cublasDestroy(blas_);
     if (status_) cudaFree(status_);
-    if (pool_) cudaMemPoolDestroy(pool_);
+    if (pool_) cudaMemPoolDestroy(pool_);  // blocks still in use go when they are freed
     if (marker_) cudaEventDestroy(marker_);
     if (stream_) cudaStreamDestroy(stream_);
+    blas_ = nullptr, status_ = nullptr, pool_ = nullptr, marker_ = nullptr, stream_ = nullptr;
     cudaGetLastError();
 }
 

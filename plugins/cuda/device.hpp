@@ -79,6 +79,7 @@ public:
     void fence();
 
 private:
+    void teardown() noexcept;
     void* pool_malloc(uint64_t bytes, cudaError_t& e);
     std::string read_status();
 

@@ -1,0 +1,147 @@
+// The CUDA plugin against raw CUDA in the same run: sgemm (float32, TF32)
+// against cublasSgemm/cublasGemmEx, a 256M-float add against a raw
+// device-to-device copy's bandwidth, host<->device copies of 256 MiB from
+// pinned memory against cudaMemcpy, and seed 003's large and small products
+// on the CPU against the GPU.
+#include "bench_cuda.hpp"
+
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "bench_util.hpp"
+
+using namespace plexus;
+
+namespace pxbench {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+    if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + " failed: status " + std::to_string(s));
+}
+
+// Raw device memory for the baselines, on the GPU under test.
+struct DeviceMemory {
+    void* p = nullptr;
+    explicit DeviceMemory(size_t bytes) { check(cudaMalloc(&p, bytes), "cudaMalloc"); }
+    ~DeviceMemory() { cudaFree(p); }
+};
+struct PinnedMemory {
+    void* p = nullptr;
+    explicit PinnedMemory(size_t bytes) { check(cudaMallocHost(&p, bytes), "cudaMallocHost"); }
+    ~PinnedMemory() { cudaFreeHost(p); }
+};
+
+void sgemm(Device dev, int64_t n, bool tf32, bool json) {
+    seed(1);
+    Tensor a = random_uniform({n, n}, 0, 1, dev), b = random_uniform({n, n}, 0, 1, dev), c;
+    DeviceMemory ra(size_t(n * n) * 4), rb(size_t(n * n) * 4), rc(size_t(n * n) * 4);
+    cublasHandle_t h;
+    check(cublasCreate(&h), "cublasCreate");
+    const float one = 1, zero = 0;
+    allow_tf32(tf32);
+    auto [ours, raw] = interleaved(
+        11,
+        [&] {
+            c = matmul(a, b);
+            synchronize(dev);
+        },
+        [&] {
+            check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, rb.p, CUDA_R_32F, int(n), ra.p,
+                               CUDA_R_32F, int(n), &zero, rc.p, CUDA_R_32F, int(n),
+                               tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmEx");
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        });
+    allow_tf32(false);
+    cublasDestroy(h);
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    report({std::string(tf32 ? "tf32 gemm " : "sgemm ") + std::to_string(n), "GFLOP/s", flop / ours / 1e9,
+            flop / raw / 1e9, tf32 ? "raw cuBLAS, TF32" : "raw cublasSgemm", "target >= 0.95x"},
+           json);
+}
+
+// c = a + b reads 2 and writes 1 float per element; a raw copy reads 1 and
+// writes 1. Both as bytes moved per second.
+void add_bandwidth(Device dev, int64_t n, bool json) {
+    Tensor a = full({n}, 1.0, dev), b = full({n}, 2.0, dev), c;
+    DeviceMemory src(size_t(n) * 4), dst(size_t(n) * 4);
+    auto [ours, raw] = interleaved(
+        11,
+        [&] {
+            c = a + b;
+            synchronize(dev);
+        },
+        [&] {
+            check(cudaMemcpy(dst.p, src.p, size_t(n) * 4, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        });
+    report({"add " + std::to_string(n >> 20) + "M float32, c = a + b", "GB/s", 3.0 * n * 4 / ours / 1e9,
+            2.0 * n * 4 / raw / 1e9, "raw D2D cudaMemcpy", "target >= 0.85x"},
+           json);
+}
+
+void host_copies(Device dev, int64_t bytes, bool json) {
+    const int64_t n = bytes / 4;
+    PinnedMemory host{size_t(bytes)};
+    DeviceMemory raw_dev{size_t(bytes)};
+    Tensor on_gpu;
+    auto [up, raw_up] = interleaved(
+        9,
+        [&] {
+            on_gpu = Tensor::wrap([&](px_tensor** o) {
+                return px_tensor_from_host(runtime(), dev.raw(), PX_FLOAT32, 1, &n, host.p, uint64_t(bytes), o);
+            });
+            synchronize(dev);
+        },
+        [&] { check(cudaMemcpy(raw_dev.p, host.p, size_t(bytes), cudaMemcpyHostToDevice), "cudaMemcpy"); });
+    report({"host->device " + std::to_string(bytes >> 20) + " MiB, pinned", "GB/s", bytes / up / 1e9,
+            bytes / raw_up / 1e9, "raw cudaMemcpy", "target >= 0.9x"},
+           json);
+    auto [down, raw_down] = interleaved(
+        9, [&] { check(px_tensor_to_host(on_gpu.handle(), host.p, uint64_t(bytes)) == PX_OK ? cudaSuccess : cudaErrorUnknown, px_last_error()); },
+        [&] { check(cudaMemcpy(host.p, raw_dev.p, size_t(bytes), cudaMemcpyDeviceToHost), "cudaMemcpy"); });
+    report({"device->host " + std::to_string(bytes >> 20) + " MiB, pinned", "GB/s", bytes / down / 1e9,
+            bytes / raw_down / 1e9, "raw cudaMemcpy", "target >= 0.9x"},
+           json);
+}
+
+// Seed 003: a large and a small product, on the CPU and on the GPU.
+void cpu_vs_gpu(Device dev, int64_t n, bool json) {
+    seed(2);
+    Tensor a = random_uniform({n, n}), b = random_uniform({n, n});
+    Tensor ga = a.copyto(dev), gb = b.copyto(dev), c;
+    const int burst = n <= 128 ? 100 : 1;
+    auto [on_gpu, on_cpu] = interleaved(
+        5,
+        [&] {
+            for (int i = 0; i < burst; ++i) c = matmul(ga, gb);
+            synchronize(dev);
+        },
+        [&] {
+            for (int i = 0; i < burst; ++i) c = matmul(a, b);
+            synchronize(cpu());
+        });
+    report({"matmul " + std::to_string(n) + "x" + std::to_string(n) + " on the GPU", "ms", on_gpu / burst * 1e3,
+            on_cpu / burst * 1e3, "the same on cpu(0)", "seed 003: GPU wins when large"},
+           json);
+}
+
+}  // namespace
+
+void bench_cuda(Device dev, bool quick, bool json) {
+    int ordinal = dev.index;  // the CUDA plugin numbers its devices as CUDA does
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    for (bool tf32 : {false, true}) sgemm(dev, quick ? 1024 : 4096, tf32, json);
+    add_bandwidth(dev, quick ? (16 << 20) : (256 << 20), json);
+    host_copies(dev, quick ? (32 << 20) : (256 << 20), json);
+    cpu_vs_gpu(dev, quick ? 512 : 4096, json);
+    cpu_vs_gpu(dev, 64, json);
+}
+
+}  // namespace pxbench

@@ -1,0 +1,69 @@
+// What every plexus-bench figure shares: timing, interleaving with the
+// baseline, medians, and the table (or JSON) of results.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace pxbench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds(const std::function<void()>& f) {
+    // Let OpenMP threads of the previous run stop spinning (libgomp spins
+    // after a parallel region), so neither side is measured against the
+    // other's idle threads.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Runs `ours` and `raw` alternately `reps` times; returns their median seconds.
+inline std::pair<double, double> interleaved(int reps, const std::function<void()>& ours, const std::function<void()>& raw) {
+    ours();  // warm up: caches, thread pools, first-touch of memory
+    if (raw) raw();
+    std::vector<double> a, b;
+    for (int i = 0; i < reps; ++i) {
+        a.push_back(seconds(ours));
+        if (raw) b.push_back(seconds(raw));
+    }
+    return {median(a), raw ? median(b) : 0.0};
+}
+
+struct Row {
+    std::string name, unit;
+    double ours, baseline;
+    std::string baseline_name, target;
+};
+
+// Every figure reported, in order (for --json).
+inline std::vector<Row>& rows() {
+    static std::vector<Row> all;
+    return all;
+}
+
+inline void report(const Row& r, bool json) {
+    rows().push_back(r);
+    if (json) return;
+    if (r.baseline > 0)
+        std::printf("%-40s %10.2f %-7s %-22s %10.2f   ratio %.2fx   %s\n", r.name.c_str(), r.ours, r.unit.c_str(),
+                    r.baseline_name.c_str(), r.baseline, r.ours / r.baseline, r.target.c_str());
+    else
+        std::printf("%-40s %10.2f %-7s %-22s %10s   %-12s %s\n", r.name.c_str(), r.ours, r.unit.c_str(), "", "", "",
+                    r.target.c_str());
+    std::fflush(stdout);
+}
+
+}  // namespace pxbench
