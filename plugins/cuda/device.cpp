@@ -40,6 +40,9 @@ Device::Device(int ord) : ordinal(ord) {
         PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
         PX_BLAS(cublasCreate(&blas_));
         PX_BLAS(cublasSetStream(blas_, stream_));
+        size_t free_b = 0, total_b = 0;
+        PX_CUDA(cudaMemGetInfo(&free_b, &total_b));
+        total_bytes_ = total_b;
     } catch (...) {
         teardown();  // a constructor that throws gets no destructor call
         throw;
@@ -64,24 +67,31 @@ void Device::teardown() noexcept {
 }
 
 void* Device::pool_malloc(uint64_t bytes, cudaError_t& e) {
-    void* p = nullptr;
-    e = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
-    if (e == cudaSuccess) return p;
-    cudaGetLastError();  // out of memory does not poison the context
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        void* p = nullptr;
+        e = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+        if (e == cudaSuccess) return p;
+        cudaGetLastError();  // out of memory does not poison the context
+        if (e != cudaErrorMemoryAllocation || attempt > 0) break;
+        // Give the cache back (after the frees queued so far) and try once more.
+        PX_CUDA(cudaStreamSynchronize(stream_));
+        PX_CUDA(cudaMemPoolTrimTo(pool_, 0));
+    }
     return nullptr;
 }
 
 px_plugin_buffer* Device::allocate(uint64_t bytes, std::string& why) {
     void* p = nullptr;
+    if (bytes > total_bytes_) {  // never worth asking the driver (which may call it an invalid value)
+        MemoryFigures f = figures();
+        why = "CUDA device " + std::to_string(ordinal) + " is out of memory: asked for " + std::to_string(bytes) +
+              " bytes, more than the " + std::to_string(f.total) + " it has (" + std::to_string(f.in_use) +
+              " in use by this runtime)";
+        return nullptr;
+    }
     if (bytes) {
         cudaError_t e;
         p = pool_malloc(bytes, e);
-        if (!p && e == cudaErrorMemoryAllocation) {
-            // Give the cache back (after the frees queued so far) and try once more.
-            PX_CUDA(cudaStreamSynchronize(stream_));
-            PX_CUDA(cudaMemPoolTrimTo(pool_, 0));
-            p = pool_malloc(bytes, e);
-        }
         if (!p) {
             if (e != cudaErrorMemoryAllocation) throw CudaError(e, "cudaMallocFromPoolAsync");
             MemoryFigures f = figures();
@@ -106,11 +116,6 @@ void Device::release(px_plugin_buffer* b) {
 void* Device::allocate(uint64_t bytes) {
     cudaError_t e;
     void* p = pool_malloc(bytes, e);
-    if (!p && e == cudaErrorMemoryAllocation) {
-        PX_CUDA(cudaStreamSynchronize(stream_));
-        PX_CUDA(cudaMemPoolTrimTo(pool_, 0));
-        p = pool_malloc(bytes, e);
-    }
     if (p) return p;
     if (e != cudaErrorMemoryAllocation) throw CudaError(e, "cudaMallocFromPoolAsync");
     throw OutOfMemory("CUDA device " + std::to_string(ordinal) + " is out of memory: " + std::to_string(bytes) +

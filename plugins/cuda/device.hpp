@@ -80,6 +80,8 @@ public:
 
 private:
     void teardown() noexcept;
+    // Memory from the pool; when it is out of memory, empties the cache and
+    // tries again. nullptr with the last error in `e` when that fails too.
     void* pool_malloc(uint64_t bytes, cudaError_t& e);
     std::string read_status();
 
@@ -90,6 +92,7 @@ private:
     DeviceStatus* status_ = nullptr;
     StagingRing staging_;
     int sm_count_ = 1;
+    uint64_t total_bytes_ = 0;  // the device's memory
     std::string name_;
     std::string failed_;
     int32_t last_op_ = 0;
