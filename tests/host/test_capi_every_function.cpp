@@ -1,0 +1,251 @@
+// Every function of the C API, found by reading api/plexus/plexus.h itself
+// (so a new function cannot be forgotten), called with hostile arguments:
+// NULL, released, wrong-kind and made-up handles in each handle position,
+// and NULL out-pointers. Each must return an error status, the right one,
+// with a message naming the function; none may crash.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "plexus/plexus.h"
+
+namespace {
+
+// The handles a call is made with: one runtime, up to three tensors, and
+// whether the out-pointer is NULL.
+struct Args {
+    px_runtime* rt = nullptr;
+    px_tensor* t[3] = {};
+    bool null_out = false;
+};
+
+enum class Takes { nothing, runtime, tensors };
+
+struct Entry {
+    Takes takes = Takes::nothing;
+    int handles = 0;          // tensors taken (Takes::tensors)
+    bool out = true;          // has an out-pointer that may not be NULL
+    int nullable = 0;         // bit k: tensor k may be NULL (an optional input)
+    std::function<px_status(const Args&)> call;
+};
+
+std::set<std::string> declared_functions() {
+    std::ifstream f(PLEXUS_C_API_HEADER);
+    REQUIRE(f);
+    std::stringstream text;
+    text << f.rdbuf();
+    std::set<std::string> names;
+    const std::string s = text.str();
+    std::regex decl(R"(PX_API\s+[^;(#]*?\b(px_\w+)\s*\()");
+    for (auto it = std::sregex_iterator(s.begin(), s.end(), decl); it != std::sregex_iterator(); ++it)
+        names.insert((*it)[1]);
+    return names;
+}
+
+px_tensor* out_t;  // where calls write their result (released after each)
+px_tensor** out(const Args& a) { return a.null_out ? nullptr : &out_t; }
+
+std::map<std::string, Entry> entries() {
+    const px_device cpu0{PX_DEVICE_CPU, 0};
+    static int64_t shape2[2] = {2, 2};
+    static float host[4];
+    static int32_t i32;
+    static int64_t i64[8];
+    static uint64_t u64a, u64b;
+    static const char* str;
+    static px_device dev;
+    static px_dtype dt;
+    std::map<std::string, Entry> m;
+    auto rt = [&](std::function<px_status(const Args&)> f, bool has_out = true) {
+        return Entry{Takes::runtime, 0, has_out, 0, std::move(f)};
+    };
+    auto ts = [&](int n, std::function<px_status(const Args&)> f, bool has_out = true, int nullable = 0) {
+        return Entry{Takes::tensors, n, has_out, nullable, std::move(f)};
+    };
+    m["px_last_error"] = Entry{Takes::nothing, 0, false, 0, nullptr};
+    m["px_last_status"] = Entry{Takes::nothing, 0, false, 0, nullptr};
+    m["px_status_name"] = Entry{Takes::nothing, 0, false, 0, nullptr};
+    m["px_runtime_create"] = Entry{Takes::nothing, 0, false, 0, nullptr};  // its own case below
+    m["px_runtime_destroy"] = rt([](const Args& a) { return px_runtime_destroy(a.rt); }, false);
+    m["px_runtime_plugin_count"] = rt([](const Args& a) { return px_runtime_plugin_count(a.rt, a.null_out ? nullptr : &i32); });
+    m["px_runtime_plugin_info"] = rt([](const Args& a) {
+        static px_plugin_info info{sizeof(px_plugin_info), 0, 0, 0, 0, 0, 0, 0, 0};
+        return px_runtime_plugin_info(a.rt, 0, a.null_out ? nullptr : &info);
+    });
+    m["px_runtime_device_count"] = rt([](const Args& a) { return px_runtime_device_count(a.rt, PX_DEVICE_CPU, a.null_out ? nullptr : &i32); });
+    m["px_runtime_device_info"] = rt([cpu0](const Args& a) {
+        static px_device_info info{};
+        info.struct_size = sizeof info;
+        return px_runtime_device_info(a.rt, cpu0, a.null_out ? nullptr : &info);
+    });
+    m["px_runtime_device_plugin"] = rt([cpu0](const Args& a) { return px_runtime_device_plugin(a.rt, cpu0, a.null_out ? nullptr : &str); });
+    m["px_runtime_device_supports"] = rt([cpu0](const Args& a) {
+        return px_runtime_device_supports(a.rt, cpu0, PX_OP_ADD, PX_FLOAT32, a.null_out ? nullptr : &i32);
+    });
+    m["px_runtime_synchronize"] = rt([cpu0](const Args& a) { return px_runtime_synchronize(a.rt, cpu0); }, false);
+    m["px_runtime_synchronize_all"] = rt([](const Args& a) { return px_runtime_synchronize_all(a.rt); }, false);
+    m["px_runtime_seed"] = rt([](const Args& a) { return px_runtime_seed(a.rt, 1); }, false);
+    m["px_runtime_allow_tf32"] = rt([](const Args& a) { return px_runtime_allow_tf32(a.rt, 0); }, false);
+    m["px_tensor_empty"] = rt([cpu0](const Args& a) { return px_tensor_empty(a.rt, cpu0, PX_FLOAT32, 2, shape2, out(a)); });
+    m["px_tensor_from_host"] = rt([cpu0](const Args& a) {
+        return px_tensor_from_host(a.rt, cpu0, PX_FLOAT32, 2, shape2, host, sizeof host, out(a));
+    });
+    m["px_tensor_full"] = rt([cpu0](const Args& a) { return px_tensor_full(a.rt, cpu0, PX_FLOAT32, 2, shape2, 1, out(a)); });
+    m["px_tensor_arange"] = rt([cpu0](const Args& a) { return px_tensor_arange(a.rt, cpu0, PX_FLOAT32, 0, 4, 1, out(a)); });
+    m["px_tensor_random_uniform"] = rt([cpu0](const Args& a) {
+        return px_tensor_random_uniform(a.rt, cpu0, PX_FLOAT32, 2, shape2, 0, 1, out(a));
+    });
+    m["px_tensor_random_normal"] = rt([cpu0](const Args& a) {
+        return px_tensor_random_normal(a.rt, cpu0, PX_FLOAT32, 2, shape2, 0, 1, out(a));
+    });
+    m["px_tensor_retain"] = ts(1, [](const Args& a) { return px_tensor_retain(a.t[0]); }, false);
+    m["px_tensor_release"] = ts(1, [](const Args& a) { return px_tensor_release(a.t[0]); }, false);
+    m["px_tensor_device"] = ts(1, [](const Args& a) { return px_tensor_device(a.t[0], a.null_out ? nullptr : &dev); });
+    m["px_tensor_dtype"] = ts(1, [](const Args& a) { return px_tensor_dtype(a.t[0], a.null_out ? nullptr : &dt); });
+    m["px_tensor_ndim"] = ts(1, [](const Args& a) { return px_tensor_ndim(a.t[0], a.null_out ? nullptr : &i32); });
+    m["px_tensor_shape"] = ts(1, [](const Args& a) { return px_tensor_shape(a.t[0], a.null_out ? nullptr : i64, 8); });
+    m["px_tensor_numel"] = ts(1, [](const Args& a) { return px_tensor_numel(a.t[0], a.null_out ? nullptr : i64); });
+    m["px_tensor_to_host"] = ts(1, [](const Args& a) { return px_tensor_to_host(a.t[0], a.null_out ? nullptr : host, sizeof host); });
+    m["px_tensor_copy_to"] = ts(1, [cpu0](const Args& a) { return px_tensor_copy_to(a.t[0], cpu0, out(a)); });
+    m["px_tensor_as_on"] = ts(1, [cpu0](const Args& a) { return px_tensor_as_on(a.t[0], cpu0, out(a)); });
+    m["px_tensor_reshape"] = ts(1, [](const Args& a) { return px_tensor_reshape(a.t[0], 2, shape2, out(a)); });
+    m["px_tensor_slice"] = ts(1, [](const Args& a) { return px_tensor_slice(a.t[0], 0, 1, out(a)); });
+    m["px_binary"] = ts(2, [](const Args& a) { return px_binary(PX_OP_ADD, a.t[0], a.t[1], out(a)); });
+    m["px_binary_scalar"] = ts(1, [](const Args& a) { return px_binary_scalar(PX_OP_ADD, a.t[0], 1, 0, out(a)); });
+    m["px_unary"] = ts(1, [](const Args& a) { return px_unary(PX_OP_EXP, a.t[0], out(a)); });
+    m["px_where"] = ts(3, [](const Args& a) { return px_where(a.t[0], a.t[1], a.t[2], out(a)); });
+    m["px_reduce"] = ts(1, [](const Args& a) { return px_reduce(PX_OP_SUM, a.t[0], 1, 0, 0, out(a)); });
+    m["px_matmul"] = ts(2, [](const Args& a) { return px_matmul(a.t[0], a.t[1], out(a)); });
+    m["px_transpose"] = ts(1, [](const Args& a) {
+        static const int32_t perm[2] = {1, 0};
+        return px_transpose(a.t[0], perm, 2, out(a));
+    });
+    m["px_slice_axis"] = ts(1, [](const Args& a) { return px_slice_axis(a.t[0], 0, 0, 1, 1, out(a)); });
+    m["px_concat"] = ts(2, [](const Args& a) {
+        px_tensor* parts[2] = {a.t[0], a.t[1]};
+        return px_concat(parts, 2, 0, out(a));
+    });
+    m["px_cast"] = ts(1, [](const Args& a) { return px_cast(a.t[0], PX_FLOAT64, out(a)); });
+    m["px_gemm"] = ts(2, [](const Args& a) { return px_gemm(a.t[0], a.t[1], 0, 0, out(a)); });
+    m["px_conv2d"] = ts(2, [](const Args& a) { return px_conv2d(a.t[0], a.t[1], 1, 1, 0, 0, out(a)); });
+    m["px_conv2d_backward_input"] = ts(2, [](const Args& a) {
+        return px_conv2d_backward_input(a.t[0], a.t[1], 2, 2, 1, 1, 0, 0, out(a));
+    });
+    m["px_conv2d_backward_weight"] = ts(2, [](const Args& a) {
+        return px_conv2d_backward_weight(a.t[0], a.t[1], 1, 1, 1, 1, 0, 0, out(a));
+    });
+    m["px_pool2d"] = ts(1, [](const Args& a) { return px_pool2d(PX_OP_MAX_POOL2D, a.t[0], 1, 1, 1, 1, 0, 0, out(a)); });
+    m["px_pool2d_backward"] = ts(2, [](const Args& a) {
+        return px_pool2d_backward(PX_OP_MAX_POOL2D, a.t[0], a.t[1], 1, 1, 1, 1, 0, 0, out(a));
+    });
+    m["px_bias_add"] = ts(2, [](const Args& a) { return px_bias_add(a.t[0], a.t[1], out(a)); });
+    m["px_bias_grad"] = ts(1, [](const Args& a) { return px_bias_grad(a.t[0], out(a)); });
+    m["px_activation_backward"] = ts(2, [](const Args& a) { return px_activation_backward(PX_OP_RELU, a.t[0], a.t[1], out(a)); });
+    m["px_log_softmax"] = ts(1, [](const Args& a) { return px_log_softmax(a.t[0], out(a)); });
+    m["px_log_softmax_backward"] = ts(2, [](const Args& a) { return px_log_softmax_backward(a.t[0], a.t[1], out(a)); });
+    m["px_softmax_cross_entropy"] = ts(2, [](const Args& a) { return px_softmax_cross_entropy(a.t[0], a.t[1], out(a)); });
+    m["px_softmax_cross_entropy_backward"] = ts(3, [](const Args& a) {
+        return px_softmax_cross_entropy_backward(a.t[0], a.t[1], a.t[2], out(a));
+    });
+    m["px_dropout"] = ts(1, [](const Args& a) { return px_dropout(a.t[0], 0.5, &u64a, &u64b, out(a)); });
+    m["px_dropout_backward"] = ts(1, [](const Args& a) { return px_dropout_backward(a.t[0], 0.5, 1, 0, out(a)); });
+    m["px_sgd_update"] = ts(3, [](const Args& a) { return px_sgd_update(a.t[0], a.t[1], a.t[2], 0.1, 0, 0, 1); },
+                            false, /*momentum may be NULL*/ 1 << 2);
+    return m;
+}
+
+bool names(const char* function) { return std::string(px_last_error()).find(function) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("every function in plexus.h has a hostile-argument case", "[capi][hostile]") {
+    auto declared = declared_functions();
+    auto table = entries();
+    REQUIRE(declared.size() >= 59);
+    for (const auto& name : declared) {
+        INFO(name << " is declared in plexus.h but has no case in test_capi_every_function.cpp");
+        CHECK(table.count(name) == 1);
+    }
+    for (const auto& [name, e] : table) {
+        INFO(name << " has a case but is not declared in plexus.h");
+        CHECK(declared.count(name) == 1);
+    }
+}
+
+TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handles, naming itself", "[capi][hostile]") {
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    px_runtime* dead_rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &dead_rt) == PX_OK);
+    REQUIRE(px_runtime_destroy(dead_rt) == PX_OK);
+    const px_device cpu0{PX_DEVICE_CPU, 0};
+    int64_t shape[2] = {2, 2};
+    px_tensor *good = nullptr, *dead = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, shape, 1, &good) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, shape, 1, &dead) == PX_OK);
+    REQUIRE(px_tensor_release(dead) == PX_OK);
+    px_runtime* bad_rts[] = {nullptr, dead_rt, reinterpret_cast<px_runtime*>(good),
+                             reinterpret_cast<px_runtime*>(uintptr_t(0xdeadbeef))};
+    px_tensor* bad_ts[] = {nullptr, dead, reinterpret_cast<px_tensor*>(rt),
+                           reinterpret_cast<px_tensor*>(uintptr_t(0x7fffffff12345678ull))};
+    const char* what[] = {"NULL", "released", "wrong-kind", "made-up"};
+
+    for (const auto& [name, e] : entries()) {
+        if (e.takes == Takes::nothing) continue;
+        const int positions = e.takes == Takes::runtime ? 1 : e.handles;
+        for (int pos = 0; pos < positions; ++pos)
+            for (int b = 0; b < 4; ++b) {
+                if (e.takes == Takes::tensors && b == 0 && (e.nullable >> pos & 1)) continue;
+                Args a;
+                a.rt = e.takes == Takes::runtime ? bad_rts[b] : rt;
+                for (int k = 0; k < 3; ++k) a.t[k] = good;
+                if (e.takes == Takes::tensors) a.t[pos] = bad_ts[b];
+                out_t = nullptr;
+                px_status s = e.call(a);
+                INFO(name << " with a " << what[b] << " handle in position " << pos << ": " << px_last_error());
+                CHECK(s == PX_ERROR_INVALID_HANDLE);
+                CHECK(px_last_status() == PX_ERROR_INVALID_HANDLE);
+                CHECK(names(name.c_str()));
+                CHECK(out_t == nullptr);  // nothing was made
+            }
+        if (!e.out) continue;
+        Args a;
+        a.rt = rt;
+        for (int k = 0; k < 3; ++k) a.t[k] = good;
+        a.null_out = true;
+        px_status s = e.call(a);
+        INFO(name << " with a NULL out-pointer: " << px_last_error());
+        CHECK(s == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(names(name.c_str()));
+    }
+    // The good handles are untouched by all of that.
+    float v[4] = {};
+    CHECK(px_tensor_to_host(good, v, sizeof v) == PX_OK);
+    CHECK(v[3] == 1.0f);
+    CHECK(px_tensor_release(good) == PX_OK);
+    CHECK(px_runtime_destroy(rt) == PX_OK);
+}
+
+TEST_CASE("the functions without handles: runtime creation, status names, the last error", "[capi][hostile]") {
+    CHECK(px_runtime_create(nullptr, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(names("px_runtime_create"));
+    CHECK(px_last_status() == PX_ERROR_INVALID_ARGUMENT);
+    px_runtime_options small{3, nullptr, 0, 0};  // a struct_size no version of the struct had
+    px_runtime* rt = nullptr;
+    CHECK(px_runtime_create(&small, &rt) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(rt == nullptr);
+    CHECK(names("px_runtime_create"));
+    px_runtime_options no_paths{sizeof(px_runtime_options), nullptr, 2, 0};  // two paths, no array
+    CHECK(px_runtime_create(&no_paths, &rt) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(rt == nullptr);
+    CHECK(std::string(px_status_name(PX_ERROR_SHAPE)) == "PX_ERROR_SHAPE");
+    CHECK(px_status_name(static_cast<px_status>(999)) != nullptr);
+    CHECK(px_last_error() != nullptr);
+}
