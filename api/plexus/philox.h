@@ -7,6 +7,7 @@
 #ifndef PLEXUS_PHILOX_H
 #define PLEXUS_PHILOX_H
 
+#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -50,6 +51,19 @@ PX_PHILOX_FN float px_uniform_float(uint32_t x) { return (float)(x >> 8) * (1.0f
 PX_PHILOX_FN double px_uniform_double(uint32_t hi, uint32_t lo) {
     uint64_t bits = ((uint64_t)hi << 21) | (lo >> 11); /* 32 + 21 = 53 bits */
     return (double)bits * (1.0 / 9007199254740992.0);
+}
+
+/* Element i of a random tensor before rounding to its dtype: uniform in
+ * [a, b), or normal with mean a and standard deviation b (Box-Muller). wide
+ * (float64 tensors) draws 53-bit uniforms, otherwise (float32) 24-bit ones. */
+PX_PHILOX_FN double px_random_value(uint64_t seed, uint64_t offset, int64_t i, int wide, int normal, double a,
+                                    double b) {
+    px_philox4x32 x = px_philox4x32_10(offset + (uint64_t)i, seed);
+    double u1 = wide ? px_uniform_double(x.v[0], x.v[1]) : (double)px_uniform_float(x.v[0]);
+    double u2 = wide ? px_uniform_double(x.v[2], x.v[3]) : (double)px_uniform_float(x.v[1]);
+    if (!normal) return a + (b - a) * u1;
+    /* 1 - u1 lies in (0, 1], so the log is finite. */
+    return a + b * (sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
 }
 
 /* Whether dropout keeps element i: its uniform draw is >= p. */

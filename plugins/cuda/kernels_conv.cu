@@ -2,8 +2,9 @@
 // processed in chunks whose columns fit a bounded scratch buffer:
 //   forward          y_n = W cols_n            (one strided-batched gemm)
 //   backward input   cols_n = W^T dy_n, then col2im gathers them into dx
-//   backward weight  dW += dy^T-ish (O, N*OHW) x cols (CKK, N*OHW)^T, one
-//                    gemm per chunk, chunks added in order (deterministic)
+//   backward weight  dW += dy' cols'^T, with dy' (O, N*OHW) the chunk's dy
+//                    regrouped by channel and cols' (CKK, N*OHW); one gemm
+//                    per chunk, chunks added in order (deterministic)
 // col2im is a gather (each dx cell sums the columns that read it), so no
 // atomics and the same result on every run. A 1x1 stride-1 unpadded
 // convolution uses the images themselves as columns.

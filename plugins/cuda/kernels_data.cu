@@ -67,19 +67,9 @@ __global__ void arange_flat(T* o, int64_t n, double start, double step) {
 
 template <class T>
 __global__ void random_flat(T* o, int64_t n, px_random_attrs r, bool normal) {
-    PX_GRID_STRIDE(i, n) {
-        px_philox4x32 x = px_philox4x32_10(r.offset + uint64_t(i), r.seed);
-        double u1, u2;
-        if constexpr (sizeof(T) == 4) u1 = px_uniform_float(x.v[0]), u2 = px_uniform_float(x.v[1]);
-        else u1 = px_uniform_double(x.v[0], x.v[1]), u2 = px_uniform_double(x.v[2], x.v[3]);
-        if (!normal) {
-            T v = static_cast<T>(r.a + (r.b - r.a) * u1);
-            o[i] = v < static_cast<T>(r.b) || r.a == r.b ? v : static_cast<T>(r.a);  // keep [a, b) after rounding
-        } else {
-            // Box-Muller; 1 - u1 lies in (0, 1], so the log is finite.
-            double z = sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
-            o[i] = static_cast<T>(r.a + r.b * z);
-        }
+    PX_GRID_STRIDE(i, n) {  // the CPU plugin's numbers: the same reference function
+        T v = static_cast<T>(px_random_value(r.seed, r.offset, i, sizeof(T) == 8, normal, r.a, r.b));
+        o[i] = normal || v < static_cast<T>(r.b) || r.a == r.b ? v : static_cast<T>(r.a);  // uniform stays in [a, b)
     }
 }
 

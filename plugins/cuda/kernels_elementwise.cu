@@ -21,17 +21,53 @@ constexpr int vec_width() {
 
 inline bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
-// o[i] = f(a[i], b[i]); vector loads when every pointer allows them.
-template <class T, class R, class F>
-__global__ void binary_flat(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ o, int64_t n,
-                            bool vec, F f) {
-    constexpr int V = vec_width<T>();
+// The inputs of a flat loop: a tensor read like the contiguous output, or
+// one value for every element (a scalar operand, or nothing for unary ops).
+template <class T>
+struct Flat {
+    using type = T;
+    const T* __restrict__ p;
+    template <int V>
+    __device__ Pack<T, V> pack(int64_t i) const { return reinterpret_cast<const Pack<T, V>*>(p)[i]; }
+    __device__ T at(int64_t i) const { return p[i]; }
+};
+template <class T>
+struct Same {
+    T s;
+    template <int V>
+    __device__ Pack<T, V> pack(int64_t) const {
+        Pack<T, V> r;
+#pragma unroll
+        for (int k = 0; k < V; ++k) r.v[k] = s;
+        return r;
+    }
+    __device__ T at(int64_t) const { return s; }
+};
+
+// f with its operands swapped (a scalar on the left), or with the second ignored (unary ops).
+template <class F>
+struct Swapped {
+    F f;
+    template <class T>
+    __device__ auto operator()(T a, T b) const { return f(b, a); }
+};
+template <class F>
+struct FirstOnly {
+    F f;
+    template <class T>
+    __device__ auto operator()(T a, T) const { return f(a); }
+};
+
+// o[i] = f(a[i], b[i]); 16-byte vector loads when every pointer allows them.
+template <class R, class A, class B, class F>
+__global__ void flat_map(A a, B b, R* __restrict__ o, int64_t n, bool vec, F f) {
+    constexpr int V = vec_width<typename A::type>();
     int64_t done = 0;
     if (vec) {
         const int64_t nv = n / V;
         PX_GRID_STRIDE(i, nv) {
-            Pack<T, V> pa = reinterpret_cast<const Pack<T, V>*>(a)[i];
-            Pack<T, V> pb = reinterpret_cast<const Pack<T, V>*>(b)[i];
+            const auto pa = a.template pack<V>(i);
+            const auto pb = b.template pack<V>(i);
             Pack<R, V> po;
 #pragma unroll
             for (int k = 0; k < V; ++k) po.v[k] = f(pa.v[k], pb.v[k]);
@@ -40,31 +76,8 @@ __global__ void binary_flat(const T* __restrict__ a, const T* __restrict__ b, R*
         done = nv * V;
     }
     PX_GRID_STRIDE(j, n - done) {
-        int64_t i = done + j;
-        o[i] = f(a[i], b[i]);
-    }
-}
-
-// One operand is the scalar s (left when scalar_left).
-template <class T, class R, class F>
-__global__ void binary_scalar(const T* __restrict__ a, T s, bool scalar_left, R* __restrict__ o, int64_t n,
-                              bool vec, F f) {
-    constexpr int V = vec_width<T>();
-    int64_t done = 0;
-    if (vec) {
-        const int64_t nv = n / V;
-        PX_GRID_STRIDE(i, nv) {
-            Pack<T, V> pa = reinterpret_cast<const Pack<T, V>*>(a)[i];
-            Pack<R, V> po;
-#pragma unroll
-            for (int k = 0; k < V; ++k) po.v[k] = scalar_left ? f(s, pa.v[k]) : f(pa.v[k], s);
-            reinterpret_cast<Pack<R, V>*>(o)[i] = po;
-        }
-        done = nv * V;
-    }
-    PX_GRID_STRIDE(j, n - done) {
-        int64_t i = done + j;
-        o[i] = scalar_left ? f(s, a[i]) : f(a[i], s);
+        const int64_t i = done + j;
+        o[i] = f(a.at(i), b.at(i));
     }
 }
 
@@ -74,26 +87,6 @@ __global__ void binary_strided(Strided<3> w, int64_t n, const T* a, const T* b, 
         int64_t off[3];
         w.offsets(i, off);
         o[off[0]] = f(a[off[1]], b[off[2]]);
-    }
-}
-
-template <class T, class F>
-__global__ void unary_flat(const T* __restrict__ a, T* __restrict__ o, int64_t n, bool vec, F f) {
-    constexpr int V = vec_width<T>();
-    int64_t done = 0;
-    if (vec) {
-        const int64_t nv = n / V;
-        PX_GRID_STRIDE(i, nv) {
-            Pack<T, V> pa = reinterpret_cast<const Pack<T, V>*>(a)[i];
-#pragma unroll
-            for (int k = 0; k < V; ++k) pa.v[k] = f(pa.v[k]);
-            reinterpret_cast<Pack<T, V>*>(o)[i] = pa;
-        }
-        done = nv * V;
-    }
-    PX_GRID_STRIDE(j, n - done) {
-        int64_t i = done + j;
-        o[i] = f(a[i]);
     }
 }
 
@@ -121,23 +114,25 @@ void binary_any(const OpArgs& t, const Launch& l, F f) {
     const int64_t n = t.out.numel();
     if (n == 0) return;
     constexpr int V = vec_width<T>();
-    const T* a = reinterpret_cast<const T*>(t.in[0].data);
+    const Flat<T> a{reinterpret_cast<const T*>(t.in[0].data)};
     R* o = reinterpret_cast<R*>(t.out.data);
-    const bool vec_o = aligned(o, sizeof(Pack<R, V>)) && aligned(a, sizeof(Pack<T, V>));
-    if (t.num_inputs == 1) {
-        const px_binary_attrs& at = t.attrs.binary;
-        binary_scalar<T, R><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(a, static_cast<T>(at.scalar),
-                                                                          at.scalar_operand == 1, o, n, vec_o, f);
-        return check_launch("binary_scalar");
+    const bool vec = aligned(o, sizeof(Pack<R, V>)) && aligned(a.p, sizeof(Pack<T, V>));
+    const unsigned grid = grid_for(n, l, V);
+    if (t.num_inputs == 1) {  // a tensor and a scalar
+        const Same<T> s{static_cast<T>(t.attrs.binary.scalar)};
+        if (t.attrs.binary.scalar_operand == 1)
+            flat_map<R><<<grid, kThreads, 0, l.stream>>>(a, s, o, n, vec, Swapped<F>{f});
+        else
+            flat_map<R><<<grid, kThreads, 0, l.stream>>>(a, s, o, n, vec, f);
+        return check_launch("flat_map (scalar)");
     }
-    const T* b = reinterpret_cast<const T*>(t.in[1].data);
+    const Flat<T> b{reinterpret_cast<const T*>(t.in[1].data)};
     if (same_layout(t.in[0], t.out) && same_layout(t.in[1], t.out)) {
-        binary_flat<T, R><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(
-            a, b, o, n, vec_o && aligned(b, sizeof(Pack<T, V>)), f);
-        return check_launch("binary_flat");
+        flat_map<R><<<grid, kThreads, 0, l.stream>>>(a, b, o, n, vec && aligned(b.p, sizeof(Pack<T, V>)), f);
+        return check_launch("flat_map");
     }
     const Operand* ops[3] = {&t.out, &t.in[0], &t.in[1]};
-    binary_strided<T, R><<<grid_for(n, l), kThreads, 0, l.stream>>>(make_strided<3>(ops), n, a, b, o, f);
+    binary_strided<T, R><<<grid_for(n, l), kThreads, 0, l.stream>>>(make_strided<3>(ops), n, a.p, b.p, o, f);
     check_launch("binary_strided");
 }
 
@@ -188,11 +183,11 @@ void unary_map(const OpArgs& t, const Launch& l, F f) {
     const int64_t n = t.out.numel();
     if (n == 0) return;
     constexpr int V = vec_width<T>();
-    const T* a = reinterpret_cast<const T*>(t.in[0].data);
+    const Flat<T> a{reinterpret_cast<const T*>(t.in[0].data)};
     T* o = reinterpret_cast<T*>(t.out.data);
-    unary_flat<T><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(
-        a, o, n, aligned(a, sizeof(Pack<T, V>)) && aligned(o, sizeof(Pack<T, V>)), f);
-    check_launch("unary_flat");
+    const bool vec = aligned(a.p, sizeof(Pack<T, V>)) && aligned(o, sizeof(Pack<T, V>));
+    flat_map<T><<<grid_for(n, l, V), kThreads, 0, l.stream>>>(a, Same<T>{T(0)}, o, n, vec, FirstOnly<F>{f});
+    check_launch("flat_map (unary)");
 }
 
 template <class T>

@@ -262,7 +262,9 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
             return PX_OK;
         });
     std::unique_lock<std::mutex> lock_from(from->mutex, std::defer_lock), lock_to(to->mutex, std::defer_lock);
-    return guarded(err, from, [&] {
+    // An error here is not pinned on either device: a lost context shows up
+    // again at that device's next call, which then marks it failed.
+    return guarded(err, nullptr, [&] {
         std::lock(lock_from, lock_to);
         if (!from->failed().empty()) return report(err, PX_ERROR_DEVICE, from->failed());
         if (!to->failed().empty()) return report(err, PX_ERROR_DEVICE, to->failed());

@@ -2,12 +2,11 @@
 // why it has none; gpu(0) then names that reason and try_gpu() falls back.
 #include <catch2/catch.hpp>
 
-#include <dlfcn.h>
-
 #include <string>
 
 #include "plexus/plexus.hpp"
 #include "plexus/plugin.h"
+#include "../loaded_plugin.hpp"
 #include "probe.hpp"
 
 using Catch::Matchers::Contains;
@@ -29,23 +28,8 @@ TEST_CASE("the reason for zero devices names the cause and what to do", "[cuda]"
 }
 
 namespace {
-struct Loaded {
-    void* lib = dlopen(PLEXUS_CUDA_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
-    const px_plugin_api* api = nullptr;
-    px_plugin_context* ctx = nullptr;
-    px_plugin_error err{sizeof(px_plugin_error), {0}};
-    Loaded() {
-        INFO(dlerror());
-        REQUIRE(lib);
-        auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
-        REQUIRE(get);
-        api = get();
-        REQUIRE(api->create(&ctx, &err) == PX_OK);
-    }
-    ~Loaded() {
-        api->destroy(ctx);
-        dlclose(lib);
-    }
+struct Loaded : pxtest::LoadedPlugin {
+    Loaded() : LoadedPlugin(PLEXUS_CUDA_PLUGIN_FILE) {}
 };
 }  // namespace
 

@@ -2,30 +2,15 @@
 // malformed calls are refused with a message, never run on garbage.
 #include <catch2/catch.hpp>
 
-#include <dlfcn.h>
-
 #include <cstring>
 #include <string>
 
 #include "plexus/plugin.h"
+#include "../loaded_plugin.hpp"
 
 namespace {
-struct Loaded {
-    void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
-    const px_plugin_api* api = nullptr;
-    px_plugin_context* ctx = nullptr;
-    px_plugin_error err{sizeof(px_plugin_error), {0}};
-    Loaded() {
-        REQUIRE(lib);
-        auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
-        REQUIRE(get);
-        api = get();
-        REQUIRE(api->create(&ctx, &err) == PX_OK);
-    }
-    ~Loaded() {
-        api->destroy(ctx);
-        dlclose(lib);
-    }
+struct Loaded : pxtest::LoadedPlugin {
+    Loaded() : LoadedPlugin(PLEXUS_CPU_PLUGIN_FILE) {}
 };
 }  // namespace
 
