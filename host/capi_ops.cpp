@@ -99,4 +99,18 @@ px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out) {
     });
 }
 
+px_status px_all_reduce_sum(px_tensor* const* tensors, int32_t count) {
+    return guard("px_all_reduce_sum", [&] {
+        if (count < 1) fail(PX_ERROR_INVALID_ARGUMENT, "count is ", count, "; at least one tensor is needed");
+        if (!tensors) fail(PX_ERROR_INVALID_ARGUMENT, "'tensors' is NULL");
+        std::vector<TensorObj*> parts;
+        parts.reserve(count);
+        for (int32_t i = 0; i < count; ++i) {
+            std::string arg = cat("tensors[", i, "]");
+            parts.push_back(&get_tensor(tensors[i], arg.c_str()));
+        }
+        router::all_reduce_sum(parts);
+    });
+}
+
 }  // extern "C"

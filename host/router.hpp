@@ -31,6 +31,10 @@ TensorObj* slice_axis(const TensorObj& a, int32_t axis, int64_t start, int64_t s
 TensorObj* concat(const std::vector<const TensorObj*>& parts, int32_t axis);
 TensorObj* cast(const TensorObj& a, px_dtype dtype);
 
+// Sums tensors of one shape and dtype, one per device, into every one of them
+// (router_collective.cpp).
+void all_reduce_sum(const std::vector<TensorObj*>& tensors);
+
 // ---- neural-network ops (router_nn.cpp) ----
 
 // A sliding window: conv2d takes its kernel size from the weight.

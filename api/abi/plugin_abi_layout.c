@@ -120,6 +120,13 @@ int main(void) {
     FIELD(px_op_call, outputs);
     FIELD(px_op_call, attrs);
 
+    STRUCT(px_collective_call);
+    FIELD(px_collective_call, struct_size);
+    FIELD(px_collective_call, op);
+    FIELD(px_collective_call, count);
+    FIELD(px_collective_call, devices);
+    FIELD(px_collective_call, tensors);
+
     STRUCT(px_plugin_api);
     FIELD(px_plugin_api, struct_size);
     FIELD(px_plugin_api, abi_major);
@@ -138,12 +145,14 @@ int main(void) {
     FIELD(px_plugin_api, copy_device);
     FIELD(px_plugin_api, execute);
     FIELD(px_plugin_api, synchronize);
+    FIELD(px_plugin_api, all_reduce);
 
     CONSTANT(PX_PLUGIN_ABI_MAJOR);
     CONSTANT(PX_PLUGIN_ABI_MINOR);
     CONSTANT(PX_MAX_DIMS);
     CONSTANT(PX_MESSAGE_MAX);
     CONSTANT(PX_OP_NUMBER_LIMIT);
+    CONSTANT(PX_COLLECTIVE_SUM);
     CONSTANT(PX_OK);
     CONSTANT(PX_ERROR_INVALID_ARGUMENT);
     CONSTANT(PX_ERROR_INVALID_HANDLE);

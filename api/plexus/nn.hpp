@@ -210,7 +210,14 @@ private:
     std::vector<std::shared_ptr<Block>> children_;
 };
 
-// Sums each parameter's gradients over its replicas and applies SGD to every
+// Splits `batch` along its first axis into one part per device, in order, and
+// puts each part on its device (as_in_context: a part already there is not
+// copied). Part sizes differ by at most one, the first parts taking the
+// remainder; a batch with fewer rows than devices is an error.
+std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device>& devices);
+
+// Sums each parameter's gradients over its replicas (all_reduce_sum: the
+// replicas' gradients are replaced by the sum) and applies SGD to every
 // replica identically. Options: learning_rate, momentum, wd.
 class Trainer {
 public:

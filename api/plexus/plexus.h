@@ -189,6 +189,16 @@ PX_API px_status px_slice_axis(px_tensor* a, int32_t axis, int64_t start, int64_
 PX_API px_status px_concat(px_tensor* const* tensors, int32_t count, int32_t axis, px_tensor** out);
 PX_API px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out);
 
+/* ---- collectives ---- */
+
+/* Sums `count` tensors of one shape and dtype (float32, float64, int32,
+ * int64), each on a different device, and writes the sum into every one of
+ * them: afterwards all hold the same bits. Runs as the devices' own
+ * collective (e.g. NCCL) when they share a plugin that has one, otherwise
+ * through copies and adds on tensors[0]'s device. Ordered after the work
+ * queued on every device involved. */
+PX_API px_status px_all_reduce_sum(px_tensor* const* tensors, int32_t count);
+
 /* ---- neural-network ops (float32, float64); shapes are NCHW ---- */
 
 /* op(a) x op(b) of 2-D tensors, where a nonzero trans_a / trans_b uses the

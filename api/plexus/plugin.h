@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 1
+#define PX_PLUGIN_ABI_MINOR 2
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -212,6 +212,67 @@ typedef struct px_op_call {
     /* ---- ABI 1.0 ends here ---- */
 } px_op_call;
 
+/* ---- ABI 1.2: collectives ---- */
+
+/* How a collective combines the tensors. */
+typedef enum px_collective_op {
+    PX_COLLECTIVE_SUM = 1
+} px_collective_op;
+
+/* One all-reduce over `count` tensors, one per device, all of this plugin.
+ *
+ * Layout the host guarantees: count >= 1; the devices are distinct and each
+ * tensors[i] lives on devices[i]; every tensor is contiguous with the same
+ * shape and a dtype of float32, float64, int32 or int64.
+ *
+ * Afterwards every tensor holds the elementwise result, bit-identical on
+ * every device (the order of the sum is the plugin's choice, but the same
+ * for every device). The all-reduce is
+ * ordered after the work queued before it on each of the devices, and work
+ * queued on them later sees its result. As with execute, an error found while
+ * queuing returns at once; one found while running is reported by the next
+ * wait on an involved device. */
+typedef struct px_collective_call {
+    uint32_t struct_size;
+    int32_t op;     /* px_collective_op */
+    int32_t count;
+    const int32_t* devices;          /* count device indices of this plugin */
+    const px_tensor_desc* tensors;   /* count tensors, read and written in place */
+} px_collective_call;
+
+/* What is wrong with `c` for a plugin of `device_count` devices (NULL when
+ * nothing is): the layout above, checked once here for every plugin. Whether
+ * each buffer belongs to its device and holds the tensor is the plugin's to
+ * check. */
+static inline const char* px_collective_call_problem(const px_collective_call* c, int32_t device_count) {
+    int32_t i, j, k;
+    if (!c || c->struct_size < sizeof(px_collective_call)) return "the call is NULL or too small";
+    if (c->op != PX_COLLECTIVE_SUM) return "unknown collective op";
+    if (c->count < 1 || c->count > device_count) return "count is not in 1..the number of devices";
+    if (!c->devices || !c->tensors) return "devices or tensors is NULL";
+    for (i = 0; i < c->count; ++i) {
+        const px_tensor_desc* t = &c->tensors[i];
+        const px_tensor_desc* t0 = &c->tensors[0];
+        int64_t stride = 1;
+        if (c->devices[i] < 0 || c->devices[i] >= device_count) return "a device index is out of range";
+        for (j = 0; j < i; ++j)
+            if (c->devices[j] == c->devices[i]) return "a device appears twice";
+        if (t->struct_size < sizeof(px_tensor_desc) || !t->buffer) return "a tensor desc is too small or has no buffer";
+        if (t->dtype != PX_FLOAT32 && t->dtype != PX_FLOAT64 && t->dtype != PX_INT32 && t->dtype != PX_INT64)
+            return "the dtype is not float32, float64, int32 or int64";
+        if (t->dtype != t0->dtype || t->ndim != t0->ndim) return "the tensors differ in dtype or rank";
+        if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
+        for (k = t->ndim - 1; k >= 0; --k) {
+            if (t->shape[k] != t0->shape[k]) return "the tensors differ in shape";
+            if (t->shape[k] < 0) return "a dimension is negative";
+            if (t->shape[k] != 1 && t->strides[k] != stride) return "a tensor is not contiguous";
+            if (t->shape[k] > 0 && stride > INT64_MAX / t->shape[k]) return "the element count overflows";
+            stride *= t->shape[k];
+        }
+    }
+    return 0;
+}
+
 /* The size of the attrs struct an op cannot run without (0: none needed);
  * binary ops need px_binary_attrs only in their scalar form (one input). A
  * plugin rejects a call whose attrs are missing or smaller than this. */
@@ -292,6 +353,15 @@ typedef struct px_plugin_api {
     px_status (*synchronize)(px_plugin_context* ctx, int32_t device, px_plugin_error* err);
 
     /* ---- ABI 1.0 ends here; later minors append below ---- */
+
+    /* ---- ABI 1.2 ---- */
+
+    /* Optional (NULL: the host copies the tensors to the first device, adds
+     * them there and copies the sum back). See px_collective_call. A plugin
+     * that cannot do a call it was given (e.g. its collective library is
+     * missing) returns PX_ERROR_UNSUPPORTED, and the host falls back the same
+     * way. */
+    px_status (*all_reduce)(px_plugin_context* ctx, const px_collective_call* call, px_plugin_error* err);
 } px_plugin_api;
 
 /* The one symbol a plugin exports. */

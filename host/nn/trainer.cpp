@@ -40,17 +40,16 @@ void Trainer::step(int64_t batch_size) {
         if (replicas.empty())
             throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: parameter " + p->name() +
                                                                       " is not initialized (run a forward pass first)");
-        // The gradient summed over the replicas, then one copy per device.
-        Tensor total = replicas[0].grad();
-        for (size_t i = 1; i < replicas.size(); ++i) total = total + replicas[i].grad().copyto(replicas[0].device());
+        // Every replica's gradient becomes the sum over the replicas.
+        std::vector<Tensor> grads = p->list_grad();
+        if (grads.size() > 1) all_reduce_sum(grads);
         auto& buffers = momentum_buffers_[p];
         if (momentum_ > 0 && buffers.size() != replicas.size()) {
             buffers.clear();
             for (auto& r : replicas) buffers.push_back(zeros(r.shape(), r.device(), r.dtype()));
         }
         for (size_t i = 0; i < replicas.size(); ++i) {
-            Tensor g = i == 0 ? total : total.copyto(replicas[i].device());
-            check(px_sgd_update(replicas[i].handle(), g.handle(), momentum_ > 0 ? buffers[i].handle() : nullptr, lr_,
+            check(px_sgd_update(replicas[i].handle(), grads[i].handle(), momentum_ > 0 ? buffers[i].handle() : nullptr, lr_,
                                 momentum_, wd_, rescale));
         }
     }

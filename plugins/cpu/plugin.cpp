@@ -13,6 +13,7 @@
 
 #include "allocator.hpp"
 #include "device_queue.hpp"
+#include "kernel_util.hpp"
 
 #ifndef PLEXUS_CPU_PLUGIN_VERSION
 #define PLEXUS_CPU_PLUGIN_VERSION "0.1.0"
@@ -294,6 +295,41 @@ px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* e
     });
 }
 
+// Every device drains, then the sum is formed in device order and written to
+// every tensor, so all of them hold the same bits. Synchronous, like a copy
+// between two devices: a CPU device has nothing to overlap it with.
+px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_plugin_error* err) {
+    return safely(err, [&] {
+        if (!ctx) return report(err, PX_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+        if (const char* problem = px_collective_call_problem(call, int32_t(ctx->devices.size())))
+            return report(err, PX_ERROR_INVALID_ARGUMENT, std::string("all_reduce: ") + problem);
+        std::vector<Operand> parts(call->count);
+        for (int32_t i = 0; i < call->count; ++i) {
+            const px_tensor_desc& t = call->tensors[i];
+            if (t.buffer->device != call->devices[i])
+                return report(err, PX_ERROR_INVALID_ARGUMENT, "all_reduce: tensor " + std::to_string(i) +
+                                                                  " is not on device " + std::to_string(call->devices[i]));
+            to_operand(t, parts[i]);
+            uint64_t size = uint64_t(parts[i].numel()) * px_dtype_size(t.dtype);
+            if (!in_bounds(t.buffer, t.offset, size)) return out_of_bounds(err, t.buffer, t.offset, size);
+        }
+        for (int32_t i = 0; i < call->count; ++i) {
+            px_status s = wait_device(ctx->devices[call->devices[i]].get(), err);
+            if (s != PX_OK) return s;
+        }
+        const int64_t n = parts[0].numel();
+        with_dtype(parts[0].dtype, [&](auto zero) {
+            using T = decltype(zero);
+            parallel_for(n, [&](int64_t k) {
+                T acc = reinterpret_cast<const T*>(parts[0].data)[k];
+                for (size_t i = 1; i < parts.size(); ++i) acc += reinterpret_cast<const T*>(parts[i].data)[k];
+                for (auto& p : parts) reinterpret_cast<T*>(p.data)[k] = acc;
+            });
+        });
+        return PX_OK;
+    });
+}
+
 const px_plugin_api api_table = {
     sizeof(px_plugin_api),
     PX_PLUGIN_ABI_MAJOR,
@@ -312,6 +348,7 @@ const px_plugin_api api_table = {
     copy_device,
     execute,
     synchronize,
+    all_reduce,
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // own stream, memory pool and cuBLAS handle (device.hpp). Ops are queued and
 // return at once; errors found on the GPU come back at the next wait. With no
 // driver or no GPU the plugin still loads and says why it has no devices.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collective.hpp"
 #include "cuda_check.hpp"
 #include "device.hpp"
 #include "probe.hpp"
@@ -21,6 +23,7 @@
 struct px_plugin_context {
     std::vector<std::unique_ptr<pxcuda::Device>> devices;
     std::string no_devices_reason;  // why there are none, when there are none
+    pxcuda::Collectives collectives;  // declared after devices: destroyed before them
 };
 
 namespace {
@@ -351,6 +354,48 @@ px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* e
     });
 }
 
+px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_plugin_error* err) {
+    if (!ctx) return report(err, PX_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    if (const char* problem = px_collective_call_problem(call, int32_t(ctx->devices.size())))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, std::string("all_reduce: ") + problem);
+    std::vector<Device*> devices;
+    std::vector<void*> data;
+    uint64_t count = 1;
+    for (int32_t k = 0; k < call->tensors[0].ndim; ++k) count *= uint64_t(call->tensors[0].shape[k]);
+    for (int32_t i = 0; i < call->count; ++i) {
+        const px_tensor_desc& t = call->tensors[i];
+        if (t.buffer->device != call->devices[i])
+            return report(err, PX_ERROR_INVALID_ARGUMENT, "all_reduce: tensor " + std::to_string(i) +
+                                                              " is not on device " + std::to_string(call->devices[i]));
+        const uint64_t bytes = count * px_dtype_size(t.dtype);
+        if (!in_bounds(t.buffer, t.offset, bytes)) return out_of_bounds(err, t.buffer, t.offset, bytes);
+        devices.push_back(ctx->devices[call->devices[i]].get());
+        data.push_back(at(t.buffer, t.offset));
+    }
+    // Every involved device locked, in one global order (no deadlock with
+    // another all_reduce or a copy between two of them).
+    std::vector<Device*> order = devices;
+    std::sort(order.begin(), order.end(), [](Device* a, Device* b) { return a->ordinal < b->ordinal; });
+    std::vector<std::unique_lock<std::mutex>> locks;
+    return guarded(err, nullptr, [&] {
+        for (Device* d : order) locks.emplace_back(d->mutex);
+        for (Device* d : order)
+            if (!d->failed().empty()) return report(err, PX_ERROR_DEVICE, d->failed());
+        if (count == 0) return PX_OK;
+        try {
+            ctx->collectives.all_reduce_sum(devices, data, count, call->tensors[0].dtype);
+        } catch (const Unsupported&) {
+            throw;
+        } catch (const CudaError&) {
+            throw;
+        } catch (const std::runtime_error& e) {
+            return report(err, PX_ERROR_DEVICE, std::string("all_reduce over ") + std::to_string(devices.size()) +
+                                                    " GPUs: " + e.what());
+        }
+        return PX_OK;
+    });
+}
+
 const px_plugin_api api_table = {
     sizeof(px_plugin_api),
     PX_PLUGIN_ABI_MAJOR,
@@ -369,6 +414,7 @@ const px_plugin_api api_table = {
     copy_device,
     execute,
     synchronize,
+    all_reduce,
 };
 
 }  // namespace

@@ -1,13 +1,16 @@
 // Conformance at the plugin boundary: the plugin that provides the device
 // under test, opened again with dlopen and called through its table as any
 // host would: the table, NULL and out-of-range arguments, messages that
-// respect err->struct_size, memory figures and out-of-memory.
+// respect err->struct_size, memory figures and out-of-memory, and the
+// optional all-reduce.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "conformance.hpp"
 
@@ -209,6 +212,97 @@ TEST_CASE("an op the plugin does not support is refused by the plugin too", "[co
     px_op_call call{sizeof(px_op_call), 9999, p.device, 0, nullptr, 1, &out, nullptr};
     REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_UNSUPPORTED);
     p.require_message();
+    REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+namespace {
+
+// A contiguous 1-D desc of `n` elements of `dtype` in `buf`.
+px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n) {
+    px_tensor_desc d{};
+    d.struct_size = sizeof d;
+    d.dtype = dtype;
+    d.buffer = buf;
+    d.ndim = 1;
+    d.shape[0] = n;
+    d.strides[0] = 1;
+    return d;
+}
+
+// Integers (exact in every summation order) as `T`.
+template <class T>
+void check_all_reduce(Opened& p, int32_t dtype, int32_t count) {
+    constexpr int64_t n = 1000;
+    std::vector<px_plugin_buffer*> bufs(count);
+    std::vector<px_tensor_desc> descs;
+    std::vector<int32_t> devices;
+    for (int32_t dev = 0; dev < count; ++dev) {
+        std::vector<T> v(n);
+        for (int64_t k = 0; k < n; ++k) v[k] = T((k % 17) * (dev + 1) - 3);
+        REQUIRE(p.api->buffer_alloc(p.ctx, dev, n * sizeof(T), &bufs[dev], &p.err) == PX_OK);
+        REQUIRE(p.api->copy_from_host(p.ctx, bufs[dev], 0, v.data(), n * sizeof(T), &p.err) == PX_OK);
+        descs.push_back(vector_desc(bufs[dev], dtype, n));
+        devices.push_back(dev);
+    }
+    px_collective_call call{sizeof call, PX_COLLECTIVE_SUM, count, devices.data(), descs.data()};
+    REQUIRE(p.api->all_reduce(p.ctx, &call, &p.err) == PX_OK);
+    for (int32_t dev = 0; dev < count; ++dev) {
+        std::vector<T> got(n);
+        REQUIRE(p.api->copy_to_host(p.ctx, bufs[dev], 0, got.data(), n * sizeof(T), &p.err) == PX_OK);
+        for (int64_t k = 0; k < n; ++k) {
+            T want = 0;
+            for (int32_t d = 0; d < count; ++d) want += T((k % 17) * (d + 1) - 3);
+            INFO("device " << dev << ", element " << k);
+            REQUIRE(got[k] == want);
+        }
+        REQUIRE(p.api->buffer_free(p.ctx, bufs[dev], &p.err) == PX_OK);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("all_reduce, when offered: every device ends with the sum, bad calls are refused",
+          "[conformance][abi][R16]") {
+    Opened p;
+    if (p.api->struct_size < offsetof(px_plugin_api, all_reduce) + sizeof p.api->all_reduce || !p.api->all_reduce) {
+        pxconf::record().skipped = "the plugin has no all_reduce (optional; the host falls back to copies)";
+        return;
+    }
+    int32_t count = 0;
+    REQUIRE(p.api->device_count(p.ctx, &count, &p.err) == PX_OK);
+    REQUIRE(count >= 1);
+    check_all_reduce<float>(p, PX_FLOAT32, count);
+    check_all_reduce<double>(p, PX_FLOAT64, count);
+    check_all_reduce<int32_t>(p, PX_INT32, count);
+    check_all_reduce<int64_t>(p, PX_INT64, count);
+
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 64, &buf, &p.err) == PX_OK);
+    px_tensor_desc two[2] = {vector_desc(buf, PX_FLOAT32, 4), vector_desc(buf, PX_FLOAT32, 4)};
+    int32_t devs[2] = {p.device, p.device};
+    px_collective_call call{sizeof call, PX_COLLECTIVE_SUM, 1, devs, two};
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, nullptr, &p.err));
+    call.op = 99;  // no such collective
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    call.op = PX_COLLECTIVE_SUM;
+    call.count = 0;
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    call.count = 2;  // the same device twice (or more devices than there are)
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    call.count = 1;
+    devs[0] = count;  // out of range
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    devs[0] = p.device;
+    two[0].dtype = PX_UINT8;
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    two[0] = vector_desc(buf, PX_FLOAT32, 1000);  // past the end of the buffer
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    two[0] = vector_desc(buf, PX_FLOAT32, 4);
+    two[0].strides[0] = 2;  // not contiguous
+    PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+    two[0].strides[0] = 1;
+    REQUIRE(p.api->all_reduce(p.ctx, &call, &p.err) == PX_OK);  // one device: its own sum
     REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
 }

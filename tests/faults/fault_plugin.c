@@ -1,6 +1,7 @@
 /* A small plugin in plain C99 for the fault tests, built once per FAULT_*
- * variant. Its one "accelerator" device keeps buffers in host memory and
- * supports add and fill on float32; each variant breaks one rule. */
+ * variant. Its one "accelerator" device (two for FAULT_COLLECTIVE) keeps
+ * buffers in host memory and supports add, fill and copy on float32; each
+ * variant breaks one rule. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,11 @@ static px_status create(px_plugin_context** out, px_plugin_error* err) {
 static void destroy(px_plugin_context* ctx) { free(ctx); }
 static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_error* err) {
     (void)ctx, (void)err;
+#ifdef FAULT_COLLECTIVE
+    *n = 2;
+#else
     *n = 1;
+#endif
     return PX_OK;
 }
 static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* info, px_plugin_error* err) {
@@ -130,6 +135,19 @@ static px_status synchronize(px_plugin_context* ctx, int32_t d, px_plugin_error*
     return take_failure(ctx, err);
 }
 
+#ifdef FAULT_COLLECTIVE
+/* An all_reduce slot that cannot run (its "library" is missing) unless the
+ * tensors have 3 rows, when it fails on the device. */
+static px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_plugin_error* err) {
+    const char* problem = px_collective_call_problem(call, 2);
+    (void)ctx;
+    if (problem) return say(err, PX_ERROR_INVALID_ARGUMENT, problem);
+    if (call->tensors[0].ndim == 1 && call->tensors[0].shape[0] == 3)
+        return say(err, PX_ERROR_DEVICE, "simulated collective failure");
+    return say(err, PX_ERROR_UNSUPPORTED, "simulated: the collective library is missing");
+}
+#endif
+
 #ifdef FAULT_NEWER_MINOR
 /* A plugin built against a future minor: one more slot at the end. */
 typedef struct {
@@ -146,6 +164,7 @@ static px_plugin_api table = {
     sizeof(px_plugin_api), PX_PLUGIN_ABI_MAJOR, PX_PLUGIN_ABI_MINOR, FAULT_NAME, "9.9.9",
     create, destroy, device_count, device_info, supports, buffer_alloc, buffer_free,
     copy_from_host, copy_to_host, copy_device, execute, synchronize,
+    NULL, /* all_reduce (ABI 1.2): set by FAULT_COLLECTIVE */
 };
 
 #ifndef FAULT_NO_SYMBOL
@@ -156,6 +175,8 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     table.struct_size = offsetof(px_plugin_api, execute);
 #elif defined(FAULT_NULL_SLOT)
     table.copy_device = NULL;
+#elif defined(FAULT_COLLECTIVE)
+    table.all_reduce = all_reduce;
 #elif defined(FAULT_NEWER_MINOR)
     static newer_api bigger;
     bigger.base = table;

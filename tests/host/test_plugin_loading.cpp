@@ -10,34 +10,13 @@
 
 #include "plexus/plexus.h"
 
+#include "plugin_runtime.hpp"
+
 namespace {
 
-struct Runtime {
-    px_runtime* rt = nullptr;
-    explicit Runtime(const std::vector<std::string>& paths, bool only = true) {
-        std::vector<const char*> ps;
-        for (auto& p : paths) ps.push_back(p.c_str());
-        px_runtime_options o{sizeof o, ps.data(), int32_t(ps.size()), only ? 1 : 0};
-        REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
-    }
-    ~Runtime() { px_runtime_destroy(rt); }
-    std::map<std::string, px_plugin_info> by_file() const {
-        std::map<std::string, px_plugin_info> out;
-        int32_t n = 0;
-        REQUIRE(px_runtime_plugin_count(rt, &n) == PX_OK);
-        for (int i = 0; i < n; ++i) {
-            px_plugin_info info{};
-            info.struct_size = sizeof info;
-            REQUIRE(px_runtime_plugin_info(rt, i, &info) == PX_OK);
-            std::string f = info.file;
-            out[f.substr(f.rfind('/') + 1)] = info;
-        }
-        return out;
-    }
-};
-
-std::string fault(const char* variant) { return std::string(PLEXUS_FAULT_PLUGIN_DIR "/libfault-") + variant + ".so"; }
-const std::string cpu_plugin = PLEXUS_CPU_PLUGIN_FILE;
+using pxtest::Runtime;
+using pxtest::fault;
+using pxtest::cpu_plugin;
 
 bool contains(const char* hay, const std::string& needle) { return std::string(hay).find(needle) != std::string::npos; }
 

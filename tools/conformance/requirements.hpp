@@ -32,6 +32,7 @@ inline constexpr Requirement requirements[] = {
     {"R13", "copy, cast and views keep values"},
     {"R14", "creation and random ops: exact fills, reproducible Philox streams"},
     {"R15", "neural-network ops and their gradients match references and finite differences"},
+    {"R16", "all_reduce (optional, ABI 1.2): every device ends with the same exact sum; bad calls are refused"},
 };
 
 inline const char* requirement_title(const char* id) {

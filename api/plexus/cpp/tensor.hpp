@@ -293,6 +293,15 @@ inline Tensor concat(const std::vector<Tensor>& parts, int axis = 0) {
     return Tensor::wrap([&](px_tensor** o) { return px_concat(hs.data(), int32_t(hs.size()), axis, o); });
 }
 
+// Sums tensors of one shape and dtype, one per device, and writes the sum
+// into every one of them (in place; all end with the same bits). The
+// devices' collective (e.g. NCCL) does it when their plugin has one.
+inline void all_reduce_sum(const std::vector<Tensor>& tensors) {
+    std::vector<px_tensor*> hs;
+    for (const auto& t : tensors) hs.push_back(t.handle());
+    check(px_all_reduce_sum(hs.data(), int32_t(hs.size())));
+}
+
 // ---- creation; tensors are made on the CPU unless a device is named ----
 
 template <class T>

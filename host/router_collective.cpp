@@ -1,0 +1,104 @@
+// The all-reduce: tensors on several devices summed in place. The router
+// checks everything first; the devices' plugin does it with its own
+// collective (ABI 1.2, e.g. NCCL) when all tensors are on one plugin that
+// offers one; otherwise the host sums on the first device and copies back.
+#include <memory>
+
+#include "dispatch.hpp"
+#include "router.hpp"
+
+namespace px::router {
+namespace {
+
+using Owned = std::unique_ptr<TensorObj>;
+
+void check_collective(const std::vector<TensorObj*>& ts) {
+    const TensorObj& first = *ts[0];
+    auto rt = first.device().runtime.lock();
+    for (size_t i = 0; i < ts.size(); ++i) {
+        const TensorObj& t = *ts[i];
+        if (t.device().runtime.lock() != rt)
+            fail(PX_ERROR_DEVICE_MISMATCH, "all_reduce: tensors[", i, "] belongs to another runtime than tensors[0]");
+        for (size_t j = 0; j < i; ++j)
+            if (&ts[j]->device() == &t.device())
+                fail(PX_ERROR_DEVICE_MISMATCH, "all_reduce: tensors[", j, "] and tensors[", i, "] are both on ",
+                     t.device().label, "; give one tensor per device");
+        if (t.dtype != first.dtype)
+            fail(PX_ERROR_DTYPE, "all_reduce: tensors[", i, "] is ", px_dtype_name(t.dtype), ", tensors[0] is ",
+                 px_dtype_name(first.dtype));
+        if (t.shape != first.shape)
+            fail(PX_ERROR_SHAPE, "all_reduce: tensors[", i, "] has shape ", to_string(t.shape), ", tensors[0] has ",
+                 to_string(first.shape));
+    }
+    if (first.dtype != PX_FLOAT32 && first.dtype != PX_FLOAT64 && first.dtype != PX_INT32 && first.dtype != PX_INT64)
+        fail(PX_ERROR_DTYPE, "all_reduce: ", px_dtype_name(first.dtype),
+             " is not summed (float32, float64, int32 and int64 are)");
+}
+
+// Overwrites `dst` with `src` (same shape and dtype), on any two devices.
+void copy_into(const TensorObj& src, TensorObj& dst) {
+    const DeviceImpl& from = src.device();
+    const DeviceImpl& to = dst.device();
+    const uint64_t bytes = src.bytes();
+    if (&from == &to) {
+        px_tensor_desc in = src.desc(), out = dst.desc();
+        dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
+        return;
+    }
+    const auto& p = *to.plugin;
+    if (from.plugin == to.plugin) {
+        p.call([&] { return cat("all_reduce: copying ", bytes, " bytes from ", from.label, " to ", to.label); },
+               [&](px_plugin_error* e) {
+                   return p.api->copy_device(p.context, src.buffer->handle, src.offset, dst.buffer->handle, dst.offset,
+                                             bytes, e);
+               });
+        return;
+    }
+    std::vector<unsigned char> staging(bytes);
+    to_host(src, staging.data(), bytes);
+    p.call([&] { return cat("all_reduce: copying ", bytes, " bytes from the host to ", to.label); },
+           [&](px_plugin_error* e) {
+               return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
+           });
+}
+
+bool plugin_collective(const std::vector<TensorObj*>& ts) {
+    const auto& plugin = ts[0]->device().plugin;
+    if (!plugin->api->all_reduce) return false;
+    for (const TensorObj* t : ts)
+        if (t->device().plugin != plugin) return false;
+    std::vector<px_tensor_desc> descs;
+    std::vector<int32_t> devices;
+    for (const TensorObj* t : ts) {
+        descs.push_back(t->desc());
+        devices.push_back(t->device().local);
+    }
+    px_collective_call call{sizeof(px_collective_call), PX_COLLECTIVE_SUM, int32_t(ts.size()), devices.data(),
+                            descs.data()};
+    px_plugin_error err;
+    err.struct_size = sizeof err;
+    err.message[0] = '\0';
+    px_status s = plugin->api->all_reduce(plugin->context, &call, &err);
+    if (s == PX_ERROR_UNSUPPORTED) return false;  // e.g. its collective library is missing: copy and add
+    if (s != PX_OK) plugin->raise(s, cat("all_reduce over ", ts.size(), " devices of plugin ", plugin->name), err);
+    return true;
+}
+
+}  // namespace
+
+void all_reduce_sum(const std::vector<TensorObj*>& ts) {
+    if (ts.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "all_reduce: no tensors");
+    check_collective(ts);
+    if (ts.size() == 1 || numel(ts[0]->shape) == 0) return;
+    if (plugin_collective(ts)) return;
+    // The fallback: the same order as the plugins' (tensors[0] + tensors[1] + ...).
+    const std::shared_ptr<DeviceImpl>& home = ts[0]->buffer->device;
+    Owned total(copy_to(*ts[0], home));
+    for (size_t i = 1; i < ts.size(); ++i) {
+        Owned part(copy_to(*ts[i], home));
+        total.reset(binary(PX_OP_ADD, *total, *part));
+    }
+    for (TensorObj* t : ts) copy_into(*total, *t);
+}
+
+}  // namespace px::router

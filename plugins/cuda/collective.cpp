@@ -1,0 +1,101 @@
+#include "collective.hpp"
+
+#include <dlfcn.h>
+
+#include "cuda_check.hpp"
+#include "device.hpp"
+
+namespace pxcuda {
+
+// The NCCL functions the plugin calls, looked up by name.
+struct Collectives::Api {
+    decltype(&ncclCommInitAll) comm_init_all = nullptr;
+    decltype(&ncclCommDestroy) comm_destroy = nullptr;
+    decltype(&ncclAllReduce) all_reduce = nullptr;
+    decltype(&ncclGroupStart) group_start = nullptr;
+    decltype(&ncclGroupEnd) group_end = nullptr;
+    decltype(&ncclGetErrorString) error_string = nullptr;
+};
+
+namespace {
+
+template <class F>
+bool find(void* lib, const char* name, F& out) {
+    out = reinterpret_cast<F>(dlsym(lib, name));
+    return out != nullptr;
+}
+
+ncclDataType_t nccl_type(int32_t dtype) {
+    switch (dtype) {
+    case PX_FLOAT32: return ncclFloat32;
+    case PX_FLOAT64: return ncclFloat64;
+    case PX_INT32: return ncclInt32;
+    case PX_INT64: return ncclInt64;
+    default: throw Unsupported(std::string("all_reduce on ") + px_dtype_name(dtype) + " is not implemented");
+    }
+}
+
+}  // namespace
+
+const Collectives::Api& Collectives::api() {
+    if (!tried_) {
+        tried_ = true;
+        static Api loaded;
+        for (const char* name : {"libnccl.so.2", "libnccl.so"}) {
+            library_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+            if (library_) break;
+        }
+        if (!library_) {
+            const char* why = dlerror();
+            load_error_ = std::string("NCCL is not available (") + (why ? why : "libnccl.so.2 not found") + ")";
+        } else if (!find(library_, "ncclCommInitAll", loaded.comm_init_all) ||
+                   !find(library_, "ncclCommDestroy", loaded.comm_destroy) ||
+                   !find(library_, "ncclAllReduce", loaded.all_reduce) ||
+                   !find(library_, "ncclGroupStart", loaded.group_start) ||
+                   !find(library_, "ncclGroupEnd", loaded.group_end) ||
+                   !find(library_, "ncclGetErrorString", loaded.error_string)) {
+            load_error_ = "the NCCL library found lacks a function the plugin needs";
+        } else {
+            api_ = &loaded;
+        }
+    }
+    if (!api_) throw Unsupported(load_error_);
+    return *api_;
+}
+
+std::vector<ncclComm_t>& Collectives::comms_for(const std::vector<Device*>& devices) {
+    std::vector<int> ordinals;
+    for (Device* d : devices) ordinals.push_back(d->ordinal);
+    auto found = comms_.find(ordinals);
+    if (found != comms_.end()) return found->second;
+    std::vector<ncclComm_t> comms(devices.size());
+    ncclResult_t r = api().comm_init_all(comms.data(), int(comms.size()), ordinals.data());
+    if (r != ncclSuccess) throw std::runtime_error(std::string("ncclCommInitAll: ") + api().error_string(r));
+    return comms_.emplace(ordinals, std::move(comms)).first->second;
+}
+
+void Collectives::all_reduce_sum(const std::vector<Device*>& devices, const std::vector<void*>& data, size_t count,
+                                 int32_t dtype) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const Api& nccl = api();
+    const ncclDataType_t type = nccl_type(dtype);
+    std::vector<ncclComm_t>& comms = comms_for(devices);
+    // One group, so NCCL launches on every GPU before any of them waits.
+    ncclResult_t r = nccl.group_start();
+    for (size_t i = 0; i < devices.size() && r == ncclSuccess; ++i) {
+        DeviceScope scope(devices[i]->ordinal);
+        r = nccl.all_reduce(data[i], data[i], count, type, ncclSum, comms[i], devices[i]->stream());
+    }
+    ncclResult_t end = nccl.group_end();
+    if (r == ncclSuccess) r = end;
+    if (r != ncclSuccess) throw std::runtime_error(std::string("ncclAllReduce: ") + nccl.error_string(r));
+}
+
+Collectives::~Collectives() {
+    if (api_)
+        for (auto& [ordinals, comms] : comms_)
+            for (ncclComm_t c : comms) api_->comm_destroy(c);
+    // The library stays loaded: NCCL keeps threads that may outlive this.
+}
+
+}  // namespace pxcuda
