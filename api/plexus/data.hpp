@@ -39,7 +39,8 @@ ImageDataset fashion_mnist(bool train, const std::string& folder = default_fashi
 struct Batch {
     Tensor data;    // (n, 1, rows, cols) float32: (pixel / 255 - mean) / std
     Tensor label;   // (n) int32
-    int64_t size = 0;
+    int64_t size = 0;         // n, the rows here
+    int64_t global_size = 0;  // the rows of the whole batch over every shard (== size unsharded)
 };
 
 // Batches of a dataset on `device`. Each epoch (begin_epoch) reshuffles with
@@ -56,6 +57,12 @@ public:
 
     int64_t num_batches() const { return (dataset_.count + batch_size_ - 1) / batch_size_; }
     int64_t batch_size() const { return batch_size_; }
+    // Makes every batch this shard's part of the global batch, for data
+    // parallelism across processes: with the same seed every shard sees the
+    // same shuffled order and takes its rows as split_and_load would (part
+    // sizes differ by at most one; a batch with fewer rows than shards is an
+    // error). Restarts at epoch 0.
+    void shard(int rank, int shards);
     // Starts an epoch (the first one is 0).
     void begin_epoch(uint64_t epoch);
     // The next batch of the epoch; false at its end.
@@ -71,6 +78,7 @@ private:
     Device device_;
     uint64_t seed_;
     double mean_, std_;
+    int rank_ = 0, shards_ = 1;
     std::vector<int64_t> order_;
     int64_t next_ = 0;
     std::future<Batch> pending_;

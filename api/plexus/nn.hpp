@@ -12,6 +12,7 @@
 // x's device. Parameter files: see docs/parameter-file.md.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -226,8 +227,16 @@ public:
     void step(int64_t batch_size);
     double learning_rate() const { return lr_; }
     void set_learning_rate(double lr);
+    // Called by step() with one gradient per parameter (in collect_params
+    // order, already summed over this process's replicas) before any update;
+    // it may replace them, e.g. with their sum over MPI ranks
+    // (plexus::mpi::World::gradient_reducer). Every replica is then updated
+    // with the gradients it leaves.
+    using GradientHook = std::function<void(std::vector<Tensor>& grads)>;
+    void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
 
 private:
+    GradientHook hook_;
     std::vector<Parameter*> params_;
     double lr_ = 0.01, momentum_ = 0, wd_ = 0;
     std::map<const Parameter*, std::vector<Tensor>> momentum_buffers_;

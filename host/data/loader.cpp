@@ -36,8 +36,23 @@ void DataLoader::begin_epoch(uint64_t epoch) {
     prefetch(0);
 }
 
+void DataLoader::shard(int rank, int shards) {
+    if (shards < 1 || rank < 0 || rank >= shards)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader::shard: rank " + std::to_string(rank) +
+                                                                  " of " + std::to_string(shards) + " shards");
+    rank_ = rank;
+    shards_ = shards;
+    begin_epoch(0);
+}
+
 Batch DataLoader::make(int64_t index) const {
-    const int64_t lo = index * batch_size_, n = std::min(batch_size_, dataset_.count - lo);
+    const int64_t first = index * batch_size_, global = std::min(batch_size_, dataset_.count - first);
+    if (global < shards_)
+        throw ShapeError(PX_ERROR_SHAPE, "DataLoader: batch " + std::to_string(index) + " has " + std::to_string(global) +
+                                             " rows, fewer than the " + std::to_string(shards_) + " shards");
+    // This shard's rows, as split_and_load cuts them.
+    const int64_t lo = first + rank_ * (global / shards_) + std::min<int64_t>(rank_, global % shards_);
+    const int64_t n = global / shards_ + (rank_ < global % shards_ ? 1 : 0);
     const int64_t pixels = dataset_.rows * dataset_.cols;
     std::vector<float> x(size_t(n * pixels));
     std::vector<int32_t> y(static_cast<size_t>(n));
@@ -51,6 +66,7 @@ Batch DataLoader::make(int64_t index) const {
     }
     Batch b;
     b.size = n;
+    b.global_size = global;
     b.data = array(x, {n, 1, dataset_.rows, dataset_.cols}, device_);
     b.label = array(y, {n}, device_);
     return b;

@@ -34,24 +34,40 @@ void Trainer::step(int64_t batch_size) {
     if (batch_size < 1)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: batch_size must be >= 1, got " +
                                                                   std::to_string(batch_size));
-    const double rescale = 1.0 / double(batch_size);
+    // Every replica's gradient becomes the sum over the replicas.
+    std::vector<std::vector<Tensor>> grads;
     for (Parameter* p : params_) {
-        std::vector<Tensor> replicas = p->list_data();
-        if (replicas.empty())
+        if (p->list_data().empty())
             throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: parameter " + p->name() +
                                                                       " is not initialized (run a forward pass first)");
-        // Every replica's gradient becomes the sum over the replicas.
-        std::vector<Tensor> grads = p->list_grad();
-        if (grads.size() > 1) all_reduce_sum(grads);
+        grads.push_back(p->list_grad());
+        if (grads.back().size() > 1) all_reduce_sum(grads.back());
+    }
+    if (hook_) {
+        std::vector<Tensor> first;
+        for (auto& g : grads) first.push_back(g[0]);
+        hook_(first);
+        if (first.size() != grads.size())
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: the gradient hook changed the number of gradients");
+        for (size_t k = 0; k < grads.size(); ++k) {
+            if (first[k].shape() != grads[k][0].shape())
+                throw ShapeError(PX_ERROR_SHAPE, "Trainer: the gradient hook changed the shape of " + params_[k]->name() +
+                                                     "'s gradient");
+            for (size_t i = 0; i < grads[k].size(); ++i) grads[k][i] = first[k].as_in_context(grads[k][i].device());
+        }
+    }
+    const double rescale = 1.0 / double(batch_size);
+    for (size_t k = 0; k < params_.size(); ++k) {
+        Parameter* p = params_[k];
+        std::vector<Tensor> replicas = p->list_data();
         auto& buffers = momentum_buffers_[p];
         if (momentum_ > 0 && buffers.size() != replicas.size()) {
             buffers.clear();
             for (auto& r : replicas) buffers.push_back(zeros(r.shape(), r.device(), r.dtype()));
         }
-        for (size_t i = 0; i < replicas.size(); ++i) {
-            check(px_sgd_update(replicas[i].handle(), grads[i].handle(), momentum_ > 0 ? buffers[i].handle() : nullptr, lr_,
-                                momentum_, wd_, rescale));
-        }
+        for (size_t i = 0; i < replicas.size(); ++i)
+            check(px_sgd_update(replicas[i].handle(), grads[k][i].handle(), momentum_ > 0 ? buffers[i].handle() : nullptr,
+                                lr_, momentum_, wd_, rescale));
     }
 }
 

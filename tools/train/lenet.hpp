@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <vector>
 
 #include "plexus/data.hpp"
 #include "plexus/nn.hpp"
@@ -20,11 +21,16 @@ struct EpochResult {
     int64_t samples = 0;
 };
 
-// One pass over `loader`: forward and backward under record(), a trainer
-// step per batch. Loss and accuracy are summed on the device and read once,
-// so the loop never waits for the device. `on_batch(done)` is called per batch.
+// One pass over `loader` (or its first max_batches batches): forward and
+// backward under record(), a trainer step per batch (scaled by the global
+// batch, so shards of one batch on several ranks step as one). With several
+// devices each batch is split over them (split_and_load) and every device
+// runs its part, as in seed 002. Loss and accuracy are summed on the device
+// and read once, so the loop never waits for the device. `on_batch(done)` is
+// called per batch.
 inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Trainer& trainer, uint64_t epoch,
-                               const std::function<void(int64_t, double)>& on_batch = {}) {
+                               const std::function<void(int64_t, double)>& on_batch = {}, int64_t max_batches = -1,
+                               const std::vector<Device>& devices = {}) {
     loss::SoftmaxCrossEntropyLoss loss_fn;
     auto t0 = std::chrono::steady_clock::now();
     loader.begin_epoch(epoch);
@@ -32,22 +38,31 @@ inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Tra
     Tensor loss_sum, correct;
     EpochResult r;
     int64_t done = 0;
-    while (loader.next(b)) {
-        Tensor out, l;
+    auto add = [](Tensor& total, const Tensor& part) {
+        total = total.defined() ? total + part.as_in_context(total.device()) : part;
+    };
+    while ((max_batches < 0 || done < max_batches) && loader.next(b)) {
+        std::vector<Tensor> xs{b.data}, ys{b.label}, outs, losses;
+        if (devices.size() > 1) {
+            xs = nn::split_and_load(b.data, devices);
+            ys = nn::split_and_load(b.label, devices);
+        }
         {
             auto scope = autograd::record();
-            out = net(b.data);
-            l = loss_fn(out, b.label);
+            for (size_t i = 0; i < xs.size(); ++i) {
+                outs.push_back(net(xs[i]));
+                losses.push_back(loss_fn(outs.back(), ys[i]));
+            }
         }
-        l.backward();
-        trainer.step(b.size);
-        Tensor batch_loss = l.detach().sum().astype(DType::float64);
-        Tensor batch_correct = equal(out.detach().argmax(1), b.label.astype(DType::int64)).sum();
-        loss_sum = loss_sum.defined() ? loss_sum + batch_loss : batch_loss;
-        correct = correct.defined() ? correct + batch_correct : batch_correct;
+        for (auto& l : losses) l.backward();
+        trainer.step(b.global_size);
+        for (size_t i = 0; i < xs.size(); ++i) {
+            add(loss_sum, losses[i].detach().sum().astype(DType::float64));
+            add(correct, equal(outs[i].detach().argmax(1), ys[i].astype(DType::int64)).sum());
+        }
         r.samples += b.size;
-        if (on_batch)
-            on_batch(++done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        ++done;
+        if (on_batch) on_batch(done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     if (r.samples > 0) {
         r.loss = loss_sum.item<double>() / double(r.samples);
@@ -57,18 +72,24 @@ inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Tra
     return r;
 }
 
-// Accuracy of `net` over `loader`, predicting (no recording, no dropout).
-inline double evaluate(nn::Block& net, data::DataLoader& loader) {
+// Correct predictions and samples of `net` over `loader` (no recording, no
+// dropout), on the loader's device.
+struct Evaluation {
+    int64_t correct = 0, samples = 0;
+    double accuracy() const { return samples ? double(correct) / double(samples) : 0.0; }
+};
+inline Evaluation evaluate(nn::Block& net, data::DataLoader& loader) {
     loader.begin_epoch(0);
     data::Batch b;
     Tensor correct;
-    int64_t n = 0;
+    Evaluation e;
     while (loader.next(b)) {
         Tensor c = equal(net(b.data).argmax(1), b.label.astype(DType::int64)).sum();
         correct = correct.defined() ? correct + c : c;
-        n += b.size;
+        e.samples += b.size;
     }
-    return n ? double(correct.item<int64_t>()) / double(n) : 0.0;
+    if (e.samples) e.correct = correct.item<int64_t>();
+    return e;
 }
 
 }  // namespace plexus::train

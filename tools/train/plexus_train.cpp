@@ -1,6 +1,9 @@
 // plexus-train: seed 002's LeNet on Fashion-MNIST, on the best device there
-// is (or --device), printing per-epoch figures as the seed does, and writing
-// metrics.csv, curves.svg and the trained parameters to --out.
+// is (or --device; a list trains data-parallel over those devices), printing
+// per-epoch figures as the seed does, and writing metrics.csv, curves.svg and
+// the trained parameters to --out. With --distributed (under mpirun) every
+// rank trains on its shard of each batch and the gradients are summed over
+// the ranks every step; rank 0 prints, plots and saves.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,18 +11,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "lenet.hpp"
 #include "report.hpp"
+#ifdef PLEXUS_TRAIN_MPI
+#include "plexus/mpi.hpp"
+#endif
 
 using namespace plexus;
 
 namespace {
 
 struct Options {
-    std::string device;  // empty: try_gpu()
+    std::string device;  // empty: try_gpu(); "cpu:0,cpu:1": data-parallel over both
     int epochs = 10;
     int64_t batch_size = 256;
     double lr = 0.1, momentum = 0, wd = 0;
@@ -27,13 +35,20 @@ struct Options {
     std::string out = "plexus-train-out";
     uint64_t seed = 42;
     bool progress = isatty(STDOUT_FILENO) != 0;
+    bool distributed = false;
+    int64_t max_batches = -1;  // per epoch; -1: all
 };
 
 const char* usage =
-    "usage: plexus-train [--device cpu:0|gpu:0] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
-    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--no-progress]\n"
+    "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
+    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--no-progress]\n"
+    "       mpirun -np N plexus-train --distributed [the same options]\n"
     "Trains seed 002's LeNet on Fashion-MNIST (SGD, lr 0.1, batch 256, 10 epochs by default) on the first GPU,\n"
-    "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params to --out.\n";
+    "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params to --out.\n"
+    "  --device cpu:0,cpu:1   split every batch over these devices (data parallelism in one process)\n"
+    "  --distributed          one process per rank, each on its shard of every batch, gradients summed over\n"
+    "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
+    "  --max-batches N        stop each epoch after N batches\n";
 
 [[noreturn]] void die(const std::string& msg) {
     std::cerr << "plexus-train: " << msg << "\n";
@@ -70,6 +85,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--out") o.out = value();
         else if (a == "--seed") o.seed = uint64_t(number(a, value(), 0, 9007199254740992.0));
         else if (a == "--no-progress") o.progress = false;
+        else if (a == "--distributed") o.distributed = true;
+        else if (a == "--max-batches") o.max_batches = int64_t(number(a, value(), 1, 1e12));
         else die("unknown option '" + a + "'\n" + usage);
     }
     return o;
@@ -87,54 +104,130 @@ Device parse_device(const std::string& s) {
     die("--device wants cpu:N or gpu:N, got '" + s + "'");
 }
 
-void make_folder(const std::string& path) {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
-        die("cannot create the output folder " + path + ": " + std::strerror(errno));
+std::vector<Device> parse_devices(const std::string& list) {
+    std::vector<Device> out;
+    size_t start = 0;
+    for (;;) {
+        size_t comma = list.find(',', start);
+        Device d = parse_device(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        for (Device seen : out)
+            if (seen == d) die("--device lists " + d.str() + " twice");
+        out.push_back(d);
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
 }
+
+void make_folder(const std::string& path) {
+    std::error_code e;
+    std::filesystem::create_directories(path, e);
+    if (e) die("cannot create the output folder " + path + ": " + e.message());
+}
+
+// The ranks of a --distributed run (one rank, doing nothing, otherwise).
+struct Ranks {
+#ifdef PLEXUS_TRAIN_MPI
+    std::unique_ptr<mpi::World> world;
+#endif
+    int rank = 0, size = 1, local = 0;
+    Ranks(bool distributed, int& argc, char**& argv) {
+        if (!distributed) return;
+#ifdef PLEXUS_TRAIN_MPI
+        world = std::make_unique<mpi::World>(argc, argv);
+        rank = world->rank();
+        size = world->size();
+        local = world->local_rank();
+#else
+        (void)argc, (void)argv;
+        die("--distributed: this plexus-train was built without MPI (install libopenmpi-dev and build again)");
+#endif
+    }
+    // Sums over the ranks.
+    void sum(std::vector<double>& v, const char* what) {
+#ifdef PLEXUS_TRAIN_MPI
+        if (world) world->all_reduce_sum(v, what);
+#else
+        (void)v, (void)what;
+#endif
+    }
+    [[noreturn]] void fail(const std::string& why) {
+#ifdef PLEXUS_TRAIN_MPI
+        if (world && size > 1) world->abort("plexus-train: " + why);
+#endif
+        std::cerr << "plexus-train: " << why << "\n";
+        std::exit(1);
+    }
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
     Options o = parse(argc, argv);
+    Ranks ranks(o.distributed, argc, argv);
+    const bool lead = ranks.rank == 0;
     try {
-        Device dev = o.device.empty() ? try_gpu() : parse_device(o.device);
-        device_info(dev);  // a clear error now if the device does not exist
-        make_folder(o.out);
+        std::vector<Device> devices;
+        if (!o.device.empty()) devices = parse_devices(o.device);
+        else if (o.distributed) devices = {num_gpus() > 0 ? gpu(ranks.local % num_gpus()) : cpu()};
+        else devices = {try_gpu()};
+        if (o.distributed && devices.size() > 1) die("--distributed takes one device per rank");
+        for (Device d : devices) device_info(d);  // a clear error now if a device does not exist
+        const Device dev = devices[0];
+        if (lead) make_folder(o.out);
         seed(o.seed);
-        std::cout << "Loading Fashion-MNIST from " << o.data << "\n";
+        if (lead) std::cout << "Loading Fashion-MNIST from " << o.data << "\n";
         data::ImageDataset train_set = data::fashion_mnist(true, o.data), test_set = data::fashion_mnist(false, o.data);
         data::DataLoader train_data(train_set, o.batch_size, true, dev, o.seed);
         data::DataLoader test_data(test_set, o.batch_size, false, dev);
+        if (ranks.size > 1) {
+            train_data.shard(ranks.rank, ranks.size);
+            test_data.shard(ranks.rank, ranks.size);
+        }
 
         nn::Sequential net;
         train::add_lenet(net);
-        net.initialize(dev);
+        net.initialize(devices);
         nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
-        std::cout << "Training on " << dev << " (" << device_info(dev).name << "): " << train_set.count
-                  << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr << "\n"
-                  << net.describe() << "\n";
+#ifdef PLEXUS_TRAIN_MPI
+        if (ranks.world) trainer.set_gradient_hook(ranks.world->gradient_reducer());
+#endif
+        std::string where = dev.str();
+        for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
+        if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
+        if (lead)
+            std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << train_set.count
+                      << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr << "\n"
+                      << net.describe() << "\n";
 
         std::vector<train::EpochFigures> rows;
         for (int epoch = 0; epoch < o.epochs; ++epoch) {
-            train::ProgressBar bar(o.progress, train_data.num_batches());
-            train::EpochResult r = train::train_epoch(net, train_data, trainer, uint64_t(epoch),
-                                                      [&](int64_t done, double s) { bar.update(done, s); });
+            train::ProgressBar bar(o.progress && lead, train_data.num_batches());
+            train::EpochResult r = train::train_epoch(
+                net, train_data, trainer, uint64_t(epoch), [&](int64_t done, double s) { bar.update(done, s); },
+                o.max_batches, devices);
             bar.finish();
             auto t0 = std::chrono::steady_clock::now();
-            double test_acc = train::evaluate(net, test_data);
+            train::Evaluation test = train::evaluate(net, test_data);
             double test_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            rows.push_back({epoch, r.loss, r.accuracy, test_acc, r.seconds, test_s});
-            std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %.3f, in %.1f sec\n", epoch, r.loss, r.accuracy,
-                        test_acc, r.seconds);
+            // Figures over every rank: sums of losses, hits and samples.
+            std::vector<double> totals{r.loss * double(r.samples), r.accuracy * double(r.samples), double(r.samples),
+                                       double(test.correct), double(test.samples)};
+            ranks.sum(totals, "summing the epoch's figures over the ranks");
+            const double loss = totals[0] / totals[2], acc = totals[1] / totals[2], test_acc = totals[3] / totals[4];
+            rows.push_back({epoch, loss, acc, test_acc, r.seconds, test_s});
+            if (!lead) continue;
+            std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %.3f, in %.1f sec\n", epoch, loss, acc, test_acc,
+                        r.seconds);
             std::fflush(stdout);
             train::write_csv(o.out + "/metrics.csv", rows);
-            train::write_svg(o.out + "/curves.svg", rows, "LeNet on Fashion-MNIST, " + dev.str());
+            train::write_svg(o.out + "/curves.svg", rows, "LeNet on Fashion-MNIST, " + where);
         }
-        net.save_parameters(o.out + "/lenet.params");
-        std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << o.out << "/lenet.params\n";
+        if (lead) {
+            net.save_parameters(o.out + "/lenet.params");
+            std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << o.out << "/lenet.params\n";
+        }
     } catch (const std::exception& e) {
-        std::cerr << "plexus-train: " << e.what() << "\n";
-        return 1;
+        ranks.fail(e.what());
     }
     return 0;
 }

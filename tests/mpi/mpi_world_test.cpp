@@ -1,0 +1,89 @@
+// Run under mpirun -np 2 (or more). Modes:
+//   collectives  all_reduce_sum of values and tensors, broadcast of
+//                parameters, the gradient hook; exits 0 when all hold.
+//   stall        rank 1 stops answering at the third collective; the
+//                others must stop with the time-out error (exit nonzero).
+//   exit         rank 1 exits at the third collective; the job must stop.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "plexus/mpi.hpp"
+
+using namespace plexus;
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what, int rank) {
+    if (ok) return;
+    std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, what.c_str());
+    ++failures;
+}
+
+void collectives(mpi::World& w) {
+    const int r = w.rank(), n = w.size();
+    // Values: sum of (rank + 1) and of 0.1 * rank.
+    std::vector<double> v{double(r + 1), 0.1 * r};
+    w.all_reduce_sum(v, "test values");
+    expect(v[0] == n * (n + 1) / 2.0, "the sum of rank + 1", r);
+    // Tensors keep their device, dtype and shape; int64 stays exact.
+    Tensor f = full({2, 3}, double(r + 1));
+    Tensor i = array(std::vector<int64_t>{(int64_t(1) << 40) + r, -r}, {2});
+    auto sums = w.all_reduce_sum({f, i}, "test tensors");
+    expect(sums[0].shape() == Shape{2, 3} && sums[0].dtype() == DType::float32, "shape and dtype kept", r);
+    expect(sums[0].to_vector<float>()[5] == float(n * (n + 1) / 2), "float32 sum", r);
+    expect(sums[1].dtype() == DType::int64, "int64 kept", r);
+    expect(sums[1].to_vector<int64_t>()[0] == n * ((int64_t(1) << 40)) + n * (n - 1) / 2, "int64 sum", r);
+    // Broadcast: every rank ends with rank 0's parameters.
+    nn::Sequential net;
+    net.add(nn::Dense(3, "", 2));
+    seed(100 + uint64_t(r));  // different values on every rank
+    net.initialize(cpu());
+    w.broadcast(net.collect_params());
+    std::vector<double> mine = net.collect_params()["0.weight"].data().astype(DType::float64).to_vector<double>();
+    std::vector<double> zeroth = mine;
+    if (r != 0) std::fill(zeroth.begin(), zeroth.end(), 0.0);
+    w.all_reduce_sum(zeroth, "rank 0's weights");
+    expect(mine == zeroth, "broadcast gives rank 0's values", r);
+    // The gradient hook sums over the ranks.
+    auto hook = w.gradient_reducer();
+    std::vector<Tensor> grads{full({4}, 2.0 * r)};
+    hook(grads);
+    expect(grads[0].to_vector<float>()[3] == float(n * (n - 1)), "gradient hook", r);
+    // A bad time-out is refused.
+    bool refused = false;
+    try {
+        w.set_timeout(0);
+    } catch (const InvalidArgumentError&) {
+        refused = true;
+    }
+    expect(refused, "set_timeout(0) refused", r);
+    w.barrier("the end of the test");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "collectives";
+    mpi::World w(argc, argv);
+    if (mode == "collectives") {
+        collectives(w);
+        if (w.rank() == 0 && failures == 0) std::printf("collectives: all checks passed on %d ranks\n", w.size());
+        return failures ? 1 : 0;
+    }
+    for (int step = 0; step < 5; ++step) {
+        if (step == 2 && w.rank() == 1) {
+            if (mode == "exit") std::_Exit(7);  // a rank that dies
+            sleep(600);                         // a rank that hangs
+        }
+        std::vector<double> v{1.0};
+        w.all_reduce_sum(v, "step " + std::to_string(step));
+    }
+    std::fprintf(stderr, "rank %d: the job went on without rank 1\n", w.rank());
+    return 1;
+}
