@@ -1,5 +1,7 @@
 #include "device_queue.hpp"
 
+#include <omp.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -14,8 +16,13 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-DeviceQueue::DeviceQueue(int device_index) : device_(device_index), ring_(capacity) {
-    thread_ = std::thread([this] { worker(); });
+DeviceQueue::DeviceQueue(int device_index, int threads) : device_(device_index), ring_(capacity) {
+    thread_ = std::thread([this, threads] {
+        // The OpenMP team this worker starts (our kernels, OpenBLAS) is its
+        // share of the cores, so devices computing at once do not fight.
+        if (threads > 0) omp_set_num_threads(threads);
+        worker();
+    });
 }
 
 DeviceQueue::~DeviceQueue() {

@@ -20,7 +20,8 @@ namespace pxcpu {
 
 class DeviceQueue {
 public:
-    explicit DeviceQueue(int device_index);
+    // threads: the OpenMP threads of the worker's parallel regions (0: OpenMP's default).
+    DeviceQueue(int device_index, int threads);
     ~DeviceQueue();  // runs what is queued, then stops
     DeviceQueue(const DeviceQueue&) = delete;
     DeviceQueue& operator=(const DeviceQueue&) = delete;

@@ -1,5 +1,6 @@
 // The CPU plugin's entry points: PLEXUS_CPU_DEVICES devices, each with its own
 // queue and allocator, sharing the machine's cores (OpenMP + OpenBLAS).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <cblas.h>
+#include <omp.h>
 
 #include "allocator.hpp"
 #include "device_queue.hpp"
@@ -24,7 +26,7 @@ namespace pxcpu {
 struct Device {
     Allocator allocator;
     DeviceQueue queue;
-    Device(int32_t index, uint64_t limit) : allocator(index, limit), queue(index) {}
+    Device(int32_t index, uint64_t limit, int threads) : allocator(index, limit), queue(index, threads) {}
 };
 
 }  // namespace pxcpu
@@ -88,7 +90,9 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
                               std::string("PLEXUS_CPU_MEMORY_LIMIT='") + env + "' is not a size (e.g. 512M, 2G, 1048576)");
         }
         auto ctx = std::make_unique<px_plugin_context>();
-        for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit));
+        // With several devices each gets its share of the cores; one device gets them all.
+        const int threads = count > 1 ? std::max(1, omp_get_max_threads() / count) : 0;
+        for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit, threads));
         *out = ctx.release();
         return PX_OK;
     });

@@ -16,6 +16,7 @@
 #include <cblas.h>
 
 #include "../json_writer.hpp"
+#include "bench_parallel.hpp"
 #include "bench_util.hpp"
 #ifdef PLEXUS_BENCH_CUDA
 #include "bench_cuda.hpp"
@@ -229,6 +230,16 @@ int main(int argc, char** argv) try {
     }
     bench_norm_log(dev, json);
     bench_training(dev, quick, json, torch_script);
+    // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).
+    const px_device_kind kind = static_cast<px_device_kind>(dev.kind);
+    if (num_devices(kind) > 1) {
+        Device other{dev.kind, dev.index == 0 ? 1 : 0};
+        bench_two_devices(dev, other, quick, json);
+        bench_data_parallel(dev, other, quick, json);
+    } else if (!json) {
+        std::printf("(one %s device: the two-device figures need a second one, e.g. PLEXUS_CPU_DEVICES=2)\n",
+                    px_device_kind_name(kind));
+    }
     if (json) {
         pxtools::Json out;
         out.begin_object().field("device", dev.str()).field("device_name", info.name);
