@@ -8,7 +8,15 @@
 #include <cstdio>
 #include <fstream>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
 #include "../support.hpp"
+#include "save_loop_net.hpp"
 #include "nn/param_file.hpp"
 #include "plexus/nn.hpp"
 
@@ -190,4 +198,42 @@ TEST_CASE("damaged and mismatched parameter files are rejected and load nothing"
     }
     std::remove(path.c_str());
     std::remove(good.c_str());
+}
+
+TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 kills", "[nn][params][faults]") {
+    const std::string path = "plexus-kill-test.params";
+    nn::Sequential a, b, loaded;
+    pxtest::make_save_loop_net(a, 1);
+    pxtest::make_save_loop_net(b, 2);
+    pxtest::make_save_loop_net(loaded, 3);
+    const auto wa = values(a[0].weight().data()), wb = values(b[0].weight().data());
+    REQUIRE(wa != wb);
+    a.save_parameters(path);  // a good file before the first kill
+    std::mt19937 rng(12345);
+    int saw_a = 0, saw_b = 0;
+    for (int kill = 0; kill < 100; ++kill) {
+        pid_t child = fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            execl(PLEXUS_SAVE_LOOP, PLEXUS_SAVE_LOOP, path.c_str(), static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        // Past start-up (tens of ms) and into the saves at a random point.
+        std::this_thread::sleep_for(std::chrono::microseconds(30000 + rng() % 60000));
+        REQUIRE(::kill(child, SIGKILL) == 0);
+        int status = 0;
+        REQUIRE(waitpid(child, &status, 0) == child);
+        INFO("kill " << kill);
+        REQUIRE(WIFSIGNALED(status));  // it was still saving, not dead of something else
+        loaded.load_parameters(path);  // must be whole: throws on any damage
+        auto w = values(loaded[0].weight().data());
+        REQUIRE((w == wa || w == wb));
+        (w == wa ? saw_a : saw_b)++;
+        // The killed save's temporary file is the only debris; remove it.
+        std::remove((path + ".tmp-" + std::to_string(child)).c_str());
+    }
+    INFO("file held set A " << saw_a << " times, set B " << saw_b << " times");
+    CHECK(saw_a > 0);
+    CHECK(saw_b > 0);  // kills landed at different points of the loop
+    std::remove(path.c_str());
 }
