@@ -55,31 +55,37 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
     });
 }
 
-TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
-    const DeviceImpl& src = t.device();
-    uint64_t bytes = t.bytes();
-    if (&src == dev.get()) {
-        Owned out(new_tensor(dev, t.dtype, t.shape));
-        if (bytes > 0) {
-            px_tensor_desc in = t.desc(), o = out->desc();
-            dispatch(*dev, PX_OP_COPY, t.dtype, &in, 1, &o, 1, nullptr);
-        }
-        return out.release();
+void copy_into(const TensorObj& src, TensorObj& dst) {
+    const DeviceImpl& from = src.device();
+    const DeviceImpl& to = dst.device();
+    const uint64_t bytes = src.bytes();
+    if (bytes == 0) return;
+    if (&from == &to) {
+        px_tensor_desc in = src.desc(), out = dst.desc();
+        dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
+        return;
     }
-    if (src.plugin == dev->plugin) {
-        Owned out(new_tensor(dev, t.dtype, t.shape));
-        if (bytes > 0) {
-            const auto& p = *src.plugin;
-            p.call([&] { return cat("copying ", bytes, " bytes from ", src.label, " to ", dev->label); }, [&](px_plugin_error* e) {
-                return p.api->copy_device(p.context, t.buffer->handle, t.offset, out->buffer->handle, 0, bytes, e);
-            });
-        }
-        return out.release();
+    const auto& p = *to.plugin;
+    if (from.plugin == to.plugin) {
+        p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },
+               [&](px_plugin_error* e) {
+                   return p.api->copy_device(p.context, src.buffer->handle, src.offset, dst.buffer->handle, dst.offset,
+                                             bytes, e);
+               });
+        return;
     }
     // Devices of two plugins: stage through host memory.
     std::vector<unsigned char> staging(bytes);
-    to_host(t, staging.data(), bytes);
-    return from_host(dev, t.dtype, t.shape, staging.data(), bytes);
+    to_host(src, staging.data(), bytes);
+    p.call([&] { return cat("copying ", bytes, " bytes from the host to ", to.label); }, [&](px_plugin_error* e) {
+        return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
+    });
+}
+
+TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
+    Owned out(new_tensor(dev, t.dtype, t.shape));
+    copy_into(t, *out);
+    return out.release();
 }
 
 TensorObj* full(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, double value) {

@@ -14,6 +14,8 @@ TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, con
                      const void* data, uint64_t bytes);
 void to_host(const TensorObj& t, void* dst, uint64_t bytes);
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev);
+// Overwrites `dst` with `src` (same shape and dtype; the caller checks), on any two devices.
+void copy_into(const TensorObj& src, TensorObj& dst);
 
 TensorObj* full(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, double value);
 TensorObj* arange(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, double start, double stop, double step);

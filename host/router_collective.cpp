@@ -35,33 +35,6 @@ void check_collective(const std::vector<TensorObj*>& ts) {
              " is not summed (float32, float64, int32 and int64 are)");
 }
 
-// Overwrites `dst` with `src` (same shape and dtype), on any two devices.
-void copy_into(const TensorObj& src, TensorObj& dst) {
-    const DeviceImpl& from = src.device();
-    const DeviceImpl& to = dst.device();
-    const uint64_t bytes = src.bytes();
-    if (&from == &to) {
-        px_tensor_desc in = src.desc(), out = dst.desc();
-        dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
-        return;
-    }
-    const auto& p = *to.plugin;
-    if (from.plugin == to.plugin) {
-        p.call([&] { return cat("all_reduce: copying ", bytes, " bytes from ", from.label, " to ", to.label); },
-               [&](px_plugin_error* e) {
-                   return p.api->copy_device(p.context, src.buffer->handle, src.offset, dst.buffer->handle, dst.offset,
-                                             bytes, e);
-               });
-        return;
-    }
-    std::vector<unsigned char> staging(bytes);
-    to_host(src, staging.data(), bytes);
-    p.call([&] { return cat("all_reduce: copying ", bytes, " bytes from the host to ", to.label); },
-           [&](px_plugin_error* e) {
-               return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
-           });
-}
-
 bool plugin_collective(const std::vector<TensorObj*>& ts) {
     const auto& plugin = ts[0]->device().plugin;
     if (!plugin->api->all_reduce) return false;

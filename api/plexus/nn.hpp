@@ -238,6 +238,7 @@ public:
 private:
     GradientHook hook_;
     std::vector<Parameter*> params_;
+    std::vector<std::string> names_;  // as collect_params() names them ("0.weight")
     double lr_ = 0.01, momentum_ = 0, wd_ = 0;
     std::map<const Parameter*, std::vector<Tensor>> momentum_buffers_;
 };

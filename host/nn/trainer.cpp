@@ -21,7 +21,10 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, cons
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: momentum must be in [0, 1]");
     if (!(wd_ >= 0 && std::isfinite(wd_)))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: wd must be finite and >= 0");
-    for (auto& [name, p] : params) params_.push_back(p);
+    for (auto& [name, p] : params) {
+        params_.push_back(p);
+        names_.push_back(name);
+    }
 }
 
 void Trainer::set_learning_rate(double lr) {
@@ -51,7 +54,7 @@ void Trainer::step(int64_t batch_size) {
             throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: the gradient hook changed the number of gradients");
         for (size_t k = 0; k < grads.size(); ++k) {
             if (first[k].shape() != grads[k][0].shape())
-                throw ShapeError(PX_ERROR_SHAPE, "Trainer: the gradient hook changed the shape of " + params_[k]->name() +
+                throw ShapeError(PX_ERROR_SHAPE, "Trainer: the gradient hook changed the shape of " + names_[k] +
                                                      "'s gradient");
             for (size_t i = 0; i < grads[k].size(); ++i) grads[k][i] = first[k].as_in_context(grads[k][i].device());
         }

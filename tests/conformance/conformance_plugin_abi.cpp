@@ -302,6 +302,11 @@ TEST_CASE("all_reduce, when offered: every device ends with the sum, bad calls a
     two[0].strides[0] = 2;  // not contiguous
     PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
     two[0].strides[0] = 1;
+    if (count >= 2) {
+        devs[0] = (p.device + 1) % count;  // a device the buffer is not on
+        PX_REFUSED(p, p.api->all_reduce(p.ctx, &call, &p.err));
+        devs[0] = p.device;
+    }
     REQUIRE(p.api->all_reduce(p.ctx, &call, &p.err) == PX_OK);  // one device: its own sum
     REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);

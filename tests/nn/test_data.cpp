@@ -147,3 +147,32 @@ TEST_CASE("the DataLoader shuffles per epoch, keeps the remainder and normalizes
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::DataLoader(broken, 4, false, cpu()); }),
                         "sizes are inconsistent");
 }
+
+TEST_CASE("a sharded DataLoader gives each rank its part of every batch", "[data]") {
+    std::string dir = tiny_dataset(23);
+    data::ImageDataset ds = data::fashion_mnist(true, dir);
+    data::DataLoader whole(ds, 5, true, cpu(0), 3), first(ds, 5, true, cpu(0), 3), second(ds, 5, true, cpu(0), 3);
+    first.shard(0, 2);
+    second.shard(1, 2);
+    data::Batch w, a, b;
+    int64_t batches = 0;
+    while (whole.next(w)) {
+        REQUIRE(first.next(a));
+        REQUIRE(second.next(b));
+        // The shards of a batch are its rows cut as split_and_load cuts them.
+        CHECK(a.global_size == w.size);
+        CHECK(b.global_size == w.size);
+        CHECK(a.size == (w.size + 1) / 2);
+        CHECK(a.size + b.size == w.size);
+        CHECK(concat({a.label, b.label}).to_vector<int32_t>() == w.label.to_vector<int32_t>());
+        ++batches;
+    }
+    CHECK(batches == 5);  // 23 images: the last batch has 3 rows, 2 and 1 per shard
+    CHECK_THROWS_WITH(first.shard(2, 2), Catch::Contains("rank 2 of 2 shards"));
+    CHECK_THROWS_AS(first.shard(0, 0), InvalidArgumentError);
+    data::DataLoader too_many(ds, 5, false, cpu(0));
+    too_many.shard(3, 4);  // the last batch has 3 rows: fewer than 4 shards
+    data::Batch x;
+    for (int i = 0; i < 4; ++i) REQUIRE(too_many.next(x));
+    CHECK_THROWS_WITH(too_many.next(x), Catch::Contains("batch 4 has 3 rows, fewer than the 4 shards"));
+}

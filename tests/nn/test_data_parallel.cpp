@@ -109,3 +109,34 @@ TEST_CASE("training on two devices equals training on one, and the replicas stay
         CHECK(other.grad(cpu(1)).device() == cpu(1));
     }
 }
+
+TEST_CASE("a gradient hook may replace the gradients but not their number or shapes", "[nn][parallel][errors]") {
+    nn::Sequential net;
+    net.add(nn::Dense(2, "", 3));
+    seed(5);
+    net.initialize({cpu(0), cpu(1)});
+    nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 1.0}});
+    // One row per device; d(sum)/d(bias) is 1 per row, so the summed bias
+    // gradient is 2, the hook doubles it to 4, and step(2) applies 4 / 2.
+    auto run_step = [&] {
+        auto xs = nn::split_and_load(ones({2, 3}), {cpu(0), cpu(1)});
+        std::vector<Tensor> ls;
+        {
+            auto scope = autograd::record();
+            for (auto& x : xs) ls.push_back(net(x).sum());
+        }
+        for (auto& l : ls) l.backward();
+        trainer.step(2);
+    };
+    const float before = host(net[0].bias().data(cpu(1)))[0];
+    trainer.set_gradient_hook([](std::vector<Tensor>& grads) {
+        for (auto& g : grads) g = g * 2.0;
+    });
+    run_step();
+    CHECK(host(net[0].bias().data(cpu(1)))[0] == Approx(before - 2.0));
+    CHECK(max_abs_diff(net[0].bias().data(cpu(0)), net[0].bias().data(cpu(1))) == 0.0);
+    trainer.set_gradient_hook([](std::vector<Tensor>& grads) { grads.pop_back(); });
+    CHECK_THROWS_WITH(run_step(), Catch::Contains("changed the number of gradients"));
+    trainer.set_gradient_hook([](std::vector<Tensor>& grads) { grads[0] = zeros({7}); });
+    CHECK_THROWS_WITH(run_step(), Catch::Contains("changed the shape of 0.weight's gradient"));
+}
