@@ -32,6 +32,11 @@ std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {
 }
 
 Buffer::Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n) : device(std::move(d)), bytes(n) {
+    // More than the device has in all is refused here, so no plugin is asked
+    // for (and no driver tries to map) an impossible size.
+    if (device->memory_total > 0 && n > device->memory_total)
+        fail(PX_ERROR_OUT_OF_MEMORY, "asked for ", n, " bytes on ", device->label, ", which has ",
+             device->memory_total, " bytes in all");
     const auto& p = *device->plugin;
     px_plugin_buffer* out = nullptr;
     p.call([&] { return cat("allocating ", n, " bytes on ", device->label); },

@@ -62,6 +62,7 @@ struct DeviceImpl {
     int32_t local = 0;  // the plugin's own index
     px_device id{};
     std::string label;  // "cpu(0)"
+    uint64_t memory_total = 0;  // from device_info at load; 0 when the plugin does not say
     std::bitset<PX_OP_NUMBER_LIMIT * 8> supported;  // (op, dtype) pairs, read once at load
 
     bool supports(int32_t op, int32_t dtype) const {

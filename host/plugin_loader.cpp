@@ -202,6 +202,7 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
                     auto dev = std::make_shared<DeviceImpl>();
                     dev->plugin = plugin;
                     dev->local = i;
+                    dev->memory_total = info.memory_total;
                     dev->id = px_device{info.kind, 0};  // the index is given once all devices checked out
                     found.push_back(dev);
                 }

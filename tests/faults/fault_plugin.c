@@ -1,7 +1,9 @@
 /* A small plugin in plain C99 for the fault tests, built once per FAULT_*
  * variant. Its one "accelerator" device (two for FAULT_COLLECTIVE) keeps
  * buffers in host memory and supports add, fill and copy on float32; each
- * variant breaks one rule. */
+ * variant breaks one rule. FAULT_ACCEPT_ALL claims every (op, dtype) and
+ * fails every op it is handed, so a call the host should have refused
+ * shows up as "reached the plugin". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +54,12 @@ static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* 
 }
 static int32_t supports(px_plugin_context* ctx, int32_t d, int32_t op, int32_t dtype) {
     (void)ctx, (void)d;
+#ifdef FAULT_ACCEPT_ALL
+    (void)op, (void)dtype;
+    return 1;
+#else
     return dtype == PX_FLOAT32 && (op == PX_OP_ADD || op == PX_OP_FILL || op == PX_OP_COPY);
+#endif
 }
 static px_status buffer_alloc(px_plugin_context* ctx, int32_t d, uint64_t bytes, px_plugin_buffer** out,
                               px_plugin_error* err) {
@@ -101,9 +108,14 @@ static px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint
     return PX_OK;
 }
 static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
-#ifdef FAULT_OP_ERROR
+#if defined(FAULT_OP_ERROR)
     (void)ctx, (void)call;
     return say(err, PX_ERROR_DEVICE, "simulated op failure");
+#elif defined(FAULT_ACCEPT_ALL)
+    char msg[64];
+    (void)ctx;
+    snprintf(msg, sizeof msg, "%s reached the plugin", px_op_name(call->op));
+    return say(err, PX_ERROR_DEVICE, msg);
 #else
     const px_tensor_desc* o = &call->outputs[0];
     int64_t n = 1;

@@ -1,0 +1,531 @@
+// Every op, bad arguments, on every device (issue 7, item 2). One table holds
+// at least three refused calls per op, each with the status it must get, and
+// one valid call per op. Each row runs on every device the runtime has: the
+// CPU plugin's, a GPU when there is one, and the test plugin "accept-all",
+// which claims every (op, dtype) and fails any op that reaches it. A refusal
+// that comes back the same from all of them, and never as "reached the
+// plugin", was made by the host before dispatch, in the one routing point.
+// The ops are enumerated from px_op_name, so a new op without rows fails here.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plexus/plexus.h"
+#include "plugin_runtime.hpp"
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// Tensors of zeros on the device under test (or on another one), made from
+// host memory so that no op runs while the inputs are built.
+struct Maker {
+    px_runtime* rt;
+    px_device dev, other;
+    std::vector<px_tensor*> owned;
+    ~Maker() {
+        for (px_tensor* t : owned) px_tensor_release(t);
+    }
+    px_tensor* on(px_device d, px_dtype dt, const Dims& dims) {
+        int64_t n = 1;
+        for (int64_t x : dims) n *= x;
+        std::vector<unsigned char> zeros(size_t(n) * px_dtype_size(dt));
+        px_tensor* t = nullptr;
+        REQUIRE(px_tensor_from_host(rt, d, dt, int32_t(dims.size()), dims.data(), zeros.data(), zeros.size(), &t) ==
+                PX_OK);
+        owned.push_back(t);
+        return t;
+    }
+    px_tensor* f(const Dims& d) { return on(dev, PX_FLOAT32, d); }
+    px_tensor* f64(const Dims& d) { return on(dev, PX_FLOAT64, d); }
+    px_tensor* i32(const Dims& d) { return on(dev, PX_INT32, d); }
+    px_tensor* u8(const Dims& d) { return on(dev, PX_UINT8, d); }
+    px_tensor* far(const Dims& d) { return on(other, PX_FLOAT32, d); }  // on another device
+    px_tensor* released() {
+        px_tensor* t = on(dev, PX_FLOAT32, {2});
+        owned.pop_back();
+        px_tensor_release(t);
+        return t;
+    }
+};
+
+using Call = std::function<px_status(Maker&, px_tensor**)>;
+struct Row {
+    int32_t op;
+    std::string what;
+    px_status want;  // PX_OK: a valid call, which must reach the plugin
+    Call call;
+};
+
+bool is(int32_t op, int32_t lo, int32_t hi) { return op >= lo && op <= hi; }
+
+void binary_rows(std::vector<Row>& rows, int32_t op) {
+    auto bin = [op](Maker&, px_tensor* a, px_tensor* b, px_tensor** o) { return px_binary(px_op(op), a, b, o); };
+    rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return bin(m, m.f({2, 3}), m.f({3}), o); }});
+    rows.push_back({op, "shapes that do not broadcast", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return bin(m, m.f({2, 3}), m.f({4}), o); }});
+    rows.push_back({op, "dtypes that differ", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return bin(m, m.f({3}), m.i32({3}), o); }});
+    rows.push_back({op, "inputs on two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return bin(m, m.f({3}), m.far({3}), o); }});
+    rows.push_back({op, "given to px_unary", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return px_unary(px_op(op), m.f({3}), o); }});
+    if (op == PX_OP_POW)
+        rows.push_back({op, "integers", PX_ERROR_DTYPE,
+                        [=](Maker& m, px_tensor** o) { return bin(m, m.i32({3}), m.i32({3}), o); }});
+}
+
+void unary_rows(std::vector<Row>& rows, int32_t op) {
+    const bool signed_ok = op == PX_OP_NEG || op == PX_OP_ABS || op == PX_OP_RELU;
+    rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return px_unary(px_op(op), m.f({4}), o); }});
+    rows.push_back({op, signed_ok ? "uint8" : "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) {
+                        return px_unary(px_op(op), signed_ok ? m.u8({4}) : m.i32({4}), o);
+                    }});
+    rows.push_back({op, "a released tensor", PX_ERROR_INVALID_HANDLE,
+                    [=](Maker& m, px_tensor** o) { return px_unary(px_op(op), m.released(), o); }});
+    rows.push_back({op, "given to px_binary", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) {
+                        px_tensor* a = m.f({4});
+                        return px_binary(px_op(op), a, a, o);
+                    }});
+    rows.push_back({op, "given to px_reduce", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return px_reduce(px_op(op), m.f({4}), 1, 0, 0, o); }});
+}
+
+void reduce_rows(std::vector<Row>& rows, int32_t op) {
+    auto red = [op](px_tensor* a, int all, int axis, px_tensor** o) { return px_reduce(px_op(op), a, all, axis, 0, o); };
+    rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return red(m.f({2, 3}), 0, 1, o); }});
+    rows.push_back({op, "axis 2 of a rank-2 tensor", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return red(m.f({2, 3}), 0, 2, o); }});
+    rows.push_back({op, "axis -3 of a rank-2 tensor", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return red(m.f({2, 3}), 0, -3, o); }});
+    rows.push_back({op, "an axis of a scalar", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return red(m.f({}), 0, 0, o); }});
+    if (op == PX_OP_MAX || op == PX_OP_MIN || op == PX_OP_ARGMAX)
+        rows.push_back({op, "an empty axis", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return red(m.f({3, 0}), 0, 1, o); }});
+}
+
+void creation_rows(std::vector<Row>& rows) {
+    const int64_t neg[2] = {2, -3}, wide[3] = {int64_t(1) << 40, int64_t(1) << 30, 1024};
+    const int64_t n4 = 4, vast = int64_t(1) << 56;  // 2^56 bytes: more than any device has
+    auto full = [](Maker& m, px_dtype dt, int nd, const int64_t* d, double v, px_tensor** o) {
+        return px_tensor_full(m.rt, m.dev, dt, nd, d, v, o);
+    };
+    const int32_t F = PX_OP_FILL, A = PX_OP_ARANGE, U = PX_OP_RANDOM_UNIFORM, N = PX_OP_RANDOM_NORMAL;
+    rows.push_back({F, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return full(m, PX_INT32, 1, &n4, 7, o); }});
+    rows.push_back({F, "a negative dimension", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return full(m, PX_FLOAT32, 2, neg, 1, o); }});
+    rows.push_back({F, "dimensions whose product overflows 64 bits", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return full(m, PX_FLOAT32, 3, wide, 1, o); }});
+    rows.push_back({F, "more bytes than the device has", PX_ERROR_OUT_OF_MEMORY,
+                    [=](Maker& m, px_tensor** o) { return full(m, PX_UINT8, 1, &vast, 1, o); }});
+    rows.push_back({F, "NaN into int32", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return full(m, PX_INT32, 1, &n4, std::nan(""), o); }});
+    rows.push_back({F, "dtype 0", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return full(m, px_dtype(0), 1, &n4, 1, o); }});
+
+    auto ar = [](Maker& m, px_dtype dt, double a, double b, double s, px_tensor** o) {
+        return px_tensor_arange(m.rt, m.dev, dt, a, b, s, o);
+    };
+    rows.push_back({A, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return ar(m, PX_INT64, 0, 5, 1, o); }});
+    rows.push_back({A, "step 0", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return ar(m, PX_FLOAT32, 0, 5, 0, o); }});
+    rows.push_back({A, "a NaN start", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return ar(m, PX_FLOAT32, std::nan(""), 5, 1, o); }});
+    rows.push_back({A, "1e19 elements", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return ar(m, PX_FLOAT32, 0, 1e19, 1, o); }});
+    rows.push_back({A, "dtype 42", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return ar(m, px_dtype(42), 0, 5, 1, o); }});
+
+    for (int32_t op : {U, N}) {
+        auto rnd = [op](Maker& m, px_dtype dt, int nd, const int64_t* d, double a, double b, px_tensor** o) {
+            return op == PX_OP_RANDOM_UNIFORM ? px_tensor_random_uniform(m.rt, m.dev, dt, nd, d, a, b, o)
+                                              : px_tensor_random_normal(m.rt, m.dev, dt, nd, d, a, b, o);
+        };
+        rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return rnd(m, PX_FLOAT32, 1, &n4, 0, 1, o); }});
+        rows.push_back({op, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return rnd(m, PX_INT32, 1, &n4, 0, 1, o); }});
+        rows.push_back({op, "an infinite parameter", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) {
+                            return rnd(m, PX_FLOAT32, 1, &n4, 0, INFINITY, o);
+                        }});
+        rows.push_back({op, op == U ? "low above high" : "a negative standard deviation", PX_ERROR_INVALID_ARGUMENT,
+                        [=](Maker& m, px_tensor** o) { return rnd(m, PX_FLOAT64, 1, &n4, 1, -1, o); }});
+        rows.push_back({op, "a negative dimension", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return rnd(m, PX_FLOAT32, 2, neg, 0, 1, o); }});
+    }
+}
+
+void data_movement_rows(std::vector<Row>& rows) {
+    const int32_t C = PX_OP_COPY, K = PX_OP_CAST;
+    rows.push_back({C, "valid (transpose)", PX_OK, [](Maker& m, px_tensor** o) { return px_transpose(m.f({2, 3}), nullptr, 0, o); }});
+    rows.push_back({C, "transpose: an axis twice", PX_ERROR_INVALID_ARGUMENT, [](Maker& m, px_tensor** o) {
+                        const int32_t perm[2] = {1, 1};
+                        return px_transpose(m.f({2, 3}), perm, 2, o);
+                    }});
+    rows.push_back({C, "transpose: 3 axes for rank 2", PX_ERROR_INVALID_ARGUMENT, [](Maker& m, px_tensor** o) {
+                        const int32_t perm[3] = {0, 1, 2};
+                        return px_transpose(m.f({2, 3}), perm, 3, o);
+                    }});
+    rows.push_back({C, "slice: axis out of range", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_slice_axis(m.f({2, 3}), 5, 0, 1, 1, o); }});
+    rows.push_back({C, "slice: a negative step", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_slice_axis(m.f({4}), 0, 0, 4, -1, o); }});
+    rows.push_back({C, "concat: shapes differ off the axis", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) {
+                        px_tensor* ts[2] = {m.f({2, 3}), m.f({2, 4})};
+                        return px_concat(ts, 2, 0, o);
+                    }});
+    rows.push_back({C, "concat: dtypes differ", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) {
+                        px_tensor* ts[2] = {m.f({2}), m.f64({2})};
+                        return px_concat(ts, 2, 0, o);
+                    }});
+    rows.push_back({C, "concat: two devices", PX_ERROR_DEVICE_MISMATCH, [](Maker& m, px_tensor** o) {
+                        px_tensor* ts[2] = {m.f({2}), m.far({2})};
+                        return px_concat(ts, 2, 0, o);
+                    }});
+    rows.push_back({C, "concat: scalars", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) {
+                        px_tensor* ts[2] = {m.f({}), m.f({})};
+                        return px_concat(ts, 2, 0, o);
+                    }});
+    rows.push_back({C, "copy_to: a device that does not exist", PX_ERROR_NO_DEVICE,
+                    [](Maker& m, px_tensor** o) { return px_tensor_copy_to(m.f({2}), px_device{m.dev.kind, 99}, o); }});
+
+    rows.push_back({K, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_cast(m.f({3}), PX_INT64, o); }});
+    rows.push_back({K, "dtype 99", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_cast(m.f({3}), px_dtype(99), o); }});
+    rows.push_back({K, "dtype 0", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_cast(m.f({3}), px_dtype(0), o); }});
+    rows.push_back({K, "a released tensor", PX_ERROR_INVALID_HANDLE,
+                    [](Maker& m, px_tensor** o) { return px_cast(m.released(), PX_INT32, o); }});
+    rows.push_back({K, "a NULL result pointer", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor**) { return px_cast(m.f({3}), PX_INT32, nullptr); }});
+}
+
+void elementwise_rows(std::vector<Row>& rows) {
+    const int32_t W = PX_OP_WHERE, M = PX_OP_MATMUL;
+    rows.push_back({W, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_where(m.u8({2, 1}), m.f({3}), m.f({2, 3}), o); }});
+    rows.push_back({W, "a float32 condition", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_where(m.f({3}), m.f({3}), m.f({3}), o); }});
+    rows.push_back({W, "values of two dtypes", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_where(m.u8({3}), m.f({3}), m.i32({3}), o); }});
+    rows.push_back({W, "shapes that do not broadcast", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_where(m.u8({3}), m.f({3}), m.f({2}), o); }});
+    rows.push_back({W, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [](Maker& m, px_tensor** o) { return px_where(m.u8({3}), m.far({3}), m.f({3}), o); }});
+
+    rows.push_back({M, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_matmul(m.f({2, 3}), m.f({3, 4}), o); }});
+    rows.push_back({M, "inner dimensions differ", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_matmul(m.f({2, 3}), m.f({4, 5}), o); }});
+    rows.push_back({M, "a vector", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_matmul(m.f({3}), m.f({3, 4}), o); }});
+    rows.push_back({M, "batch sizes differ", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_matmul(m.f({2, 3, 4}), m.f({3, 4, 5}), o); }});
+    rows.push_back({M, "dtypes differ", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_matmul(m.f({2, 3}), m.f64({3, 4}), o); }});
+    rows.push_back({M, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [](Maker& m, px_tensor** o) { return px_matmul(m.f({2, 3}), m.far({3, 4}), o); }});
+}
+
+void nn_linear_rows(std::vector<Row>& rows) {
+    const int32_t G = PX_OP_GEMM, BA = PX_OP_BIAS_ADD, BG = PX_OP_BIAS_GRAD;
+    rows.push_back({G, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_gemm(m.f({3, 2}), m.f({4, 3}), 1, 1, o); }});
+    rows.push_back({G, "int32", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_gemm(m.i32({2, 3}), m.i32({3, 4}), 0, 0, o); }});
+    rows.push_back({G, "rank 3", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_gemm(m.f({1, 2, 3}), m.f({3, 4}), 0, 0, o); }});
+    rows.push_back({G, "inner dimensions differ once transposed", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_gemm(m.f({2, 3}), m.f({3, 4}), 1, 0, o); }});
+    rows.push_back({G, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [](Maker& m, px_tensor** o) { return px_gemm(m.f({2, 3}), m.far({3, 4}), 0, 0, o); }});
+
+    rows.push_back({BA, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_bias_add(m.f({2, 3, 4}), m.f({3}), o); }});
+    rows.push_back({BA, "a bias of the wrong length", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_bias_add(m.f({2, 3}), m.f({4}), o); }});
+    rows.push_back({BA, "an input without a channel axis", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_bias_add(m.f({3}), m.f({3}), o); }});
+    rows.push_back({BA, "a 2-D bias", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_bias_add(m.f({2, 3}), m.f({1, 3}), o); }});
+    rows.push_back({BA, "dtypes differ", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_bias_add(m.f({2, 3}), m.f64({3}), o); }});
+
+    rows.push_back({BG, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_bias_grad(m.f({2, 3}), o); }});
+    rows.push_back({BG, "rank 1", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_bias_grad(m.f({3}), o); }});
+    rows.push_back({BG, "int32", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_bias_grad(m.i32({2, 3}), o); }});
+    rows.push_back({BG, "a released tensor", PX_ERROR_INVALID_HANDLE,
+                    [](Maker& m, px_tensor** o) { return px_bias_grad(m.released(), o); }});
+}
+
+void conv_rows(std::vector<Row>& rows) {
+    const int32_t C = PX_OP_CONV2D, BI = PX_OP_CONV2D_BACKWARD_INPUT, BW = PX_OP_CONV2D_BACKWARD_WEIGHT;
+    auto conv = [](px_tensor* x, px_tensor* w, int stride, int pad, px_tensor** o) {
+        return px_conv2d(x, w, stride, stride, pad, pad, o);
+    };
+    rows.push_back({C, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return conv(m.f({1, 2, 5, 5}), m.f({3, 2, 3, 3}), 1, 1, o); }});
+    rows.push_back({C, "a 3-D input", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return conv(m.f({2, 5, 5}), m.f({3, 2, 3, 3}), 1, 0, o); }});
+    rows.push_back({C, "channels that differ", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return conv(m.f({1, 2, 5, 5}), m.f({3, 4, 3, 3}), 1, 0, o); }});
+    rows.push_back({C, "a kernel larger than the input", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return conv(m.f({1, 2, 2, 2}), m.f({3, 2, 3, 3}), 1, 0, o); }});
+    rows.push_back({C, "stride 0", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return conv(m.f({1, 2, 5, 5}), m.f({3, 2, 3, 3}), 0, 0, o); }});
+    rows.push_back({C, "int32", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return conv(m.i32({1, 2, 5, 5}), m.i32({3, 2, 3, 3}), 1, 0, o); }});
+    rows.push_back({C, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return conv(m.f({1, 2, 5, 5}), m.far({3, 2, 3, 3}), 1, 0, o); }});
+
+    auto bi = [](px_tensor* dy, px_tensor* w, int64_t h, int pad, px_tensor** o) {
+        return px_conv2d_backward_input(dy, w, h, h, 1, 1, pad, pad, o);
+    };
+    rows.push_back({BI, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return bi(m.f({1, 3, 3, 3}), m.f({3, 2, 3, 3}), 5, 0, o); }});
+    rows.push_back({BI, "a gradient that does not fit", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return bi(m.f({1, 3, 4, 4}), m.f({3, 2, 3, 3}), 5, 0, o); }});
+    rows.push_back({BI, "an empty input size", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return bi(m.f({1, 3, 3, 3}), m.f({3, 2, 3, 3}), 0, 0, o); }});
+    rows.push_back({BI, "negative padding", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return bi(m.f({1, 3, 3, 3}), m.f({3, 2, 3, 3}), 5, -1, o); }});
+    rows.push_back({BI, "dtypes differ", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return bi(m.f({1, 3, 3, 3}), m.f64({3, 2, 3, 3}), 5, 0, o); }});
+
+    auto bw = [](px_tensor* dy, px_tensor* x, int64_t k, px_tensor** o) {
+        return px_conv2d_backward_weight(dy, x, k, k, 1, 1, 0, 0, o);
+    };
+    rows.push_back({BW, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return bw(m.f({1, 3, 3, 3}), m.f({1, 2, 5, 5}), 3, o); }});
+    rows.push_back({BW, "a gradient that does not fit", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return bw(m.f({2, 3, 3, 3}), m.f({1, 2, 5, 5}), 3, o); }});
+    rows.push_back({BW, "a 2-D input", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return bw(m.f({1, 3, 3, 3}), m.f({5, 5}), 3, o); }});
+    rows.push_back({BW, "an empty kernel", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return bw(m.f({1, 3, 3, 3}), m.f({1, 2, 5, 5}), 0, o); }});
+    rows.push_back({BW, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return bw(m.f({1, 3, 3, 3}), m.far({1, 2, 5, 5}), 3, o); }});
+}
+
+void pool_rows(std::vector<Row>& rows) {
+    for (int32_t op : {PX_OP_MAX_POOL2D, PX_OP_AVG_POOL2D}) {
+        auto pool = [op](px_tensor* x, int k, int s, int pad, px_tensor** o) {
+            return px_pool2d(px_op(op), x, k, k, s, s, pad, pad, o);
+        };
+        rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return pool(m.f({1, 2, 4, 4}), 2, 2, 0, o); }});
+        rows.push_back({op, "pool size 0", PX_ERROR_INVALID_ARGUMENT,
+                        [=](Maker& m, px_tensor** o) { return pool(m.f({1, 2, 4, 4}), 0, 1, 0, o); }});
+        rows.push_back({op, "a 3-D input", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return pool(m.f({2, 4, 4}), 2, 2, 0, o); }});
+        rows.push_back({op, "a window larger than the input", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return pool(m.f({1, 2, 2, 2}), 3, 1, 0, o); }});
+        rows.push_back({op, "padding over half the window", PX_ERROR_INVALID_ARGUMENT,
+                        [=](Maker& m, px_tensor** o) { return pool(m.f({1, 2, 4, 4}), 2, 1, 2, o); }});
+        rows.push_back({op, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return pool(m.i32({1, 2, 4, 4}), 2, 2, 0, o); }});
+
+        const int32_t bop = op == PX_OP_MAX_POOL2D ? PX_OP_MAX_POOL2D_BACKWARD : PX_OP_AVG_POOL2D_BACKWARD;
+        auto back = [op](px_tensor* x, px_tensor* dy, px_tensor** o) {
+            return px_pool2d_backward(px_op(op), x, dy, 2, 2, 2, 2, 0, 0, o);
+        };
+        rows.push_back({bop, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return back(m.f({1, 2, 4, 4}), m.f({1, 2, 2, 2}), o); }});
+        rows.push_back({bop, "a gradient of the wrong shape", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return back(m.f({1, 2, 4, 4}), m.f({1, 2, 3, 3}), o); }});
+        rows.push_back({bop, "a 3-D input", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return back(m.f({2, 4, 4}), m.f({1, 2, 2, 2}), o); }});
+        rows.push_back({bop, "dtypes differ", PX_ERROR_DTYPE,
+                        [=](Maker& m, px_tensor** o) { return back(m.f({1, 2, 4, 4}), m.f64({1, 2, 2, 2}), o); }});
+        rows.push_back({bop, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                        [=](Maker& m, px_tensor** o) { return back(m.f({1, 2, 4, 4}), m.far({1, 2, 2, 2}), o); }});
+        rows.push_back({bop, "the backward op number given as the op", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) {
+                            return px_pool2d_backward(px_op(bop), m.f({1, 2, 4, 4}), m.f({1, 2, 2, 2}), 2, 2, 2, 2, 0, 0, o);
+                        }});
+    }
+}
+
+void activation_and_softmax_rows(std::vector<Row>& rows) {
+    const std::pair<int32_t, int32_t> acts[] = {{PX_OP_RELU, PX_OP_RELU_BACKWARD},
+                                                {PX_OP_SIGMOID, PX_OP_SIGMOID_BACKWARD},
+                                                {PX_OP_TANH, PX_OP_TANH_BACKWARD}};
+    for (auto [fwd, bop] : acts) {
+        auto back = [fwd = fwd](px_tensor* y, px_tensor* dy, px_tensor** o) { return px_activation_backward(px_op(fwd), y, dy, o); };
+        rows.push_back({bop, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({2, 3}), o); }});
+        rows.push_back({bop, "shapes differ", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({3, 2}), o); }});
+        rows.push_back({bop, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return back(m.i32({3}), m.i32({3}), o); }});
+        rows.push_back({bop, "two devices", PX_ERROR_DEVICE_MISMATCH, [=](Maker& m, px_tensor** o) { return back(m.f({3}), m.far({3}), o); }});
+        rows.push_back({bop, "the backward op number given as the op", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) {
+                            return px_activation_backward(px_op(bop), m.f({3}), m.f({3}), o);
+                        }});
+    }
+
+    const int32_t L = PX_OP_LOG_SOFTMAX, LB = PX_OP_LOG_SOFTMAX_BACKWARD;
+    rows.push_back({L, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_log_softmax(m.f({2, 3}), o); }});
+    rows.push_back({L, "rank 1", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_log_softmax(m.f({3}), o); }});
+    rows.push_back({L, "rank 3", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_log_softmax(m.f({1, 2, 3}), o); }});
+    rows.push_back({L, "int32", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_log_softmax(m.i32({2, 3}), o); }});
+    rows.push_back({LB, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_log_softmax_backward(m.f({2, 3}), m.f({2, 3}), o); }});
+    rows.push_back({LB, "shapes differ", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_log_softmax_backward(m.f({2, 3}), m.f({2, 4}), o); }});
+    rows.push_back({LB, "rank 1", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_log_softmax_backward(m.f({3}), m.f({3}), o); }});
+    rows.push_back({LB, "dtypes differ", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_log_softmax_backward(m.f({2, 3}), m.f64({2, 3}), o); }});
+    rows.push_back({LB, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [](Maker& m, px_tensor** o) { return px_log_softmax_backward(m.f({2, 3}), m.far({2, 3}), o); }});
+
+    const int32_t S = PX_OP_SOFTMAX_CROSS_ENTROPY, SB = PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
+    auto labels = [](Maker& m, int64_t n) { return m.on(m.dev, PX_INT64, {n}); };
+    rows.push_back({S, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.f({4, 3}), labels(m, 4), o); }});
+    rows.push_back({S, "float labels", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.f({4, 3}), m.f({4}), o); }});
+    rows.push_back({S, "a label count that differs from the rows", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.f({4, 3}), labels(m, 5), o); }});
+    rows.push_back({S, "1-D logits", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.f({4}), labels(m, 4), o); }});
+    rows.push_back({S, "no classes", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.f({4, 0}), labels(m, 4), o); }});
+    rows.push_back({S, "int32 logits", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.i32({4, 3}), labels(m, 4), o); }});
+    rows.push_back({S, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return px_softmax_cross_entropy(m.far({4, 3}), labels(m, 4), o); }});
+    auto sb = [](px_tensor* lg, px_tensor* lb, px_tensor* dl, px_tensor** o) {
+        return px_softmax_cross_entropy_backward(lg, lb, dl, o);
+    };
+    rows.push_back({SB, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return sb(m.f({4, 3}), labels(m, 4), m.f({4}), o); }});
+    rows.push_back({SB, "a loss gradient of the wrong shape", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return sb(m.f({4, 3}), labels(m, 4), m.f({4, 1}), o); }});
+    rows.push_back({SB, "a float64 loss gradient", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return sb(m.f({4, 3}), labels(m, 4), m.f64({4}), o); }});
+    rows.push_back({SB, "uint8 labels", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_softmax_cross_entropy_backward(m.f({4, 3}), m.u8({4}), m.f({4}), o); }});
+    rows.push_back({SB, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return sb(m.f({4, 3}), labels(m, 4), m.far({4}), o); }});
+}
+
+void training_rows(std::vector<Row>& rows) {
+    const int32_t D = PX_OP_DROPOUT, DB = PX_OP_DROPOUT_BACKWARD, U = PX_OP_SGD_UPDATE;
+    auto drop = [](px_tensor* x, double p, px_tensor** o) {
+        uint64_t seed = 0, offset = 0;
+        return px_dropout(x, p, &seed, &offset, o);
+    };
+    rows.push_back({D, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return drop(m.f({8}), 0.5, o); }});
+    rows.push_back({D, "p = 1", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) { return drop(m.f({8}), 1.0, o); }});
+    rows.push_back({D, "p = NaN", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) { return drop(m.f({8}), std::nan(""), o); }});
+    rows.push_back({D, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return drop(m.i32({8}), 0.5, o); }});
+    rows.push_back({D, "NULL seed and offset", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_dropout(m.f({8}), 0.5, nullptr, nullptr, o); }});
+    rows.push_back({DB, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_dropout_backward(m.f({8}), 0.5, 1, 0, o); }});
+    rows.push_back({DB, "p = -0.1", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_dropout_backward(m.f({8}), -0.1, 1, 0, o); }});
+    rows.push_back({DB, "int32", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_dropout_backward(m.i32({8}), 0.5, 1, 0, o); }});
+    rows.push_back({DB, "a released tensor", PX_ERROR_INVALID_HANDLE,
+                    [](Maker& m, px_tensor** o) { return px_dropout_backward(m.released(), 0.5, 1, 0, o); }});
+
+    auto sgd = [](px_tensor* p, px_tensor* g, px_tensor* mom, double lr, double mu) {
+        return px_sgd_update(p, g, mom, lr, mu, 0, 1);
+    };
+    rows.push_back({U, "valid", PX_OK, [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.f({3}), m.f({3}), 0.1, 0.9); }});
+    rows.push_back({U, "a gradient of another shape", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.f({4}), nullptr, 0.1, 0); }});
+    rows.push_back({U, "a momentum buffer of another shape", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.f({3}), m.f({2}), 0.1, 0.9); }});
+    rows.push_back({U, "the parameter as its own momentum buffer", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor**) {
+                        px_tensor* p = m.f({3});
+                        return sgd(p, m.f({3}), p, 0.1, 0.9);
+                    }});
+    rows.push_back({U, "a negative learning rate", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.f({3}), nullptr, -0.1, 0); }});
+    rows.push_back({U, "momentum 1.5", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.f({3}), m.f({3}), 0.1, 1.5); }});
+    rows.push_back({U, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor**) { return sgd(m.i32({3}), m.i32({3}), nullptr, 0.1, 0); }});
+    rows.push_back({U, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.far({3}), nullptr, 0.1, 0); }});
+}
+
+std::vector<Row> all_rows() {
+    std::vector<Row> rows;
+    for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+        if (!px_op_name(op)) continue;
+        if (is(op, PX_OP_ADD, PX_OP_GE)) binary_rows(rows, op);
+        if (is(op, PX_OP_NEG, PX_OP_TANH)) unary_rows(rows, op);
+        if (is(op, PX_OP_SUM, PX_OP_ARGMAX)) reduce_rows(rows, op);
+    }
+    creation_rows(rows);
+    data_movement_rows(rows);
+    elementwise_rows(rows);
+    nn_linear_rows(rows);
+    conv_rows(rows);
+    pool_rows(rows);
+    activation_and_softmax_rows(rows);
+    training_rows(rows);
+    return rows;
+}
+
+std::vector<px_device> every_device(px_runtime* rt) {
+    std::vector<px_device> out;
+    for (int32_t kind : {PX_DEVICE_CPU, PX_DEVICE_GPU, PX_DEVICE_ACCELERATOR}) {
+        int32_t n = 0;
+        REQUIRE(px_runtime_device_count(rt, kind, &n) == PX_OK);
+        for (int32_t i = 0; i < n; ++i) out.push_back(px_device{kind, i});
+    }
+    return out;
+}
+
+std::string label(px_device d) {
+    return std::string(d.kind == PX_DEVICE_CPU ? "cpu" : d.kind == PX_DEVICE_GPU ? "gpu" : "accelerator") + "(" +
+           std::to_string(d.index) + ")";
+}
+
+uint64_t in_use(px_runtime* rt, px_device d) {
+    REQUIRE(px_runtime_synchronize(rt, d) == PX_OK);
+    px_device_info info{};
+    info.struct_size = sizeof info;
+    REQUIRE(px_runtime_device_info(rt, d, &info) == PX_OK);
+    return info.memory_in_use;
+}
+
+}  // namespace
+
+TEST_CASE("every op has a valid call and at least three refused calls in the table", "[host][errors][ops]") {
+    std::map<int32_t, int> refused, valid;
+    for (const Row& r : all_rows()) (r.want == PX_OK ? valid : refused)[r.op]++;
+    int ops = 0;
+    for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+        if (!px_op_name(op)) continue;
+        ++ops;
+        INFO("op " << px_op_name(op));
+        CHECK(valid[op] >= 1);
+        CHECK(refused[op] >= 3);
+    }
+    CHECK(ops == 52);  // the ops of ABI 1.2; a new op must bring its rows
+}
+
+TEST_CASE("every op refuses bad arguments with the same status on every device, before dispatch",
+          "[host][errors][ops]") {
+    // The default plugins (cpu, and cuda when it finds a GPU) plus accept-all.
+    pxtest::Runtime r({pxtest::fault("accept-all")}, false);
+    const std::vector<px_device> devices = every_device(r.rt);
+    REQUIRE(devices.size() >= 2);
+    const px_device accept_all = devices.back();
+    REQUIRE(accept_all.kind == PX_DEVICE_ACCELERATOR);
+    const std::vector<Row> rows = all_rows();
+    int refusals = 0;
+    for (px_device dev : devices) {
+        const px_device other = dev.kind == PX_DEVICE_CPU ? accept_all : px_device{PX_DEVICE_CPU, 0};
+        const bool is_accept_all = dev.kind == accept_all.kind && dev.index == accept_all.index;
+        const uint64_t before = in_use(r.rt, dev);
+        for (const Row& row : rows) {
+            INFO(label(dev) << ", " << px_op_name(row.op) << ": " << row.what);
+            Maker m{r.rt, dev, other, {}};
+            px_tensor* out = nullptr;
+            const px_status got = row.call(m, &out);
+            const std::string message = got == PX_OK ? "" : px_last_error();
+            INFO("status " << px_status_name(got) << ": " << message);
+            if (row.want == PX_OK && is_accept_all) {
+                // Valid calls pass the host's checks and do reach the plugin,
+                // so the refusals below could have reached it too.
+                CHECK(got == PX_ERROR_DEVICE);
+                CHECK(message.find("reached the plugin") != std::string::npos);
+            } else {
+                CHECK(got == row.want);
+                if (row.want != PX_OK) {
+                    ++refusals;
+                    CHECK(out == nullptr);
+                    CHECK(!message.empty());
+                    CHECK(message.find("reached the plugin") == std::string::npos);
+                }
+            }
+            if (out) px_tensor_release(out);
+        }
+        CHECK(in_use(r.rt, dev) == before);  // nothing a refused call made is left behind
+    }
+    CHECK(refusals >= 3 * 52 * int(devices.size()));
+}
