@@ -3,6 +3,7 @@
 // then one big-endian uint32 per dimension, then the values.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -20,8 +21,9 @@ struct GzCloser {
 };
 using Gz = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
 
-// Reads exactly n bytes, or says why not.
-void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& path, const char* what) {
+// Reads up to n bytes, fewer only where the file ends; corrupt compressed
+// data is an error naming `what`.
+size_t read_some(gzFile f, unsigned char* dst, size_t n, const std::string& path, const char* what) {
     size_t done = 0;
     while (done < n) {
         unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30));
@@ -30,11 +32,20 @@ void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& pat
             int code = 0;
             bad(path, std::string("corrupt compressed data while reading ") + what + " (" + gzerror(f, &code) + ")");
         }
-        if (got == 0)
-            bad(path, std::string("truncated: ") + what + " needs " + std::to_string(n) + " bytes, the file ends after " +
-                          std::to_string(done));
+        if (got == 0) break;
         done += size_t(got);
     }
+    return done;
+}
+
+[[noreturn]] void truncated(const std::string& path, const char* what, uint64_t need, uint64_t have) {
+    bad(path, std::string("truncated: ") + what + " needs " + std::to_string(need) + " bytes, the file ends after " +
+                  std::to_string(have));
+}
+
+void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& path, const char* what) {
+    size_t got = read_some(f, dst, n, path, what);
+    if (got < n) truncated(path, what, n, got);
 }
 
 }  // namespace
@@ -53,13 +64,20 @@ IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
         unsigned char b[4];
         read_exactly(f.get(), b, 4, path, "the dimensions");
         uint64_t d = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
-        total *= d;  // at most 4 factors below 2^32: no overflow before the check
-        if (total > max_bytes)
+        if (__builtin_mul_overflow(total, d, &total) || total > max_bytes)
             bad(path, "declares more than " + std::to_string(max_bytes) + " bytes of values; refusing to read it");
         out.dims.push_back(int64_t(d));
     }
-    out.values.resize(size_t(total));
-    read_exactly(f.get(), out.values.data(), out.values.size(), path, "the values");
+    // The values are read in slices and the array grows as they arrive, so a
+    // short file that declares a huge array costs its real size, not the
+    // declared one, before it is refused as truncated.
+    const size_t slice = size_t(1) << 24;
+    while (out.values.size() < total) {
+        size_t done = out.values.size(), n = std::min<size_t>(slice, size_t(total) - done);
+        out.values.resize(done + n);
+        size_t got = read_some(f.get(), out.values.data() + done, n, path, "the values");
+        if (got < n) truncated(path, "the values", total, done + got);
+    }
     unsigned char extra;
     int more = gzread(f.get(), &extra, 1);
     if (more < 0) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <set>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "../support.hpp"
@@ -89,6 +90,21 @@ TEST_CASE("IDX files are read, and bad ones rejected with the reason", "[data]")
         std::fclose(f);
         REQUIRE(data::read_idx(path).values == std::vector<uint8_t>{7, 8});
     }
+}
+
+TEST_CASE("an IDX file that declares 4 GiB but holds none costs its size, not the declared one", "[data][errors]") {
+    std::string path = temp_dir() + "/liar.idx";
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const unsigned char head[] = {0, 0, 8, 2, 0, 1, 0, 0, 0, 0, 0xFF, 0xFF};  // 65536 x 65535 values declared
+    std::fwrite(head, 1, sizeof head, f);
+    std::fclose(f);
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }),
+                        "the values needs 4294901760 bytes, the file ends after 0");
+    getrusage(RUSAGE_SELF, &after);
+    CHECK(after.ru_maxrss - before.ru_maxrss < 256 * 1024);  // KiB: one 16 MiB slice, not 4 GiB
+    std::remove(path.c_str());
 }
 
 TEST_CASE("a data set whose files disagree is rejected", "[data]") {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Fuzzes the parameter-file decoder and the IDX reader with libFuzzer under
+# ASan and UBSan (clang from Debian): each target runs for
+# PLEXUS_FUZZ_SECONDS (120) or PLEXUS_FUZZ_RUNS (5 million) inputs, whichever
+# ends first, starting from tests/fuzz/corpus. A crash fails the run and is
+# left in build-fuzz/crashes/; copy it to tests/fuzz/regressions/<target>/
+# so every build replays it (nn.the fuzz corpus and every recorded crash...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+missing=()
+for p in clang libclang-rt-14-dev cmake ninja-build zlib1g-dev libboost-dev libopenblas-openmp-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DPLEXUS_FUZZ=ON -DPLEXUS_WITH_CUDA=OFF -DPLEXUS_WITH_MPI=OFF \
+  -DPLEXUS_BUILD_TESTS=OFF -DPLEXUS_BUILD_TOOLS=OFF -DPLEXUS_ABI_CHECK=OFF >/dev/null
+cmake --build build-fuzz --target plexus-fuzz-param-file plexus-fuzz-idx
+
+seconds=${PLEXUS_FUZZ_SECONDS:-120}
+runs=${PLEXUS_FUZZ_RUNS:-5000000}
+mkdir -p build-fuzz/crashes
+for target in param-file idx; do
+  work=build-fuzz/corpus/$target
+  mkdir -p "$work"
+  cp tests/fuzz/corpus/$target/* "$work"/
+  echo "run-fuzz: $target for ${seconds} s or ${runs} inputs"
+  build-fuzz/bin/plexus-fuzz-$target -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 \
+    -artifact_prefix=build-fuzz/crashes/$target- "$work" 2>build-fuzz/$target.log || {
+      tail -40 build-fuzz/$target.log
+      echo "run-fuzz: $target FAILED; the input is in build-fuzz/crashes/" >&2
+      exit 1
+    }
+  grep -E "^Done|stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/$target.log
+done
