@@ -215,7 +215,7 @@ typedef struct px_op_call {
 /* ---- ABI 1.2: collectives ---- */
 
 /* How a collective combines the tensors. */
-typedef enum px_collective_op {
+typedef PX_ENUM(px_collective_op) {
     PX_COLLECTIVE_SUM = 1
 } px_collective_op;
 

@@ -11,13 +11,23 @@
 extern "C" {
 #endif
 
+/* In C++ the enums below have int32_t as their fixed underlying type, so a
+ * value a C caller may pass that has no name (a dtype 99, to be refused with
+ * an error) is still a valid value of the type, not undefined behaviour. In C
+ * they are plain enums; both are 4 bytes. */
+#ifdef __cplusplus
+#define PX_ENUM(name) enum name : int32_t
+#else
+#define PX_ENUM(name) enum name
+#endif
+
 /* Largest rank a tensor may have. */
 #define PX_MAX_DIMS 8
 
 /* Size of the message buffer in px_plugin_error (bytes, NUL included). */
 #define PX_MESSAGE_MAX 512
 
-typedef enum px_status {
+typedef PX_ENUM(px_status) {
     PX_OK = 0,
     PX_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad value, an out-of-range axis */
     PX_ERROR_INVALID_HANDLE = 2,   /* NULL, released, or of the wrong kind */
@@ -32,7 +42,7 @@ typedef enum px_status {
     PX_ERROR_INTERNAL = 11
 } px_status;
 
-typedef enum px_dtype {
+typedef PX_ENUM(px_dtype) {
     PX_FLOAT32 = 1,
     PX_FLOAT64 = 2,
     PX_INT32 = 3,
@@ -40,7 +50,7 @@ typedef enum px_dtype {
     PX_UINT8 = 5 /* also the result of comparisons (0 or 1) */
 } px_dtype;
 
-typedef enum px_device_kind {
+typedef PX_ENUM(px_device_kind) {
     PX_DEVICE_CPU = 1,
     PX_DEVICE_GPU = 2,
     PX_DEVICE_ACCELERATOR = 3 /* anything else a plugin offers */
@@ -54,7 +64,7 @@ typedef struct px_device {
 } px_device;
 
 /* Op numbers: stable forever. Plugins receive these in px_op_call. */
-typedef enum px_op {
+typedef PX_ENUM(px_op) {
     /* elementwise binary, NumPy broadcasting; attrs: px_binary_attrs or NULL */
     PX_OP_ADD = 1,
     PX_OP_SUB = 2,
