@@ -20,6 +20,18 @@ void PluginInstance::raise(px_status s, const std::string& context_text, px_plug
     fail(s, context_text, ": ", words, " [plugin ", name, "]");
 }
 
+void PluginInstance::escaped(const std::string& context_text) const {
+    std::string what = "an exception that is not a std::exception";
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        what = cat("a C++ exception (", e.what(), ")");
+    } catch (...) {
+    }
+    fail(PX_ERROR_PLUGIN, context_text, ": the plugin let ", what,
+         " escape through the C ABI, which forbids it [plugin ", name, "]");
+}
+
 void DeviceImpl::synchronize() const {
     plugin->call([&] { return cat("work queued on ", label, " failed"); },
                  [&](px_plugin_error* e) { return plugin->api->synchronize(plugin->context, local, e); });
@@ -50,7 +62,13 @@ Buffer::~Buffer() {
     px_plugin_error err;
     err.struct_size = sizeof err;
     err.message[0] = '\0';
-    if (p.api->buffer_free(p.context, handle, &err) != PX_OK) {
+    px_status s = PX_ERROR_PLUGIN;
+    try {
+        s = p.api->buffer_free(p.context, handle, &err);
+    } catch (...) {
+        std::snprintf(err.message, sizeof err.message, "a C++ exception escaped buffer_free");
+    }
+    if (s != PX_OK) {
         err.message[PX_MESSAGE_MAX - 1] = '\0';
         std::fprintf(stderr, "plexus: freeing a buffer on %s failed: %s [plugin %s]\n",
                      device->label.c_str(), err.message, p.name.c_str());

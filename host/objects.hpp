@@ -40,10 +40,17 @@ struct PluginInstance {
         px_plugin_error err;
         err.struct_size = sizeof err;
         err.message[0] = '\0';
-        px_status s = slot(&err);
+        px_status s;
+        try {
+            s = slot(&err);
+        } catch (...) {  // the ABI forbids it, but a C++ plugin may still let one escape
+            escaped(context());
+        }
         if (s != PX_OK) raise(s, context(), err);
     }
     [[noreturn]] void raise(px_status s, const std::string& context, px_plugin_error& err) const;
+    // Inside a catch: the escaped exception as a PX_ERROR_PLUGIN failure.
+    [[noreturn]] void escaped(const std::string& context) const;
 };
 
 // What the loader learned about one file, loaded or not.

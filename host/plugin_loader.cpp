@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -98,7 +99,13 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
         return nullptr;
     }
     auto get_api = plugin->library.get<const px_plugin_api*()>(PX_PLUGIN_ENTRY_SYMBOL);
-    const px_plugin_api* theirs = get_api();
+    const px_plugin_api* theirs = nullptr;
+    try {
+        theirs = get_api();
+    } catch (...) {
+        rec.message = PX_PLUGIN_ENTRY_SYMBOL " threw a C++ exception, which the ABI forbids";
+        return nullptr;
+    }
     if (!theirs) {
         rec.message = PX_PLUGIN_ENTRY_SYMBOL " returned NULL";
         return nullptr;
@@ -139,7 +146,13 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     }
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     px_plugin_context* ctx = nullptr;
-    if (plugin->table->create(&ctx, &err) != PX_OK) {
+    px_status created = PX_ERROR_PLUGIN;
+    try {
+        created = plugin->table->create(&ctx, &err);
+    } catch (...) {
+        std::snprintf(err.message, sizeof err.message, "a C++ exception escaped it, which the ABI forbids");
+    }
+    if (created != PX_OK) {
         err.message[PX_MESSAGE_MAX - 1] = '\0';
         rec.message = cat("its create() failed: ", err.message[0] ? err.message : "(no message)");
         return nullptr;

@@ -15,6 +15,11 @@
 #endif
 
 struct px_plugin_context { int pending_failure; char failed_op[32]; };
+
+#ifdef FAULT_THROWS
+/* fault_throw.cpp: throws a std::runtime_error through this C code. */
+extern void fault_throw(const char* what);
+#endif
 struct px_plugin_buffer { unsigned char* data; uint64_t bytes; };
 
 static px_status say(px_plugin_error* err, px_status s, const char* msg) {
@@ -111,6 +116,10 @@ static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plug
 #if defined(FAULT_OP_ERROR)
     (void)ctx, (void)call;
     return say(err, PX_ERROR_DEVICE, "simulated op failure");
+#elif defined(FAULT_THROWS)
+    (void)ctx, (void)call, (void)err;
+    fault_throw("simulated C++ exception in execute"); /* breaks the rule: nothing may cross as an exception */
+    return PX_OK;
 #elif defined(FAULT_ACCEPT_ALL)
     char msg[64];
     (void)ctx;
@@ -183,6 +192,8 @@ static px_plugin_api table = {
 PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
 #if defined(FAULT_OTHER_MAJOR)
     table.abi_major = PX_PLUGIN_ABI_MAJOR + 1;
+#elif defined(FAULT_NULL_TABLE)
+    return NULL;
 #elif defined(FAULT_SMALL_TABLE)
     table.struct_size = offsetof(px_plugin_api, execute);
 #elif defined(FAULT_NULL_SLOT)

@@ -23,7 +23,7 @@ bool contains(const char* hay, const std::string& needle) { return std::string(h
 }  // namespace
 
 TEST_CASE("broken plugins are skipped with the reason and the others load", "[host][loader]") {
-    Runtime r({fault("no-symbol"), fault("other-major"), fault("small-table"), fault("null-slot"),
+    Runtime r({fault("no-symbol"), fault("null-table"), fault("other-major"), fault("small-table"), fault("null-slot"),
                fault("create-fails"), fault("missing-dep"), PLEXUS_FAULT_PLUGIN_DIR "/not-there.so",
                PLEXUS_FAULT_PLUGIN_DIR "/libfault_dependency.so", cpu_plugin, fault("newer-minor")});
     auto p = r.by_file();
@@ -33,6 +33,7 @@ TEST_CASE("broken plugins are skipped with the reason and the others load", "[ho
         CHECK(contains(p.at(file).message, why));
     };
     skipped("libfault-no-symbol.so", "does not export px_plugin_get_api");
+    skipped("libfault-null-table.so", "px_plugin_get_api returned NULL");
     const std::string minor = std::to_string(PX_PLUGIN_ABI_MINOR);
     skipped("libfault-other-major.so", "plugin ABI 2." + minor + ", runtime ABI 1." + minor);
     skipped("libfault-small-table.so", "smaller than the");
@@ -88,6 +89,50 @@ TEST_CASE("an op that returns an error is reported with op, device and plugin", 
     px_tensor* ok = nullptr;
     REQUIRE(px_tensor_full(r.rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT32, 1, shape, 1.0, &ok) == PX_OK);
     px_tensor_release(ok);
+}
+
+TEST_CASE("a C++ exception thrown out of a plugin's op is an error, and everything keeps serving", "[host][faults]") {
+    Runtime r({fault("throws"), cpu_plugin});
+    px_device acc{PX_DEVICE_ACCELERATOR, 0};
+    int64_t shape[1] = {2};
+    px_tensor* a = nullptr;
+    CHECK(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &a) == PX_ERROR_PLUGIN);
+    CHECK(contains(px_last_error(), "fill on accel(0): the plugin let a C++ exception (simulated C++ exception in "
+                                    "execute) escape through the C ABI, which forbids it [plugin fault-throws]"));
+    CHECK(a == nullptr);
+    // The device's other slots still work, and so does the CPU.
+    float v[2] = {1, 2}, back[2] = {0, 0};
+    REQUIRE(px_tensor_from_host(r.rt, acc, PX_FLOAT32, 1, shape, v, sizeof v, &a) == PX_OK);
+    REQUIRE(px_tensor_to_host(a, back, sizeof back) == PX_OK);
+    CHECK(back[1] == 2.0f);
+    px_tensor_release(a);
+    px_tensor* ok = nullptr;
+    REQUIRE(px_tensor_full(r.rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT32, 1, shape, 1.0, &ok) == PX_OK);
+    px_tensor_release(ok);
+}
+
+TEST_CASE("tensors outlive the runtime that loaded their plugin, which stays loaded until the last one goes",
+          "[host][faults]") {
+    const std::string file = fault("newer-minor");
+    const char* paths[] = {file.c_str()};
+    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    int64_t shape[1] = {3};
+    px_tensor *a = nullptr, *b = nullptr;
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_ACCELERATOR, 0}, PX_FLOAT32, 1, shape, 2.0, &a) == PX_OK);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+    // The plugin's code and buffers are still there: ops and reads work.
+    REQUIRE(px_binary(PX_OP_ADD, a, a, &b) == PX_OK);
+    float out[3];
+    REQUIRE(px_tensor_to_host(b, out, sizeof out) == PX_OK);
+    CHECK(out[2] == 4.0f);
+    // Looking devices up needs the runtime: a clear error, not a crash.
+    px_tensor* c = nullptr;
+    CHECK(px_tensor_copy_to(a, px_device{PX_DEVICE_ACCELERATOR, 0}, &c) == PX_ERROR_NO_DEVICE);
+    CHECK(contains(px_last_error(), "was destroyed"));
+    CHECK(px_tensor_release(a) == PX_OK);
+    CHECK(px_tensor_release(b) == PX_OK);  // the last one: the plugin is destroyed and unloaded here
 }
 
 TEST_CASE("work that fails asynchronously is reported at the next wait", "[host][faults]") {
