@@ -6,7 +6,13 @@
 namespace px {
 
 PluginInstance::~PluginInstance() {
-    if (context && api) api->destroy(context);
+    if (context && api) {
+        try {
+            api->destroy(context);
+        } catch (...) {  // forbidden by the ABI, and a destructor must not throw
+            std::fprintf(stderr, "plexus: plugin %s let a C++ exception escape destroy()\n", name.c_str());
+        }
+    }
 }
 
 void PluginInstance::raise(px_status s, const std::string& context_text, px_plugin_error& err) const {

@@ -162,6 +162,42 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     return plugin;
 }
 
+// Asks a loaded plugin for its devices and what each supports; false (with
+// rec.message) when it answers badly. Indexes and labels are given later.
+bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& rec,
+                   std::vector<std::shared_ptr<DeviceImpl>>& found) {
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+    int32_t count = 0;
+    if (plugin->api->device_count(plugin->context, &count, &err) != PX_OK || count < 0) {
+        err.message[PX_MESSAGE_MAX - 1] = '\0';
+        rec.message = cat("device_count failed: ", err.message);
+        return false;
+    }
+    err.message[PX_MESSAGE_MAX - 1] = '\0';
+    if (count == 0) rec.message = err.message[0] ? err.message : "no devices";
+    for (int32_t i = 0; i < count; ++i) {
+        px_device_info info{};
+        info.struct_size = sizeof info;
+        if (plugin->api->device_info(plugin->context, i, &info, &err) != PX_OK || !px_device_kind_name(info.kind)) {
+            err.message[PX_MESSAGE_MAX - 1] = '\0';
+            rec.message = cat("device ", i, " has no valid info (kind ", info.kind, "): ", err.message);
+            return false;
+        }
+        auto dev = std::make_shared<DeviceImpl>();
+        dev->plugin = plugin;
+        dev->local = i;
+        dev->memory_total = info.memory_total;
+        dev->id = px_device{info.kind, 0};
+        for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+            if (!px_op_name(op)) continue;
+            for (int dt = 1; dt < 8; ++dt)
+                if (px_dtype_name(dt) && plugin->api->supports(plugin->context, i, op, dt)) dev->supported.set(op * 8 + dt);
+        }
+        found.push_back(dev);
+    }
+    return true;
+}
+
 }  // namespace
 
 std::string default_plugin_folder() {
@@ -193,49 +229,25 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
             }
         }
         if (plugin) {
-            px_plugin_error err{sizeof(px_plugin_error), {0}};
-            int32_t count = 0;
-            if (plugin->api->device_count(plugin->context, &count, &err) != PX_OK || count < 0) {
-                err.message[PX_MESSAGE_MAX - 1] = '\0';
-                rec.message = cat("device_count failed: ", err.message);
+            std::vector<std::shared_ptr<DeviceImpl>> found;
+            bool ok = false;
+            try {
+                ok = probe_devices(plugin, rec, found);
+            } catch (...) {
+                rec.message = "a C++ exception escaped device_count, device_info or supports, which the ABI forbids";
+            }
+            if (!ok) {
                 plugin.reset();
             } else {
-                err.message[PX_MESSAGE_MAX - 1] = '\0';
-                if (count == 0) rec.message = err.message[0] ? err.message : "no devices";
-                std::vector<std::shared_ptr<DeviceImpl>> found;
-                for (int32_t i = 0; i < count && plugin; ++i) {
-                    px_device_info info{};
-                    info.struct_size = sizeof info;
-                    if (plugin->api->device_info(plugin->context, i, &info, &err) != PX_OK ||
-                        !px_device_kind_name(info.kind)) {
-                        rec.message = cat("device ", i, " has no valid info (kind ", info.kind, "): ", err.message);
-                        plugin.reset();
-                        break;
-                    }
-                    auto dev = std::make_shared<DeviceImpl>();
-                    dev->plugin = plugin;
-                    dev->local = i;
-                    dev->memory_total = info.memory_total;
-                    dev->id = px_device{info.kind, 0};  // the index is given once all devices checked out
-                    found.push_back(dev);
+                for (auto& dev : found) {
+                    auto& list = rt.devices[dev->id.kind];
+                    dev->id.index = static_cast<int32_t>(list.size());
+                    dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
+                    list.push_back(dev);
                 }
-                if (plugin) {
-                    for (auto& dev : found) {
-                        auto& list = rt.devices[dev->id.kind];
-                        dev->id.index = static_cast<int32_t>(list.size());
-                        dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
-                        for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
-                            if (!px_op_name(op)) continue;
-                            for (int dt = 1; dt < 8; ++dt)
-                                if (px_dtype_name(dt) && plugin->api->supports(plugin->context, dev->local, op, dt))
-                                    dev->supported.set(op * 8 + dt);
-                        }
-                        list.push_back(dev);
-                    }
-                    rec.loaded = true;
-                    rec.num_devices = count;
-                    rt.plugins.push_back(plugin);
-                }
+                rec.loaded = true;
+                rec.num_devices = static_cast<int32_t>(found.size());
+                rt.plugins.push_back(plugin);
             }
         }
         rt.records.push_back(rec);

@@ -48,13 +48,14 @@ bool plugin_collective(const std::vector<TensorObj*>& ts) {
     }
     px_collective_call call{sizeof(px_collective_call), PX_COLLECTIVE_SUM, int32_t(ts.size()), devices.data(),
                             descs.data()};
-    px_plugin_error err;
-    err.struct_size = sizeof err;
-    err.message[0] = '\0';
-    px_status s = plugin->api->all_reduce(plugin->context, &call, &err);
-    if (s == PX_ERROR_UNSUPPORTED) return false;  // e.g. its collective library is missing: copy and add
-    if (s != PX_OK) plugin->raise(s, cat("all_reduce over ", ts.size(), " devices of plugin ", plugin->name), err);
-    return true;
+    // UNSUPPORTED (e.g. its collective library is missing) means: copy and add.
+    px_status s = PX_OK;
+    plugin->call([&] { return cat("all_reduce over ", ts.size(), " devices of plugin ", plugin->name); },
+                 [&](px_plugin_error* e) {
+                     s = plugin->api->all_reduce(plugin->context, &call, e);
+                     return s == PX_ERROR_UNSUPPORTED ? PX_OK : s;
+                 });
+    return s != PX_ERROR_UNSUPPORTED;
 }
 
 }  // namespace

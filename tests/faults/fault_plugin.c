@@ -17,8 +17,16 @@
 struct px_plugin_context { int pending_failure; char failed_op[32]; };
 
 #ifdef FAULT_THROWS
-/* fault_throw.cpp: throws a std::runtime_error through this C code. */
+/* fault_throw.cpp: throws a std::runtime_error through this C code, from
+ * the slot FAULT_THROW_IN names (default: execute). */
 extern void fault_throw(const char* what);
+static void throw_in(const char* slot) {
+    const char* where = getenv("FAULT_THROW_IN");
+    if (strcmp(where ? where : "execute", slot) == 0) fault_throw(slot);
+}
+#define THROW_IN(slot) throw_in(slot)
+#else
+#define THROW_IN(slot) ((void)0)
 #endif
 struct px_plugin_buffer { unsigned char* data; uint64_t bytes; };
 
@@ -28,6 +36,7 @@ static px_status say(px_plugin_error* err, px_status s, const char* msg) {
 }
 
 static px_status create(px_plugin_context** out, px_plugin_error* err) {
+    THROW_IN("create");
 #ifdef FAULT_CREATE_FAILS
     (void)out;
     return say(err, PX_ERROR_PLUGIN, "simulated init failure: no such hardware");
@@ -37,8 +46,12 @@ static px_status create(px_plugin_context** out, px_plugin_error* err) {
     return *out ? PX_OK : PX_ERROR_OUT_OF_MEMORY;
 #endif
 }
-static void destroy(px_plugin_context* ctx) { free(ctx); }
+static void destroy(px_plugin_context* ctx) {
+    free(ctx);
+    THROW_IN("destroy");
+}
 static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_error* err) {
+    THROW_IN("device_count");
     (void)ctx, (void)err;
 #ifdef FAULT_COLLECTIVE
     *n = 2;
@@ -58,6 +71,7 @@ static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* 
     return PX_OK;
 }
 static int32_t supports(px_plugin_context* ctx, int32_t d, int32_t op, int32_t dtype) {
+    THROW_IN("supports");
     (void)ctx, (void)d;
 #ifdef FAULT_ACCEPT_ALL
     (void)op, (void)dtype;
@@ -84,6 +98,7 @@ static px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* b, px_plu
     (void)ctx, (void)err;
     free(b->data);
     free(b);
+    THROW_IN("buffer_free"); /* after freeing, so only the rule is broken, not memory */
     return PX_OK;
 }
 static px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t off, const void* src,
@@ -118,7 +133,7 @@ static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plug
     return say(err, PX_ERROR_DEVICE, "simulated op failure");
 #elif defined(FAULT_THROWS)
     (void)ctx, (void)call, (void)err;
-    fault_throw("simulated C++ exception in execute"); /* breaks the rule: nothing may cross as an exception */
+    THROW_IN("execute"); /* breaks the rule: nothing may cross as an exception */
     return PX_OK;
 #elif defined(FAULT_ACCEPT_ALL)
     char msg[64];
@@ -190,6 +205,7 @@ static px_plugin_api table = {
 
 #ifndef FAULT_NO_SYMBOL
 PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
+    THROW_IN("entry");
 #if defined(FAULT_OTHER_MAJOR)
     table.abi_major = PX_PLUGIN_ABI_MAJOR + 1;
 #elif defined(FAULT_NULL_TABLE)

@@ -2,4 +2,6 @@
 // slot, which the ABI forbids and the host must survive.
 #include <stdexcept>
 
-extern "C" void fault_throw(const char* what) { throw std::runtime_error(what); }
+#include <string>
+
+extern "C" void fault_throw(const char* slot) { throw std::runtime_error(std::string("simulated C++ exception in ") + slot); }

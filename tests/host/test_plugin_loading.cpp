@@ -111,6 +111,38 @@ TEST_CASE("a C++ exception thrown out of a plugin's op is an error, and everythi
     px_tensor_release(ok);
 }
 
+TEST_CASE("a C++ exception from any other slot is caught: the plugin is skipped or the error reported", "[host][faults]") {
+    const std::pair<const char*, const char*> cases[] = {
+        {"entry", "px_plugin_get_api threw a C++ exception"},
+        {"create", "its create() failed: a C++ exception escaped it"},
+        {"device_count", "a C++ exception escaped device_count, device_info or supports"},
+        {"supports", "a C++ exception escaped device_count, device_info or supports"},
+    };
+    for (auto [slot, why] : cases) {
+        INFO(slot);
+        setenv("FAULT_THROW_IN", slot, 1);
+        Runtime r({fault("throws"), cpu_plugin});
+        unsetenv("FAULT_THROW_IN");
+        auto p = r.by_file();
+        CHECK(!p.at("libfault-throws.so").loaded);
+        CHECK(contains(p.at("libfault-throws.so").message, why));
+        CHECK(p.at("libplexus-cpu.so").loaded);
+    }
+    // From buffer_free and destroy, which cannot fail: reported on stderr, and the process goes on.
+    setenv("FAULT_THROW_IN", "buffer_free", 1);
+    {
+        Runtime r({fault("throws")});
+        int64_t shape[1] = {2};
+        float v[2] = {1, 2};
+        px_tensor* a = nullptr;
+        REQUIRE(px_tensor_from_host(r.rt, px_device{PX_DEVICE_ACCELERATOR, 0}, PX_FLOAT32, 1, shape, v, sizeof v, &a) ==
+                PX_OK);
+        CHECK(px_tensor_release(a) == PX_OK);
+        setenv("FAULT_THROW_IN", "destroy", 1);
+    }
+    unsetenv("FAULT_THROW_IN");
+}
+
 TEST_CASE("tensors outlive the runtime that loaded their plugin, which stays loaded until the last one goes",
           "[host][faults]") {
     const std::string file = fault("newer-minor");
