@@ -52,6 +52,58 @@ T inner_max(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
     return nan ? std::numeric_limits<T>::quiet_NaN() : m;
 }
 
+// The max of a, b, c, d with NaN propagating, and which of the four the
+// gradient goes to: the first maximum, or the first NaN (as window_argmax).
+template <class T>
+inline int first_max4(T a, T b, T c, T d) {
+    // Selects, not branches: which cell wins is data-dependent and random.
+    const T m01 = b > a ? b : a, m23 = d > c ? d : c;
+    const int i01 = b > a ? 1 : 0, i23 = d > c ? 3 : 2;
+    const int at = m23 > m01 ? i23 : i01;  // a tie keeps the earlier cell
+    const bool na = a != a, nb = b != b, nc = c != c, nd = d != d;
+    const int first_nan = na ? 0 : nb ? 1 : nc ? 2 : 3;
+    return (na | nb | nc | nd) ? first_nan : at;
+}
+
+// LeNet's pooling, 2x2 windows with stride 2 and no padding: each output
+// reads two input rows at fixed offsets, with no window loop. A last odd
+// row or column belongs to no window.
+template <class T>
+void max_pool_2x2(const T* xp, T* yp, const PoolGeometry& g) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+        const T* r0 = xp + 2 * oy * g.w;
+        const T* r1 = r0 + g.w;
+        T* out = yp + oy * g.ow;
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+            const T a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
+            const T m01 = b > a ? b : a, m23 = d > c ? d : c, m = m23 > m01 ? m23 : m01;
+            const bool nan = (a != a) | (b != b) | (c != c) | (d != d);
+            out[ox] = nan ? std::numeric_limits<T>::quiet_NaN() : m;
+        }
+    }
+}
+
+template <class T>
+void max_pool_2x2_backward(const T* xp, const T* dyp, T* dxp, const PoolGeometry& g) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+        const T* r0 = xp + 2 * oy * g.w;
+        const T* r1 = r0 + g.w;
+        T* d0 = dxp + 2 * oy * g.w;
+        T* d1 = d0 + g.w;
+        const T* dy = dyp + oy * g.ow;
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+            const int at = first_max4(r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]);
+            const T d = dy[ox];
+            d0[2 * ox] = at == 0 ? d : T(0);
+            d0[2 * ox + 1] = at == 1 ? d : T(0);
+            d1[2 * ox] = at == 2 ? d : T(0);
+            d1[2 * ox + 1] = at == 3 ? d : T(0);
+        }
+        if (g.w & 1) d0[g.w - 1] = d1[g.w - 1] = T(0);
+    }
+    if (g.h & 1) std::fill(dxp + (g.h - 1) * g.w, dxp + g.h * g.w, T(0));
+}
+
 template <class Body>
 void for_each_plane(const PoolGeometry& g, Body&& body) {
     if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {
@@ -74,6 +126,21 @@ void pool_typed(const OpTask& t) {
     const bool unpadded = g.ph == 0 && g.pw == 0;
     const bool disjoint = g.sh >= g.kh && g.sw >= g.kw;  // no cell is in two windows
     const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+    const bool two_by_two = is_max && unpadded && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2;
+    if (two_by_two) {
+        const T* x = reinterpret_cast<const T*>(t.in[0].data);
+        if (!backward) {
+            T* y = reinterpret_cast<T*>(t.out.data);
+            for_each_plane(g, [&](int64_t p) { max_pool_2x2(x + p * in_plane, y + p * out_plane, g); });
+        } else {
+            const T* dy = reinterpret_cast<const T*>(yside.data);
+            T* dx = reinterpret_cast<T*>(t.out.data);
+            for_each_plane(g, [&](int64_t p) {
+                max_pool_2x2_backward(x + p * in_plane, dy + p * out_plane, dx + p * in_plane, g);
+            });
+        }
+        return;
+    }
     if (!backward) {
         const T* x = reinterpret_cast<const T*>(t.in[0].data);
         T* y = reinterpret_cast<T*>(t.out.data);

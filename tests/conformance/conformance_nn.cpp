@@ -63,6 +63,53 @@ TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
             }
 }
 
+TEST_CASE("max pooling: ties send the gradient to the first maximum, NaN propagates and takes it", "[conformance][nn][R15]") {
+    Device dev = pxtest::device_under_test();
+    // One 5x5 plane (odd: the last row and column are in no 2x2 window).
+    // Window (0,0) holds a tie (7 at (0,1) and (1,0)); window (0,1) a NaN
+    // after its maximum; window (1,1) all equal.
+    const double n = NAN;
+    std::vector<double> x{1, 7, 9, n, 4,
+                          7, 2, 3, 5, 4,
+                          0, 1, 6, 6, 4,
+                          2, 0, 6, 6, 4,
+                          4, 4, 4, 4, 4};
+    for (DType d : {DType::float64, DType::float32})
+        PX_OP_SECTION(PX_OP_MAX_POOL2D_BACKWARD, d) {
+            Tensor tx = array(x, {1, 1, 5, 5}, dev).astype(d);
+            tx.attach_grad();
+            Tensor y;
+            {
+                auto scope = autograd::record();
+                y = max_pool2d(tx, 2, 2);
+            }
+            auto yv = values(y);
+            REQUIRE(yv.size() == 4);
+            CHECK(yv[0] == 7);
+            CHECK(std::isnan(yv[1]));
+            CHECK(yv[2] == 2);
+            CHECK(yv[3] == 6);
+            y.backward(array(std::vector<double>{10, 20, 30, 40}, {1, 1, 2, 2}, dev).astype(d));
+            std::vector<double> want(25, 0.0);
+            want[1] = 10;        // the first 7, not the one at (1,0)
+            want[3] = 20;        // the NaN, not the 9 before it
+            want[3 * 5 + 0] = 30;  // window (1,0): 0 1 / 2 0, maximum 2 at (3,0)
+            want[2 * 5 + 2] = 40;  // all four equal: the first
+            CHECK(values(tx.grad()) == want);
+            // The general path (3x3 windows, stride 2, padding 1) follows the same rule.
+            Tensor y3;
+            {
+                auto scope = autograd::record();
+                y3 = max_pool2d(tx, 3, 2, 1);
+            }
+            y3.backward(ones(y3.shape(), dev, d));
+            auto g3 = values(tx.grad());
+            CHECK(g3[1] == 1);  // window (0,0), rows and cols -1..1: 1 7 / 7 2 -> the first 7
+            CHECK(g3[5] == 1);  // the second 7 is the maximum of window (1,0), rows 1..3, cols -1..1
+            CHECK(g3[3] >= 1);  // the NaN takes every window it is in
+        }
+}
+
 TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     // Logits of 1000 would overflow exp() without the max subtracted first.
