@@ -33,6 +33,17 @@ ConvGeometry geometry(const Operand& x, const Operand& y, const Operand& w, cons
     return g;
 }
 
+// Copies a short run (a row of an image, often under 32 values): fixed-size
+// chunks compile to vector moves, where a memcpy call per run costs more than
+// the copy.
+template <class T>
+inline void copy_run(T* dst, const T* src, int64_t n) {
+    constexpr int64_t chunk = 32 / sizeof(T);
+    int64_t k = 0;
+    for (; k + chunk <= n; k += chunk) std::memcpy(dst + k, src + k, 32);
+    for (; k < n; ++k) dst[k] = src[k];
+}
+
 // cols (C*KH*KW, OH*OW) from one image (C,H,W); cells in the padding are 0.
 template <class T>
 void im2col(const T* x, const ConvGeometry& g, T* cols) {
@@ -53,7 +64,7 @@ void im2col(const T* x, const ConvGeometry& g, T* cols) {
                         int64_t x0 = j - g.pw;
                         int64_t lo = std::max<int64_t>(0, -x0), hi = std::min<int64_t>(g.ow, g.w - x0);
                         std::fill(dst, dst + std::max<int64_t>(lo, 0), T(0));
-                        if (hi > lo) std::memcpy(dst + lo, src + x0 + lo, size_t(hi - lo) * sizeof(T));
+                        if (hi > lo) copy_run(dst + lo, src + x0 + lo, hi - lo);
                         std::fill(dst + std::max(hi, lo), dst + g.ow, T(0));
                     } else {
                         for (int64_t ox = 0; ox < g.ow; ++ox) {
@@ -78,6 +89,12 @@ void col2im_add(const T* cols, const ConvGeometry& g, T* dx) {
                     if (y < 0 || y >= g.h) continue;
                     T* dst = plane + y * g.w;
                     const T* src = row + oy * g.ow;
+                    if (g.sw == 1) {  // a contiguous run: no bounds test per cell
+                        int64_t x0 = j - g.pw;
+                        int64_t lo = std::max<int64_t>(0, -x0), hi = std::min<int64_t>(g.ow, g.w - x0);
+                        for (int64_t ox = lo; ox < hi; ++ox) dst[x0 + ox] += src[ox];
+                        continue;
+                    }
                     for (int64_t ox = 0; ox < g.ow; ++ox) {
                         int64_t xx = ox * g.sw - g.pw + j;
                         if (xx >= 0 && xx < g.w) dst[xx] += src[ox];
