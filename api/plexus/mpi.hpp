@@ -38,7 +38,8 @@ public:
     // time-out message.
     void all_reduce_sum(std::vector<double>& values, const std::string& what);
     // Sums each tensor over the ranks; returns the sums on the same devices
-    // in the same dtypes.
+    // in the same dtypes. All float32 (gradients, usually): summed as
+    // float32 through one reused host buffer; otherwise as float64.
     std::vector<Tensor> all_reduce_sum(const std::vector<Tensor>& tensors, const std::string& what);
     // Gives every rank rank 0's values of every parameter.
     void broadcast(const nn::ParameterDict& params);
@@ -54,6 +55,7 @@ private:
     int rank_ = 0, size_ = 1, local_rank_ = 0;
     double timeout_ = 20;
     int64_t calls_ = 0;
+    std::vector<float> staging_;  // reused by every float32 all-reduce: no allocation per step
 };
 
 }  // namespace plexus::mpi

@@ -55,6 +55,11 @@ void collectives(mpi::World& w) {
     std::vector<Tensor> grads{full({4}, 2.0 * r)};
     hook(grads);
     expect(grads[0].to_vector<float>()[3] == float(n * (n - 1)), "gradient hook", r);
+    // Several float32 tensors travel in one buffer: each gets its own part back.
+    auto parts = w.all_reduce_sum({full({3}, double(r)), full({2, 2}, 10.0 * (r + 1))}, "float32 tensors");
+    expect(parts[0].shape() == Shape{3} && parts[1].shape() == Shape{2, 2}, "float32 shapes kept", r);
+    expect(parts[0].to_vector<float>()[2] == float(n * (n - 1) / 2), "float32 first part", r);
+    expect(parts[1].to_vector<float>()[0] == float(10 * n * (n + 1) / 2), "float32 second part", r);
     // A bad time-out is refused.
     bool refused = false;
     try {

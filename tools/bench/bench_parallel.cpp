@@ -38,11 +38,6 @@ void bench_two_devices(Device a, Device b, bool quick, bool json) {
 
 namespace {
 
-// A wider network than LeNet: more arithmetic per sample.
-void add_mlp(nn::Sequential& net) {
-    net.add(nn::Flatten(), nn::Dense(1024, "relu", 784), nn::Dense(1024, "relu", 1024), nn::Dense(10, "", 1024));
-}
-
 // Median seconds of one training step at batch 256 on `devices`.
 double step_seconds(const std::function<void(nn::Sequential&)>& build, const std::vector<Device>& devices, int reps) {
     seed(0);
@@ -74,7 +69,7 @@ void bench_data_parallel(Device a, Device b, bool quick, bool json) {
     struct Net {
         const char* name;
         std::function<void(nn::Sequential&)> build;
-    } nets[] = {{"LeNet", train::add_lenet}, {"MLP 784-1024-1024-10", add_mlp}};
+    } nets[] = {{"LeNet", train::add_lenet}, {"MLP 784-1024-1024-10", train::add_mlp}};
     for (const Net& net : nets) {
         double one = step_seconds(net.build, {a}, reps);
         double two = step_seconds(net.build, {a, b}, reps);

@@ -1,5 +1,6 @@
-// Seed 002's LeNet and its training loop, shared by plexus-train and
-// plexus-bench so that both time the very same work.
+// Seed 002's LeNet, a wider MLP for the scaling figures, and their training
+// loop, shared by plexus-train and plexus-bench so that both time the very
+// same work.
 #pragma once
 
 #include <chrono>
@@ -15,6 +16,18 @@ inline void add_lenet(nn::Sequential& net) {
     net.add(nn::Conv2D(6, 5, 1, 0, "relu"), nn::MaxPool2D(2, 2), nn::Conv2D(16, 3, 1, 0, "relu"),
             nn::MaxPool2D(2, 2), nn::Dense(120, "relu"), nn::Dense(84, "relu"), nn::Dense(10));
 }
+
+// A wider network than LeNet: more arithmetic per sample, fewer ops.
+inline void add_mlp(nn::Sequential& net) {
+    net.add(nn::Flatten(), nn::Dense(1024, "relu", 784), nn::Dense(1024, "relu", 1024), nn::Dense(10, "", 1024));
+}
+
+struct Network {
+    const char* flag;   // --net NAME
+    const char* title;  // for plots and messages
+    void (*add)(nn::Sequential&);
+};
+inline const Network networks[] = {{"lenet", "LeNet", add_lenet}, {"mlp", "MLP 784-1024-1024-10", add_mlp}};
 
 struct EpochResult {
     double loss = 0, accuracy = 0, seconds = 0;

@@ -1,4 +1,4 @@
-// plexus-train: seed 002's LeNet on Fashion-MNIST, on the best device there
+// plexus-train: seed 002's LeNet (or --net mlp) on Fashion-MNIST, on the best device there
 // is (or --device; a list trains data-parallel over those devices), printing
 // per-epoch figures as the seed does, and writing metrics.csv, curves.svg and
 // the trained parameters to --out. With --distributed (under mpirun) every
@@ -37,18 +37,21 @@ struct Options {
     bool progress = isatty(STDOUT_FILENO) != 0;
     bool distributed = false;
     int64_t max_batches = -1;  // per epoch; -1: all
+    const train::Network* net = &train::networks[0];
 };
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
-    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--no-progress]\n"
+    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp]\n"
+    "                    [--no-progress]\n"
     "       mpirun -np N plexus-train --distributed [the same options]\n"
     "Trains seed 002's LeNet on Fashion-MNIST (SGD, lr 0.1, batch 256, 10 epochs by default) on the first GPU,\n"
-    "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params to --out.\n"
+    "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params (mlp.params) to --out.\n"
     "  --device cpu:0,cpu:1   split every batch over these devices (data parallelism in one process)\n"
     "  --distributed          one process per rank, each on its shard of every batch, gradients summed over\n"
     "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
-    "  --max-batches N        stop each epoch after N batches\n";
+    "  --max-batches N        stop each epoch after N batches\n"
+    "  --net lenet|mlp        the network: seed 002's LeNet (default) or a 784-1024-1024-10 MLP\n";
 
 [[noreturn]] void die(const std::string& msg) {
     std::cerr << "plexus-train: " << msg << "\n";
@@ -87,6 +90,13 @@ Options parse(int argc, char** argv) {
         else if (a == "--no-progress") o.progress = false;
         else if (a == "--distributed") o.distributed = true;
         else if (a == "--max-batches") o.max_batches = int64_t(number(a, value(), 1, 1e12));
+        else if (a == "--net") {
+            std::string name = value();
+            o.net = nullptr;
+            for (const auto& n : train::networks)
+                if (name == n.flag) o.net = &n;
+            if (!o.net) die("--net wants lenet or mlp, got '" + name + "'");
+        }
         else die("unknown option '" + a + "'\n" + usage);
     }
     return o;
@@ -185,7 +195,7 @@ int main(int argc, char** argv) {
         }
 
         nn::Sequential net;
-        train::add_lenet(net);
+        o.net->add(net);
         net.initialize(devices);
         nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
 #ifdef PLEXUS_TRAIN_MPI
@@ -220,11 +230,12 @@ int main(int argc, char** argv) {
                         r.seconds);
             std::fflush(stdout);
             train::write_csv(o.out + "/metrics.csv", rows);
-            train::write_svg(o.out + "/curves.svg", rows, "LeNet on Fashion-MNIST, " + where);
+            train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on Fashion-MNIST, " + where);
         }
         if (lead) {
-            net.save_parameters(o.out + "/lenet.params");
-            std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << o.out << "/lenet.params\n";
+            const std::string params = o.out + "/" + o.net->flag + ".params";
+            net.save_parameters(params);
+            std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << params << "\n";
         }
     } catch (const std::exception& e) {
         ranks.fail(e.what());
