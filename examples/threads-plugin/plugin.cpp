@@ -244,6 +244,7 @@ const px_plugin_api table = {
     create, destroy, device_count, device_info, supports,
     buffer_alloc, buffer_free, copy_from_host, copy_to_host, copy_device,
     execute, synchronize,
+    nullptr,  // all_reduce (ABI 1.2): not offered; the host falls back to copies and adds
 };
 
 }  // namespace

@@ -55,7 +55,10 @@ void pointwise_typed(const OpTask& t) {
             double s = 0;
             for (int64_t o = 0; o < outer; ++o) {
                 const T* row = a + (o * ch + c) * inner;
-                for (int64_t k = 0; k < inner; ++k) s += row[k];
+                double part = 0;  // lanes of partial sums: no chain of dependent adds
+#pragma omp simd reduction(+ : part)
+                for (int64_t k = 0; k < inner; ++k) part += row[k];
+                s += part;
             }
             out[c] = T(s);
         };
