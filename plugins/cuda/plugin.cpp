@@ -4,6 +4,7 @@
 // driver or no GPU the plugin still loads and says why it has no devices.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "cuda_check.hpp"
 #include "device.hpp"
 #include "probe.hpp"
+#include "test_hook.hpp"
 
 #ifndef PLEXUS_CUDA_PLUGIN_VERSION
 #define PLEXUS_CUDA_PLUGIN_VERSION "0.1.0"
@@ -22,6 +24,7 @@
 
 struct px_plugin_context {
     std::vector<std::unique_ptr<pxcuda::Device>> devices;
+    bool test_hooks = false;  // PLEXUS_CUDA_TEST_HOOKS=1 at creation (test_hook.hpp)
     std::string no_devices_reason;  // why there are none, when there are none
     pxcuda::Collectives collectives;  // declared after devices: destroyed before them
 };
@@ -75,6 +78,16 @@ px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
     }
 }
 
+// Contexts made with PLEXUS_CUDA_TEST_HOOKS=1, newest last (test_hook.hpp).
+std::mutex& hooked_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::vector<px_plugin_context*>& hooked_contexts() {
+    static std::vector<px_plugin_context*> list;
+    return list;
+}
+
 // Runs body(d) with d locked, current, and not failed.
 // The lock outlives guarded(), so an error is handled while it is held.
 template <class F>
@@ -118,6 +131,12 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
                 cudaDeviceEnablePeerAccess(j, 0);  // "already enabled" by another runtime is fine
                 cudaGetLastError();
             }
+        const char* hooks = std::getenv("PLEXUS_CUDA_TEST_HOOKS");
+        ctx->test_hooks = hooks && std::string(hooks) == "1";
+        if (ctx->test_hooks) {
+            std::lock_guard<std::mutex> lock(hooked_mutex());
+            hooked_contexts().push_back(ctx.get());
+        }
         *out = ctx.release();
         return PX_OK;
     });
@@ -125,6 +144,11 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
 
 void destroy(px_plugin_context* ctx) {
     if (!ctx) return;
+    if (ctx->test_hooks) {
+        std::lock_guard<std::mutex> lock(hooked_mutex());
+        auto& list = hooked_contexts();
+        list.erase(std::remove(list.begin(), list.end(), ctx), list.end());
+    }
     for (auto& d : ctx->devices) {
         std::lock_guard<std::mutex> lock(d->mutex);
         if (d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) cudaStreamSynchronize(d->stream());
@@ -420,3 +444,20 @@ const px_plugin_api api_table = {
 }  // namespace
 
 extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) { return &api_table; }
+
+// Test only (test_hook.hpp): 0 when the faulting kernel was queued on
+// device `ordinal` of the newest hooked context, blamed on `op`; -1 when no
+// context enabled the hooks or there is no such device.
+extern "C" PX_PLUGIN_EXPORT int px_cuda_test_fault(int32_t ordinal, int32_t op) {
+    std::lock_guard<std::mutex> lock(hooked_mutex());
+    if (hooked_contexts().empty()) return -1;
+    px_plugin_context* ctx = hooked_contexts().back();
+    if (ordinal < 0 || ordinal >= int32_t(ctx->devices.size())) return -1;
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+    px_status s = on_device(ctx->devices[size_t(ordinal)].get(), &err, [&](pxcuda::Device& dev) {
+        pxcuda::launch_bad_write(dev.stream());
+        dev.queued(op, false);
+        return PX_OK;
+    });
+    return s == PX_OK ? 0 : -1;
+}

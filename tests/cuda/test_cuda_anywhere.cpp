@@ -89,3 +89,22 @@ TEST_CASE("without a GPU, gpu(0) names the reason and try_gpu() falls back to cp
     // The CPU keeps working beside the device-less plugin.
     CHECK((array({1, 2}) + 1).to_vector<float>() == std::vector<float>{2, 3});
 }
+
+TEST_CASE("the test-only fault hook is inert unless PLEXUS_CUDA_TEST_HOOKS=1 made the context", "[cuda]") {
+    auto hook = [](Loaded& p) {
+        auto f = reinterpret_cast<int (*)(int32_t, int32_t)>(dlsym(p.lib, "px_cuda_test_fault"));
+        REQUIRE(f != nullptr);
+        return f;
+    };
+    {
+        Loaded p;  // made without the variable: no context is hooked
+        CHECK(hook(p)(0, PX_OP_ADD) == -1);
+    }
+    setenv("PLEXUS_CUDA_TEST_HOOKS", "1", 1);
+    Loaded hooked;
+    unsetenv("PLEXUS_CUDA_TEST_HOOKS");
+    int32_t count = 0;
+    REQUIRE(hooked.api->device_count(hooked.ctx, &count, &hooked.err) == PX_OK);
+    CHECK(hook(hooked)(count, PX_OP_ADD) == -1);  // past the last device
+    CHECK(hook(hooked)(-1, PX_OP_ADD) == -1);
+}

@@ -2,6 +2,7 @@
 // reports failures found on the device at the next wait, survives running
 // out of memory, and caches its memory. Skipped (exit 4) without a GPU.
 #include <catch2/catch.hpp>
+#include <dlfcn.h>
 
 #include <cmath>
 #include <string>
@@ -132,4 +133,44 @@ TEST_CASE("TF32 is used only when the user opts in", "[cuda][gpu]") {
     const std::string name = device_info(gpu(0)).name;
     const auto at = name.find("(sm_");
     if (at != std::string::npos && std::stoi(name.substr(at + 4)) >= 80) CHECK(e_tf32 > e_full);
+}
+
+TEST_CASE("a kernel fault is reported at the next wait naming the op; the device is lost, the CPU keeps working",
+          "[cuda][gpu]") {
+    // The hook is off unless asked for before a plugin context is made, so
+    // this test makes its own runtime (the default one exists already).
+    setenv("PLEXUS_CUDA_TEST_HOOKS", "1", 1);
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    unsetenv("PLEXUS_CUDA_TEST_HOOKS");
+    const px_device g0{PX_DEVICE_GPU, 0}, c0{PX_DEVICE_CPU, 0};
+    int64_t n = 1000;
+    px_tensor *before = nullptr, *after = nullptr, *host = nullptr;
+    REQUIRE(px_tensor_full(rt, g0, PX_FLOAT32, 1, &n, 1.0, &before) == PX_OK);
+    REQUIRE(px_runtime_synchronize(rt, g0) == PX_OK);
+    void* plugin = dlopen(PLEXUS_CUDA_PLUGIN_FILE, RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(plugin != nullptr);
+    auto inject = reinterpret_cast<int (*)(int32_t, int32_t)>(dlsym(plugin, "px_cuda_test_fault"));
+    REQUIRE(inject != nullptr);
+    REQUIRE(inject(0, PX_OP_ADD) == 0);
+    REQUIRE(px_runtime_synchronize(rt, g0) == PX_ERROR_DEVICE);
+    const std::string first = px_last_error();
+    CHECK_THAT(first, Contains("has failed and stays unusable"));
+    CHECK_THAT(first, Contains("last op queued: add"));
+    CHECK_THAT(first, Contains("cudaErrorIllegalAddress"));
+    // Every later call on it fails at once with the same reason.
+    CHECK(px_tensor_full(rt, g0, PX_FLOAT32, 1, &n, 2.0, &after) == PX_ERROR_DEVICE);
+    CHECK_THAT(std::string(px_last_error()), Contains("has failed and stays unusable"));
+    CHECK(px_tensor_copy_to(before, c0, &host) == PX_ERROR_DEVICE);
+    // The CPU is untouched.
+    px_tensor* ok = nullptr;
+    float total = 0;
+    REQUIRE(px_tensor_full(rt, c0, PX_FLOAT32, 1, &n, 1.0, &ok) == PX_OK);
+    px_tensor* sum = nullptr;
+    REQUIRE(px_reduce(PX_OP_SUM, ok, 1, 0, 0, &sum) == PX_OK);
+    REQUIRE(px_tensor_to_host(sum, &total, sizeof total) == PX_OK);
+    CHECK(total == 1000.0f);
+    for (px_tensor* t : {before, ok, sum}) px_tensor_release(t);
+    px_runtime_destroy(rt);
+    dlclose(plugin);
 }
