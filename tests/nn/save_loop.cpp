@@ -16,6 +16,10 @@ int main(int argc, char** argv) {
     plexus::nn::Sequential a, b;
     pxtest::make_save_loop_net(a, 1);
     pxtest::make_save_loop_net(b, 2);
+    // Start-up (loading plugins, building the nets) takes a varying time; the
+    // test times its kill from here, so the kills land among the saves.
+    std::printf("ready\n");
+    std::fflush(stdout);
     for (;;) {
         a.save_parameters(argv[1]);
         b.save_parameters(argv[1]);

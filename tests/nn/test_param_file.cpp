@@ -212,14 +212,24 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
     std::mt19937 rng(12345);
     int saw_a = 0, saw_b = 0;
     for (int kill = 0; kill < 100; ++kill) {
+        int ready[2];
+        REQUIRE(pipe(ready) == 0);
         pid_t child = fork();
         REQUIRE(child >= 0);
         if (child == 0) {
+            dup2(ready[1], STDOUT_FILENO);
+            close(ready[0]);
+            close(ready[1]);
             execl(PLEXUS_SAVE_LOOP, PLEXUS_SAVE_LOOP, path.c_str(), static_cast<char*>(nullptr));
             _exit(127);
         }
-        // Past start-up (tens of ms) and into the saves at a random point.
-        std::this_thread::sleep_for(std::chrono::microseconds(30000 + rng() % 60000));
+        close(ready[1]);
+        char line[8] = {};
+        REQUIRE(read(ready[0], line, 6) == 6);  // "ready\n": start-up is over, the saves begin
+        close(ready[0]);
+        // A random point among the next several saves (each writes and
+        // flushes about 1 MiB: milliseconds to tens of milliseconds).
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 60000));
         REQUIRE(::kill(child, SIGKILL) == 0);
         int status = 0;
         REQUIRE(waitpid(child, &status, 0) == child);
