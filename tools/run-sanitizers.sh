@@ -3,9 +3,10 @@
 # (LeakSanitizer included) in build-asan/, then the concurrency test built with
 # ThreadSanitizer in build-tsan/. Any report fails the run. The CUDA plugin is
 # left out (its runtime and ASan's shadow memory do not mix; the GPU tests
-# skip without a GPU anyway). Run after tools/setup.sh (CI does).
+# skip without a GPU anyway).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tools/install-packages.sh
 supp="$PWD/tools/sanitizers"
 jobs=$(nproc)
 

@@ -4,23 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup.sh: run as root (apt-get needs it)" >&2; exit 1; }
-  SUDO=sudo
-fi
-
-packages=(cmake ninja-build g++ pkg-config libboost-dev libopenblas-openmp-dev catch2 zlib1g-dev dataset-fashion-mnist
-          libopenmpi-dev openmpi-bin)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup.sh: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+tools/install-packages.sh
 
 # The CUDA plugin (when /usr/local/cuda or nvcc on PATH is there) is built
 # for this machine's GPU, or as PTX only when there is none: that compiles

@@ -52,6 +52,8 @@ public:
 
 private:
     void wait(void* request, const std::string& what);
+    // Sums n floats (float32) or doubles at `data` over the ranks, in place.
+    void sum_in_place(void* data, size_t n, bool float32, const std::string& what);
     int rank_ = 0, size_ = 1, local_rank_ = 0;
     double timeout_ = 20;
     int64_t calls_ = 0;

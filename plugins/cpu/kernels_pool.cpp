@@ -52,8 +52,8 @@ T inner_max(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
     return nan ? std::numeric_limits<T>::quiet_NaN() : m;
 }
 
-// The max of a, b, c, d with NaN propagating, and which of the four the
-// gradient goes to: the first maximum, or the first NaN (as window_argmax).
+// Which of a, b, c, d (a 2x2 window in row order) the gradient goes to: the
+// first maximum, or the first NaN (the rule of window_argmax).
 template <class T>
 inline int first_max4(T a, T b, T c, T d) {
     // Selects, not branches: which cell wins is data-dependent and random.
