@@ -16,7 +16,8 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-DeviceQueue::DeviceQueue(int device_index, int threads) : device_(device_index), ring_(capacity) {
+DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
+    : device_(device_index), profile_(profile), ring_(capacity) {
     thread_ = std::thread([this, threads] {
         // The OpenMP team this worker starts (our kernels, OpenBLAS) is its
         // share of the cores, so devices computing at once do not fight.
@@ -93,7 +94,13 @@ void DeviceQueue::execute(Task& task) {
     // After a failure, ops are skipped until it is reported; copies still run.
     if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
         try {
-            run(task);
+            if (profile_) {
+                auto start = std::chrono::steady_clock::now();
+                run(task);
+                profile_->add(task, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            } else {
+                run(task);
+            }
         } catch (const std::exception& e) {
             record_failure(task, e.what());
         } catch (...) {

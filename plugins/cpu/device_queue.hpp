@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "op_profile.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
@@ -21,7 +22,8 @@ namespace pxcpu {
 class DeviceQueue {
 public:
     // threads: the OpenMP threads of the worker's parallel regions (0: OpenMP's default).
-    DeviceQueue(int device_index, int threads);
+    // profile: where each task's run time is added; nullptr when not profiling.
+    DeviceQueue(int device_index, int threads, OpProfile* profile = nullptr);
     ~DeviceQueue();  // runs what is queued, then stops
     DeviceQueue(const DeviceQueue&) = delete;
     DeviceQueue& operator=(const DeviceQueue&) = delete;
@@ -46,6 +48,7 @@ private:
 
     static constexpr uint64_t capacity = 1024;
     const int device_;
+    OpProfile* const profile_;
     std::vector<Task> ring_;
     alignas(64) std::atomic<uint64_t> tail_{0};  // next slot to fill (producers)
     alignas(64) std::atomic<uint64_t> head_{0};  // next slot to run (worker); == tasks completed

@@ -61,10 +61,15 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
         setenv("PLEXUS_CPU_MEMORY_LIMIT", "12Q", 1);
         CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(err.message).find("PLEXUS_CPU_MEMORY_LIMIT='12Q'") != std::string::npos);
+        unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+        setenv("PLEXUS_CPU_PROFILE", "/nonexistent-folder/profile.txt", 1);
+        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(err.message) ==
+              "PLEXUS_CPU_PROFILE='/nonexistent-folder/profile.txt' cannot be written: No such file or directory");
         dlclose(lib);
     }
     unsetenv("PLEXUS_CPU_DEVICES");
-    unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+    unsetenv("PLEXUS_CPU_PROFILE");
 }
 
 #include "plexus/plexus.h"
@@ -109,4 +114,55 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: out of memory is an error with figures, and 
     px_tensor_release(keep);
     CHECK(in_use() == baseline);
     px_runtime_destroy(rt);
+}
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+TEST_CASE("PLEXUS_CPU_PROFILE: each device's ops are timed and written when the runtime is destroyed",
+          "[host][cpu-abi][profile]") {
+    const std::string path = "/tmp/plexus-cpu-profile-" + std::to_string(getpid()) + ".txt";
+    setenv("PLEXUS_CPU_PROFILE", path.c_str(), 1);
+    setenv("PLEXUS_CPU_DEVICES", "2", 1);
+    const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
+    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    unsetenv("PLEXUS_CPU_PROFILE");
+    unsetenv("PLEXUS_CPU_DEVICES");
+    int64_t shape[2] = {3, 4};
+    px_tensor *a = nullptr, *b = nullptr;
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 1}, PX_FLOAT32, 2, shape, 2.0, &a) == PX_OK);
+    for (int i = 0; i < 3; ++i) {
+        px_tensor* sum = nullptr;
+        REQUIRE(px_binary(PX_OP_ADD, a, a, &sum) == PX_OK);
+        px_tensor_release(sum);
+    }
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT64, 1, shape, 1.0, &b) == PX_OK);
+    REQUIRE(px_runtime_synchronize(rt, px_device{PX_DEVICE_CPU, 1}) == PX_OK);
+    std::ifstream before(path);
+    CHECK(before.peek() == std::ifstream::traits_type::eof());  // nothing is written while the runtime lives
+    px_tensor_release(a);
+    px_tensor_release(b);
+    px_runtime_destroy(rt);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string t = text.str();
+    INFO(t);
+    const size_t dev0 = t.find("plexus-cpu profile of cpu(0): 1 kinds of task");
+    const size_t dev1 = t.find("plexus-cpu profile of cpu(1): 2 kinds of task");
+    REQUIRE(dev0 != std::string::npos);
+    REQUIRE(dev1 != std::string::npos);
+    // Each table: a header line, then one row per kind of task with its count of calls.
+    const size_t adds = t.find("add float32 (3,4),(3,4) -> (3,4)");
+    REQUIRE(adds != std::string::npos);
+    CHECK(adds > dev1);
+    const size_t row = t.rfind('\n', adds);
+    CHECK(t.substr(row, adds - row).find("          3 ") != std::string::npos);
+    const size_t fill64 = t.find("fill float64  -> (3)");
+    CHECK(fill64 > dev0);
+    CHECK(fill64 < dev1);
+    std::remove(path.c_str());
 }
