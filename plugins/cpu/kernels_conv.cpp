@@ -1,5 +1,6 @@
-// conv2d and its two gradients, NCHW, through im2col and OpenBLAS gemm. Each
-// image is one gemm; images are spread over OpenMP threads (OpenBLAS runs
+// conv2d and its two gradients, NCHW, through im2col and OpenBLAS gemm, for
+// every layer the direct loops (kernels_conv_direct.cpp) leave. Each image is
+// one gemm; images are spread over OpenMP threads (OpenBLAS runs
 // single-threaded inside a parallel region), and a batch smaller than the
 // thread count runs image by image with OpenBLAS's own threads.
 #include <omp.h>
@@ -9,40 +10,12 @@
 #include <vector>
 
 #include "blas_util.hpp"
+#include "conv_common.hpp"
+#include "conv_direct.hpp"
 #include "kernels.hpp"
 
 namespace pxcpu {
 namespace {
-
-struct ConvGeometry {
-    int64_t n, c, h, w;     // input
-    int64_t o, kh, kw;      // weight (O, C, KH, KW)
-    int64_t oh, ow;         // output
-    int64_t sh, sw, ph, pw;
-    int64_t ckk() const { return c * kh * kw; }
-    int64_t ohw() const { return oh * ow; }
-    bool is_identity_im2col() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
-};
-
-// x: input operand (N,C,H,W); y: output-side operand (N,O,OH,OW); w: (O,C,KH,KW).
-ConvGeometry geometry(const Operand& x, const Operand& y, const Operand& w, const px_conv2d_attrs& a) {
-    ConvGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[2], w.shape[3],
-                   y.shape[2], y.shape[3], a.stride_h, a.stride_w, a.pad_h, a.pad_w};
-    if (g.ckk() > INT32_MAX || g.ohw() > INT32_MAX || g.o > INT32_MAX)
-        throw KernelError("conv2d: dimensions exceed the BLAS int range");
-    return g;
-}
-
-// Copies a short run (a row of an image, often under 32 values): fixed-size
-// chunks compile to vector moves, where a memcpy call per run costs more than
-// the copy.
-template <class T>
-inline void copy_run(T* dst, const T* src, int64_t n) {
-    constexpr int64_t chunk = 32 / sizeof(T);
-    int64_t k = 0;
-    for (; k + chunk <= n; k += chunk) std::memcpy(dst + k, src + k, 32);
-    for (; k < n; ++k) dst[k] = src[k];
-}
 
 // cols (C*KH*KW, OH*OW) from one image (C,H,W); cells in the padding are 0.
 template <class T>
@@ -101,26 +74,6 @@ void col2im_add(const T* cols, const ConvGeometry& g, T* dx) {
                     }
                 }
             }
-}
-
-// Runs body(image, thread, scratch) for every image, on as many threads as pay off.
-template <class T, class Body>
-void for_each_image(int64_t n, size_t scratch_elems, int& threads_used, std::vector<std::vector<T>>& scratch,
-                    Body&& body) {
-    int threads = omp_get_max_threads();
-    if (n < threads) threads = 1;
-    threads_used = threads;
-    scratch.assign(threads, std::vector<T>(scratch_elems));
-    if (threads == 1) {
-        for (int64_t i = 0; i < n; ++i) body(i, 0, scratch[0].data());
-        return;
-    }
-#pragma omp parallel num_threads(threads)
-    {
-        int tid = omp_get_thread_num();
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; ++i) body(i, tid, scratch[tid].data());
-    }
 }
 
 template <class T>
@@ -203,6 +156,7 @@ void conv_typed(const OpTask& t) {
 }  // namespace
 
 void run_conv(const OpTask& t) {
+    if (run_conv_direct(t)) return;
     if (t.in[0].dtype == PX_FLOAT32) return conv_typed<float>(t);
     if (t.in[0].dtype == PX_FLOAT64) return conv_typed<double>(t);
     throw KernelError("conv2d needs float32 or float64");

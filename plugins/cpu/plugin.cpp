@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include "allocator.hpp"
+#include "conv_direct.hpp"
 #include "device_queue.hpp"
 #include "kernel_util.hpp"
 
@@ -96,6 +97,10 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         ProfileSink sink;
         std::string why;
         if (!profile_sink_from_env(sink, why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
+        const char* isa = std::getenv("PLEXUS_CPU_ISA");
+        if (!select_direct_conv_isa(isa ? isa : "", why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
+        const char* conv = std::getenv("PLEXUS_CPU_CONV");
+        if (!select_conv_path(conv ? conv : "", why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
         if (!sink.path.empty()) {
             ctx->profile = std::make_shared<ProfileReport>(sink, size_t(count));
             write_at_exit(ctx->profile);
@@ -137,8 +142,8 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
         std::memset(&mine, 0, sizeof mine);
         mine.struct_size = sizeof mine;
         mine.kind = PX_DEVICE_CPU;
-        std::snprintf(mine.name, sizeof mine.name, "CPU (%u threads, %s)", std::thread::hardware_concurrency(),
-                      openblas_get_config());
+        std::snprintf(mine.name, sizeof mine.name, "CPU (%u threads, %s loops, %s)", std::thread::hardware_concurrency(),
+                      direct_conv_isa().name, openblas_get_config());
         MemoryFigures f = d->allocator.figures();
         mine.memory_total = f.total;
         mine.memory_free = f.free;

@@ -46,6 +46,44 @@ TEST_CASE("conv2d matches the host reference", "[conformance][nn][R15]") {
         }
 }
 
+// Shapes chosen for the CPU plugin's two conv paths: LeNet's layers, a batch
+// larger than the thread count, rows that are not a multiple of any vector
+// width, padding wider than the kernel, 1x1, and strides (im2col only).
+TEST_CASE("conv2d gradients match the host reference", "[conformance][nn][R15]") {
+    Device dev = pxtest::device_under_test();
+    struct Case { int n, c, h, w, o, kh, kw, sh, sw, ph, pw; };
+    for (DType d : {DType::float64, DType::float32})
+        PX_OP_SECTION(PX_OP_CONV2D_BACKWARD_WEIGHT, d) {
+            for (Case k : {Case{5, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{5, 6, 12, 12, 16, 3, 3, 1, 1, 0, 0},
+                           Case{3, 2, 9, 13, 3, 3, 5, 1, 1, 1, 2}, Case{2, 3, 4, 5, 2, 2, 2, 1, 1, 3, 2},
+                           Case{3, 4, 5, 7, 9, 1, 1, 1, 1, 0, 0}, Case{2, 2, 11, 10, 3, 3, 3, 2, 2, 1, 1},
+                           Case{1, 2, 6, 17, 2, 3, 1, 1, 3, 0, 1}}) {
+                CAPTURE(k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw);
+                const int oh = (k.h + 2 * k.ph - k.kh) / k.sh + 1, ow = (k.w + 2 * k.pw - k.kw) / k.sw + 1;
+                auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 41);
+                auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 42);
+                auto dy = random_values(size_t(k.n) * k.o * oh * ow, 43);
+                std::vector<double> want_dx, want_dw;
+                pxtest::conv2d_gradients_reference(x, w, dy, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph,
+                                                   k.pw, want_dx, want_dw);
+                Tensor tx = array(x, {k.n, k.c, k.h, k.w}, dev).astype(d);
+                Tensor tw = array(w, {k.o, k.c, k.kh, k.kw}, dev).astype(d);
+                Tensor tdy = array(dy, {k.n, k.o, oh, ow}, dev).astype(d);
+                Tensor tdx = Tensor::wrap([&](px_tensor** o) {
+                    return px_conv2d_backward_input(tdy.handle(), tw.handle(), k.h, k.w, k.sh, k.sw, k.ph, k.pw, o);
+                });
+                Tensor tdw = Tensor::wrap([&](px_tensor** o) {
+                    return px_conv2d_backward_weight(tdy.handle(), tx.handle(), k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, o);
+                });
+                REQUIRE(tdx.shape() == Shape{k.n, k.c, k.h, k.w});
+                REQUIRE(tdw.shape() == Shape{k.o, k.c, k.kh, k.kw});
+                // dw sums up to N*OH*OW products: float32 gets a looser bound.
+                PX_REQUIRE_CLOSE(values(tdx), want_dx, d == DType::float32 ? 1e-5 : 1e-12);
+                PX_REQUIRE_CLOSE(values(tdw), want_dw, d == DType::float32 ? 2e-4 : 1e-11);
+            }
+        }
+}
+
 TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     auto x = random_values(2 * 3 * 7 * 6, 3);

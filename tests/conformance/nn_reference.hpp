@@ -42,6 +42,33 @@ inline std::vector<double> conv2d_reference(const std::vector<double>& x, const 
     return y;
 }
 
+// The two gradients of conv2d_reference for an upstream gradient dy
+// (N,O,OH,OW): dx (N,C,H,W) and dw (O,C,KH,KW), by the same loops.
+inline void conv2d_gradients_reference(const std::vector<double>& x, const std::vector<double>& w,
+                                       const std::vector<double>& dy, int n, int c, int h, int wd, int o, int kh,
+                                       int kw, int sh, int sw, int ph, int pw, std::vector<double>& dx,
+                                       std::vector<double>& dw) {
+    const int oh = (h + 2 * ph - kh) / sh + 1, ow = (wd + 2 * pw - kw) / sw + 1;
+    dx.assign(x.size(), 0.0);
+    dw.assign(w.size(), 0.0);
+    for (int b = 0; b < n; ++b)
+        for (int f = 0; f < o; ++f)
+            for (int i = 0; i < oh; ++i)
+                for (int j = 0; j < ow; ++j) {
+                    const double g = dy[((size_t(b) * o + f) * oh + i) * ow + j];
+                    for (int ch = 0; ch < c; ++ch)
+                        for (int u = 0; u < kh; ++u)
+                            for (int v = 0; v < kw; ++v) {
+                                int yy = i * sh - ph + u, xx = j * sw - pw + v;
+                                if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
+                                const size_t xi = ((size_t(b) * c + ch) * h + yy) * wd + xx;
+                                const size_t wi = ((size_t(f) * c + ch) * kh + u) * kw + v;
+                                dx[xi] += g * w[wi];
+                                dw[wi] += g * x[xi];
+                            }
+                }
+}
+
 // Pooling on (N,C,H,W); average divides by the whole window.
 inline std::vector<double> pool_reference(const std::vector<double>& x, int planes, int h, int w, int k, int s, int p,
                                           bool is_max, int& oh, int& ow) {

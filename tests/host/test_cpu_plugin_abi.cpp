@@ -62,6 +62,14 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
         CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(err.message).find("PLEXUS_CPU_MEMORY_LIMIT='12Q'") != std::string::npos);
         unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+        setenv("PLEXUS_CPU_ISA", "sse9", 1);
+        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(err.message) == "PLEXUS_CPU_ISA='sse9' is not one of avx512, avx2, baseline");
+        unsetenv("PLEXUS_CPU_ISA");
+        setenv("PLEXUS_CPU_CONV", "winograd", 1);
+        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(err.message) == "PLEXUS_CPU_CONV='winograd' is not one of auto, direct, im2col");
+        unsetenv("PLEXUS_CPU_CONV");
         setenv("PLEXUS_CPU_PROFILE", "/nonexistent-folder/profile.txt", 1);
         CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(err.message) ==

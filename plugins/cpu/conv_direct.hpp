@@ -1,0 +1,73 @@
+// Stride-1 convolution without im2col, for layers with few channels (LeNet's
+// conv2d has 1 or 6 input channels): there im2col writes many times the
+// input, and a gemm with 6 or 16 rows runs far below the machine's speed.
+//
+// The trick: with the input plane flattened (row length W), output (y, x) of
+// tap (i, j) reads input p + i*W + j where p = y*W + x. Computing outputs at
+// every p, including the KW-1 columns past each row's end that are not
+// outputs, makes every tap a shifted run of the flat plane: a vector loop
+// with no index math. The caller copies each input into a zeroed scratch
+// plane (padding included) with slack behind it, so whole vectors may run
+// past the last output, and drops the extra columns afterwards.
+//
+// The loops are compiled three times (conv_direct_{baseline,avx2,avx512}.cpp,
+// each in its own namespace so the linker never mixes them) and the best the
+// CPU runs is chosen at start-up; PLEXUS_CPU_ISA may ask for a lower one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pxcpu {
+
+// One image's flattened correlation.
+struct FlatConv {
+    int64_t channels;   // input planes
+    int64_t plane;      // elements between input planes (>= the plane's size)
+    int64_t row;        // input row length W; output rows use it too
+    int64_t kh, kw;     // taps
+    int64_t outputs;    // output planes
+    int64_t out_plane;  // elements between output planes: vectors(len) * lanes
+    int64_t len;        // flat outputs wanted per plane: (OH-1)*W + OW
+};
+
+// Entry points of one instruction set. Every input plane must be readable up
+// to out_plane + (kh-1)*row + kw - 1 elements from its start (the slack).
+template <class T>
+struct DirectConvOps {
+    // out[o][p] = sum over c, i, j of w[o][c][i][j] * in[c][p + i*row + j], p < out_plane.
+    void (*correlate)(const T* in, const T* w, T* out, const FlatConv& g);
+    // acc[(o*taps + t)*lanes + l] += lane l's share of sum over p < out_plane of
+    // dy[o][p] * in[c][p + i*row + j], t the tap (c, i, j). dy must be 0 wherever p
+    // is not an output. fold() then adds each tap's lanes into dw.
+    void (*weight_grad)(const T* in, const T* dy, T* acc, const FlatConv& g);
+};
+
+struct DirectConvIsa {
+    const char* name;
+    int lanes_f32, lanes_f64;
+    DirectConvOps<float> f32;
+    DirectConvOps<double> f64;
+};
+
+// The instruction set in use (the best this CPU runs, unless lowered).
+const DirectConvIsa& direct_conv_isa();
+template <class T>
+const DirectConvOps<T>& direct_conv_ops();
+template <class T>
+int direct_conv_lanes();
+// Chooses by name ("baseline", "avx2", "avx512"), or the best when name is
+// empty; false with `why` set when unknown or not supported by this CPU.
+bool select_direct_conv_isa(const std::string& name, std::string& why);
+
+// PLEXUS_CPU_CONV: "auto" (the default: the direct loops where they beat
+// im2col + gemm), "direct" (wherever they apply: stride 1) or "im2col".
+// false with `why` set for any other value.
+bool select_conv_path(const std::string& name, std::string& why);
+
+struct OpTask;
+// Runs a conv2d op through the direct loops and returns true, or returns
+// false, having done nothing, when the op is not theirs.
+bool run_conv_direct(const OpTask& t);
+
+}  // namespace pxcpu
