@@ -10,6 +10,11 @@
 // plane (padding included) with slack behind it, so whole vectors may run
 // past the last output, and drops the extra columns afterwards.
 //
+// One difference from im2col, for non-finite inputs only: the weight
+// gradient multiplies the columns past each row's end by a dy of 0, so an
+// Inf or NaN input there makes that tap's gradient NaN where im2col leaves
+// it finite. Such an input makes the loss non-finite anyway.
+//
 // The loops are compiled three times (conv_direct_{baseline,avx2,avx512}.cpp,
 // each in its own namespace so the linker never mixes them) and the best the
 // CPU runs is chosen at start-up; PLEXUS_CPU_ISA may ask for a lower one.
