@@ -32,8 +32,7 @@ struct FlatConv {
     int64_t row;        // input row length W; output rows use it too
     int64_t kh, kw;     // taps
     int64_t outputs;    // output planes
-    int64_t out_plane;  // elements between output planes: vectors(len) * lanes
-    int64_t len;        // flat outputs wanted per plane: (OH-1)*W + OW
+    int64_t out_plane;  // outputs computed per plane: (OH-1)*W + OW rounded up to whole vectors
 };
 
 // Entry points of one instruction set. Every input plane must be readable up
@@ -44,7 +43,7 @@ struct DirectConvOps {
     void (*correlate)(const T* in, const T* w, T* out, const FlatConv& g);
     // acc[(o*taps + t)*lanes + l] += lane l's share of sum over p < out_plane of
     // dy[o][p] * in[c][p + i*row + j], t the tap (c, i, j). dy must be 0 wherever p
-    // is not an output. fold() then adds each tap's lanes into dw.
+    // is not an output; the caller adds each tap's lanes up into dw.
     void (*weight_grad)(const T* in, const T* dy, T* acc, const FlatConv& g);
 };
 

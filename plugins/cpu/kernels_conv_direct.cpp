@@ -27,8 +27,7 @@ struct Plan {
 
 Plan plan(int64_t channels, int64_t ih, int64_t iw, int64_t kh, int64_t kw, int64_t outputs, int64_t lanes) {
     const int64_t oh = ih - kh + 1, ow = iw - kw + 1;
-    FlatConv f{channels, ih * iw, iw, kh, kw, outputs, 0, (oh - 1) * iw + ow};
-    f.out_plane = round_up(f.len, lanes);
+    const FlatConv f{channels, ih * iw, iw, kh, kw, outputs, round_up((oh - 1) * iw + ow, lanes)};
     // The last plane is read up to out_plane - 1 + (kh-1)*iw + kw-1 from its start.
     return Plan{f, (channels - 1) * f.plane + f.out_plane + (kh - 1) * iw + kw - 1, outputs * f.out_plane};
 }

@@ -80,15 +80,26 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
     unsetenv("PLEXUS_CPU_PROFILE");
 }
 
+#include <utility>
+#include <vector>
+
 #include "plexus/plexus.h"
 
-TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: out of memory is an error with figures, and recoverable", "[host][cpu-abi][oom]") {
-    setenv("PLEXUS_CPU_MEMORY_LIMIT", "1M", 1);
+// A runtime of the CPU plugin alone, created with `env` set (and unset after:
+// the plugin reads it in create()).
+static px_runtime* runtime_with_env(const std::vector<std::pair<std::string, std::string>>& env) {
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
     px_runtime_options o{sizeof o, paths, 1, 1};
     px_runtime* rt = nullptr;
-    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
-    unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+    px_status s = px_runtime_create(&o, &rt);
+    for (const auto& [name, value] : env) unsetenv(name.c_str());
+    REQUIRE(s == PX_OK);
+    return rt;
+}
+
+TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: out of memory is an error with figures, and recoverable", "[host][cpu-abi][oom]") {
+    px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_MEMORY_LIMIT", "1M"}});
     px_device cpu0{PX_DEVICE_CPU, 0};
     auto in_use = [&] {
         px_device_info info{};
@@ -131,14 +142,7 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: out of memory is an error with figures, and 
 TEST_CASE("PLEXUS_CPU_PROFILE: each device's ops are timed and written when the runtime is destroyed",
           "[host][cpu-abi][profile]") {
     const std::string path = "/tmp/plexus-cpu-profile-" + std::to_string(getpid()) + ".txt";
-    setenv("PLEXUS_CPU_PROFILE", path.c_str(), 1);
-    setenv("PLEXUS_CPU_DEVICES", "2", 1);
-    const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-    px_runtime_options o{sizeof o, paths, 1, 1};
-    px_runtime* rt = nullptr;
-    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
-    unsetenv("PLEXUS_CPU_PROFILE");
-    unsetenv("PLEXUS_CPU_DEVICES");
+    px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_PROFILE", path}, {"PLEXUS_CPU_DEVICES", "2"}});
     int64_t shape[2] = {3, 4};
     px_tensor *a = nullptr, *b = nullptr;
     REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 1}, PX_FLOAT32, 2, shape, 2.0, &a) == PX_OK);
