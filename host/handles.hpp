@@ -14,7 +14,7 @@
 
 namespace px {
 
-enum class HandleKind : uint64_t { runtime = 1, tensor = 2 };
+enum class HandleKind : uint64_t { runtime = 1, tensor = 2, group = 3 };
 
 template <class T, HandleKind Kind>
 class HandleTable {

@@ -132,6 +132,11 @@ TensorTable& tensor_table() {
     return *table;
 }
 
+GroupTable& group_table() {
+    static GroupTable* table = new GroupTable;
+    return *table;
+}
+
 Runtime& get_runtime(px_runtime* handle, const char* arg) {
     auto h = reinterpret_cast<uint64_t>(handle);
     auto* rt = runtime_table().lookup(h);
@@ -144,6 +149,13 @@ TensorObj& get_tensor(px_tensor* handle, const char* arg) {
     auto* t = tensor_table().lookup(h);
     if (!t) fail(PX_ERROR_INVALID_HANDLE, "'", arg, "' is not a live tensor handle (", tensor_table().diagnose(h), ")");
     return *t;
+}
+
+GroupObj& get_group(px_group* handle, const char* arg) {
+    auto h = reinterpret_cast<uint64_t>(handle);
+    auto* g = group_table().lookup(h);
+    if (!g) fail(PX_ERROR_INVALID_HANDLE, "'", arg, "' is not a live group handle (", group_table().diagnose(h), ")");
+    return *g;
 }
 
 px_tensor* publish(TensorObj* tensor) {

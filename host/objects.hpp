@@ -121,14 +121,30 @@ struct Runtime {
     uint64_t take_random_offset(uint64_t count) { return rng_offset.fetch_add(count); }
 };
 
+// A process's membership of a process group (plugin ABI 1.3), on one device.
+struct GroupObj {
+    std::shared_ptr<DeviceImpl> device;  // keeps the plugin loaded
+    px_plugin_group* handle = nullptr;
+    int32_t rank = 0, size = 1;
+
+    GroupObj(std::shared_ptr<DeviceImpl> d, px_plugin_group* h, int32_t r, int32_t n)
+        : device(std::move(d)), handle(h), rank(r), size(n) {}
+    GroupObj(const GroupObj&) = delete;
+    GroupObj& operator=(const GroupObj&) = delete;
+    ~GroupObj();  // leaves the group (the plugin waits for its queued work)
+};
+
 using RuntimeTable = HandleTable<std::shared_ptr<Runtime>, HandleKind::runtime>;
 using TensorTable = HandleTable<TensorObj, HandleKind::tensor>;
+using GroupTable = HandleTable<GroupObj, HandleKind::group>;
 RuntimeTable& runtime_table();
 TensorTable& tensor_table();
+GroupTable& group_table();
 
 // Handle <-> object, with messages naming the argument.
 Runtime& get_runtime(px_runtime* handle, const char* arg = "runtime");
 TensorObj& get_tensor(px_tensor* handle, const char* arg = "tensor");
+GroupObj& get_group(px_group* handle, const char* arg = "group");
 px_tensor* publish(TensorObj* tensor);  // takes ownership of one reference
 void release(px_tensor* handle);
 

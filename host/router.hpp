@@ -36,6 +36,9 @@ TensorObj* cast(const TensorObj& a, px_dtype dtype);
 // Sums tensors of one shape and dtype, one per device, into every one of them
 // (router_collective.cpp).
 void all_reduce_sum(const std::vector<TensorObj*>& tensors);
+// Sums each tensor on the group's device with its peers in the other
+// processes of the group, in place (router_collective.cpp).
+void group_all_reduce_sum(const GroupObj& group, const std::vector<TensorObj*>& tensors);
 
 // ---- neural-network ops (router_nn.cpp) ----
 

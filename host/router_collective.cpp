@@ -1,7 +1,9 @@
-// The all-reduce: tensors on several devices summed in place. The router
-// checks everything first; the devices' plugin does it with its own
-// collective (ABI 1.2, e.g. NCCL) when all tensors are on one plugin that
+// The collectives. The all-reduce sums tensors on several devices in place:
+// the router checks everything first; the devices' plugin does it with its
+// own collective (ABI 1.2, e.g. NCCL) when all tensors are on one plugin that
 // offers one; otherwise the host sums on the first device and copies back.
+// The group all-reduce sums tensors with their peers in other processes,
+// always through the plugin (ABI 1.3); there is nothing to fall back to.
 #include <memory>
 
 #include "dispatch.hpp"
@@ -11,6 +13,11 @@ namespace px::router {
 namespace {
 
 using Owned = std::unique_ptr<TensorObj>;
+
+void check_summable(px_dtype dtype, const std::string& what) {
+    if (dtype != PX_FLOAT32 && dtype != PX_FLOAT64 && dtype != PX_INT32 && dtype != PX_INT64)
+        fail(PX_ERROR_DTYPE, what, " is ", px_dtype_name(dtype), ", which is not summed (float32, float64, int32 and int64 are)");
+}
 
 void check_collective(const std::vector<TensorObj*>& ts) {
     const TensorObj& first = *ts[0];
@@ -30,9 +37,7 @@ void check_collective(const std::vector<TensorObj*>& ts) {
             fail(PX_ERROR_SHAPE, "all_reduce: tensors[", i, "] has shape ", to_string(t.shape), ", tensors[0] has ",
                  to_string(first.shape));
     }
-    if (first.dtype != PX_FLOAT32 && first.dtype != PX_FLOAT64 && first.dtype != PX_INT32 && first.dtype != PX_INT64)
-        fail(PX_ERROR_DTYPE, "all_reduce: ", px_dtype_name(first.dtype),
-             " is not summed (float32, float64, int32 and int64 are)");
+    check_summable(first.dtype, "all_reduce: tensors[0]");
 }
 
 bool plugin_collective(const std::vector<TensorObj*>& ts) {
@@ -73,6 +78,35 @@ void all_reduce_sum(const std::vector<TensorObj*>& ts) {
         total.reset(binary(PX_OP_ADD, *total, *part));
     }
     for (TensorObj* t : ts) copy_into(*total, *t);
+}
+
+void group_all_reduce_sum(const GroupObj& group, const std::vector<TensorObj*>& ts) {
+    const DeviceImpl& home = *group.device;
+    std::vector<px_tensor_desc> descs;
+    for (size_t i = 0; i < ts.size(); ++i) {
+        const TensorObj& t = *ts[i];
+        if (&t.device() != &home)
+            fail(PX_ERROR_DEVICE_MISMATCH, "group all_reduce: tensors[", i, "] is on ", t.device().label,
+                 t.device().runtime.lock() == home.runtime.lock() ? "" : " of another runtime",
+                 "; this process's member of the group is ", home.label);
+        check_summable(t.dtype, cat("group all_reduce: tensors[", i, "]"));
+        // Summed in place, so one element in two tensors would be summed twice.
+        for (size_t j = 0; j < i; ++j) {
+            const TensorObj& u = *ts[j];
+            if (u.buffer == t.buffer && t.bytes() > 0 && u.bytes() > 0 && u.offset < t.offset + t.bytes() &&
+                t.offset < u.offset + u.bytes())
+                fail(PX_ERROR_INVALID_ARGUMENT, "group all_reduce: tensors[", j, "] and tensors[", i,
+                     "] share memory; give distinct tensors");
+        }
+        // Empty tensors have nothing to sum (and the same shapes on every process).
+        if (t.bytes() > 0) descs.push_back(t.desc());
+    }
+    if (descs.empty()) return;
+    const auto& plugin = home.plugin;
+    px_group_call call{sizeof(px_group_call), PX_COLLECTIVE_SUM, int32_t(descs.size()), descs.data()};
+    plugin->call([&] { return cat("group all_reduce of ", descs.size(), " tensors on ", home.label, " (rank ", group.rank,
+                                  " of ", group.size, ")"); },
+                 [&](px_plugin_error* e) { return plugin->api->group_all_reduce(plugin->context, group.handle, &call, e); });
 }
 
 }  // namespace px::router

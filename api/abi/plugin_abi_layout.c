@@ -127,6 +127,17 @@ int main(void) {
     FIELD(px_collective_call, devices);
     FIELD(px_collective_call, tensors);
 
+    STRUCT(px_group_id);
+    FIELD(px_group_id, struct_size);
+    FIELD(px_group_id, plugin);
+    FIELD(px_group_id, bytes);
+
+    STRUCT(px_group_call);
+    FIELD(px_group_call, struct_size);
+    FIELD(px_group_call, op);
+    FIELD(px_group_call, count);
+    FIELD(px_group_call, tensors);
+
     STRUCT(px_plugin_api);
     FIELD(px_plugin_api, struct_size);
     FIELD(px_plugin_api, abi_major);
@@ -146,11 +157,16 @@ int main(void) {
     FIELD(px_plugin_api, execute);
     FIELD(px_plugin_api, synchronize);
     FIELD(px_plugin_api, all_reduce);
+    FIELD(px_plugin_api, group_make_id);
+    FIELD(px_plugin_api, group_join);
+    FIELD(px_plugin_api, group_all_reduce);
+    FIELD(px_plugin_api, group_leave);
 
     CONSTANT(PX_PLUGIN_ABI_MAJOR);
     CONSTANT(PX_PLUGIN_ABI_MINOR);
     CONSTANT(PX_MAX_DIMS);
     CONSTANT(PX_MESSAGE_MAX);
+    CONSTANT(PX_GROUP_ID_BYTES);
     CONSTANT(PX_OP_NUMBER_LIMIT);
     CONSTANT(PX_COLLECTIVE_SUM);
     CONSTANT(PX_OK);

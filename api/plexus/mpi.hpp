@@ -4,12 +4,13 @@
 //   plexus::mpi::World world(argc, argv);           // MPI_Init .. MPI_Finalize
 //   loader.shard(world.rank(), world.size());        // this rank's part of each batch
 //   world.broadcast(net.collect_params());           // rank 0's initial values everywhere
-//   trainer.set_gradient_hook(world.gradient_reducer());  // sum gradients across ranks
+//   trainer.set_gradient_hook(world.gradient_reducer(device));  // sum gradients across ranks
 //
-// Collectives go through host buffers in float64. Each waits at most
-// timeout() seconds for the other ranks (PLEXUS_MPI_TIMEOUT, default 20): a
-// rank that died or hangs makes the others print why and stop with
-// MPI_Abort instead of waiting forever.
+// Collectives go through host buffers, except the gradients' sum when every
+// rank's device offers process groups (plugin ABI 1.3: NCCL between GPUs),
+// which stays on the devices. Each waits at most timeout() seconds for the
+// other ranks (PLEXUS_MPI_TIMEOUT, default 20): a rank that died or hangs
+// makes the others stop with an error naming why instead of waiting forever.
 #pragma once
 
 #include <string>
@@ -43,8 +44,18 @@ public:
     std::vector<Tensor> all_reduce_sum(const std::vector<Tensor>& tensors, const std::string& what);
     // Gives every rank rank 0's values of every parameter.
     void broadcast(const nn::ParameterDict& params);
-    // For nn::Trainer::set_gradient_hook: sums the gradients over the ranks.
+    // For nn::Trainer::set_gradient_hook: sums the gradients over the ranks
+    // through host memory (MPI).
     nn::Trainer::GradientHook gradient_reducer();
+    // The same for gradients on `device` (each rank its own): when every
+    // rank's device comes from one plugin that offers process groups, the
+    // sum runs there, on the devices (NCCL for the CUDA plugin), one call per
+    // dtype for all the gradients; otherwise as gradient_reducer(). Every
+    // rank must call it (the ranks agree on the way); a rank that cannot
+    // join the group stops them all. reducer() says which way was taken.
+    nn::Trainer::GradientHook gradient_reducer(const Device& device);
+    // "MPI through host memory", or the group's plugin and device, with why.
+    const std::string& reducer() const { return reducer_; }
     // Waits until every rank has arrived.
     void barrier(const std::string& what);
     // Prints `why` on stderr naming this rank and stops every rank.
@@ -56,7 +67,11 @@ private:
     void sum_in_place(void* data, size_t n, bool float32, const std::string& what);
     int rank_ = 0, size_ = 1, local_rank_ = 0;
     double timeout_ = 20;
+    // Joins a process group on `device` when every rank can (device_group.cpp).
+    void join_group(const Device& device);
     int64_t calls_ = 0;
+    px_group* group_ = nullptr;  // from gradient_reducer(device); left before MPI_Finalize
+    std::string reducer_ = "MPI through host memory";
     std::vector<float> staging_;  // reused by every float32 all-reduce: no allocation per step
 };
 

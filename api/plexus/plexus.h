@@ -199,6 +199,38 @@ PX_API px_status px_cast(px_tensor* a, px_dtype dtype, px_tensor** out);
  * queued on every device involved. */
 PX_API px_status px_all_reduce_sum(px_tensor* const* tensors, int32_t count);
 
+/* ---- process groups: collectives across processes ---- */
+
+/* A process's membership of a group of processes (one device each) whose
+ * plugin sums tensors among them itself, e.g. NCCL between the GPUs of
+ * several processes or machines. The processes find each other through an
+ * id that one of them makes and the application sends to the rest (e.g.
+ * with MPI_Bcast); plexus::mpi::World does all of this for training. */
+typedef struct px_group px_group;
+
+/* *out = 1 when `device`'s plugin offers process groups (plugin ABI 1.3). */
+PX_API px_status px_group_supported(px_runtime* runtime, px_device device, int32_t* out);
+/* Makes a new group's id, for members on devices of `device`'s plugin. Made
+ * once, by one process; out->struct_size must be sizeof(px_group_id). */
+PX_API px_status px_group_make_id(px_runtime* runtime, px_device device, px_group_id* out);
+/* Joins the group `id` names as `rank` of `size` processes (0 <= rank <
+ * size), with `device` as this process's member. Every process calls it
+ * with the same id and size and its own rank; it returns once all have
+ * joined, or fails after `timeout_seconds`. The time-out also bounds every
+ * later wait on the group's work: a process that dies or never arrives makes
+ * the wait fail with PX_ERROR_DEVICE instead of hanging. */
+PX_API px_status px_group_join(px_runtime* runtime, px_device device, const px_group_id* id, int32_t rank,
+                               int32_t size, double timeout_seconds, px_group** out);
+/* Sums each of `count` tensors on the group's device with the same-numbered
+ * tensor of every other process, in place (float32, float64, int32, int64;
+ * distinct, non-overlapping tensors). Every process must pass tensors of the
+ * same shapes and dtypes in the same order. Queued on the device like an op;
+ * a failure, a process that never arrives included, is reported by the next
+ * wait on the device. */
+PX_API px_status px_group_all_reduce_sum(px_group* group, px_tensor* const* tensors, int32_t count);
+/* Leaves the group once its queued work has run, and releases the handle. */
+PX_API px_status px_group_release(px_group* group);
+
 /* ---- neural-network ops (float32, float64); shapes are NCHW ---- */
 
 /* op(a) x op(b) of 2-D tensors, where a nonzero trans_a / trans_b uses the

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 2
+#define PX_PLUGIN_ABI_MINOR 3
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -273,6 +273,68 @@ static inline const char* px_collective_call_problem(const px_collective_call* c
     return 0;
 }
 
+/* ---- ABI 1.3: collectives across processes ---- */
+
+/* Names a process group before it exists. One process makes it (the
+ * group_make_id slot, through px_group_make_id); the application carries it
+ * to the others (e.g. with MPI_Bcast), and every process joins with it. */
+#define PX_GROUP_ID_BYTES 128
+typedef struct px_group_id {
+    uint32_t struct_size;
+    char plugin[32];                        /* the host writes the maker's name; joins check it */
+    unsigned char bytes[PX_GROUP_ID_BYTES]; /* the plugin's (e.g. an ncclUniqueId) */
+} px_group_id;
+
+/* A process's membership of a group; opaque to the host. */
+typedef struct px_plugin_group px_plugin_group;
+
+/* One all-reduce across the processes of a group: `count` tensors on the
+ * group's device, each summed in place with the same-numbered tensor of
+ * every other process.
+ *
+ * Layout the host guarantees: count >= 1; every tensor lives on the group's
+ * device, is contiguous, has a dtype of float32, float64, int32 or int64,
+ * and does not overlap another; every process passes the same count, and
+ * tensors of the same shapes and dtypes in the same order (the host of one
+ * process cannot check the others: a mismatch is the application's bug and
+ * may fail or time out on the device).
+ *
+ * Ordered like execute on the group's device; afterwards every process holds
+ * the same bits. An error found while queuing returns at once; one found
+ * while running, a process that never arrives included, is reported by the
+ * next wait on the device, within the group's time-out. */
+typedef struct px_group_call {
+    uint32_t struct_size;
+    int32_t op;                    /* px_collective_op */
+    int32_t count;
+    const px_tensor_desc* tensors; /* count tensors, read and written in place */
+} px_group_call;
+
+/* What is wrong with `c` (NULL when nothing is): the layout above as far as
+ * one process can see it, checked once here for every plugin. */
+static inline const char* px_group_call_problem(const px_group_call* c) {
+    int32_t i, k;
+    if (!c || c->struct_size < sizeof(px_group_call)) return "the call is NULL or too small";
+    if (c->op != PX_COLLECTIVE_SUM) return "unknown collective op";
+    if (c->count < 1) return "count is less than 1";
+    if (!c->tensors) return "tensors is NULL";
+    for (i = 0; i < c->count; ++i) {
+        const px_tensor_desc* t = &c->tensors[i];
+        int64_t stride = 1;
+        if (t->struct_size < sizeof(px_tensor_desc) || !t->buffer) return "a tensor desc is too small or has no buffer";
+        if (t->dtype != PX_FLOAT32 && t->dtype != PX_FLOAT64 && t->dtype != PX_INT32 && t->dtype != PX_INT64)
+            return "the dtype is not float32, float64, int32 or int64";
+        if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
+        for (k = t->ndim - 1; k >= 0; --k) {
+            if (t->shape[k] < 0) return "a dimension is negative";
+            if (t->shape[k] != 1 && t->strides[k] != stride) return "a tensor is not contiguous";
+            if (t->shape[k] > 0 && stride > INT64_MAX / t->shape[k]) return "the element count overflows";
+            stride *= t->shape[k];
+        }
+    }
+    return 0;
+}
+
 /* The size of the attrs struct an op cannot run without (0: none needed);
  * binary ops need px_binary_attrs only in their scalar form (one input). A
  * plugin rejects a call whose attrs are missing or smaller than this. */
@@ -362,6 +424,28 @@ typedef struct px_plugin_api {
      * missing) returns PX_ERROR_UNSUPPORTED, and the host falls back the same
      * way. */
     px_status (*all_reduce)(px_plugin_context* ctx, const px_collective_call* call, px_plugin_error* err);
+
+    /* ---- ABI 1.3 ---- */
+
+    /* Collectives across processes, optional: the host uses them only when
+     * all four are set. See px_group_id and px_group_call. */
+
+    /* Fills id->bytes with a new group's name, for members on `device`. */
+    px_status (*group_make_id)(px_plugin_context* ctx, int32_t device, px_group_id* id, px_plugin_error* err);
+    /* Joins the group `id` names as `rank` of `size` (0 <= rank < size, the
+     * host checks), with `device` as this process's member. Returns once
+     * every rank has joined, or fails once `timeout_seconds` have passed. The
+     * time-out also bounds every later wait on the group's work: a process
+     * that never arrives makes the wait fail (PX_ERROR_DEVICE, naming the
+     * group) instead of hanging, and leaves the group unusable. */
+    px_status (*group_join)(px_plugin_context* ctx, int32_t device, const px_group_id* id, int32_t rank,
+                            int32_t size, double timeout_seconds, px_plugin_group** out, px_plugin_error* err);
+    /* Queues one all-reduce on the group's device (see px_group_call). */
+    px_status (*group_all_reduce)(px_plugin_context* ctx, px_plugin_group* group, const px_group_call* call,
+                                  px_plugin_error* err);
+    /* Leaves the group and frees it, after its queued work has run or
+     * failed. Never fails. */
+    void (*group_leave)(px_plugin_context* ctx, px_plugin_group* group);
 } px_plugin_api;
 
 /* The one symbol a plugin exports. */

@@ -245,6 +245,7 @@ const px_plugin_api table = {
     buffer_alloc, buffer_free, copy_from_host, copy_to_host, copy_device,
     execute, synchronize,
     nullptr,  // all_reduce (ABI 1.2): not offered; the host falls back to copies and adds
+    nullptr, nullptr, nullptr, nullptr,  // process groups (ABI 1.3): not offered
 };
 
 }  // namespace

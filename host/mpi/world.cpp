@@ -3,6 +3,7 @@
 // polled against a deadline; when the deadline passes a rank has died or
 // hangs, and this rank says so and aborts the job.
 #include "plexus/mpi.hpp"
+#include "check_mpi.hpp"
 
 #include <mpi.h>
 
@@ -14,8 +15,6 @@
 
 namespace plexus::mpi {
 
-namespace {
-
 void check_mpi(int code, const char* call) {
     if (code == MPI_SUCCESS) return;
     char text[MPI_MAX_ERROR_STRING];
@@ -23,6 +22,8 @@ void check_mpi(int code, const char* call) {
     MPI_Error_string(code, text, &len);
     throw Error(PX_ERROR_INTERNAL, std::string(call) + " failed: " + std::string(text, size_t(len)));
 }
+
+namespace {
 
 // Host float64 copies of the tensors, end to end.
 std::vector<double> gather(const std::vector<Tensor>& ts) {
@@ -81,6 +82,7 @@ World::World(int& argc, char**& argv) {
 }
 
 World::~World() {
+    if (group_) px_group_release(group_);  // a failure here has nothing left to tell
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();

@@ -376,6 +376,13 @@ const px_plugin_api api_table = {
     execute,
     synchronize,
     all_reduce,
+    // ABI 1.3 process groups: not offered. Between processes on CPUs,
+    // libplexus-mpi sums through MPI on host memory, which is what a CPU
+    // group would do anyway.
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
 };
 
 }  // namespace

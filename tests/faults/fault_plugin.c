@@ -3,7 +3,8 @@
  * buffers in host memory and supports add, fill and copy on float32; each
  * variant breaks one rule. FAULT_ACCEPT_ALL claims every (op, dtype) and
  * fails every op it is handed, so a call the host should have refused
- * shows up as "reached the plugin". */
+ * shows up as "reached the plugin". FAULT_GROUP adds the process-group
+ * slots of group_slots.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #define FAULT_NAME "fault"
 #endif
 
-struct px_plugin_context { int pending_failure; char failed_op[32]; };
+/* A failure found while "running", kept for the next wait (empty: none). */
+struct px_plugin_context { char failure[256]; };
 
 #ifdef FAULT_THROWS
 /* fault_throw.cpp: throws a std::runtime_error through this C code, from
@@ -108,12 +110,15 @@ static px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, u
     return PX_OK;
 }
 static px_status take_failure(px_plugin_context* ctx, px_plugin_error* err) {
-    if (!ctx->pending_failure) return PX_OK;
-    ctx->pending_failure = 0;
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s failed on the device: simulated asynchronous failure", ctx->failed_op);
-    return say(err, PX_ERROR_DEVICE, msg);
+    if (!ctx->failure[0]) return PX_OK;
+    px_status s = say(err, PX_ERROR_DEVICE, ctx->failure);
+    ctx->failure[0] = '\0';
+    return s;
 }
+void fault_fail_later(px_plugin_context* ctx, const char* message) {
+    if (!ctx->failure[0]) snprintf(ctx->failure, sizeof ctx->failure, "%s", message);
+}
+void* fault_tensor_data(const px_tensor_desc* t) { return t->buffer->data + t->offset; }
 static px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t off, void* dst, uint64_t bytes,
                               px_plugin_error* err) {
     px_status s = take_failure(ctx, err);
@@ -146,8 +151,8 @@ static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plug
     for (int i = 0; i < o->ndim; ++i) n *= o->shape[i];
     float* out = (float*)(o->buffer->data + o->offset);
 #ifdef FAULT_ASYNC
-    snprintf(ctx->failed_op, sizeof ctx->failed_op, "%s", px_op_name(call->op));
-    ctx->pending_failure = 1;
+    snprintf(ctx->failure, sizeof ctx->failure, "%s failed on the device: simulated asynchronous failure",
+             px_op_name(call->op));
     (void)n, (void)out, (void)err;
     return PX_OK;
 #else
@@ -184,6 +189,10 @@ static px_status all_reduce(px_plugin_context* ctx, const px_collective_call* ca
 }
 #endif
 
+#ifdef FAULT_GROUP
+#include "group_slots.h"
+#endif
+
 #ifdef FAULT_NEWER_MINOR
 /* A plugin built against a future minor: one more slot at the end. */
 typedef struct {
@@ -201,6 +210,7 @@ static px_plugin_api table = {
     create, destroy, device_count, device_info, supports, buffer_alloc, buffer_free,
     copy_from_host, copy_to_host, copy_device, execute, synchronize,
     NULL, /* all_reduce (ABI 1.2): set by FAULT_COLLECTIVE */
+    NULL, NULL, NULL, NULL, /* the process-group slots (ABI 1.3): set by FAULT_GROUP */
 };
 
 #ifndef FAULT_NO_SYMBOL
@@ -216,6 +226,11 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     table.copy_device = NULL;
 #elif defined(FAULT_COLLECTIVE)
     table.all_reduce = all_reduce;
+#elif defined(FAULT_GROUP)
+    table.group_make_id = fault_group_make_id;
+    table.group_join = fault_group_join;
+    table.group_all_reduce = fault_group_all_reduce;
+    table.group_leave = fault_group_leave;
 #elif defined(FAULT_NEWER_MINOR)
     static newer_api bigger;
     bigger.base = table;

@@ -125,7 +125,7 @@ TEST_CASE("all_reduce_sum checks its arguments before anything runs", "[host][co
     CHECK(contains(px_last_error(), "tensors[1] is float64"));
     px_tensor* bytes[2] = {u8, u8b};
     CHECK(px_all_reduce_sum(bytes, 2) == PX_ERROR_DTYPE);
-    CHECK(contains(px_last_error(), "uint8 is not summed"));
+    CHECK(contains(px_last_error(), "tensors[0] is uint8, which is not summed"));
     // Nothing was written by the refused calls.
     CHECK(values(a, 2) == std::vector<float>{1, 2});
     CHECK(values(b, 2) == std::vector<float>{3, 4});

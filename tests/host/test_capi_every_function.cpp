@@ -18,19 +18,21 @@
 
 namespace {
 
-// The handles a call is made with: one runtime, up to three tensors, and
-// whether the out-pointer is NULL.
+// The handles a call is made with: one runtime, up to three tensors, a
+// group, and whether the out-pointer is NULL.
 struct Args {
     px_runtime* rt = nullptr;
     px_tensor* t[3] = {};
+    px_group* g = nullptr;
     bool null_out = false;
 };
 
-enum class Takes { nothing, runtime, tensors };
+// Takes::group: the group is handle position 0, then `handles` tensors.
+enum class Takes { nothing, runtime, tensors, group };
 
 struct Entry {
     Takes takes = Takes::nothing;
-    int handles = 0;          // tensors taken (Takes::tensors)
+    int handles = 0;          // tensors taken (Takes::tensors, Takes::group)
     bool out = true;          // has an out-pointer that may not be NULL
     int nullable = 0;         // bit k: tensor k may be NULL (an optional input)
     std::function<px_status(const Args&)> call;
@@ -136,6 +138,20 @@ std::map<std::string, Entry> entries() {
         px_tensor* parts[2] = {a.t[0], a.t[1]};
         return px_all_reduce_sum(parts, 2);
     }, false);
+    m["px_group_supported"] = rt([cpu0](const Args& a) { return px_group_supported(a.rt, cpu0, a.null_out ? nullptr : &i32); });
+    m["px_group_make_id"] = rt([cpu0](const Args& a) {
+        static px_group_id id{sizeof(px_group_id), {}, {}};
+        return px_group_make_id(a.rt, cpu0, a.null_out ? nullptr : &id);
+    });
+    m["px_group_join"] = rt([cpu0](const Args& a) {
+        static px_group_id id{sizeof(px_group_id), {}, {}};
+        static px_group* g;
+        return px_group_join(a.rt, cpu0, &id, 0, 1, 5, a.null_out ? nullptr : &g);
+    });
+    m["px_group_all_reduce_sum"] = Entry{Takes::group, 1, false, 0, [](const Args& a) {
+        return px_group_all_reduce_sum(a.g, a.t, 1);
+    }};
+    m["px_group_release"] = Entry{Takes::group, 0, false, 0, [](const Args& a) { return px_group_release(a.g); }};
     m["px_cast"] = ts(1, [](const Args& a) { return px_cast(a.t[0], PX_FLOAT64, out(a)); });
     m["px_gemm"] = ts(2, [](const Args& a) { return px_gemm(a.t[0], a.t[1], 0, 0, out(a)); });
     m["px_conv2d"] = ts(2, [](const Args& a) { return px_conv2d(a.t[0], a.t[1], 1, 1, 0, 0, out(a)); });
@@ -200,17 +216,37 @@ TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handl
     px_tensor* bad_ts[] = {nullptr, dead, reinterpret_cast<px_tensor*>(rt),
                            reinterpret_cast<px_tensor*>(uintptr_t(0x7fffffff12345678ull))};
     const char* what[] = {"NULL", "released", "wrong-kind", "made-up"};
+    // A group needs a plugin with the group slots: the test plugin's, in a
+    // group of one process.
+    const std::string group_plugin = PLEXUS_FAULT_PLUGIN_DIR "/libfault-group.so";
+    const char* group_paths[] = {group_plugin.c_str()};
+    px_runtime_options with_groups{sizeof(px_runtime_options), group_paths, 1, 1};
+    px_runtime* group_rt = nullptr;
+    REQUIRE(px_runtime_create(&with_groups, &group_rt) == PX_OK);
+    const px_device accel0{PX_DEVICE_ACCELERATOR, 0};
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    REQUIRE(px_group_make_id(group_rt, accel0, &id) == PX_OK);
+    px_group *group = nullptr, *dead_group = nullptr;
+    REQUIRE(px_group_join(group_rt, accel0, &id, 0, 1, 5, &group) == PX_OK);
+    REQUIRE(px_group_join(group_rt, accel0, &id, 0, 1, 5, &dead_group) == PX_OK);
+    REQUIRE(px_group_release(dead_group) == PX_OK);
+    px_group* bad_gs[] = {nullptr, dead_group, reinterpret_cast<px_group*>(good),
+                          reinterpret_cast<px_group*>(uintptr_t(0x3fffffff00000042ull))};
 
     for (const auto& [name, e] : entries()) {
         if (e.takes == Takes::nothing) continue;
-        const int positions = e.takes == Takes::runtime ? 1 : e.handles;
+        const int positions = e.takes == Takes::runtime ? 1 : e.takes == Takes::group ? 1 + e.handles : e.handles;
         for (int pos = 0; pos < positions; ++pos)
             for (int b = 0; b < 4; ++b) {
                 if (e.takes == Takes::tensors && b == 0 && (e.nullable >> pos & 1)) continue;
                 Args a;
                 a.rt = e.takes == Takes::runtime ? bad_rts[b] : rt;
                 for (int k = 0; k < 3; ++k) a.t[k] = good;
+                a.g = group;
                 if (e.takes == Takes::tensors) a.t[pos] = bad_ts[b];
+                if (e.takes == Takes::group && pos == 0) a.g = bad_gs[b];
+                if (e.takes == Takes::group && pos > 0) a.t[pos - 1] = bad_ts[b];
                 out_t = nullptr;
                 px_status s = e.call(a);
                 INFO(name << " with a " << what[b] << " handle in position " << pos << ": " << px_last_error());
@@ -234,6 +270,8 @@ TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handl
     CHECK(px_tensor_to_host(good, v, sizeof v) == PX_OK);
     CHECK(v[3] == 1.0f);
     CHECK(px_tensor_release(good) == PX_OK);
+    CHECK(px_group_release(group) == PX_OK);
+    CHECK(px_runtime_destroy(group_rt) == PX_OK);
     CHECK(px_runtime_destroy(rt) == PX_OK);
 }
 

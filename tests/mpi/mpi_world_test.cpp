@@ -4,6 +4,11 @@
 //   stall        rank 1 stops answering at the third collective; the
 //                others must stop with the time-out error (exit nonzero).
 //   exit         rank 1 exits at the third collective; the job must stop.
+//   group        gradient_reducer(device): the ranks agree on MPI when any
+//                device lacks process groups, and join one on accel(0) (the
+//                group-mpi test plugin) when all have them.
+//   group-stall  rank 1 stops answering at the second gradient sum through
+//                the group; rank 0's next wait must fail with the time-out.
 #include <unistd.h>
 
 #include <cstdio>
@@ -71,6 +76,74 @@ void collectives(mpi::World& w) {
     w.barrier("the end of the test");
 }
 
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// `values` as float32 on `d` (from host memory: the test plugin runs no fill).
+Tensor on(Device d, const std::vector<float>& values, const Shape& shape) { return array(values, shape, d); }
+
+void group(mpi::World& w) {
+    const int r = w.rank(), n = w.size();
+    // No device of ours has groups: MPI it is.
+    w.gradient_reducer(cpu());
+    expect(contains(w.reducer(), "MPI through host memory (" + std::to_string(n) + " of " + std::to_string(n) + " ranks"),
+           "cpu: " + w.reducer(), r);
+    // Only rank 0's has: still MPI, and the sum still right.
+    const Device mixed = r == 0 ? accel(0) : cpu();
+    auto hook = w.gradient_reducer(mixed);
+    expect(contains(w.reducer(), "(" + std::to_string(n - 1) + " of " + std::to_string(n) + " ranks have no group-mpi"),
+           "mixed: " + w.reducer(), r);
+    std::vector<Tensor> grads{on(mixed, {float(r + 1)}, {1})};
+    hook(grads);
+    expect(grads[0].to_vector<float>()[0] == float(n * (n + 1) / 2), "mixed: the sum through MPI", r);
+    // Every rank's accel(0) has them: the sum runs in the plugin.
+    hook = w.gradient_reducer(accel(0));
+    expect(contains(w.reducer(), "the group-mpi plugin's process group"), "group: " + w.reducer(), r);
+    Tensor a = on(accel(0), {float(r + 1), 1, 2, float(r)}, {2, 2});
+    Tensor b = on(accel(0), {0.5f * float(r), -1, 0.25f}, {3});
+    grads = {a, b, a};  // one tensor twice (gradients may share memory): each summed once
+    hook(grads);
+    expect(grads[0].shape() == Shape{2, 2} && grads[1].shape() == Shape{3}, "group: shapes kept", r);
+    auto a_sum = grads[0].to_vector<float>(), b_sum = grads[1].to_vector<float>(), a_again = grads[2].to_vector<float>();
+    expect(a_sum == std::vector<float>{float(n * (n + 1) / 2), float(n), float(2 * n), float(n * (n - 1) / 2)},
+           "group: the first gradient's sum", r);
+    expect(b_sum == std::vector<float>{0.25f * float(n * (n - 1)), float(-n), 0.25f * float(n)},
+           "group: the second gradient's sum", r);
+    expect(a_again == a_sum, "group: a gradient given twice is summed once", r);
+    expect(a.to_vector<float>()[0] == float(r + 1), "group: the hook leaves its inputs alone", r);
+    // Refusals: a gradient elsewhere, and a second reducer.
+    std::vector<Tensor> elsewhere{full({1}, 1.0)};
+    bool refused = false;
+    try {
+        hook(elsewhere);
+    } catch (const DeviceMismatchError& e) {
+        refused = contains(e.what(), "summed on accel(0), but one is on cpu(0)");
+    }
+    expect(refused, "group: a gradient on another device is refused", r);
+    refused = false;
+    try {
+        w.gradient_reducer(accel(0));
+    } catch (const InvalidArgumentError&) {
+        refused = true;
+    }
+    expect(refused, "group: a second gradient_reducer(device) is refused", r);
+    w.barrier("the end of the group test");
+}
+
+// Rank 1 stalls; rank 0's wait after the group's sum must fail in time.
+void group_stall(mpi::World& w) {
+    auto hook = w.gradient_reducer(accel(0));
+    for (int step = 0; step < 3; ++step) {
+        if (step == 1 && w.rank() == 1) sleep(600);
+        std::vector<Tensor> grads{on(accel(0), {1, 2}, {2})};
+        try {
+            hook(grads);
+            grads[0].to_vector<float>();  // the wait that reports the group's failure
+        } catch (const DeviceError& e) {
+            w.abort(e.what(), 4);
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +153,16 @@ int main(int argc, char** argv) {
         collectives(w);
         if (w.rank() == 0 && failures == 0) std::printf("collectives: all checks passed on %d ranks\n", w.size());
         return failures ? 1 : 0;
+    }
+    if (mode == "group") {
+        group(w);
+        if (w.rank() == 0 && failures == 0) std::printf("group: all checks passed on %d ranks (%s)\n", w.size(), w.reducer().c_str());
+        return failures ? 1 : 0;
+    }
+    if (mode == "group-stall") {
+        group_stall(w);
+        std::fprintf(stderr, "rank %d: the job went on without rank 1\n", w.rank());
+        return 1;
     }
     for (int step = 0; step < 5; ++step) {
         if (step == 2 && w.rank() == 1) {

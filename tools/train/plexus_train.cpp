@@ -199,11 +199,14 @@ int main(int argc, char** argv) {
         net.initialize(devices);
         nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
 #ifdef PLEXUS_TRAIN_MPI
-        if (ranks.world) trainer.set_gradient_hook(ranks.world->gradient_reducer());
+        if (ranks.world) trainer.set_gradient_hook(ranks.world->gradient_reducer(dev));
 #endif
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
+#ifdef PLEXUS_TRAIN_MPI
+        if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.world->reducer() << "\n";
+#endif
         if (lead)
             std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << train_set.count
                       << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr << "\n"
