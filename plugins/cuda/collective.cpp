@@ -7,16 +7,6 @@
 
 namespace pxcuda {
 
-// The NCCL functions the plugin calls, looked up by name.
-struct Collectives::Api {
-    decltype(&ncclCommInitAll) comm_init_all = nullptr;
-    decltype(&ncclCommDestroy) comm_destroy = nullptr;
-    decltype(&ncclAllReduce) all_reduce = nullptr;
-    decltype(&ncclGroupStart) group_start = nullptr;
-    decltype(&ncclGroupEnd) group_end = nullptr;
-    decltype(&ncclGetErrorString) error_string = nullptr;
-};
-
 namespace {
 
 template <class F>
@@ -24,6 +14,8 @@ bool find(void* lib, const char* name, F& out) {
     out = reinterpret_cast<F>(dlsym(lib, name));
     return out != nullptr;
 }
+
+}  // namespace
 
 ncclDataType_t nccl_type(int32_t dtype) {
     switch (dtype) {
@@ -35,12 +27,10 @@ ncclDataType_t nccl_type(int32_t dtype) {
     }
 }
 
-}  // namespace
-
-const Collectives::Api& Collectives::api() {
-    if (!tried_) {
-        tried_ = true;
-        static Api loaded;
+const NcclApi& Collectives::api() {
+    // Once per context, whichever thread (an all-reduce, a group) comes first.
+    std::call_once(load_once_, [this] {
+        NcclApi& loaded = loaded_;
         for (const char* name : {"libnccl.so.2", "libnccl.so"}) {
             library_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
             if (library_) break;
@@ -53,12 +43,17 @@ const Collectives::Api& Collectives::api() {
                    !find(library_, "ncclAllReduce", loaded.all_reduce) ||
                    !find(library_, "ncclGroupStart", loaded.group_start) ||
                    !find(library_, "ncclGroupEnd", loaded.group_end) ||
-                   !find(library_, "ncclGetErrorString", loaded.error_string)) {
+                   !find(library_, "ncclGetErrorString", loaded.error_string) ||
+                   !find(library_, "ncclGetUniqueId", loaded.get_unique_id) ||
+                   !find(library_, "ncclCommInitRankConfig", loaded.comm_init_rank_config) ||
+                   !find(library_, "ncclCommGetAsyncError", loaded.comm_get_async_error) ||
+                   !find(library_, "ncclCommFinalize", loaded.comm_finalize) ||
+                   !find(library_, "ncclCommAbort", loaded.comm_abort)) {
             load_error_ = "the NCCL library found lacks a function the plugin needs";
         } else {
             api_ = &loaded;
         }
-    }
+    });
     if (!api_) throw Unsupported(load_error_);
     return *api_;
 }
@@ -77,7 +72,7 @@ std::vector<ncclComm_t>& Collectives::comms_for(const std::vector<Device*>& devi
 void Collectives::all_reduce_sum(const std::vector<Device*>& devices, const std::vector<void*>& data, size_t count,
                                  int32_t dtype) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const Api& nccl = api();
+    const NcclApi& nccl = api();
     const ncclDataType_t type = nccl_type(dtype);
     std::vector<ncclComm_t>& comms = comms_for(devices);
     // One group, so NCCL launches on every GPU before any of them waits.

@@ -17,6 +17,25 @@ namespace pxcuda {
 
 class Device;
 
+// The NCCL functions the plugin calls, looked up by name.
+struct NcclApi {
+    decltype(&ncclCommInitAll) comm_init_all = nullptr;
+    decltype(&ncclCommDestroy) comm_destroy = nullptr;
+    decltype(&ncclAllReduce) all_reduce = nullptr;
+    decltype(&ncclGroupStart) group_start = nullptr;
+    decltype(&ncclGroupEnd) group_end = nullptr;
+    decltype(&ncclGetErrorString) error_string = nullptr;
+    // For process groups (process_group.hpp).
+    decltype(&ncclGetUniqueId) get_unique_id = nullptr;
+    decltype(&ncclCommInitRankConfig) comm_init_rank_config = nullptr;
+    decltype(&ncclCommGetAsyncError) comm_get_async_error = nullptr;
+    decltype(&ncclCommFinalize) comm_finalize = nullptr;
+    decltype(&ncclCommAbort) comm_abort = nullptr;
+};
+
+// NCCL's type for a px_dtype it can sum; throws Unsupported for the others.
+ncclDataType_t nccl_type(int32_t dtype);
+
 class Collectives {
 public:
     Collectives() = default;
@@ -31,16 +50,18 @@ public:
     void all_reduce_sum(const std::vector<Device*>& devices, const std::vector<void*>& data, size_t count,
                         int32_t dtype);
 
+    // NCCL, loaded at the first call; throws Unsupported naming why it cannot be.
+    const NcclApi& api();
+
 private:
-    struct Api;
-    const Api& api();
     std::vector<ncclComm_t>& comms_for(const std::vector<Device*>& devices);
 
     std::mutex mutex_;
     void* library_ = nullptr;
-    const Api* api_ = nullptr;
+    NcclApi loaded_;
+    const NcclApi* api_ = nullptr;  // &loaded_ once every function was found
     std::string load_error_;
-    bool tried_ = false;
+    std::once_flag load_once_;
     std::map<std::vector<int>, std::vector<ncclComm_t>> comms_;  // by device ordinals, in call order
 };
 

@@ -23,6 +23,12 @@ struct OutOfMemory : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// Work that failed on the device without losing it (e.g. a process group's
+// collective that timed out): PX_ERROR_DEVICE with this message.
+struct DeviceFailure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // A request the kernels cannot run (sizes beyond cuBLAS's int range, ...).
 struct Unsupported : std::runtime_error {
     using std::runtime_error::runtime_error;

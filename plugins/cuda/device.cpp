@@ -1,5 +1,9 @@
 #include "device.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include <limits>
 
 #include "cuda_check.hpp"
@@ -186,9 +190,40 @@ std::string Device::read_status() {
     }
 }
 
+void Device::add_watch(StreamWatch* w) { watches_.push_back(w); }
+
+void Device::remove_watch(StreamWatch* w) { watches_.erase(std::remove(watches_.begin(), watches_.end(), w), watches_.end()); }
+
+cudaError_t Device::drain(std::string& watch_failure) {
+    auto pending = [&] { return std::any_of(watches_.begin(), watches_.end(), [](StreamWatch* w) { return w->pending(); }); };
+    if (!pending()) return cudaStreamSynchronize(stream_);
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(stream_);
+        if (e != cudaErrorNotReady) {
+            for (StreamWatch* w : watches_) w->drained();
+            return e;
+        }
+        for (StreamWatch* w : watches_) {
+            if (!w->pending()) continue;
+            std::string why = w->check();
+            if (why.empty()) continue;
+            watch_failure = why;  // its work is cancelled: the rest of the stream runs out
+            e = cudaStreamSynchronize(stream_);
+            for (StreamWatch* other : watches_) other->drained();
+            return e;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
 std::string Device::wait() {
     if (!failed_.empty()) return failed_;
-    cudaError_t e = cudaStreamSynchronize(stream_);
+    std::string watch_failure;
+    cudaError_t e = drain(watch_failure);
+    if (!watch_failure.empty()) {
+        if (e != cudaSuccess) on_error(e, "after " + watch_failure);
+        return watch_failure;
+    }
     if (e != cudaSuccess) {
         const char* op = px_op_name(last_op_);
         return on_error(e, std::string("work queued on CUDA device ") + std::to_string(ordinal) + " failed" +
@@ -210,8 +245,15 @@ void Device::wait_for(Device& other) {
 namespace pxcuda {
 
 void Device::fence() {
-    PX_CUDA(cudaEventRecord(marker_, stream_));
-    PX_CUDA(cudaEventSynchronize(marker_));
+    if (watches_.empty()) {
+        PX_CUDA(cudaEventRecord(marker_, stream_));
+        PX_CUDA(cudaEventSynchronize(marker_));
+        return;
+    }
+    std::string watch_failure;
+    cudaError_t e = drain(watch_failure);
+    if (!watch_failure.empty()) throw DeviceFailure(watch_failure);
+    PX_CUDA(e);
 }
 
 }  // namespace pxcuda

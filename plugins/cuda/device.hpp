@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "op_args.hpp"
 #include "staging.hpp"
@@ -34,6 +35,21 @@ public:
 
 private:
     int previous_ = -1;
+};
+
+// Work on a device's stream that waits for other processes (a process
+// group's collective, process_group.hpp). The device's waits poll it, so a
+// peer that never arrives fails the wait instead of hanging it.
+class StreamWatch {
+public:
+    virtual ~StreamWatch() = default;
+    // Whether it has work queued since the stream last drained.
+    virtual bool pending() const = 0;
+    // "" while all is well; else why it gave up (it has already cancelled
+    // its work, so the stream drains).
+    virtual std::string check() = 0;
+    // The stream drained: nothing of it is queued any more.
+    virtual void drained() = 0;
 };
 
 class Device : public ScratchSource {
@@ -73,9 +89,14 @@ public:
     // failed when the error leaves its context unusable.
     std::string on_error(cudaError_t e, const std::string& what);
 
+    // Watches polled by wait() and fence() (the caller holds the lock).
+    void add_watch(StreamWatch* w);
+    void remove_watch(StreamWatch* w);
+
     // Makes this device's stream wait for everything queued so far on `other`.
     void wait_for(Device& other);
-    // Blocks until everything queued so far on this device has run.
+    // Blocks until everything queued so far on this device has run; throws
+    // when a watch gives up.
     void fence();
 
 private:
@@ -84,6 +105,9 @@ private:
     // tries again. nullptr with the last error in `e` when that fails too.
     void* pool_malloc(uint64_t bytes, cudaError_t& e);
     std::string read_status();
+    // Waits for the stream, polling the watches while any has work queued;
+    // `watch_failure` says why one gave up.
+    cudaError_t drain(std::string& watch_failure);
 
     cudaStream_t stream_ = nullptr;
     cublasHandle_t blas_ = nullptr;
@@ -98,6 +122,7 @@ private:
     int32_t last_op_ = 0;
     bool status_armed_ = false;  // an op that can report a DeviceStatus ran since the last wait
     uint64_t in_use_ = 0, peak_ = 0;
+    std::vector<StreamWatch*> watches_;
 };
 
 }  // namespace pxcuda

@@ -16,6 +16,7 @@
 #include "cuda_check.hpp"
 #include "device.hpp"
 #include "probe.hpp"
+#include "process_group.hpp"
 #include "test_hook.hpp"
 
 #ifndef PLEXUS_CUDA_PLUGIN_VERSION
@@ -27,6 +28,11 @@ struct px_plugin_context {
     bool test_hooks = false;  // PLEXUS_CUDA_TEST_HOOKS=1 at creation (test_hook.hpp)
     std::string no_devices_reason;  // why there are none, when there are none
     pxcuda::Collectives collectives;  // declared after devices: destroyed before them
+};
+
+// A process group as the host holds it (plugin ABI 1.3).
+struct px_plugin_group {
+    std::unique_ptr<pxcuda::ProcessGroup> impl;
 };
 
 namespace {
@@ -69,6 +75,8 @@ px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
         return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
     } catch (const Unsupported& e) {
         return report(err, PX_ERROR_UNSUPPORTED, e.what());
+    } catch (const DeviceFailure& e) {
+        return report(err, PX_ERROR_DEVICE, e.what());
     } catch (const std::bad_alloc&) {
         return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
     } catch (const std::exception& e) {
@@ -420,6 +428,78 @@ px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_
     });
 }
 
+// ---- process groups (ABI 1.3): NCCL across processes ----
+
+static_assert(sizeof(ncclUniqueId) == PX_GROUP_ID_BYTES, "an ncclUniqueId must fill px_group_id.bytes");
+
+px_status group_make_id(px_plugin_context* ctx, int32_t device, px_group_id* id, px_plugin_error* err) {
+    if (!ctx || !id) return report(err, PX_ERROR_INVALID_ARGUMENT, "group_make_id: ctx or id is NULL");
+    if (!device_at(ctx, device)) return bad_device(err, device);
+    return guarded(err, nullptr, [&] {
+        const NcclApi& nccl = ctx->collectives.api();  // Unsupported when NCCL is missing
+        ncclUniqueId unique;
+        ncclResult_t r = nccl.get_unique_id(&unique);
+        if (r != ncclSuccess) return report(err, PX_ERROR_DEVICE, std::string("ncclGetUniqueId: ") + nccl.error_string(r));
+        std::memcpy(id->bytes, &unique, sizeof unique);
+        return PX_OK;
+    });
+}
+
+px_status group_join(px_plugin_context* ctx, int32_t device, const px_group_id* id, int32_t rank, int32_t size,
+                     double timeout_seconds, px_plugin_group** out, px_plugin_error* err) {
+    if (!ctx || !id || !out) return report(err, PX_ERROR_INVALID_ARGUMENT, "group_join: ctx, id or out is NULL");
+    if (size < 1 || rank < 0 || rank >= size || !(timeout_seconds > 0))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, "group_join: bad rank, size or time-out");
+    Device* d = device_at(ctx, device);
+    if (!d) return bad_device(err, device);
+    return guarded(err, nullptr, [&] {
+        if (!d->failed().empty()) return report(err, PX_ERROR_DEVICE, d->failed());
+        const NcclApi& nccl = ctx->collectives.api();
+        ncclUniqueId unique;
+        std::memcpy(&unique, id->bytes, sizeof unique);
+        auto group = std::make_unique<px_plugin_group>();
+        group->impl = std::make_unique<ProcessGroup>(nccl, *d, unique, rank, size, timeout_seconds);
+        {
+            std::lock_guard<std::mutex> lock(d->mutex);
+            d->add_watch(group->impl.get());
+        }
+        *out = group.release();
+        return PX_OK;
+    });
+}
+
+px_status group_all_reduce(px_plugin_context* ctx, px_plugin_group* group, const px_group_call* call,
+                           px_plugin_error* err) {
+    if (!ctx || !group) return report(err, PX_ERROR_INVALID_ARGUMENT, "group_all_reduce: ctx or group is NULL");
+    if (const char* problem = px_group_call_problem(call))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, std::string("group_all_reduce: ") + problem);
+    Device& dev = group->impl->device();
+    for (int32_t i = 0; i < call->count; ++i) {
+        const px_tensor_desc& t = call->tensors[i];
+        if (device_of(ctx, t.buffer) != &dev)
+            return report(err, PX_ERROR_INVALID_ARGUMENT, "group_all_reduce: tensor " + std::to_string(i) +
+                                                              " is not on the group's device");
+        uint64_t bytes = px_dtype_size(t.dtype);
+        for (int32_t k = 0; k < t.ndim; ++k) bytes *= uint64_t(t.shape[k]);
+        if (!in_bounds(t.buffer, t.offset, bytes)) return out_of_bounds(err, t.buffer, t.offset, bytes);
+    }
+    return on_device(&dev, err, [&](Device&) {
+        group->impl->all_reduce_sum(*call);
+        return PX_OK;
+    });
+}
+
+void group_leave(px_plugin_context* ctx, px_plugin_group* group) {
+    (void)ctx;
+    if (!group) return;
+    {
+        Device& dev = group->impl->device();
+        std::lock_guard<std::mutex> lock(dev.mutex);
+        group->impl->leave();
+    }
+    delete group;
+}
+
 const px_plugin_api api_table = {
     sizeof(px_plugin_api),
     PX_PLUGIN_ABI_MAJOR,
@@ -439,6 +519,10 @@ const px_plugin_api api_table = {
     execute,
     synchronize,
     all_reduce,
+    group_make_id,
+    group_join,
+    group_all_reduce,
+    group_leave,
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // why it has none; gpu(0) then names that reason and try_gpu() falls back.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <string>
 
 #include "plexus/plexus.hpp"
@@ -61,6 +62,20 @@ TEST_CASE("the plugin loads, and a device it lacks is refused at every entry poi
     CHECK(p.api->copy_device(p.ctx, nullptr, 0, nullptr, 0, 4, &p.err) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(p.api->device_count(p.ctx, nullptr, &p.err) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(p.api->create(nullptr, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    // The process-group slots (ABI 1.3) are offered, and refuse the same way.
+    REQUIRE(p.api->struct_size >= offsetof(px_plugin_api, group_leave) + sizeof(void*));
+    REQUIRE((p.api->group_make_id && p.api->group_join && p.api->group_all_reduce && p.api->group_leave));
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    CHECK(p.api->group_make_id(p.ctx, absent, &id, &p.err) == PX_ERROR_NO_DEVICE);
+    CHECK(p.api->group_make_id(p.ctx, 0, nullptr, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    px_plugin_group* group = nullptr;
+    CHECK(p.api->group_join(p.ctx, absent, &id, 0, 1, 5, &group, &p.err) == PX_ERROR_NO_DEVICE);
+    CHECK(p.api->group_join(p.ctx, 0, &id, 1, 1, 5, &group, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(p.api->group_join(p.ctx, 0, &id, 0, 1, 0, &group, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(group == nullptr);
+    CHECK(p.api->group_all_reduce(p.ctx, nullptr, nullptr, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    p.api->group_leave(p.ctx, nullptr);  // nothing to leave: no crash
     for (int32_t i = 0; i < count; ++i) {
         REQUIRE(p.api->device_info(p.ctx, i, &info, &p.err) == PX_OK);
         CHECK(info.kind == PX_DEVICE_GPU);

@@ -174,3 +174,30 @@ TEST_CASE("a kernel fault is reported at the next wait naming the op; the device
     px_runtime_destroy(rt);
     dlclose(plugin);
 }
+
+TEST_CASE("a process group of one on gpu(0): NCCL joins, sums in place, leaves", "[cuda][gpu][group]") {
+    // Two ranks need two GPUs (NCCL refuses one GPU twice); one rank still
+    // runs every slot: the id, the non-blocking join, the queued all-reduce
+    // watched by the wait, and the leave.
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    px_status made = px_group_make_id(runtime(), gpu(0).raw(), &id);
+    if (made == PX_ERROR_UNSUPPORTED) {  // no libnccl on this machine
+        WARN("skipped: " << px_last_error());
+        return;
+    }
+    REQUIRE(made == PX_OK);
+    CHECK(std::string(id.plugin) == "cuda");
+    px_group* group = nullptr;
+    REQUIRE(px_group_join(runtime(), gpu(0).raw(), &id, 0, 1, 20, &group) == PX_OK);
+    Tensor a = arange(0, 1000, 1, gpu(0)), b = full({3, 5}, 2.5, gpu(0), DType::float64);
+    px_tensor* both[2] = {a.handle(), b.handle()};
+    REQUIRE(px_group_all_reduce_sum(group, both, 2) == PX_OK);
+    CHECK(pxtest::values(a.copyto(cpu())) == pxtest::values(arange(0, 1000, 1)));
+    CHECK(pxtest::values(b.copyto(cpu()))[14] == 2.5);
+    Tensor on_cpu = ones({2});
+    px_tensor* wrong = on_cpu.handle();
+    CHECK(px_group_all_reduce_sum(group, &wrong, 1) == PX_ERROR_DEVICE_MISMATCH);
+    REQUIRE(px_group_release(group) == PX_OK);
+    CHECK(pxtest::values((a + 1.0f).copyto(cpu()))[999] == 1000.0);  // the device goes on after leaving
+}
