@@ -2,7 +2,7 @@
 // under test, opened again with dlopen and called through its table as any
 // host would: the table, NULL and out-of-range arguments, messages that
 // respect err->struct_size, memory figures and out-of-memory, and the
-// optional all-reduce.
+// optional all-reduce and process groups.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
@@ -310,4 +310,67 @@ TEST_CASE("all_reduce, when offered: every device ends with the sum, bad calls a
     REQUIRE(p.api->all_reduce(p.ctx, &call, &p.err) == PX_OK);  // one device: its own sum
     REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+TEST_CASE("process groups, when offered: a group of one joins, sums to itself, refuses bad calls, leaves",
+          "[conformance][abi][R17]") {
+    Opened p;
+    const bool covered = p.api->struct_size >= offsetof(px_plugin_api, group_leave) + sizeof p.api->group_leave;
+    const int offered = covered ? !!p.api->group_make_id + !!p.api->group_join + !!p.api->group_all_reduce +
+                                      !!p.api->group_leave
+                                : 0;
+    if (offered == 0) {
+        pxconf::record().skipped = "the plugin has no process groups (optional; libplexus-mpi sums through MPI)";
+        return;
+    }
+    INFO("the four group slots come together");
+    REQUIRE(offered == 4);
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    px_status made = p.api->group_make_id(p.ctx, p.device, &id, &p.err);
+    if (made == PX_ERROR_UNSUPPORTED) {
+        p.require_message();
+        pxconf::record().skipped = std::string("the plugin cannot make groups here: ") + p.err.message;
+        return;
+    }
+    REQUIRE(made == PX_OK);
+    px_plugin_group* group = nullptr;
+    REQUIRE(p.api->group_join(p.ctx, p.device, &id, 0, 1, 20, &group, &p.err) == PX_OK);
+    REQUIRE(group);
+
+    // One process: every tensor keeps its values, in each summed dtype.
+    px_plugin_buffer *f = nullptr, *i = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &f, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &i, &p.err) == PX_OK);
+    const float fv[4] = {1.5f, -2, 0, 1e30f};
+    const int64_t iv[2] = {(int64_t(1) << 62) + 1, -7};
+    REQUIRE(p.api->copy_from_host(p.ctx, f, 0, fv, sizeof fv, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, i, 0, iv, sizeof iv, &p.err) == PX_OK);
+    px_tensor_desc both[2] = {vector_desc(f, PX_FLOAT32, 4), vector_desc(i, PX_INT64, 2)};
+    px_group_call call{sizeof call, PX_COLLECTIVE_SUM, 2, both};
+    REQUIRE(p.api->group_all_reduce(p.ctx, group, &call, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+    float fo[4];
+    int64_t io[2];
+    REQUIRE(p.api->copy_to_host(p.ctx, f, 0, fo, sizeof fo, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_to_host(p.ctx, i, 0, io, sizeof io, &p.err) == PX_OK);
+    CHECK(std::memcmp(fo, fv, sizeof fv) == 0);
+    CHECK(std::memcmp(io, iv, sizeof iv) == 0);
+
+    PX_REFUSED(p, p.api->group_all_reduce(p.ctx, group, nullptr, &p.err));
+    call.op = 99;
+    PX_REFUSED(p, p.api->group_all_reduce(p.ctx, group, &call, &p.err));
+    call.op = PX_COLLECTIVE_SUM;
+    call.count = 0;
+    PX_REFUSED(p, p.api->group_all_reduce(p.ctx, group, &call, &p.err));
+    call.count = 1;
+    both[0].dtype = PX_UINT8;
+    PX_REFUSED(p, p.api->group_all_reduce(p.ctx, group, &call, &p.err));
+    both[0] = vector_desc(f, PX_FLOAT32, 4);
+    both[0].strides[0] = 2;  // not contiguous
+    PX_REFUSED(p, p.api->group_all_reduce(p.ctx, group, &call, &p.err));
+    p.api->group_leave(p.ctx, group);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, f, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, i, &p.err) == PX_OK);
 }

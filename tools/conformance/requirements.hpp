@@ -33,6 +33,7 @@ inline constexpr Requirement requirements[] = {
     {"R14", "creation and random ops: exact fills, reproducible Philox streams"},
     {"R15", "neural-network ops and their gradients match references and finite differences"},
     {"R16", "all_reduce (optional, ABI 1.2): every device ends with the same exact sum; bad calls are refused"},
+    {"R17", "process groups (optional, ABI 1.3): all four slots or none; a group of one joins, sums, refuses bad calls"},
 };
 
 inline const char* requirement_title(const char* id) {
