@@ -7,6 +7,8 @@
 //   group        gradient_reducer(device): the ranks agree on MPI when any
 //                device lacks process groups, and join one on accel(0) (the
 //                group-mpi test plugin) when all have them.
+//   group-gpu    the same with gpu(local rank) (NCCL); exits 77 unless
+//                every rank has a GPU of its own.
 //   group-stall  rank 1 stops answering at the second gradient sum through
 //                the group; rank 0's next wait must fail with the time-out.
 #include <unistd.h>
@@ -81,25 +83,27 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // `values` as float32 on `d` (from host memory: the test plugin runs no fill).
 Tensor on(Device d, const std::vector<float>& values, const Shape& shape) { return array(values, shape, d); }
 
-void group(mpi::World& w) {
+// `dev` is this rank's device whose plugin has process groups.
+void group(mpi::World& w, const Device dev) {
     const int r = w.rank(), n = w.size();
+    const std::string plugin = plugin_of(dev);
     // No device of ours has groups: MPI it is.
     w.gradient_reducer(cpu());
     expect(contains(w.reducer(), "MPI through host memory (" + std::to_string(n) + " of " + std::to_string(n) + " ranks"),
            "cpu: " + w.reducer(), r);
     // Only rank 0's has: still MPI, and the sum still right.
-    const Device mixed = r == 0 ? accel(0) : cpu();
+    const Device mixed = r == 0 ? dev : cpu();
     auto hook = w.gradient_reducer(mixed);
-    expect(contains(w.reducer(), "(" + std::to_string(n - 1) + " of " + std::to_string(n) + " ranks have no group-mpi"),
+    expect(contains(w.reducer(), "(" + std::to_string(n - 1) + " of " + std::to_string(n) + " ranks have no " + plugin),
            "mixed: " + w.reducer(), r);
     std::vector<Tensor> grads{on(mixed, {float(r + 1)}, {1})};
     hook(grads);
     expect(grads[0].to_vector<float>()[0] == float(n * (n + 1) / 2), "mixed: the sum through MPI", r);
-    // Every rank's accel(0) has them: the sum runs in the plugin.
-    hook = w.gradient_reducer(accel(0));
-    expect(contains(w.reducer(), "the group-mpi plugin's process group"), "group: " + w.reducer(), r);
-    Tensor a = on(accel(0), {float(r + 1), 1, 2, float(r)}, {2, 2});
-    Tensor b = on(accel(0), {0.5f * float(r), -1, 0.25f}, {3});
+    // Every rank's device has them: the sum runs in the plugin.
+    hook = w.gradient_reducer(dev);
+    expect(contains(w.reducer(), "the " + plugin + " plugin's process group"), "group: " + w.reducer(), r);
+    Tensor a = on(dev, {float(r + 1), 1, 2, float(r)}, {2, 2});
+    Tensor b = on(dev, {0.5f * float(r), -1, 0.25f}, {3});
     grads = {a, b, a};  // one tensor twice (gradients may share memory): each summed once
     hook(grads);
     expect(grads[0].shape() == Shape{2, 2} && grads[1].shape() == Shape{3}, "group: shapes kept", r);
@@ -116,12 +120,12 @@ void group(mpi::World& w) {
     try {
         hook(elsewhere);
     } catch (const DeviceMismatchError& e) {
-        refused = contains(e.what(), "summed on accel(0), but one is on cpu(0)");
+        refused = contains(e.what(), "summed on " + dev.str() + ", but one is on cpu(0)");
     }
     expect(refused, "group: a gradient on another device is refused", r);
     refused = false;
     try {
-        w.gradient_reducer(accel(0));
+        w.gradient_reducer(dev);
     } catch (const InvalidArgumentError&) {
         refused = true;
     }
@@ -154,8 +158,19 @@ int main(int argc, char** argv) {
         if (w.rank() == 0 && failures == 0) std::printf("collectives: all checks passed on %d ranks\n", w.size());
         return failures ? 1 : 0;
     }
+    if (mode == "group-gpu") {  // one GPU per rank: NCCL between them
+        std::vector<double> lacking{num_gpus() > w.local_rank() ? 0.0 : 1.0};
+        w.all_reduce_sum(lacking, "counting the GPUs");
+        if (lacking[0] > 0) {
+            if (w.rank() == 0) std::printf("skipped: %g rank(s) have no GPU of their own (NCCL needs one per rank)\n", lacking[0]);
+            return 77;
+        }
+        group(w, gpu(w.local_rank()));
+        if (w.rank() == 0 && failures == 0) std::printf("group: all checks passed on %d ranks (%s)\n", w.size(), w.reducer().c_str());
+        return failures ? 1 : 0;
+    }
     if (mode == "group") {
-        group(w);
+        group(w, accel(0));
         if (w.rank() == 0 && failures == 0) std::printf("group: all checks passed on %d ranks (%s)\n", w.size(), w.reducer().c_str());
         return failures ? 1 : 0;
     }
