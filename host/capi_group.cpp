@@ -63,11 +63,10 @@ px_status px_group_make_id(px_runtime* runtime, px_device device, px_group_id* o
         px_group_id id;
         std::memset(&id, 0, sizeof id);
         id.struct_size = sizeof id;
-        std::snprintf(id.plugin, sizeof id.plugin, "%s", p.name.c_str());
         p.call([&] { return cat("making a group id on ", dev->label); },
                [&](px_plugin_error* e) { return p.api->group_make_id(p.context, dev->local, &id, e); });
         id.struct_size = out->struct_size;
-        std::snprintf(id.plugin, sizeof id.plugin, "%s", p.name.c_str());  // whatever the plugin wrote there
+        std::snprintf(id.plugin, sizeof id.plugin, "%s", p.name.c_str());  // the host's field, whatever the plugin wrote
         std::memcpy(out, &id, sizeof id);
     });
 }

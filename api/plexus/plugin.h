@@ -240,6 +240,26 @@ typedef struct px_collective_call {
     const px_tensor_desc* tensors;   /* count tensors, read and written in place */
 } px_collective_call;
 
+/* What is wrong with one tensor a collective sums in place (NULL when
+ * nothing is): a desc too small or without a buffer, a dtype that is not
+ * summed, a bad rank or dimension, a layout that is not contiguous, or an
+ * element count that overflows. */
+static inline const char* px_summed_tensor_problem(const px_tensor_desc* t) {
+    int32_t k;
+    int64_t stride = 1;
+    if (t->struct_size < sizeof(px_tensor_desc) || !t->buffer) return "a tensor desc is too small or has no buffer";
+    if (t->dtype != PX_FLOAT32 && t->dtype != PX_FLOAT64 && t->dtype != PX_INT32 && t->dtype != PX_INT64)
+        return "the dtype is not float32, float64, int32 or int64";
+    if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
+    for (k = t->ndim - 1; k >= 0; --k) {
+        if (t->shape[k] < 0) return "a dimension is negative";
+        if (t->shape[k] != 1 && t->strides[k] != stride) return "a tensor is not contiguous";
+        if (t->shape[k] > 0 && stride > INT64_MAX / t->shape[k]) return "the element count overflows";
+        stride *= t->shape[k];
+    }
+    return 0;
+}
+
 /* What is wrong with `c` for a plugin of `device_count` devices (NULL when
  * nothing is): the layout above, checked once here for every plugin. Whether
  * each buffer belongs to its device and holds the tensor is the plugin's to
@@ -253,22 +273,14 @@ static inline const char* px_collective_call_problem(const px_collective_call* c
     for (i = 0; i < c->count; ++i) {
         const px_tensor_desc* t = &c->tensors[i];
         const px_tensor_desc* t0 = &c->tensors[0];
-        int64_t stride = 1;
+        const char* problem = px_summed_tensor_problem(t);
         if (c->devices[i] < 0 || c->devices[i] >= device_count) return "a device index is out of range";
         for (j = 0; j < i; ++j)
             if (c->devices[j] == c->devices[i]) return "a device appears twice";
-        if (t->struct_size < sizeof(px_tensor_desc) || !t->buffer) return "a tensor desc is too small or has no buffer";
-        if (t->dtype != PX_FLOAT32 && t->dtype != PX_FLOAT64 && t->dtype != PX_INT32 && t->dtype != PX_INT64)
-            return "the dtype is not float32, float64, int32 or int64";
+        if (problem) return problem;
         if (t->dtype != t0->dtype || t->ndim != t0->ndim) return "the tensors differ in dtype or rank";
-        if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
-        for (k = t->ndim - 1; k >= 0; --k) {
+        for (k = 0; k < t->ndim; ++k)
             if (t->shape[k] != t0->shape[k]) return "the tensors differ in shape";
-            if (t->shape[k] < 0) return "a dimension is negative";
-            if (t->shape[k] != 1 && t->strides[k] != stride) return "a tensor is not contiguous";
-            if (t->shape[k] > 0 && stride > INT64_MAX / t->shape[k]) return "the element count overflows";
-            stride *= t->shape[k];
-        }
     }
     return 0;
 }
@@ -313,24 +325,14 @@ typedef struct px_group_call {
 /* What is wrong with `c` (NULL when nothing is): the layout above as far as
  * one process can see it, checked once here for every plugin. */
 static inline const char* px_group_call_problem(const px_group_call* c) {
-    int32_t i, k;
+    int32_t i;
     if (!c || c->struct_size < sizeof(px_group_call)) return "the call is NULL or too small";
     if (c->op != PX_COLLECTIVE_SUM) return "unknown collective op";
     if (c->count < 1) return "count is less than 1";
     if (!c->tensors) return "tensors is NULL";
     for (i = 0; i < c->count; ++i) {
-        const px_tensor_desc* t = &c->tensors[i];
-        int64_t stride = 1;
-        if (t->struct_size < sizeof(px_tensor_desc) || !t->buffer) return "a tensor desc is too small or has no buffer";
-        if (t->dtype != PX_FLOAT32 && t->dtype != PX_FLOAT64 && t->dtype != PX_INT32 && t->dtype != PX_INT64)
-            return "the dtype is not float32, float64, int32 or int64";
-        if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
-        for (k = t->ndim - 1; k >= 0; --k) {
-            if (t->shape[k] < 0) return "a dimension is negative";
-            if (t->shape[k] != 1 && t->strides[k] != stride) return "a tensor is not contiguous";
-            if (t->shape[k] > 0 && stride > INT64_MAX / t->shape[k]) return "the element count overflows";
-            stride *= t->shape[k];
-        }
+        const char* problem = px_summed_tensor_problem(&c->tensors[i]);
+        if (problem) return problem;
     }
     return 0;
 }

@@ -32,7 +32,7 @@ ProcessGroup::ProcessGroup(const NcclApi& nccl, Device& device, const ncclUnique
     if (r != ncclSuccess && r != ncclInProgress) {
         cudaEventDestroy(started_);
         if (comm_) nccl_.comm_abort(comm_);
-        throw DeviceFailure("ncclCommInitRankConfig: " + nccl_error(r));
+        throw DeviceFailure("ncclCommInitRankConfig: " + nccl_error(r));  // the destructor does not run
     }
     try {
         settle("joining the group (ncclCommInitRankConfig)");
@@ -43,7 +43,7 @@ ProcessGroup::ProcessGroup(const NcclApi& nccl, Device& device, const ncclUnique
 }
 
 ProcessGroup::~ProcessGroup() {
-    if (comm_ && broken_.empty()) nccl_.comm_abort(comm_);
+    if (comm_) nccl_.comm_abort(comm_);
     if (started_) cudaEventDestroy(started_);
 }
 
@@ -53,6 +53,7 @@ std::string ProcessGroup::give_up(const std::string& why) {
     if (broken_.empty()) {
         broken_ = why;
         nccl_.comm_abort(comm_);  // its kernels return, so the stream drains
+        comm_ = nullptr;
     }
     pending_ = false;
     return broken_;
@@ -122,13 +123,11 @@ void ProcessGroup::leave() noexcept {
     try {
         DeviceScope scope(device_.ordinal);
         device_.wait();  // a late peer is given up on here, within the time-out
-        if (broken_.empty()) {
+        if (comm_) {
             ncclResult_t r = nccl_.comm_finalize(comm_);
             if (r == ncclSuccess || r == ncclInProgress) settle("leaving the group (ncclCommFinalize)");
-            if (broken_.empty()) {
-                nccl_.comm_destroy(comm_);
-                broken_ = "left";
-            }
+            nccl_.comm_destroy(comm_);  // settle() throws instead when it aborted
+            comm_ = nullptr;
         }
     } catch (...) {  // settle() aborted the communicator: nothing is left to free
     }

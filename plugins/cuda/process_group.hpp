@@ -24,7 +24,7 @@ public:
     // Joins; throws DeviceFailure after `timeout` seconds, or naming NCCL's
     // error. Called without the device's lock (joining may take long).
     ProcessGroup(const NcclApi& nccl, Device& device, const ncclUniqueId& id, int rank, int size, double timeout);
-    ~ProcessGroup() override;  // aborts the communicator if leave() did not run
+    ~ProcessGroup() override;  // aborts the communicator unless leave() freed it
     ProcessGroup(const ProcessGroup&) = delete;
     ProcessGroup& operator=(const ProcessGroup&) = delete;
 
@@ -50,7 +50,7 @@ private:
 
     const NcclApi& nccl_;
     Device& device_;
-    ncclComm_t comm_ = nullptr;
+    ncclComm_t comm_ = nullptr;  // null once aborted or destroyed
     const int rank_, size_;
     const double timeout_;
     cudaEvent_t started_ = nullptr;  // recorded before the first collective queued since the last drain

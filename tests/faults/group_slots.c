@@ -7,7 +7,11 @@
  *     buffers, polled against the group's time-out;
  *   - without: only groups of one process, whose all-reduce changes nothing.
  * The plugin runs work when it is queued, so a time-out is kept and
- * reported by the next wait, as a device that runs later would report it. */
+ * reported by the next wait, as a device that runs later would report it.
+ * Faults for the tests of the paths that handle them, set in the environment:
+ *   GROUP_TEST_NO_ID=1            group_make_id says its library is missing;
+ *   GROUP_TEST_NULL_GROUP=1       group_join succeeds with a NULL group;
+ *   GROUP_TEST_JOIN_FAILS_ON=R    group_join fails on rank R. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +46,9 @@ px_status fault_group_make_id(px_plugin_context* ctx, int32_t device, px_group_i
     static unsigned counter;
     struct timespec now;
     uint64_t nonce;
-    (void)ctx, (void)device, (void)err;
+    (void)ctx, (void)device;
+    if (getenv("GROUP_TEST_NO_ID"))
+        return group_say(err, PX_ERROR_UNSUPPORTED, "simulated: the collective library is missing");
     clock_gettime(CLOCK_REALTIME, &now);
     nonce = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^ ((uint64_t)getpid() << 40) ^ ++counter;
     memset(id->bytes, 0, sizeof id->bytes);
@@ -98,8 +104,14 @@ px_status fault_group_join(px_plugin_context* ctx, int32_t device, const px_grou
                            double timeout_seconds, px_plugin_group** out, px_plugin_error* err) {
     px_plugin_group* g;
     (void)ctx, (void)device;
+    const char* fails_on = getenv("GROUP_TEST_JOIN_FAILS_ON");
     if (memcmp(id->bytes, ID_MAGIC, sizeof ID_MAGIC) != 0)
         return group_say(err, PX_ERROR_INVALID_ARGUMENT, "the id's bytes are not a group id of this plugin");
+    if (fails_on && atoi(fails_on) == rank) return group_say(err, PX_ERROR_DEVICE, "simulated: this rank cannot join");
+    if (getenv("GROUP_TEST_NULL_GROUP")) {
+        *out = NULL;
+        return PX_OK;
+    }
     g = (px_plugin_group*)calloc(1, sizeof *g);
     if (!g) return group_say(err, PX_ERROR_OUT_OF_MEMORY, "no memory for the group");
     g->rank = rank, g->size = size, g->timeout = timeout_seconds;

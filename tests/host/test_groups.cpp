@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -128,6 +129,11 @@ TEST_CASE("joining: the host refuses bad ranks, sizes, time-outs and ids before 
     std::memset(changed.bytes, 0, sizeof changed.bytes);
     CHECK(px_group_join(r.rt, accel0, &changed, 0, 1, 5, &g) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(said("not a group id of this plugin [plugin fault-group]"));
+    // A plugin that says it joined but gives no group broke its contract.
+    setenv("GROUP_TEST_NULL_GROUP", "1", 1);
+    CHECK(px_group_join(r.rt, accel0, &id, 0, 1, 5, &g) == PX_ERROR_PLUGIN);
+    CHECK(said("plugin fault-group joined a group but returned a NULL group"));
+    unsetenv("GROUP_TEST_NULL_GROUP");
     // Several processes need MPI, which this test plugin was built without.
     CHECK(px_group_join(r.rt, accel0, &id, 0, 2, 5, &g) == PX_ERROR_UNSUPPORTED);
     CHECK(said("joining a group of 2 as rank 0 on accel(0)"));

@@ -9,6 +9,8 @@
 //                group-mpi test plugin) when all have them.
 //   group-gpu    the same with gpu(local rank) (NCCL); exits 77 unless
 //                every rank has a GPU of its own.
+//   group-no-id  rank 0 cannot make a group id: every rank sums through MPI.
+//   group-join-fails  rank 1 cannot join: the job stops, saying why.
 //   group-stall  rank 1 stops answering at the second gradient sum through
 //                the group; rank 0's next wait must fail with the time-out.
 #include <unistd.h>
@@ -173,6 +175,23 @@ int main(int argc, char** argv) {
         group(w, accel(0));
         if (w.rank() == 0 && failures == 0) std::printf("group: all checks passed on %d ranks (%s)\n", w.size(), w.reducer().c_str());
         return failures ? 1 : 0;
+    }
+    if (mode == "group-no-id") {  // GROUP_TEST_NO_ID=1: rank 0 cannot make an id, so MPI sums
+        auto hook = w.gradient_reducer(accel(0));
+        // Only rank 0 knows why, and only rank 0 prints it.
+        expect(contains(w.reducer(), "MPI through host memory (rank 0 could not make a group-mpi group") &&
+                   (w.rank() != 0 || contains(w.reducer(), "simulated: the collective library is missing")),
+               "no id: " + w.reducer(), w.rank());
+        std::vector<Tensor> grads{on(accel(0), {float(w.rank() + 1)}, {1})};
+        hook(grads);
+        expect(grads[0].to_vector<float>()[0] == float(w.size() * (w.size() + 1) / 2), "no id: the sum through MPI", w.rank());
+        if (w.rank() == 0 && failures == 0) std::printf("group-no-id: all checks passed on %d ranks\n", w.size());
+        return failures ? 1 : 0;
+    }
+    if (mode == "group-join-fails") {  // GROUP_TEST_JOIN_FAILS_ON=1: that rank stops the job
+        w.gradient_reducer(accel(0));
+        std::fprintf(stderr, "rank %d: the job went on after a failed join\n", w.rank());
+        return 1;
     }
     if (mode == "group-stall") {
         group_stall(w);
