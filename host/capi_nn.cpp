@@ -1,5 +1,7 @@
 // C API: the neural-network ops. Each entry point looks its handles up and
 // hands over to the router (router_nn.cpp), which checks everything.
+#include <memory>
+
 #include "router.hpp"
 
 using namespace px;
@@ -71,6 +73,40 @@ px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32_t kern
         TensorObj& d = get_tensor(dy, "dy");
         need_out(out);
         *out = publish(router::pool2d_backward(op, xi, d, window(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_bias_relu_max_pool2d(px_tensor* x, px_tensor* bias, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
+                                  int32_t stride_w, int32_t pad_h, int32_t pad_w, px_tensor** out) {
+    return guard("px_bias_relu_max_pool2d", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& b = get_tensor(bias, "bias");
+        need_out(out);
+        *out = publish(router::bias_relu_max_pool2d(xi, b, window(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w)));
+    });
+}
+
+px_status px_bias_relu_max_pool2d_backward(px_tensor* x, px_tensor* bias, px_tensor* dy, int32_t kernel_h,
+                                           int32_t kernel_w, int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                                           int32_t pad_w, px_tensor** dx, px_tensor** dbias) {
+    return guard("px_bias_relu_max_pool2d_backward", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& b = get_tensor(bias, "bias");
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(dx, "dx");
+        need_out(dbias, "dbias");
+        if (static_cast<void*>(dx) == static_cast<void*>(dbias))
+            fail(PX_ERROR_INVALID_ARGUMENT, "dx and dbias point to the same place; the second result would overwrite the first");
+        auto [gx, gb] = router::bias_relu_max_pool2d_backward(xi, b, d, window(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w));
+        std::unique_ptr<TensorObj> hold_b(gb);
+        px_tensor* hx = publish(gx);
+        try {
+            *dbias = publish(hold_b.release());
+        } catch (...) {
+            release(hx);
+            throw;
+        }
+        *dx = hx;
     });
 }
 

@@ -4,6 +4,7 @@
 // Each function returns a new tensor owned by the caller (one reference).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "objects.hpp"
@@ -58,6 +59,11 @@ TensorObj* conv2d_backward_weight(const TensorObj& dy, const TensorObj& x, int64
                                   const Window& win);
 TensorObj* pool2d(px_op op, const TensorObj& x, const Window& win);
 TensorObj* pool2d_backward(px_op op, const TensorObj& x, const TensorObj& dy, const Window& win);
+// relu(max_pool2d(x) + b) in one op, and its gradients (dx, db), for plugins
+// that offer PX_OP_BIAS_RELU_MAX_POOL2D.
+TensorObj* bias_relu_max_pool2d(const TensorObj& x, const TensorObj& b, const Window& win);
+std::pair<TensorObj*, TensorObj*> bias_relu_max_pool2d_backward(const TensorObj& x, const TensorObj& b,
+                                                                const TensorObj& dy, const Window& win);
 TensorObj* bias_add(const TensorObj& x, const TensorObj& b);
 TensorObj* bias_grad(const TensorObj& dy);
 TensorObj* activation_backward(px_op op, const TensorObj& y, const TensorObj& dy);

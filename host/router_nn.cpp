@@ -54,6 +54,39 @@ void check_pool_window(int32_t op, const Window& w) {
              " must be at most half the pool size ", w.kernel_h, "x", w.kernel_w);
 }
 
+px_pool2d_attrs pool_attrs(const Window& w) {
+    return px_pool2d_attrs{sizeof(px_pool2d_attrs), w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w};
+}
+
+// The checked (N,C,OH,OW) of pooling x (N,C,H,W). A plane with no cells is
+// refused: a window would hold nothing but padding, and have no maximum.
+Shape pooled_shape(int32_t op, const TensorObj& x, const Window& win) {
+    check_rank(op, "the input", x, 4);
+    check_pool_window(op, win);
+    if (x.shape.dims[2] == 0 || x.shape.dims[3] == 0)
+        fail(PX_ERROR_SHAPE, name_of(op), ": the input ", to_string(x.shape), " has empty planes; a window would hold no cell");
+    int64_t oh = window_out(op, "height", x.shape.dims[2], win.kernel_h, win.stride_h, win.pad_h);
+    int64_t ow = window_out(op, "width", x.shape.dims[3], win.kernel_w, win.stride_w, win.pad_w);
+    int64_t dims[4] = {x.shape.dims[0], x.shape.dims[1], oh, ow};
+    return make_shape(4, dims);
+}
+
+// dy must have the shape pooling x gives.
+void check_pooled_gradient(int32_t op, const TensorObj& x, const TensorObj& dy, const Window& win) {
+    Shape want = pooled_shape(op, x, win);
+    if (!(dy.shape == want))
+        fail(PX_ERROR_SHAPE, name_of(op), ": the output gradient has shape ", to_string(dy.shape), "; pooling ",
+             to_string(x.shape), " gives ", to_string(want));
+}
+
+// b is one value per channel of x (axis 1).
+void check_bias(int32_t op, const TensorObj& x, const TensorObj& b) {
+    check_rank(op, "the bias", b, 1);
+    if (b.shape.dims[0] != x.shape.dims[1])
+        fail(PX_ERROR_SHAPE, name_of(op), ": the bias has ", b.shape.dims[0], " values but the input ", to_string(x.shape),
+             " has ", x.shape.dims[1], " channels");
+}
+
 px_conv2d_attrs conv_attrs(const Window& w) {
     return px_conv2d_attrs{sizeof(px_conv2d_attrs), w.stride_h, w.stride_w, w.pad_h, w.pad_w};
 }
@@ -144,14 +177,9 @@ TensorObj* pool2d(px_op op, const TensorObj& x, const Window& win) {
     if (op != PX_OP_MAX_POOL2D && op != PX_OP_AVG_POOL2D)
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_MAX_POOL2D or PX_OP_AVG_POOL2D");
     check_float_inputs(op, {&x});
-    check_rank(op, "the input", x, 4);
-    check_pool_window(op, win);
-    int64_t oh = window_out(op, "height", x.shape.dims[2], win.kernel_h, win.stride_h, win.pad_h);
-    int64_t ow = window_out(op, "width", x.shape.dims[3], win.kernel_w, win.stride_w, win.pad_w);
-    int64_t dims[4] = {x.shape.dims[0], x.shape.dims[1], oh, ow};
-    Owned out = make(x, x.dtype, 4, dims);
-    px_pool2d_attrs attrs{sizeof(px_pool2d_attrs), win.kernel_h, win.kernel_w, win.stride_h, win.stride_w,
-                          win.pad_h, win.pad_w};
+    Shape pooled = pooled_shape(op, x, win);
+    Owned out = make(x, x.dtype, 4, pooled.dims);
+    px_pool2d_attrs attrs = pool_attrs(win);
     px_tensor_desc in = x.desc(), o = out->desc();
     dispatch(x.device(), op, x.dtype, &in, 1, &o, 1, &attrs, numel(out->shape) > 0);
     return out.release();
@@ -162,30 +190,49 @@ TensorObj* pool2d_backward(px_op op, const TensorObj& x, const TensorObj& dy, co
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_MAX_POOL2D or PX_OP_AVG_POOL2D");
     const px_op bop = op == PX_OP_MAX_POOL2D ? PX_OP_MAX_POOL2D_BACKWARD : PX_OP_AVG_POOL2D_BACKWARD;
     check_float_inputs(bop, {&x, &dy});
-    check_rank(bop, "the input", x, 4);
-    check_pool_window(bop, win);
-    int64_t oh = window_out(bop, "height", x.shape.dims[2], win.kernel_h, win.stride_h, win.pad_h);
-    int64_t ow = window_out(bop, "width", x.shape.dims[3], win.kernel_w, win.stride_w, win.pad_w);
-    int64_t want[4] = {x.shape.dims[0], x.shape.dims[1], oh, ow};
-    if (!(dy.shape == make_shape(4, want)))
-        fail(PX_ERROR_SHAPE, name_of(bop), ": the output gradient has shape ", to_string(dy.shape), "; pooling ",
-             to_string(x.shape), " gives ", to_string(make_shape(4, want)));
+    check_pooled_gradient(bop, x, dy, win);
     Owned out = make(x, x.dtype, 4, x.shape.dims);
-    px_pool2d_attrs attrs{sizeof(px_pool2d_attrs), win.kernel_h, win.kernel_w, win.stride_h, win.stride_w,
-                          win.pad_h, win.pad_w};
+    px_pool2d_attrs attrs = pool_attrs(win);
     px_tensor_desc in[2] = {x.desc(), dy.desc()}, o = out->desc();
     bool is_max = op == PX_OP_MAX_POOL2D;
     dispatch(x.device(), bop, x.dtype, is_max ? in : in + 1, is_max ? 2 : 1, &o, 1, &attrs, numel(x.shape) > 0);
     return out.release();
 }
 
+TensorObj* bias_relu_max_pool2d(const TensorObj& x, const TensorObj& b, const Window& win) {
+    const int32_t op = PX_OP_BIAS_RELU_MAX_POOL2D;
+    check_float_inputs(op, {&x, &b});
+    Shape pooled = pooled_shape(op, x, win);
+    check_bias(op, x, b);
+    Owned out = make(x, x.dtype, 4, pooled.dims);
+    px_pool2d_attrs attrs = pool_attrs(win);
+    px_tensor_desc in[2] = {x.desc(), b.desc()}, o = out->desc();
+    dispatch(x.device(), op, x.dtype, in, 2, &o, 1, &attrs, numel(out->shape) > 0);
+    return out.release();
+}
+
+std::pair<TensorObj*, TensorObj*> bias_relu_max_pool2d_backward(const TensorObj& x, const TensorObj& b,
+                                                                const TensorObj& dy, const Window& win) {
+    const int32_t op = PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
+    check_float_inputs(op, {&x, &b, &dy});
+    check_pooled_gradient(op, x, dy, win);
+    check_bias(op, x, b);
+    Owned dx = make(x, x.dtype, 4, x.shape.dims);
+    if (numel(x.shape) == 0) {  // an empty batch: no gradient reaches the bias
+        Owned zeros(full(b.buffer->device, b.dtype, b.shape, 0.0));
+        return {dx.release(), zeros.release()};
+    }
+    Owned db = make(b, b.dtype, 1, b.shape.dims);
+    px_pool2d_attrs attrs = pool_attrs(win);
+    px_tensor_desc in[3] = {x.desc(), b.desc(), dy.desc()}, o[2] = {dx->desc(), db->desc()};
+    dispatch(x.device(), op, x.dtype, in, 3, o, 2, &attrs, true);
+    return {dx.release(), db.release()};
+}
+
 TensorObj* bias_add(const TensorObj& x, const TensorObj& b) {
     check_float_inputs(PX_OP_BIAS_ADD, {&x, &b});
     if (x.shape.ndim < 2) fail(PX_ERROR_SHAPE, "bias_add: the input must have a channel axis 1, got ", to_string(x.shape));
-    check_rank(PX_OP_BIAS_ADD, "the bias", b, 1);
-    if (b.shape.dims[0] != x.shape.dims[1])
-        fail(PX_ERROR_SHAPE, "bias_add: the bias has ", b.shape.dims[0], " values but the input ", to_string(x.shape),
-             " has ", x.shape.dims[1], " channels");
+    check_bias(PX_OP_BIAS_ADD, x, b);
     Owned out = make(x, x.dtype, x.shape.ndim, x.shape.dims);
     px_tensor_desc in[2] = {x.desc(), b.desc()}, o = out->desc();
     dispatch(x.device(), PX_OP_BIAS_ADD, x.dtype, in, 2, &o, 1, nullptr, numel(x.shape) > 0);

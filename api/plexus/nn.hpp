@@ -148,6 +148,8 @@ public:
     std::string describe() const override;
 };
 
+class MaxPool2D;
+
 class Conv2D : public WeightedLayer {
 public:
     // in_channels 0: inferred from the first input.
@@ -155,8 +157,15 @@ public:
            int64_t in_channels = 0, bool use_bias = true);
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;
+    // Whether forward_max_pooled fuses: relu, with a bias.
+    bool fuses_max_pool() const { return activation_ == "relu" && bias_ != nullptr; }
+    // pool(forward(x)), with the bias, relu and pooling as one op where x's
+    // device offers it (bias_relu_max_pool2d). Sequential runs a Conv2D with
+    // relu followed by a MaxPool2D this way; the values are the same.
+    Tensor forward_max_pooled(const Tensor& x, const MaxPool2D& pool);
 
 private:
+    Tensor convolve(const Tensor& x);  // the convolution alone
     Pair2 kernel_, strides_, padding_;
 };
 
@@ -166,6 +175,9 @@ public:
     explicit MaxPool2D(Pair2 pool_size = 2, Pair2 strides = 0, Pair2 padding = 0);
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;
+    Pair2 pool_size() const { return size_; }
+    Pair2 strides() const { return strides_; }
+    Pair2 padding() const { return padding_; }
 
 protected:
     Pair2 size_, strides_, padding_;

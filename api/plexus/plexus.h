@@ -256,6 +256,17 @@ PX_API px_status px_pool2d(px_op op, px_tensor* x, int32_t kernel_h, int32_t ker
 PX_API px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32_t kernel_h, int32_t kernel_w,
                              int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                              px_tensor** out);
+/* relu(max_pool2d(x) + bias) of x (N,C,H,W) and bias (C), in one pass: the
+ * values of px_pool2d(MAX, relu(bias_add(x, bias))). An optional op of plugin
+ * ABI 1.4: PX_ERROR_UNSUPPORTED on a device whose plugin lacks
+ * PX_OP_BIAS_RELU_MAX_POOL2D (see px_runtime_device_supports). */
+PX_API px_status px_bias_relu_max_pool2d(px_tensor* x, px_tensor* bias, int32_t kernel_h, int32_t kernel_w,
+                                         int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                                         px_tensor** out);
+/* Its gradients for x and bias from dy (N,C,OH,OW), two new tensors. */
+PX_API px_status px_bias_relu_max_pool2d_backward(px_tensor* x, px_tensor* bias, px_tensor* dy, int32_t kernel_h,
+                                                  int32_t kernel_w, int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                                                  int32_t pad_w, px_tensor** dx, px_tensor** dbias);
 /* x (N,C,...) + bias (C) along axis 1; px_bias_grad sums dy over every axis but 1. */
 PX_API px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out);
 PX_API px_status px_bias_grad(px_tensor* dy, px_tensor** out);

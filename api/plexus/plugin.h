@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 3
+#define PX_PLUGIN_ABI_MINOR 4
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -206,7 +206,8 @@ typedef struct px_op_call {
     int32_t device;  /* this plugin's device index */
     int32_t num_inputs;
     const px_tensor_desc* inputs;
-    int32_t num_outputs;               /* 1, or 2 for SGD_UPDATE with momentum */
+    int32_t num_outputs;               /* 1, or 2 for SGD_UPDATE with momentum and for
+                                        * BIAS_RELU_MAX_POOL2D_BACKWARD (dx, db) */
     const px_tensor_desc* outputs;
     const void* attrs; /* the op family's attrs struct (struct_size first), or NULL */
     /* ---- ABI 1.0 ends here ---- */
@@ -354,11 +355,20 @@ static inline uint32_t px_op_attrs_size(int32_t op, int32_t num_inputs) {
     case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
         return (uint32_t)sizeof(px_conv2d_attrs);
     case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
+    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
         return (uint32_t)sizeof(px_pool2d_attrs);
     case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: return (uint32_t)sizeof(px_dropout_attrs);
     case PX_OP_SGD_UPDATE: return (uint32_t)sizeof(px_sgd_attrs);
     default: return 0;
     }
+}
+
+/* How many outputs a call of `op` has: SGD_UPDATE 1 (no momentum) or 2,
+ * BIAS_RELU_MAX_POOL2D_BACKWARD exactly 2 (dx, db), every other op 1. A
+ * plugin rejects a call outside [*least, *most]. */
+static inline void px_op_output_counts(int32_t op, int32_t* least, int32_t* most) {
+    *least = op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD ? 2 : 1;
+    *most = op == PX_OP_SGD_UPDATE || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD ? 2 : 1;
 }
 
 /* The function table. Pointers in it are valid while the library is loaded. */

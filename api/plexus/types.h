@@ -136,7 +136,17 @@ typedef PX_ENUM(px_op) {
     PX_OP_DROPOUT_BACKWARD = 141, /* dy -> dx with the same attrs (same mask) */
     /* one SGD step in place; attrs: px_sgd_attrs. Inputs (param, grad) or
      * (param, grad, momentum); outputs the same param (and momentum) buffers. */
-    PX_OP_SGD_UPDATE = 150
+    PX_OP_SGD_UPDATE = 150,
+
+    /* ---- ABI 1.4: fused ops (float32, float64); optional: a plugin may
+     * leave them out, and the frontend then runs the unfused ops ---- */
+    /* x (N,C,H,W), b (C) -> relu(max_pool2d(x) + b) (N,C,OH,OW), the same
+     * values as max_pool2d(relu(bias_add(x, b))) in one pass over x;
+     * attrs: px_pool2d_attrs. NaN propagates. */
+    PX_OP_BIAS_RELU_MAX_POOL2D = 114,
+    /* x, b, dy -> dx (N,C,H,W) and db (C), two outputs: each window's dy goes
+     * to the first maximum of x + b when relu passed it (max + b > 0). */
+    PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD = 115
 } px_op;
 
 /* One past the largest op number; a table indexed by op may use this size. */
@@ -197,6 +207,8 @@ static inline const char* px_op_name(int32_t op) {
     case PX_OP_DROPOUT: return "dropout";
     case PX_OP_DROPOUT_BACKWARD: return "dropout_backward";
     case PX_OP_SGD_UPDATE: return "sgd_update";
+    case PX_OP_BIAS_RELU_MAX_POOL2D: return "bias_relu_max_pool2d";
+    case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD: return "bias_relu_max_pool2d_backward";
     default: return NULL;
     }
 }

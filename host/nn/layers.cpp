@@ -1,5 +1,6 @@
 // The layers: Dense, Conv2D, pooling, Flatten, Dropout, Sequential.
 #include <sstream>
+#include <typeinfo>
 
 #include "plexus/nn.hpp"
 
@@ -100,12 +101,20 @@ Conv2D::Conv2D(int64_t channels, Pair2 kernel_size, Pair2 strides, Pair2 padding
     if (in_channels < 0) check_positive("Conv2D", "in_channels", in_channels);
 }
 
-Tensor Conv2D::forward(const Tensor& x) {
+Tensor Conv2D::convolve(const Tensor& x) {
     if (x.ndim() != 4)
         throw ShapeError(PX_ERROR_SHAPE, "Conv2D: the input must be (batch, channels, height, width), got rank " +
                                              std::to_string(x.ndim()));
     weight_->infer_shape({outputs_, x.shape()[1], kernel_.h, kernel_.w});
-    return finish(conv2d(x, weight_->data(x.device()), strides_, padding_));
+    return conv2d(x, weight_->data(x.device()), strides_, padding_);
+}
+
+Tensor Conv2D::forward(const Tensor& x) { return finish(convolve(x)); }
+
+Tensor Conv2D::forward_max_pooled(const Tensor& x, const MaxPool2D& pool) {
+    if (!fuses_max_pool()) return max_pool2d(forward(x), pool.pool_size(), pool.strides(), pool.padding());
+    Tensor y = convolve(x);
+    return bias_relu_max_pool2d(y, bias_->data(y.device()), pool.pool_size(), pool.strides(), pool.padding());
 }
 
 std::string Conv2D::describe() const {
@@ -153,7 +162,18 @@ Block& Sequential::operator[](size_t i) const {
 
 Tensor Sequential::forward(const Tensor& x) {
     Tensor y = x;
-    for (auto& c : children_) y = c->forward(y);
+    for (size_t i = 0; i < children_.size(); ++i) {
+        Block& c = *children_[i];
+        // Conv2D(relu) then MaxPool2D, both exactly those classes (a subclass
+        // may change forward), run as one fused op.
+        if (i + 1 < children_.size() && typeid(c) == typeid(Conv2D) && typeid(*children_[i + 1]) == typeid(MaxPool2D) &&
+            static_cast<Conv2D&>(c).fuses_max_pool()) {
+            y = static_cast<Conv2D&>(c).forward_max_pooled(y, static_cast<const MaxPool2D&>(*children_[i + 1]));
+            ++i;
+            continue;
+        }
+        y = c.forward(y);
+    }
     return y;
 }
 

@@ -30,6 +30,7 @@ bool kernel_supports(int32_t op, int32_t dtype) {
     case PX_OP_LOG_SOFTMAX: case PX_OP_LOG_SOFTMAX_BACKWARD:
     case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
     case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: case PX_OP_SGD_UPDATE:
+    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
         return is_float(dtype);
     default:
         return false;
@@ -52,6 +53,8 @@ void run_op(const OpTask& t) {
         return run_conv(t);
     case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
         return run_pool(t);
+    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
+        return run_pool_fused(t);
     case PX_OP_LOG_SOFTMAX: case PX_OP_LOG_SOFTMAX_BACKWARD:
     case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
         return run_softmax(t);

@@ -6,26 +6,16 @@
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
+#include "pool_common.hpp"
 
 namespace pxcpu {
 namespace {
 
-struct PoolGeometry {
-    int64_t planes, h, w, oh, ow;
-    int64_t kh, kw, sh, sw, ph, pw;
-};
-
-// x: the input-side operand (N,C,H,W); y: the output-side one (N,C,OH,OW).
-PoolGeometry geometry(const Operand& x, const Operand& y, const px_pool2d_attrs& a) {
-    return {x.shape[0] * x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3],
-            a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w};
-}
-
 // Index (into the plane) of the window's maximum: the first one, or the first NaN.
 template <class T>
 int64_t window_argmax(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
-    int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
-    int64_t x0 = std::max<int64_t>(ox * g.sw - g.pw, 0), x1 = std::min(ox * g.sw - g.pw + g.kw, g.w);
+    int64_t y0, y1, x0, x1;
+    g.window(oy, ox, y0, y1, x0, x1);
     int64_t best = y0 * g.w + x0;
     for (int64_t y = y0; y < y1; ++y)
         for (int64_t x = x0; x < x1; ++x) {
@@ -52,19 +42,6 @@ T inner_max(const T* plane, const PoolGeometry& g, int64_t oy, int64_t ox) {
     return nan ? std::numeric_limits<T>::quiet_NaN() : m;
 }
 
-// Which of a, b, c, d (a 2x2 window in row order) the gradient goes to: the
-// first maximum, or the first NaN (the rule of window_argmax).
-template <class T>
-inline int first_max4(T a, T b, T c, T d) {
-    // Selects, not branches: which cell wins is data-dependent and random.
-    const T m01 = b > a ? b : a, m23 = d > c ? d : c;
-    const int i01 = b > a ? 1 : 0, i23 = d > c ? 3 : 2;
-    const int at = m23 > m01 ? i23 : i01;  // a tie keeps the earlier cell
-    const bool na = a != a, nb = b != b, nc = c != c, nd = d != d;
-    const int first_nan = na ? 0 : nb ? 1 : nc ? 2 : 3;
-    return (na | nb | nc | nd) ? first_nan : at;
-}
-
 // LeNet's pooling, 2x2 windows with stride 2 and no padding: each output
 // reads two input rows at fixed offsets, with no window loop. A last odd
 // row or column belongs to no window.
@@ -83,35 +60,41 @@ void max_pool_2x2(const T* xp, T* yp, const PoolGeometry& g) {
     }
 }
 
+// One row of windows. The pointers do not alias and the count is a local,
+// so the loop vectorizes: selects, no branches (which cell wins is random,
+// and a mispredicted branch per window cost 5x the memory traffic).
+template <class T>
+void max_pool_2x2_backward_row(const T* __restrict r0, const T* __restrict r1, const T* __restrict dy,
+                               T* __restrict d0, T* __restrict d1, int64_t ow) {
+    for (int64_t ox = 0; ox < ow; ++ox) {
+        const T a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
+        const T m01 = b > a ? b : a, m23 = d > c ? d : c, m = m23 > m01 ? m23 : m01;
+        const bool nan = (a != a) | (b != b) | (c != c) | (d != d);
+        // A cell is a candidate when it is NaN (if any is) or equals the
+        // maximum; the first candidate takes dy, after_* is what is left.
+        const bool ha = (a != a) | ((a == m) & !nan), hb = (b != b) | ((b == m) & !nan),
+                   hc = (c != c) | ((c == m) & !nan);
+        const T g = dy[ox];
+        const T ga = ha ? g : T(0), after_a = ha ? T(0) : g;
+        const T gb = hb ? after_a : T(0), after_b = hb ? T(0) : after_a;
+        const T gc = hc ? after_b : T(0), gd = hc ? T(0) : after_b;
+        d0[2 * ox] = ga;
+        d0[2 * ox + 1] = gb;
+        d1[2 * ox] = gc;
+        d1[2 * ox + 1] = gd;
+    }
+}
+
 template <class T>
 void max_pool_2x2_backward(const T* xp, const T* dyp, T* dxp, const PoolGeometry& g) {
     for (int64_t oy = 0; oy < g.oh; ++oy) {
         const T* r0 = xp + 2 * oy * g.w;
-        const T* r1 = r0 + g.w;
         T* d0 = dxp + 2 * oy * g.w;
         T* d1 = d0 + g.w;
-        const T* dy = dyp + oy * g.ow;
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-            const int at = first_max4(r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]);
-            const T d = dy[ox];
-            d0[2 * ox] = at == 0 ? d : T(0);
-            d0[2 * ox + 1] = at == 1 ? d : T(0);
-            d1[2 * ox] = at == 2 ? d : T(0);
-            d1[2 * ox + 1] = at == 3 ? d : T(0);
-        }
+        max_pool_2x2_backward_row(r0, r0 + g.w, dyp + oy * g.ow, d0, d1, g.ow);
         if (g.w & 1) d0[g.w - 1] = d1[g.w - 1] = T(0);
     }
     if (g.h & 1) std::fill(dxp + (g.h - 1) * g.w, dxp + g.h * g.w, T(0));
-}
-
-template <class Body>
-void for_each_plane(const PoolGeometry& g, Body&& body) {
-    if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {
-#pragma omp parallel for schedule(static)
-        for (int64_t p = 0; p < g.planes; ++p) body(p);
-    } else {
-        for (int64_t p = 0; p < g.planes; ++p) body(p);
-    }
 }
 
 template <class T>
@@ -121,12 +104,12 @@ void pool_typed(const OpTask& t) {
     // Forward: in[0] = x, out = y. Backward: max has (x, dy), avg has (dy); out = dx.
     const Operand& xside = backward ? t.out : t.in[0];
     const Operand& yside = backward ? t.in[t.num_inputs - 1] : t.out;
-    PoolGeometry g = geometry(xside, yside, t.attrs.pool);
+    PoolGeometry g = pool_geometry(xside, yside, t.attrs.pool);
     const T inv_area = T(1) / T(g.kh * g.kw);
     const bool unpadded = g.ph == 0 && g.pw == 0;
     const bool disjoint = g.sh >= g.kh && g.sw >= g.kw;  // no cell is in two windows
     const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-    const bool two_by_two = is_max && unpadded && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2;
+    const bool two_by_two = is_max && g.two_by_two();
     if (two_by_two) {
         const T* x = reinterpret_cast<const T*>(t.in[0].data);
         if (!backward) {
@@ -153,8 +136,8 @@ void pool_typed(const OpTask& t) {
                         yp[oy * g.ow + ox] = unpadded ? inner_max(xp, g, oy, ox) : xp[window_argmax(xp, g, oy, ox)];
                         continue;
                     }
-                    int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
-                    int64_t x0 = std::max<int64_t>(ox * g.sw - g.pw, 0), x1 = std::min(ox * g.sw - g.pw + g.kw, g.w);
+                    int64_t y0, y1, x0, x1;
+                    g.window(oy, ox, y0, y1, x0, x1);
                     T s = 0;
                     for (int64_t yy = y0; yy < y1; ++yy)
                         for (int64_t xx = x0; xx < x1; ++xx) s += xp[yy * g.w + xx];
@@ -194,8 +177,8 @@ void pool_typed(const OpTask& t) {
                     dxp[window_argmax(x + p * in_plane, g, oy, ox)] += d;
                     continue;
                 }
-                int64_t y0 = std::max<int64_t>(oy * g.sh - g.ph, 0), y1 = std::min(oy * g.sh - g.ph + g.kh, g.h);
-                int64_t x0 = std::max<int64_t>(ox * g.sw - g.pw, 0), x1 = std::min(ox * g.sw - g.pw + g.kw, g.w);
+                int64_t y0, y1, x0, x1;
+                g.window(oy, ox, y0, y1, x0, x1);
                 for (int64_t yy = y0; yy < y1; ++yy)
                     for (int64_t xx = x0; xx < x1; ++xx) dxp[yy * g.w + xx] += d * inv_area;
             }

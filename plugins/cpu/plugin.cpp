@@ -37,11 +37,19 @@ struct Device {
 struct px_plugin_context {
     std::shared_ptr<pxcpu::ProfileReport> profile;  // null unless PLEXUS_CPU_PROFILE is set
     std::vector<std::unique_ptr<pxcpu::Device>> devices;
+    bool fused_ops = true;  // PLEXUS_CPU_FUSED=off hides the fused ops of ABI 1.4
 };
 
 namespace {
 
 using namespace pxcpu;
+
+// The kernels, less the fused ops when PLEXUS_CPU_FUSED=off (so that the
+// frontend's unfused path is tested and timed on the same machine).
+bool offers(const px_plugin_context* ctx, int32_t op, int32_t dtype) {
+    const bool fused = op == PX_OP_BIAS_RELU_MAX_POOL2D || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
+    return kernel_supports(op, dtype) && (ctx->fused_ops || !fused);
+}
 
 px_status report(px_plugin_error* err, px_status status, const std::string& message) {
     if (err && err->struct_size >= sizeof(px_plugin_error)) {
@@ -101,6 +109,12 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         if (!select_direct_conv_isa(isa ? isa : "", why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
         const char* conv = std::getenv("PLEXUS_CPU_CONV");
         if (!select_conv_path(conv ? conv : "", why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
+        if (const char* fused = std::getenv("PLEXUS_CPU_FUSED")) {
+            const std::string v = fused;
+            if (v != "on" && v != "off")
+                return report(err, PX_ERROR_INVALID_ARGUMENT, "PLEXUS_CPU_FUSED='" + v + "' is not on or off");
+            ctx->fused_ops = v == "on";
+        }
         if (!sink.path.empty()) {
             ctx->profile = std::make_shared<ProfileReport>(sink, size_t(count));
             write_at_exit(ctx->profile);
@@ -159,7 +173,7 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
 
 int32_t supports(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype) {
     if (!device_at(ctx, device)) return 0;
-    return kernel_supports(op, dtype) ? 1 : 0;
+    return offers(ctx, op, dtype) ? 1 : 0;
 }
 
 px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, px_plugin_buffer** out,
@@ -283,8 +297,10 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         if (!d) return bad_device(err, call->device);
         const char* name = px_op_name(call->op);
         if (!name) return report(err, PX_ERROR_UNSUPPORTED, "unknown op " + std::to_string(call->op));
-        const int32_t max_outputs = call->op == PX_OP_SGD_UPDATE ? 2 : 1;
-        if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < 1 || call->num_outputs > max_outputs)
+        int32_t least_outputs, most_outputs;
+        px_op_output_counts(call->op, &least_outputs, &most_outputs);
+        if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < least_outputs ||
+            call->num_outputs > most_outputs || (call->num_inputs && !call->inputs) || !call->outputs)
             return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": bad operand counts");
         Task t;
         OpTask& op = t.op_task;
@@ -307,7 +323,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
             op.has_attrs = true;
         }
         int32_t dtype = call->num_inputs ? op.in[0].dtype : op.out.dtype;
-        if (!kernel_supports(call->op, dtype))
+        if (!offers(ctx, call->op, dtype))
             return report(err, PX_ERROR_UNSUPPORTED, std::string(name) + " on " + px_dtype_name(dtype) + " is not implemented");
         d->queue.push(std::move(t));
         return PX_OK;

@@ -54,7 +54,7 @@ struct OpTask {
     int32_t num_inputs = 0;
     Operand in[3];
     Operand out;
-    Operand out2;  // the second output (SGD_UPDATE's momentum), when num_outputs is 2
+    Operand out2;  // the second output (SGD_UPDATE's momentum, the fused pool gradient's db), when num_outputs is 2
     int32_t num_outputs = 1;
     Attrs attrs;  // valid when has_attrs
     bool has_attrs = false;

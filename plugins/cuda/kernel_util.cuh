@@ -41,6 +41,21 @@ inline unsigned grid_for(int64_t n, const Launch& l, int per_thread = 1) {
     return static_cast<unsigned>(std::max<int64_t>(1, std::min(want, cap)));
 }
 
+// The sum of every thread's `mine` over a block of kThreads threads, added
+// in a fixed tree order (the same bits every run); every thread gets it.
+// `part` is the caller's __shared__ double[kThreads].
+__device__ inline double block_sum(double mine, double* part) {
+    part[threadIdx.x] = mine;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
+        __syncthreads();
+    }
+    const double sum = part[0];
+    __syncthreads();  // part may be written again by the caller's next round
+    return sum;
+}
+
 #define PX_GRID_STRIDE(i, n) \
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
 

@@ -20,14 +20,8 @@ __global__ void bias_grad(const T* __restrict__ dy, int64_t outer, int64_t ch, i
         double s = 0;
         for (int64_t e = threadIdx.x; e < outer * inner; e += blockDim.x)
             s += double(dy[((e / inner) * ch + c) * inner + e % inner]);
-        part[threadIdx.x] = s;
-        __syncthreads();
-        for (int half = blockDim.x / 2; half > 0; half /= 2) {
-            if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
-            __syncthreads();
-        }
-        if (threadIdx.x == 0) out[c] = T(part[0]);
-        __syncthreads();
+        const double sum = block_sum(s, part);
+        if (threadIdx.x == 0) out[c] = T(sum);
     }
 }
 

@@ -3,20 +3,10 @@
 // passes gather (each dx cell visits the windows that contain it), so no
 // atomics are needed and results do not vary from run to run.
 #include "kernel_util.cuh"
+#include "pool_geometry.cuh"
 
 namespace pxcuda {
 namespace {
-
-struct PoolGeo {
-    int64_t planes, h, w, oh, ow;
-    int64_t kh, kw, sh, sw, ph, pw;
-};
-
-// x: the input-side operand (N,C,H,W); y: the output side (N,C,OH,OW).
-PoolGeo geometry(const Operand& x, const Operand& y, const px_pool2d_attrs& a) {
-    return {x.shape[0] * x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3],
-            a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w};
-}
 
 // Index (in the plane) of the window's maximum: the first one, or the first
 // NaN. Padded cells never win.
@@ -53,14 +43,6 @@ __global__ void pool_forward(const T* __restrict__ x, PoolGeo g, bool is_max, T*
     }
 }
 
-// Windows along one axis that contain input cell c: o in [lo, hi].
-__device__ inline void windows_of(int64_t c, int64_t k, int64_t s, int64_t pad, int64_t count, int64_t& lo,
-                                  int64_t& hi) {
-    const int64_t t = c + pad;  // o*s <= t < o*s + k
-    lo = t - k + 1 <= 0 ? 0 : (t - k + 1 + s - 1) / s;
-    hi = min(t / s, count - 1);
-}
-
 // x is NULL for average pooling.
 template <class T>
 __global__ void pool_backward(const T* __restrict__ x, const T* __restrict__ dy, PoolGeo g, bool is_max,
@@ -70,12 +52,10 @@ __global__ void pool_backward(const T* __restrict__ x, const T* __restrict__ dy,
         const int64_t cx = idx % g.w, cy = (idx / g.w) % g.h, p = idx / (g.w * g.h);
         const int64_t cell = cy * g.w + cx;
         const T* dyp = dy + p * g.oh * g.ow;
-        int64_t oy0, oy1, ox0, ox1;
-        windows_of(cy, g.kh, g.sh, g.ph, g.oh, oy0, oy1);
-        windows_of(cx, g.kw, g.sw, g.pw, g.ow, ox0, ox1);
+        const WindowRange r = windows_holding(cy, cx, g);
         T s = T(0);
-        for (int64_t oy = oy0; oy <= oy1; ++oy)
-            for (int64_t ox = ox0; ox <= ox1; ++ox) {
+        for (int64_t oy = r.oy0; oy <= r.oy1; ++oy)
+            for (int64_t ox = r.ox0; ox <= r.ox1; ++ox) {
                 if (is_max) {
                     if (window_argmax(x + p * g.h * g.w, g, oy, ox) == cell) s += dyp[oy * g.ow + ox];
                 } else {
@@ -93,7 +73,7 @@ void pool_typed(const OpArgs& t, const Launch& l) {
     // Forward: in[0] = x, out = y. Backward: max has (x, dy), avg has (dy); out = dx.
     const Operand& xside = backward ? t.out : t.in[0];
     const Operand& yside = backward ? t.in[t.num_inputs - 1] : t.out;
-    const PoolGeo g = geometry(xside, yside, t.attrs.pool);
+    const PoolGeo g = pool_geometry(xside, yside, t.attrs.pool);
     const int64_t n = t.out.numel();
     if (n == 0) return;
     if (!backward) {

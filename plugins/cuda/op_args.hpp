@@ -45,7 +45,7 @@ struct OpArgs {
     int32_t num_inputs = 0;
     Operand in[3];
     Operand out;
-    Operand out2;  // SGD_UPDATE's momentum, when num_outputs is 2
+    Operand out2;  // SGD_UPDATE's momentum, or the fused pool gradient's db, when num_outputs is 2
     int32_t num_outputs = 1;
     Attrs attrs{};
     bool has_attrs = false;
@@ -110,6 +110,7 @@ void run_gemm(const OpArgs& t, const Launch& l);         // cuBLAS with transpos
 void run_data(const OpArgs& t, const Launch& l);         // copy, cast, fill, arange, random
 void run_conv(const OpArgs& t, const Launch& l);         // conv2d and its gradients (im2col + cuBLAS)
 void run_pool(const OpArgs& t, const Launch& l);         // max / average pooling and their gradients
+void run_pool_fused(const OpArgs& t, const Launch& l);   // bias + relu + max pooling in one pass, and its gradient
 void run_softmax(const OpArgs& t, const Launch& l);      // log-softmax, softmax cross-entropy
 void run_nn_pointwise(const OpArgs& t, const Launch& l); // bias, activation gradients, dropout, sgd
 

@@ -340,8 +340,10 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
     if (!d) return bad_device(err, call->device);
     const char* name = px_op_name(call->op);
     if (!name) return report(err, PX_ERROR_UNSUPPORTED, "unknown op " + std::to_string(call->op));
-    const int32_t max_outputs = call->op == PX_OP_SGD_UPDATE ? 2 : 1;
-    if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < 1 || call->num_outputs > max_outputs ||
+    int32_t least_outputs, most_outputs;
+    px_op_output_counts(call->op, &least_outputs, &most_outputs);
+    if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < least_outputs ||
+        call->num_outputs > most_outputs ||
         (call->num_inputs && !call->inputs) || !call->outputs)
         return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": bad operand counts");
     OpArgs t;

@@ -53,6 +53,8 @@ std::set<std::string> declared_functions() {
 
 px_tensor* out_t;  // where calls write their result (released after each)
 px_tensor** out(const Args& a) { return a.null_out ? nullptr : &out_t; }
+px_tensor* out_t2;  // the second result of a call that makes two
+px_tensor** out2(const Args& a) { return a.null_out ? nullptr : &out_t2; }
 
 std::map<std::string, Entry> entries() {
     const px_device cpu0{PX_DEVICE_CPU, 0};
@@ -165,6 +167,12 @@ std::map<std::string, Entry> entries() {
     m["px_pool2d_backward"] = ts(2, [](const Args& a) {
         return px_pool2d_backward(PX_OP_MAX_POOL2D, a.t[0], a.t[1], 1, 1, 1, 1, 0, 0, out(a));
     });
+    m["px_bias_relu_max_pool2d"] = ts(2, [](const Args& a) {
+        return px_bias_relu_max_pool2d(a.t[0], a.t[1], 1, 1, 1, 1, 0, 0, out(a));
+    });
+    m["px_bias_relu_max_pool2d_backward"] = ts(3, [](const Args& a) {
+        return px_bias_relu_max_pool2d_backward(a.t[0], a.t[1], a.t[2], 1, 1, 1, 1, 0, 0, out(a), out2(a));
+    });
     m["px_bias_add"] = ts(2, [](const Args& a) { return px_bias_add(a.t[0], a.t[1], out(a)); });
     m["px_bias_grad"] = ts(1, [](const Args& a) { return px_bias_grad(a.t[0], out(a)); });
     m["px_activation_backward"] = ts(2, [](const Args& a) { return px_activation_backward(PX_OP_RELU, a.t[0], a.t[1], out(a)); });
@@ -247,13 +255,14 @@ TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handl
                 if (e.takes == Takes::tensors) a.t[pos] = bad_ts[b];
                 if (e.takes == Takes::group && pos == 0) a.g = bad_gs[b];
                 if (e.takes == Takes::group && pos > 0) a.t[pos - 1] = bad_ts[b];
-                out_t = nullptr;
+                out_t = out_t2 = nullptr;
                 px_status s = e.call(a);
                 INFO(name << " with a " << what[b] << " handle in position " << pos << ": " << px_last_error());
                 CHECK(s == PX_ERROR_INVALID_HANDLE);
                 CHECK(px_last_status() == PX_ERROR_INVALID_HANDLE);
                 CHECK(names(name.c_str()));
                 CHECK(out_t == nullptr);  // nothing was made
+                CHECK(out_t2 == nullptr);
             }
         if (!e.out) continue;
         Args a;

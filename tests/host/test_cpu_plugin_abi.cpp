@@ -40,6 +40,18 @@ TEST_CASE("cpu plugin: ops without their attrs are refused", "[host][cpu-abi]") 
     // Reads past a buffer are refused too.
     CHECK(p.api->copy_to_host(p.ctx, buf, 8, v, sizeof v, &p.err) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(p.err.message).find("runs past a buffer of 16 bytes") != std::string::npos);
+    // The fused pool gradient writes two outputs (dx, db): one is refused
+    // before anything reads a second desc that is not there.
+    call.op = PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(p.err.message) == "bias_relu_max_pool2d_backward: bad operand counts");
+    call.op = PX_OP_FILL;
+    call.num_outputs = 2;  // fill has one
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    call.num_outputs = 1;
+    call.outputs = nullptr;
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    call.outputs = &out;
     call.op = 9999;
     CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_UNSUPPORTED);
     CHECK(p.api->supports(p.ctx, 0, PX_OP_MATMUL, PX_INT32) == 0);
@@ -70,6 +82,10 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
         CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(err.message) == "PLEXUS_CPU_CONV='winograd' is not one of auto, direct, im2col");
         unsetenv("PLEXUS_CPU_CONV");
+        setenv("PLEXUS_CPU_FUSED", "yes", 1);
+        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(err.message) == "PLEXUS_CPU_FUSED='yes' is not on or off");
+        unsetenv("PLEXUS_CPU_FUSED");
         setenv("PLEXUS_CPU_PROFILE", "/nonexistent-folder/profile.txt", 1);
         CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(err.message) ==
@@ -177,4 +193,29 @@ TEST_CASE("PLEXUS_CPU_PROFILE: each device's ops are timed and written when the 
     CHECK(fill64 > dev0);
     CHECK(fill64 < dev1);
     std::remove(path.c_str());
+}
+
+TEST_CASE("PLEXUS_CPU_FUSED=off hides the fused ops, which are then refused as unsupported", "[host][cpu-abi]") {
+    const px_device cpu0{PX_DEVICE_CPU, 0};
+    for (const char* setting : {"on", "off"}) {
+        INFO("PLEXUS_CPU_FUSED=" << setting);
+        const bool on = std::string(setting) == "on";
+        px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_FUSED", setting}});
+        for (int32_t op : {PX_OP_BIAS_RELU_MAX_POOL2D, PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD}) {
+            int32_t yes = -1;
+            REQUIRE(px_runtime_device_supports(rt, cpu0, op, PX_FLOAT32, &yes) == PX_OK);
+            CHECK(yes == (on ? 1 : 0));
+        }
+        const int64_t xs[4] = {1, 2, 4, 4}, bs[1] = {2};
+        px_tensor *x = nullptr, *b = nullptr, *y = nullptr;
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, xs, 1.0, &x) == PX_OK);
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, bs, 0.5, &b) == PX_OK);
+        const px_status s = px_bias_relu_max_pool2d(x, b, 2, 2, 2, 2, 0, 0, &y);
+        CHECK(s == (on ? PX_OK : PX_ERROR_UNSUPPORTED));
+        if (!on) CHECK(std::string(px_last_error()).find("bias_relu_max_pool2d") != std::string::npos);
+        if (y) px_tensor_release(y);
+        px_tensor_release(x);
+        px_tensor_release(b);
+        px_runtime_destroy(rt);
+    }
 }

@@ -312,6 +312,8 @@ void pool_rows(std::vector<Row>& rows) {
         rows.push_back({op, "padding over half the window", PX_ERROR_INVALID_ARGUMENT,
                         [=](Maker& m, px_tensor** o) { return pool(m.f({1, 2, 4, 4}), 2, 1, 2, o); }});
         rows.push_back({op, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return pool(m.i32({1, 2, 4, 4}), 2, 2, 0, o); }});
+        rows.push_back({op, "planes with no cells (a window of padding only)", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return pool(m.f({1, 2, 4, 0}), 2, 2, 1, o); }});
 
         const int32_t bop = op == PX_OP_MAX_POOL2D ? PX_OP_MAX_POOL2D_BACKWARD : PX_OP_AVG_POOL2D_BACKWARD;
         auto back = [op](px_tensor* x, px_tensor* dy, px_tensor** o) {
@@ -330,6 +332,54 @@ void pool_rows(std::vector<Row>& rows) {
                             return px_pool2d_backward(px_op(bop), m.f({1, 2, 4, 4}), m.f({1, 2, 2, 2}), 2, 2, 2, 2, 0, 0, o);
                         }});
     }
+}
+
+void fused_pool_rows(std::vector<Row>& rows) {
+    const int32_t F = PX_OP_BIAS_RELU_MAX_POOL2D, FB = PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
+    auto fwd = [](px_tensor* x, px_tensor* b, int k, int pad, px_tensor** o) {
+        return px_bias_relu_max_pool2d(x, b, k, k, 2, 2, pad, pad, o);
+    };
+    rows.push_back({F, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return fwd(m.f({1, 2, 4, 4}), m.f({2}), 2, 0, o); }});
+    rows.push_back({F, "a bias of 3 values for 2 channels", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return fwd(m.f({1, 2, 4, 4}), m.f({3}), 2, 0, o); }});
+    rows.push_back({F, "a 3-D input", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return fwd(m.f({2, 4, 4}), m.f({2}), 2, 0, o); }});
+    rows.push_back({F, "planes with no cells", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return fwd(m.f({1, 2, 0, 4}), m.f({2}), 2, 1, o); }});
+    rows.push_back({F, "pool size 0", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return fwd(m.f({1, 2, 4, 4}), m.f({2}), 0, 0, o); }});
+    rows.push_back({F, "a float64 bias", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return fwd(m.f({1, 2, 4, 4}), m.f64({2}), 2, 0, o); }});
+    rows.push_back({F, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return fwd(m.i32({1, 2, 4, 4}), m.i32({2}), 2, 0, o); }});
+    rows.push_back({F, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return fwd(m.f({1, 2, 4, 4}), m.far({2}), 2, 0, o); }});
+
+    // dbias goes to Maker's list; a refused call must leave both outputs NULL.
+    auto back = [](Maker& m, px_tensor* x, px_tensor* b, px_tensor* dy, px_tensor** o) {
+        px_tensor* db = nullptr;
+        px_status s = px_bias_relu_max_pool2d_backward(x, b, dy, 2, 2, 2, 2, 0, 0, o, &db);
+        if (db) m.owned.push_back(db);
+        CHECK((s == PX_OK) == (db != nullptr));
+        return s;
+    };
+    rows.push_back({FB, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return back(m, m.f({1, 2, 4, 4}), m.f({2}), m.f({1, 2, 2, 2}), o); }});
+    rows.push_back({FB, "a gradient of the wrong shape", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return back(m, m.f({1, 2, 4, 4}), m.f({2}), m.f({1, 2, 3, 3}), o); }});
+    rows.push_back({FB, "a bias of another length", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return back(m, m.f({1, 2, 4, 4}), m.f({1}), m.f({1, 2, 2, 2}), o); }});
+    rows.push_back({FB, "dtypes differ", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor** o) { return back(m, m.f({1, 2, 4, 4}), m.f({2}), m.f64({1, 2, 2, 2}), o); }});
+    rows.push_back({FB, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return back(m, m.f({1, 2, 4, 4}), m.f({2}), m.far({1, 2, 2, 2}), o); }});
+    rows.push_back({FB, "a released gradient", PX_ERROR_INVALID_HANDLE,
+                    [=](Maker& m, px_tensor** o) { return back(m, m.f({1, 2, 4, 4}), m.f({2}), m.released(), o); }});
+    rows.push_back({FB, "dx and dbias the same pointer", PX_ERROR_INVALID_ARGUMENT, [](Maker& m, px_tensor** o) {
+                        return px_bias_relu_max_pool2d_backward(m.f({1, 2, 4, 4}), m.f({2}), m.f({1, 2, 2, 2}), 2, 2, 2,
+                                                                2, 0, 0, o, o);
+                    }});
+    rows.push_back({FB, "a NULL dbias", PX_ERROR_INVALID_ARGUMENT, [](Maker& m, px_tensor** o) {
+                        return px_bias_relu_max_pool2d_backward(m.f({1, 2, 4, 4}), m.f({2}), m.f({1, 2, 2, 2}), 2, 2, 2,
+                                                                2, 0, 0, o, nullptr);
+                    }});
 }
 
 void activation_and_softmax_rows(std::vector<Row>& rows) {
@@ -444,6 +494,7 @@ std::vector<Row> all_rows() {
     nn_linear_rows(rows);
     conv_rows(rows);
     pool_rows(rows);
+    fused_pool_rows(rows);
     activation_and_softmax_rows(rows);
     training_rows(rows);
     return rows;
@@ -485,7 +536,7 @@ TEST_CASE("every op has a valid call and at least three refused calls in the tab
         CHECK(valid[op] >= 1);
         CHECK(refused[op] >= 3);
     }
-    CHECK(ops == 52);  // the ops of ABI 1.2; a new op must bring its rows
+    CHECK(ops == 54);  // the ops of ABI 1.4; a new op must bring its rows
 }
 
 TEST_CASE("every op refuses bad arguments with the same status on every device, before dispatch",
@@ -527,5 +578,5 @@ TEST_CASE("every op refuses bad arguments with the same status on every device, 
         }
         CHECK(in_use(r.rt, dev) == before);  // nothing a refused call made is left behind
     }
-    CHECK(refusals >= 3 * 52 * int(devices.size()));
+    CHECK(refusals >= 3 * 54 * int(devices.size()));
 }

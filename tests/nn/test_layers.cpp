@@ -210,3 +210,49 @@ TEST_CASE("parameter, trainer and backward misuse is a clear error", "[nn][error
     }
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { y.backward(ones({2})); }), "head gradient's shape");
 }
+
+// Sequential runs Conv2D(relu) followed by MaxPool2D as one fused op where
+// the device offers it (bias_relu_max_pool2d); the tests run once more with
+// PLEXUS_CPU_FUSED=off, where the same code takes the unfused ops.
+TEST_CASE("Sequential's fused Conv2D(relu) + MaxPool2D gives the layers' own outputs and gradients", "[nn][fused]") {
+    Device dev = cpu();
+    INFO("the device offers the fused op: " << supports(dev, PX_OP_BIAS_RELU_MAX_POOL2D, PX_FLOAT32));
+    nn::Sequential net;
+    // Fused pairs: (0, 1) with 2x2 windows, (2, 3) with overlapping padded
+    // windows. Not fused: a Conv2D with tanh (4) and the average pool after it.
+    net.add(nn::Conv2D(4, 3, 1, 1, "relu"), nn::MaxPool2D(2, 2), nn::Conv2D(3, 3, 1, 0, "relu"),
+            nn::MaxPool2D(3, 2, 1), nn::Conv2D(3, 1, 1, 0, "tanh"), nn::AvgPool2D(2, 1), nn::Dense(5));
+    net.initialize(dev);
+    Tensor x = random_normal({3, 2, 10, 10}, 0, 1, dev);
+    net(x);  // infers every input size
+    // Biases away from zero, so that relu cuts some windows and passes others.
+    for (size_t i : {0, 2, 4}) {
+        const int64_t n = net[i].bias().shape()[0];
+        net[i].bias().set_data(random_uniform({n}, -0.5, 0.5, dev));
+    }
+    Tensor w = random_normal({3, 5}, 0, 1, dev);
+    auto run = [&](bool whole) {
+        Tensor loss;
+        {
+            auto scope = autograd::record();
+            Tensor y = x;
+            if (whole) y = net(x);
+            else
+                for (size_t i = 0; i < net.size(); ++i) y = net[i](y);  // each layer on its own: never fused
+            loss = (y * w).sum();
+        }
+        loss.backward();
+        std::vector<std::vector<double>> out{values(loss)};
+        for (auto& [name, p] : net.collect_params()) out.push_back(values(p->grad()));
+        return out;
+    };
+    auto fused = run(true), layered = run(false);
+    REQUIRE(fused.size() == layered.size());
+    CHECK(fused[0] == layered[0]);  // the loss, bit for bit
+    for (size_t k = 1; k < fused.size(); ++k) {
+        INFO("gradient " << k - 1 << " of collect_params()");
+        PX_REQUIRE_CLOSE(fused[k], layered[k], 1e-5);  // the bias gradients are summed in another order
+    }
+    // A weight gradient behind the fused pair is exact: dx matches bit for bit.
+    CHECK(fused[1] == layered[1]);
+}

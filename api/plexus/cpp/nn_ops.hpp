@@ -72,6 +72,26 @@ inline Tensor bias_add(const Tensor& x, const Tensor& b) {
     return out;
 }
 
+// max_pool2d(relu(bias_add(x, b)), size, stride, pad), as one op (one pass
+// over x each way) where x's device offers PX_OP_BIAS_RELU_MAX_POOL2D, else
+// through those three ops. The values are the same either way.
+inline Tensor bias_relu_max_pool2d(const Tensor& x, const Tensor& b, Pair2 size, Pair2 stride, Pair2 pad = 0) {
+    if (!supports(x.device(), PX_OP_BIAS_RELU_MAX_POOL2D, static_cast<px_dtype>(x.dtype())))
+        return max_pool2d(bias_add(x, b).relu(), size, stride, pad);
+    Tensor out = Tensor::wrap([&](px_tensor** o) {
+        return px_bias_relu_max_pool2d(x.need(), b.need(), size.h, size.w, stride.h, stride.w, pad.h, pad.w, o);
+    });
+    if (!autograd::detail::wanted({&x, &b})) return out;
+    Tensor xd = x.detach(), bd = b.detach();
+    autograd::detail::record(out, {&x, &b}, [xd, bd, size, stride, pad](const Tensor& dy) {
+        px_tensor *dx = nullptr, *db = nullptr;
+        check(px_bias_relu_max_pool2d_backward(xd.handle(), bd.handle(), dy.handle(), size.h, size.w, stride.h,
+                                               stride.w, pad.h, pad.w, &dx, &db));
+        return std::vector<Tensor>{Tensor(dx), Tensor(db)};
+    }, "bias_relu_max_pool2d");
+    return out;
+}
+
 // Over the last axis of (N,C).
 inline Tensor log_softmax(const Tensor& x) {
     Tensor out = Tensor::wrap([&](px_tensor** o) { return px_log_softmax(x.need(), o); });

@@ -1,0 +1,41 @@
+// What the pooling kernels share: the window geometry and the spread of
+// planes over OpenMP threads.
+#pragma once
+
+#include <cstdint>
+
+#include "task.hpp"
+
+namespace pxcpu {
+
+struct PoolGeometry {
+    int64_t planes, h, w, oh, ow;
+    int64_t kh, kw, sh, sw, ph, pw;
+
+    // LeNet's pooling: 2x2 windows with stride 2 and no padding.
+    bool two_by_two() const { return ph == 0 && pw == 0 && kh == 2 && kw == 2 && sh == 2 && sw == 2; }
+    // The window (oy, ox) clipped to the plane: rows [y0, y1), columns [x0, x1).
+    void window(int64_t oy, int64_t ox, int64_t& y0, int64_t& y1, int64_t& x0, int64_t& x1) const {
+        const int64_t top = oy * sh - ph, left = ox * sw - pw;
+        y0 = top > 0 ? top : 0, y1 = top + kh < h ? top + kh : h;
+        x0 = left > 0 ? left : 0, x1 = left + kw < w ? left + kw : w;
+    }
+};
+
+// x: the input-side operand (N,C,H,W); y: the output-side one (N,C,OH,OW).
+inline PoolGeometry pool_geometry(const Operand& x, const Operand& y, const px_pool2d_attrs& a) {
+    return {x.shape[0] * x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3],
+            a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w};
+}
+
+template <class Body>
+void for_each_plane(const PoolGeometry& g, Body&& body) {
+    if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+        for (int64_t p = 0; p < g.planes; ++p) body(p);
+    } else {
+        for (int64_t p = 0; p < g.planes; ++p) body(p);
+    }
+}
+
+}  // namespace pxcpu
