@@ -52,6 +52,10 @@ TEST_CASE("cpu plugin: ops without their attrs are refused", "[host][cpu-abi]") 
     call.outputs = nullptr;
     CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
     call.outputs = &out;
+    call.num_inputs = 1;  // an input counted, but no array of them
+    CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(p.err.message) == "fill: bad operand counts");
+    call.num_inputs = 0;
     call.op = 9999;
     CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_UNSUPPORTED);
     CHECK(p.api->supports(p.ctx, 0, PX_OP_MATMUL, PX_INT32) == 0);
@@ -60,40 +64,32 @@ TEST_CASE("cpu plugin: ops without their attrs are refused", "[host][cpu-abi]") 
 }
 
 TEST_CASE("cpu plugin: bad settings in the environment fail create() with the reason", "[host][cpu-abi]") {
-    setenv("PLEXUS_CPU_DEVICES", "zero", 1);
-    {
-        void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
-        REQUIRE(lib);
-        auto api = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL))();
+    // Each setting alone: its value, and the message create() must give.
+    const struct {
+        const char *name, *value, *message;
+    } bad[] = {
+        {"PLEXUS_CPU_DEVICES", "zero", "PLEXUS_CPU_DEVICES='zero' is not a number of devices in 1..64"},
+        {"PLEXUS_CPU_MEMORY_LIMIT", "12Q", "PLEXUS_CPU_MEMORY_LIMIT='12Q' is not a size (e.g. 512M, 2G, 1048576)"},
+        {"PLEXUS_CPU_ISA", "sse9", "PLEXUS_CPU_ISA='sse9' is not one of avx512, avx2, baseline"},
+        {"PLEXUS_CPU_CONV", "winograd", "PLEXUS_CPU_CONV='winograd' is not one of auto, direct, im2col"},
+        {"PLEXUS_CPU_FUSED", "yes", "PLEXUS_CPU_FUSED='yes' is not on or off"},
+        {"PLEXUS_CPU_PROFILE", "/nonexistent-folder/profile.txt",
+         "PLEXUS_CPU_PROFILE='/nonexistent-folder/profile.txt' cannot be written: No such file or directory"},
+    };
+    void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib);
+    auto api = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL))();
+    for (const auto& b : bad) {
+        INFO(b.name << "=" << b.value);
+        setenv(b.name, b.value, 1);
         px_plugin_context* ctx = nullptr;
         px_plugin_error err{sizeof(px_plugin_error), {0}};
         CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(std::string(err.message).find("PLEXUS_CPU_DEVICES='zero'") != std::string::npos);
-        setenv("PLEXUS_CPU_DEVICES", "1", 1);
-        setenv("PLEXUS_CPU_MEMORY_LIMIT", "12Q", 1);
-        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(std::string(err.message).find("PLEXUS_CPU_MEMORY_LIMIT='12Q'") != std::string::npos);
-        unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
-        setenv("PLEXUS_CPU_ISA", "sse9", 1);
-        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(std::string(err.message) == "PLEXUS_CPU_ISA='sse9' is not one of avx512, avx2, baseline");
-        unsetenv("PLEXUS_CPU_ISA");
-        setenv("PLEXUS_CPU_CONV", "winograd", 1);
-        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(std::string(err.message) == "PLEXUS_CPU_CONV='winograd' is not one of auto, direct, im2col");
-        unsetenv("PLEXUS_CPU_CONV");
-        setenv("PLEXUS_CPU_FUSED", "yes", 1);
-        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(std::string(err.message) == "PLEXUS_CPU_FUSED='yes' is not on or off");
-        unsetenv("PLEXUS_CPU_FUSED");
-        setenv("PLEXUS_CPU_PROFILE", "/nonexistent-folder/profile.txt", 1);
-        CHECK(api->create(&ctx, &err) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(std::string(err.message) ==
-              "PLEXUS_CPU_PROFILE='/nonexistent-folder/profile.txt' cannot be written: No such file or directory");
-        dlclose(lib);
+        CHECK(ctx == nullptr);
+        CHECK(std::string(err.message) == b.message);
+        unsetenv(b.name);
     }
-    unsetenv("PLEXUS_CPU_DEVICES");
-    unsetenv("PLEXUS_CPU_PROFILE");
+    dlclose(lib);
 }
 
 #include <utility>

@@ -255,4 +255,9 @@ TEST_CASE("Sequential's fused Conv2D(relu) + MaxPool2D gives the layers' own out
     }
     // A weight gradient behind the fused pair is exact: dx matches bit for bit.
     CHECK(fused[1] == layered[1]);
+    // forward_max_pooled on a Conv2D that does not fuse (tanh) pools its forward.
+    auto& tanh_conv = static_cast<nn::Conv2D&>(net[4]);
+    REQUIRE_FALSE(tanh_conv.fuses_max_pool());
+    Tensor h = random_normal({2, 3, 4, 4}, 0, 1, dev);
+    CHECK(values(tanh_conv.forward_max_pooled(h, nn::MaxPool2D(2, 2))) == values(max_pool2d(tanh_conv(h), 2, 2)));
 }
