@@ -75,9 +75,9 @@ void max_pool_2x2_backward_row(const T* __restrict r0, const T* __restrict r1, c
         const bool ha = (a != a) | ((a == m) & !nan), hb = (b != b) | ((b == m) & !nan),
                    hc = (c != c) | ((c == m) & !nan);
         const T g = dy[ox];
-        const T ga = ha ? g : T(0), after_a = ha ? T(0) : g;
-        const T gb = hb ? after_a : T(0), after_b = hb ? T(0) : after_a;
-        const T gc = hc ? after_b : T(0), gd = hc ? T(0) : after_b;
+        const T ga = pick(ha, g, T(0)), after_a = pick(ha, T(0), g);
+        const T gb = pick(hb, after_a, T(0)), after_b = pick(hb, T(0), after_a);
+        const T gc = pick(hc, after_b, T(0)), gd = pick(hc, T(0), after_b);
         d0[2 * ox] = ga;
         d0[2 * ox + 1] = gb;
         d1[2 * ox] = gc;

@@ -22,7 +22,7 @@ namespace {
 template <class T>
 inline T relu_of(T v, T b) {
     const T s = v + b;
-    return s > T(0) ? s : T(0);
+    return pick(s > T(0), s, T(0));
 }
 
 // One output row of 2x2 windows (stride 2, no padding) from input rows r0
@@ -48,12 +48,12 @@ void backward_row_2x2(const T* __restrict r0, const T* __restrict r1, T b, const
         const T a = relu_of(r0[2 * ox], b), c = relu_of(r0[2 * ox + 1], b);
         const T d = relu_of(r1[2 * ox], b), e = relu_of(r1[2 * ox + 1], b);
         const T m01 = c > a ? c : a, m23 = e > d ? e : d, m = m23 > m01 ? m23 : m01;
-        const T dyv = dy[ox], grad = m > T(0) ? dyv : T(0);
+        const T grad = pick(m > T(0), dy[ox], T(0));
         // No NaN is left after relu, so == finds the maximum exactly; the
         // first cell equal to it takes grad, after_* is what is left to place.
-        const T ga = a == m ? grad : T(0), after_a = a == m ? T(0) : grad;
-        const T gc = c == m ? after_a : T(0), after_c = c == m ? T(0) : after_a;
-        const T gd = d == m ? after_c : T(0), ge = d == m ? T(0) : after_c;
+        const T ga = pick(a == m, grad, T(0)), after_a = pick(a == m, T(0), grad);
+        const T gc = pick(c == m, after_a, T(0)), after_c = pick(c == m, T(0), after_a);
+        const T gd = pick(d == m, after_c, T(0)), ge = pick(d == m, T(0), after_c);
         gate[ox] = grad;
         d0[2 * ox] = ga;
         d0[2 * ox + 1] = gc;

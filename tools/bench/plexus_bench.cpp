@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +17,8 @@
 #include <cblas.h>
 
 #include "../json_writer.hpp"
+#include "../device_arg.hpp"
+#include "bench_layer_ops.hpp"
 #include "bench_parallel.hpp"
 #include "bench_util.hpp"
 #ifdef PLEXUS_BENCH_CUDA
@@ -187,52 +190,90 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
         std::printf("  (PyTorch epoch: %.2f s with its default threads, %.2f s with one thread)\n", te, te1);
 }
 
+// The groups of figures, for --only.
+const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "training", "devices"};
+
+[[noreturn]] void refuse(const std::string& why) {
+    std::fprintf(stderr, "plexus-bench: %s (try --help)\n", why.c_str());
+    std::exit(2);
+}
+
+// "a,b" -> {"a","b"}, each one of `groups`.
+std::set<std::string> parse_only(const std::string& list) {
+    std::set<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t comma = list.find(',', start);
+        std::string g = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (std::find(std::begin(groups), std::end(groups), g) == std::end(groups)) {
+            std::string names;
+            for (const char* n : groups) names += std::string(names.empty() ? "" : ", ") + n;
+            refuse("--only wants some of " + names + "; got '" + g + "'");
+        }
+        out.insert(g);
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
     bool json = false, quick = false;
     std::string torch_script = PLEXUS_TORCH_LENET_SCRIPT;
     Device dev = cpu();
+    std::set<std::string> only;  // empty: every group
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
+        const bool takes_value = arg == "--device" || arg == "--only";
+        if (takes_value && i + 1 >= argc) refuse(arg + " needs a value");
         if (arg == "--json") json = true;
         else if (arg == "--quick") quick = true;
-        else if (arg == "--device" && i + 1 < argc) {
+        else if (arg == "--device") {
             std::string d = argv[++i];
-            auto colon = d.find(':');
-            int index = colon == std::string::npos ? 0 : std::stoi(d.substr(colon + 1));
-            dev = d.rfind("gpu", 0) == 0 ? gpu(index) : cpu(index);
+            auto parsed = pxtools::parse_device_arg(d);
+            if (!parsed) refuse("--device wants cpu:N or gpu:N, got '" + d + "'");
+            dev = *parsed;
+        } else if (arg == "--only") {
+            only = parse_only(argv[++i]);
         } else if (arg == "--help" || arg == "-h") {
-            std::printf("usage: plexus-bench [--device cpu:0|gpu:0] [--json] [--quick]\n"
+            std::printf("usage: plexus-bench [--device cpu:0|gpu:0] [--only GROUP[,GROUP...]] [--json] [--quick]\n"
                         "Measures Plexus beside raw baselines in one run and prints each ratio.\n"
+                        "--only runs some groups: overhead, add, sgemm, norm, layer-ops, training, devices\n"
+                        "       (on a GPU, add and sgemm are the cuBLAS and copy figures).\n"
                         "--quick uses smaller sizes (for a smoke test, not for figures).\n");
             return 0;
         } else {
-            std::fprintf(stderr, "plexus-bench: unknown argument '%s' (try --help)\n", argv[i]);
-            return 2;
+            refuse("unknown argument '" + arg + "'");
         }
     }
+    auto wanted = [&](const char* group) { return only.empty() || only.count(group) > 0; };
     auto info = device_info(dev);
     if (!json)
         std::printf("plexus-bench on %s: %s, %d OpenMP threads\n\n%-40s %10s %-7s %-22s %10s\n", dev.str().c_str(),
                     info.name, omp_get_max_threads(), "figure", "plexus", "unit", "baseline", "value");
-    bench_overhead(dev, json);
+    if (wanted("overhead")) bench_overhead(dev, json);
     if (dev.kind == PX_DEVICE_GPU) {
 #ifdef PLEXUS_BENCH_CUDA
-        if (plugin_of(dev) == "cuda") bench_cuda(dev, quick, json);
+        if ((wanted("add") || wanted("sgemm")) && plugin_of(dev) == "cuda") bench_cuda(dev, quick, json);
 #else
         std::fprintf(stderr, "plexus-bench: built without CUDA, so the raw cuBLAS baselines are not measured\n");
 #endif
     } else {
-        bench_add(dev, quick ? (1 << 20) : (16 << 20), json);
-        for (int64_t n : quick ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{256, 1024, 2048})
-            bench_sgemm(dev, n, json);
+        if (wanted("add")) bench_add(dev, quick ? (1 << 20) : (16 << 20), json);
+        if (wanted("sgemm"))
+            for (int64_t n : quick ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{256, 1024, 2048})
+                bench_sgemm(dev, n, json);
+        if (wanted("layer-ops")) bench_layer_ops(dev, quick, json);
     }
-    bench_norm_log(dev, json);
-    bench_training(dev, quick, json, torch_script);
+    if (dev.kind == PX_DEVICE_GPU && only.count("layer-ops") && !json)
+        std::printf("(layer-ops: CPU devices only, beside raw OpenMP loops; on a GPU see the training step)\n");
+    if (wanted("norm")) bench_norm_log(dev, json);
+    if (wanted("training")) bench_training(dev, quick, json, torch_script);
     // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).
     const px_device_kind kind = static_cast<px_device_kind>(dev.kind);
-    if (num_devices(kind) > 1) {
+    if (!wanted("devices")) {
+    } else if (num_devices(kind) > 1) {
         Device other{dev.kind, dev.index == 0 ? 1 : 0};
         bench_two_devices(dev, other, quick, json);
         bench_data_parallel(dev, other, quick, json);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "../device_arg.hpp"
 #include "lenet.hpp"
 #include "report.hpp"
 #ifdef PLEXUS_TRAIN_MPI
@@ -103,14 +104,7 @@ Options parse(int argc, char** argv) {
 }
 
 Device parse_device(const std::string& s) {
-    std::string kind = s.substr(0, s.find_first_of(":("));
-    std::string rest = s.size() > kind.size() ? s.substr(kind.size() + 1) : "0";
-    if (!rest.empty() && rest.back() == ')') rest.pop_back();
-    char* end = nullptr;
-    long idx = std::strtol(rest.c_str(), &end, 10);
-    if (rest.empty() || *end || idx < 0) die("--device wants cpu:N or gpu:N, got '" + s + "'");
-    if (kind == "cpu") return cpu(int(idx));
-    if (kind == "gpu") return gpu(int(idx));
+    if (auto d = pxtools::parse_device_arg(s)) return *d;
     die("--device wants cpu:N or gpu:N, got '" + s + "'");
 }
 

@@ -1,0 +1,13 @@
+// plexus-bench's single-op figures for the memory-bound layer ops of LeNet's
+// first layer (relu and max-pool gradients, the fused bias + relu + max-pool
+// and its gradient), each beside a raw OpenMP loop that moves the same bytes.
+#pragma once
+
+#include "plexus/plexus.hpp"
+
+namespace pxbench {
+
+// CPU devices only: the raw loops run on the host.
+void bench_layer_ops(plexus::Device dev, bool quick, bool json);
+
+}  // namespace pxbench
