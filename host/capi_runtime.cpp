@@ -11,6 +11,7 @@ extern "C" {
 px_status px_runtime_create(const px_runtime_options* options, px_runtime** out) {
     return guard("px_runtime_create", [&] {
         need_out(out);
+        limit_live_tensors_from_environment();
         auto rt = std::make_shared<Runtime>();
         load_plugins(*rt, options);
         for (auto& list : rt->devices)

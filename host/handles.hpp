@@ -26,15 +26,28 @@ public:
         for (auto& c : chunks_) delete[] c.load();
     }
 
+    static constexpr uint32_t capacity = chunk_size * max_chunks;
+
+    // At most `limit` live handles (1..capacity); `source` names where the
+    // limit came from, for the error, or is nullptr for the capacity.
+    void set_limit(uint32_t limit, const char* source) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        limit_ = limit;
+        limit_source_ = source;
+    }
+
     uint64_t insert(T* object) {
         std::lock_guard<std::mutex> lock(mutex_);
+        if (live_ >= limit_)
+            fail(PX_ERROR_OUT_OF_MEMORY, "too many live handles: ", live_, " of at most ", limit_,
+                 limit_source_ ? " (" : "", limit_source_ ? limit_source_ : "", limit_source_ ? ")" : "");
         uint32_t slot;
         if (!free_.empty()) {
             slot = free_.back();
             free_.pop_back();
         } else {
-            if (next_ == chunk_size * max_chunks)
-                fail(PX_ERROR_OUT_OF_MEMORY, "too many live handles (", next_, ")");
+            // Reached only if a released slot could not be kept for reuse.
+            if (next_ == capacity) fail(PX_ERROR_OUT_OF_MEMORY, "no handle slot left of ", capacity);
             slot = next_++;
             auto& chunk = chunks_[slot / chunk_size];
             if (!chunk.load()) chunk.store(new Entry[chunk_size]);
@@ -43,6 +56,7 @@ public:
         e.object.store(object, std::memory_order_relaxed);
         uint32_t gen = e.generation.load(std::memory_order_relaxed);
         e.live.store(1, std::memory_order_release);
+        ++live_;
         return encode(slot, gen);
     }
 
@@ -68,6 +82,7 @@ public:
         e.live.store(0, std::memory_order_release);
         e.generation.store((gen + 1) & gen_mask, std::memory_order_release);
         e.object.store(nullptr);
+        --live_;
         free_.push_back(slot);
     }
 
@@ -103,6 +118,9 @@ private:
     std::mutex mutex_;
     std::vector<uint32_t> free_;
     uint32_t next_ = 0;
+    uint32_t live_ = 0;
+    uint32_t limit_ = capacity;
+    const char* limit_source_ = nullptr;
 };
 
 }  // namespace px

@@ -1,6 +1,8 @@
 #include "objects.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace px {
@@ -130,6 +132,18 @@ RuntimeTable& runtime_table() {
 TensorTable& tensor_table() {
     static TensorTable* table = new TensorTable;
     return *table;
+}
+
+void limit_live_tensors_from_environment() {
+    constexpr const char* var = "PLEXUS_MAX_LIVE_TENSORS";
+    const char* text = std::getenv(var);
+    if (!text) return tensor_table().set_limit(TensorTable::capacity, nullptr);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end || errno || n < 1 || n > TensorTable::capacity)
+        fail(PX_ERROR_INVALID_ARGUMENT, var, "='", text, "' is not a whole number in [1, ", TensorTable::capacity, "]");
+    tensor_table().set_limit(static_cast<uint32_t>(n), var);
 }
 
 GroupTable& group_table() {

@@ -139,6 +139,10 @@ using TensorTable = HandleTable<TensorObj, HandleKind::tensor>;
 using GroupTable = HandleTable<GroupObj, HandleKind::group>;
 RuntimeTable& runtime_table();
 TensorTable& tensor_table();
+// PLEXUS_MAX_LIVE_TENSORS caps the process's live tensor handles (a leak
+// fails fast as out-of-memory instead of exhausting the host); unset, the
+// table's capacity. Read at each px_runtime_create; a bad value fails it.
+void limit_live_tensors_from_environment();
 GroupTable& group_table();
 
 // Handle <-> object, with messages naming the argument.
