@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../tools/device_arg.hpp"
 #include "plexus/plexus.hpp"
 
 namespace pxtest {
@@ -14,12 +15,8 @@ namespace pxtest {
 // accel(0)... (cpu:0 when unset).
 inline plexus::Device device_under_test() {
     const char* env = std::getenv("PLEXUS_TEST_DEVICE");
-    std::string s = env ? env : "cpu:0";
-    size_t sep = s.find_first_of(":(");
-    int index = sep == std::string::npos ? 0 : std::atoi(s.c_str() + sep + 1);
-    std::string kind = s.substr(0, sep);
-    for (int k = 1; k < 8; ++k)
-        if (px_device_kind_name(k) && kind == px_device_kind_name(k)) return plexus::Device{static_cast<px_device_kind>(k), index};
+    const std::string s = env ? env : "cpu:0";
+    if (auto d = pxtools::parse_device_arg(s)) return *d;
     throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_TEST_DEVICE='" + s + "' does not name a device");
 }
 

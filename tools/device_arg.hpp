@@ -1,6 +1,7 @@
-// The tools' --device argument: "cpu:N", "gpu:N", "cpu(N)" or a bare kind
-// (index 0), checked in full, so "cpu:x" or "tpu:0" is refused with the
-// reason instead of running somewhere the user did not ask for.
+// A device named on a command line or in the environment: "cpu:N",
+// "gpu(N)", "accel:N", or a bare kind (index 0). Checked in full, so
+// "cpu:x", "cpu:1)" or "tpu:0" is refused instead of running somewhere the
+// user did not ask for. Shared by the tools and the test suites.
 #pragma once
 
 #include <cerrno>
@@ -25,8 +26,8 @@ inline std::optional<plexus::Device> parse_device_arg(const std::string& s) {
     errno = 0;
     const long idx = std::strtol(rest.c_str(), &end, 10);
     if (*end || errno || idx > INT_MAX) return std::nullopt;
-    if (kind == "cpu") return plexus::cpu(int(idx));
-    if (kind == "gpu") return plexus::gpu(int(idx));
+    for (int k = PX_DEVICE_CPU; k <= PX_DEVICE_ACCELERATOR; ++k)
+        if (kind == px_device_kind_name(k)) return plexus::Device{static_cast<px_device_kind>(k), int(idx)};
     return std::nullopt;
 }
 

@@ -71,17 +71,14 @@ void max_pool_2x2_backward_row(const T* __restrict r0, const T* __restrict r1, c
         const T m01 = b > a ? b : a, m23 = d > c ? d : c, m = m23 > m01 ? m23 : m01;
         const bool nan = (a != a) | (b != b) | (c != c) | (d != d);
         // A cell is a candidate when it is NaN (if any is) or equals the
-        // maximum; the first candidate takes dy, after_* is what is left.
+        // maximum; the first candidate takes dy.
         const bool ha = (a != a) | ((a == m) & !nan), hb = (b != b) | ((b == m) & !nan),
                    hc = (c != c) | ((c == m) & !nan);
-        const T g = dy[ox];
-        const T ga = pick(ha, g, T(0)), after_a = pick(ha, T(0), g);
-        const T gb = pick(hb, after_a, T(0)), after_b = pick(hb, T(0), after_a);
-        const T gc = pick(hc, after_b, T(0)), gd = pick(hc, T(0), after_b);
-        d0[2 * ox] = ga;
-        d0[2 * ox + 1] = gb;
-        d1[2 * ox] = gc;
-        d1[2 * ox + 1] = gd;
+        const FirstOfFour<T> to(ha, hb, hc, dy[ox]);
+        d0[2 * ox] = to.g0;
+        d0[2 * ox + 1] = to.g1;
+        d1[2 * ox] = to.g2;
+        d1[2 * ox + 1] = to.g3;
     }
 }
 

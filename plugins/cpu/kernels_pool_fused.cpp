@@ -49,16 +49,13 @@ void backward_row_2x2(const T* __restrict r0, const T* __restrict r1, T b, const
         const T d = relu_of(r1[2 * ox], b), e = relu_of(r1[2 * ox + 1], b);
         const T m01 = c > a ? c : a, m23 = e > d ? e : d, m = m23 > m01 ? m23 : m01;
         const T grad = pick(m > T(0), dy[ox], T(0));
-        // No NaN is left after relu, so == finds the maximum exactly; the
-        // first cell equal to it takes grad, after_* is what is left to place.
-        const T ga = pick(a == m, grad, T(0)), after_a = pick(a == m, T(0), grad);
-        const T gc = pick(c == m, after_a, T(0)), after_c = pick(c == m, T(0), after_a);
-        const T gd = pick(d == m, after_c, T(0)), ge = pick(d == m, T(0), after_c);
+        // No NaN is left after relu, so == finds the maximum exactly.
+        const FirstOfFour<T> to(a == m, c == m, d == m, grad);
         gate[ox] = grad;
-        d0[2 * ox] = ga;
-        d0[2 * ox + 1] = gc;
-        d1[2 * ox] = gd;
-        d1[2 * ox + 1] = ge;
+        d0[2 * ox] = to.g0;
+        d0[2 * ox + 1] = to.g1;
+        d1[2 * ox] = to.g2;
+        d1[2 * ox + 1] = to.g3;
     }
 }
 

@@ -49,6 +49,21 @@ inline T pick(bool c, T a, T b) {
     return out;
 }
 
+// A 2x2 window's gradient g goes to the first of its four cells that holds
+// the maximum: h0..h2 say whether cells 0..2 do (cell 3 takes what is left).
+template <class T>
+struct FirstOfFour {
+    T g0, g1, g2, g3;
+    FirstOfFour(bool h0, bool h1, bool h2, T g) {
+        g0 = pick(h0, g, T(0));
+        const T after0 = pick(h0, T(0), g);
+        g1 = pick(h1, after0, T(0));
+        const T after1 = pick(h1, T(0), after0);
+        g2 = pick(h2, after1, T(0));
+        g3 = pick(h2, T(0), after1);
+    }
+};
+
 template <class Body>
 void for_each_plane(const PoolGeometry& g, Body&& body) {
     if (g.planes > 1 && g.planes * g.oh * g.ow * g.kh * g.kw >= parallel_grain) {

@@ -1,6 +1,7 @@
-// plexus-bench's single-op figures for the memory-bound layer ops of LeNet's
-// first layer (relu and max-pool gradients, the fused bias + relu + max-pool
-// and its gradient), each beside a raw OpenMP loop that moves the same bytes.
+// plexus-bench's single-op figures for LeNet's memory-bound layer ops (relu
+// and max-pool gradients on the first layer, the fused bias + relu + max-pool
+// and its gradient on both), each beside a raw OpenMP loop that moves the
+// same bytes.
 #pragma once
 
 #include "plexus/plexus.hpp"

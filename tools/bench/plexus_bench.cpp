@@ -198,6 +198,12 @@ const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "
     std::exit(2);
 }
 
+std::string group_names() {
+    std::string names;
+    for (const char* n : groups) names += std::string(names.empty() ? "" : ", ") + n;
+    return names;
+}
+
 // "a,b" -> {"a","b"}, each one of `groups`.
 std::set<std::string> parse_only(const std::string& list) {
     std::set<std::string> out;
@@ -205,11 +211,8 @@ std::set<std::string> parse_only(const std::string& list) {
     for (;;) {
         size_t comma = list.find(',', start);
         std::string g = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (std::find(std::begin(groups), std::end(groups), g) == std::end(groups)) {
-            std::string names;
-            for (const char* n : groups) names += std::string(names.empty() ? "" : ", ") + n;
-            refuse("--only wants some of " + names + "; got '" + g + "'");
-        }
+        if (std::find(std::begin(groups), std::end(groups), g) == std::end(groups))
+            refuse("--only wants some of " + group_names() + "; got '" + g + "'");
         out.insert(g);
         if (comma == std::string::npos) return out;
         start = comma + 1;
@@ -232,16 +235,17 @@ int main(int argc, char** argv) try {
         else if (arg == "--device") {
             std::string d = argv[++i];
             auto parsed = pxtools::parse_device_arg(d);
-            if (!parsed) refuse("--device wants cpu:N or gpu:N, got '" + d + "'");
+            if (!parsed) refuse("--device wants cpu:N, gpu:N or accel:N, got '" + d + "'");
             dev = *parsed;
         } else if (arg == "--only") {
             only = parse_only(argv[++i]);
         } else if (arg == "--help" || arg == "-h") {
             std::printf("usage: plexus-bench [--device cpu:0|gpu:0] [--only GROUP[,GROUP...]] [--json] [--quick]\n"
                         "Measures Plexus beside raw baselines in one run and prints each ratio.\n"
-                        "--only runs some groups: overhead, add, sgemm, norm, layer-ops, training, devices\n"
+                        "--only runs some groups: %s\n"
                         "       (on a GPU, add and sgemm are the cuBLAS and copy figures).\n"
-                        "--quick uses smaller sizes (for a smoke test, not for figures).\n");
+                        "--quick uses smaller sizes (for a smoke test, not for figures).\n",
+                        group_names().c_str());
             return 0;
         } else {
             refuse("unknown argument '" + arg + "'");
@@ -272,12 +276,11 @@ int main(int argc, char** argv) try {
     if (wanted("training")) bench_training(dev, quick, json, torch_script);
     // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).
     const px_device_kind kind = static_cast<px_device_kind>(dev.kind);
-    if (!wanted("devices")) {
-    } else if (num_devices(kind) > 1) {
+    if (wanted("devices") && num_devices(kind) > 1) {
         Device other{dev.kind, dev.index == 0 ? 1 : 0};
         bench_two_devices(dev, other, quick, json);
         bench_data_parallel(dev, other, quick, json);
-    } else if (!json) {
+    } else if (wanted("devices") && !json) {
         std::printf("(one %s device: the two-device figures need a second one, e.g. PLEXUS_CPU_DEVICES=2)\n",
                     px_device_kind_name(kind));
     }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../device_arg.hpp"
 #include "perf.hpp"
 #include "plexus/plexus.hpp"
 #include "report.hpp"
@@ -42,27 +43,6 @@ constexpr int kSkipped = 4;
 int usage_error(const std::string& message) {
     std::fprintf(stderr, "plexus-conformance: %s\n%s", message.c_str(), kUsage);
     return 2;
-}
-
-// "cpu:1", "cpu(1)", "accel" -> a device; false when malformed.
-bool parse_device(const std::string& text, Device& out) {
-    size_t sep = text.find_first_of(":(");
-    std::string kind = text.substr(0, sep);
-    int index = 0;
-    if (sep != std::string::npos) {
-        std::string rest = text.substr(sep + 1);
-        if (!rest.empty() && rest.back() == ')') rest.pop_back();
-        char* end = nullptr;
-        long v = std::strtol(rest.c_str(), &end, 10);
-        if (rest.empty() || *end != '\0' || v < 0 || v > 1 << 20) return false;
-        index = int(v);
-    }
-    for (int k = 1; k < 8; ++k)
-        if (px_device_kind_name(k) && kind == px_device_kind_name(k)) {
-            out = Device{static_cast<px_device_kind>(k), index};
-            return true;
-        }
-    return false;
 }
 
 // Every device, in kind order, whose plugin is in `plugins` (all when empty).
@@ -128,7 +108,8 @@ int main(int argc, char** argv) try {
     std::vector<Device> devices;
     for (const auto& id : device_ids) {
         Device d{};
-        if (!parse_device(id, d)) return usage_error("'" + id + "' is not a device (cpu:0, gpu:1, accel:0)");
+        if (auto parsed = pxtools::parse_device_arg(id)) d = *parsed;
+        else return usage_error("'" + id + "' is not a device (cpu:0, gpu:1, accel:0)");
         try {
             device_info(d);  // NoDeviceError, naming the reason, when it does not exist
         } catch (const PluginError& e) {

@@ -105,7 +105,7 @@ Options parse(int argc, char** argv) {
 
 Device parse_device(const std::string& s) {
     if (auto d = pxtools::parse_device_arg(s)) return *d;
-    die("--device wants cpu:N or gpu:N, got '" + s + "'");
+    die("--device wants cpu:N, gpu:N or accel:N, got '" + s + "'");
 }
 
 std::vector<Device> parse_devices(const std::string& list) {
