@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs Plexus's GPU checks on a GPU machine from the kit that
+# tools/device/pack-gpu-kit.sh made (carried in build-kit/), each stage's
+# output to $OUT/STAGE.log (or ./gpu-checks/ when OUT is unset):
+#   smi        nvidia-smi and plexus-smi: what the runtime sees
+#   tests      ctest -R cuda: the CUDA plugin's tests and the conformance
+#              suite on gpu:0 (none may be skipped when a GPU is there)
+#   sanitizer  compute-sanitizer (memcheck, then racecheck) on the GPU tests
+#   bench      plexus-bench on gpu:0, beside cuBLAS and PyTorch
+#   train      plexus-train on gpu:0, 10 epochs (metrics.csv, curves.svg)
+#   all        every stage above, in that order
+# Usage: tools/device/run-gpu-checks.sh STAGE...
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+here=$PWD
+out=${OUT:-$here/gpu-checks}
+mkdir -p "$out"
+stages=()
+for s in "${@:-all}"; do
+  case $s in
+    all) stages+=(smi tests sanitizer bench train) ;;
+    smi | tests | sanitizer | bench | train) stages+=("$s") ;;
+    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, sanitizer, bench, train, all)" >&2; exit 2 ;;
+  esac
+done
+if [ ! -f build-kit/kit.tar.xz ]; then
+  echo "run-gpu-checks: build-kit/kit.tar.xz is missing: run tools/device/pack-gpu-kit.sh and carry build-kit" >&2
+  exit 2
+fi
+
+# The build's absolute paths (RUNPATHs, CTest files, the test's plugin
+# file) name the folder it was made in: make that folder this one.
+root=$(cat build-kit/root)
+data=$(cat build-kit/data)
+if [ "$root" != "$here" ]; then
+  if [ -e "$root" ] && [ "$(readlink -f "$root")" != "$(readlink -f "$here")" ]; then
+    echo "run-gpu-checks: the kit was built in $root, which exists here and is not this checkout" >&2
+    exit 2
+  fi
+  mkdir -p "$(dirname "$root")" && ln -sfn "$here" "$root"
+fi
+xz -dc build-kit/kit.tar.xz | tar -C / -xf - || { echo "run-gpu-checks: cannot unpack the kit" >&2; exit 2; }
+
+# CUDA's libraries are this machine's own: its toolkit's, else PyTorch's wheels'.
+cuda_dirs=
+for lib in libcublas.so.13 libnccl.so.2; do
+  found=$(find /usr/local/cuda* /usr/lib /opt -name "$lib" 2>/dev/null | head -1)
+  if [ -n "$found" ]; then cuda_dirs=$cuda_dirs:$(dirname "$found"); else echo "run-gpu-checks: no $lib here" >&2; fi
+done
+export LD_LIBRARY_PATH=$root/build-kit/deps$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+build=$root/build-gpu
+bin=$build/bin
+
+status=0
+stage() {  # stage NAME COMMAND...: runs the command, its output to $out/NAME.log
+  local name=$1; shift
+  echo "== $name: $*" | tee -a "$out/$name.log"
+  "$@" 2>&1 | tee -a "$out/$name.log"
+  local rc=${PIPESTATUS[0]}
+  echo "== $name: exit $rc" | tee -a "$out/$name.log"
+  [ "$rc" -eq 0 ] || status=1
+}
+
+for s in "${stages[@]}"; do
+  case $s in
+    smi)
+      stage smi nvidia-smi
+      stage smi "$bin/plexus-smi" ;;
+    tests)
+      # A skipped GPU test means the GPU was not found: that fails here.
+      stage tests ctest --test-dir "$build" -R cuda --output-on-failure --timeout 300 --parallel 4
+      if grep -q "Not Run\|Skipped" "$out/tests.log"; then echo "tests: some were skipped" | tee -a "$out/tests.log"; status=1; fi ;;
+    sanitizer)
+      stage sanitizer compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/plexus-cuda-gpu-tests"
+      stage sanitizer compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/plexus-cuda-gpu-tests" ;;
+    bench)
+      stage bench "$bin/plexus-bench" --device gpu:0 ;;
+    train)
+      stage train "$bin/plexus-train" --device gpu:0 --data "$data" --out "$out/train"
+      cp "$out/train/metrics.csv" "$out/train/curves.svg" "$out/" 2>/dev/null
+      rm -rf "$out/train" ;;
+  esac
+done
+exit $status
