@@ -53,6 +53,7 @@ public:
     // dtype for all the gradients; otherwise as gradient_reducer(). Every
     // rank must call it (the ranks agree on the way); a rank that cannot
     // join the group stops them all. reducer() says which way was taken.
+    // Called once per World: several Trainers share the hook it returns.
     nn::Trainer::GradientHook gradient_reducer(const Device& device);
     // "MPI through host memory", or the group's plugin and device, with why.
     const std::string& reducer() const { return reducer_; }

@@ -74,7 +74,10 @@ void World::join_group(const Device& device) {
 }
 
 nn::Trainer::GradientHook World::gradient_reducer(const Device& device) {
-    if (group_) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "mpi::World: gradient_reducer(device) was already called");
+    if (group_)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "mpi::World: gradient_reducer(device) was already called (a World joins one "
+                                   "process group): give the hook it returned to every Trainer");
     join_group(device);
     if (!group_) return gradient_reducer();
     return [this, device](std::vector<Tensor>& grads) {

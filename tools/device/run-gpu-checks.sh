@@ -8,6 +8,7 @@
 #   sanitizer  compute-sanitizer (memcheck, then racecheck) on the GPU tests
 #   bench      plexus-bench on gpu:0, beside cuBLAS and PyTorch
 #   train      plexus-train on gpu:0, 10 epochs (metrics.csv, curves.svg)
+#   mixed      plexus-train splitting each batch over cpu:0 and gpu:0, 2 epochs
 #   all        every stage above, in that order
 # Usage: tools/device/run-gpu-checks.sh STAGE...
 set -uo pipefail
@@ -18,9 +19,9 @@ mkdir -p "$out"
 stages=()
 for s in "${@:-all}"; do
   case $s in
-    all) stages+=(smi tests sanitizer bench train) ;;
-    smi | tests | sanitizer | bench | train) stages+=("$s") ;;
-    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, sanitizer, bench, train, all)" >&2; exit 2 ;;
+    all) stages+=(smi tests sanitizer bench train mixed) ;;
+    smi | tests | sanitizer | bench | train | mixed) stages+=("$s") ;;
+    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, sanitizer, bench, train, mixed, all)" >&2; exit 2 ;;
   esac
 done
 if [ ! -f build-kit/kit.tar.xz ]; then
@@ -79,6 +80,9 @@ for s in "${stages[@]}"; do
       stage train "$bin/plexus-train" --device gpu:0 --data "$data" --out "$out/train"
       cp "$out/train/metrics.csv" "$out/train/curves.svg" "$out/" 2>/dev/null
       rm -rf "$out/train" ;;
+    mixed)
+      stage mixed "$bin/plexus-train" --device cpu:0,gpu:0 --epochs 2 --data "$data" --out "$out/mixed" --no-progress
+      rm -rf "$out/mixed" ;;
   esac
 done
 exit $status
