@@ -124,7 +124,8 @@ int main(int argc, char** argv) try {
     if (devices.empty()) return usage_error("no devices to test");
 
     Catch::Session session;
-    if (int rc = session.applyCommandLine(int(catch_args.size()), catch_args.data())) return rc;
+    // Catch has said what it could not parse; the status is ours (bad arguments).
+    if (session.applyCommandLine(int(catch_args.size()), catch_args.data()) != 0) return 2;
     if (session.configData().showHelp) return 0;
     if (json_path == "-") session.configData().outputFilename = "/dev/null";  // stdout is the JSON's
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,12 +60,16 @@ const char* usage =
     std::exit(2);
 }
 
-double number(const std::string& flag, const char* v, double lo, double hi) {
+// A number in [lo, hi]; a whole one when `whole` (counts, sizes, seeds).
+double number(const std::string& flag, const char* v, double lo, double hi, bool whole = false) {
     char* end = nullptr;
     errno = 0;
     double x = std::strtod(v, &end);
-    if (end == v || *end || errno || !(x >= lo && x <= hi))
-        die(flag + " wants a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
+    if (end == v || *end || errno || !(x >= lo && x <= hi) || (whole && x != std::floor(x))) {
+        char range[96];
+        std::snprintf(range, sizeof range, "%s in [%.17g, %.17g]", whole ? "a whole number" : "a number", lo, hi);
+        die(flag + " wants " + range + ", got '" + v + "'");
+    }
     return x;
 }
 
@@ -80,17 +85,17 @@ Options parse(int argc, char** argv) {
             std::cout << usage;
             std::exit(0);
         } else if (a == "--device") o.device = value();
-        else if (a == "--epochs") o.epochs = int(number(a, value(), 1, 100000));
-        else if (a == "--batch-size") o.batch_size = int64_t(number(a, value(), 1, 1 << 20));
+        else if (a == "--epochs") o.epochs = int(number(a, value(), 1, 100000, true));
+        else if (a == "--batch-size") o.batch_size = int64_t(number(a, value(), 1, 1 << 20, true));
         else if (a == "--lr") o.lr = number(a, value(), 0, 1e6);
         else if (a == "--momentum") o.momentum = number(a, value(), 0, 1);
         else if (a == "--wd") o.wd = number(a, value(), 0, 1e6);
         else if (a == "--data") o.data = value();
         else if (a == "--out") o.out = value();
-        else if (a == "--seed") o.seed = uint64_t(number(a, value(), 0, 9007199254740992.0));
+        else if (a == "--seed") o.seed = uint64_t(number(a, value(), 0, 9007199254740992.0, true));
         else if (a == "--no-progress") o.progress = false;
         else if (a == "--distributed") o.distributed = true;
-        else if (a == "--max-batches") o.max_batches = int64_t(number(a, value(), 1, 1e12));
+        else if (a == "--max-batches") o.max_batches = int64_t(number(a, value(), 1, 1e12, true));
         else if (a == "--net") {
             std::string name = value();
             o.net = nullptr;
