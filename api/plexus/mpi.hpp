@@ -13,6 +13,7 @@
 // makes the others stop with an error naming why instead of waiting forever.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,7 +72,7 @@ private:
     // Joins a process group on `device` when every rank can (device_group.cpp).
     void join_group(const Device& device);
     int64_t calls_ = 0;
-    px_group* group_ = nullptr;  // from gradient_reducer(device); left before MPI_Finalize
+    std::unique_ptr<ProcessGroup> group_;  // from gradient_reducer(device); left before MPI_Finalize
     std::string reducer_ = "MPI through host memory";
     std::vector<float> staging_;  // reused by every float32 all-reduce: no allocation per step
 };

@@ -10,6 +10,7 @@
 #include "plexus/cpp/device.hpp"
 #include "plexus/cpp/format.hpp"
 #include "plexus/cpp/tensor.hpp"
+#include "plexus/cpp/group.hpp"
 #include "plexus/cpp/autograd.hpp"
 #include "plexus/cpp/gradients.hpp"
 #include "plexus/cpp/nn_ops.hpp"

@@ -56,9 +56,12 @@ void World::join_group(const Device& device) {
     IdMessage message;
     std::string why;
     if (rank_ == 0) {
-        message.id.struct_size = sizeof message.id;
-        message.status = px_group_make_id(runtime(), device.raw(), &message.id);
-        if (message.status != PX_OK) why = px_last_error();
+        try {
+            message.id = make_group_id(device);
+        } catch (const Error& e) {
+            message.status = e.status();
+            why = e.what();
+        }
     }
     ++calls_;
     check_mpi(MPI_Ibcast(&message, int(sizeof message), MPI_BYTE, 0, MPI_COMM_WORLD, &request), "MPI_Ibcast");
@@ -68,8 +71,11 @@ void World::join_group(const Device& device) {
                    (why.empty() ? ")" : ": " + why + ")");
         return;
     }
-    if (px_group_join(runtime(), device.raw(), &message.id, rank_, size_, timeout_, &group_) != PX_OK)
-        abort(std::string("joining the gradients' process group failed: ") + px_last_error(), 3);
+    try {
+        group_ = std::make_unique<ProcessGroup>(device, message.id, rank_, size_, timeout_);
+    } catch (const Error& e) {
+        abort(std::string("joining the gradients' process group failed: ") + e.what(), 3);
+    }
     reducer_ = "the " + plugin + " plugin's process group on the devices (rank 0 on " + device.str() + ")";
 }
 
@@ -91,8 +97,7 @@ nn::Trainer::GradientHook World::gradient_reducer(const Device& device) {
         std::map<const Tensor*, Tensor> summed;
         for (auto& [dtype, parts] : by_dtype) {
             Tensor flat = flatten(parts);
-            px_tensor* handle = flat.handle();
-            check(px_group_all_reduce_sum(group_, &handle, 1));
+            group_->all_reduce_sum({flat});
             int64_t at = 0;
             for (const Tensor* t : parts) {
                 summed[t] = flat.slice(at, at + t->size()).reshape(t->shape());
