@@ -61,11 +61,13 @@ std::string message_of(F&& f) {
 
 }  // namespace pxtest
 
-// Requires `needle` in `text`, showing both on failure.
-#define PX_REQUIRE_MENTIONS(text, needle)                              \
-    do {                                                               \
-        INFO("message: " << (text));                                   \
-        REQUIRE(std::string(text).find(needle) != std::string::npos); \
+// Requires `needle` in `text`, showing both on failure. `text` is evaluated
+// once: it may be a call that throws only the first time.
+#define PX_REQUIRE_MENTIONS(text, needle)                        \
+    do {                                                         \
+        const std::string px_text_ = (text);                     \
+        INFO("message: " << px_text_);                           \
+        REQUIRE(px_text_.find(needle) != std::string::npos);     \
     } while (0)
 
 // Compare every element of `got` with `want` within `tol`, reporting the first miss.

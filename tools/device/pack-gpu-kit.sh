@@ -30,7 +30,7 @@ mapfile -t elves < <(find "$build/bin" "$build/lib" -type f -perm -u+x)
 for f in "${elves[@]}"; do ldd "$f" 2>/dev/null; done |
   awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
-  grep -Ev "^$build/|^$root/$build/|/libcuda\.so|/usr/local/cuda" |
+  grep -Ev "^$root/$build/|/libcuda\.so|/usr/local/cuda" |
   while read -r lib; do cp -L "$lib" "$kit/deps/"; done
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
   echo "pack-gpu-kit: no Fashion-MNIST in $data (tools/install-packages.sh installs it)" >&2
