@@ -90,10 +90,16 @@ TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
     for (bool is_max : {true, false})
         for (DType d : {DType::float64, DType::float32})
             PX_OP_SECTION(is_max ? PX_OP_MAX_POOL2D : PX_OP_AVG_POOL2D, d) {
-                for (auto [k, s, p] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}, std::tuple{3, 1, 1}}) {
+                // LeNet's 2x2; padded windows; windows without padding that
+                // overlap (3/2, 2/1) or do not (3/3); windows of two sizes.
+                for (pxtest::PoolGeom g : {pxtest::PoolGeom{2, 2, 2, 2, 0, 0}, {3, 3, 2, 2, 1, 1}, {3, 3, 1, 1, 1, 1},
+                                           {3, 3, 2, 2, 0, 0}, {2, 2, 1, 1, 0, 0}, {3, 3, 3, 3, 0, 0},
+                                           {2, 3, 1, 2, 1, 1}, {3, 2, 3, 1, 0, 0}}) {
+                    CAPTURE(g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
                     int oh, ow;
-                    auto want = pxtest::pool_reference(x, 6, 7, 6, k, s, p, is_max, oh, ow);
+                    auto want = pxtest::pool_reference(x, 6, 7, 6, g, is_max, oh, ow);
                     Tensor tx = array(x, {2, 3, 7, 6}, dev).astype(d);
+                    const Pair2 k{g.kh, g.kw}, s{g.sh, g.sw}, p{g.ph, g.pw};
                     Tensor y = is_max ? max_pool2d(tx, k, s, p) : avg_pool2d(tx, k, s, p);
                     REQUIRE(y.shape() == Shape{2, 3, oh, ow});
                     PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-6 : 1e-12);
@@ -145,6 +151,44 @@ TEST_CASE("max pooling: ties send the gradient to the first maximum, NaN propaga
             CHECK(g3[1] == 1);  // window (0,0), rows and cols -1..1: 1 7 / 7 2 -> the first 7
             CHECK(g3[5] == 1);  // the second 7 is the maximum of window (1,0), rows 1..3, cols -1..1
             CHECK(g3[3] >= 1);  // the NaN takes every window it is in
+            // Unpadded windows that overlap (3x3, stride 2), so a cell can
+            // collect from two windows: 1 7 9 / 7 2 3 / 0 1 6 -> the 9;
+            // 9 NaN 4 / 3 5 4 / 6 6 4 -> the NaN; both lower windows start
+            // at the 6 at (2,2), which takes both gradients.
+            Tensor yo;
+            {
+                auto scope = autograd::record();
+                yo = max_pool2d(tx, 3, 2);
+            }
+            auto yov = values(yo);
+            REQUIRE(yov.size() == 4);
+            CHECK(yov[0] == 9);
+            CHECK(std::isnan(yov[1]));
+            CHECK(yov[2] == 6);
+            CHECK(yov[3] == 6);
+            yo.backward(array(std::vector<double>{10, 20, 30, 40}, {1, 1, 2, 2}, dev).astype(d));
+            std::vector<double> want_o(25, 0.0);
+            want_o[2] = 10;
+            want_o[3] = 20;
+            want_o[2 * 5 + 2] = 70;
+            CHECK(values(tx.grad()) == want_o);
+            // Unpadded windows that do not overlap (2x4, stride 2x4): rows 0-1
+            // hold the NaN, rows 2-3 a tie of four 6s; row 4 and column 4
+            // are in no window and get 0.
+            Tensor yd;
+            {
+                auto scope = autograd::record();
+                yd = max_pool2d(tx, {2, 4}, {2, 4});
+            }
+            auto ydv = values(yd);
+            REQUIRE(yd.shape() == Shape{1, 1, 2, 1});
+            CHECK(std::isnan(ydv[0]));
+            CHECK(ydv[1] == 6);
+            yd.backward(array(std::vector<double>{10, 20}, {1, 1, 2, 1}, dev).astype(d));
+            std::vector<double> want_d(25, 0.0);
+            want_d[3] = 10;
+            want_d[2 * 5 + 2] = 20;
+            CHECK(values(tx.grad()) == want_d);
         }
 }
 
@@ -206,7 +250,8 @@ TEST_CASE("gradients match finite differences", "[conformance][nn][grad][R15]") 
     SECTION("max and average pooling") {
         check_gradients(dev, {rnd({2, 2, 5, 5}, 16)}, [](const std::vector<Tensor>& t) {
             return weigh(max_pool2d(t[0], 2, 2), 17) + weigh(max_pool2d(t[0], 3, 2, 1), 18) +
-                   weigh(avg_pool2d(t[0], 3, 2, 1), 19);
+                   weigh(avg_pool2d(t[0], 3, 2, 1), 19) + weigh(max_pool2d(t[0], 3, 2), 40) +
+                   weigh(max_pool2d(t[0], {2, 3}, {2, 3}), 41) + weigh(avg_pool2d(t[0], {3, 2}, {1, 2}, {1, 0}), 42);
         });
     }
     SECTION("bias add and the activations") {

@@ -69,24 +69,29 @@ inline void conv2d_gradients_reference(const std::vector<double>& x, const std::
                 }
 }
 
+// A pooling window: size, stride and padding per axis.
+struct PoolGeom {
+    int kh, kw, sh, sw, ph, pw;
+};
+
 // Pooling on (N,C,H,W); average divides by the whole window.
-inline std::vector<double> pool_reference(const std::vector<double>& x, int planes, int h, int w, int k, int s, int p,
+inline std::vector<double> pool_reference(const std::vector<double>& x, int planes, int h, int w, PoolGeom g,
                                           bool is_max, int& oh, int& ow) {
-    oh = (h + 2 * p - k) / s + 1, ow = (w + 2 * p - k) / s + 1;
+    oh = (h + 2 * g.ph - g.kh) / g.sh + 1, ow = (w + 2 * g.pw - g.kw) / g.sw + 1;
     std::vector<double> y(size_t(planes) * oh * ow);
     for (int pl = 0; pl < planes; ++pl)
         for (int i = 0; i < oh; ++i)
             for (int j = 0; j < ow; ++j) {
                 double best = -INFINITY, sum = 0;
-                for (int u = 0; u < k; ++u)
-                    for (int v = 0; v < k; ++v) {
-                        int yy = i * s - p + u, xx = j * s - p + v;
+                for (int u = 0; u < g.kh; ++u)
+                    for (int v = 0; v < g.kw; ++v) {
+                        int yy = i * g.sh - g.ph + u, xx = j * g.sw - g.pw + v;
                         if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
                         double val = x[(size_t(pl) * h + yy) * w + xx];
                         best = std::max(best, val);
                         sum += val;
                     }
-                y[(size_t(pl) * oh + i) * ow + j] = is_max ? best : sum / (k * k);
+                y[(size_t(pl) * oh + i) * ow + j] = is_max ? best : sum / (g.kh * g.kw);
             }
     return y;
 }
