@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -120,7 +121,10 @@ std::vector<Entry> decode(const unsigned char* bytes, size_t size, const std::st
 }
 
 void write_atomically(const std::string& path, const std::vector<unsigned char>& bytes) {
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    // One name per save: two threads saving to one path must not write into
+    // one temporary file (the last rename would then publish a mix of both).
+    static std::atomic<uint64_t> saves{0};
+    std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(saves++);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) bad(path, "cannot create " + tmp + ": " + errno_text());
     size_t done = 0;

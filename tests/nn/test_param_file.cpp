@@ -5,13 +5,19 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -38,6 +44,18 @@ void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
 }
 
 std::vector<unsigned char> read_bytes(const std::string& path) { return pf::read_file(path); }
+
+// The temporary files a save of `path` left beside it ("path.tmp-PID-N"),
+// those of process `pid` only when it is given.
+std::vector<std::filesystem::path> leftovers(const std::string& path, long pid = -1) {
+    namespace fs = std::filesystem;
+    const fs::path p = fs::absolute(path);
+    const std::string prefix = p.filename().string() + ".tmp-" + (pid >= 0 ? std::to_string(pid) + "-" : "");
+    std::vector<fs::path> found;
+    for (const auto& e : fs::directory_iterator(p.parent_path()))
+        if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path());
+    return found;
+}
 
 struct Net {
     nn::Sequential net;
@@ -95,6 +113,72 @@ TEST_CASE("a failed save leaves the previous file whole", "[nn][params]") {
     a.net.save_parameters(path);  // replaced whole
     REQUIRE(read_bytes(path) != before);
     REQUIRE(pf::decode(read_bytes(path).data(), read_bytes(path).size(), path).size() == 4);
+    std::remove(path.c_str());
+}
+
+TEST_CASE("a save the disk refuses midway, or that cannot replace the path, keeps the previous file", "[nn][params][errors]") {
+    Net a, b;
+    b.net[0].weight().set_data(ones({3, 2}));
+    std::string path = temp_path("refused.params");
+    a.net.save_parameters(path);
+    const auto before = read_bytes(path);
+    REQUIRE(before.size() > 100);
+    SECTION("the file size limit stops the write (EFBIG, as a full disk would)") {
+        struct rlimit old {};
+        REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+        struct rlimit small = old;
+        small.rlim_cur = 64;  // bytes: the header fits, the values do not
+        auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // report EFBIG instead of killing
+        REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+        std::string msg = message_of<InvalidArgumentError>([&] { b.net.save_parameters(path); });
+        REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+        std::signal(SIGXFSZ, old_handler);
+        PX_REQUIRE_MENTIONS(msg, "writing");
+        PX_REQUIRE_MENTIONS(msg, "failed: File too large");
+    }
+    SECTION("the path is now a folder: the rename fails") {
+        std::string dir = temp_path("refused-dir.params");
+        std::filesystem::create_directory(dir);
+        std::ofstream(dir + "/keep") << "x";  // not empty, so rename() cannot replace it
+        std::string msg = message_of<InvalidArgumentError>([&] { b.net.save_parameters(dir); });
+        PX_REQUIRE_MENTIONS(msg, "replacing the file failed");
+        REQUIRE(std::filesystem::is_directory(dir));
+        REQUIRE(leftovers(dir).empty());
+        std::filesystem::remove_all(dir);
+    }
+    REQUIRE(read_bytes(path) == before);  // the old file, whole
+    REQUIRE(leftovers(path).empty());     // the failed save removed its temporary file
+    std::remove(path.c_str());
+}
+
+TEST_CASE("threads saving different networks to one path each publish a whole file", "[nn][params]") {
+    // Each thread owns its network (docs/thread-safety.md); the path is shared.
+    std::string path = temp_path("threads.params");
+    constexpr int threads = 4, saves = 25;
+    std::vector<std::unique_ptr<Net>> nets;
+    std::vector<std::vector<double>> weights;
+    for (int t = 0; t < threads; ++t) {
+        nets.push_back(std::make_unique<Net>());
+        nets[t]->net[0].weight().set_data(full({3, 2}, double(t + 1)));
+        weights.push_back(values(nets[t]->net[0].weight().data()));
+    }
+    std::vector<std::thread> pool;
+    std::vector<std::string> errors(threads);
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                for (int i = 0; i < saves; ++i) nets[t]->net.save_parameters(path);
+            } catch (const std::exception& e) {
+                errors[t] = e.what();
+            }
+        });
+    for (auto& th : pool) th.join();
+    for (const auto& e : errors) REQUIRE(e.empty());
+    Net loaded;
+    loaded.net.load_parameters(path);  // whole: a mix of two saves fails the checksum
+    auto w = values(loaded.net[0].weight().data());
+    REQUIRE(std::find(weights.begin(), weights.end(), w) != weights.end());
+    REQUIRE(leftovers(path).empty());
     std::remove(path.c_str());
 }
 
@@ -240,7 +324,9 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
         REQUIRE((w == wa || w == wb));
         (w == wa ? saw_a : saw_b)++;
         // The killed save's temporary file is the only debris; remove it.
-        std::remove((path + ".tmp-" + std::to_string(child)).c_str());
+        auto debris = leftovers(path, child);
+        REQUIRE(debris.size() <= 1);
+        for (const auto& f : debris) std::filesystem::remove(f);
     }
     INFO("file held set A " << saw_a << " times, set B " << saw_b << " times");
     CHECK(saw_a > 0);
