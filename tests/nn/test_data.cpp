@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <random>
+
 #include <cstdio>
 #include <set>
 #include <sys/resource.h>
@@ -81,6 +83,34 @@ TEST_CASE("IDX files are read, and bad ones rejected with the reason", "[data]")
         std::fwrite(junk, 1, sizeof junk, f);
         std::fclose(f);
         PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }), "corrupt compressed data");
+    }
+    // Whole values, but the gzip trailer's checksum does not match them
+    // (zlib checks it on the read that reaches the stream's end).
+    for (unsigned n : {6u, 1u << 20}) {
+        std::vector<uint8_t> v(n);
+        std::mt19937 rng(7);
+        for (auto& x : v) x = uint8_t(rng());  // incompressible: the file is as large as the values
+        write_gz(path, idx_bytes({n}, v));
+        std::FILE* f = std::fopen(path.c_str(), "r+b");
+        std::fseek(f, -8, SEEK_END);  // the trailer: CRC-32, then the length
+        const int crc = std::fgetc(f);
+        std::fseek(f, -8, SEEK_END);
+        std::fputc(crc ^ 0xFF, f);
+        std::fclose(f);
+        std::string msg = message_of<InvalidArgumentError>([&] { data::read_idx(path); });
+        PX_REQUIRE_MENTIONS(msg, "corrupt compressed data");
+        PX_REQUIRE_MENTIONS(msg, "incorrect data check");
+    }
+    // A whole first gzip member, then a damaged second one (gzip files may
+    // hold several, and zlib reads on into the next).
+    {
+        write_gz(path, idx_bytes({2, 3}, {1, 2, 3, 4, 5, 6}));
+        std::FILE* f = std::fopen(path.c_str(), "ab");
+        const unsigned char junk[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+        std::fwrite(junk, 1, sizeof junk, f);
+        std::fclose(f);
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }),
+                            "corrupt compressed data after the values");
     }
     // Plain (uncompressed) IDX files are read too.
     {
