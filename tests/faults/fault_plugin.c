@@ -55,7 +55,10 @@ static void destroy(px_plugin_context* ctx) {
 static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_error* err) {
     THROW_IN("device_count");
     (void)ctx, (void)err;
-#ifdef FAULT_COLLECTIVE
+#if defined(FAULT_COUNT_FAILS)
+    (void)n;
+    return say(err, PX_ERROR_DEVICE, "simulated: the driver does not answer");
+#elif defined(FAULT_COLLECTIVE)
     *n = 2;
 #else
     *n = 1;
@@ -67,7 +70,11 @@ static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* 
     uint32_t size = info->struct_size;
     memset(info, 0, size);
     info->struct_size = size;
+#ifdef FAULT_BAD_INFO
+    info->kind = 99; /* not a kind the ABI defines */
+#else
     info->kind = PX_DEVICE_ACCELERATOR;
+#endif
     snprintf(info->name, sizeof info->name, "%s test device", FAULT_NAME);
     info->memory_total = 1u << 20;
     return PX_OK;
@@ -136,6 +143,9 @@ static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plug
 #if defined(FAULT_OP_ERROR)
     (void)ctx, (void)call;
     return say(err, PX_ERROR_DEVICE, "simulated op failure");
+#elif defined(FAULT_ODD_STATUS)
+    (void)ctx, (void)call;
+    return say(err, (px_status)77, "simulated status outside the ABI");
 #elif defined(FAULT_THROWS)
     (void)ctx, (void)call, (void)err;
     THROW_IN("execute"); /* breaks the rule: nothing may cross as an exception */
@@ -222,6 +232,10 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     return NULL;
 #elif defined(FAULT_SMALL_TABLE)
     table.struct_size = offsetof(px_plugin_api, execute);
+#elif defined(FAULT_TINY_TABLE)
+    table.struct_size = 4; /* not even the size, majors and minors */
+#elif defined(FAULT_NO_NAME)
+    table.name = "";
 #elif defined(FAULT_NULL_SLOT)
     table.copy_device = NULL;
 #elif defined(FAULT_COLLECTIVE)

@@ -25,7 +25,8 @@ bool contains(const char* hay, const std::string& needle) { return std::string(h
 TEST_CASE("broken plugins are skipped with the reason and the others load", "[host][loader]") {
     Runtime r({fault("no-symbol"), fault("null-table"), fault("other-major"), fault("small-table"), fault("null-slot"),
                fault("create-fails"), fault("missing-dep"), PLEXUS_FAULT_PLUGIN_DIR "/not-there.so",
-               PLEXUS_FAULT_PLUGIN_DIR "/libfault_dependency.so", cpu_plugin, fault("newer-minor")});
+               PLEXUS_FAULT_PLUGIN_DIR "/libfault_dependency.so", cpu_plugin, fault("newer-minor"),
+               fault("tiny-table"), fault("no-name"), fault("count-fails"), fault("bad-info")});
     auto p = r.by_file();
     auto skipped = [&](const std::string& file, const std::string& why) {
         INFO(file << ": " << p.at(file).message);
@@ -42,6 +43,10 @@ TEST_CASE("broken plugins are skipped with the reason and the others load", "[ho
     skipped("libfault-missing-dep.so", "libfault_dependency.so");  // the loader's own words name the library
     skipped("not-there.so", "no such file");
     skipped("libfault_dependency.so", "not a Plexus plugin");
+    skipped("libfault-tiny-table.so", "its function table is 4 bytes, too small to hold the ABI header");
+    skipped("libfault-no-name.so", "no name or no version string");
+    skipped("libfault-count-fails.so", "device_count failed: simulated: the driver does not answer");
+    skipped("libfault-bad-info.so", "device 0 has no valid info (kind 99)");
     CHECK(p.at("libfault-other-major.so").abi_major == 2);
     CHECK(p.at("libplexus-cpu.so").loaded);
     CHECK(p.at("libfault-newer-minor.so").loaded);
@@ -89,6 +94,15 @@ TEST_CASE("an op that returns an error is reported with op, device and plugin", 
     px_tensor* ok = nullptr;
     REQUIRE(px_tensor_full(r.rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT32, 1, shape, 1.0, &ok) == PX_OK);
     px_tensor_release(ok);
+}
+
+TEST_CASE("a status outside the ABI from a plugin is reported as a plugin error with the number", "[host][faults]") {
+    Runtime r({fault("odd-status")});
+    int64_t shape[1] = {2};
+    px_tensor* a = nullptr;
+    CHECK(px_tensor_full(r.rt, px_device{PX_DEVICE_ACCELERATOR, 0}, PX_FLOAT32, 1, shape, 1.0, &a) == PX_ERROR_PLUGIN);
+    CHECK(a == nullptr);
+    CHECK(contains(px_last_error(), "returned the unknown status 77: simulated status outside the ABI [plugin fault-odd-status]"));
 }
 
 TEST_CASE("a C++ exception thrown out of a plugin's op is an error, and everything keeps serving", "[host][faults]") {
