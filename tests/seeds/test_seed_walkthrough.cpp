@@ -19,6 +19,44 @@ std::string printed(const Tensor& t) {
 }
 }  // namespace
 
+TEST_CASE("tensors print their values as NumPy does: integers, scientific notation, summaries, long rows",
+          "[seeds][format]") {
+    // Each expected text is what NumPy 2.4.6 printed for the same array.
+    auto text = [](const Tensor& t) { return values_string(t); };
+    CHECK(text(array(std::vector<int32_t>{1, -20, 300}, {3})) == "[  1 -20 300]");
+    CHECK(text(array(std::vector<uint8_t>{0, 255, 7, 8}, {2, 2})) == "[[  0 255]\n [  7   8]]");
+    CHECK(text(full({}, 7, cpu(), DType::int32)) == "7");
+    CHECK(text(full({}, 2.5, cpu(), DType::float64)) == "2.5");
+    CHECK(text(array(std::vector<double>{1e-5, 1.0, 12345.0}, {3})) == "[1.0000e-05 1.0000e+00 1.2345e+04]");
+    CHECK(text(array(std::vector<double>{1e-5, 1.0, 12345.0}, {3}).astype(DType::float32)) ==
+          "[1.0000e-05 1.0000e+00 1.2345e+04]");
+    // nan and inf take the finite values' width, which they widen when longer.
+    const double nan = NAN, inf = INFINITY;
+    CHECK(text(array(std::vector<double>{1.5, nan, -inf}, {3})) == "[ 1.5  nan -inf]");
+    CHECK(text(array(std::vector<double>{1.5, nan}, {2})) == "[1.5 nan]");
+    CHECK(text(array(std::vector<double>{1.0, nan}, {2})) == "[ 1. nan]");
+    CHECK(text(array(std::vector<double>{nan, -inf}, {2})) == "[ nan -inf]");
+    CHECK(text(array(std::vector<double>{100.25, inf}, {2})) == "[100.25    inf]");
+    CHECK(text(array(std::vector<double>{1e-5, nan, 1e5}, {3})) == "[1.e-05    nan 1.e+05]");
+    CHECK(text(array(std::vector<double>{-1e-5, -inf, 12345.0}, {3}).astype(DType::float32)) ==
+          "[-1.0000e-05        -inf  1.2345e+04]");
+    // Over 1000 elements: three at each end of every axis.
+    CHECK(text(arange(0, 2000, 1, cpu(), DType::int64)) == "[   0    1    2 ... 1997 1998 1999]");
+    CHECK(text(arange(0, 2000).reshape({10, 200})) ==
+          "[[0.000e+00 1.000e+00 2.000e+00 ... 1.970e+02 1.980e+02 1.990e+02]\n"
+          " [2.000e+02 2.010e+02 2.020e+02 ... 3.970e+02 3.980e+02 3.990e+02]\n"
+          " [4.000e+02 4.010e+02 4.020e+02 ... 5.970e+02 5.980e+02 5.990e+02]\n"
+          " ...\n"
+          " [1.400e+03 1.401e+03 1.402e+03 ... 1.597e+03 1.598e+03 1.599e+03]\n"
+          " [1.600e+03 1.601e+03 1.602e+03 ... 1.797e+03 1.798e+03 1.799e+03]\n"
+          " [1.800e+03 1.801e+03 1.802e+03 ... 1.997e+03 1.998e+03 1.999e+03]]");
+    // Rows longer than 75 characters wrap.
+    CHECK(text(arange(0, 30, 1, cpu(), DType::float64) * 1.5) ==
+          "[ 0.   1.5  3.   4.5  6.   7.5  9.  10.5 12.  13.5 15.  16.5 18.  19.5\n"
+          " 21.  22.5 24.  25.5 27.  28.5 30.  31.5 33.  34.5 36.  37.5 39.  40.5\n"
+          " 42.  43.5]");
+}
+
 TEST_CASE("seed 000/001: devices print as cpu(0), gpu(0), gpu(1)", "[seeds]") {
     std::ostringstream os;
     os << cpu() << ", " << gpu() << ", " << gpu(1);

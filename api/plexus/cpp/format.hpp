@@ -26,6 +26,7 @@ inline int unique_digits(double v, bool single) {
 
 struct Cell {
     std::string left, right;  // split at the point (or the whole text in `left`)
+    bool whole = false;       // nan, inf: right-aligned in the finite values' full width, as NumPy does
 };
 
 // Formats every value; all cells then share widths.
@@ -45,8 +46,8 @@ inline std::vector<Cell> float_cells(const std::vector<double>& vals, bool singl
         for (double v : vals)
             if (std::isfinite(v)) sci_digits = std::max(sci_digits, unique_digits(v, single));
     for (double v : vals) {
-        if (std::isnan(v)) { cells.push_back({"nan", ""}); continue; }
-        if (std::isinf(v)) { cells.push_back({v > 0 ? "inf" : "-inf", ""}); continue; }
+        if (std::isnan(v)) { cells.push_back({"nan", "", true}); continue; }
+        if (std::isinf(v)) { cells.push_back({v > 0 ? "inf" : "-inf", "", true}); continue; }
         int p = unique_digits(v, single);
         if (sci) {
             std::snprintf(buf, sizeof buf, "%.*e", sci_digits, v);
@@ -80,13 +81,20 @@ inline std::vector<Cell> int_cells(const std::vector<long long>& vals) {
     return cells;
 }
 
-// Pads cells to common widths: left parts right-aligned, right parts left-aligned.
+// Pads cells to common widths: left parts right-aligned, right parts
+// left-aligned; a whole cell (nan, inf) widens the left parts when it is
+// longer than the finite values and is right-aligned in the full width.
 inline std::vector<std::string> align(const std::vector<Cell>& cells) {
     size_t wl = 0, wr = 0;
-    for (const auto& c : cells) wl = std::max(wl, c.left.size()), wr = std::max(wr, c.right.size());
-    std::vector<std::string> out;
     for (const auto& c : cells)
-        out.push_back(std::string(wl - c.left.size(), ' ') + c.left + c.right + std::string(wr - c.right.size(), ' '));
+        if (!c.whole) wl = std::max(wl, c.left.size()), wr = std::max(wr, c.right.size());
+    for (const auto& c : cells)
+        if (c.whole && c.left.size() > wr) wl = std::max(wl, c.left.size() - wr);
+    std::vector<std::string> out;
+    for (const auto& c : cells) {
+        if (c.whole) out.push_back(std::string(wl + wr - std::min(wl + wr, c.left.size()), ' ') + c.left);
+        else out.push_back(std::string(wl - c.left.size(), ' ') + c.left + c.right + std::string(wr - c.right.size(), ' '));
+    }
     return out;
 }
 
