@@ -13,11 +13,6 @@ void set_last_error(px_status status, const char* function, const std::string& m
     t_message = cat(function, ": ", message);
 }
 
-void clear_last_error() {
-    t_status = PX_OK;
-    t_message.clear();
-}
-
 }  // namespace px
 
 extern "C" const char* px_last_error(void) { return px::t_message.c_str(); }

@@ -32,7 +32,6 @@ template <class... Args>
 }
 
 void set_last_error(px_status status, const char* function, const std::string& message);
-void clear_last_error();
 
 // Runs `body` for the C API function `function`; nothing escapes it.
 template <class F>

@@ -110,7 +110,8 @@ void Allocator::trim_locked() {
 
 uint64_t parse_bytes(const char* text, bool& ok) {
     ok = false;
-    if (!text || !*text) return 0;
+    // strtoull would take "-1" (as 2^64 - 1) and leading spaces: digits first.
+    if (!text || *text < '0' || *text > '9') return 0;
     char* end = nullptr;
     unsigned long long v = std::strtoull(text, &end, 10);
     if (end == text) return 0;

@@ -427,4 +427,15 @@ TEST_CASE("empty batches flow through the nn ops", "[conformance][nn][R15]") {
     REQUIRE(values(dw) == std::vector<double>(4 * 3 * 3 * 3, 0.0));
     REQUIRE(values(Tensor::wrap([&](px_tensor** o) { return px_bias_grad(zeros({0, 3}, dev).handle(), o); })) ==
             std::vector<double>(3, 0.0));
+    if (pxconf::runs(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, DType::float32)) {
+        Tensor b = ones({3}, dev);
+        REQUIRE(bias_relu_max_pool2d(x, b, 2, 2).shape() == Shape{0, 3, 4, 4});
+        px_tensor *dx = nullptr, *db = nullptr;
+        REQUIRE(px_bias_relu_max_pool2d_backward(x.handle(), b.handle(), zeros({0, 3, 4, 4}, dev).handle(), 2, 2, 2, 2,
+                                                 0, 0, &dx, &db) == PX_OK);
+        Tensor tdx(dx), tdb(db);  // each takes its reference
+        REQUIRE(tdx.shape() == Shape{0, 3, 8, 8});
+        REQUIRE(values(tdb) == std::vector<double>(3, 0.0));  // no gradient reaches the bias
+        REQUIRE(tdb.device() == dev);
+    }
 }

@@ -2,6 +2,8 @@
 // naming the function and the problem; nothing crashes or leaks.
 #include <catch2/catch.hpp>
 
+#include <utility>
+
 #include <cmath>
 #include <string>
 
@@ -139,6 +141,14 @@ TEST_CASE_METHOD(Fixture, "errors set the thread's last error and success leaves
     CHECK(px_last_status() == PX_ERROR_INVALID_HANDLE);
     CHECK(std::string(px_status_name(px_last_status())) == "PX_ERROR_INVALID_HANDLE");
     CHECK(std::string(px_status_name(static_cast<px_status>(77))) == "unknown status");
+    const std::pair<px_status, const char*> names[] = {
+        {PX_OK, "PX_OK"}, {PX_ERROR_INVALID_ARGUMENT, "PX_ERROR_INVALID_ARGUMENT"},
+        {PX_ERROR_INVALID_HANDLE, "PX_ERROR_INVALID_HANDLE"}, {PX_ERROR_DEVICE_MISMATCH, "PX_ERROR_DEVICE_MISMATCH"},
+        {PX_ERROR_SHAPE, "PX_ERROR_SHAPE"}, {PX_ERROR_DTYPE, "PX_ERROR_DTYPE"},
+        {PX_ERROR_OUT_OF_MEMORY, "PX_ERROR_OUT_OF_MEMORY"}, {PX_ERROR_UNSUPPORTED, "PX_ERROR_UNSUPPORTED"},
+        {PX_ERROR_NO_DEVICE, "PX_ERROR_NO_DEVICE"}, {PX_ERROR_PLUGIN, "PX_ERROR_PLUGIN"},
+        {PX_ERROR_DEVICE, "PX_ERROR_DEVICE"}, {PX_ERROR_INTERNAL, "PX_ERROR_INTERNAL"}};
+    for (auto [status, name] : names) CHECK(std::string(px_status_name(status)) == name);
     t = ones(1);
     CHECK(px_last_status() == PX_ERROR_INVALID_HANDLE);
     px_tensor_release(t);

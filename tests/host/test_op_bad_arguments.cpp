@@ -94,6 +94,8 @@ void unary_rows(std::vector<Row>& rows, int32_t op) {
                     }});
     rows.push_back({op, "given to px_reduce", PX_ERROR_INVALID_ARGUMENT,
                     [=](Maker& m, px_tensor** o) { return px_reduce(px_op(op), m.f({4}), 1, 0, 0, o); }});
+    rows.push_back({op, "given to px_binary_scalar", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return px_binary_scalar(px_op(op), m.f({4}), 2.0, 0, o); }});
 }
 
 void reduce_rows(std::vector<Row>& rows, int32_t op) {
@@ -184,6 +186,10 @@ void data_movement_rows(std::vector<Row>& rows) {
     rows.push_back({C, "concat: two devices", PX_ERROR_DEVICE_MISMATCH, [](Maker& m, px_tensor** o) {
                         px_tensor* ts[2] = {m.f({2}), m.far({2})};
                         return px_concat(ts, 2, 0, o);
+                    }});
+    rows.push_back({C, "concat: the joined axis overflows 64 bits", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) {
+                        px_tensor* ts[2] = {m.f({0, int64_t(1) << 62}), m.f({0, int64_t(1) << 62})};  // empty
+                        return px_concat(ts, 2, 1, o);
                     }});
     rows.push_back({C, "concat: scalars", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) {
                         px_tensor* ts[2] = {m.f({}), m.f({})};

@@ -193,6 +193,22 @@ TEST_CASE("work that fails asynchronously is reported at the next wait", "[host]
     CHECK(contains(px_last_error(), "accel(0)"));
     CHECK(px_runtime_synchronize(r.rt, acc) == PX_OK);  // reported once
     px_tensor_release(a);
+    // Every wait reports it: synchronizing all devices, and reading an empty
+    // tensor (no bytes to copy, still a waiting point).
+    int64_t none[1] = {0};
+    px_tensor *b = nullptr, *empty = nullptr;
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &b) == PX_OK);
+    CHECK(px_runtime_synchronize_all(r.rt) == PX_ERROR_DEVICE);
+    CHECK(contains(px_last_error(), "simulated asynchronous failure"));
+    CHECK(px_runtime_synchronize_all(r.rt) == PX_OK);
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, none, 1.0, &empty) == PX_OK);  // nothing to run
+    px_tensor_release(b);
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &b) == PX_OK);
+    CHECK(px_tensor_to_host(empty, nullptr, 0) == PX_ERROR_DEVICE);
+    CHECK(contains(px_last_error(), "fill failed on the device"));
+    CHECK(px_tensor_to_host(empty, nullptr, 0) == PX_OK);
+    px_tensor_release(b);
+    px_tensor_release(empty);
 }
 
 TEST_CASE("PLEXUS_PLUGIN_PATH adds files and folders and the default folder is found without it", "[host][loader]") {

@@ -154,6 +154,40 @@ TEST_CASE("autograd keeps nothing outside record() and says what went wrong", "[
     REQUIRE(values(x.grad()) == std::vector<double>{9, 15, 21});  // 3 + 6x
 }
 
+TEST_CASE("autograd through casts and past comparisons", "[nn][autograd]") {
+    // A cast passes the gradient back in the input's dtype.
+    Tensor x = array(std::vector<double>{1, -2, 3});
+    x.attach_grad();
+    Tensor y, mask;
+    {
+        auto scope = autograd::record();
+        Tensor h = x.astype(DType::float32);
+        mask = h > 0.0;                                           // uint8: records nothing
+        y = (h * h * mask.astype(DType::float32) + x.astype(DType::float32) * 2.0).sum();
+        REQUIRE(mask.autograd_meta() == nullptr);
+        REQUIRE((h < x.astype(DType::float32)).autograd_meta() == nullptr);  // tensor-tensor comparison
+        REQUIRE((h >= 1.0).autograd_meta() == nullptr);                      // tensor-scalar comparison
+    }
+    y.backward();
+    REQUIRE(x.grad().dtype() == DType::float64);
+    REQUIRE(values(x.grad()) == std::vector<double>{4, 2, 8});  // 2x where x > 0, plus 2
+    // Casting to an integer dtype ends the graph there.
+    Tensor n;
+    {
+        auto scope = autograd::record();
+        n = x.astype(DType::int32);
+    }
+    REQUIRE(n.autograd_meta() == nullptr);
+}
+
+TEST_CASE("reading values back checks the dtype and the size", "[nn][frontend]") {
+    Tensor f = array({1, 2, 3});
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { f.to_vector<double>(); }), "to_vector: the tensor is float32");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { f.item<float>(); }), "item: the tensor has 3 elements, not 1");
+    REQUIRE(f.slice_axis(0, 1, 2).item<float>() == 2);
+    REQUIRE(f.to_vector<float>() == std::vector<float>{1, 2, 3});
+}
+
 TEST_CASE("a small network learns on every CPU device", "[nn][trainer]") {
     for (Device dev : {cpu(0), cpu(1)}) {
         seed(7);
@@ -209,6 +243,39 @@ TEST_CASE("parameter, trainer and backward misuse is a clear error", "[nn][error
         y = x * 2.0;
     }
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { y.backward(ones({2})); }), "head gradient's shape");
+    // Layers: a vector is not a batch; a pooling layer has no weights.
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { lazy(array({1, 2, 3})); }),
+                        "Dense: the input must be (batch, features), got rank 1");
+    nn::MaxPool2D pool(2, 2);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pool.bias(); }), "has no bias");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pool.weight(); }), "has no weight");
+}
+
+TEST_CASE("initializers: ones, zeros and normal with its scale", "[nn]") {
+    seed(11);
+    nn::Parameter one("one", {2, 3}, {nn::Initializer::ones}), zero("zero", {4}, {nn::Initializer::zeros}),
+        normal("normal", {100, 100}, {nn::Initializer::normal, 0.5});
+    for (auto* p : {&one, &zero, &normal}) p->initialize({cpu()});
+    REQUIRE(values(one.data()) == std::vector<double>(6, 1.0));
+    REQUIRE(values(zero.data()) == std::vector<double>(4, 0.0));
+    auto v = values(normal.data());
+    double mean = 0, var = 0;
+    for (double x : v) mean += x / double(v.size());
+    for (double x : v) var += (x - mean) * (x - mean) / double(v.size() - 1);
+    // 10,000 draws: the mean's standard error is 0.005, the deviation's about 0.0035.
+    CHECK(std::abs(mean) < 0.02);
+    CHECK(std::sqrt(var) == Approx(0.5).margin(0.015));
+}
+
+TEST_CASE("reset_ctx before the shape is known moves the replicas the first call makes", "[nn]") {
+    nn::Dense d(3);  // input size inferred at the first call
+    d.initialize(cpu(0));
+    d.collect_params().reset_ctx(cpu(1));
+    REQUIRE(!d.weight().initialized());
+    Tensor y = d(ones({2, 5}, cpu(1)));
+    REQUIRE(y.device() == cpu(1));
+    REQUIRE(d.weight().devices() == std::vector<Device>{cpu(1)});
+    REQUIRE(d.weight().shape() == Shape{3, 5});
 }
 
 // Sequential runs Conv2D(relu) followed by MaxPool2D as one fused op where
