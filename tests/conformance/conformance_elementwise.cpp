@@ -164,4 +164,15 @@ TEST_CASE("large elementwise ops use many threads and stay exact", "[conformance
     auto got = ((a + b) * 2.0).to_vector<float>();
     for (int64_t i = 0; i < n; i += 4099) REQUIRE(got[size_t(i)] == float((double(i) + 0.5) * 2));
     REQUIRE(got[size_t(n - 1)] == float((double(n - 1) + 0.5) * 2));
+    // Many rows of a broadcast: (600, 257) + (257) and (600, 1) * (600, 257).
+    Tensor m = arange(0, 600 * 257, 1, dev).reshape({600, 257}), row = arange(0, 257, 1, dev) * 1000.0,
+           col = arange(0, 600, 1, dev).reshape({600, 1});
+    auto sum = (m + row).to_vector<float>(), prod = (col * m).to_vector<float>();
+    for (int64_t i = 0; i < 600; ++i)
+        for (int64_t j = 0; j < 257; ++j) {
+            const size_t k = size_t(i * 257 + j);
+            INFO("row " << i << ", column " << j);
+            REQUIRE(sum[k] == float(double(k) + 1000.0 * double(j)));
+            REQUIRE(prod[k] == float(double(i) * double(k)));
+        }
 }

@@ -230,6 +230,32 @@ TEST_CASE("a label outside the classes fails at the next wait, naming the op", "
             Approx(std::log(4.0)));
 }
 
+TEST_CASE("log-softmax and softmax cross-entropy over many rows match the reference", "[conformance][nn][R15]") {
+    // 2000 rows of 20: enough work for a device's parallel path.
+    Device dev = pxtest::device_under_test();
+    const int rows = 2000, cols = 20;
+    auto x = random_values(size_t(rows) * cols, 41, -8, 8);
+    std::vector<int64_t> labels(rows);
+    std::vector<double> want_ls(x.size()), want_loss(rows);
+    for (int r = 0; r < rows; ++r) {
+        labels[size_t(r)] = (r * 7) % cols;
+        double m = -INFINITY, s = 0;
+        for (int c = 0; c < cols; ++c) m = std::max(m, x[size_t(r * cols + c)]);
+        for (int c = 0; c < cols; ++c) s += std::exp(x[size_t(r * cols + c)] - m);
+        for (int c = 0; c < cols; ++c) want_ls[size_t(r * cols + c)] = x[size_t(r * cols + c)] - m - std::log(s);
+        want_loss[size_t(r)] = -want_ls[size_t(r * cols + labels[size_t(r)])];
+    }
+    Tensor tl = array(labels, {rows}, dev);
+    for (DType d : {DType::float64, DType::float32}) {
+        const double tol = d == DType::float32 ? 1e-5 : 1e-12;
+        Tensor tx = array(x, {rows, cols}, dev).astype(d);
+        PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) { PX_REQUIRE_CLOSE(values(log_softmax(tx)), want_ls, tol); }
+        PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
+            PX_REQUIRE_CLOSE(values(softmax_cross_entropy(tx, tl)), want_loss, tol);
+        }
+    }
+}
+
 TEST_CASE("gradients match finite differences", "[conformance][nn][grad][R15]") {
     PX_NEEDS({PX_OP_CONV2D_BACKWARD_INPUT, DType::float64}, {PX_OP_CONV2D_BACKWARD_WEIGHT, DType::float64},
              {PX_OP_MAX_POOL2D_BACKWARD, DType::float64}, {PX_OP_AVG_POOL2D_BACKWARD, DType::float64},

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <random>
 
 #include "conformance.hpp"
@@ -19,9 +20,8 @@ std::vector<double> sample(int n, unsigned seed) {
     return v;
 }
 
-// Reference reduction of a (2,3,4) array over `axis` (-1: all).
-std::vector<double> reduce_ref(const std::vector<double>& v, int axis, px_op op) {
-    const int shape[3] = {2, 3, 4};
+// Reference reduction of a 3-D array over `axis` (-1: all).
+std::vector<double> reduce_ref(const std::vector<double>& v, int axis, px_op op, std::array<int, 3> shape = {2, 3, 4}) {
     auto finish = [&](std::vector<double> xs) -> double {
         switch (op) {
         case PX_OP_SUM: { double s = 0; for (double x : xs) s += x; return s; }
@@ -64,6 +64,25 @@ TEST_CASE("reductions over all axes and each axis, every dtype", "[conformance][
                                                                        : d;
                     REQUIRE(r.dtype() == want_dtype);
                     PX_REQUIRE_CLOSE(values(r), reduce_ref(v, axis, op), 1e-6);
+                }
+            }
+}
+
+TEST_CASE("large reductions (a device's parallel paths) match the reference, every dtype", "[conformance][reduce][R11]") {
+    // 66,000 values: every axis, and all of them, is enough work for a CPU's
+    // threads or a GPU's many blocks. Integers 0..50 with many ties: the
+    // sums are exact in every dtype and argmax must still pick the first.
+    Device dev = pxtest::device_under_test();
+    const std::array<int, 3> shape{40, 50, 33};
+    auto v = sample(40 * 50 * 33, 2);
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
+        for (px_op op : {PX_OP_SUM, PX_OP_MEAN, PX_OP_MAX, PX_OP_MIN, PX_OP_ARGMAX})
+            PX_OP_SECTION(op, d) {
+                Tensor t = array(v, {40, 50, 33}, dev).astype(d);
+                for (int axis : {-1, 0, 1, 2}) {
+                    INFO("axis " << axis);
+                    Tensor r = axis < 0 ? t.reduce(op) : t.reduce(op, axis);
+                    PX_REQUIRE_CLOSE(values(r), reduce_ref(v, axis, op, shape), 1e-6);
                 }
             }
 }
