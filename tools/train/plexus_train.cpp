@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -213,7 +214,9 @@ int main(int argc, char** argv) {
 
         std::vector<train::EpochFigures> rows;
         for (int epoch = 0; epoch < o.epochs; ++epoch) {
-            train::ProgressBar bar(o.progress && lead, train_data.num_batches());
+            const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
+                                                      : train_data.num_batches();
+            train::ProgressBar bar(o.progress && lead, batches);
             train::EpochResult r = train::train_epoch(
                 net, train_data, trainer, uint64_t(epoch), [&](int64_t done, double s) { bar.update(done, s); },
                 o.max_batches, devices);
