@@ -20,10 +20,8 @@
 
 #include "../device_arg.hpp"
 #include "lenet.hpp"
+#include "ranks.hpp"
 #include "report.hpp"
-#ifdef PLEXUS_TRAIN_MPI
-#include "plexus/mpi.hpp"
-#endif
 
 using namespace plexus;
 
@@ -136,34 +134,25 @@ void make_folder(const std::string& path) {
 
 // The ranks of a --distributed run (one rank, doing nothing, otherwise).
 struct Ranks {
-#ifdef PLEXUS_TRAIN_MPI
-    std::unique_ptr<mpi::World> world;
-#endif
+    std::unique_ptr<train::Ranks> mpi;  // from libplexus-train-mpi, for --distributed only
     int rank = 0, size = 1, local = 0;
     Ranks(bool distributed, int& argc, char**& argv) {
         if (!distributed) return;
-#ifdef PLEXUS_TRAIN_MPI
-        world = std::make_unique<mpi::World>(argc, argv);
-        rank = world->rank();
-        size = world->size();
-        local = world->local_rank();
-#else
-        (void)argc, (void)argv;
-        die("--distributed: this plexus-train was built without MPI (install libopenmpi-dev and build again)");
-#endif
+        try {
+            mpi = train::open_mpi_ranks(argc, argv);
+        } catch (const std::exception& e) {
+            die(e.what());
+        }
+        rank = mpi->rank();
+        size = mpi->size();
+        local = mpi->local_rank();
     }
     // Sums over the ranks.
     void sum(std::vector<double>& v, const char* what) {
-#ifdef PLEXUS_TRAIN_MPI
-        if (world) world->all_reduce_sum(v, what);
-#else
-        (void)v, (void)what;
-#endif
+        if (mpi) mpi->sum(v, what);
     }
     [[noreturn]] void fail(const std::string& why) {
-#ifdef PLEXUS_TRAIN_MPI
-        if (world && size > 1) world->abort("plexus-train: " + why);
-#endif
+        if (mpi && size > 1) mpi->abort("plexus-train: " + why);
         std::cerr << "plexus-train: " << why << "\n";
         std::exit(1);
     }
@@ -198,15 +187,11 @@ int main(int argc, char** argv) {
         o.net->add(net);
         net.initialize(devices);
         nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
-#ifdef PLEXUS_TRAIN_MPI
-        if (ranks.world) trainer.set_gradient_hook(ranks.world->gradient_reducer(dev));
-#endif
+        if (ranks.mpi) trainer.set_gradient_hook(ranks.mpi->gradient_reducer(dev));
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
-#ifdef PLEXUS_TRAIN_MPI
-        if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.world->reducer() << "\n";
-#endif
+        if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.mpi->reducer() << "\n";
         if (lead)
             std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << train_set.count
                       << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr << "\n"
