@@ -1,6 +1,7 @@
 // Finds and loads libplexus-train-mpi for plexus-train --distributed.
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <dlfcn.h>
 
 #include <filesystem>
 #include <stdexcept>
@@ -31,8 +32,11 @@ std::unique_ptr<Ranks> open_mpi_ranks(int& argc, char**& argv) {
         boost::dll::shared_library lib;
         boost::dll::fs::error_code ec;
         // Global symbols: MPI's own components, loaded later by MPI, look
-        // for its symbols there.
-        lib.load(place, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_global, ec);
+        // for its symbols there. Never unloaded (RTLD_NODELETE): MPI cannot
+        // start twice in a process and its libraries do not unload cleanly.
+        const auto mode = boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_global |
+                          static_cast<boost::dll::load_mode::type>(RTLD_NODELETE);
+        lib.load(place, mode, ec);
         if (ec || !lib.has(open_ranks_symbol)) {
             tried += "\n  " + place.string() + ": " + (ec ? ec.message() : std::string("no ") + open_ranks_symbol);
             continue;
@@ -40,11 +44,6 @@ std::unique_ptr<Ranks> open_mpi_ranks(int& argc, char**& argv) {
         char error[512] = {0};
         Ranks* ranks = lib.get<OpenRanks>(open_ranks_symbol)(&argc, &argv, error, sizeof error);
         if (!ranks) throw std::runtime_error(std::string("--distributed: starting MPI failed: ") + error);
-        // Loaded until the process exits: MPI cannot start twice in a
-        // process and its libraries do not unload cleanly (what they keep
-        // would show as leaks with unnamed stacks).
-        static auto* kept = new boost::dll::shared_library(std::move(lib));
-        (void)kept;
         return std::unique_ptr<Ranks>(ranks);
     }
     throw std::runtime_error("--distributed needs " + std::string(ranks_module_file) +
