@@ -213,6 +213,17 @@ typedef struct px_op_call {
     /* ---- ABI 1.0 ends here ---- */
 } px_op_call;
 
+/* What is wrong with one operand desc of a call (NULL when nothing is): too
+ * small for this ABI's desc, no buffer, or a rank out of 0..PX_MAX_DIMS. The
+ * host never sends such a desc; a plugin checks every operand with it before
+ * reading one, as other hosts may. */
+static inline const char* px_tensor_desc_problem(const px_tensor_desc* t) {
+    if (!t || t->struct_size < sizeof(px_tensor_desc)) return "a tensor desc is NULL or too small";
+    if (!t->buffer) return "a tensor desc has no buffer";
+    if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
+    return 0;
+}
+
 /* ---- ABI 1.2: collectives ---- */
 
 /* How a collective combines the tensors. */
@@ -242,16 +253,16 @@ typedef struct px_collective_call {
 } px_collective_call;
 
 /* What is wrong with one tensor a collective sums in place (NULL when
- * nothing is): a desc too small or without a buffer, a dtype that is not
- * summed, a bad rank or dimension, a layout that is not contiguous, or an
+ * nothing is): px_tensor_desc_problem's, a dtype that is not summed, a
+ * negative dimension, a layout that is not contiguous, or an
  * element count that overflows. */
 static inline const char* px_summed_tensor_problem(const px_tensor_desc* t) {
     int32_t k;
     int64_t stride = 1;
-    if (t->struct_size < sizeof(px_tensor_desc) || !t->buffer) return "a tensor desc is too small or has no buffer";
+    const char* problem = px_tensor_desc_problem(t);
+    if (problem) return problem;
     if (t->dtype != PX_FLOAT32 && t->dtype != PX_FLOAT64 && t->dtype != PX_INT32 && t->dtype != PX_INT64)
         return "the dtype is not float32, float64, int32 or int64";
-    if (t->ndim < 0 || t->ndim > PX_MAX_DIMS) return "a rank is out of range";
     for (k = t->ndim - 1; k >= 0; --k) {
         if (t->shape[k] < 0) return "a dimension is negative";
         if (t->shape[k] != 1 && t->strides[k] != stride) return "a tensor is not contiguous";

@@ -30,9 +30,15 @@ struct Work {
     px_arange_attrs arange{};
 };
 
-// "" when `call` can be queued, else why not. Checks what the plugin relies
-// on; the host has validated shapes and dtypes already.
-std::string check_call(const px_op_call& call);
+// Why a call cannot be queued: PX_ERROR_UNSUPPORTED for an (op, dtype) the
+// plugin lacks, PX_ERROR_INVALID_ARGUMENT for a malformed call; status PX_OK
+// when it can. Checks what the plugin relies on; the host has validated
+// shapes and dtypes already, but other hosts may not have.
+struct Refusal {
+    px_status status = PX_OK;
+    std::string why;
+};
+Refusal check_call(const px_op_call& call);
 Work capture(const px_op_call& call);
 // Runs on the device's worker: "" on success, else the failure.
 std::string run(const Work& work);

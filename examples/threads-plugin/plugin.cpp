@@ -213,14 +213,8 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
             return fail(err, PX_ERROR_INVALID_ARGUMENT, "execute: call is NULL or older than ABI 1.0");
         Device* dev = device_at(ctx, call->device);
         if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(call->device));
-        std::string problem = threads_plugin::check_call(*call);
-        if (!problem.empty()) {
-            bool unsupported = !threads_plugin::supported(
-                call->op, call->num_inputs > 0 && call->inputs ? call->inputs[0].dtype
-                          : call->outputs                      ? call->outputs[0].dtype
-                                                               : 0);
-            return fail(err, unsupported ? PX_ERROR_UNSUPPORTED : PX_ERROR_INVALID_ARGUMENT, problem);
-        }
+        const threads_plugin::Refusal refusal = threads_plugin::check_call(*call);
+        if (refusal.status != PX_OK) return fail(err, refusal.status, refusal.why);
         auto work = std::make_shared<threads_plugin::Work>(threads_plugin::capture(*call));
         dev->worker.submit([work] {
             std::string failure = threads_plugin::run(*work);

@@ -280,13 +280,23 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
     });
 }
 
-bool to_operand(const px_tensor_desc& d, Operand& o) {
-    if (d.struct_size < sizeof(px_tensor_desc) || !d.buffer || d.ndim < 0 || d.ndim > PX_MAX_DIMS) return false;
+// "" when every operand desc of `call` is well formed, else which one and why.
+std::string operand_problem(const px_op_call& call) {
+    for (int i = 0; i < call.num_inputs + call.num_outputs; ++i) {
+        const bool input = i < call.num_inputs;
+        const int k = input ? i : i - call.num_inputs;
+        if (const char* problem = px_tensor_desc_problem(input ? &call.inputs[k] : &call.outputs[k]))
+            return std::string(input ? "input " : "output ") + std::to_string(k) + ": " + problem;
+    }
+    return "";
+}
+
+// Reads a desc operand_problem has passed.
+void to_operand(const px_tensor_desc& d, Operand& o) {
     o.dtype = d.dtype;
     o.data = d.buffer->data + d.offset;
     o.ndim = d.ndim;
     for (int i = 0; i < d.ndim; ++i) o.shape[i] = d.shape[i], o.strides[i] = d.strides[i];
-    return true;
 }
 
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
@@ -306,12 +316,12 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         OpTask& op = t.op_task;
         op.op = call->op;
         op.num_inputs = call->num_inputs;
-        for (int i = 0; i < call->num_inputs; ++i)
-            if (!to_operand(call->inputs[i], op.in[i]))
-                return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed input desc");
+        const std::string malformed = operand_problem(*call);
+        if (!malformed.empty()) return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": " + malformed);
+        for (int i = 0; i < call->num_inputs; ++i) to_operand(call->inputs[i], op.in[i]);
         op.num_outputs = call->num_outputs;
-        if (!to_operand(call->outputs[0], op.out) || (op.num_outputs == 2 && !to_operand(call->outputs[1], op.out2)))
-            return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc");
+        to_operand(call->outputs[0], op.out);
+        if (op.num_outputs == 2) to_operand(call->outputs[1], op.out2);
         size_t need = px_op_attrs_size(call->op, call->num_inputs);
         uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;
         if (size < need)
@@ -324,7 +334,9 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         }
         int32_t dtype = call->num_inputs ? op.in[0].dtype : op.out.dtype;
         if (!offers(ctx, call->op, dtype))
-            return report(err, PX_ERROR_UNSUPPORTED, std::string(name) + " on " + px_dtype_name(dtype) + " is not implemented");
+            return report(err, PX_ERROR_UNSUPPORTED, std::string(name) + " on " +
+                                                         (px_dtype_name(dtype) ? px_dtype_name(dtype) : "an unknown dtype") +
+                                                         " is not implemented");
         d->queue.push(std::move(t));
         return PX_OK;
     });

@@ -316,15 +316,26 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
     });
 }
 
-bool to_operand(const px_tensor_desc& d, int32_t device, Operand& o) {
-    if (d.struct_size < sizeof(px_tensor_desc) || !d.buffer || d.buffer->device != device || d.ndim < 0 ||
-        d.ndim > PX_MAX_DIMS)
-        return false;
+// "" when every operand desc of `call` is well formed and on its device,
+// else which one and why.
+std::string operand_problem(const px_op_call& call) {
+    for (int i = 0; i < call.num_inputs + call.num_outputs; ++i) {
+        const bool input = i < call.num_inputs;
+        const int k = input ? i : i - call.num_inputs;
+        const px_tensor_desc& d = input ? call.inputs[k] : call.outputs[k];
+        const char* problem = px_tensor_desc_problem(&d);
+        if (!problem && d.buffer->device != call.device) problem = "its buffer belongs to another device";
+        if (problem) return std::string(input ? "input " : "output ") + std::to_string(k) + ": " + problem;
+    }
+    return "";
+}
+
+// Reads a desc operand_problem has passed.
+void to_operand(const px_tensor_desc& d, Operand& o) {
     o.dtype = d.dtype;
     o.data = static_cast<char*>(d.buffer->data) + d.offset;
     o.ndim = d.ndim;
     for (int i = 0; i < d.ndim; ++i) o.shape[i] = d.shape[i], o.strides[i] = d.strides[i];
-    return true;
 }
 
 // Ops whose kernels can find a failure in the data (see DeviceStatus).
@@ -349,13 +360,12 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
     OpArgs t;
     t.op = call->op;
     t.num_inputs = call->num_inputs;
-    for (int i = 0; i < call->num_inputs; ++i)
-        if (!to_operand(call->inputs[i], call->device, t.in[i]))
-            return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed input desc, or a buffer of another device");
+    const std::string malformed = operand_problem(*call);
+    if (!malformed.empty()) return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": " + malformed);
+    for (int i = 0; i < call->num_inputs; ++i) to_operand(call->inputs[i], t.in[i]);
     t.num_outputs = call->num_outputs;
-    if (!to_operand(call->outputs[0], call->device, t.out) ||
-        (t.num_outputs == 2 && !to_operand(call->outputs[1], call->device, t.out2)))
-        return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": malformed output desc, or a buffer of another device");
+    to_operand(call->outputs[0], t.out);
+    if (t.num_outputs == 2) to_operand(call->outputs[1], t.out2);
     const uint32_t need = px_op_attrs_size(call->op, call->num_inputs);
     const uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;
     if (size < need)

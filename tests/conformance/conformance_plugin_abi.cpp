@@ -219,6 +219,74 @@ TEST_CASE("an op the plugin does not support is refused by the plugin too", "[co
 namespace {
 
 // A contiguous 1-D desc of `n` elements of `dtype` in `buf`.
+px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n);
+
+}  // namespace
+
+TEST_CASE("copy_device within one device, at offsets", "[conformance][abi][R7]") {
+    Opened p;
+    const float v[6] = {1, 2, 3, 4, 5, 6};
+    px_plugin_buffer *a = nullptr, *b = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, sizeof v, &a, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, sizeof v, &b, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, a, 0, v, sizeof v, &p.err) == PX_OK);
+    const float zero[6] = {0, 0, 0, 0, 0, 0};
+    REQUIRE(p.api->copy_from_host(p.ctx, b, 0, zero, sizeof zero, &p.err) == PX_OK);
+    // Values 2..4 of a to places 3..5 of b, queued: reading waits for it.
+    REQUIRE(p.api->copy_device(p.ctx, a, sizeof(float), b, 3 * sizeof(float), 3 * sizeof(float), &p.err) == PX_OK);
+    float got[6];
+    REQUIRE(p.api->copy_to_host(p.ctx, b, 0, got, sizeof got, &p.err) == PX_OK);
+    const float want[6] = {0, 0, 0, 2, 3, 4};
+    REQUIRE(std::memcmp(got, want, sizeof got) == 0);
+    REQUIRE(p.api->copy_device(p.ctx, a, 0, b, 0, 0, &p.err) == PX_OK);  // nothing to copy
+    REQUIRE(p.api->buffer_free(p.ctx, a, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, b, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+TEST_CASE("execute refuses malformed operands and what it does not implement", "[conformance][abi][R2][R5]") {
+    Opened p;
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &buf, &p.err) == PX_OK);
+    const px_tensor_desc good = vector_desc(buf, PX_FLOAT32, 4);
+    auto copy_with = [&](px_tensor_desc in, px_tensor_desc out) {
+        px_op_call call{sizeof(px_op_call), PX_OP_COPY, p.device, 1, &in, 1, &out, nullptr};
+        return p.api->execute(p.ctx, &call, &p.err);
+    };
+    px_tensor_desc no_size = good, no_buffer = good, deep = good;
+    no_size.struct_size = 0;
+    no_buffer.buffer = nullptr;
+    deep.ndim = PX_MAX_DIMS + 1;
+    for (const px_tensor_desc& bad : {no_size, no_buffer, deep}) {
+        INFO("struct_size " << bad.struct_size << ", buffer " << bad.buffer << ", ndim " << bad.ndim);
+        REQUIRE(copy_with(bad, good) == PX_ERROR_INVALID_ARGUMENT);
+        p.require_message();
+        REQUIRE(copy_with(good, bad) == PX_ERROR_INVALID_ARGUMENT);
+        p.require_message();
+    }
+    // A dtype no ABI defines: refused, with a message, never read as a name.
+    px_tensor_desc unknown = vector_desc(buf, 99, 2);
+    REQUIRE(copy_with(unknown, unknown) == PX_ERROR_UNSUPPORTED);
+    p.require_message();
+    // A known op on a dtype the plugin says it lacks: refused by execute too.
+    int32_t op = 0, dtype = 0;
+    for (int32_t o : {PX_OP_EXP, PX_OP_LOG, PX_OP_SQRT, PX_OP_SIGMOID, PX_OP_TANH})
+        for (int32_t d : {PX_UINT8, PX_INT32, PX_INT64})
+            if (!op && !p.api->supports(p.ctx, p.device, o, d)) op = o, dtype = d;
+    if (op) {
+        INFO(px_op_name(op) << " on " << px_dtype_name(dtype));
+        px_tensor_desc in = vector_desc(buf, dtype, 2);  // 16 bytes hold two of any dtype
+        px_tensor_desc out = in;
+        px_op_call call{sizeof(px_op_call), op, p.device, 1, &in, 1, &out, nullptr};
+        REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_UNSUPPORTED);
+        p.require_message();
+    }
+    REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+namespace {
+
 px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n) {
     px_tensor_desc d{};
     d.struct_size = sizeof d;
