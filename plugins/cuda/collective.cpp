@@ -23,7 +23,10 @@ ncclDataType_t nccl_type(int32_t dtype) {
     case PX_FLOAT64: return ncclFloat64;
     case PX_INT32: return ncclInt32;
     case PX_INT64: return ncclInt64;
-    default: throw Unsupported(std::string("all_reduce on ") + px_dtype_name(dtype) + " is not implemented");
+    default: {
+        const char* name = px_dtype_name(dtype);
+        throw Unsupported(std::string("all_reduce on ") + (name ? name : "an unknown dtype") + " is not implemented");
+    }
     }
 }
 
