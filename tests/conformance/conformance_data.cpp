@@ -2,6 +2,8 @@
 // views, and copies between the host and the device.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <numeric>
 
 #include "conformance.hpp"
@@ -104,6 +106,36 @@ TEST_CASE("transpose, slice_axis and concat", "[conformance][data][R13]") {
         Tensor c2 = concat({arange(0, 2, 1, dev).reshape({2, 1}), arange(5, 9, 1, dev).reshape({2, 2})}, 1);
         REQUIRE(values(c2) == std::vector<double>{0, 5, 6, 1, 7, 8});
     }
+}
+
+TEST_CASE("ops read transposed and stepped views as their values", "[conformance][views][R13]") {
+    // Inputs whose rows are not contiguous: a transpose (stride 4 along a
+    // row) and every second column (stride 2), beside contiguous ones.
+    PX_NEEDS({PX_OP_ARANGE, DType::float32}, {PX_OP_ADD, DType::float32}, {PX_OP_MUL, DType::float32},
+             {PX_OP_EXP, DType::float32}, {PX_OP_SUM, DType::float32}, {PX_OP_GT, DType::float32});
+    Device dev = pxtest::device_under_test();
+    Tensor a = arange(0, 12, 1, dev).reshape({3, 4}).T();                   // (4,3): a[i][j] = 4j + i
+    Tensor b = arange(0, 24, 1, dev).reshape({4, 6}).slice_axis(1, 0, 6, 2);  // (4,3): b[i][j] = 6i + 2j
+    Tensor c = arange(0, 12, 1, dev).reshape({4, 3});                        // contiguous: 3i + j
+    auto want = [](auto f) {
+        std::vector<double> v;
+        for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 3; ++j) v.push_back(f(double(4 * j + i), double(6 * i + 2 * j), double(3 * i + j)));
+        return v;
+    };
+    REQUIRE(values(a + b) == want([](double x, double y, double) { return x + y; }));
+    REQUIRE(values(a * c) == want([](double x, double, double z) { return x * z; }));
+    REQUIRE(values(c + b) == want([](double, double y, double z) { return y + z; }));
+    REQUIRE(values(b * 0.5) == want([](double, double y, double) { return y * 0.5; }));
+    REQUIRE(values(a > b) == want([](double x, double y, double) { return x > y ? 1.0 : 0.0; }));
+    PX_REQUIRE_CLOSE(values((a * 0.1).exp()), want([](double x, double, double) { return std::exp(x * 0.1); }), 1e-6);
+    // A row of a transpose broadcast against a column of a stepped view.
+    REQUIRE(values(a.slice_axis(0, 1, 2) + b.slice_axis(1, 2, 3)) ==
+            std::vector<double>{1 + 4, 5 + 4, 9 + 4, 1 + 10, 5 + 10, 9 + 10, 1 + 16, 5 + 16, 9 + 16, 1 + 22, 5 + 22, 9 + 22});
+    // Reductions of views, along each axis.
+    REQUIRE(values(a.sum(0)) == std::vector<double>{6, 22, 38});
+    REQUIRE(values(a.sum(1)) == std::vector<double>{12, 15, 18, 21});
+    REQUIRE(values(b.sum(1)) == std::vector<double>{6, 24, 42, 60});  // 18i + 6
 }
 
 TEST_CASE("reshape and slice are views that share memory", "[conformance][views][R13]") {
