@@ -256,6 +256,31 @@ TEST_CASE("log-softmax and softmax cross-entropy over many rows match the refere
     }
 }
 
+TEST_CASE("bias add and its gradient on a large batch match the reference", "[conformance][nn][R15]") {
+    // (64, 16, 10, 10): 102,400 values, enough for a device's parallel path.
+    Device dev = pxtest::device_under_test();
+    const int n = 64, c = 16, hw = 100;
+    auto x = random_values(size_t(n) * c * hw, 43, -2, 2), b = random_values(c, 44, -1, 1);
+    std::vector<double> want_y(x.size()), want_db(c, 0.0);
+    for (int i = 0; i < n; ++i)
+        for (int ch = 0; ch < c; ++ch)
+            for (int k = 0; k < hw; ++k) {
+                const size_t at = (size_t(i) * c + ch) * hw + k;
+                want_y[at] = x[at] + b[size_t(ch)];
+                want_db[size_t(ch)] += x[at];  // the gradient of x's sum, taking x as dy
+            }
+    for (DType d : {DType::float64, DType::float32}) {
+        Tensor tx = array(x, {n, c, 10, 10}, dev).astype(d), tb = array(b, {c}, dev).astype(d);
+        PX_OP_SECTION(PX_OP_BIAS_ADD, d) {
+            PX_REQUIRE_CLOSE(values(bias_add(tx, tb)), want_y, d == DType::float32 ? 1e-6 : 1e-12);
+        }
+        PX_OP_SECTION(PX_OP_BIAS_GRAD, d) {
+            Tensor db = Tensor::wrap([&](px_tensor** o) { return px_bias_grad(tx.handle(), o); });
+            PX_REQUIRE_CLOSE(values(db), want_db, d == DType::float32 ? 1e-5 : 1e-12);
+        }
+    }
+}
+
 TEST_CASE("gradients match finite differences", "[conformance][nn][grad][R15]") {
     PX_NEEDS({PX_OP_CONV2D_BACKWARD_INPUT, DType::float64}, {PX_OP_CONV2D_BACKWARD_WEIGHT, DType::float64},
              {PX_OP_MAX_POOL2D_BACKWARD, DType::float64}, {PX_OP_AVG_POOL2D_BACKWARD, DType::float64},
