@@ -59,8 +59,10 @@ void run_op(const OpTask& t) {
     case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
         return run_softmax(t);
     case PX_OP_BIAS_ADD: case PX_OP_BIAS_GRAD: case PX_OP_RELU_BACKWARD: case PX_OP_SIGMOID_BACKWARD:
-    case PX_OP_TANH_BACKWARD: case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: case PX_OP_SGD_UPDATE:
+    case PX_OP_TANH_BACKWARD: case PX_OP_SGD_UPDATE:
         return run_nn_pointwise(t);
+    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD:
+        return run_dropout(t);
     default:
         return run_elementwise(t);
     }

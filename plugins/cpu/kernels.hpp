@@ -14,7 +14,8 @@ void run_gemm(const OpTask& t);         // OpenBLAS gemm with transposes
 void run_conv(const OpTask& t);         // conv2d and its gradients (direct loops, or im2col + gemm)
 void run_pool(const OpTask& t);         // max / average pooling and their gradients
 void run_pool_fused(const OpTask& t);   // bias + relu + max pooling in one pass, and its gradient
-void run_nn_pointwise(const OpTask& t); // bias, activation gradients, dropout, sgd
+void run_nn_pointwise(const OpTask& t); // bias, activation gradients, sgd
+void run_dropout(const OpTask& t);      // dropout and its gradient
 void run_softmax(const OpTask& t);      // log-softmax, softmax cross-entropy
 
 }  // namespace pxcpu

@@ -1,12 +1,11 @@
 // The nn ops that touch each element once: bias add and its gradient,
-// activation gradients, dropout (mask recomputed from Philox, never stored)
-// and the SGD update in place.
+// activation gradients and the SGD update in place (dropout:
+// kernels_dropout.cpp).
 #include <cmath>
 #include <vector>
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
-#include "plexus/philox.h"
 
 namespace pxcpu {
 namespace {
@@ -16,8 +15,6 @@ void channel_view(const Operand& a, int64_t& outer, int64_t& channels, int64_t& 
     outer = a.shape[0], channels = a.shape[1], inner = 1;
     for (int i = 2; i < a.ndim; ++i) inner *= a.shape[i];
 }
-
-bool dropout_keeps(const px_dropout_attrs& a, int64_t i) { return px_dropout_keeps(a.seed, a.offset, i, a.p); }
 
 template <class T>
 void pointwise_typed(const OpTask& t) {
@@ -85,13 +82,6 @@ void pointwise_typed(const OpTask& t) {
     case PX_OP_TANH_BACKWARD:
         parallel_for(n, [=](int64_t i) { out[i] = b[i] * (T(1) - a[i] * a[i]); });
         return;
-    case PX_OP_DROPOUT:
-    case PX_OP_DROPOUT_BACKWARD: {  // the same mask both ways
-        const px_dropout_attrs d = t.attrs.dropout;
-        const T scale = T(1.0 / (1.0 - d.p));
-        parallel_for(n, [=](int64_t i) { out[i] = dropout_keeps(d, i) ? a[i] * scale : T(0); });
-        return;
-    }
     case PX_OP_SGD_UPDATE: {  // in: param, grad[, momentum]; out: param[, momentum], in place
         const px_sgd_attrs& s = t.attrs.sgd;
         const T lr = T(s.lr), wd = T(s.weight_decay), rescale = T(s.rescale), mu = T(s.momentum);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "conformance.hpp"
+#include "plexus/philox.h"
 #include "nn_reference.hpp"
 
 using namespace plexus;
@@ -357,6 +358,45 @@ TEST_CASE("dropout: the same mask forward and backward, the right rate, identity
         REQUIRE(gv[i] == Approx(keep ? 3.0 / 0.7 : 0.0));
     }
     REQUIRE(double(kept) / yv.size() == Approx(0.7).margin(0.01));
+}
+
+TEST_CASE("dropout drops exactly the elements px_dropout_keeps names, at any offset", "[conformance][nn][R15]") {
+    // The mask is Philox's (plexus/philox.h), so every plugin drops the same
+    // elements. 100,003 elements: no multiple of a vector or a chunk.
+    Device dev = pxtest::device_under_test();
+    const int64_t n = 100003;
+    std::vector<double> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = double(i % 13) - 6.0;
+    x[5] = NAN, x[6] = INFINITY, x[7] = -INFINITY, x[8] = NAN;
+    for (DType d : {DType::float32, DType::float64})
+        for (double p : {0.3, 0.0, 0.9}) {
+            INFO("p " << p);
+            const double scale = 1.0 / (1.0 - p);
+            Tensor tx = array(x, {n}, dev).astype(d);
+            auto check_mask = [&](const std::vector<double>& got, uint64_t seed, uint64_t offset) {
+                for (int64_t i = 0; i < n; ++i) {
+                    const bool keep = px_dropout_keeps(seed, offset, i, p);
+                    const double want = keep ? x[size_t(i)] * scale : 0.0;  // a dropped NaN or Inf gives 0
+                    INFO("element " << i << " (seed " << seed << ", offset " << offset << ")");
+                    if (std::isnan(want)) REQUIRE(std::isnan(got[size_t(i)]));
+                    else REQUIRE(got[size_t(i)] == Approx(want).epsilon(1e-6));
+                }
+            };
+            PX_OP_SECTION(PX_OP_DROPOUT, d) {
+                uint64_t seed = 0, offset = 0;
+                Tensor y = Tensor::wrap([&](px_tensor** o) { return px_dropout(tx.handle(), p, &seed, &offset, o); });
+                check_mask(values(y), seed, offset);
+            }
+            PX_OP_SECTION(PX_OP_DROPOUT_BACKWARD, d) {
+                // Counters that cross 2^32 inside the tensor, and the top of the range.
+                for (uint64_t offset : {(uint64_t(1) << 32) - 1000, ~uint64_t(0) - 50}) {
+                    const uint64_t seed = 0x0123456789ABCDEFull;
+                    Tensor dx = Tensor::wrap(
+                        [&](px_tensor** o) { return px_dropout_backward(tx.handle(), p, seed, offset, o); });
+                    check_mask(values(dx), seed, offset);
+                }
+            }
+        }
 }
 
 TEST_CASE("sgd_update matches the host reference, with and without momentum", "[conformance][nn][R15]") {

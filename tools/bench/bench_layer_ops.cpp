@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "plexus/philox.h"
 #include "plexus/nn.hpp"
 
 using namespace plexus;
@@ -91,6 +92,13 @@ void report_pair(const std::string& name, int reps, int burst, Device dev, const
     report({name, "us", o / burst * 1e6, r / burst * 1e6, baseline, "time: lower is better"}, json);
 }
 
+// Dropout the plain way: one px_dropout_keeps (plexus/philox.h) per element.
+void raw_dropout(const float* x, float* y, int64_t n, uint64_t seed, uint64_t offset, double p) {
+    const float scale = float(1.0 / (1.0 - p));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) y[i] = px_dropout_keeps(seed, offset, i, p) ? x[i] * scale : 0.0f;
+}
+
 Tensor activation_grad(const Tensor& y, const Tensor& dy) {
     return Tensor::wrap([&](px_tensor** o) { return px_activation_backward(PX_OP_RELU, y.handle(), dy.handle(), o); });
 }
@@ -142,6 +150,16 @@ void bench_layer_ops(Device dev, bool quick, bool json) {
                 [&] { raw_relu_grad(hx.data(), hg.data(), out.data(), first.cells()); }, "raw loop, same bytes", json);
     report_pair("max-pool 2x2 gradient " + first.str(), reps, burst, dev, [&] { keep = max_pool_grad(x, dy); },
                 [&] { raw_pool_grad(first, hx.data(), hdy.data(), out.data()); }, "raw loop, same bytes", json);
+    // Dropout after a 1024-unit dense layer (as in seed 002's MLP with dropout).
+    const int64_t units = quick ? 64 * 1024 : 256 * 1024;
+    Tensor d = random_normal({units / 1024, 1024}, 0, 1, dev);
+    const std::vector<float> hd = d.to_vector<float>();
+    std::vector<float> dropped(hd.size());
+    uint64_t dseed = 0, doffset = 0;
+    report_pair("dropout p=0.5 (" + std::to_string(units / 1024) + ",1024)", reps, burst, dev,
+                [&] { keep = Tensor::wrap([&](px_tensor** o) { return px_dropout(d.handle(), 0.5, &dseed, &doffset, o); }); },
+                [&] { raw_dropout(hd.data(), dropped.data(), units, dseed, doffset, 0.5); },
+                "px_dropout_keeps loop", json);
     if (!supports(dev, PX_OP_BIAS_RELU_MAX_POOL2D, PX_FLOAT32)) {
         if (!json) std::printf("(%s lacks the fused bias + relu + max-pool op: its rows are not measured)\n", dev.str().c_str());
         return;
