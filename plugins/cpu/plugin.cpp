@@ -88,7 +88,7 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         if (const char* env = std::getenv("PLEXUS_CPU_DEVICES")) {
             char* end = nullptr;
             long v = std::strtol(env, &end, 10);
-            if (end == env || *end != '\0' || v < 1 || v > 64)
+            if (*env < '0' || *env > '9' || *end != '\0' || v < 1 || v > 64)  // digits only, as for the limit
                 return report(err, PX_ERROR_INVALID_ARGUMENT,
                               std::string("PLEXUS_CPU_DEVICES='") + env + "' is not a number of devices in 1..64");
             count = static_cast<int>(v);

@@ -69,6 +69,9 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
         const char *name, *value, *message;
     } bad[] = {
         {"PLEXUS_CPU_DEVICES", "zero", "PLEXUS_CPU_DEVICES='zero' is not a number of devices in 1..64"},
+        {"PLEXUS_CPU_DEVICES", " 2", "PLEXUS_CPU_DEVICES=' 2' is not a number of devices in 1..64"},
+        {"PLEXUS_CPU_DEVICES", "+2", "PLEXUS_CPU_DEVICES='+2' is not a number of devices in 1..64"},
+        {"PLEXUS_CPU_DEVICES", "65", "PLEXUS_CPU_DEVICES='65' is not a number of devices in 1..64"},
         {"PLEXUS_CPU_MEMORY_LIMIT", "12Q", "PLEXUS_CPU_MEMORY_LIMIT='12Q' is not a size (e.g. 512M, 2G, 1048576)"},
         {"PLEXUS_CPU_MEMORY_LIMIT", "17179869184G", "PLEXUS_CPU_MEMORY_LIMIT='17179869184G' is not a size"},  // 2^64
         {"PLEXUS_CPU_MEMORY_LIMIT", "0", "PLEXUS_CPU_MEMORY_LIMIT='0' is not a size"},
