@@ -37,3 +37,35 @@ TEST_CASE("px_random_value: uniform draws from the Philox words, normal ones aro
     CHECK(std::fabs(mean - 1.0) < 0.05);
     CHECK(std::fabs(var - 4.0) < 0.2);
 }
+
+namespace {
+// Philox4x32-10 as the paper writes it (the key bumped after each round): the
+// reference for the branch-free rounds in philox.h.
+px_philox4x32 philox_as_written(uint64_t counter, uint64_t seed) {
+    uint32_t c[4] = {uint32_t(counter), uint32_t(counter >> 32), 0, 0}, k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+        const uint64_t p0 = uint64_t(0xD2511F53u) * c[0], p1 = uint64_t(0xCD9E8D57u) * c[2];
+        const uint32_t n[4] = {uint32_t(p1 >> 32) ^ c[1] ^ k0, uint32_t(p1), uint32_t(p0 >> 32) ^ c[3] ^ k1, uint32_t(p0)};
+        for (int j = 0; j < 4; ++j) c[j] = n[j];
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    return {{c[0], c[1], c[2], c[3]}};
+}
+}  // namespace
+
+TEST_CASE("the branch-free rounds and dropout's integer test agree with Philox as written", "[host][random]") {
+    uint64_t counter = 0x0123456789ABCDEFull, seed = 0xFEDCBA9876543210ull;
+    for (int k = 0; k < 2000; ++k) {
+        counter = counter * 6364136223846793005ull + 1442695040888963407ull;  // spread over the 64 bits
+        seed ^= counter >> 7;
+        const px_philox4x32 got = px_philox4x32_10(counter, seed), want = philox_as_written(counter, seed);
+        for (int j = 0; j < 4; ++j) REQUIRE(got.v[j] == want.v[j]);
+        // keeps(i) == (u >= p) for the draw u, at p equal to u (kept), just
+        // above it (dropped), and at a few fixed rates.
+        const double u = px_uniform_double(want.v[0], want.v[1]);
+        for (double p : {u, std::nextafter(u, 1.0), 0.0, 0.1, 0.5, 0.999999}) {
+            INFO("draw " << k << ", u " << u << ", p " << p);
+            REQUIRE(px_dropout_keeps(seed, counter, 0, p) == (u >= p ? 1 : 0));
+        }
+    }
+}
