@@ -30,15 +30,21 @@ std::unique_ptr<Ranks> open_mpi_ranks(int& argc, char**& argv) {
             continue;
         }
         boost::dll::shared_library lib;
-        boost::dll::fs::error_code ec;
         // Global symbols: MPI's own components, loaded later by MPI, look
         // for its symbols there. Never unloaded (RTLD_NODELETE): MPI cannot
         // start twice in a process and its libraries do not unload cleanly.
         const auto mode = boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_global |
                           static_cast<boost::dll::load_mode::type>(RTLD_NODELETE);
-        lib.load(place, mode, ec);
-        if (ec || !lib.has(open_ranks_symbol)) {
-            tried += "\n  " + place.string() + ": " + (ec ? ec.message() : std::string("no ") + open_ranks_symbol);
+        try {
+            // The throwing form: its message keeps dlerror's text (e.g. which
+            // of MPI's libraries is missing); the error_code form loses it.
+            lib.load(place, mode);
+        } catch (const std::exception& e) {
+            tried += "\n  " + place.string() + ": it could not be loaded: " + e.what();
+            continue;
+        }
+        if (!lib.has(open_ranks_symbol)) {
+            tried += "\n  " + place.string() + ": it has no " + open_ranks_symbol + " (not plexus-train's MPI module)";
             continue;
         }
         char error[512] = {0};
@@ -46,8 +52,9 @@ std::unique_ptr<Ranks> open_mpi_ranks(int& argc, char**& argv) {
         if (!ranks) throw std::runtime_error(std::string("--distributed: starting MPI failed: ") + error);
         return std::unique_ptr<Ranks>(ranks);
     }
-    throw std::runtime_error("--distributed needs " + std::string(ranks_module_file) +
-                             " (built with plexus when MPI is found: install libopenmpi-dev and build again); tried:" +
+    throw std::runtime_error("--distributed needs a loadable " + std::string(ranks_module_file) +
+                             " (built with plexus when MPI is found: install libopenmpi-dev and build again; it needs "
+                             "MPI's libraries at run time); tried:" +
                              tried);
 }
 
