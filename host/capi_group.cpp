@@ -99,7 +99,7 @@ px_status px_group_join(px_runtime* runtime, px_device device, const px_group_id
         if (!handle) fail(PX_ERROR_PLUGIN, "plugin ", p.name, " joined a group but returned a NULL group");
         auto group = std::make_unique<GroupObj>(dev, handle, rank, size);
         *out = reinterpret_cast<px_group*>(group_table().insert(group.get()));
-        group.release();
+        static_cast<void>(group.release());  // the table owns it now
     });
 }
 

@@ -175,7 +175,7 @@ GroupObj& get_group(px_group* handle, const char* arg) {
 px_tensor* publish(TensorObj* tensor) {
     std::unique_ptr<TensorObj> owned(tensor);
     auto h = tensor_table().insert(tensor);
-    owned.release();
+    static_cast<void>(owned.release());  // the table owns it now
     return reinterpret_cast<px_tensor*>(h);
 }
 

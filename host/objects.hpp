@@ -70,10 +70,10 @@ struct DeviceImpl {
     px_device id{};
     std::string label;  // "cpu(0)"
     uint64_t memory_total = 0;  // from device_info at load; 0 when the plugin does not say
-    std::bitset<PX_OP_NUMBER_LIMIT * 8> supported;  // (op, dtype) pairs, read once at load
+    std::bitset<size_t(PX_OP_NUMBER_LIMIT) * 8> supported;  // (op, dtype) pairs, read once at load
 
     bool supports(int32_t op, int32_t dtype) const {
-        return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < 8 && supported[op * 8 + dtype];
+        return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < 8 && supported[size_t(op) * 8 + size_t(dtype)];
     }
     // Waits for all queued work; a device failure becomes PX_ERROR_DEVICE.
     void synchronize() const;

@@ -25,6 +25,7 @@ struct IdMessage {
 // per dtype, and gradients that share memory are summed once each.
 Tensor flatten(const std::vector<const Tensor*>& parts) {
     std::vector<Tensor> flat;
+    flat.reserve(parts.size());
     for (const Tensor* t : parts) flat.push_back(t->reshape({t->size()}));
     return flat.size() == 1 ? flat[0].copyto(flat[0].device()) : concat(flat);
 }

@@ -50,7 +50,8 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
         for (auto& [p, f] : plan) used = used || f == &e;
         if (!used) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": parameter '" + e.name + "' is not in the network");
     }
-    for (auto& [p, e] : plan) {
+    for (auto& [p, found] : plan) {
+        const param_file::Entry* e = found;  // a lambda may not capture a structured binding before C++20 (clang refuses)
         Tensor host = Tensor::wrap([&](px_tensor** o) {
             return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e->dtype), int32_t(e->shape.size()),
                                        e->shape.data(), e->data.data(), e->data.size(), o);

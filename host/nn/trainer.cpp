@@ -48,6 +48,7 @@ void Trainer::step(int64_t batch_size) {
     }
     if (hook_) {
         std::vector<Tensor> first;
+        first.reserve(grads.size());
         for (auto& g : grads) first.push_back(g[0]);
         hook_(first);
         if (first.size() != grads.size())

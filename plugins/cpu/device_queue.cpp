@@ -35,7 +35,7 @@ DeviceQueue::~DeviceQueue() {
     thread_.join();
 }
 
-void DeviceQueue::push(Task&& task) {
+void DeviceQueue::push(const Task& task) {
     std::lock_guard<std::mutex> producers(produce_);
     uint64_t t = tail_.load(std::memory_order_relaxed);
     if (small_task(task) && head_.load(std::memory_order_acquire) == t) {
@@ -45,7 +45,7 @@ void DeviceQueue::push(Task&& task) {
         return;
     }
     if (t - head_.load(std::memory_order_acquire) == capacity) wait_for_head(t - capacity / 2);  // full: let it drain half
-    ring_[t % capacity] = std::move(task);
+    ring_[t % capacity] = task;
     tail_.store(t + 1, std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_seq_cst)) {
         std::lock_guard<std::mutex> lock(sleep_);
@@ -90,7 +90,7 @@ void DeviceQueue::worker() {
     }
 }
 
-void DeviceQueue::execute(Task& task) {
+void DeviceQueue::execute(const Task& task) {
     // After a failure, ops are skipped until it is reported; copies still run.
     if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
         try {
@@ -107,10 +107,7 @@ void DeviceQueue::execute(Task& task) {
             record_failure(task, "unknown failure");
         }
     }
-    if (task.staging) {
-        std::free(task.staging);
-        task.staging = nullptr;
-    }
+    std::free(task.staging);  // the slot is overwritten before it runs again
 }
 
 void DeviceQueue::wait_for_head(uint64_t target) {
@@ -136,7 +133,7 @@ void DeviceQueue::record_failure(const Task& task, const std::string& what) {
     failed_.store(true, std::memory_order_release);
 }
 
-void DeviceQueue::run(Task& t) {
+void DeviceQueue::run(const Task& t) {
     if (t.kind == Task::copy) {
         std::memcpy(t.dst, t.src, t.bytes);
         return;

@@ -32,7 +32,7 @@ public:
     // the caller's thread instead when nothing is queued, since handing it to
     // the worker costs more than running it. Order and error reporting are the
     // same either way.
-    void push(Task&& task);
+    void push(const Task& task);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
     // first failure ("" when none).
     std::string wait();
@@ -41,8 +41,8 @@ public:
 
 private:
     void worker();
-    void run(Task& t);
-    void execute(Task& t);  // run + failure bookkeeping + staging release
+    void run(const Task& t);
+    void execute(const Task& t);  // run + failure bookkeeping + staging release
     void record_failure(const Task& t, const std::string& what);
     void wait_for_head(uint64_t target);
 

@@ -21,7 +21,7 @@ void pointwise_typed(const OpTask& t) {
     const int64_t n = t.out.numel();
     T* out = reinterpret_cast<T*>(t.out.data);
     const T* a = reinterpret_cast<const T*>(t.in[0].data);
-    const T* b = t.num_inputs > 1 ? reinterpret_cast<const T*>(t.in[1].data) : nullptr;
+    const T* b = reinterpret_cast<const T*>(t.in[1].data);  // the second input, for the ops that have one
     switch (t.op) {
     case PX_OP_BIAS_ADD: {
         int64_t outer, ch, inner;

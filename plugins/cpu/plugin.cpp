@@ -228,7 +228,7 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
         t.dst = dst->data + offset;
         t.bytes = bytes;
         t.staging = staging;
-        d->queue.push(std::move(t));
+        d->queue.push(t);
         return PX_OK;
     });
 }
@@ -267,7 +267,7 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
         t.dst = dst->data + dst_offset;
         t.bytes = bytes;
         if (from == to) {
-            to->queue.push(std::move(t));
+            to->queue.push(t);
             return PX_OK;
         }
         // Two devices: the source must be complete, and the source's later
@@ -337,7 +337,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
             return report(err, PX_ERROR_UNSUPPORTED, std::string(name) + " on " +
                                                          (px_dtype_name(dtype) ? px_dtype_name(dtype) : "an unknown dtype") +
                                                          " is not implemented");
-        d->queue.push(std::move(t));
+        d->queue.push(t);
         return PX_OK;
     });
 }

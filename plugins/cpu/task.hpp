@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "plexus/plugin.h"
 
@@ -69,6 +70,8 @@ struct Task {
     uint64_t bytes = 0;
     void* staging = nullptr;
 };
+// Tasks are copied into the queue's ring and out of it, never moved from.
+static_assert(std::is_trivially_copyable_v<Task>, "a Task must stay trivially copyable");
 
 // Thrown by kernels for a failure found while running (e.g. integer division by zero).
 struct KernelError : std::runtime_error {

@@ -63,6 +63,7 @@ const NcclApi& Collectives::api() {
 
 std::vector<ncclComm_t>& Collectives::comms_for(const std::vector<Device*>& devices) {
     std::vector<int> ordinals;
+    ordinals.reserve(devices.size());
     for (Device* d : devices) ordinals.push_back(d->ordinal);
     auto found = comms_.find(ordinals);
     if (found != comms_.end()) return found->second;

@@ -1,5 +1,6 @@
 #include "bench_parallel.hpp"
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -74,7 +75,7 @@ void bench_data_parallel(Device a, Device b, bool quick, bool json) {
         double one = step_seconds(net.build, {a}, reps);
         double two = step_seconds(net.build, {a, b}, reps);
         report({std::string(net.name) + " step, batch 256 over " + a.str() + "+" + b.str(), "ms", two * 1e3, one * 1e3,
-                "on " + a.str() + " alone", "efficiency " + std::to_string(int(100 * one / (2 * two) + 0.5)) + "%"},
+                "on " + a.str() + " alone", "efficiency " + std::to_string(std::lround(100 * one / (2 * two))) + "%"},
                json);
     }
 }

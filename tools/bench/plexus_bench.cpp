@@ -118,10 +118,15 @@ void bench_norm_log(Device dev, bool json) {
            json);
 }
 
-// The number after "key": in a one-line JSON object, or -1.
+// The number after "key": in a one-line JSON object, or -1 when the key is
+// missing or no number follows it.
 double json_number(const std::string& text, const std::string& key) {
     auto at = text.find("\"" + key + "\":");
-    return at == std::string::npos ? -1 : std::atof(text.c_str() + at + key.size() + 3);
+    if (at == std::string::npos) return -1;
+    const char* start = text.c_str() + at + key.size() + 3;
+    char* end = nullptr;
+    const double v = std::strtod(start, &end);
+    return end == start ? -1 : v;
 }
 
 // PyTorch running the same network and recipe (tools/bench/torch_lenet.py), or "" when it cannot run.

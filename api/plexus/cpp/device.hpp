@@ -53,8 +53,10 @@ inline Device try_gpu(int i = 0) { return num_gpus() >= i + 1 ? gpu(i) : cpu(); 
 
 // All GPUs, or {cpu()} when there is none.
 inline std::vector<Device> try_all_gpus() {
+    const int n = num_gpus();
     std::vector<Device> out;
-    for (int i = 0; i < num_gpus(); ++i) out.push_back(gpu(i));
+    out.reserve(size_t(n > 0 ? n : 1));
+    for (int i = 0; i < n; ++i) out.push_back(gpu(i));
     if (out.empty()) out.push_back(cpu());
     return out;
 }

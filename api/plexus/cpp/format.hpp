@@ -77,6 +77,7 @@ inline std::vector<Cell> float_cells(const std::vector<double>& vals, bool singl
 
 inline std::vector<Cell> int_cells(const std::vector<long long>& vals) {
     std::vector<Cell> cells;
+    cells.reserve(vals.size());
     for (long long v : vals) cells.push_back({std::to_string(v), ""});
     return cells;
 }

@@ -298,6 +298,7 @@ inline Tensor concat(const std::vector<Tensor>& parts, int axis = 0) {
 // devices' collective (e.g. NCCL) does it when their plugin has one.
 inline void all_reduce_sum(const std::vector<Tensor>& tensors) {
     std::vector<px_tensor*> hs;
+    hs.reserve(tensors.size());
     for (const auto& t : tensors) hs.push_back(t.handle());
     check(px_all_reduce_sum(hs.data(), int32_t(hs.size())));
 }
@@ -383,17 +384,23 @@ inline std::string values_string(const Tensor& t) {
     DType d = t.dtype();
     if (d == DType::float32 || d == DType::float64) {
         std::vector<double> all;
-        if (d == DType::float32) for (float v : t.to_vector<float>()) all.push_back(v);
-        else all = t.to_vector<double>();
+        if (d == DType::float32) {
+            const std::vector<float> f = t.to_vector<float>();
+            all.assign(f.begin(), f.end());
+        } else {
+            all = t.to_vector<double>();
+        }
         std::vector<double> vals;
+        vals.reserve(flat.size());
         for (auto o : flat) vals.push_back(all[size_t(o)]);
         cells = format::float_cells(vals, d == DType::float32);
     } else {
-        std::vector<long long> all;
-        if (d == DType::int32) for (auto v : t.to_vector<int32_t>()) all.push_back(v);
-        else if (d == DType::int64) for (auto v : t.to_vector<int64_t>()) all.push_back(v);
-        else for (auto v : t.to_vector<uint8_t>()) all.push_back(v);
+        auto widen = [](const auto& v) { return std::vector<long long>(v.begin(), v.end()); };
+        const std::vector<long long> all = d == DType::int32   ? widen(t.to_vector<int32_t>())
+                                           : d == DType::int64 ? widen(t.to_vector<int64_t>())
+                                                               : widen(t.to_vector<uint8_t>());
         std::vector<long long> vals;
+        vals.reserve(flat.size());
         for (auto o : flat) vals.push_back(all[size_t(o)]);
         cells = format::int_cells(vals);
     }
