@@ -5,6 +5,12 @@
 #include "cuda_check.hpp"
 #include "device.hpp"
 
+// Where NCCL is looked for; the CUDA emulator's build names its own
+// (tests/cuda_emu/emu_nccl.cpp).
+#ifndef PXCUDA_NCCL_LIBRARIES
+#define PXCUDA_NCCL_LIBRARIES "libnccl.so.2", "libnccl.so"
+#endif
+
 namespace pxcuda {
 
 namespace {
@@ -34,7 +40,7 @@ const NcclApi& Collectives::api() {
     // Once per context, whichever thread (an all-reduce, a group) comes first.
     std::call_once(load_once_, [this] {
         NcclApi& loaded = loaded_;
-        for (const char* name : {"libnccl.so.2", "libnccl.so"}) {
+        for (const char* name : {PXCUDA_NCCL_LIBRARIES}) {
             library_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
             if (library_) break;
         }

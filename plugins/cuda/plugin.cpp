@@ -425,7 +425,9 @@ px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_
         for (Device* d : order) locks.emplace_back(d->mutex);
         for (Device* d : order)
             if (!d->failed().empty()) return report(err, PX_ERROR_DEVICE, d->failed());
-        if (count == 0) return PX_OK;
+        // One device is its own sum: no NCCL needed (a machine without it
+        // still answers), and the work queued on it already orders it.
+        if (count == 0 || devices.size() == 1) return PX_OK;
         try {
             ctx->collectives.all_reduce_sum(devices, data, count, call->tensors[0].dtype);
         } catch (const Unsupported&) {

@@ -16,7 +16,7 @@ Device other_device(Device dev) {
 }
 }  // namespace
 
-TEST_CASE("copyto always copies; as_in_context only when it must", "[conformance][semantics][R7]") {
+TEST_CASE("copyto always copies, as_in_context only when it must", "[conformance][semantics][R7]") {
     PX_NEEDS({PX_OP_ADD, DType::float32}, {PX_OP_EXP, DType::float32}, {PX_OP_MUL, DType::float32},
              {PX_OP_CAST, DType::float32});
     Device dev = pxtest::device_under_test();
@@ -120,7 +120,11 @@ TEST_CASE("a failure on the device is reported at the next wait, then the device
     Tensor a = arange(0, 4, 1, dev, DType::int32);
     Tensor q = a / a;  // 0 / 0: found while running, not while queuing
     std::string m = pxtest::message_of<DeviceError>([&] { q.to_vector<int32_t>(); });
-    PX_REQUIRE_MENTIONS(m, "div failed on " + dev.str() + ": integer division by zero");
+    // The op and the reason from the plugin; the device as the host names it
+    // (a plugin knows only its own numbering: "CUDA device 0" may be gpu(1)).
+    PX_REQUIRE_MENTIONS(m, "div failed on ");
+    PX_REQUIRE_MENTIONS(m, "integer division by zero");
+    PX_REQUIRE_MENTIONS(m, dev.str() + ": ");
     // Reported once; the device keeps working.
     REQUIRE(values(a + 1.0) == std::vector<double>{1, 2, 3, 4});
     Tensor b = a / a;

@@ -83,7 +83,17 @@ TEST_CASE("a label outside the classes is reported at the next wait", "[cuda][gp
 TEST_CASE("out of memory names the figures and leaves the device usable", "[cuda][gpu]") {
     const uint64_t total = device_info(gpu(0)).memory_total;
     REQUIRE(total > 0);
-    CHECK_THROWS_WITH(empty({int64_t(total / 4) + 1}, gpu(0)), Contains("out of memory: asked for") && Contains(" free of "));
+    // More than the device has: the host refuses it before asking the plugin.
+    CHECK_THROWS_AS(empty({int64_t(total / 4) + 1}, gpu(0)), OutOfMemoryError);
+    CHECK_THROWS_WITH(empty({int64_t(total / 4) + 1}, gpu(0)), Contains("bytes in all"));
+    // What fits the device but not beside a tensor held: the plugin's own
+    // out of memory (the pool emptied, the allocation tried again), with its figures.
+    const int64_t most = int64_t(total / 4 * 6 / 10);  // float32 elements: 60% of the memory
+    {
+        Tensor held = empty({most}, gpu(0));
+        CHECK_THROWS_AS(empty({most}, gpu(0)), OutOfMemoryError);
+        CHECK_THROWS_WITH(empty({most}, gpu(0)), Contains("out of memory: asked for") && Contains(" free of "));
+    }
     Tensor fine = full({1 << 20}, 2.0, gpu(0));
     CHECK(fine.sum().to_vector<float>()[0] == float(2 << 20));
 }
@@ -127,7 +137,10 @@ TEST_CASE("TF32 is used only when the user opts in", "[cuda][gpu]") {
     Tensor tf32 = matmul(a, b);
     allow_tf32(false);
     const double e_full = worst(full32, exact), e_tf32 = worst(tf32, exact);
-    CHECK(e_full < 1e-5);
+    // A float32 product of 512 terms, summed one after the other, is off by
+    // about 2e-5 (OpenBLAS on the CUDA emulator: 2.6e-5); TF32's 10-bit
+    // mantissas give about 1e-3, so 1e-4 tells them apart.
+    CHECK(e_full < 1e-4);
     CHECK(e_tf32 < 5e-2);   // 10-bit mantissas: about 1e-3 relative per product
     // TF32 exists from Ampere (sm_80) on; the device name says "(sm_XY, ...".
     const std::string name = device_info(gpu(0)).name;
@@ -135,8 +148,8 @@ TEST_CASE("TF32 is used only when the user opts in", "[cuda][gpu]") {
     if (at != std::string::npos && std::stoi(name.substr(at + 4)) >= 80) CHECK(e_tf32 > e_full);
 }
 
-TEST_CASE("a kernel fault is reported at the next wait naming the op; the device is lost, the CPU keeps working",
-          "[cuda][gpu]") {
+TEST_CASE("a kernel fault is reported at the next wait naming the op, the device is lost and the CPU keeps working",
+          "[cuda][gpu][fault]") {
     // The hook is off unless asked for before a plugin context is made, so
     // this test makes its own runtime (the default one exists already).
     setenv("PLEXUS_CUDA_TEST_HOOKS", "1", 1);

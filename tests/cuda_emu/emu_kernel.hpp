@@ -1,0 +1,100 @@
+// The CUDA kernel language on the host, for the CUDA emulator (see
+// emu_runtime.cpp). Force-included into the CUDA plugin's kernel files after
+// translate_launches.cmake has turned each `kernel<<<grid, block, shared,
+// stream>>>(args)` into `px_emu::Launcher(grid, block, shared, stream).run(
+// <a call of kernel>, args)`. Each launch runs every thread of every block on
+// the calling thread, at once (the emulated streams are synchronous).
+//
+// Threads run as plain calls when the kernel never waits for its block or
+// warp; a kernel that does (__syncthreads, __shfl_xor_sync) runs each block's
+// threads as fibers (ucontext) that meet at those points, so shared memory
+// and shuffles behave as on a GPU. Shared memory is a function-static array
+// per OS thread: blocks run one after the other, so each has it to itself.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <math.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+
+namespace px_emu {
+
+struct Indices {
+    uint3 thread, block;
+    dim3 block_dim, grid_dim;
+};
+extern thread_local Indices current;
+
+void sync_block();
+// Every lane of the warp offers `bits`; returns the bits lane ^ lane_mask offered.
+uint64_t exchange_in_warp(uint64_t bits, int lane_mask);
+
+class Launcher {
+public:
+    Launcher(dim3 grid, dim3 block, size_t shared_bytes = 0, cudaStream_t stream = nullptr)
+        : grid_(grid), block_(block), shared_bytes_(shared_bytes), stream_(stream) {}
+    template <class F, class... Args>
+    void run(F&& call, Args&&... args) {
+        const std::function<void()> thread_body = [&] { call(args...); };
+        launch(thread_body);
+    }
+
+private:
+    void launch(const std::function<void()>& thread_body);
+    dim3 grid_, block_;
+    size_t shared_bytes_;
+    cudaStream_t stream_;
+};
+
+}  // namespace px_emu
+
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __shared__
+#undef __forceinline__
+#undef __launch_bounds__
+#define __global__
+#define __device__
+#define __host__
+#define __shared__ static thread_local
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+#define threadIdx (::px_emu::current.thread)
+#define blockIdx (::px_emu::current.block)
+#define blockDim (::px_emu::current.block_dim)
+#define gridDim (::px_emu::current.grid_dim)
+
+inline void __syncthreads() { px_emu::sync_block(); }
+inline void __threadfence() {}
+
+template <class T>
+T __shfl_xor_sync(unsigned /*mask: full warps only*/, T value, int lane_mask, int /*width*/ = 32) {
+    static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable<T>::value, "a shuffle moves <= 8 bytes");
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    bits = px_emu::exchange_in_warp(bits, lane_mask);
+    T out;
+    std::memcpy(&out, &bits, sizeof(T));
+    return out;
+}
+
+// Blocks run one at a time on one thread: atomics are plain reads and writes.
+inline int atomicCAS(int* address, int compare, int value) {
+    const int old = *address;
+    if (old == compare) *address = value;
+    return old;
+}
+inline int atomicExch(int* address, int value) {
+    const int old = *address;
+    *address = value;
+    return old;
+}
+
+// The device's integer and floating min and max, as CUDA declares them.
+using std::max;
+using std::min;

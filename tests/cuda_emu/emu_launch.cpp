@@ -1,0 +1,183 @@
+// Kernel launches in the CUDA emulator (emu_kernel.hpp): every thread of
+// every block runs on the calling thread. Block 0's thread 0 runs first as a
+// fiber; if it finishes without waiting for its block or warp, the kernel
+// never waits and the other threads run as plain calls. Otherwise every
+// block's threads run as fibers (ucontext), switched at __syncthreads and at
+// warp shuffles, which release once every live thread (or lane) has arrived,
+// as a GPU's barriers do.
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "emu_kernel.hpp"
+#include "emu_runtime.hpp"
+
+namespace px_emu {
+
+thread_local Indices current;
+
+namespace {
+
+constexpr size_t kStackBytes = 64 * 1024;
+constexpr unsigned kWarp = 32;
+
+enum class State { runnable, at_block_barrier, at_warp_barrier, done };
+
+struct Fiber {
+    ucontext_t context;
+    State state = State::runnable;
+    uint64_t offered[2] = {0, 0};  // warp exchanges, by round parity: a lane is at most one round ahead
+    unsigned round = 0;
+};
+
+struct BlockRun {
+    const std::function<void()>* body = nullptr;
+    std::vector<Fiber> fibers;
+    ucontext_t scheduler;
+    unsigned running = 0;
+    bool waited = false;  // a thread met a barrier or a shuffle
+};
+
+thread_local BlockRun* active = nullptr;  // the block whose fibers run on this thread
+thread_local bool plain = false;          // threads run as plain calls: they must not wait
+thread_local std::vector<char> stacks;
+
+[[noreturn]] void fatal(const char* what) {
+    std::fprintf(stderr, "CUDA emulator: %s\n", what);
+    std::abort();
+}
+
+uint3 thread_of(unsigned i, dim3 b) { return uint3{i % b.x, (i / b.x) % b.y, i / (b.x * b.y)}; }
+
+void fiber_main() {
+    BlockRun& r = *active;
+    (*r.body)();
+    r.fibers[r.running].state = State::done;  // returning resumes uc_link, the scheduler
+}
+
+void start(BlockRun& r, unsigned i) {
+    Fiber& f = r.fibers[i];
+    f = Fiber{};
+    if (getcontext(&f.context) != 0) fatal("getcontext failed");
+    f.context.uc_stack.ss_sp = stacks.data() + size_t(i) * kStackBytes;
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = &r.scheduler;
+    makecontext(&f.context, fiber_main, 0);
+}
+
+void resume(BlockRun& r, unsigned i) {
+    r.running = i;
+    current.thread = thread_of(i, current.block_dim);
+    if (swapcontext(&r.scheduler, &r.fibers[i].context) != 0) fatal("swapcontext failed");
+}
+
+// Parks the running fiber in `state` until the scheduler releases it.
+Fiber& park(State state) {
+    if (plain || !active)
+        fatal("a kernel waited at a barrier or shuffle although its first thread did not; the emulator "
+              "needs every thread of a kernel to meet the same barriers");
+    BlockRun& r = *active;
+    Fiber& f = r.fibers[r.running];
+    f.state = state;
+    r.waited = true;
+    if (swapcontext(&f.context, &r.scheduler) != 0) fatal("swapcontext failed");
+    return f;
+}
+
+// Runs the block's fibers (those below `started` exist already) to the end.
+void run_fibers(BlockRun& r, unsigned started) {
+    const unsigned n = unsigned(r.fibers.size());
+    for (unsigned i = started; i < n; ++i) start(r, i);
+    for (;;) {
+        for (unsigned i = 0; i < n; ++i)
+            if (r.fibers[i].state == State::runnable) resume(r, i);
+        unsigned live = 0, at_block = 0;
+        bool released = false;
+        for (unsigned w = 0; w < n; w += kWarp) {
+            unsigned live_lanes = 0, at_warp = 0;
+            for (unsigned i = w; i < std::min(n, w + kWarp); ++i) {
+                const State s = r.fibers[i].state;
+                live_lanes += s != State::done;
+                at_warp += s == State::at_warp_barrier;
+                at_block += s == State::at_block_barrier;
+            }
+            live += live_lanes;
+            if (at_warp > 0 && at_warp == live_lanes) {
+                for (unsigned i = w; i < std::min(n, w + kWarp); ++i)
+                    if (r.fibers[i].state == State::at_warp_barrier) r.fibers[i].state = State::runnable;
+                released = true;
+            }
+        }
+        if (live == 0) return;
+        if (!released && at_block == live) {
+            for (Fiber& f : r.fibers)
+                if (f.state == State::at_block_barrier) f.state = State::runnable;
+            released = true;
+        }
+        if (!released) fatal("deadlock: the threads of a block wait at different barriers");
+    }
+}
+
+bool valid(dim3 grid, dim3 block, size_t shared_bytes) {
+    const uint64_t threads = uint64_t(block.x) * block.y * block.z;
+    return threads >= 1 && threads <= 1024 && block.x <= 1024 && block.y <= 1024 && block.z <= 64 && grid.x >= 1 &&
+           grid.x <= 0x7fffffffu && grid.y >= 1 && grid.y <= 65535 && grid.z >= 1 && grid.z <= 65535 &&
+           shared_bytes <= 48 * 1024;
+}
+
+}  // namespace
+
+void sync_block() { park(State::at_block_barrier); }
+
+uint64_t exchange_in_warp(uint64_t bits, int lane_mask) {
+    BlockRun& r = *active;
+    const unsigned me = r.running;
+    const unsigned slot = r.fibers[me].round & 1;
+    r.fibers[me].offered[slot] = bits;
+    Fiber& f = park(State::at_warp_barrier);
+    const unsigned partner = (me & ~(kWarp - 1)) | ((me & (kWarp - 1)) ^ unsigned(lane_mask));
+    const uint64_t got = partner < r.fibers.size() ? r.fibers[partner].offered[slot] : bits;
+    ++f.round;
+    return got;
+}
+
+void Launcher::launch(const std::function<void()>& thread_body) {
+    if (!valid(grid_, block_, shared_bytes_)) return note_launch_error(cudaErrorInvalidConfiguration);
+    if (!stream_valid(stream_)) return note_launch_error(cudaErrorInvalidResourceHandle);
+    if (active) fatal("a launch from inside a kernel");
+    const unsigned n = block_.x * block_.y * block_.z;
+    const uint64_t blocks = uint64_t(grid_.x) * grid_.y * grid_.z;
+    BlockRun r;
+    r.body = &thread_body;
+    r.fibers.resize(n);
+    if (stacks.size() < size_t(n) * kStackBytes) stacks.resize(size_t(n) * kStackBytes);
+    current.grid_dim = grid_;
+    current.block_dim = block_;
+    active = &r;
+    bool plain_kernel = false;
+    for (uint64_t b = 0; b < blocks; ++b) {
+        current.block = uint3{unsigned(b % grid_.x), unsigned(b / grid_.x % grid_.y), unsigned(b / (uint64_t(grid_.x) * grid_.y))};
+        unsigned started = 0;
+        if (b == 0) {
+            start(r, 0);
+            resume(r, 0);
+            started = 1;
+            plain_kernel = r.fibers[0].state == State::done && !r.waited;
+        }
+        if (plain_kernel) {
+            plain = true;
+            for (unsigned i = started; i < n; ++i) {
+                current.thread = thread_of(i, block_);
+                thread_body();
+            }
+            plain = false;
+        } else {
+            run_fibers(r, started);
+        }
+    }
+    active = nullptr;
+}
+
+}  // namespace px_emu
