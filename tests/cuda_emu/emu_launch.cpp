@@ -4,7 +4,10 @@
 // never waits and the other threads run as plain calls. Otherwise every
 // block's threads run as fibers (ucontext), switched at __syncthreads and at
 // warp shuffles, which release once every live thread (or lane) has arrived,
-// as a GPU's barriers do.
+// as a GPU's barriers do. A kernel that faults returns from its launch and
+// loses its device (emu_runtime.hpp), as an illegal address does on a GPU.
+#include <setjmp.h>
+#include <signal.h>
 #include <ucontext.h>
 
 #include <cstdio>
@@ -120,6 +123,31 @@ void run_fibers(BlockRun& r, unsigned started) {
     }
 }
 
+// Faults inside a kernel jump back to its launch; others go to the handler
+// that was there before (installed once: handlers are process-wide).
+thread_local sigjmp_buf* fault_exit = nullptr;
+struct sigaction previous_segv, previous_bus;
+
+void on_fault(int sig, siginfo_t* info, void* context) {
+    if (fault_exit) siglongjmp(*fault_exit, 1);
+    const struct sigaction& before = sig == SIGSEGV ? previous_segv : previous_bus;
+    if (before.sa_flags & SA_SIGINFO) return before.sa_sigaction(sig, info, context);
+    sigaction(sig, &before, nullptr);  // default or ignore: fault again with it
+}
+
+void catch_faults() {
+    static const bool installed = [] {
+        struct sigaction action {};
+        action.sa_sigaction = on_fault;
+        action.sa_flags = SA_SIGINFO | SA_NODEFER;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGSEGV, &action, &previous_segv);
+        sigaction(SIGBUS, &action, &previous_bus);
+        return true;
+    }();
+    (void)installed;
+}
+
 bool valid(dim3 grid, dim3 block, size_t shared_bytes) {
     const uint64_t threads = uint64_t(block.x) * block.y * block.z;
     return threads >= 1 && threads <= 1024 && block.x <= 1024 && block.y <= 1024 && block.z <= 64 && grid.x >= 1 &&
@@ -147,9 +175,20 @@ void Launcher::launch(const std::function<void()>& thread_body) {
     if (!valid(grid_, block_, shared_bytes_)) return note_launch_error(cudaErrorInvalidConfiguration);
     if (!stream_valid(stream_)) return note_launch_error(cudaErrorInvalidResourceHandle);
     if (active) fatal("a launch from inside a kernel");
+    if (const cudaError_t lost = device_lost()) return note_launch_error(lost);
+    catch_faults();
+    BlockRun r;  // before the jump point: a fault returns to it with r alive
+    sigjmp_buf exit;
+    if (sigsetjmp(exit, 1) != 0) {  // the kernel faulted: its threads are abandoned
+        fault_exit = nullptr;
+        active = nullptr;
+        plain = false;
+        std::fprintf(stderr, "CUDA emulator: a kernel faulted; the device is lost, as after an illegal address\n");
+        return note_device_fault();
+    }
+    fault_exit = &exit;
     const unsigned n = block_.x * block_.y * block_.z;
     const uint64_t blocks = uint64_t(grid_.x) * grid_.y * grid_.z;
-    BlockRun r;
     r.body = &thread_body;
     r.fibers.resize(n);
     if (stacks.size() < size_t(n) * kStackBytes) stacks.resize(size_t(n) * kStackBytes);
@@ -178,6 +217,7 @@ void Launcher::launch(const std::function<void()>& thread_body) {
         }
     }
     active = nullptr;
+    fault_exit = nullptr;
 }
 
 }  // namespace px_emu

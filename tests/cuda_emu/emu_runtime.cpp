@@ -9,12 +9,14 @@
 // product must lie inside one live allocation, leading dimensions must be
 // what cuBLAS accepts, and launches must fit CUDA's limits. New memory is
 // filled with 0xFF bytes (NaN, -1), so a kernel that reads what it never
-// wrote shows. PLEXUS_CUDA_EMU_DEVICES (1-8, default 2: the multi-GPU paths run) and
+// wrote shows. A kernel that faults (SIGSEGV, SIGBUS) loses its device, as
+// an illegal address loses a GPU's context. PLEXUS_CUDA_EMU_DEVICES (1-8, default 2: the multi-GPU paths run) and
 // PLEXUS_CUDA_EMU_MEMORY (bytes per device, default 1 GiB) shape it.
 #include <cblas.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +80,7 @@ State& state() {
 
 thread_local int current_device = 0;
 thread_local cudaError_t last_error = cudaSuccess;
+std::atomic<uint32_t> lost_devices{0};  // a bit per device whose context a kernel fault lost
 
 cudaError_t fail(cudaError_t e) {
     last_error = e;
@@ -110,6 +113,7 @@ bool device_range(const void* p, size_t bytes, const char* call) {
 
 cudaError_t allocate(void** out, size_t bytes, int device, CUmemPoolHandle_st* pool) {
     if (!out) return fail(cudaErrorInvalidValue);
+    if (device >= 0 && (lost_devices.load() & (1u << device))) return fail(cudaErrorIllegalAddress);
     *out = nullptr;
     if (bytes == 0) return cudaSuccess;
     State& s = state();
@@ -159,6 +163,15 @@ namespace px_emu {
 
 void note_launch_error(cudaError_t e) { last_error = e; }
 
+void note_device_fault() {
+    lost_devices |= 1u << current_device;
+    last_error = cudaErrorIllegalAddress;
+}
+
+cudaError_t device_lost() {
+    return lost_devices.load() & (1u << current_device) ? cudaErrorIllegalAddress : cudaSuccess;
+}
+
 bool stream_valid(cudaStream_t s) {
     if (!s) return true;
     std::lock_guard<std::mutex> lock(state().mutex);
@@ -171,7 +184,7 @@ extern "C" {
 
 cudaError_t cudaGetLastError(void) {
     const cudaError_t e = last_error;
-    last_error = cudaSuccess;
+    last_error = px_emu::device_lost();  // a lost context's error is sticky
     return e;
 }
 
@@ -184,6 +197,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     default: return "cudaErrorUnknown";
     }
 }
@@ -197,6 +211,7 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorNotReady: return "device not ready";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     default: return "unknown error";
     }
 }
@@ -276,7 +291,11 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-    return px_emu::stream_valid(s) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+    if (!px_emu::stream_valid(s)) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = s ? (lost_devices.load() & (1u << s->device) ? cudaErrorIllegalAddress : cudaSuccess)
+                                   : px_emu::device_lost())
+        return fail(lost);
+    return cudaSuccess;
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
@@ -295,7 +314,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     return e ? cudaStreamSynchronize(s) : fail(cudaErrorInvalidResourceHandle);
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t e) { return e ? cudaSuccess : fail(cudaErrorInvalidResourceHandle); }
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    if (!e) return fail(cudaErrorInvalidResourceHandle);
+    return lost_devices.load() & (1u << e->device) ? fail(cudaErrorIllegalAddress) : cudaSuccess;
+}
 cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) { return allocate(p, bytes, current_device, nullptr); }
@@ -343,6 +365,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+    if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
     const bool dst_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     const bool src_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice)
@@ -363,6 +386,7 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
 }
 cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+    if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
     if (!device_range(p, bytes, "cudaMemset")) return fail(cudaErrorInvalidValue);
     if (bytes) std::memset(p, value, bytes);
     return cudaSuccess;
