@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 # (LeakSanitizer included) in build-asan/, then the concurrency test built with
-# ThreadSanitizer in build-tsan/. Any report fails the run. The CUDA plugin is
-# left out (its runtime and ASan's shadow memory do not mix; the GPU tests
-# skip without a GPU anyway).
+# ThreadSanitizer in build-tsan/. Any report fails the run. The CUDA plugin as
+# built by nvcc is left out (its runtime and ASan's shadow memory do not mix;
+# the GPU tests skip without a GPU anyway), but its sources are in: the CUDA
+# emulator (tests/cuda_emu) compiles them with the host compiler, so ASan
+# checks every kernel's memory accesses to the byte, as compute-sanitizer's
+# memcheck would on a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-packages.sh

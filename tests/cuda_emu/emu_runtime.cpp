@@ -65,6 +65,7 @@ uint64_t env_number(const char* name, uint64_t fallback, uint64_t lo, uint64_t h
 }
 
 struct State {
+    ~State();
     const int devices = int(env_number("PLEXUS_CUDA_EMU_DEVICES", 2, 1, 8));
     const uint64_t memory = env_number("PLEXUS_CUDA_EMU_MEMORY", uint64_t(1) << 30, 1 << 20, uint64_t(1) << 40);
     std::mutex mutex;
@@ -81,6 +82,14 @@ State& state() {
 thread_local int current_device = 0;
 thread_local cudaError_t last_error = cudaSuccess;
 std::atomic<uint32_t> lost_devices{0};  // a bit per device whose context a kernel fault lost
+
+// A lost device's memory goes with its context when the process ends, as on
+// a GPU (its plugin no longer frees it); any other block left is a leak that
+// LeakSanitizer should see, so it stays.
+State::~State() {
+    for (auto& [start, a] : allocations)
+        if (a.device >= 0 && (lost_devices.load() & (1u << a.device))) std::free(const_cast<char*>(start));
+}
 
 cudaError_t fail(cudaError_t e) {
     last_error = e;
@@ -119,10 +128,11 @@ cudaError_t allocate(void** out, size_t bytes, int device, CUmemPoolHandle_st* p
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (device >= 0 && s.used[size_t(device)] + bytes > s.memory) return fail(cudaErrorMemoryAllocation);
-    const size_t rounded = (bytes + 255) / 256 * 256;
-    void* p = std::aligned_alloc(256, rounded);
-    if (!p) return fail(cudaErrorMemoryAllocation);
-    std::memset(p, 0xFF, rounded);  // never zero: a kernel reading what it did not write shows
+    // Aligned as cudaMalloc's, and of the exact size, so that a sanitizer
+    // sees a kernel step one byte past the end.
+    void* p = nullptr;
+    if (posix_memalign(&p, 256, bytes) != 0) return fail(cudaErrorMemoryAllocation);
+    std::memset(p, 0xFF, bytes);  // never zero: a kernel reading what it did not write shows
     s.allocations[static_cast<const char*>(p)] = Allocation{bytes, device, pool};
     if (device >= 0) s.used[size_t(device)] += bytes;
     if (pool) pool->reserved += bytes;
