@@ -302,7 +302,7 @@ int main(int argc, char** argv) try {
         std::printf("%s\n", out.str().c_str());
     }
     return 0;
-} catch (const plexus::Error& e) {
+} catch (const std::exception& e) {  // plexus::Error, or a raw baseline's CUDA failure
     std::fprintf(stderr, "plexus-bench: %s\n", e.what());
     return 1;
 }
