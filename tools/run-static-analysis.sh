@@ -10,7 +10,7 @@ tools/install-packages.sh clang-tidy
 [ -f build/compile_commands.json ] || tools/setup.sh
 runner=$(command -v run-clang-tidy || command -v run-clang-tidy-14)
 files="^$PWD/(host|plugins|tools|examples)/.*\.cpp$"
-count=$(grep -cE "\"file\": \"$PWD/(host|plugins|tools|examples)/[^\"]*\.cpp\"" build/compile_commands.json || true)
+count=$(grep -oE "\"file\": \"$PWD/(host|plugins|tools|examples)/[^\"]*\.cpp\"" build/compile_commands.json | sort -u | wc -l)
 echo "run-static-analysis: clang-tidy over $count files"
 start=$(date +%s)
 if "$runner" -p build -j "$(nproc)" -quiet "$files" >build/clang-tidy.log 2>&1; then

@@ -8,8 +8,10 @@
 // Threads run as plain calls when the kernel never waits for its block or
 // warp; a kernel that does (__syncthreads, __shfl_xor_sync) runs each block's
 // threads as fibers (ucontext) that meet at those points, so shared memory
-// and shuffles behave as on a GPU. Shared memory is a function-static array
-// per OS thread: blocks run one after the other, so each has it to itself.
+// and shuffles behave as on a GPU. Launches run one at a time in the
+// process, so shared memory is a function-static array that every block has
+// to itself. (Nothing here is thread_local: LeakSanitizer's tracer crashed on
+// the dynamic TLS blocks that thread_local arrays in a dlopen'd module make.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,7 +28,7 @@ struct Indices {
     uint3 thread, block;
     dim3 block_dim, grid_dim;
 };
-extern thread_local Indices current;
+extern Indices current;  // of the thread running now (one launch at a time)
 
 void sync_block();
 // Every lane of the warp offers `bits`; returns the bits lane ^ lane_mask offered.
@@ -60,7 +62,7 @@ private:
 #define __global__
 #define __device__
 #define __host__
-#define __shared__ static thread_local
+#define __shared__ static
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 

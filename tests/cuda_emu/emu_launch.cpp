@@ -10,8 +10,11 @@
 #include <signal.h>
 #include <ucontext.h>
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <vector>
 
 #include "emu_kernel.hpp"
@@ -19,7 +22,7 @@
 
 namespace px_emu {
 
-thread_local Indices current;
+Indices current;
 
 namespace {
 
@@ -43,9 +46,11 @@ struct BlockRun {
     bool waited = false;  // a thread met a barrier or a shuffle
 };
 
-thread_local BlockRun* active = nullptr;  // the block whose fibers run on this thread
-thread_local bool plain = false;          // threads run as plain calls: they must not wait
-thread_local std::vector<char> stacks;
+// One launch at a time in the process: the state below is the running launch's.
+std::mutex launching;
+BlockRun* active = nullptr;  // the block whose fibers run
+bool plain = false;          // threads run as plain calls: they must not wait
+std::vector<char> stacks;
 
 [[noreturn]] void fatal(const char* what) {
     std::fprintf(stderr, "CUDA emulator: %s\n", what);
@@ -125,11 +130,12 @@ void run_fibers(BlockRun& r, unsigned started) {
 
 // Faults inside a kernel jump back to its launch; others go to the handler
 // that was there before (installed once: handlers are process-wide).
-thread_local sigjmp_buf* fault_exit = nullptr;
+sigjmp_buf* fault_exit = nullptr;  // set while a kernel runs
+pthread_t kernel_thread;           // the thread running it
 struct sigaction previous_segv, previous_bus;
 
 void on_fault(int sig, siginfo_t* info, void* context) {
-    if (fault_exit) siglongjmp(*fault_exit, 1);
+    if (fault_exit && pthread_equal(pthread_self(), kernel_thread)) siglongjmp(*fault_exit, 1);
     const struct sigaction& before = sig == SIGSEGV ? previous_segv : previous_bus;
     if (before.sa_flags & SA_SIGINFO) return before.sa_sigaction(sig, info, context);
     sigaction(sig, &before, nullptr);  // default or ignore: fault again with it
@@ -174,9 +180,9 @@ uint64_t exchange_in_warp(uint64_t bits, int lane_mask) {
 void Launcher::launch(const std::function<void()>& thread_body) {
     if (!valid(grid_, block_, shared_bytes_)) return note_launch_error(cudaErrorInvalidConfiguration);
     if (!stream_valid(stream_)) return note_launch_error(cudaErrorInvalidResourceHandle);
-    if (active) fatal("a launch from inside a kernel");
     if (const cudaError_t lost = device_lost()) return note_launch_error(lost);
     catch_faults();
+    std::lock_guard<std::mutex> one_at_a_time(launching);
     BlockRun r;  // before the jump point: a fault returns to it with r alive
     sigjmp_buf exit;
     if (sigsetjmp(exit, 1) != 0) {  // the kernel faulted: its threads are abandoned
@@ -186,6 +192,7 @@ void Launcher::launch(const std::function<void()>& thread_body) {
         std::fprintf(stderr, "CUDA emulator: a kernel faulted; the device is lost, as after an illegal address\n");
         return note_device_fault();
     }
+    kernel_thread = pthread_self();
     fault_exit = &exit;
     const unsigned n = block_.x * block_.y * block_.z;
     const uint64_t blocks = uint64_t(grid_.x) * grid_.y * grid_.z;

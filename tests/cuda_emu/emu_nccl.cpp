@@ -45,8 +45,9 @@ namespace {
 
 std::mutex mutex;
 std::map<std::string, std::weak_ptr<Clique>> by_id;
-thread_local int group_depth = 0;
-thread_local std::vector<ncclComm_t> touched;
+// A group is per thread, as NCCL's (initial-exec: no dynamic TLS block).
+__attribute__((tls_model("initial-exec"))) thread_local int group_depth = 0;
+__attribute__((tls_model("initial-exec"))) thread_local std::vector<ncclComm_t> touched;
 
 template <class T>
 void sum_into(const std::vector<Op>& ops) {

@@ -79,8 +79,9 @@ State& state() {
     return s;
 }
 
-thread_local int current_device = 0;
-thread_local cudaError_t last_error = cudaSuccess;
+// Per thread, as CUDA's; initial-exec: small and static, no dynamic TLS block.
+__attribute__((tls_model("initial-exec"))) thread_local int current_device = 0;
+__attribute__((tls_model("initial-exec"))) thread_local cudaError_t last_error = cudaSuccess;
 std::atomic<uint32_t> lost_devices{0};  // a bit per device whose context a kernel fault lost
 
 // A lost device's memory goes with its context when the process ends, as on
