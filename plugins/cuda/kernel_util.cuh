@@ -47,7 +47,7 @@ inline unsigned grid_for(int64_t n, const Launch& l, int per_thread = 1) {
 __device__ inline double block_sum(double mine, double* part) {
     part[threadIdx.x] = mine;
     __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
         if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
         __syncthreads();
     }

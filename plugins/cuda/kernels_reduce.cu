@@ -96,7 +96,7 @@ __global__ void reduce_rows(const T* __restrict__ in, Shape3 g, typename Op::S* 
         for (int64_t e = lo + threadIdx.x; e < hi; e += blockDim.x) s = Op::combine(s, Op::load(p[e], e));
         shared[threadIdx.x] = s;
         __syncthreads();
-        for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
             if (threadIdx.x < half) shared[threadIdx.x] = Op::combine(shared[threadIdx.x], shared[threadIdx.x + half]);
             __syncthreads();
         }
