@@ -8,48 +8,13 @@
 #include <vector>
 
 #include "plexus/nn.hpp"
+#include "small_training.hpp"
 
 using namespace plexus;
 
 namespace {
 
 std::vector<float> host(const Tensor& t) { return t.astype(DType::float32).to_vector<float>(); }
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-    auto x = host(a), y = host(b);
-    REQUIRE(x.size() == y.size());
-    double m = 0;
-    for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(double(x[i]) - double(y[i])));
-    return m;
-}
-
-// A small LeNet: every layer kind plexus-train uses, with known input sizes.
-void build(nn::Sequential& net) {
-    net.add(nn::Conv2D(4, 3, 1, 1, "relu", 1), nn::MaxPool2D(2, 2), nn::Conv2D(6, 3, 1, 0, "relu", 4),
-            nn::AvgPool2D(2, 2), nn::Flatten(), nn::Dense(16, "relu", 6), nn::Dense(3, "", 16));
-}
-
-// k SGD steps with momentum on `devices`, each batch split over them.
-nn::Sequential& train(nn::Sequential& net, const std::vector<Device>& devices, const Tensor& x, const Tensor& y, int k) {
-    seed(11);
-    build(net);
-    net.initialize(devices);
-    nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.2}, {"momentum", 0.9}, {"wd", 1e-3}});
-    loss::SoftmaxCrossEntropyLoss loss_fn;
-    const int64_t batch = x.shape()[0];
-    for (int step = 0; step < k; ++step) {
-        auto xs = nn::split_and_load(x, devices);
-        auto ys = nn::split_and_load(y, devices);
-        std::vector<Tensor> losses;
-        {
-            auto scope = autograd::record();
-            for (size_t i = 0; i < devices.size(); ++i) losses.push_back(loss_fn(net(xs[i]), ys[i]));
-        }
-        for (auto& l : losses) l.backward();
-        trainer.step(batch);
-    }
-    return net;
-}
 
 }  // namespace
 
@@ -83,9 +48,9 @@ TEST_CASE("training on two devices equals training on one, and the replicas stay
     Tensor x = random_normal({9, 1, 8, 8}, 0, 1);
     Tensor y = (random_uniform({9}, 0, 3)).astype(DType::int32);
     nn::Sequential one, two, swapped;
-    train(one, {cpu(0)}, x, y, 4);
-    train(two, {cpu(0), cpu(1)}, x, y, 4);
-    train(swapped, {cpu(1), cpu(0)}, x, y, 4);  // the replicas made on cpu(1) first
+    pxtest::train_split(one, {cpu(0)}, x, y, 4);
+    pxtest::train_split(two, {cpu(0), cpu(1)}, x, y, 4);
+    pxtest::train_split(swapped, {cpu(1), cpu(0)}, x, y, 4);  // the replicas made on cpu(1) first
     auto p1 = one.collect_params();
     auto p2 = two.collect_params();
     auto p3 = swapped.collect_params();
@@ -93,19 +58,19 @@ TEST_CASE("training on two devices equals training on one, and the replicas stay
     // Training moved the parameters away from where they started.
     nn::Sequential fresh;
     seed(11);
-    build(fresh);
+    pxtest::build_small_lenet(fresh);
     fresh.initialize(cpu(0));
-    CHECK(max_abs_diff(fresh.collect_params()["6.weight"].data(), p1["6.weight"].data()) > 1e-3);
+    CHECK(pxtest::max_abs_diff(fresh.collect_params()["6.weight"].data(), p1["6.weight"].data()) > 1e-3);
     for (auto& [name, param] : p1) {
         INFO(name);
         nn::Parameter& other = p2[name];
         REQUIRE(other.list_data().size() == 2);
         // Bit-identical replicas: the same summed gradient, the same update.
-        CHECK(max_abs_diff(other.data(cpu(0)), other.data(cpu(1))) == 0.0);
-        CHECK(max_abs_diff(p3[name].data(cpu(0)), p3[name].data(cpu(1))) == 0.0);
+        CHECK(pxtest::max_abs_diff(other.data(cpu(0)), other.data(cpu(1))) == 0.0);
+        CHECK(pxtest::max_abs_diff(p3[name].data(cpu(0)), p3[name].data(cpu(1))) == 0.0);
         // The same parameters as on one device, up to float32 summation order.
-        CHECK(max_abs_diff(param->data(), other.data(cpu(0))) < 2e-5);
-        CHECK(max_abs_diff(param->data(), p3[name].data(cpu(1))) < 2e-5);
+        CHECK(pxtest::max_abs_diff(param->data(), other.data(cpu(0))) < 2e-5);
+        CHECK(pxtest::max_abs_diff(param->data(), p3[name].data(cpu(1))) < 2e-5);
         CHECK(other.grad(cpu(1)).device() == cpu(1));
     }
 }
@@ -134,7 +99,7 @@ TEST_CASE("a gradient hook may replace the gradients but not their number or sha
     });
     run_step();
     CHECK(host(net[0].bias().data(cpu(1)))[0] == Approx(before - 2.0));
-    CHECK(max_abs_diff(net[0].bias().data(cpu(0)), net[0].bias().data(cpu(1))) == 0.0);
+    CHECK(pxtest::max_abs_diff(net[0].bias().data(cpu(0)), net[0].bias().data(cpu(1))) == 0.0);
     trainer.set_gradient_hook([](std::vector<Tensor>& grads) { grads.pop_back(); });
     CHECK_THROWS_WITH(run_step(), Catch::Contains("changed the number of gradients"));
     trainer.set_gradient_hook([](std::vector<Tensor>& grads) { grads[0] = zeros({7}); });
