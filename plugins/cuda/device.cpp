@@ -41,7 +41,9 @@ Device::Device(int ord) : ordinal(ord) {
         uint64_t keep = std::numeric_limits<uint64_t>::max();
         PX_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
         PX_CUDA(cudaMalloc(reinterpret_cast<void**>(&status_), sizeof(DeviceStatus)));
-        PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
+        // On our stream, so the kernels queued after it see it done (cudaMemset
+        // would use the legacy default stream, not ordered with ours).
+        PX_CUDA(cudaMemsetAsync(status_, 0, sizeof(DeviceStatus), stream_));
         PX_BLAS(cublasCreate(&blas_));
         PX_BLAS(cublasSetStream(blas_, stream_));
         size_t free_b = 0, total_b = 0;
@@ -176,9 +178,11 @@ std::string Device::read_status() {
     if (!status_armed_) return "";
     status_armed_ = false;
     DeviceStatus s{};
-    PX_CUDA(cudaMemcpy(&s, status_, sizeof s, cudaMemcpyDeviceToHost));
+    PX_CUDA(cudaMemcpyAsync(&s, status_, sizeof s, cudaMemcpyDeviceToHost, stream_));
+    PX_CUDA(cudaStreamSynchronize(stream_));
     if (s.code == status_ok) return "";
-    PX_CUDA(cudaMemset(status_, 0, sizeof(DeviceStatus)));
+    // Cleared on our stream, before any kernel queued later can report into it.
+    PX_CUDA(cudaMemsetAsync(status_, 0, sizeof(DeviceStatus), stream_));
     const char* op = px_op_name(s.op);
     std::string where = std::string(op ? op : "an op") + " failed on CUDA device " + std::to_string(ordinal) + ": ";
     switch (s.code) {

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../support.hpp"
@@ -70,6 +72,11 @@ TEST_CASE("integer division by zero is reported at the next wait, naming div", "
     CHECK_THROWS_WITH(q.to_vector<int32_t>(), Contains("div failed on CUDA device 0: integer division by zero"));
     // Reported once; the device goes on working.
     CHECK((a + b).to_vector<int32_t>() == std::vector<int32_t>{8, 8, 12});
+    // And reports the next failure too: the slot is cleared on the device's
+    // stream, in order with the kernels after it.
+    Tensor again = b / b;
+    CHECK_THROWS_WITH(again.to_vector<int32_t>(), Contains("div failed on CUDA device 0"));
+    CHECK((a * b).to_vector<int32_t>() == std::vector<int32_t>{7, 0, 27});
 }
 
 TEST_CASE("a label outside the classes is reported at the next wait", "[cuda][gpu]") {
@@ -213,4 +220,55 @@ TEST_CASE("a process group of one on gpu(0): NCCL joins, sums in place, leaves",
     CHECK(px_group_all_reduce_sum(group, &wrong, 1) == PX_ERROR_DEVICE_MISMATCH);
     REQUIRE(px_group_release(group) == PX_OK);
     CHECK(pxtest::values((a + 1.0f).copyto(cpu()))[999] == 1000.0);  // the device goes on after leaving
+}
+
+TEST_CASE("a process group of two on gpu(0) and gpu(1): each rank sums with the other, one that never comes is given up on",
+          "[cuda][gpu][group]") {
+    // Two ranks in one process, one thread each, as two processes would be:
+    // the NCCL path between GPUs, and the time-out when a rank dies.
+    if (num_gpus() < 2) {
+        WARN("skipped: two ranks need two GPUs");
+        return;
+    }
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    px_status made = px_group_make_id(runtime(), gpu(0).raw(), &id);
+    if (made == PX_ERROR_UNSUPPORTED) {
+        WARN("skipped: " << px_last_error());
+        return;
+    }
+    REQUIRE(made == PX_OK);
+    const double timeout = 2;
+    px_group* groups[2] = {nullptr, nullptr};
+    px_status joined1 = PX_ERROR_INTERNAL;
+    std::thread rank1([&] { joined1 = px_group_join(runtime(), gpu(1).raw(), &id, 1, 2, timeout, &groups[1]); });
+    const px_status joined0 = px_group_join(runtime(), gpu(0).raw(), &id, 0, 2, timeout, &groups[0]);
+    rank1.join();
+    REQUIRE(joined0 == PX_OK);
+    REQUIRE(joined1 == PX_OK);
+    Tensor a = arange(0, 100, 1, gpu(0)), b = full({100}, 1.0, gpu(1));
+    px_tensor* ha = a.handle();
+    px_tensor* hb = b.handle();
+    px_status summed1 = PX_ERROR_INTERNAL;
+    std::thread queue1([&] { summed1 = px_group_all_reduce_sum(groups[1], &hb, 1); });
+    REQUIRE(px_group_all_reduce_sum(groups[0], &ha, 1) == PX_OK);
+    queue1.join();
+    REQUIRE(summed1 == PX_OK);
+    const auto want = pxtest::values(arange(1, 101, 1));
+    CHECK(pxtest::values(a.copyto(cpu())) == want);
+    CHECK(pxtest::values(b.copyto(cpu())) == want);
+    // Rank 1 never queues the next sum: rank 0's next wait gives up after
+    // the time-out, naming why, instead of hanging.
+    REQUIRE(px_group_all_reduce_sum(groups[0], &ha, 1) == PX_OK);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH(a.copyto(cpu()), Contains("waited 2 s for the other 1 process(es)"));
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(waited >= timeout * 0.9);
+    CHECK(waited < timeout + 10);
+    CHECK(px_group_all_reduce_sum(groups[0], &ha, 1) == PX_ERROR_DEVICE);  // the group is broken for good
+    CHECK(std::string(px_last_error()).find("cannot be used any more") != std::string::npos);
+    CHECK((ones({2}, gpu(0)) + 1.0f).to_vector<float>() == std::vector<float>{2, 2});  // the device is not
+    px_group_release(groups[0]);
+    px_group_release(groups[1]);
+    CHECK((ones({2}, gpu(1)) + 1.0f).to_vector<float>() == std::vector<float>{2, 2});
 }

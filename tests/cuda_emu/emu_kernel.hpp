@@ -2,8 +2,9 @@
 // emu_runtime.cpp). Force-included into the CUDA plugin's kernel files after
 // translate_launches.cmake has turned each `kernel<<<grid, block, shared,
 // stream>>>(args)` into `px_emu::Launcher(grid, block, shared, stream).run(
-// <a call of kernel>, args)`. Each launch runs every thread of every block on
-// the calling thread, at once (the emulated streams are synchronous).
+// <a call of kernel>, args)`. A launch copies its arguments, as CUDA does,
+// and is queued on its stream (emu_streams.hpp); when the stream gets to it,
+// every thread of every block runs on the thread running the stream's work.
 //
 // Threads run as plain calls when the kernel never waits for its block or
 // warp; a kernel that does (__syncthreads, __shfl_xor_sync) runs each block's
@@ -21,6 +22,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <tuple>
+#include <type_traits>
 
 namespace px_emu {
 
@@ -40,12 +43,13 @@ public:
         : grid_(grid), block_(block), shared_bytes_(shared_bytes), stream_(stream) {}
     template <class F, class... Args>
     void run(F&& call, Args&&... args) {
-        const std::function<void()> thread_body = [&] { call(args...); };
-        launch(thread_body);
+        // Copied now: the kernel runs later, when its stream gets to it.
+        launch([call = std::decay_t<F>(std::forward<F>(call)),
+                params = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)] { std::apply(call, params); });
     }
 
 private:
-    void launch(const std::function<void()>& thread_body);
+    void launch(std::function<void()> thread_body);
     dim3 grid_, block_;
     size_t shared_bytes_;
     cudaStream_t stream_;

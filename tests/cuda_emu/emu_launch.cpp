@@ -1,5 +1,7 @@
-// Kernel launches in the CUDA emulator (emu_kernel.hpp): every thread of
-// every block runs on the calling thread. Block 0's thread 0 runs first as a
+// Kernel launches in the CUDA emulator (emu_kernel.hpp): a launch is checked
+// when it is made and queued on its stream (emu_streams.hpp); when the stream
+// gets to it, every thread of every block runs on the thread running the
+// stream's work. Block 0's thread 0 runs first as a
 // fiber; if it finishes without waiting for its block or warp, the kernel
 // never waits and the other threads run as plain calls. Otherwise every
 // block's threads run as fibers (ucontext), switched at __syncthreads and at
@@ -19,6 +21,7 @@
 
 #include "emu_kernel.hpp"
 #include "emu_runtime.hpp"
+#include "emu_streams.hpp"
 
 namespace px_emu {
 
@@ -129,7 +132,7 @@ void run_fibers(BlockRun& r, unsigned started) {
 }
 
 // Faults inside a kernel jump back to its launch; others go to the handler
-// that was there before (installed once: handlers are process-wide).
+// that was there before.
 sigjmp_buf* fault_exit = nullptr;  // set while a kernel runs
 pthread_t kernel_thread;           // the thread running it
 struct sigaction previous_segv, previous_bus;
@@ -141,17 +144,17 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     sigaction(sig, &before, nullptr);  // default or ignore: fault again with it
 }
 
+// (Re)installed before each kernel runs: a test framework may have put its
+// own handler in since (Catch2 does, per test case).
 void catch_faults() {
-    static const bool installed = [] {
-        struct sigaction action {};
-        action.sa_sigaction = on_fault;
-        action.sa_flags = SA_SIGINFO | SA_NODEFER;
-        sigemptyset(&action.sa_mask);
-        sigaction(SIGSEGV, &action, &previous_segv);
-        sigaction(SIGBUS, &action, &previous_bus);
-        return true;
-    }();
-    (void)installed;
+    struct sigaction now {};
+    if (sigaction(SIGSEGV, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fault) return;
+    struct sigaction action {};
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previous_segv);
+    sigaction(SIGBUS, &action, &previous_bus);
 }
 
 bool valid(dim3 grid, dim3 block, size_t shared_bytes) {
@@ -159,6 +162,54 @@ bool valid(dim3 grid, dim3 block, size_t shared_bytes) {
     return threads >= 1 && threads <= 1024 && block.x <= 1024 && block.y <= 1024 && block.z <= 64 && grid.x >= 1 &&
            grid.x <= 0x7fffffffu && grid.y >= 1 && grid.y <= 65535 && grid.z >= 1 && grid.z <= 65535 &&
            shared_bytes <= 48 * 1024;
+}
+
+// Runs every thread of every block of a kernel now (its stream got to it).
+void run_kernel(dim3 grid, dim3 block, const std::function<void()>& thread_body) {
+    catch_faults();
+    std::lock_guard<std::mutex> one_at_a_time(launching);
+    BlockRun r;  // before the jump point: a fault returns to it with r alive
+    sigjmp_buf exit;
+    if (sigsetjmp(exit, 1) != 0) {  // the kernel faulted: its threads are abandoned
+        fault_exit = nullptr;
+        active = nullptr;
+        plain = false;
+        std::fprintf(stderr, "CUDA emulator: a kernel faulted; the device is lost, as after an illegal address\n");
+        return note_device_fault();
+    }
+    kernel_thread = pthread_self();
+    fault_exit = &exit;
+    const unsigned n = block.x * block.y * block.z;
+    const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+    r.body = &thread_body;
+    r.fibers.resize(n);
+    if (stacks.size() < size_t(n) * kStackBytes) stacks.resize(size_t(n) * kStackBytes);
+    current.grid_dim = grid;
+    current.block_dim = block;
+    active = &r;
+    bool plain_kernel = false;
+    for (uint64_t b = 0; b < blocks; ++b) {
+        current.block = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y), unsigned(b / (uint64_t(grid.x) * grid.y))};
+        unsigned started = 0;
+        if (b == 0) {
+            start(r, 0);
+            resume(r, 0);
+            started = 1;
+            plain_kernel = r.fibers[0].state == State::done && !r.waited;
+        }
+        if (plain_kernel) {
+            plain = true;
+            for (unsigned i = started; i < n; ++i) {
+                current.thread = thread_of(i, block);
+                thread_body();
+            }
+            plain = false;
+        } else {
+            run_fibers(r, started);
+        }
+    }
+    active = nullptr;
+    fault_exit = nullptr;
 }
 
 }  // namespace
@@ -177,54 +228,15 @@ uint64_t exchange_in_warp(uint64_t bits, int lane_mask) {
     return got;
 }
 
-void Launcher::launch(const std::function<void()>& thread_body) {
+void Launcher::launch(std::function<void()> thread_body) {
     if (!valid(grid_, block_, shared_bytes_)) return note_launch_error(cudaErrorInvalidConfiguration);
-    if (!stream_valid(stream_)) return note_launch_error(cudaErrorInvalidResourceHandle);
+    const std::shared_ptr<Queue> q = queue_of(stream_);
+    if (!q) return note_launch_error(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = device_lost()) return note_launch_error(lost);
-    catch_faults();
-    std::lock_guard<std::mutex> one_at_a_time(launching);
-    BlockRun r;  // before the jump point: a fault returns to it with r alive
-    sigjmp_buf exit;
-    if (sigsetjmp(exit, 1) != 0) {  // the kernel faulted: its threads are abandoned
-        fault_exit = nullptr;
-        active = nullptr;
-        plain = false;
-        std::fprintf(stderr, "CUDA emulator: a kernel faulted; the device is lost, as after an illegal address\n");
-        return note_device_fault();
-    }
-    kernel_thread = pthread_self();
-    fault_exit = &exit;
-    const unsigned n = block_.x * block_.y * block_.z;
-    const uint64_t blocks = uint64_t(grid_.x) * grid_.y * grid_.z;
-    r.body = &thread_body;
-    r.fibers.resize(n);
-    if (stacks.size() < size_t(n) * kStackBytes) stacks.resize(size_t(n) * kStackBytes);
-    current.grid_dim = grid_;
-    current.block_dim = block_;
-    active = &r;
-    bool plain_kernel = false;
-    for (uint64_t b = 0; b < blocks; ++b) {
-        current.block = uint3{unsigned(b % grid_.x), unsigned(b / grid_.x % grid_.y), unsigned(b / (uint64_t(grid_.x) * grid_.y))};
-        unsigned started = 0;
-        if (b == 0) {
-            start(r, 0);
-            resume(r, 0);
-            started = 1;
-            plain_kernel = r.fibers[0].state == State::done && !r.waited;
-        }
-        if (plain_kernel) {
-            plain = true;
-            for (unsigned i = started; i < n; ++i) {
-                current.thread = thread_of(i, block_);
-                thread_body();
-            }
-            plain = false;
-        } else {
-            run_fibers(r, started);
-        }
-    }
-    active = nullptr;
-    fault_exit = nullptr;
+    enqueue(q, [grid = grid_, block = block_, body = std::move(thread_body)] {
+        run_kernel(grid, block, body);
+        return true;
+    });
 }
 
 }  // namespace px_emu

@@ -6,17 +6,30 @@
 // summing in rank order into every rank's receive buffer. Device memory is
 // host memory here (emu_runtime.cpp). Ranks in other processes never join:
 // their communicators stay in progress, as NCCL's do while a peer is missing.
+// NCCL for the CUDA emulator: the eleven functions the CUDA plugin looks up
+// (collective.cpp), for communicators whose ranks all live in this process
+// (ncclCommInitAll's devices, or ranks that join one id from several
+// threads). As NCCL's, a collective is queued on each rank's stream (at
+// ncclGroupEnd inside a group) and returns at once; a rank's part runs when
+// its stream gets to it and finishes once every rank's part has arrived,
+// summing in rank order into every rank's receive buffer. Until then that
+// stream waits, as a GPU's waits in NCCL's kernel, and a rank that never
+// arrives keeps it waiting until its communicator is aborted. Ranks in other
+// processes never join: their communicators stay in progress, as NCCL's do
+// while a peer is missing. Device memory is host memory here (emu_runtime.cpp).
 #include <nccl.h>
 
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "emu_runtime.hpp"
+#include "emu_streams.hpp"
 
 namespace {
 
@@ -25,12 +38,25 @@ struct Op {
     void* recv;
     size_t count;
     ncclDataType_t type;
+    cudaStream_t stream;
+};
+
+// One collective: each rank's part, where it was queued, and who has arrived.
+struct Collective {
+    explicit Collective(size_t ranks) : ops(ranks), at(ranks), arrived(ranks, false) {}
+    std::vector<Op> ops;
+    std::vector<px_emu::Position> at;  // empty until the rank queues its part
+    std::vector<bool> arrived;
+    bool done = false;
 };
 
 struct Clique {
     int size = 0;
     int joined = 0;
-    std::vector<std::deque<Op>> queued;  // per rank
+    std::vector<uint64_t> next;                             // per rank: the number of its next collective
+    std::map<uint64_t, std::shared_ptr<Collective>> open;  // by number, until done
+    std::vector<bool> aborted;                              // per rank
+    ncclResult_t error = ncclSuccess;                       // parts that did not match
 };
 
 }  // namespace
@@ -43,11 +69,20 @@ struct ncclComm {
 
 namespace {
 
-std::mutex mutex;
+// Everything here is changed under the emulator's run lock, which the
+// queued parts run under.
 std::map<std::string, std::weak_ptr<Clique>> by_id;
 // A group is per thread, as NCCL's (initial-exec: no dynamic TLS block).
 __attribute__((tls_model("initial-exec"))) thread_local int group_depth = 0;
 __attribute__((tls_model("initial-exec"))) thread_local std::vector<ncclComm_t> touched;
+
+std::shared_ptr<Clique> make_clique(int size) {
+    auto c = std::make_shared<Clique>();
+    c->size = size;
+    c->next.assign(size_t(size), 0);
+    c->aborted.assign(size_t(size), false);
+    return c;
+}
 
 template <class T>
 void sum_into(const std::vector<Op>& ops) {
@@ -60,32 +95,51 @@ void sum_into(const std::vector<Op>& ops) {
     for (const Op& op : ops) std::memcpy(op.recv, total.data(), n * sizeof(T));
 }
 
-// Runs every collective that all ranks have queued (the caller holds the lock).
-ncclResult_t run_ready(Clique& c) {
-    for (;;) {
-        for (const auto& q : c.queued)
-            if (q.empty()) return ncclSuccess;
-        std::vector<Op> ops;
-        for (auto& q : c.queued) {
-            ops.push_back(q.front());
-            q.pop_front();
-        }
-        for (const Op& op : ops)
-            if (op.count != ops[0].count || op.type != ops[0].type) return ncclInvalidUsage;
-        switch (ops[0].type) {
-        case ncclFloat32: sum_into<float>(ops); break;
-        case ncclFloat64: sum_into<double>(ops); break;
-        case ncclInt32: sum_into<int32_t>(ops); break;
-        case ncclInt64: sum_into<int64_t>(ops); break;
-        default: return ncclInvalidArgument;
-        }
+ncclResult_t sum(const std::vector<Op>& ops) {
+    for (const Op& op : ops)
+        if (op.count != ops[0].count || op.type != ops[0].type) return ncclInvalidUsage;
+    switch (ops[0].type) {
+    case ncclFloat32: sum_into<float>(ops); return ncclSuccess;
+    case ncclFloat64: sum_into<double>(ops); return ncclSuccess;
+    case ncclInt32: sum_into<int32_t>(ops); return ncclSuccess;
+    case ncclInt64: sum_into<int64_t>(ops); return ncclSuccess;
+    default: return ncclInvalidArgument;
     }
 }
 
+// Rank r's part of x, run by its stream: true once it may go on. It runs
+// the other ranks' streams up to their parts; the last to arrive sums.
+bool arrive(Clique& c, Collective& x, size_t r) {
+    if (x.done || c.aborted[r]) return true;  // an aborted communicator's kernels return
+    x.arrived[r] = true;
+    for (size_t p = 0; p < x.arrived.size(); ++p)
+        if (!x.arrived[p] && (!x.at[p].queue || !px_emu::run_until(x.at[p]))) return false;
+    if (!x.done) {
+        const ncclResult_t e = sum(x.ops);
+        if (e != ncclSuccess && c.error == ncclSuccess) c.error = e;
+        x.done = true;
+    }
+    return true;
+}
+
+// Queues the parts this rank has gathered (the caller holds the run lock).
 ncclResult_t flush(ncclComm_t comm) {
-    for (const Op& op : comm->in_group) comm->clique->queued[size_t(comm->rank)].push_back(op);
+    Clique& c = *comm->clique;
+    const size_t r = size_t(comm->rank);
+    for (const Op& op : comm->in_group) {
+        const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(op.stream);
+        if (!q) return ncclInvalidArgument;
+        const uint64_t number = c.next[r]++;
+        std::shared_ptr<Collective>& x = c.open[number];
+        if (!x) x = std::make_shared<Collective>(size_t(c.size));
+        x->ops[r] = op;
+        std::shared_ptr<Collective> keep = x;
+        x->at[r] = px_emu::enqueue(q, [clique = comm->clique, keep, r] { return arrive(*clique, *keep, r); });
+        if (keep->done) c.open.erase(number);
+    }
     comm->in_group.clear();
-    return run_ready(*comm->clique);
+    for (auto it = c.open.begin(); it != c.open.end();) it = it->second->done ? c.open.erase(it) : std::next(it);
+    return ncclSuccess;
 }
 
 }  // namespace
@@ -111,22 +165,20 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
     if (!comms || ndev < 1) return ncclInvalidArgument;
-    auto clique = std::make_shared<Clique>();
-    clique->size = clique->joined = ndev;
-    clique->queued.resize(size_t(ndev));
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
+    std::shared_ptr<Clique> clique = make_clique(ndev);
+    clique->joined = ndev;
     for (int i = 0; i < ndev; ++i) comms[i] = new ncclComm{clique, i, {}};
     return ncclSuccess;
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t*) {
     if (!comm || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     const std::string key(id.internal, sizeof id.internal);
     std::shared_ptr<Clique> clique = by_id[key].lock();
     if (!clique) {
-        clique = std::make_shared<Clique>();
-        clique->size = nranks;
-        clique->queued.resize(size_t(nranks));
+        clique = make_clique(nranks);
         by_id[key] = clique;
     }
     if (clique->size != nranks) return ncclInvalidUsage;
@@ -135,13 +187,12 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
     return ncclSuccess;
 }
 
+// In progress while ranks have yet to join; then the first failed part's error.
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
     if (!comm || !state) return ncclInvalidArgument;
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     const Clique& c = *comm->clique;
-    bool waiting = c.joined < c.size;
-    for (const auto& q : c.queued) waiting = waiting || !q.empty();
-    *state = waiting ? ncclInProgress : ncclSuccess;
+    *state = c.joined < c.size ? ncclInProgress : c.error;
     return ncclSuccess;
 }
 
@@ -153,7 +204,7 @@ ncclResult_t ncclGroupStart() {
 ncclResult_t ncclGroupEnd() {
     if (group_depth == 0) return ncclInvalidUsage;
     if (--group_depth > 0) return ncclSuccess;
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     ncclResult_t r = ncclSuccess;
     for (ncclComm_t comm : touched)
         if (r == ncclSuccess) r = flush(comm);
@@ -162,10 +213,11 @@ ncclResult_t ncclGroupEnd() {
 }
 
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
-                           ncclComm_t comm, cudaStream_t) {
+                           ncclComm_t comm, cudaStream_t stream) {
     if (!comm || op != ncclSum) return ncclInvalidArgument;
-    std::lock_guard<std::mutex> lock(mutex);
-    comm->in_group.push_back(Op{send, recv, count, type});
+    if (type != ncclFloat32 && type != ncclFloat64 && type != ncclInt32 && type != ncclInt64) return ncclInvalidArgument;
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
+    comm->in_group.push_back(Op{send, recv, count, type, stream});
     if (group_depth > 0) {
         touched.push_back(comm);
         return ncclSuccess;
@@ -176,11 +228,18 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
 ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     delete comm;
     return ncclSuccess;
 }
 
-ncclResult_t ncclCommAbort(ncclComm_t comm) { return ncclCommDestroy(comm); }
+// Its rank's queued parts return without summing, so its stream drains.
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+    if (!comm) return ncclInvalidArgument;
+    std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
+    comm->clique->aborted[size_t(comm->rank)] = true;
+    delete comm;
+    return ncclSuccess;
+}
 
 }  // extern "C"

@@ -1,19 +1,18 @@
-// The CUDA emulator's runtime: the CUDA runtime and cuBLAS functions the CUDA
-// plugin calls, implemented on the host, so the plugin's own sources (its
-// kernels translated by translate_launches.cmake) run and are tested on a
-// machine without a GPU. It is a test double for the plugin's logic and
-// arithmetic: it says nothing of speed, of real asynchrony (every stream is
-// synchronous here) or of a real driver's behaviour.
+// The CUDA emulator's runtime: the CUDA runtime functions the CUDA plugin
+// calls, implemented on the host, so the plugin's own sources (its kernels
+// translated by translate_launches.cmake) run and are tested on a machine
+// without a GPU. It is a test double for the plugin's logic, arithmetic and
+// ordering: it says nothing of speed or of a real driver's behaviour.
 //
-// It checks what a GPU would only fault on: every copy, set and matrix
-// product must lie inside one live allocation, leading dimensions must be
-// what cuBLAS accepts, and launches must fit CUDA's limits. New memory is
+// Work queued on a stream runs as late as CUDA allows (emu_streams.hpp), so
+// a missing wait shows. Every copy, set and matrix product must lie inside
+// one live allocation, and launches must fit CUDA's limits. New memory is
 // filled with 0xFF bytes (NaN, -1), so a kernel that reads what it never
 // wrote shows. A kernel that faults (SIGSEGV, SIGBUS) loses its device, as
-// an illegal address loses a GPU's context. PLEXUS_CUDA_EMU_DEVICES (1-8, default 2: the multi-GPU paths run) and
-// PLEXUS_CUDA_EMU_MEMORY (bytes per device, default 1 GiB) shape it.
-#include <cblas.h>
-#include <cublas_v2.h>
+// an illegal address loses a GPU's context. PLEXUS_CUDA_EMU_DEVICES (1-8,
+// default 2: the multi-GPU paths run) and PLEXUS_CUDA_EMU_MEMORY (bytes per
+// device, default 1 GiB) shape it. cuBLAS is in emu_cublas.cpp, NCCL in
+// emu_nccl.cpp.
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -22,25 +21,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "emu_runtime.hpp"
+#include "emu_streams.hpp"
 
 struct CUstream_st {
-    int device;
+    std::shared_ptr<px_emu::Queue> queue;
 };
 struct CUevent_st {
-    int device;
+    px_emu::Position recorded;  // empty until the event is first recorded
 };
 struct CUmemPoolHandle_st {
     int device;
     uint64_t reserved = 0;
-};
-struct cublasContext {
-    cudaStream_t stream = nullptr;
 };
 
 namespace {
@@ -49,6 +47,7 @@ struct Allocation {
     size_t bytes;
     int device;  // -1: pinned host memory
     CUmemPoolHandle_st* pool;
+    bool freeing = false;  // a cudaFreeAsync of it is queued
 };
 
 uint64_t env_number(const char* name, uint64_t fallback, uint64_t lo, uint64_t hi) {
@@ -72,6 +71,11 @@ struct State {
     std::map<const char*, Allocation> allocations;  // by start address
     std::vector<uint64_t> used = std::vector<uint64_t>(size_t(devices), 0);  // bytes per device
     std::set<const CUstream_st*> streams;
+    std::vector<std::shared_ptr<px_emu::Queue>> legacy = [this] {  // each device's default stream
+        std::vector<std::shared_ptr<px_emu::Queue>> q;
+        for (int d = 0; d < devices; ++d) q.push_back(px_emu::make_queue(d));
+        return q;
+    }();
 };
 
 State& state() {
@@ -110,17 +114,6 @@ const Allocation* holding(const void* p, size_t bytes, const char** base = nullp
     return &it->second;
 }
 
-// Device memory the call touches must lie in one allocation; host memory may
-// be anything (pageable or pinned).
-bool device_range(const void* p, size_t bytes, const char* call) {
-    if (bytes == 0) return true;
-    std::lock_guard<std::mutex> lock(state().mutex);
-    const Allocation* a = holding(p, bytes);
-    if (a && a->device >= 0) return true;
-    std::fprintf(stderr, "CUDA emulator: %s: %zu bytes at %p are not inside one device allocation\n", call, bytes, p);
-    return false;
-}
-
 cudaError_t allocate(void** out, size_t bytes, int device, CUmemPoolHandle_st* pool) {
     if (!out) return fail(cudaErrorInvalidValue);
     if (device >= 0 && (lost_devices.load() & (1u << device))) return fail(cudaErrorIllegalAddress);
@@ -141,12 +134,13 @@ cudaError_t allocate(void** out, size_t bytes, int device, CUmemPoolHandle_st* p
     return cudaSuccess;
 }
 
-cudaError_t release(void* p, bool host) {
-    if (!p) return cudaSuccess;
+// Frees p now: cudaFree and cudaFreeHost (after the device's work), and a
+// queued cudaFreeAsync when its stream gets to it.
+cudaError_t release_now(void* p) {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     auto it = s.allocations.find(static_cast<const char*>(p));
-    if (it == s.allocations.end() || (it->second.device < 0) != host) return fail(cudaErrorInvalidValue);
+    if (it == s.allocations.end()) return cudaErrorInvalidValue;
     if (it->second.device >= 0) s.used[size_t(it->second.device)] -= it->second.bytes;
     if (it->second.pool) it->second.pool->reserved -= it->second.bytes;
     s.allocations.erase(it);
@@ -154,18 +148,62 @@ cudaError_t release(void* p, bool host) {
     return cudaSuccess;
 }
 
+// The device of allocation p (-1: pinned host memory), or -2 when p is not
+// the start of a live allocation of that kind or a free of it is queued.
+int freeable(void* p, bool host) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().allocations.find(static_cast<const char*>(p));
+    if (it == state().allocations.end() || (it->second.device < 0) != host || it->second.freeing) return -2;
+    return it->second.device;
+}
+
 bool valid_device(int d) { return d >= 0 && d < state().devices; }
 
-// `n` floats rounded to TF32 (the nearest value with 10 mantissa bits), in `keep`.
-const float* rounded_to_tf32(const float* x, size_t n, std::vector<float>& keep) {
-    keep.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-        uint32_t bits;
-        std::memcpy(&bits, &x[i], sizeof bits);
-        if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0xfffu + ((bits >> 13) & 1u)) & ~0x1fffu;
-        std::memcpy(&keep[i], &bits, sizeof bits);
+// Waits for every queue of `device` (-1: of every device): what CUDA's
+// implicitly synchronizing calls do.
+void synchronize(int device) {
+    std::vector<px_emu::Position> ends;
+    {
+        std::lock_guard<std::mutex> lock(state().mutex);
+        for (const CUstream_st* st : state().streams)
+            if (device < 0 || px_emu::device_of(*st->queue) == device) ends.push_back(px_emu::end_of(st->queue));
+        for (int d = 0; d < state().devices; ++d)
+            if (device < 0 || d == device) ends.push_back(px_emu::end_of(state().legacy[size_t(d)]));
     }
-    return keep.data();
+    for (const px_emu::Position& p : ends) px_emu::wait_until(p);
+}
+
+cudaError_t lost_error(int device) { return px_emu::device_is_lost(device) ? cudaErrorIllegalAddress : cudaSuccess; }
+
+// Queues dst <- src (bytes) on q; the bytes are read when the queue gets there.
+px_emu::Position queue_copy(const std::shared_ptr<px_emu::Queue>& q, void* dst, const void* src, size_t bytes) {
+    return px_emu::enqueue(q, [=] {
+        std::memmove(dst, src, bytes);
+        return true;
+    });
+}
+
+// Whether a copy of `kind` between dst and src (bytes) is one CUDA accepts here.
+bool copy_valid(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, const char* call) {
+    const bool dst_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    const bool src_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice) return false;
+    const std::string what(call);
+    return (!dst_device || px_emu::device_range(dst, bytes, (what + " (destination)").c_str())) &&
+           (!src_device || px_emu::device_range(src, bytes, (what + " (source)").c_str()));
+}
+
+// The error of a wait for work of `device` that has run.
+cudaError_t after_wait(int device) { return lost_error(device) ? fail(lost_error(device)) : cudaSuccess; }
+
+// Whether the work up to p has run; if not, runs it (a query sees work that
+// was still going, as a GPU's would) and says cudaErrorNotReady.
+cudaError_t query(const px_emu::Position& p) {
+    if (!p.queue) return cudaSuccess;
+    if (const cudaError_t lost = lost_error(px_emu::device_of(*p.queue))) return fail(lost);
+    if (px_emu::finished(p)) return cudaSuccess;
+    px_emu::run_until(p);
+    return cudaErrorNotReady;
 }
 
 }  // namespace
@@ -174,19 +212,33 @@ namespace px_emu {
 
 void note_launch_error(cudaError_t e) { last_error = e; }
 
-void note_device_fault() {
-    lost_devices |= 1u << current_device;
-    last_error = cudaErrorIllegalAddress;
+void note_device_fault() { lost_devices |= 1u << current_device; }
+
+cudaError_t device_lost() { return lost_error(current_device); }
+
+bool device_is_lost(int device) { return (lost_devices.load() & (1u << device)) != 0; }
+
+int exchange_current_device(int device) {
+    const int before = current_device;
+    current_device = device;
+    return before;
 }
 
-cudaError_t device_lost() {
-    return lost_devices.load() & (1u << current_device) ? cudaErrorIllegalAddress : cudaSuccess;
-}
-
-bool stream_valid(cudaStream_t s) {
-    if (!s) return true;
+std::shared_ptr<Queue> queue_of(cudaStream_t s) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    return state().streams.count(s) > 0;
+    if (!s) return state().legacy[size_t(current_device)];
+    return state().streams.count(s) ? s->queue : nullptr;
+}
+
+// Device memory the call touches must lie in one allocation; host memory may
+// be anything (pageable or pinned).
+bool device_range(const void* p, size_t bytes, const char* call) {
+    if (bytes == 0) return true;
+    std::lock_guard<std::mutex> lock(state().mutex);
+    const Allocation* a = holding(p, bytes);
+    if (a && a->device >= 0) return true;
+    std::fprintf(stderr, "CUDA emulator: %s: %zu bytes at %p are not inside one device allocation\n", call, bytes, p);
+    return false;
 }
 
 }  // namespace px_emu
@@ -194,7 +246,7 @@ bool stream_valid(cudaStream_t s) {
 extern "C" {
 
 cudaError_t cudaGetLastError(void) {
-    const cudaError_t e = last_error;
+    const cudaError_t e = last_error != cudaSuccess ? last_error : px_emu::device_lost();
     last_error = px_emu::device_lost();  // a lost context's error is sticky
     return e;
 }
@@ -286,36 +338,52 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
     return valid_device(peer) ? cudaSuccess : fail(cudaErrorInvalidDevice);
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int) {
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
     if (!s) return fail(cudaErrorInvalidValue);
-    *s = new CUstream_st{current_device};
+    if (!(flags & cudaStreamNonBlocking)) {
+        // A blocking stream is ordered with the legacy default stream, which the emulator does not model.
+        std::fprintf(stderr, "CUDA emulator: only non-blocking streams (cudaStreamNonBlocking) are emulated\n");
+        return fail(cudaErrorNotSupported);
+    }
+    *s = new CUstream_st{px_emu::make_queue(current_device)};
     std::lock_guard<std::mutex> lock(state().mutex);
     state().streams.insert(*s);
     return cudaSuccess;
 }
 
+// Its queued work still runs, as CUDA's does after the stream is destroyed.
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    if (!state().streams.erase(s)) return fail(cudaErrorInvalidResourceHandle);
+    {
+        std::lock_guard<std::mutex> lock(state().mutex);
+        if (!state().streams.erase(s)) return fail(cudaErrorInvalidResourceHandle);
+    }
+    px_emu::wait_until(px_emu::end_of(s->queue));
     delete s;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-    if (!px_emu::stream_valid(s)) return fail(cudaErrorInvalidResourceHandle);
-    if (const cudaError_t lost = s ? (lost_devices.load() & (1u << s->device) ? cudaErrorIllegalAddress : cudaSuccess)
-                                   : px_emu::device_lost())
-        return fail(lost);
-    return cudaSuccess;
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
+    px_emu::wait_until(px_emu::end_of(q));
+    return after_wait(px_emu::device_of(*q));
 }
-cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
+cudaError_t cudaStreamQuery(cudaStream_t s) {
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    return q ? query(px_emu::end_of(q)) : fail(cudaErrorInvalidResourceHandle);
+}
+// Work queued on s after this waits for what was queued before e's latest record.
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
-    return e ? cudaStreamSynchronize(s) : fail(cudaErrorInvalidResourceHandle);
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
+    const px_emu::Position before = e->recorded;
+    if (before.queue) px_emu::enqueue(q, [before] { return px_emu::run_until(before); });
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
     if (!e) return fail(cudaErrorInvalidValue);
-    *e = new CUevent_st{current_device};
+    *e = new CUevent_st{};
     return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
@@ -323,19 +391,53 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
     return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
-    return e ? cudaStreamSynchronize(s) : fail(cudaErrorInvalidResourceHandle);
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
+    e->recorded = px_emu::end_of(q);
+    return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     if (!e) return fail(cudaErrorInvalidResourceHandle);
-    return lost_devices.load() & (1u << e->device) ? fail(cudaErrorIllegalAddress) : cudaSuccess;
+    if (!e->recorded.queue) return cudaSuccess;  // never recorded: nothing to wait for
+    px_emu::wait_until(e->recorded);
+    return after_wait(px_emu::device_of(*e->recorded.queue));
 }
-cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
+cudaError_t cudaEventQuery(cudaEvent_t e) { return e ? query(e->recorded) : fail(cudaErrorInvalidResourceHandle); }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) { return allocate(p, bytes, current_device, nullptr); }
-cudaError_t cudaFree(void* p) { return release(p, false); }
-cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return release(p, false); }
 cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) { return allocate(p, bytes, -1, nullptr); }
-cudaError_t cudaFreeHost(void* p) { return release(p, true); }
+// cudaFree and cudaFreeHost wait for the device's work first (CUDA's implicit synchronization).
+cudaError_t cudaFree(void* p) {
+    if (!p) return cudaSuccess;
+    const int device = freeable(p, false);
+    if (device < -1) return fail(cudaErrorInvalidValue);
+    synchronize(device);
+    return release_now(p);
+}
+cudaError_t cudaFreeHost(void* p) {
+    if (!p) return cudaSuccess;
+    if (freeable(p, true) < -1) return fail(cudaErrorInvalidValue);
+    synchronize(-1);
+    return release_now(p);
+}
+// Freed when the stream gets there; a second free of it before then is refused.
+cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
+    if (!p) return cudaSuccess;
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
+    {
+        std::lock_guard<std::mutex> lock(state().mutex);
+        auto it = state().allocations.find(static_cast<const char*>(p));
+        if (it == state().allocations.end() || it->second.device < 0 || it->second.freeing)
+            return fail(cudaErrorInvalidValue);
+        it->second.freeing = true;
+    }
+    px_emu::enqueue(q, [p] {
+        release_now(p);
+        return true;
+    });
+    return cudaSuccess;
+}
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
     if (!pool || !props || !valid_device(props->location.id)) return fail(cudaErrorInvalidValue);
@@ -375,103 +477,58 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
     return cudaSuccess;
 }
 
+// Synchronous as CUDA's: a copy to the host returns once it is done, one
+// from the host once the bytes are taken (copied aside here); a copy
+// between device memory is only queued. On the legacy default stream.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
     if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
-    const bool dst_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-    const bool src_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
-    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice)
-        return fail(cudaErrorInvalidValue);
-    if ((dst_device && !device_range(dst, bytes, "cudaMemcpy (destination)")) ||
-        (src_device && !device_range(src, bytes, "cudaMemcpy (source)")))
-        return fail(cudaErrorInvalidValue);
-    if (bytes) std::memmove(dst, src, bytes);
+    if (!copy_valid(dst, src, bytes, kind, "cudaMemcpy")) return fail(cudaErrorInvalidValue);
+    if (!bytes) return cudaSuccess;
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(nullptr);
+    if (kind == cudaMemcpyHostToDevice) {
+        auto taken = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + bytes);
+        px_emu::enqueue(q, [dst, taken] {
+            std::memcpy(dst, taken->data(), taken->size());
+            return true;
+        });
+        return cudaSuccess;
+    }
+    const px_emu::Position done = queue_copy(q, dst, src, bytes);
+    if (kind == cudaMemcpyDeviceToHost) {
+        px_emu::wait_until(done);
+        return after_wait(px_emu::device_of(*q));
+    }
     return cudaSuccess;
 }
+// Asynchronous even with ordinary (pageable) host memory: CUDA allows that,
+// so the host's bytes must stay put until the stream has run the copy.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
-    if (!px_emu::stream_valid(s)) return fail(cudaErrorInvalidResourceHandle);
-    return cudaMemcpy(dst, src, bytes, kind);
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
+    if (!copy_valid(dst, src, bytes, kind, "cudaMemcpyAsync")) return fail(cudaErrorInvalidValue);
+    if (bytes) queue_copy(q, dst, src, bytes);
+    return cudaSuccess;
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
                                 cudaStream_t s) {
     if (!valid_device(dst_device) || !valid_device(src_device)) return fail(cudaErrorInvalidDevice);
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
 }
-cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
-    if (!device_range(p, bytes, "cudaMemset")) return fail(cudaErrorInvalidValue);
-    if (bytes) std::memset(p, value, bytes);
+    if (!px_emu::device_range(p, bytes, "cudaMemset")) return fail(cudaErrorInvalidValue);
+    if (bytes)
+        px_emu::enqueue(q, [=] {
+            std::memset(p, value, bytes);
+            return true;
+        });
     return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
-    if (!px_emu::stream_valid(s)) return fail(cudaErrorInvalidResourceHandle);
-    return cudaMemset(p, value, bytes);
-}
-
-// ---- cuBLAS ----
-
-cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
-    if (!h) return CUBLAS_STATUS_INVALID_VALUE;
-    *h = new cublasContext;
-    return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
-    delete h;
-    return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
-    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-    h->stream = s;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-// Column-major C = alpha op(A) op(B) + beta C per batch, as cuBLAS defines it,
-// through OpenBLAS; with cuBLAS's own checks of the sizes and leading dimensions.
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                          int k, const void* alpha, const void* a, cudaDataType at, int lda,
-                                          long long stride_a, const void* b, cudaDataType bt, int ldb,
-                                          long long stride_b, const void* beta, void* c, cudaDataType ct, int ldc,
-                                          long long stride_c, int batch, cublasComputeType_t compute,
-                                          cublasGemmAlgo_t) {
-    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-    const bool trans_a = ta != CUBLAS_OP_N, trans_b = tb != CUBLAS_OP_N;
-    const int a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
-    const int b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-    if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < std::max(1, a_rows) || ldb < std::max(1, b_rows) ||
-        ldc < std::max(1, m) || !alpha || !beta)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    const bool f32 = at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F &&
-                     (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
-    const bool f64 = at == CUDA_R_64F && bt == CUDA_R_64F && ct == CUDA_R_64F && compute == CUBLAS_COMPUTE_64F;
-    if (!f32 && !f64) return CUBLAS_STATUS_NOT_SUPPORTED;
-    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
-    const size_t e = f32 ? 4 : 8;
-    // Every matrix read or written must lie inside one allocation.
-    auto extent = [&](int ld, int cols) { return (size_t(ld) * size_t(cols - 1) + size_t(ld)) * e; };
-    for (int i = 0; i < batch; ++i) {
-        const bool ok = (k == 0 || (device_range(static_cast<const char*>(a) + i * stride_a * e, extent(lda, a_cols), "cublasGemmStridedBatchedEx (A)") &&
-                                    device_range(static_cast<const char*>(b) + i * stride_b * e, extent(ldb, b_cols), "cublasGemmStridedBatchedEx (B)"))) &&
-                        device_range(static_cast<char*>(c) + i * stride_c * e, extent(ldc, n), "cublasGemmStridedBatchedEx (C)");
-        if (!ok) return CUBLAS_STATUS_EXECUTION_FAILED;
-    }
-    const CBLAS_TRANSPOSE oa = trans_a ? CblasTrans : CblasNoTrans, ob = trans_b ? CblasTrans : CblasNoTrans;
-    const bool tf32 = compute == CUBLAS_COMPUTE_32F_FAST_TF32;
-    std::vector<float> a_tf32, b_tf32;
-    for (int i = 0; i < batch; ++i) {
-        const float* ai = static_cast<const float*>(a) + i * stride_a;
-        const float* bi = static_cast<const float*>(b) + i * stride_b;
-        if (f32 && tf32 && k > 0) {  // tensor cores read TF32: 10 mantissa bits
-            ai = rounded_to_tf32(ai, size_t(lda) * size_t(a_cols), a_tf32);
-            bi = rounded_to_tf32(bi, size_t(ldb) * size_t(b_cols), b_tf32);
-        }
-        if (f32)
-            cblas_sgemm(CblasColMajor, oa, ob, m, n, k, *static_cast<const float*>(alpha), ai, lda, bi, ldb,
-                        *static_cast<const float*>(beta), static_cast<float*>(c) + i * stride_c, ldc);
-        else
-            cblas_dgemm(CblasColMajor, oa, ob, m, n, k, *static_cast<const double*>(alpha),
-                        static_cast<const double*>(a) + i * stride_a, lda, static_cast<const double*>(b) + i * stride_b,
-                        ldb, *static_cast<const double*>(beta), static_cast<double*>(c) + i * stride_c, ldc);
-    }
-    return CUBLAS_STATUS_SUCCESS;
-}
+// Asynchronous to the host for device memory, as CUDA's, on the legacy
+// default stream: not ordered with work on non-blocking streams.
+cudaError_t cudaMemset(void* p, int value, size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
 
 }  // extern "C"

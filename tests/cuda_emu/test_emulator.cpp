@@ -1,10 +1,12 @@
 // The CUDA emulator's own checks, called directly: what it refuses as a GPU
 // would (copies outside an allocation, too much memory, cuBLAS leading
 // dimensions, launches past CUDA's limits), a block's barriers and a warp's
-// shuffles, TF32 rounding, and a faulting kernel losing its device. (Its
-// fatal paths, a deadlock or a bad PLEXUS_CUDA_EMU_* value, abort the
-// process and are not run here.)
+// shuffles, TF32 rounding, a faulting kernel losing its device, streams
+// that run their work only when waited for, in order, and NCCL's collectives
+// waiting on streams for every rank. (Its fatal paths, a deadlock or a bad
+// PLEXUS_CUDA_EMU_* value, abort the process and are not run here.)
 #include <cublas_v2.h>
+#include <nccl.h>
 
 #include "emu_kernel.hpp"
 
@@ -150,11 +152,167 @@ TEST_CASE("the emulator runs a block's barriers and a warp's shuffles, and refus
         cudaFree(p);
 }
 
+namespace {
+
+cudaStream_t make_stream() {
+    cudaStream_t s = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a stream's work runs in order when something waits for it, and not before", "[emulator][streams]") {
+    REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    cudaStream_t s = make_stream();
+    int* d = device_array<int>(4);
+    int host[4] = {1, 2, 3, 4}, out[4] = {0, 0, 0, 0};
+    REQUIRE(cudaMemsetAsync(d, 0, sizeof host, s) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(d, host, sizeof host, cudaMemcpyHostToDevice, s) == cudaSuccess);
+    host[0] = 9;  // too early: the copy reads the host's bytes when it runs, as CUDA allows
+    REQUIRE(cudaMemcpyAsync(out, d, sizeof out, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+    CHECK(out[0] == 0);  // nothing has run yet
+    CHECK(cudaStreamQuery(s) == cudaErrorNotReady);  // still going when asked; it runs on
+    CHECK(cudaStreamQuery(s) == cudaSuccess);
+    CHECK(out[0] == 9);
+    CHECK(out[3] == 4);
+    // An event marks a point: waiting for it runs what came before, not after.
+    cudaEvent_t e = nullptr;
+    REQUIRE(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess);
+    CHECK(cudaEventSynchronize(e) == cudaSuccess);  // never recorded: nothing to wait for
+    REQUIRE(cudaMemsetAsync(d, 0, sizeof(int), s) == cudaSuccess);
+    REQUIRE(cudaEventRecord(e, s) == cudaSuccess);
+    REQUIRE(cudaMemsetAsync(d + 1, 0, sizeof(int), s) == cudaSuccess);
+    REQUIRE(cudaEventSynchronize(e) == cudaSuccess);
+    REQUIRE(cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost) == cudaSuccess);  // the legacy stream: not ordered with s
+    CHECK(out[0] == 0);
+    CHECK(out[1] == 2);  // queued after the event: not yet run
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess);
+    CHECK(cudaEventQuery(e) == cudaSuccess);
+    cudaEventDestroy(e);
+    cudaStreamDestroy(s);
+    cudaFree(d);
+}
+
+TEST_CASE("streams are ordered only by events, and not with the legacy default stream", "[emulator][streams]") {
+    REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    cudaStream_t a = make_stream(), b = make_stream();
+    int* d = device_array<int>(1);
+    int out = 0;
+    cudaEvent_t e = nullptr;
+    REQUIRE(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess);
+    // b waits for a's work before the event: syncing b runs a's first.
+    REQUIRE(cudaMemsetAsync(d, 0x01, sizeof(int), a) == cudaSuccess);
+    REQUIRE(cudaEventRecord(e, a) == cudaSuccess);
+    REQUIRE(cudaStreamWaitEvent(b, e, 0) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(&out, d, sizeof out, cudaMemcpyDeviceToHost, b) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(b) == cudaSuccess);
+    CHECK(out == 0x01010101);
+    // Without the wait, b reads d before a's later set has run.
+    REQUIRE(cudaMemsetAsync(d, 0x02, sizeof(int), a) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(&out, d, sizeof out, cudaMemcpyDeviceToHost, b) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(b) == cudaSuccess);
+    CHECK(out == 0x01010101);
+    REQUIRE(cudaStreamSynchronize(a) == cudaSuccess);
+    // A cudaMemset is queued on the legacy stream: a later set on a
+    // non-blocking stream can land before it (the plugin once cleared its
+    // failure slot so, and lost reports).
+    REQUIRE(cudaMemset(d, 0, sizeof(int)) == cudaSuccess);
+    REQUIRE(cudaMemsetAsync(d, 0x03, sizeof(int), a) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(a) == cudaSuccess);
+    REQUIRE(cudaMemcpy(&out, d, sizeof out, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(out == 0);
+    cudaStream_t blocking = nullptr;
+    CHECK(cudaStreamCreateWithFlags(&blocking, cudaStreamDefault) == cudaErrorNotSupported);
+    cudaGetLastError();
+    cudaEventDestroy(e);
+    cudaStreamDestroy(a);
+    cudaStreamDestroy(b);
+    cudaFree(d);
+}
+
+TEST_CASE("a free queued on a stream happens when the stream gets there, once", "[emulator][streams]") {
+    REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    cudaStream_t s = make_stream();
+    size_t before = 0, total = 0, now = 0;
+    REQUIRE(cudaMemGetInfo(&before, &total) == cudaSuccess);
+    int* d = device_array<int>(1024);
+    REQUIRE(cudaFreeAsync(d, s) == cudaSuccess);
+    REQUIRE(cudaMemGetInfo(&now, &total) == cudaSuccess);
+    CHECK(before - now == 1024 * sizeof(int));  // still held
+    CHECK(cudaFreeAsync(d, s) == cudaErrorInvalidValue);  // a second free of it
+    CHECK(cudaFree(d) == cudaErrorInvalidValue);
+    cudaGetLastError();
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    REQUIRE(cudaMemGetInfo(&now, &total) == cudaSuccess);
+    CHECK(now == before);
+    // A product is checked when called and computed when its stream runs it.
+    cublasHandle_t h = nullptr;
+    REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(cublasSetStream(h, s) == CUBLAS_STATUS_SUCCESS);
+    float* m = device_array<float>(1);
+    const float two = 2, zero = 0;
+    float out = 0;
+    REQUIRE(cudaMemcpy(m, &two, sizeof two, cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(nullptr) == cudaSuccess);  // the legacy stream's copy, before s reads m
+    REQUIRE(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &two, m, CUDA_R_32F, 1, 0, m,
+                                       CUDA_R_32F, 1, 0, &zero, m, CUDA_R_32F, 1, 0, 1, CUBLAS_COMPUTE_32F,
+                                       CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(cudaMemcpyAsync(&out, m, sizeof out, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+    CHECK(out == 0.0f);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    CHECK(out == 8.0f);  // 2 * 2 * 2
+    cublasDestroy(h);
+    cudaFree(m);
+    cudaStreamDestroy(s);
+}
+
+TEST_CASE("an emulated NCCL sum waits on each stream for every rank, and an abort releases it", "[emulator][nccl]") {
+    REQUIRE(cudaSetDevice(0) == cudaSuccess);
+    cudaStream_t s0 = make_stream();
+    double* x0 = device_array<double>(2);
+    REQUIRE(cudaSetDevice(1) == cudaSuccess);
+    cudaStream_t s1 = make_stream();
+    double* x1 = device_array<double>(2);
+    const double v0[2] = {1, 2}, v1[2] = {10, 20};
+    REQUIRE(cudaMemcpyAsync(x0, v0, sizeof v0, cudaMemcpyHostToDevice, s0) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(x1, v1, sizeof v1, cudaMemcpyHostToDevice, s1) == cudaSuccess);
+    ncclComm_t comms[2] = {nullptr, nullptr};
+    const int devices[2] = {0, 1};
+    REQUIRE(ncclCommInitAll(comms, 2, devices) == ncclSuccess);
+    REQUIRE(ncclAllReduce(x0, x0, 2, ncclFloat64, ncclSum, comms[0], s0) == ncclSuccess);
+    for (int i = 0; i < 3; ++i) CHECK(cudaStreamQuery(s0) == cudaErrorNotReady);  // rank 1 has not arrived
+    REQUIRE(ncclAllReduce(x1, x1, 2, ncclFloat64, ncclSum, comms[1], s1) == ncclSuccess);
+    REQUIRE(cudaStreamSynchronize(s0) == cudaSuccess);  // runs rank 1's part too
+    double out[2] = {0, 0};
+    REQUIRE(cudaMemcpyAsync(out, x1, sizeof out, cudaMemcpyDeviceToHost, s1) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(s1) == cudaSuccess);
+    CHECK(out[0] == 11.0);
+    CHECK(out[1] == 22.0);
+    CHECK(ncclAllReduce(x0, x0, 2, ncclFloat16, ncclSum, comms[0], s0) == ncclInvalidArgument);
+    // Rank 1 never comes: rank 0's stream waits until its communicator is aborted.
+    REQUIRE(ncclAllReduce(x0, x0, 2, ncclFloat64, ncclSum, comms[0], s0) == ncclSuccess);
+    CHECK(cudaStreamQuery(s0) == cudaErrorNotReady);
+    REQUIRE(ncclCommAbort(comms[0]) == ncclSuccess);
+    REQUIRE(cudaStreamSynchronize(s0) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(out, x0, sizeof out, cudaMemcpyDeviceToHost, s0) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(s0) == cudaSuccess);
+    CHECK(out[0] == 11.0);  // not summed
+    ncclCommDestroy(comms[1]);
+    cudaStreamDestroy(s0);
+    cudaStreamDestroy(s1);
+    cudaFree(x0);
+    cudaFree(x1);
+}
+
+// Last: device 0 stays lost for the rest of the process.
 TEST_CASE("a faulting kernel loses its emulated device for good, not the other", "[emulator]") {
     REQUIRE(cudaSetDevice(1) == cudaSuccess);
     int* other = device_array<int>(1);
     REQUIRE(cudaSetDevice(0) == cudaSuccess);
     px_emu::Launcher(1, 1).run(write_through, reinterpret_cast<int*>(uintptr_t(8)));
+    CHECK(cudaGetLastError() == cudaSuccess);  // queued: it faults when it runs
+    CHECK(cudaStreamSynchronize(nullptr) == cudaErrorIllegalAddress);
     CHECK(cudaGetLastError() == cudaErrorIllegalAddress);
     CHECK(cudaGetLastError() == cudaErrorIllegalAddress);  // sticky
     void* p = nullptr;

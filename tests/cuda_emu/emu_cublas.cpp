@@ -1,0 +1,127 @@
+// cuBLAS for the CUDA emulator: the four functions the CUDA plugin calls
+// (blas.cpp). A product is checked when it is called, as cuBLAS checks its
+// arguments, and computed through OpenBLAS (column-major, as cuBLAS defines
+// it) when its stream gets to it (emu_streams.hpp).
+#include <cblas.h>
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "emu_runtime.hpp"
+#include "emu_streams.hpp"
+
+struct cublasContext {
+    cudaStream_t stream = nullptr;
+};
+
+namespace {
+
+// `n` floats rounded to TF32 (the nearest value with 10 mantissa bits), in `keep`.
+const float* rounded_to_tf32(const float* x, size_t n, std::vector<float>& keep) {
+    keep.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &x[i], sizeof bits);
+        if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0xfffu + ((bits >> 13) & 1u)) & ~0x1fffu;
+        std::memcpy(&keep[i], &bits, sizeof bits);
+    }
+    return keep.data();
+}
+
+struct Product {
+    CBLAS_TRANSPOSE ta, tb;
+    int m, n, k, lda, ldb, ldc, batch;
+    size_t a_elems, b_elems;  // what one batch's A and B span
+    long long stride_a, stride_b, stride_c;
+    const void *a, *b;
+    void* c;
+    double alpha, beta;  // read when called, as cuBLAS reads host scalars
+    bool f32, tf32;
+
+    void run() const {
+        std::vector<float> a_tf32, b_tf32;
+        for (int i = 0; i < batch; ++i) {
+            if (f32) {
+                const float* ai = static_cast<const float*>(a) + i * stride_a;
+                const float* bi = static_cast<const float*>(b) + i * stride_b;
+                if (tf32 && k > 0) {  // tensor cores read TF32: 10 mantissa bits
+                    ai = rounded_to_tf32(ai, a_elems, a_tf32);
+                    bi = rounded_to_tf32(bi, b_elems, b_tf32);
+                }
+                cblas_sgemm(CblasColMajor, ta, tb, m, n, k, float(alpha), ai, lda, bi, ldb, float(beta),
+                            static_cast<float*>(c) + i * stride_c, ldc);
+            } else {
+                cblas_dgemm(CblasColMajor, ta, tb, m, n, k, alpha, static_cast<const double*>(a) + i * stride_a, lda,
+                            static_cast<const double*>(b) + i * stride_b, ldb, beta,
+                            static_cast<double*>(c) + i * stride_c, ldc);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+extern "C" {
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
+    if (!h) return CUBLAS_STATUS_INVALID_VALUE;
+    *h = new cublasContext;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
+    delete h;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
+    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    h->stream = s;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// Column-major C = alpha op(A) op(B) + beta C per batch, with cuBLAS's own
+// checks of the sizes and leading dimensions, and every matrix inside one allocation.
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const void* alpha, const void* a, cudaDataType at, int lda,
+                                          long long stride_a, const void* b, cudaDataType bt, int ldb,
+                                          long long stride_b, const void* beta, void* c, cudaDataType ct, int ldc,
+                                          long long stride_c, int batch, cublasComputeType_t compute,
+                                          cublasGemmAlgo_t) {
+    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(h->stream);
+    if (!q) return CUBLAS_STATUS_INVALID_VALUE;
+    const bool trans_a = ta != CUBLAS_OP_N, trans_b = tb != CUBLAS_OP_N;
+    const int a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
+    const int b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < std::max(1, a_rows) || ldb < std::max(1, b_rows) ||
+        ldc < std::max(1, m) || !alpha || !beta)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    const bool f32 = at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F &&
+                     (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+    const bool f64 = at == CUDA_R_64F && bt == CUDA_R_64F && ct == CUDA_R_64F && compute == CUBLAS_COMPUTE_64F;
+    if (!f32 && !f64) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (px_emu::device_lost()) return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    const size_t e = f32 ? 4 : 8;
+    auto extent = [&](int ld, int cols) { return (size_t(ld) * size_t(cols - 1) + size_t(ld)) * e; };
+    for (int i = 0; i < batch; ++i) {
+        const bool ok = (k == 0 || (px_emu::device_range(static_cast<const char*>(a) + i * stride_a * e, extent(lda, a_cols), "cublasGemmStridedBatchedEx (A)") &&
+                                    px_emu::device_range(static_cast<const char*>(b) + i * stride_b * e, extent(ldb, b_cols), "cublasGemmStridedBatchedEx (B)"))) &&
+                        px_emu::device_range(static_cast<char*>(c) + i * stride_c * e, extent(ldc, n), "cublasGemmStridedBatchedEx (C)");
+        if (!ok) return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    Product p{trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, lda, ldb, ldc, batch,
+              size_t(lda) * size_t(a_cols), size_t(ldb) * size_t(b_cols), stride_a, stride_b, stride_c, a, b, c,
+              f32 ? double(*static_cast<const float*>(alpha)) : *static_cast<const double*>(alpha),
+              f32 ? double(*static_cast<const float*>(beta)) : *static_cast<const double*>(beta), f32,
+              compute == CUBLAS_COMPUTE_32F_FAST_TF32};
+    px_emu::enqueue(q, [p] {
+        p.run();
+        return true;
+    });
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // extern "C"
