@@ -70,13 +70,12 @@ TEST_CASE("integer division by zero is reported at the next wait, naming div", "
     Tensor b = array(std::vector<int32_t>{1, 0, 3}, {}, gpu(0));
     Tensor q = a / b;  // queued: returns before the GPU has run it
     CHECK_THROWS_WITH(q.to_vector<int32_t>(), Contains("div failed on CUDA device 0: integer division by zero"));
-    // Reported once; the device goes on working.
-    CHECK((a + b).to_vector<int32_t>() == std::vector<int32_t>{8, 8, 12});
-    // And reports the next failure too: the slot is cleared on the device's
+    // The next failure is reported too: the slot is cleared on the device's
     // stream, in order with the kernels after it.
     Tensor again = b / b;
     CHECK_THROWS_WITH(again.to_vector<int32_t>(), Contains("div failed on CUDA device 0"));
-    CHECK((a * b).to_vector<int32_t>() == std::vector<int32_t>{7, 0, 27});
+    // Each reported once; the device goes on working.
+    CHECK((a + b).to_vector<int32_t>() == std::vector<int32_t>{8, 8, 12});
 }
 
 TEST_CASE("a label outside the classes is reported at the next wait", "[cuda][gpu]") {

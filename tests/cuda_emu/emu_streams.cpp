@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "emu_runtime.hpp"
 
@@ -23,15 +26,64 @@ namespace {
 
 std::recursive_mutex mutex;
 
-bool eager_streams() {
-    static const bool eager = [] {
-        const char* mode = std::getenv("PLEXUS_CUDA_EMU_STREAMS");
-        if (!mode || !*mode || std::strcmp(mode, "lazy") == 0) return false;
-        if (std::strcmp(mode, "eager") == 0) return true;
-        std::fprintf(stderr, "CUDA emulator: PLEXUS_CUDA_EMU_STREAMS='%s' is neither 'lazy' nor 'eager'\n", mode);
+enum class Order { lazy, eager, random };
+
+struct Mode {
+    Order order = Order::lazy;
+    uint64_t seed = 1;
+};
+
+const Mode& mode() {
+    static const Mode m = [] {
+        Mode m;
+        const char* text = std::getenv("PLEXUS_CUDA_EMU_STREAMS");
+        const std::string v = text ? text : "";
+        char* end = nullptr;
+        if (v.empty() || v == "lazy") return m;
+        if (v == "eager") {
+            m.order = Order::eager;
+            return m;
+        }
+        if (v.rfind("random:", 0) == 0 && v.size() > 7) {
+            m.order = Order::random;
+            m.seed = std::strtoull(v.c_str() + 7, &end, 10);
+            if (*end == '\0') return m;
+        }
+        std::fprintf(stderr, "CUDA emulator: PLEXUS_CUDA_EMU_STREAMS='%s' is not 'lazy', 'eager' or 'random:SEED'\n",
+                     v.c_str());
         std::abort();
     }();
-    return eager;
+    return m;
+}
+
+// Every queue alive, for the random order to pick from (under the run lock).
+std::vector<std::weak_ptr<Queue>>& all_queues() {
+    static std::vector<std::weak_ptr<Queue>> queues;
+    return queues;
+}
+
+// The random order: after each piece of work is queued, runs a random
+// number of pieces, each the front of a random queue that has work, so
+// streams interleave in a different way for each seed, as a GPU's may.
+void run_some() {
+    static std::mt19937_64 random(mode().seed);
+    std::vector<std::shared_ptr<Queue>> ready;
+    while (random() % 2) {
+        ready.clear();
+        auto& queues = all_queues();
+        for (auto it = queues.begin(); it != queues.end();) {
+            std::shared_ptr<Queue> q = it->lock();
+            if (!q) {
+                it = queues.erase(it);
+                continue;
+            }
+            if (q->done < q->queued && !q->running) ready.push_back(q);
+            ++it;
+        }
+        if (ready.empty()) return;
+        const std::shared_ptr<Queue>& q = ready[random() % ready.size()];
+        run_until(Position{q, q->done + 1});
+    }
 }
 
 // Makes `device` current on this thread while work of its queue runs (a
@@ -52,6 +104,8 @@ private:
 std::shared_ptr<Queue> make_queue(int device) {
     auto q = std::make_shared<Queue>();
     q->device = device;
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    if (mode().order == Order::random) all_queues().push_back(q);
     return q;
 }
 
@@ -63,7 +117,8 @@ Position enqueue(const std::shared_ptr<Queue>& q, Work work) {
     std::lock_guard<std::recursive_mutex> lock(mutex);
     q->work.push_back(std::move(work));
     Position p{q, ++q->queued};
-    if (eager_streams()) run_until(p);
+    if (mode().order == Order::eager) run_until(p);
+    if (mode().order == Order::random) run_some();
     return p;
 }
 

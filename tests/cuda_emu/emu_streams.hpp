@@ -7,7 +7,9 @@
 // it has waited for the work that uses it sees the wrong bytes (or, under
 // AddressSanitizer, a use after free) here as it might on a GPU, where a
 // synchronous emulator would hide it. PLEXUS_CUDA_EMU_STREAMS=eager runs
-// each piece of work as soon as it is queued instead (the earliest).
+// each piece of work as soon as it is queued instead (the earliest), and
+// =random:SEED runs random pieces of random streams whenever work is queued,
+// interleaving the streams differently for each seed.
 //
 // The legacy default stream (nullptr) is one per device and is not ordered
 // with the non-blocking streams, as CUDA defines it; the emulator makes

@@ -3,8 +3,9 @@
 // dimensions, launches past CUDA's limits), a block's barriers and a warp's
 // shuffles, TF32 rounding, a faulting kernel losing its device, streams
 // that run their work only when waited for, in order, and NCCL's collectives
-// waiting on streams for every rank. (Its fatal paths, a deadlock or a bad
-// PLEXUS_CUDA_EMU_* value, abort the process and are not run here.)
+// waiting on streams for every rank. Its fatal paths (threads of a block
+// that wait at different barriers, a bad PLEXUS_CUDA_EMU_* value) abort the
+// process: the hidden [.fatal] cases run them, one process each, from CTest.
 #include <cublas_v2.h>
 #include <nccl.h>
 
@@ -36,6 +37,22 @@ void write_one(int* p, int64_t n) {
 }
 
 void write_through(int* p) { *p = 1; }
+
+// Half a warp at a shuffle, the other half at the block's barrier: neither
+// can be released, as on a GPU, where it would hang.
+void split_barriers(int* p) {
+    if (threadIdx.x < 16)
+        p[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
+    else
+        __syncthreads();
+}
+
+// Thread 0 never waits, so the emulator ran the others as plain calls; one
+// of them then waits.
+void late_barrier(int* p) {
+    if (threadIdx.x == 1) __syncthreads();
+    p[threadIdx.x] = 1;
+}
 
 template <class T>
 T* device_array(size_t n) {
@@ -322,4 +339,27 @@ TEST_CASE("a faulting kernel loses its emulated device for good, not the other",
     int v = 5;
     CHECK(cudaMemcpy(other, &v, sizeof v, cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaFree(other) == cudaSuccess);
+}
+
+// ---- fatal paths: hidden, each run alone by CTest, which expects the abort and its message ----
+
+TEST_CASE("fatal: threads of a block waiting at different barriers", "[.fatal]") {
+    int* d = device_array<int>(32);
+    px_emu::Launcher(1, 32).run(split_barriers, d);
+    cudaStreamSynchronize(nullptr);
+    FAIL("the kernel should have stopped the process");
+}
+
+TEST_CASE("fatal: a barrier that the first thread does not meet", "[.fatal]") {
+    int* d = device_array<int>(32);
+    px_emu::Launcher(1, 32).run(late_barrier, d);
+    cudaStreamSynchronize(nullptr);
+    FAIL("the kernel should have stopped the process");
+}
+
+TEST_CASE("fatal: a bad PLEXUS_CUDA_EMU_* value", "[.fatal]") {
+    int* d = device_array<int>(1);  // the environment is read on first use
+    cudaMemset(d, 0, sizeof(int));
+    cudaStreamSynchronize(nullptr);
+    FAIL("the emulator should have refused the environment");
 }
