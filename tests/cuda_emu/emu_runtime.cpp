@@ -159,16 +159,15 @@ int freeable(void* p, bool host) {
 
 bool valid_device(int d) { return d >= 0 && d < state().devices; }
 
-// Waits for every queue of `device` (-1: of every device): what CUDA's
-// implicitly synchronizing calls do.
+// Waits for every queue of `device`: what CUDA's implicitly synchronizing
+// calls do.
 void synchronize(int device) {
     std::vector<px_emu::Position> ends;
     {
         std::lock_guard<std::mutex> lock(state().mutex);
         for (const CUstream_st* st : state().streams)
-            if (device < 0 || px_emu::device_of(*st->queue) == device) ends.push_back(px_emu::end_of(st->queue));
-        for (int d = 0; d < state().devices; ++d)
-            if (device < 0 || d == device) ends.push_back(px_emu::end_of(state().legacy[size_t(d)]));
+            if (px_emu::device_of(*st->queue) == device) ends.push_back(px_emu::end_of(st->queue));
+        ends.push_back(px_emu::end_of(state().legacy[size_t(device)]));
     }
     for (const px_emu::Position& p : ends) px_emu::wait_until(p);
 }
@@ -417,7 +416,7 @@ cudaError_t cudaFree(void* p) {
 cudaError_t cudaFreeHost(void* p) {
     if (!p) return cudaSuccess;
     if (freeable(p, true) < -1) return fail(cudaErrorInvalidValue);
-    synchronize(-1);
+    synchronize(current_device);
     return release_now(p);
 }
 // Freed when the stream gets there; a second free of it before then is refused.
