@@ -38,8 +38,12 @@ cmake --build build-asan --parallel "$jobs"
 echo "run-sanitizers: ThreadSanitizer build of the concurrency test"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_SANITIZE=thread \
   -DPLEXUS_WITH_CUDA=OFF -DPLEXUS_WITH_MPI=OFF -DPLEXUS_BUILD_TOOLS=OFF >/dev/null
-cmake --build build-tsan --parallel "$jobs" --target plexus-concurrency-tests plexus-cpu
+cmake --build build-tsan --parallel "$jobs" --target plexus-concurrency-tests plexus-cpu plexus-cuda-emu
 # One OpenMP thread per device: libgomp is not instrumented, so its own
 # barriers would read as races; the threads under test are Plexus's.
 OMP_NUM_THREADS=1 PLEXUS_CPU_DEVICES=2 build-tsan/bin/plexus-concurrency-tests
+# The same threads on two GPUs of the CUDA emulator: the CUDA plugin's own
+# locking (OpenBLAS, behind the emulator's cuBLAS, to one thread likewise).
+OPENBLAS_NUM_THREADS=1 PLEXUS_TEST_DEVICE_KIND=gpu PLEXUS_PLUGIN_PATH="$(ls build-tsan/tests/cuda_emu/libplexus-cuda-emu.so)" \
+  build-tsan/bin/plexus-concurrency-tests "threads compute on shared devices at once and every result is right"
 echo "run-sanitizers: no reports"

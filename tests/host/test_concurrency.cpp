@@ -1,11 +1,15 @@
 // Several threads creating, computing on, copying and releasing tensors on
 // two shared CPU devices at once, plus one tensor every thread reads and
-// retains. Run by ctest in every build, and under ThreadSanitizer by
+// retains; PLEXUS_TEST_DEVICE_KIND=gpu does the same on two GPUs (ctest runs
+// it on the CUDA emulator's, so the CUDA plugin's locking is tested too).
+// Run by ctest in every build, and under ThreadSanitizer by
 // tools/run-sanitizers.sh, where any data race fails it. What may be shared
 // between threads is written down in docs/thread-safety.md.
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -13,12 +17,22 @@
 
 using namespace plexus;
 
+namespace {
+
+Device device_under_test(int index) {
+    const char* kind = std::getenv("PLEXUS_TEST_DEVICE_KIND");
+    return kind && std::strcmp(kind, "gpu") == 0 ? gpu(index) : cpu(index);
+}
+
+}  // namespace
+
 TEST_CASE("threads compute on shared devices at once and every result is right", "[concurrency]") {
-    REQUIRE(num_devices(PX_DEVICE_CPU) >= 2);  // PLEXUS_CPU_DEVICES=2 (set by ctest)
+    // Both must exist (ctest sets PLEXUS_CPU_DEVICES=2); a tensor on an absent one throws.
+    const Device first = device_under_test(0), second = device_under_test(1);
     constexpr int threads = 6, rounds = 60;
     constexpr int64_t n = 32;
     // Read by every thread; each takes and drops its own references.
-    const Tensor shared[2] = {full({n, n}, 5.0, cpu(0)), full({n, n}, 5.0, cpu(1))};
+    const Tensor shared[2] = {full({n, n}, 5.0, first), full({n, n}, 5.0, second)};
     std::atomic<int> wrong{0}, errors{0};
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
@@ -26,7 +40,7 @@ TEST_CASE("threads compute on shared devices at once and every result is right",
             try {
                 for (int r = 0; r < rounds; ++r) {
                     const int d = (t + r) % 2;
-                    const Device here = cpu(d), there = cpu(1 - d);
+                    const Device here = d == 0 ? first : second, there = d == 0 ? second : first;
                     const double k = 1 + (t + r) % 7;
                     Tensor mine = shared[d];  // a retained copy of the handle
                     Tensor a = full({n, n}, k, here), b = ones({n, n}, here);
