@@ -95,11 +95,32 @@ TEST_CASE("out of memory names the figures and leaves the device usable", "[cuda
     // What fits the device but not beside a tensor held: the plugin's own
     // out of memory (the pool emptied, the allocation tried again), with its figures.
     const int64_t most = int64_t(total / 4 * 6 / 10);  // float32 elements: 60% of the memory
+    synchronize(gpu(0));
+    const uint64_t baseline = device_info(gpu(0)).memory_in_use;
     {
-        Tensor held = empty({most}, gpu(0));
+        Tensor held = full({most}, 3.0, gpu(0));
         CHECK_THROWS_AS(empty({most}, gpu(0)), OutOfMemoryError);
         CHECK_THROWS_WITH(empty({most}, gpu(0)), Contains("out of memory: asked for") && Contains(" free of "));
+        // 100 more refusals: each leaves the tensor held intact and the device
+        // working, and nothing of the failed allocations stays counted.
+        int refused = 0, wrong = 0;
+        for (int cycle = 0; cycle < 100; ++cycle) {
+            try {
+                empty({most}, gpu(0));
+            } catch (const OutOfMemoryError&) {
+                ++refused;
+            }
+            Tensor small = full({1000}, double(cycle), gpu(0));
+            if ((small + held.slice(0, 1000)).sum().item<float>() != 1000.0f * float(cycle + 3)) ++wrong;
+        }
+        CHECK(refused == 100);
+        CHECK(wrong == 0);
+        CHECK(held.slice(most - 1, most).item<float>() == 3.0f);
     }
+    // Once the tensor held is freed, the same allocation succeeds.
+    { Tensor again = empty({most}, gpu(0)); }
+    synchronize(gpu(0));
+    CHECK(device_info(gpu(0)).memory_in_use == baseline);
     Tensor fine = full({1 << 20}, 2.0, gpu(0));
     CHECK(fine.sum().to_vector<float>()[0] == float(2 << 20));
 }
