@@ -218,7 +218,8 @@ PX_API px_status px_group_make_id(px_runtime* runtime, px_device device, px_grou
  * with the same id and size and its own rank; it returns once all have
  * joined, or fails after `timeout_seconds`. The time-out also bounds every
  * later wait on the group's work: a process that dies or never arrives makes
- * the wait fail with PX_ERROR_DEVICE instead of hanging. */
+ * the wait fail with PX_ERROR_DEVICE instead of hanging. It bounds the time
+ * without progress: a slow process whose collectives keep finishing does not. */
 PX_API px_status px_group_join(px_runtime* runtime, px_device device, const px_group_id* id, int32_t rank,
                                int32_t size, double timeout_seconds, px_group** out);
 /* Sums each of `count` tensors on the group's device with the same-numbered

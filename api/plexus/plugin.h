@@ -460,7 +460,9 @@ typedef struct px_plugin_api {
      * every rank has joined, or fails once `timeout_seconds` have passed. The
      * time-out also bounds every later wait on the group's work: a process
      * that never arrives makes the wait fail (PX_ERROR_DEVICE, naming the
-     * group) instead of hanging, and leaves the group unusable. */
+     * group) instead of hanging, and leaves the group unusable. It bounds a
+     * wait without progress: while collectives keep finishing, a wait on a
+     * long queue of them is not failed. */
     px_status (*group_join)(px_plugin_context* ctx, int32_t device, const px_group_id* id, int32_t rank,
                             int32_t size, double timeout_seconds, px_plugin_group** out, px_plugin_error* err);
     /* Queues one all-reduce on the group's device (see px_group_call). */

@@ -45,6 +45,20 @@ ProcessGroup::ProcessGroup(const NcclApi& nccl, Device& device, const ncclUnique
 ProcessGroup::~ProcessGroup() {
     if (comm_) nccl_.comm_abort(comm_);
     if (started_) cudaEventDestroy(started_);
+    for (cudaEvent_t e : in_flight_) cudaEventDestroy(e);
+    for (cudaEvent_t e : spare_) cudaEventDestroy(e);
+}
+
+void ProcessGroup::mark_queued() {
+    cudaEvent_t e = nullptr;
+    if (spare_.empty()) {
+        PX_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    } else {
+        e = spare_.back();
+        spare_.pop_back();
+    }
+    in_flight_.push_back(e);  // destroyed with the group even if the record fails
+    PX_CUDA(cudaEventRecord(e, device_.stream()));
 }
 
 std::string ProcessGroup::nccl_error(ncclResult_t r) const { return nccl_.error_string(r); }
@@ -93,6 +107,7 @@ void ProcessGroup::all_reduce_sum(const px_group_call& call) {
     pending_ = true;
     if (r != ncclSuccess && r != ncclInProgress) throw DeviceFailure(give_up("ncclAllReduce: " + nccl_error(r)));
     settle("queuing the group's all-reduce");
+    mark_queued();
 }
 
 std::string ProcessGroup::check() {
@@ -104,20 +119,33 @@ std::string ProcessGroup::check() {
         return give_up("the group's all-reduce failed (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                        "): " + nccl_error(state));
     // The time-out counts from when the group's first queued collective
-    // could start (the work before it done), as seen by this poll.
+    // could start (the work before it done), as seen by this poll, and
+    // again from each collective seen finished: it bounds a wait without
+    // progress, not a long queue behind a slow peer that keeps up.
     if (!started_seen_) {
         if (cudaEventQuery(started_) != cudaSuccess) return "";
         started_seen_ = true;
-        started_at_ = std::chrono::steady_clock::now();
+        progress_at_ = std::chrono::steady_clock::now();
         return "";
     }
-    if (since(started_at_) <= timeout_) return "";
+    bool progressed = false;
+    while (!in_flight_.empty() && cudaEventQuery(in_flight_.front()) == cudaSuccess) {
+        spare_.push_back(in_flight_.front());
+        in_flight_.pop_front();
+        progressed = true;
+    }
+    if (progressed) progress_at_ = std::chrono::steady_clock::now();
+    if (since(progress_at_) <= timeout_) return "";
     return give_up("the group's all-reduce (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                    ") waited " + seconds(timeout_) + " s for the other " + std::to_string(size_ - 1) +
                    " process(es); one has died or hangs");
 }
 
-void ProcessGroup::drained() { pending_ = false; }
+void ProcessGroup::drained() {
+    pending_ = false;
+    spare_.insert(spare_.end(), in_flight_.begin(), in_flight_.end());
+    in_flight_.clear();
+}
 
 void ProcessGroup::leave() noexcept {
     try {

@@ -2,12 +2,15 @@
 // processes, created non-blocking so that nothing waits on another process
 // without a deadline. Joining polls until every rank is there or the time-out
 // passes; the group's collectives are watched by the device's waits
-// (StreamWatch), which abort the communicator once a collective has waited
-// longer than the time-out, so a dead peer fails a wait instead of hanging it.
+// (StreamWatch), which abort the communicator once the group's work has gone
+// longer than the time-out without a collective finishing, so a dead peer
+// fails a wait instead of hanging it, and a slow one that keeps up does not.
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <string>
+#include <vector>
 
 #include <nccl.h>
 
@@ -47,6 +50,8 @@ private:
     // Aborts the communicator; returns the message it is kept with.
     std::string give_up(const std::string& why);
     std::string nccl_error(ncclResult_t r) const;
+    // Records an event after the work queued so far, for check() to see done.
+    void mark_queued();
 
     const NcclApi& nccl_;
     Device& device_;
@@ -54,9 +59,11 @@ private:
     const int rank_, size_;
     const double timeout_;
     cudaEvent_t started_ = nullptr;  // recorded before the first collective queued since the last drain
+    std::deque<cudaEvent_t> in_flight_;  // recorded after each collective queued since, oldest first
+    std::vector<cudaEvent_t> spare_;     // events for reuse
     bool pending_ = false;
-    bool started_seen_ = false;  // the poll has seen started_ complete, at started_at_
-    std::chrono::steady_clock::time_point started_at_{};
+    bool started_seen_ = false;  // the poll has seen started_ complete
+    std::chrono::steady_clock::time_point progress_at_{};  // when the poll last saw the work move on
     std::string broken_;  // why the communicator was aborted ("" while usable)
 };
 

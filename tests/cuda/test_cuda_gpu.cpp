@@ -26,6 +26,30 @@ double worst(const Tensor& got, const Tensor& want) {
     return m;
 }
 
+// Joins gpu(0) as rank 0 and gpu(1) as rank 1 of a new process group, each
+// from its own thread; false, with the reason, where that cannot be here.
+bool join_two_ranks(double timeout, px_group* (&groups)[2]) {
+    if (num_gpus() < 2) {
+        WARN("skipped: two ranks need two GPUs");
+        return false;
+    }
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    px_status made = px_group_make_id(runtime(), gpu(0).raw(), &id);
+    if (made == PX_ERROR_UNSUPPORTED) {  // no libnccl on this machine
+        WARN("skipped: " << px_last_error());
+        return false;
+    }
+    REQUIRE(made == PX_OK);
+    px_status joined1 = PX_ERROR_INTERNAL;
+    std::thread rank1([&] { joined1 = px_group_join(runtime(), gpu(1).raw(), &id, 1, 2, timeout, &groups[1]); });
+    const px_status joined0 = px_group_join(runtime(), gpu(0).raw(), &id, 0, 2, timeout, &groups[0]);
+    rank1.join();
+    REQUIRE(joined0 == PX_OK);
+    REQUIRE(joined1 == PX_OK);
+    return true;
+}
+
 }  // namespace
 
 TEST_CASE("random numbers and dropout masks are the CPU plugin's, bit for bit", "[cuda][gpu]") {
@@ -246,26 +270,9 @@ TEST_CASE("a process group of two on gpu(0) and gpu(1): each rank sums with the 
           "[cuda][gpu][group]") {
     // Two ranks in one process, one thread each, as two processes would be:
     // the NCCL path between GPUs, and the time-out when a rank dies.
-    if (num_gpus() < 2) {
-        WARN("skipped: two ranks need two GPUs");
-        return;
-    }
-    px_group_id id{};
-    id.struct_size = sizeof id;
-    px_status made = px_group_make_id(runtime(), gpu(0).raw(), &id);
-    if (made == PX_ERROR_UNSUPPORTED) {
-        WARN("skipped: " << px_last_error());
-        return;
-    }
-    REQUIRE(made == PX_OK);
     const double timeout = 2;
     px_group* groups[2] = {nullptr, nullptr};
-    px_status joined1 = PX_ERROR_INTERNAL;
-    std::thread rank1([&] { joined1 = px_group_join(runtime(), gpu(1).raw(), &id, 1, 2, timeout, &groups[1]); });
-    const px_status joined0 = px_group_join(runtime(), gpu(0).raw(), &id, 0, 2, timeout, &groups[0]);
-    rank1.join();
-    REQUIRE(joined0 == PX_OK);
-    REQUIRE(joined1 == PX_OK);
+    if (!join_two_ranks(timeout, groups)) return;
     Tensor a = arange(0, 100, 1, gpu(0)), b = full({100}, 1.0, gpu(1));
     px_tensor* ha = a.handle();
     px_tensor* hb = b.handle();
@@ -291,4 +298,32 @@ TEST_CASE("a process group of two on gpu(0) and gpu(1): each rank sums with the 
     px_group_release(groups[0]);
     px_group_release(groups[1]);
     CHECK((ones({2}, gpu(1)) + 1.0f).to_vector<float>() == std::vector<float>{2, 2});
+}
+
+TEST_CASE("a process group's time-out bounds a wait without progress, not a slow peer", "[cuda][gpu][group]") {
+    const double timeout = 2;
+    px_group* groups[2] = {nullptr, nullptr};
+    if (!join_two_ranks(timeout, groups)) return;
+    Tensor a = ones({10}, gpu(0)), b = ones({10}, gpu(1));
+    px_tensor* ha = a.handle();
+    px_tensor* hb = b.handle();
+    // Rank 0 queues three sums at once and waits; rank 1 comes to each 1.2 s
+    // late: 3.6 s in all, longer than the time-out, but never 2 s without a
+    // sum done, so nothing is given up on.
+    int late_failures = 0;
+    std::thread slow([&] {
+        for (int i = 0; i < 3; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+            if (px_group_all_reduce_sum(groups[1], &hb, 1) != PX_OK) ++late_failures;
+        }
+    });
+    for (int i = 0; i < 3; ++i) REQUIRE(px_group_all_reduce_sum(groups[0], &ha, 1) == PX_OK);
+    std::vector<float> got;
+    CHECK_NOTHROW(got = a.to_vector<float>());
+    slow.join();
+    CHECK(late_failures == 0);
+    CHECK(got == std::vector<float>(10, 8.0f));  // 1 + 1, 2 + 2, 4 + 4
+    CHECK(b.to_vector<float>() == std::vector<float>(10, 8.0f));
+    CHECK(px_group_release(groups[0]) == PX_OK);
+    CHECK(px_group_release(groups[1]) == PX_OK);
 }
