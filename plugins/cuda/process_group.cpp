@@ -25,31 +25,23 @@ ProcessGroup::ProcessGroup(const NcclApi& nccl, Device& device, const ncclUnique
                            double timeout)
     : nccl_(nccl), device_(device), rank_(rank), size_(size), timeout_(timeout) {
     DeviceScope scope(device.ordinal);
-    PX_CUDA(cudaEventCreateWithFlags(&started_, cudaEventDisableTiming));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // every call returns at once; settle() polls with a deadline
     ncclResult_t r = nccl_.comm_init_rank_config(&comm_, size, id, rank, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
-        cudaEventDestroy(started_);
         if (comm_) nccl_.comm_abort(comm_);
         throw DeviceFailure("ncclCommInitRankConfig: " + nccl_error(r));  // the destructor does not run
     }
-    try {
-        settle("joining the group (ncclCommInitRankConfig)");
-    } catch (...) {
-        cudaEventDestroy(started_);
-        throw;
-    }
+    settle("joining the group (ncclCommInitRankConfig)");  // aborts comm_ when it throws
 }
 
 ProcessGroup::~ProcessGroup() {
     if (comm_) nccl_.comm_abort(comm_);
-    if (started_) cudaEventDestroy(started_);
-    for (cudaEvent_t e : in_flight_) cudaEventDestroy(e);
+    recycle_all();
     for (cudaEvent_t e : spare_) cudaEventDestroy(e);
 }
 
-void ProcessGroup::mark_queued() {
+cudaEvent_t ProcessGroup::record_event() {
     cudaEvent_t e = nullptr;
     if (spare_.empty()) {
         PX_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -57,8 +49,20 @@ void ProcessGroup::mark_queued() {
         e = spare_.back();
         spare_.pop_back();
     }
-    in_flight_.push_back(e);  // destroyed with the group even if the record fails
-    PX_CUDA(cudaEventRecord(e, device_.stream()));
+    cudaError_t recorded = cudaEventRecord(e, device_.stream());
+    if (recorded != cudaSuccess) {
+        spare_.push_back(e);
+        PX_CUDA(recorded);
+    }
+    return e;
+}
+
+void ProcessGroup::recycle_all() {
+    for (const Queued& q : in_flight_)
+        for (cudaEvent_t e : {q.before, q.after})
+            if (e) spare_.push_back(e);
+    in_flight_.clear();
+    front_started_ = false;
 }
 
 std::string ProcessGroup::nccl_error(ncclResult_t r) const { return nccl_.error_string(r); }
@@ -90,10 +94,7 @@ void ProcessGroup::settle(const std::string& what) {
 
 void ProcessGroup::all_reduce_sum(const px_group_call& call) {
     if (!broken_.empty()) throw DeviceFailure("the process group cannot be used any more: " + broken_);
-    if (!pending_) {
-        PX_CUDA(cudaEventRecord(started_, device_.stream()));
-        started_seen_ = false;
-    }
+    in_flight_.push_back(Queued{record_event(), nullptr});  // after the work before the collective
     ncclResult_t r = nccl_.group_start();
     for (int32_t i = 0; i < call.count && r == ncclSuccess; ++i) {
         const px_tensor_desc& t = call.tensors[i];
@@ -107,7 +108,7 @@ void ProcessGroup::all_reduce_sum(const px_group_call& call) {
     pending_ = true;
     if (r != ncclSuccess && r != ncclInProgress) throw DeviceFailure(give_up("ncclAllReduce: " + nccl_error(r)));
     settle("queuing the group's all-reduce");
-    mark_queued();
+    in_flight_.back().after = record_event();
 }
 
 std::string ProcessGroup::check() {
@@ -118,24 +119,26 @@ std::string ProcessGroup::check() {
     if (state != ncclSuccess && state != ncclInProgress)
         return give_up("the group's all-reduce failed (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                        "): " + nccl_error(state));
-    // The time-out counts from when the group's first queued collective
-    // could start (the work before it done), as seen by this poll, and
-    // again from each collective seen finished: it bounds a wait without
-    // progress, not a long queue behind a slow peer that keeps up.
-    if (!started_seen_) {
-        if (cudaEventQuery(started_) != cudaSuccess) return "";
-        started_seen_ = true;
-        progress_at_ = std::chrono::steady_clock::now();
+    // Collectives seen finished are progress; the time-out counts from when
+    // the oldest unfinished one could start (the work before it done), as
+    // seen by this poll: it bounds a wait without progress, not a long queue
+    // behind a slow peer that keeps up, nor the work queued between them.
+    while (!in_flight_.empty()) {
+        const Queued& q = in_flight_.front();
+        if (q.after && cudaEventQuery(q.after) != cudaSuccess) break;  // no `after`: it was never queued
+        for (cudaEvent_t e : {q.before, q.after})
+            if (e) spare_.push_back(e);
+        in_flight_.pop_front();
+        front_started_ = false;
+    }
+    if (in_flight_.empty()) return "";
+    if (!front_started_) {
+        if (cudaEventQuery(in_flight_.front().before) != cudaSuccess) return "";
+        front_started_ = true;
+        started_at_ = std::chrono::steady_clock::now();
         return "";
     }
-    bool progressed = false;
-    while (!in_flight_.empty() && cudaEventQuery(in_flight_.front()) == cudaSuccess) {
-        spare_.push_back(in_flight_.front());
-        in_flight_.pop_front();
-        progressed = true;
-    }
-    if (progressed) progress_at_ = std::chrono::steady_clock::now();
-    if (since(progress_at_) <= timeout_) return "";
+    if (since(started_at_) <= timeout_) return "";
     return give_up("the group's all-reduce (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                    ") waited " + seconds(timeout_) + " s for the other " + std::to_string(size_ - 1) +
                    " process(es); one has died or hangs");
@@ -143,8 +146,7 @@ std::string ProcessGroup::check() {
 
 void ProcessGroup::drained() {
     pending_ = false;
-    spare_.insert(spare_.end(), in_flight_.begin(), in_flight_.end());
-    in_flight_.clear();
+    recycle_all();
 }
 
 void ProcessGroup::leave() noexcept {

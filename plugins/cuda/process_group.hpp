@@ -50,20 +50,26 @@ private:
     // Aborts the communicator; returns the message it is kept with.
     std::string give_up(const std::string& why);
     std::string nccl_error(ncclResult_t r) const;
-    // Records an event after the work queued so far, for check() to see done.
-    void mark_queued();
+    // An event recorded after the work queued so far (throws CudaError).
+    cudaEvent_t record_event();
+    // Every event of in_flight_ back to spare_ (the stream has drained).
+    void recycle_all();
 
     const NcclApi& nccl_;
     Device& device_;
     ncclComm_t comm_ = nullptr;  // null once aborted or destroyed
     const int rank_, size_;
     const double timeout_;
-    cudaEvent_t started_ = nullptr;  // recorded before the first collective queued since the last drain
-    std::deque<cudaEvent_t> in_flight_;  // recorded after each collective queued since, oldest first
-    std::vector<cudaEvent_t> spare_;     // events for reuse
+    // A collective queued since the stream last drained: events recorded
+    // before it and after it (null until it is queued).
+    struct Queued {
+        cudaEvent_t before, after;
+    };
+    std::deque<Queued> in_flight_;    // oldest first
+    std::vector<cudaEvent_t> spare_;  // events for reuse
     bool pending_ = false;
-    bool started_seen_ = false;  // the poll has seen started_ complete
-    std::chrono::steady_clock::time_point progress_at_{};  // when the poll last saw the work move on
+    bool front_started_ = false;  // the poll has seen the oldest one able to start, at started_at_
+    std::chrono::steady_clock::time_point started_at_{};
     std::string broken_;  // why the communicator was aborted ("" while usable)
 };
 
