@@ -126,16 +126,20 @@ bool arrive(Clique& c, Collective& x, size_t r) {
 ncclResult_t flush(ncclComm_t comm) {
     Clique& c = *comm->clique;
     const size_t r = size_t(comm->rank);
-    for (const Op& op : comm->in_group) {
-        const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(op.stream);
-        if (!q) return ncclInvalidArgument;
-        const uint64_t number = c.next[r]++;
-        std::shared_ptr<Collective>& x = c.open[number];
-        if (!x) x = std::make_shared<Collective>(size_t(c.size));
-        x->ops[r] = op;
-        std::shared_ptr<Collective> keep = x;
-        x->at[r] = px_emu::enqueue(q, [clique = comm->clique, keep, r] { return arrive(*clique, *keep, r); });
-        if (keep->done) c.open.erase(number);
+    std::vector<std::shared_ptr<px_emu::Queue>> queues;
+    for (const Op& op : comm->in_group) {  // every stream checked before any part is queued
+        queues.push_back(px_emu::queue_of(op.stream));
+        if (!queues.back()) {
+            comm->in_group.clear();
+            return ncclInvalidArgument;
+        }
+    }
+    for (size_t i = 0; i < comm->in_group.size(); ++i) {
+        std::shared_ptr<Collective>& slot = c.open[c.next[r]++];
+        if (!slot) slot = std::make_shared<Collective>(size_t(c.size));
+        const std::shared_ptr<Collective> x = slot;
+        x->ops[r] = comm->in_group[i];
+        x->at[r] = px_emu::enqueue(queues[i], [clique = comm->clique, x, r] { return arrive(*clique, *x, r); });
     }
     comm->in_group.clear();
     for (auto it = c.open.begin(); it != c.open.end();) it = it->second->done ? c.open.erase(it) : std::next(it);

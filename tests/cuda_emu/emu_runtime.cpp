@@ -102,7 +102,7 @@ cudaError_t fail(cudaError_t e) {
 }
 
 // The live allocation holding [p, p + bytes), or nullptr (the caller holds the lock).
-const Allocation* holding(const void* p, size_t bytes, const char** base = nullptr) {
+const Allocation* holding(const void* p, size_t bytes) {
     auto& all = state().allocations;
     auto it = all.upper_bound(static_cast<const char*>(p));
     if (it == all.begin()) return nullptr;
@@ -110,7 +110,6 @@ const Allocation* holding(const void* p, size_t bytes, const char** base = nullp
     const char* start = it->first;
     const char* q = static_cast<const char*>(p);
     if (q < start || uint64_t(q - start) + bytes > it->second.bytes) return nullptr;
-    if (base) *base = start;
     return &it->second;
 }
 
