@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "clique.hpp"
 #include "cuda_check.hpp"
 #include "device.hpp"
 
@@ -67,16 +68,14 @@ const NcclApi& Collectives::api() {
     return *api_;
 }
 
-std::vector<ncclComm_t>& Collectives::comms_for(const std::vector<Device*>& devices) {
+Clique& Collectives::clique_for(const std::vector<Device*>& devices) {
     std::vector<int> ordinals;
     ordinals.reserve(devices.size());
     for (Device* d : devices) ordinals.push_back(d->ordinal);
-    auto found = comms_.find(ordinals);
-    if (found != comms_.end()) return found->second;
-    std::vector<ncclComm_t> comms(devices.size());
-    ncclResult_t r = api().comm_init_all(comms.data(), int(comms.size()), ordinals.data());
-    if (r != ncclSuccess) throw std::runtime_error(std::string("ncclCommInitAll: ") + api().error_string(r));
-    return comms_.emplace(ordinals, std::move(comms)).first->second;
+    std::unique_ptr<Clique>& slot = cliques_[ordinals];
+    if (slot && slot->broken()) slot.reset();  // aborted: new communicators for the devices still working
+    if (!slot) slot = std::make_unique<Clique>(api(), devices);
+    return *slot;
 }
 
 void Collectives::all_reduce_sum(const std::vector<Device*>& devices, const std::vector<void*>& data, size_t count,
@@ -84,22 +83,13 @@ void Collectives::all_reduce_sum(const std::vector<Device*>& devices, const std:
     std::lock_guard<std::mutex> lock(mutex_);
     const NcclApi& nccl = api();
     const ncclDataType_t type = nccl_type(dtype);
-    std::vector<ncclComm_t>& comms = comms_for(devices);
-    // One group, so NCCL launches on every GPU before any of them waits.
-    ncclResult_t r = nccl.group_start();
-    for (size_t i = 0; i < devices.size() && r == ncclSuccess; ++i) {
-        DeviceScope scope(devices[i]->ordinal);
-        r = nccl.all_reduce(data[i], data[i], count, type, ncclSum, comms[i], devices[i]->stream());
-    }
-    ncclResult_t end = nccl.group_end();
-    if (r == ncclSuccess) r = end;
-    if (r != ncclSuccess) throw std::runtime_error(std::string("ncclAllReduce: ") + nccl.error_string(r));
+    clique_for(devices).all_reduce_sum(data, count, type);
 }
 
+Collectives::Collectives() = default;  // here, where Clique is complete
+
 Collectives::~Collectives() {
-    if (api_)
-        for (auto& [ordinals, comms] : comms_)
-            for (ncclComm_t c : comms) api_->comm_destroy(c);
+    cliques_.clear();  // before the library's functions could go
     // The library stays loaded: NCCL keeps threads that may outlive this.
 }
 

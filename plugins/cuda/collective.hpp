@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 namespace pxcuda {
 
 class Device;
+class Clique;
 
 // The NCCL functions the plugin calls, looked up by name.
 struct NcclApi {
@@ -38,7 +40,7 @@ ncclDataType_t nccl_type(int32_t dtype);
 
 class Collectives {
 public:
-    Collectives() = default;
+    Collectives();
     ~Collectives();  // destroys the communicators; the devices must still exist
     Collectives(const Collectives&) = delete;
     Collectives& operator=(const Collectives&) = delete;
@@ -54,7 +56,7 @@ public:
     const NcclApi& api();
 
 private:
-    std::vector<ncclComm_t>& comms_for(const std::vector<Device*>& devices);
+    Clique& clique_for(const std::vector<Device*>& devices);
 
     std::mutex mutex_;
     void* library_ = nullptr;
@@ -62,7 +64,7 @@ private:
     const NcclApi* api_ = nullptr;  // &loaded_ once every function was found
     std::string load_error_;
     std::once_flag load_once_;
-    std::map<std::vector<int>, std::vector<ncclComm_t>> comms_;  // by device ordinals, in call order
+    std::map<std::vector<int>, std::unique_ptr<Clique>> cliques_;  // by device ordinals, in call order
 };
 
 }  // namespace pxcuda

@@ -11,11 +11,17 @@
 
 namespace pxcuda {
 
+// The function a call's source text names: "cudaMalloc(&p, n)" -> "cudaMalloc".
+inline std::string function_of(const char* call) {
+    const std::string text(call);
+    return text.substr(0, text.find('('));
+}
+
 // A CUDA runtime call failed; `code` says whether the context survived.
 struct CudaError : std::runtime_error {
     cudaError_t code;
     CudaError(cudaError_t c, const char* call)
-        : std::runtime_error(std::string(call) + ": " + cudaGetErrorString(c) + " (" + cudaGetErrorName(c) + ")"),
+        : std::runtime_error(function_of(call) + ": " + cudaGetErrorString(c) + " (" + cudaGetErrorName(c) + ")"),
           code(c) {}
 };
 
@@ -55,10 +61,20 @@ inline const char* blas_status_name(cublasStatus_t s) {
     }
 }
 
+// A cuBLAS status as the error it is: out of memory; a lost context (the
+// CUDA error behind a failed execution, which marks the device failed);
+// another failure on the device; or a request cuBLAS refuses.
 inline void check_blas(cublasStatus_t s, const char* call) {
     if (s == CUBLAS_STATUS_SUCCESS) return;
-    if (s == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(std::string(call) + ": cuBLAS could not allocate memory");
-    throw std::runtime_error(std::string(call) + " failed: " + blas_status_name(s));
+    const std::string what = function_of(call) + ": " + blas_status_name(s);
+    if (s == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(what + " (out of memory)");
+    if (s == CUBLAS_STATUS_EXECUTION_FAILED || s == CUBLAS_STATUS_INTERNAL_ERROR || s == CUBLAS_STATUS_NOT_INITIALIZED) {
+        const cudaError_t behind = cudaGetLastError();
+        if (behind != cudaSuccess) throw CudaError(behind, call);
+        throw DeviceFailure(what);
+    }
+    if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH) throw Unsupported(what);
+    throw std::runtime_error(what);  // an argument the plugin should never pass
 }
 
 // Errors after which the CUDA context is unusable: every later call on it

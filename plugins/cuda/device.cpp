@@ -79,8 +79,9 @@ void* Device::pool_malloc(uint64_t bytes, cudaError_t& e) {
         if (e == cudaSuccess) return p;
         cudaGetLastError();  // out of memory does not poison the context
         if (e != cudaErrorMemoryAllocation || attempt > 0) break;
-        // Give the cache back (after the frees queued so far) and try once more.
-        PX_CUDA(cudaStreamSynchronize(stream_));
+        // Give the cache back (after the frees queued so far) and try once
+        // more; fence() gives up on a dead peer, where a plain sync could hang.
+        fence();
         PX_CUDA(cudaMemPoolTrimTo(pool_, 0));
     }
     return nullptr;
@@ -165,12 +166,12 @@ void Device::mark_failed(const std::string& error) {
 
 std::string Device::on_error(cudaError_t e, const std::string& what) {
     std::string message = what + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")";
+    cudaGetLastError();  // cleared, or the next launch check (on any device) would take it for its own
     if (is_sticky(e)) {
         const char* op = px_op_name(last_op_);
         mark_failed(message + (op ? std::string(" (the last op queued was ") + op + ")" : std::string()));
         return failed_;
     }
-    cudaGetLastError();
     return message;
 }
 

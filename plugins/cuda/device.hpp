@@ -114,7 +114,7 @@ private:
     cudaMemPool_t pool_ = nullptr;
     cudaEvent_t marker_ = nullptr;  // for wait_for
     DeviceStatus* status_ = nullptr;
-    StagingRing staging_;
+    StagingRing staging_{[this] { fence(); }};
     int sm_count_ = 1;
     uint64_t total_bytes_ = 0;  // the device's memory
     std::string name_;

@@ -66,10 +66,10 @@ px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
     try {
         return body();
     } catch (const CudaError& e) {
-        if (e.code == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
-        }
+        // The thread's last error is cleared whatever it was, or the next
+        // launch check (on any device) would take it for its own.
+        cudaGetLastError();
+        if (e.code == cudaErrorMemoryAllocation) return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
         return report(err, PX_ERROR_DEVICE, d ? d->on_error(e.code, "cuda plugin") : std::string(e.what()));
     } catch (const OutOfMemory& e) {
         return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
@@ -159,7 +159,8 @@ void destroy(px_plugin_context* ctx) {
     }
     for (auto& d : ctx->devices) {
         std::lock_guard<std::mutex> lock(d->mutex);
-        if (d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) cudaStreamSynchronize(d->stream());
+        // wait() gives up on a collective whose peer cannot arrive, where a plain sync would hang.
+        if (d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) d->wait();
     }
     delete ctx;
 }
@@ -257,12 +258,16 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
     if (bytes && !src) return report(err, PX_ERROR_INVALID_ARGUMENT, "src is NULL");
     if (!bytes) return PX_OK;
     return on_device(d, err, [&](Device& dev) {
-        if (bytes >= kDirectPinnedCopy && is_pinned(src)) {
-            // Page-locked already: one DMA at full speed, waited for so src may be reused.
-            PX_CUDA(cudaMemcpyAsync(at(dst, offset), src, bytes, cudaMemcpyHostToDevice, dev.stream()));
+        const char* from = static_cast<const char*>(src);
+        const bool direct = bytes >= kDirectPinnedCopy && is_pinned(src);
+        const uint64_t staged = direct ? 0 : dev.staging().to_device(at(dst, offset), from, bytes, dev.stream());
+        if (staged < bytes) {
+            // Page-locked already (one DMA at full speed), or no pinned memory
+            // left to stage through: straight from src, waited for so that
+            // src may be reused.
+            PX_CUDA(cudaMemcpyAsync(at(dst, offset + staged), from + staged, bytes - staged, cudaMemcpyHostToDevice,
+                                    dev.stream()));
             dev.fence();
-        } else {
-            dev.staging().to_device(at(dst, offset), static_cast<const char*>(src), bytes, dev.stream());
         }
         return PX_OK;
     });

@@ -13,31 +13,40 @@ StagingRing::~StagingRing() {
     }
 }
 
-StagingRing::Slot& StagingRing::next_slot() {
+StagingRing::Slot* StagingRing::next_slot() {
     if (slots_.empty()) slots_.resize(kSlots);
     Slot& s = slots_[next_];
-    next_ = (next_ + 1) % kSlots;
+    if (!s.done) PX_CUDA(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
     if (!s.host) {  // pinned memory is taken on first use: a device that never copies keeps none
         if (cudaHostAlloc(reinterpret_cast<void**>(&s.host), kSlotBytes, cudaHostAllocDefault) != cudaSuccess) {
-            cudaGetLastError();
+            cudaGetLastError();  // out of memory does not poison the context
             s.host = nullptr;
-            throw OutOfMemory("no pinned host memory for a staging buffer of " + std::to_string(kSlotBytes) + " bytes");
+            return nullptr;
         }
-        PX_CUDA(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
     } else {
-        PX_CUDA(cudaEventSynchronize(s.done));  // the copy out of this slot has run
+        // The copy out of this slot must have run before it is refilled.
+        const cudaError_t e = cudaEventQuery(s.done);
+        if (e == cudaErrorNotReady) {
+            wait_();
+        } else {
+            PX_CUDA(e);
+        }
     }
-    return s;
+    next_ = (next_ + 1) % kSlots;
+    return &s;
 }
 
-void StagingRing::to_device(char* dst, const char* src, size_t bytes, cudaStream_t stream) {
-    for (size_t off = 0; off < bytes; off += kSlotBytes) {
+size_t StagingRing::to_device(char* dst, const char* src, size_t bytes, cudaStream_t stream) {
+    size_t off = 0;
+    for (; off < bytes; off += kSlotBytes) {
         const size_t len = bytes - off < kSlotBytes ? bytes - off : kSlotBytes;
-        Slot& s = next_slot();
-        std::memcpy(s.host, src + off, len);
-        PX_CUDA(cudaMemcpyAsync(dst + off, s.host, len, cudaMemcpyHostToDevice, stream));
-        PX_CUDA(cudaEventRecord(s.done, stream));
+        Slot* s = next_slot();
+        if (!s) break;
+        std::memcpy(s->host, src + off, len);
+        PX_CUDA(cudaMemcpyAsync(dst + off, s->host, len, cudaMemcpyHostToDevice, stream));
+        PX_CUDA(cudaEventRecord(s->done, stream));
     }
+    return off < bytes ? off : bytes;
 }
 
 }  // namespace pxcuda

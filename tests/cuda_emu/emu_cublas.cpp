@@ -68,10 +68,14 @@ extern "C" {
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
     if (!h) return CUBLAS_STATUS_INVALID_VALUE;
+    if (const cudaError_t e = px_emu::refused("cublasCreate_v2", px_emu::current_device(), true))
+        return e == cudaErrorMemoryAllocation ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_NOT_INITIALIZED;
     *h = new cublasContext;
+    px_emu::note_object(px_emu::Object::blas_handle, +1);
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
+    if (h) px_emu::note_object(px_emu::Object::blas_handle, -1);
     delete h;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -102,7 +106,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                      (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
     const bool f64 = at == CUDA_R_64F && bt == CUDA_R_64F && ct == CUDA_R_64F && compute == CUBLAS_COMPUTE_64F;
     if (!f32 && !f64) return CUBLAS_STATUS_NOT_SUPPORTED;
-    if (px_emu::device_lost()) return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (px_emu::refused("cublasGemmStridedBatchedEx", px_emu::device_of(*q))) return CUBLAS_STATUS_EXECUTION_FAILED;
     if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
     const size_t e = f32 ? 4 : 8;
     auto extent = [&](int ld, int cols) { return (size_t(ld) * size_t(cols - 1) + size_t(ld)) * e; };

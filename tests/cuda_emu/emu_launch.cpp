@@ -232,7 +232,7 @@ void Launcher::launch(std::function<void()> thread_body) {
     if (!valid(grid_, block_, shared_bytes_)) return note_launch_error(cudaErrorInvalidConfiguration);
     const std::shared_ptr<Queue> q = queue_of(stream_);
     if (!q) return note_launch_error(cudaErrorInvalidResourceHandle);
-    if (const cudaError_t lost = device_lost()) return note_launch_error(lost);
+    if (const cudaError_t e = refused("cudaLaunchKernel", device_of(*q))) return note_launch_error(e);
     enqueue(q, [grid = grid_, block = block_, body = std::move(thread_body)] {
         run_kernel(grid, block, body);
         return true;

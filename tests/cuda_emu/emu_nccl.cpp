@@ -1,14 +1,6 @@
 // NCCL for the CUDA emulator: the eleven functions the CUDA plugin looks up
 // (collective.cpp), for communicators whose ranks all live in this process
 // (ncclCommInitAll's devices, or ranks that join one id from several
-// threads). Operations between ncclGroupStart and ncclGroupEnd are queued per
-// rank; a collective runs once every rank of its communicator has queued it,
-// summing in rank order into every rank's receive buffer. Device memory is
-// host memory here (emu_runtime.cpp). Ranks in other processes never join:
-// their communicators stay in progress, as NCCL's do while a peer is missing.
-// NCCL for the CUDA emulator: the eleven functions the CUDA plugin looks up
-// (collective.cpp), for communicators whose ranks all live in this process
-// (ncclCommInitAll's devices, or ranks that join one id from several
 // threads). As NCCL's, a collective is queued on each rank's stream (at
 // ncclGroupEnd inside a group) and returns at once; a rank's part runs when
 // its stream gets to it and finishes once every rank's part has arrived,
@@ -122,6 +114,13 @@ bool arrive(Clique& c, Collective& x, size_t r) {
     return true;
 }
 
+// An injected fault or a lost device (px_emu::refused) as NCCL says it.
+ncclResult_t refused(const char* fn, int device, bool allocates) {
+    const cudaError_t e = px_emu::refused(fn, device, allocates);
+    if (e == cudaSuccess) return ncclSuccess;
+    return e == cudaErrorMemoryAllocation ? ncclSystemError : ncclUnhandledCudaError;
+}
+
 // Queues the parts this rank has gathered (the caller holds the run lock).
 ncclResult_t flush(ncclComm_t comm) {
     Clique& c = *comm->clique;
@@ -156,6 +155,8 @@ const char* ncclGetErrorString(ncclResult_t r) {
     case ncclInvalidArgument: return "invalid argument (NCCL emulator)";
     case ncclInvalidUsage: return "invalid usage (NCCL emulator)";
     case ncclInProgress: return "operation in progress";
+    case ncclSystemError: return "unhandled system error (NCCL emulator: out of memory)";
+    case ncclUnhandledCudaError: return "unhandled cuda error (NCCL emulator: the device is lost)";
     default: return "NCCL emulator error";
     }
 }
@@ -169,15 +170,18 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
     if (!comms || ndev < 1) return ncclInvalidArgument;
+    if (const ncclResult_t e = refused("ncclCommInitAll", px_emu::current_device(), true)) return e;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     std::shared_ptr<Clique> clique = make_clique(ndev);
     clique->joined = ndev;
     for (int i = 0; i < ndev; ++i) comms[i] = new ncclComm{clique, i, {}};
+    px_emu::note_object(px_emu::Object::nccl_comm, ndev);
     return ncclSuccess;
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t*) {
     if (!comm || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+    if (const ncclResult_t e = refused("ncclCommInitRankConfig", px_emu::current_device(), true)) return e;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     const std::string key(id.internal, sizeof id.internal);
     std::shared_ptr<Clique> clique = by_id[key].lock();
@@ -188,6 +192,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
     if (clique->size != nranks) return ncclInvalidUsage;
     ++clique->joined;
     *comm = new ncclComm{clique, rank, {}};
+    px_emu::note_object(px_emu::Object::nccl_comm, +1);
     return ncclSuccess;
 }
 
@@ -220,6 +225,8 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
                            ncclComm_t comm, cudaStream_t stream) {
     if (!comm || op != ncclSum) return ncclInvalidArgument;
     if (type != ncclFloat32 && type != ncclFloat64 && type != ncclInt32 && type != ncclInt64) return ncclInvalidArgument;
+    if (const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(stream))
+        if (const ncclResult_t e = refused("ncclAllReduce", px_emu::device_of(*q), false)) return e;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     comm->in_group.push_back(Op{send, recv, count, type, stream});
     if (group_depth > 0) {
@@ -233,6 +240,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncc
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
+    if (comm) px_emu::note_object(px_emu::Object::nccl_comm, -1);
     delete comm;
     return ncclSuccess;
 }
@@ -242,6 +250,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     if (!comm) return ncclInvalidArgument;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     comm->clique->aborted[size_t(comm->rank)] = true;
+    px_emu::note_object(px_emu::Object::nccl_comm, -1);
     delete comm;
     return ncclSuccess;
 }

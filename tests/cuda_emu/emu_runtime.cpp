@@ -84,16 +84,15 @@ State& state() {
 }
 
 // Per thread, as CUDA's; initial-exec: small and static, no dynamic TLS block.
-__attribute__((tls_model("initial-exec"))) thread_local int current_device = 0;
+__attribute__((tls_model("initial-exec"))) thread_local int this_thread_device = 0;
 __attribute__((tls_model("initial-exec"))) thread_local cudaError_t last_error = cudaSuccess;
-std::atomic<uint32_t> lost_devices{0};  // a bit per device whose context a kernel fault lost
 
 // A lost device's memory goes with its context when the process ends, as on
 // a GPU (its plugin no longer frees it); any other block left is a leak that
 // LeakSanitizer should see, so it stays.
 State::~State() {
     for (auto& [start, a] : allocations)
-        if (a.device >= 0 && (lost_devices.load() & (1u << a.device))) std::free(const_cast<char*>(start));
+        if (a.device >= 0 && px_emu::lost_error(a.device)) std::free(const_cast<char*>(start));
 }
 
 cudaError_t fail(cudaError_t e) {
@@ -115,7 +114,6 @@ const Allocation* holding(const void* p, size_t bytes) {
 
 cudaError_t allocate(void** out, size_t bytes, int device, CUmemPoolHandle_st* pool) {
     if (!out) return fail(cudaErrorInvalidValue);
-    if (device >= 0 && (lost_devices.load() & (1u << device))) return fail(cudaErrorIllegalAddress);
     *out = nullptr;
     if (bytes == 0) return cudaSuccess;
     State& s = state();
@@ -171,8 +169,6 @@ void synchronize(int device) {
     for (const px_emu::Position& p : ends) px_emu::wait_until(p);
 }
 
-cudaError_t lost_error(int device) { return px_emu::device_is_lost(device) ? cudaErrorIllegalAddress : cudaSuccess; }
-
 // Queues dst <- src (bytes) on q; the bytes are read when the queue gets there.
 px_emu::Position queue_copy(const std::shared_ptr<px_emu::Queue>& q, void* dst, const void* src, size_t bytes) {
     return px_emu::enqueue(q, [=] {
@@ -191,14 +187,52 @@ bool copy_valid(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, c
            (!src_device || px_emu::device_range(src, bytes, (what + " (source)").c_str()));
 }
 
+// What stops `fn` on `device` (px_emu::refused), noted as the last error.
+cudaError_t refuse(const char* fn, int device, bool allocates = false) {
+    const cudaError_t e = px_emu::refused(fn, device, allocates);
+    return e ? fail(e) : cudaSuccess;
+}
+
+// cudaMemcpyAsync and cudaMemcpyPeerAsync as `fn`.
+cudaError_t copy_async(const char* fn, void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t e = refuse(fn, px_emu::device_of(*q))) return e;
+    if (!copy_valid(dst, src, bytes, kind, fn)) return fail(cudaErrorInvalidValue);
+    if (bytes) queue_copy(q, dst, src, bytes);
+    return cudaSuccess;
+}
+
+// cudaMemsetAsync and cudaMemset as `fn`.
+cudaError_t set_async(const char* fn, void* p, int value, size_t bytes, cudaStream_t s) {
+    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t e = refuse(fn, px_emu::device_of(*q))) return e;
+    if (!px_emu::device_range(p, bytes, fn)) return fail(cudaErrorInvalidValue);
+    if (bytes)
+        px_emu::enqueue(q, [=] {
+            std::memset(p, value, bytes);
+            return true;
+        });
+    return cudaSuccess;
+}
+
+// The device an event was last recorded on (the current one if never).
+int event_device(const CUevent_st* e) {
+    return e->recorded.queue ? px_emu::device_of(*e->recorded.queue) : this_thread_device;
+}
+
 // The error of a wait for work of `device` that has run.
-cudaError_t after_wait(int device) { return lost_error(device) ? fail(lost_error(device)) : cudaSuccess; }
+cudaError_t after_wait(int device) {
+    const cudaError_t lost = px_emu::lost_error(device);
+    return lost ? fail(lost) : cudaSuccess;
+}
 
 // Whether the work up to p has run; if not, runs it (a query sees work that
 // was still going, as a GPU's would) and says cudaErrorNotReady.
 cudaError_t query(const px_emu::Position& p) {
     if (!p.queue) return cudaSuccess;
-    if (const cudaError_t lost = lost_error(px_emu::device_of(*p.queue))) return fail(lost);
+    if (const cudaError_t lost = px_emu::lost_error(px_emu::device_of(*p.queue))) return fail(lost);
     if (px_emu::finished(p)) return cudaSuccess;
     px_emu::run_until(p);
     return cudaErrorNotReady;
@@ -210,21 +244,48 @@ namespace px_emu {
 
 void note_launch_error(cudaError_t e) { last_error = e; }
 
-void note_device_fault() { lost_devices |= 1u << current_device; }
+void note_device_fault() { lose_device(this_thread_device, cudaErrorIllegalAddress); }
 
-cudaError_t device_lost() { return lost_error(current_device); }
+cudaError_t device_lost() { return lost_error(this_thread_device); }
 
-bool device_is_lost(int device) { return (lost_devices.load() & (1u << device)) != 0; }
+bool device_is_lost(int device) { return lost_error(device) != cudaSuccess; }
+
+int current_device() { return this_thread_device; }
+
+void count_memory(long& device_blocks, long& host_blocks, long& streams) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    device_blocks = host_blocks = 0;
+    for (const auto& [start, a] : state().allocations) ++(a.device >= 0 ? device_blocks : host_blocks);
+    streams = long(state().streams.size());
+}
+
+bool reclaim_lost_memory() {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.streams.empty()) return false;
+    for (auto it = s.allocations.begin(); it != s.allocations.end();) {
+        const int d = it->second.device;
+        if (d < 0 || !lost_error(d)) {
+            ++it;
+            continue;
+        }
+        s.used[size_t(d)] -= it->second.bytes;
+        if (it->second.pool) it->second.pool->reserved -= it->second.bytes;
+        std::free(const_cast<char*>(it->first));
+        it = s.allocations.erase(it);
+    }
+    return true;
+}
 
 int exchange_current_device(int device) {
-    const int before = current_device;
-    current_device = device;
+    const int before = this_thread_device;
+    this_thread_device = device;
     return before;
 }
 
 std::shared_ptr<Queue> queue_of(cudaStream_t s) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    if (!s) return state().legacy[size_t(current_device)];
+    if (!s) return state().legacy[size_t(this_thread_device)];
     return state().streams.count(s) ? s->queue : nullptr;
 }
 
@@ -245,7 +306,9 @@ extern "C" {
 
 cudaError_t cudaGetLastError(void) {
     const cudaError_t e = last_error != cudaSuccess ? last_error : px_emu::device_lost();
-    last_error = px_emu::device_lost();  // a lost context's error is sticky
+    // A lost context's error is sticky to that device's context: returned
+    // again while it is current, not after a switch to a device still working.
+    last_error = cudaSuccess;
     return e;
 }
 
@@ -259,6 +322,8 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady: return "cudaErrorNotReady";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
     default: return "cudaErrorUnknown";
     }
 }
@@ -273,6 +338,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorNotSupported: return "operation not supported";
     default: return "unknown error";
     }
 }
@@ -293,13 +360,13 @@ cudaError_t cudaGetDeviceCount(int* count) {
 
 cudaError_t cudaGetDevice(int* d) {
     if (!d) return fail(cudaErrorInvalidValue);
-    *d = current_device;
+    *d = this_thread_device;
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int d) {
     if (!valid_device(d)) return fail(cudaErrorInvalidDevice);
-    current_device = d;
+    this_thread_device = d;
     return cudaSuccess;
 }
 
@@ -319,9 +386,10 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int d) {
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
     if (!free_bytes || !total) return fail(cudaErrorInvalidValue);
+    if (const cudaError_t e = refuse(__func__, this_thread_device)) return e;
     std::lock_guard<std::mutex> lock(state().mutex);
     *total = state().memory;
-    *free_bytes = state().memory - state().used[size_t(current_device)];
+    *free_bytes = state().memory - state().used[size_t(this_thread_device)];
     return cudaSuccess;
 }
 
@@ -333,7 +401,8 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer) {
 }
 
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
-    return valid_device(peer) ? cudaSuccess : fail(cudaErrorInvalidDevice);
+    if (!valid_device(peer)) return fail(cudaErrorInvalidDevice);
+    return refuse(__func__, this_thread_device);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
@@ -343,7 +412,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
         std::fprintf(stderr, "CUDA emulator: only non-blocking streams (cudaStreamNonBlocking) are emulated\n");
         return fail(cudaErrorNotSupported);
     }
-    *s = new CUstream_st{px_emu::make_queue(current_device)};
+    if (const cudaError_t e = refuse(__func__, this_thread_device, true)) return e;
+    *s = new CUstream_st{px_emu::make_queue(this_thread_device)};
     std::lock_guard<std::mutex> lock(state().mutex);
     state().streams.insert(*s);
     return cudaSuccess;
@@ -363,17 +433,21 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t e = refuse(__func__, px_emu::device_of(*q))) return e;
     px_emu::wait_until(px_emu::end_of(q));
     return after_wait(px_emu::device_of(*q));
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
-    return q ? query(px_emu::end_of(q)) : fail(cudaErrorInvalidResourceHandle);
+    if (!q) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t e = refuse(__func__, px_emu::device_of(*q))) return e;
+    return query(px_emu::end_of(q));
 }
 // Work queued on s after this waits for what was queued before e's latest record.
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = refuse(__func__, px_emu::device_of(*q))) return lost;
     const px_emu::Position before = e->recorded;
     if (before.queue) px_emu::enqueue(q, [before] { return px_emu::run_until(before); });
     return cudaSuccess;
@@ -381,29 +455,44 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
     if (!e) return fail(cudaErrorInvalidValue);
+    if (const cudaError_t refused = refuse(__func__, this_thread_device, true)) return refused;
     *e = new CUevent_st{};
+    px_emu::note_object(px_emu::Object::event, +1);
     return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    if (e) px_emu::note_object(px_emu::Object::event, -1);
     delete e;
     return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = refuse(__func__, px_emu::device_of(*q))) return lost;
     e->recorded = px_emu::end_of(q);
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     if (!e) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = refuse(__func__, event_device(e))) return lost;
     if (!e->recorded.queue) return cudaSuccess;  // never recorded: nothing to wait for
     px_emu::wait_until(e->recorded);
     return after_wait(px_emu::device_of(*e->recorded.queue));
 }
-cudaError_t cudaEventQuery(cudaEvent_t e) { return e ? query(e->recorded) : fail(cudaErrorInvalidResourceHandle); }
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+    if (!e) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = refuse(__func__, event_device(e))) return lost;
+    return query(e->recorded);
+}
 
-cudaError_t cudaMalloc(void** p, size_t bytes) { return allocate(p, bytes, current_device, nullptr); }
-cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) { return allocate(p, bytes, -1, nullptr); }
+cudaError_t cudaMalloc(void** p, size_t bytes) {
+    if (const cudaError_t e = refuse(__func__, this_thread_device, true)) return e;
+    return allocate(p, bytes, this_thread_device, nullptr);
+}
+cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) {
+    if (const cudaError_t e = refuse(__func__, this_thread_device, true)) return e;
+    return allocate(p, bytes, -1, nullptr);
+}
 // cudaFree and cudaFreeHost wait for the device's work first (CUDA's implicit synchronization).
 cudaError_t cudaFree(void* p) {
     if (!p) return cudaSuccess;
@@ -415,7 +504,7 @@ cudaError_t cudaFree(void* p) {
 cudaError_t cudaFreeHost(void* p) {
     if (!p) return cudaSuccess;
     if (freeable(p, true) < -1) return fail(cudaErrorInvalidValue);
-    synchronize(current_device);
+    synchronize(this_thread_device);
     return release_now(p);
 }
 // Freed when the stream gets there; a second free of it before then is refused.
@@ -439,10 +528,13 @@ cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
     if (!pool || !props || !valid_device(props->location.id)) return fail(cudaErrorInvalidValue);
+    if (const cudaError_t e = refuse(__func__, props->location.id, true)) return e;
     *pool = new CUmemPoolHandle_st{props->location.id};
+    px_emu::note_object(px_emu::Object::pool, +1);
     return cudaSuccess;
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
+    if (pool) px_emu::note_object(px_emu::Object::pool, -1);
     std::lock_guard<std::mutex> lock(state().mutex);
     for (auto& [start, a] : state().allocations)
         if (a.pool == pool) a.pool = nullptr;  // blocks still in use outlive their pool
@@ -451,15 +543,19 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
 }
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t) {
     if (!pool) return fail(cudaErrorInvalidValue);
+    if (const cudaError_t e = refuse(__func__, pool->device, true)) return e;
     return allocate(p, bytes, pool->device, pool);
 }
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) { return pool ? cudaSuccess : fail(cudaErrorInvalidValue); }
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+    return pool ? refuse(__func__, pool->device) : fail(cudaErrorInvalidValue);
+}
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr, void* value) {
-    return pool && value ? cudaSuccess : fail(cudaErrorInvalidValue);
+    return pool && value ? refuse(__func__, pool->device) : fail(cudaErrorInvalidValue);
 }
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
     if (!pool || !value) return fail(cudaErrorInvalidValue);
     if (attr != cudaMemPoolAttrReservedMemCurrent) return fail(cudaErrorInvalidValue);
+    if (const cudaError_t e = refuse(__func__, pool->device)) return e;
     std::lock_guard<std::mutex> lock(state().mutex);
     *static_cast<uint64_t*>(value) = pool->reserved;
     return cudaSuccess;
@@ -471,7 +567,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
     std::lock_guard<std::mutex> lock(state().mutex);
     const Allocation* a = holding(p, 1);
     attributes->type = !a ? cudaMemoryTypeUnregistered : a->device < 0 ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
-    attributes->device = a && a->device >= 0 ? a->device : current_device;
+    attributes->device = a && a->device >= 0 ? a->device : this_thread_device;
     return cudaSuccess;
 }
 
@@ -479,7 +575,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
 // from the host once the bytes are taken (copied aside here); a copy
 // between device memory is only queued. On the legacy default stream.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
-    if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
+    if (const cudaError_t e = refuse(__func__, this_thread_device)) return e;
     if (!copy_valid(dst, src, bytes, kind, "cudaMemcpy")) return fail(cudaErrorInvalidValue);
     if (!bytes) return cudaSuccess;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(nullptr);
@@ -501,32 +597,17 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
 // Asynchronous even with ordinary (pageable) host memory: CUDA allows that,
 // so the host's bytes must stay put until the stream has run the copy.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
-    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
-    if (!q) return fail(cudaErrorInvalidResourceHandle);
-    if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
-    if (!copy_valid(dst, src, bytes, kind, "cudaMemcpyAsync")) return fail(cudaErrorInvalidValue);
-    if (bytes) queue_copy(q, dst, src, bytes);
-    return cudaSuccess;
+    return copy_async(__func__, dst, src, bytes, kind, s);
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
                                 cudaStream_t s) {
     if (!valid_device(dst_device) || !valid_device(src_device)) return fail(cudaErrorInvalidDevice);
-    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
+    if (const cudaError_t lost = px_emu::lost_error(src_device)) return fail(lost);
+    return copy_async(__func__, dst, src, bytes, cudaMemcpyDeviceToDevice, s);
 }
-cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
-    const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
-    if (!q) return fail(cudaErrorInvalidResourceHandle);
-    if (const cudaError_t lost = px_emu::device_lost()) return fail(lost);
-    if (!px_emu::device_range(p, bytes, "cudaMemset")) return fail(cudaErrorInvalidValue);
-    if (bytes)
-        px_emu::enqueue(q, [=] {
-            std::memset(p, value, bytes);
-            return true;
-        });
-    return cudaSuccess;
-}
+cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) { return set_async(__func__, p, value, bytes, s); }
 // Asynchronous to the host for device memory, as CUDA's, on the legacy
 // default stream: not ordered with work on non-blocking streams.
-cudaError_t cudaMemset(void* p, int value, size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
+cudaError_t cudaMemset(void* p, int value, size_t bytes) { return set_async(__func__, p, value, bytes, nullptr); }
 
 }  // extern "C"

@@ -23,6 +23,27 @@ void note_device_fault();
 // cudaSuccess, or the error that lost the current device.
 cudaError_t device_lost();
 bool device_is_lost(int device);
+int current_device();
+
+// Failures (emu_faults.cpp). Loses `device`'s context with the sticky error
+// `e`; the first loss stays.
+void lose_device(int device, cudaError_t e);
+// cudaSuccess, or the error that lost `device`.
+cudaError_t lost_error(int device);
+// What stops the call `fn` on `device` before it does anything: a fault a
+// test injected (emu_faults.h; `allocates`: the call can run out of memory)
+// or the device's loss. cudaSuccess when nothing does. Calls that release
+// (frees, destroys) never fail, so nothing of the emulator's leaks.
+cudaError_t refused(const char* fn, int device, bool allocates = false);
+// What the emulator holds, counted where it is made and released.
+enum class Object { event, pool, blas_handle, nccl_comm, count };
+void note_object(Object o, int delta);
+// Live allocations and streams (emu_runtime.cpp).
+void count_memory(long& device_blocks, long& host_blocks, long& streams);
+// Frees the memory of lost devices, as the driver does when their contexts
+// go; false (nothing done) while a stream lives.
+bool reclaim_lost_memory();
+
 // Makes `device` the calling thread's current device; returns the one before.
 int exchange_current_device(int device);
 // Whether [p, p + bytes) lies inside one live device allocation; if not, says

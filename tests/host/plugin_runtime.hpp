@@ -35,7 +35,9 @@ struct Runtime {
     }
 };
 
+#ifdef PLEXUS_FAULT_PLUGIN_DIR
 inline std::string fault(const char* variant) { return std::string(PLEXUS_FAULT_PLUGIN_DIR "/libfault-") + variant + ".so"; }
+#endif
 inline const std::string cpu_plugin = PLEXUS_CPU_PLUGIN_FILE;
 
 }  // namespace pxtest
