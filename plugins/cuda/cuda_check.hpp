@@ -20,9 +20,10 @@ inline std::string function_of(const char* call) {
 // A CUDA runtime call failed; `code` says whether the context survived.
 struct CudaError : std::runtime_error {
     cudaError_t code;
+    std::string function;  // the call that returned it
     CudaError(cudaError_t c, const char* call)
         : std::runtime_error(function_of(call) + ": " + cudaGetErrorString(c) + " (" + cudaGetErrorName(c) + ")"),
-          code(c) {}
+          code(c), function(function_of(call)) {}
 };
 
 struct OutOfMemory : std::runtime_error {

@@ -258,7 +258,7 @@ void Device::fence() {
     std::string watch_failure;
     cudaError_t e = drain(watch_failure);
     if (!watch_failure.empty()) throw DeviceFailure(watch_failure);
-    PX_CUDA(e);
+    check_cuda(e, "cudaStreamSynchronize");  // drain()'s last wait
 }
 
 }  // namespace pxcuda

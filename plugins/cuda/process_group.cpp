@@ -52,7 +52,7 @@ cudaEvent_t ProcessGroup::record_event() {
     cudaError_t recorded = cudaEventRecord(e, device_.stream());
     if (recorded != cudaSuccess) {
         spare_.push_back(e);
-        PX_CUDA(recorded);
+        check_cuda(recorded, "cudaEventRecord");
     }
     return e;
 }

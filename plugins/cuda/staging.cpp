@@ -29,7 +29,7 @@ StagingRing::Slot* StagingRing::next_slot() {
         if (e == cudaErrorNotReady) {
             wait_();
         } else {
-            PX_CUDA(e);
+            check_cuda(e, "cudaEventQuery");
         }
     }
     next_ = (next_ + 1) % kSlots;

@@ -14,9 +14,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../host/plugin_runtime.hpp"
+#include "../support.hpp"
 #include "emu_faults.h"
 #include "plexus/plexus.h"
 
@@ -268,4 +270,55 @@ TEST_CASE("a device lost at any CUDA call is reported, refuses later work, and s
                            "cublasGemmStridedBatchedEx", "cudaMemcpyAsync", "cudaStreamSynchronize", "ncclAllReduce"})
         CHECK(failed.count(fn) == 1);
     WARN(tries << " calls lost a device in turn, in " << failed.size() << " functions");
+}
+
+TEST_CASE("a process group whose device is lost as it records a collective fails there, and its peer gives up",
+          "[cuda][emulator][faults]") {
+    {
+        pxtest::Runtime r({PLEXUS_CUDA_PLUGIN_FILE});
+        REQUIRE(gpus(r.rt) == 2);
+        px_group_id id{};
+        id.struct_size = sizeof id;
+        REQUIRE(px_group_make_id(r.rt, gpu0, &id) == PX_OK);
+        px_group* groups[2] = {nullptr, nullptr};
+        px_status joined1 = PX_ERROR_INTERNAL;
+        std::thread rank1([&] { joined1 = px_group_join(r.rt, gpu1, &id, 1, 2, 1.0, &groups[1]); });
+        REQUIRE(px_group_join(r.rt, gpu0, &id, 0, 2, 1.0, &groups[0]) == PX_OK);
+        rank1.join();
+        REQUIRE(joined1 == PX_OK);
+        const int64_t shape[1] = {8};
+        Tensor t0, t1;
+        REQUIRE(px_tensor_full(r.rt, gpu0, PX_FLOAT32, 1, shape, 1.0, &t0.t) == PX_OK);
+        REQUIRE(px_tensor_full(r.rt, gpu1, PX_FLOAT32, 1, shape, 2.0, &t1.t) == PX_OK);
+        // Rank 1 queues its part and waits; rank 0's first event record loses gpu(0).
+        px_status waited1 = PX_OK;
+        std::string said1;
+        std::thread peer([&] {
+            if (px_group_all_reduce_sum(groups[1], &t1.t, 1) != PX_OK) return;
+            waited1 = px_runtime_synchronize(r.rt, gpu1);
+            said1 = px_last_error();
+        });
+        plexus_emu_inject(PLEXUS_EMU_DEVICE_LOST, "cudaEventRecord", 1);
+        const px_status summed0 = px_group_all_reduce_sum(groups[0], &t0.t, 1);
+        const std::string said0 = px_last_error();
+        REQUIRE(plexus_emu_injected() != nullptr);
+        plexus_emu_disarm();
+        peer.join();
+        CHECK(summed0 == PX_ERROR_DEVICE);
+        PX_REQUIRE_MENTIONS(said0, "cudaEventRecord");
+        PX_REQUIRE_MENTIONS(said0, "has failed");
+        CHECK(waited1 == PX_ERROR_DEVICE);
+        PX_REQUIRE_MENTIONS(said1, "waited 1 s for the other 1 process(es)");
+        px_group_release(groups[0]);
+        px_group_release(groups[1]);
+        // gpu(1) still computes.
+        std::vector<float> back(8, 0.0f);
+        Tensor u;
+        REQUIRE(px_tensor_full(r.rt, gpu1, PX_FLOAT32, 1, shape, 3.0, &u.t) == PX_OK);
+        REQUIRE(px_tensor_to_host(u.t, back.data(), back.size() * sizeof(float)) == PX_OK);
+        CHECK(back == std::vector<float>(8, 3.0f));
+    }
+    // gpu(0)'s context goes with the runtime; nothing else may be left.
+    REQUIRE(plexus_emu_revive() == 0);
+    require_nothing_held();
 }
