@@ -34,6 +34,8 @@ bool Clique::broken() {
 }
 
 void Clique::all_reduce_sum(const std::vector<void*>& data, size_t count, ncclDataType_t type) {
+    std::vector<bool> pending_before;
+    for (auto& w : watches_) pending_before.push_back(w->pending_);
     // One group, so NCCL launches on every GPU before any of them waits.
     ncclResult_t r = nccl_.group_start();
     for (size_t i = 0; i < devices_.size() && r == ncclSuccess; ++i) {
@@ -47,7 +49,9 @@ void Clique::all_reduce_sum(const std::vector<void*>& data, size_t count, ncclDa
         const std::string why = std::string("ncclAllReduce: ") + nccl_.error_string(r);
         std::lock_guard<std::mutex> lock(mutex_);
         abort(why);  // parts already queued must not wait for the ones that were not
-        for (auto& w : watches_) w->pending_ = false;  // reported here: the aborted parts return
+        // This sum's failure is reported here; an earlier sum the abort cut
+        // short is still reported by its member's next wait.
+        for (size_t i = 0; i < watches_.size(); ++i) watches_[i]->pending_ = pending_before[i];
         throw std::runtime_error(why);
     }
 }

@@ -62,20 +62,15 @@ inline const char* blas_status_name(cublasStatus_t s) {
     }
 }
 
-// A cuBLAS status as the error it is: out of memory; a lost context (the
-// CUDA error behind a failed execution, which marks the device failed);
-// another failure on the device; or a request cuBLAS refuses.
+// A cuBLAS status as the error it is: out of memory, or the CUDA error
+// behind a failure (a lost context marks the device failed); else internal.
 inline void check_blas(cublasStatus_t s, const char* call) {
     if (s == CUBLAS_STATUS_SUCCESS) return;
     const std::string what = function_of(call) + ": " + blas_status_name(s);
     if (s == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(what + " (out of memory)");
-    if (s == CUBLAS_STATUS_EXECUTION_FAILED || s == CUBLAS_STATUS_INTERNAL_ERROR || s == CUBLAS_STATUS_NOT_INITIALIZED) {
-        const cudaError_t behind = cudaGetLastError();
-        if (behind != cudaSuccess) throw CudaError(behind, call);
-        throw DeviceFailure(what);
-    }
-    if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH) throw Unsupported(what);
-    throw std::runtime_error(what);  // an argument the plugin should never pass
+    const cudaError_t behind = cudaGetLastError();
+    if (behind != cudaSuccess) throw CudaError(behind, call);
+    throw std::runtime_error(what);
 }
 
 // Errors after which the CUDA context is unusable: every later call on it
