@@ -228,24 +228,13 @@ bool supported(int32_t op, int32_t dtype) {
 }
 
 Refusal check_call(const px_op_call& call) {
-    const std::string name = px_op_name(call.op) ? px_op_name(call.op) : "an unknown op";
-    auto invalid = [&](const std::string& why) { return Refusal{PX_ERROR_INVALID_ARGUMENT, name + ": " + why}; };
-    if (call.num_outputs != 1 || !call.outputs) return invalid("expects one output");
-    if (call.num_inputs < 0 || call.num_inputs > 2 || (call.num_inputs > 0 && !call.inputs)) return invalid("bad input list");
-    // Every desc is checked before any of its fields is read.
-    for (int32_t i = 0; i <= call.num_inputs; ++i) {
-        const bool input = i < call.num_inputs;
-        if (const char* problem = px_tensor_desc_problem(input ? &call.inputs[i] : &call.outputs[0]))
-            return invalid((input ? "input " + std::to_string(i) : std::string("the output")) + ": " + problem);
-    }
+    const std::string name = px_op_name(call.op);
     int32_t dtype = call.num_inputs > 0 ? call.inputs[0].dtype : call.outputs[0].dtype;
     if (!supported(call.op, dtype))
-        return {PX_ERROR_UNSUPPORTED, name + " on " + (px_dtype_name(dtype) ? px_dtype_name(dtype) : "an unknown dtype") +
-                                          " is not supported by the threads plugin"};
+        return {PX_ERROR_UNSUPPORTED, name + " on " + px_dtype_name(dtype) + " is not supported by the threads plugin"};
+    if (call.num_outputs != 1) return {PX_ERROR_INVALID_ARGUMENT, name + ": expects one output"};
     if (!input_count_fits(call.op, call.num_inputs, call.attrs))
-        return invalid("wrong number of inputs (" + std::to_string(call.num_inputs) + ")");
-    const bool needs_attrs = call.op == PX_OP_SUM || call.op == PX_OP_FILL || call.op == PX_OP_ARANGE;
-    if (needs_attrs && !call.attrs) return invalid("attrs are NULL");
+        return {PX_ERROR_INVALID_ARGUMENT, name + ": wrong number of inputs (" + std::to_string(call.num_inputs) + ")"};
     return {};
 }
 

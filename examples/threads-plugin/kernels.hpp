@@ -30,10 +30,10 @@ struct Work {
     px_arange_attrs arange{};
 };
 
-// Why a call cannot be queued: PX_ERROR_UNSUPPORTED for an (op, dtype) the
-// plugin lacks, PX_ERROR_INVALID_ARGUMENT for a malformed call; status PX_OK
-// when it can. Checks what the plugin relies on; the host has validated
-// shapes and dtypes already, but other hosts may not have.
+// Why a call that px_op_call_check has passed cannot be queued here:
+// PX_ERROR_UNSUPPORTED for an (op, dtype) the plugin lacks,
+// PX_ERROR_INVALID_ARGUMENT for a form it does not take (two outputs, a
+// scalar operand without its attrs); status PX_OK when it can.
 struct Refusal {
     px_status status = PX_OK;
     std::string why;

@@ -207,12 +207,17 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
     });
 }
 
+void buffer_facts(const px_plugin_buffer* b, int32_t* device, uint64_t* bytes) {
+    *device = b->device;
+    *bytes = b->bytes;
+}
+
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
     return guarded(err, [&] {
-        if (!call || call->struct_size < sizeof(px_op_call))
-            return fail(err, PX_ERROR_INVALID_ARGUMENT, "execute: call is NULL or older than ABI 1.0");
+        // The ABI's own check of the call's form, before any operand is read.
+        const px_status form = px_op_call_check(call, ctx ? int32_t(ctx->devices.size()) : 0, buffer_facts, err);
+        if (form != PX_OK) return form;
         Device* dev = device_at(ctx, call->device);
-        if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(call->device));
         const threads_plugin::Refusal refusal = threads_plugin::check_call(*call);
         if (refusal.status != PX_OK) return fail(err, refusal.status, refusal.why);
         auto work = std::make_shared<threads_plugin::Work>(threads_plugin::capture(*call));

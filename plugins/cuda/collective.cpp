@@ -81,7 +81,7 @@ Clique& Collectives::clique_for(const std::vector<Device*>& devices) {
 void Collectives::all_reduce_sum(const std::vector<Device*>& devices, const std::vector<void*>& data, size_t count,
                                  int32_t dtype) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const NcclApi& nccl = api();
+    api();  // a missing NCCL is reported before a dtype it would not sum
     const ncclDataType_t type = nccl_type(dtype);
     clique_for(devices).all_reduce_sum(data, count, type);
 }

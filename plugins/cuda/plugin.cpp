@@ -321,21 +321,12 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
     });
 }
 
-// "" when every operand desc of `call` is well formed and on its device,
-// else which one and why.
-std::string operand_problem(const px_op_call& call) {
-    for (int i = 0; i < call.num_inputs + call.num_outputs; ++i) {
-        const bool input = i < call.num_inputs;
-        const int k = input ? i : i - call.num_inputs;
-        const px_tensor_desc& d = input ? call.inputs[k] : call.outputs[k];
-        const char* problem = px_tensor_desc_problem(&d);
-        if (!problem && d.buffer->device != call.device) problem = "its buffer belongs to another device";
-        if (problem) return std::string(input ? "input " : "output ") + std::to_string(k) + ": " + problem;
-    }
-    return "";
+void buffer_facts(const px_plugin_buffer* b, int32_t* device, uint64_t* bytes) {
+    *device = b->device;
+    *bytes = b->bytes;
 }
 
-// Reads a desc operand_problem has passed.
+// Reads a desc px_op_call_check has passed.
 void to_operand(const px_tensor_desc& d, Operand& o) {
     o.dtype = d.dtype;
     o.data = static_cast<char*>(d.buffer->data) + d.offset;
@@ -350,42 +341,26 @@ bool may_report(const OpArgs& t) {
 }
 
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
-    if (!call || call->struct_size < sizeof(px_op_call))
-        return report(err, PX_ERROR_INVALID_ARGUMENT, "call is NULL or too small");
+    const px_status form = px_op_call_check(call, ctx ? int32_t(ctx->devices.size()) : 0, buffer_facts, err);
+    if (form != PX_OK) return form;
     Device* d = device_at(ctx, call->device);
-    if (!d) return bad_device(err, call->device);
-    const char* name = px_op_name(call->op);
-    if (!name) return report(err, PX_ERROR_UNSUPPORTED, "unknown op " + std::to_string(call->op));
-    int32_t least_outputs, most_outputs;
-    px_op_output_counts(call->op, &least_outputs, &most_outputs);
-    if (call->num_inputs < 0 || call->num_inputs > 3 || call->num_outputs < least_outputs ||
-        call->num_outputs > most_outputs ||
-        (call->num_inputs && !call->inputs) || !call->outputs)
-        return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": bad operand counts");
+    if (!d) return bad_device(err, call->device);  // checked above; says so to the analyzer too
     OpArgs t;
     t.op = call->op;
     t.num_inputs = call->num_inputs;
-    const std::string malformed = operand_problem(*call);
-    if (!malformed.empty()) return report(err, PX_ERROR_INVALID_ARGUMENT, std::string(name) + ": " + malformed);
     for (int i = 0; i < call->num_inputs; ++i) to_operand(call->inputs[i], t.in[i]);
     t.num_outputs = call->num_outputs;
     to_operand(call->outputs[0], t.out);
     if (t.num_outputs == 2) to_operand(call->outputs[1], t.out2);
-    const uint32_t need = px_op_attrs_size(call->op, call->num_inputs);
-    const uint32_t size = call->attrs ? *static_cast<const uint32_t*>(call->attrs) : 0;
-    if (size < need)
-        return report(err, PX_ERROR_INVALID_ARGUMENT,
-                      std::string(name) + ": needs an attrs struct of " + std::to_string(need) + " bytes, got " +
-                          (call->attrs ? std::to_string(size) + " bytes" : std::string("none")));
     if (call->attrs) {
+        const uint32_t size = *static_cast<const uint32_t*>(call->attrs);
         std::memcpy(&t.attrs, call->attrs, size < sizeof t.attrs ? size : sizeof t.attrs);
         t.has_attrs = true;
     }
     const int32_t dtype = call->num_inputs ? t.in[0].dtype : t.out.dtype;
     if (!kernel_supports(call->op, dtype))
         return report(err, PX_ERROR_UNSUPPORTED,
-                      std::string(name) + " on " + (px_dtype_name(dtype) ? px_dtype_name(dtype) : "an unknown dtype") +
-                          " is not implemented");
+                      std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
     return on_device(d, err, [&](Device& dev) {
         run_op(t, dev.launch());
         dev.queued(t.op, may_report(t));

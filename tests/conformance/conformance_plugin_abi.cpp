@@ -285,6 +285,98 @@ TEST_CASE("execute refuses malformed operands and what it does not implement", "
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
 }
 
+// What another host than Plexus's might send: every form px_op_call_check
+// refuses, refused by the plugin with its status and reason, and nothing of
+// it run (the output buffer keeps its bytes).
+TEST_CASE("execute refuses operands outside their buffer or device, and calls of the wrong form",
+          "[conformance][abi][R2]") {
+    Opened p;
+    int32_t count = 0;
+    REQUIRE(p.api->device_count(p.ctx, &count, &p.err) == PX_OK);
+    px_plugin_buffer *src = nullptr, *dst = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &src, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 16, &dst, &p.err) == PX_OK);
+    const float ones[4] = {1, 1, 1, 1}, marks[4] = {7, 7, 7, 7};
+    REQUIRE(p.api->copy_from_host(p.ctx, src, 0, ones, sizeof ones, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, dst, 0, marks, sizeof marks, &p.err) == PX_OK);
+    const px_tensor_desc good = vector_desc(src, PX_FLOAT32, 4), out = vector_desc(dst, PX_FLOAT32, 4);
+    auto refused = [&](px_op_call call, px_status status, const std::string& why) {
+        INFO(px_op_name(call.op) << " with " << call.num_inputs << " inputs and " << call.num_outputs << " outputs");
+        REQUIRE(p.api->execute(p.ctx, &call, &p.err) == status);
+        INFO("the plugin said: " << p.err.message);
+        REQUIRE(std::string(p.err.message).find(why) != std::string::npos);
+        p.err.message[0] = 0;
+    };
+    auto copy_of = [&](const px_tensor_desc& in) {
+        return px_op_call{sizeof(px_op_call), PX_OP_COPY, p.device, 1, &in, 1, &out, nullptr};
+    };
+
+    SECTION("operands that reach past their buffer, or whose extent cannot be formed") {
+        px_tensor_desc longer = vector_desc(src, PX_FLOAT32, 5), shifted = good, strided = good, wide = good;
+        shifted.offset = 4;                          // elements at bytes 4..20 of 16
+        strided.shape[0] = 3, strided.strides[0] = 2;  // elements 0, 2, 4: bytes up to 20
+        wide.dtype = PX_FLOAT64;                     // 4 doubles in 16 bytes
+        for (const px_tensor_desc& in : {longer, shifted, strided, wide}) refused(copy_of(in), PX_ERROR_INVALID_ARGUMENT, "past the end of its buffer");
+        px_tensor_desc negative = good, backwards = good, huge = good;
+        negative.shape[0] = -1;
+        backwards.strides[0] = -1;
+        huge.ndim = 2, huge.shape[0] = 2, huge.shape[1] = 2, huge.strides[0] = INT64_MAX, huge.strides[1] = INT64_MAX;
+        for (const px_tensor_desc& in : {negative, backwards, huge}) refused(copy_of(in), PX_ERROR_INVALID_ARGUMENT, "negative, or its extent overflows");
+        px_tensor_desc far = good;
+        far.offset = UINT64_MAX - 8;
+        refused(copy_of(far), PX_ERROR_INVALID_ARGUMENT, "negative, or its extent overflows");
+        // The output is checked as the inputs are.
+        px_tensor_desc unknown = out;
+        unknown.dtype = 99;
+        px_op_call call = copy_of(good);
+        call.outputs = &unknown;
+        refused(call, PX_ERROR_UNSUPPORTED, "output 0: its dtype is not one this ABI defines");
+    }
+    SECTION("an operand in another device's buffer") {
+        if (count < 2) {
+            WARN("the plugin has one device here: no other device's buffer to send");
+        } else {
+            px_plugin_buffer* other = nullptr;
+            const int32_t elsewhere = p.device == 0 ? 1 : 0;
+            REQUIRE(p.api->buffer_alloc(p.ctx, elsewhere, 16, &other, &p.err) == PX_OK);
+            refused(copy_of(vector_desc(other, PX_FLOAT32, 4)), PX_ERROR_INVALID_ARGUMENT,
+                    "input 0: its buffer belongs to another device");
+            REQUIRE(p.api->buffer_free(p.ctx, other, &p.err) == PX_OK);
+        }
+    }
+    SECTION("operand counts outside the op's, an unknown op, a device the plugin lacks") {
+        const px_tensor_desc three[3] = {good, good, good};
+        const px_tensor_desc outs[2] = {out, out};
+        const px_sgd_attrs sgd{sizeof(px_sgd_attrs), 0.1, 0.9, 0, 1};
+        refused({sizeof(px_op_call), PX_OP_MATMUL, p.device, 1, three, 1, &out, nullptr}, PX_ERROR_INVALID_ARGUMENT,
+                "matmul: bad operand counts");
+        refused({sizeof(px_op_call), PX_OP_WHERE, p.device, 2, three, 1, &out, nullptr}, PX_ERROR_INVALID_ARGUMENT,
+                "where: bad operand counts");
+        refused({sizeof(px_op_call), PX_OP_EXP, p.device, 0, nullptr, 1, &out, nullptr}, PX_ERROR_INVALID_ARGUMENT,
+                "exp: bad operand counts");
+        // With momentum SGD has three inputs and two outputs; one of each count is not a form.
+        refused({sizeof(px_op_call), PX_OP_SGD_UPDATE, p.device, 3, three, 1, outs, &sgd}, PX_ERROR_INVALID_ARGUMENT,
+                "sgd_update: bad operand counts");
+        refused({sizeof(px_op_call), PX_OP_SGD_UPDATE, p.device, 2, three, 2, outs, &sgd}, PX_ERROR_INVALID_ARGUMENT,
+                "sgd_update: bad operand counts");
+        refused({sizeof(px_op_call), 99, p.device, 1, three, 1, &out, nullptr}, PX_ERROR_UNSUPPORTED, "unknown op 99");
+        refused({sizeof(px_op_call), PX_OP_COPY, count, 1, three, 1, &out, nullptr}, PX_ERROR_NO_DEVICE,
+                "no device " + std::to_string(count));
+        refused({sizeof(px_op_call), PX_OP_COPY, -1, 1, three, 1, &out, nullptr}, PX_ERROR_NO_DEVICE, "no device -1");
+    }
+    // Nothing refused ran, and the operands still work.
+    float got[4] = {0, 0, 0, 0};
+    REQUIRE(p.api->copy_to_host(p.ctx, dst, 0, got, sizeof got, &p.err) == PX_OK);
+    for (float v : got) REQUIRE(v == 7);
+    px_op_call copy = copy_of(good);
+    REQUIRE(p.api->execute(p.ctx, &copy, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_to_host(p.ctx, dst, 0, got, sizeof got, &p.err) == PX_OK);
+    for (float v : got) REQUIRE(v == 1);
+    REQUIRE(p.api->buffer_free(p.ctx, src, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, dst, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
 namespace {
 
 px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n) {

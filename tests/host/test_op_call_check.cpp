@@ -1,0 +1,158 @@
+// The ABI's own checks of an op call (api/plexus/plugin.h), against
+// hand-computed extents and the exact reasons, without a plugin: the
+// conformance suite then checks that every plugin applies them.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "plexus/plugin.h"
+
+struct px_plugin_buffer {
+    int32_t device;
+    uint64_t bytes;
+};
+
+namespace {
+
+void facts(const px_plugin_buffer* b, int32_t* device, uint64_t* bytes) {
+    *device = b->device;
+    *bytes = b->bytes;
+}
+
+px_tensor_desc desc(px_plugin_buffer* b, int32_t dtype, std::initializer_list<int64_t> shape,
+                    std::initializer_list<int64_t> strides, uint64_t offset = 0) {
+    px_tensor_desc d{};
+    d.struct_size = sizeof d;
+    d.dtype = dtype;
+    d.buffer = b;
+    d.offset = offset;
+    d.ndim = int32_t(shape.size());
+    int k = 0;
+    for (int64_t n : shape) d.shape[k++] = n;
+    k = 0;
+    for (int64_t s : strides) d.strides[k++] = s;
+    return d;
+}
+
+// The end px_tensor_end gives, or -1 when it refuses the desc.
+long double end_of(const px_tensor_desc& d) {
+    uint64_t end = 12345;
+    if (!px_tensor_end(&d, &end)) {
+        REQUIRE(end == 12345);  // left alone
+        return -1;
+    }
+    return static_cast<long double>(end);
+}
+
+}  // namespace
+
+TEST_CASE("px_tensor_end: the byte past the last element, and every desc whose end cannot be formed",
+          "[host][plugin-abi]") {
+    px_plugin_buffer b{0, 0};
+    // A scalar, a vector, a transposed 2x3 (strides 1, 2), a broadcast row.
+    CHECK(end_of(desc(&b, PX_FLOAT64, {}, {}, 8)) == 16);
+    CHECK(end_of(desc(&b, PX_FLOAT32, {5}, {1}, 4)) == 24);
+    CHECK(end_of(desc(&b, PX_FLOAT32, {2, 3}, {1, 2})) == 24);  // last element at 1 + 2*2 = 5
+    CHECK(end_of(desc(&b, PX_INT64, {4, 3}, {0, 1})) == 24);
+    CHECK(end_of(desc(&b, PX_UINT8, {3}, {7}, 1)) == 16);       // bytes 1, 8, 15
+    // No element: the offset, whatever the other axes say.
+    CHECK(end_of(desc(&b, PX_FLOAT32, {0, INT64_MAX}, {INT64_MAX, INT64_MAX}, 40)) == 40);
+    // Unknown dtype, negative dimension or stride.
+    CHECK(end_of(desc(&b, 99, {2}, {1})) == -1);
+    CHECK(end_of(desc(&b, PX_FLOAT32, {-1}, {1})) == -1);
+    CHECK(end_of(desc(&b, PX_FLOAT32, {2}, {-1}, 64)) == -1);
+    // The element span at the edge of 64 bits: 2 * INT64_MAX + 1 = UINT64_MAX
+    // elements after the first fits as a count but not with the first added.
+    CHECK(end_of(desc(&b, PX_UINT8, {3, 2}, {INT64_MAX, 1})) == -1);
+    CHECK(end_of(desc(&b, PX_UINT8, {3}, {INT64_MAX})) == static_cast<long double>(UINT64_MAX));  // 2^64 - 2 + 1
+    CHECK(end_of(desc(&b, PX_UINT8, {3}, {INT64_MAX}, 1)) == -1);
+    CHECK(end_of(desc(&b, PX_FLOAT32, {3}, {INT64_MAX})) == -1);  // 4 bytes an element
+    CHECK(end_of(desc(&b, PX_FLOAT32, {1}, {1}, UINT64_MAX - 4)) == static_cast<long double>(UINT64_MAX));
+    CHECK(end_of(desc(&b, PX_FLOAT32, {1}, {1}, UINT64_MAX - 3)) == -1);
+}
+
+TEST_CASE("px_op_call_check: each refusal's status and reason, and a message only where the caller's struct holds one",
+          "[host][plugin-abi]") {
+    px_plugin_buffer mine{1, 16}, other{0, 64};
+    const px_tensor_desc in = desc(&mine, PX_FLOAT32, {4}, {1}), out = in;
+    px_plugin_error err{sizeof err, {0}};
+    auto check = [&](px_op_call c) {
+        err.message[0] = 0;
+        const px_status s = px_op_call_check(&c, 2, facts, &err);
+        return std::make_pair(s, std::string(err.message));
+    };
+    using Result = std::pair<px_status, std::string>;
+    const px_op_call copy{sizeof(px_op_call), PX_OP_COPY, 1, 1, &in, 1, &out, nullptr};
+    CHECK(check(copy) == Result{PX_OK, ""});
+    CHECK(px_op_call_check(nullptr, 2, facts, &err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(err.message) == "call is NULL or too small");
+    px_op_call c = copy;
+    c.struct_size = 8;
+    CHECK(check(c) == Result{PX_ERROR_INVALID_ARGUMENT, "call is NULL or too small"});
+    c = copy, c.device = 2;
+    CHECK(check(c) == Result{PX_ERROR_NO_DEVICE, "copy: no device 2 (the plugin has 2)"});
+    c = copy, c.op = 7777;
+    CHECK(check(c) == Result{PX_ERROR_UNSUPPORTED, "unknown op 7777"});
+    c = copy, c.outputs = nullptr;
+    CHECK(check(c) == Result{PX_ERROR_INVALID_ARGUMENT, "copy: bad operand counts"});
+    c = copy, c.inputs = nullptr;
+    CHECK(check(c) == Result{PX_ERROR_INVALID_ARGUMENT, "copy: bad operand counts"});
+
+    const px_tensor_desc elsewhere = desc(&other, PX_FLOAT32, {4}, {1});
+    c = copy, c.outputs = &elsewhere;
+    CHECK(check(c) == Result{PX_ERROR_INVALID_ARGUMENT, "copy: output 0: its buffer belongs to another device"});
+    c.outputs = &out;
+    // Without facts the plugin vouches for its buffers itself.
+    CHECK(px_op_call_check(&c, 2, nullptr, &err) == PX_OK);
+    const px_tensor_desc too_long = desc(&mine, PX_FLOAT32, {5}, {1});
+    c.inputs = &too_long;
+    CHECK(check(c) == Result{PX_ERROR_INVALID_ARGUMENT, "copy: input 0: it reaches past the end of its buffer"});
+    px_tensor_desc no_buffer = in;
+    no_buffer.buffer = nullptr;
+    c.inputs = &no_buffer;
+    CHECK(check(c) == Result{PX_ERROR_INVALID_ARGUMENT, "copy: input 0: a tensor desc has no buffer"});
+
+    // Attrs: the scalar form of a binary op needs px_binary_attrs; a struct
+    // that says it is smaller is refused with both sizes.
+    px_op_call add{sizeof(px_op_call), PX_OP_ADD, 1, 1, &in, 1, &out, nullptr};
+    CHECK(check(add) == Result{PX_ERROR_INVALID_ARGUMENT, "add: needs an attrs struct of " +
+                                                              std::to_string(sizeof(px_binary_attrs)) + " bytes, got none"});
+    px_binary_attrs small{};
+    small.struct_size = 4;
+    add.attrs = &small;
+    CHECK(check(add) == Result{PX_ERROR_INVALID_ARGUMENT, "add: needs an attrs struct of " +
+                                                              std::to_string(sizeof(px_binary_attrs)) + " bytes, got 4 bytes"});
+
+    // An error struct too old for a message is left alone; a NULL one is no crash.
+    px_plugin_error tiny{sizeof(uint32_t), {0}};
+    tiny.message[0] = 'Z';
+    c = copy, c.device = -3;
+    CHECK(px_op_call_check(&c, 2, facts, &tiny) == PX_ERROR_NO_DEVICE);
+    CHECK(tiny.message[0] == 'Z');
+    CHECK(px_op_call_check(&c, 2, facts, nullptr) == PX_ERROR_NO_DEVICE);
+}
+
+TEST_CASE("px_op_input_counts: every op's inputs, the scalar binary form and SGD's momentum", "[host][plugin-abi]") {
+    auto counts = [](int32_t op) {
+        int32_t least = -1, most = -1;
+        px_op_input_counts(op, &least, &most);
+        return std::make_pair(least, most);
+    };
+    using Counts = std::pair<int32_t, int32_t>;
+    CHECK(counts(PX_OP_ADD) == Counts{1, 2});
+    CHECK(counts(PX_OP_GE) == Counts{1, 2});
+    CHECK(counts(PX_OP_EXP) == Counts{1, 1});
+    CHECK(counts(PX_OP_SUM) == Counts{1, 1});
+    CHECK(counts(PX_OP_CAST) == Counts{1, 1});
+    CHECK(counts(PX_OP_DROPOUT_BACKWARD) == Counts{1, 1});
+    CHECK(counts(PX_OP_FILL) == Counts{0, 0});
+    CHECK(counts(PX_OP_RANDOM_NORMAL) == Counts{0, 0});
+    CHECK(counts(PX_OP_MATMUL) == Counts{2, 2});
+    CHECK(counts(PX_OP_CONV2D_BACKWARD_WEIGHT) == Counts{2, 2});
+    CHECK(counts(PX_OP_BIAS_RELU_MAX_POOL2D) == Counts{2, 2});
+    CHECK(counts(PX_OP_WHERE) == Counts{3, 3});
+    CHECK(counts(PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD) == Counts{3, 3});
+    CHECK(counts(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD) == Counts{3, 3});
+    CHECK(counts(PX_OP_SGD_UPDATE) == Counts{2, 3});
+}
