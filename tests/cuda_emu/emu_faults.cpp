@@ -47,21 +47,31 @@ cudaError_t lost_error(int device) {
     return cudaError_t(lost_code[device].load());
 }
 
+namespace {
+
+// Whether this call of `fn` on `device`, one that `fault` applies to, is the
+// armed fault's nth (then it has fired).
+bool fires(int fault, const char* fn, int device) {
+    if (!armed_any.load(std::memory_order_acquire)) return false;
+    std::lock_guard<std::mutex> lock(armed_mutex);
+    Armed& a = armed;
+    const bool counts = a.fault == fault && a.fired.empty() && a.thread == std::this_thread::get_id() &&
+                        (a.only.empty() || a.only == fn);
+    if (!counts || ++a.seen != a.nth) return false;
+    a.fired = fn;
+    a.device = device;
+    return true;
+}
+
+}  // namespace
+
 cudaError_t refused(const char* fn, int device, bool allocates) {
-    if (armed_any.load(std::memory_order_acquire)) {
-        std::lock_guard<std::mutex> lock(armed_mutex);
-        Armed& a = armed;
-        const bool counts = a.fault && a.fired.empty() && a.thread == std::this_thread::get_id() &&
-                            (a.fault == PLEXUS_EMU_DEVICE_LOST || allocates) && (a.only.empty() || a.only == fn);
-        if (counts && ++a.seen == a.nth) {
-            a.fired = fn;
-            a.device = device;
-            if (a.fault == PLEXUS_EMU_OUT_OF_MEMORY) return cudaErrorMemoryAllocation;
-            lose_device(device, cudaErrorLaunchFailure);
-        }
-    }
+    if (allocates && fires(PLEXUS_EMU_OUT_OF_MEMORY, fn, device)) return cudaErrorMemoryAllocation;
+    if (fires(PLEXUS_EMU_DEVICE_LOST, fn, device)) lose_device(device, cudaErrorLaunchFailure);
     return lost_error(device);
 }
+
+bool link_fails(const char* fn, int device) { return fires(PLEXUS_EMU_NCCL_REMOTE_ERROR, fn, device); }
 
 void note_object(Object o, int delta) { held[int(o)] += delta; }
 

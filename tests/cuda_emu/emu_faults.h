@@ -20,7 +20,13 @@ enum {
      * cudaErrorLaunchFailure (CUBLAS_STATUS_EXECUTION_FAILED,
      * ncclUnhandledCudaError), and so does every later call on that device,
      * as after an unspecified launch failure on a GPU. */
-    PLEXUS_EMU_DEVICE_LOST = 2
+    PLEXUS_EMU_DEVICE_LOST = 2,
+    /* An NCCL collective (ncclAllReduce) is queued, but when its part runs
+     * the link to the other ranks fails, as when a peer's network goes: the
+     * part never finishes (its stream waits until the communicator is
+     * aborted) and ncclCommGetAsyncError says ncclRemoteError. The devices
+     * stay usable. */
+    PLEXUS_EMU_NCCL_REMOTE_ERROR = 3
 };
 
 /* Arms `fault` for the nth (1: the next) call of its kind made by this

@@ -8,7 +8,10 @@
 // stream waits, as a GPU's waits in NCCL's kernel, and a rank that never
 // arrives keeps it waiting until its communicator is aborted. Ranks in other
 // processes never join: their communicators stay in progress, as NCCL's do
-// while a peer is missing. Device memory is host memory here (emu_runtime.cpp).
+// while a peer is missing. A test can make a part's link fail as it runs
+// (PLEXUS_EMU_NCCL_REMOTE_ERROR): it then waits until aborted, and the
+// communicators report ncclRemoteError. Device memory is host memory here
+// (emu_runtime.cpp).
 #include <nccl.h>
 
 #include <cstdint>
@@ -31,6 +34,7 @@ struct Op {
     size_t count;
     ncclDataType_t type;
     cudaStream_t stream;
+    bool link_fails = false;  // an injected fault: the part never finishes
 };
 
 // One collective: each rank's part, where it was queued, and who has arrived.
@@ -48,7 +52,7 @@ struct Clique {
     std::vector<uint64_t> next;                             // per rank: the number of its next collective
     std::map<uint64_t, std::shared_ptr<Collective>> open;  // by number, until done
     std::vector<bool> aborted;                              // per rank
-    ncclResult_t error = ncclSuccess;                       // parts that did not match
+    ncclResult_t error = ncclSuccess;                       // parts that did not match, or a link that failed
 };
 
 }  // namespace
@@ -103,6 +107,10 @@ ncclResult_t sum(const std::vector<Op>& ops) {
 // the other ranks' streams up to their parts; the last to arrive sums.
 bool arrive(Clique& c, Collective& x, size_t r) {
     if (x.done || c.aborted[r]) return true;  // an aborted communicator's kernels return
+    if (x.ops[r].link_fails) {  // the peers are never heard from again
+        if (c.error == ncclSuccess) c.error = ncclRemoteError;
+        return false;
+    }
     x.arrived[r] = true;
     for (size_t p = 0; p < x.arrived.size(); ++p)
         if (!x.arrived[p] && (!x.at[p].queue || !px_emu::run_until(x.at[p]))) return false;
@@ -157,6 +165,7 @@ const char* ncclGetErrorString(ncclResult_t r) {
     case ncclInProgress: return "operation in progress";
     case ncclSystemError: return "unhandled system error (NCCL emulator: out of memory)";
     case ncclUnhandledCudaError: return "unhandled cuda error (NCCL emulator: the device is lost)";
+    case ncclRemoteError: return "remote process exited or there was a network error (NCCL emulator)";
     default: return "NCCL emulator error";
     }
 }
@@ -225,10 +234,13 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
                            ncclComm_t comm, cudaStream_t stream) {
     if (!comm || op != ncclSum) return ncclInvalidArgument;
     if (type != ncclFloat32 && type != ncclFloat64 && type != ncclInt32 && type != ncclInt64) return ncclInvalidArgument;
-    if (const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(stream))
+    bool link_fails = false;
+    if (const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(stream)) {
         if (const ncclResult_t e = refused("ncclAllReduce", px_emu::device_of(*q), false)) return e;
+        link_fails = px_emu::link_fails("ncclAllReduce", px_emu::device_of(*q));
+    }
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
-    comm->in_group.push_back(Op{send, recv, count, type, stream});
+    comm->in_group.push_back(Op{send, recv, count, type, stream, link_fails});
     if (group_depth > 0) {
         touched.push_back(comm);
         return ncclSuccess;

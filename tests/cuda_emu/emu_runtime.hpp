@@ -35,6 +35,9 @@ cudaError_t lost_error(int device);
 // or the device's loss. cudaSuccess when nothing does. Calls that release
 // (frees, destroys) never fail, so nothing of the emulator's leaks.
 cudaError_t refused(const char* fn, int device, bool allocates = false);
+// Whether the collective `fn` queued on `device` now is to lose its link to
+// the other ranks when it runs (PLEXUS_EMU_NCCL_REMOTE_ERROR).
+bool link_fails(const char* fn, int device);
 // What the emulator holds, counted where it is made and released.
 enum class Object { event, pool, blas_handle, nccl_comm, count };
 void note_object(Object o, int delta);

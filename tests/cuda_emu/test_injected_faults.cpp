@@ -204,6 +204,19 @@ std::set<std::string> sweep(int fault, long& tries, Check&& check) {
     }
 }
 
+// A process group of two ranks, on gpu(0) and gpu(1), joined from two threads.
+void join_two_ranks(px_runtime* rt, double timeout_s, px_group* groups[2]) {
+    px_group_id id{};
+    id.struct_size = sizeof id;
+    REQUIRE(px_group_make_id(rt, gpu0, &id) == PX_OK);
+    px_status joined1 = PX_ERROR_INTERNAL;
+    std::thread rank1([&] { joined1 = px_group_join(rt, gpu1, &id, 1, 2, timeout_s, &groups[1]); });
+    const px_status joined0 = px_group_join(rt, gpu0, &id, 0, 2, timeout_s, &groups[0]);
+    rank1.join();
+    REQUIRE(joined0 == PX_OK);
+    REQUIRE(joined1 == PX_OK);
+}
+
 }  // namespace
 
 TEST_CASE("every allocation the CUDA plugin makes can run out of memory, and nothing is lost or leaked",
@@ -277,15 +290,8 @@ TEST_CASE("a process group whose device is lost as it records a collective fails
     {
         pxtest::Runtime r({PLEXUS_CUDA_PLUGIN_FILE});
         REQUIRE(gpus(r.rt) == 2);
-        px_group_id id{};
-        id.struct_size = sizeof id;
-        REQUIRE(px_group_make_id(r.rt, gpu0, &id) == PX_OK);
         px_group* groups[2] = {nullptr, nullptr};
-        px_status joined1 = PX_ERROR_INTERNAL;
-        std::thread rank1([&] { joined1 = px_group_join(r.rt, gpu1, &id, 1, 2, 1.0, &groups[1]); });
-        REQUIRE(px_group_join(r.rt, gpu0, &id, 0, 2, 1.0, &groups[0]) == PX_OK);
-        rank1.join();
-        REQUIRE(joined1 == PX_OK);
+        join_two_ranks(r.rt, 1.0, groups);
         const int64_t shape[1] = {8};
         Tensor t0, t1;
         REQUIRE(px_tensor_full(r.rt, gpu0, PX_FLOAT32, 1, shape, 1.0, &t0.t) == PX_OK);
@@ -319,6 +325,86 @@ TEST_CASE("a process group whose device is lost as it records a collective fails
         CHECK(back == std::vector<float>(8, 3.0f));
     }
     // gpu(0)'s context goes with the runtime; nothing else may be left.
+    REQUIRE(plexus_emu_revive() == 0);
+    require_nothing_held();
+}
+
+TEST_CASE("a sum over two GPUs whose NCCL link fails is abandoned with NCCL's reason, and the next sum works",
+          "[cuda][emulator][faults]") {
+    {
+        pxtest::Runtime r({PLEXUS_CUDA_PLUGIN_FILE});
+        REQUIRE(gpus(r.rt) == 2);
+        const int64_t shape[1] = {8};
+        Tensor a0, a1;
+        REQUIRE(px_tensor_full(r.rt, gpu0, PX_FLOAT32, 1, shape, 1.0, &a0.t) == PX_OK);
+        REQUIRE(px_tensor_full(r.rt, gpu1, PX_FLOAT32, 1, shape, 2.0, &a1.t) == PX_OK);
+        plexus_emu_inject(PLEXUS_EMU_NCCL_REMOTE_ERROR, "ncclAllReduce", 1);
+        px_tensor* both[2] = {a0.t, a1.t};
+        REQUIRE(px_all_reduce_sum(both, 2) == PX_OK);  // queued; the link fails as it runs
+        REQUIRE(plexus_emu_injected() != nullptr);
+        plexus_emu_disarm();
+        // Each GPU's next wait reports the sum NCCL gave up on, instead of
+        // waiting forever in its kernel; the first finds it, the other has
+        // the same sum pending.
+        for (px_device gpu : {gpu0, gpu1}) {
+            INFO("gpu(" << gpu.index << ")");
+            CHECK(px_runtime_synchronize(r.rt, gpu) == PX_ERROR_DEVICE);
+            PX_REQUIRE_MENTIONS(px_last_error(), "the all-reduce over gpu(0), gpu(1) was abandoned: NCCL: remote process "
+                                                 "exited or there was a network error");
+            CHECK(px_runtime_synchronize(r.rt, gpu) == PX_OK);  // reported once
+        }
+        // Neither GPU is lost: a new sum, over new communicators, is exact.
+        Tensor b0, b1;
+        REQUIRE(px_tensor_full(r.rt, gpu0, PX_FLOAT32, 1, shape, 1.5, &b0.t) == PX_OK);
+        REQUIRE(px_tensor_full(r.rt, gpu1, PX_FLOAT32, 1, shape, 2.25, &b1.t) == PX_OK);
+        px_tensor* again[2] = {b0.t, b1.t};
+        REQUIRE(px_all_reduce_sum(again, 2) == PX_OK);
+        for (px_tensor* t : again) {
+            std::vector<float> back(8, 0.0f);
+            REQUIRE(px_tensor_to_host(t, back.data(), back.size() * sizeof(float)) == PX_OK);
+            CHECK(back == std::vector<float>(8, 3.75f));
+        }
+    }
+    REQUIRE(plexus_emu_revive() == 0);
+    require_nothing_held();
+}
+
+TEST_CASE("a process group whose NCCL link fails mid-sum reports NCCL's reason on every rank, within its time-out",
+          "[cuda][emulator][faults]") {
+    {
+        pxtest::Runtime r({PLEXUS_CUDA_PLUGIN_FILE});
+        REQUIRE(gpus(r.rt) == 2);
+        px_group* groups[2] = {nullptr, nullptr};
+        join_two_ranks(r.rt, 600.0, groups);  // a time-out far longer than the test: only NCCL's error ends the waits
+        const int64_t shape[1] = {8};
+        Tensor t0, t1;
+        REQUIRE(px_tensor_full(r.rt, gpu0, PX_FLOAT32, 1, shape, 1.0, &t0.t) == PX_OK);
+        REQUIRE(px_tensor_full(r.rt, gpu1, PX_FLOAT32, 1, shape, 2.0, &t1.t) == PX_OK);
+        // Both parts are queued (the emulator's NCCL does not block there);
+        // rank 0's loses its link when it runs.
+        REQUIRE(px_group_all_reduce_sum(groups[1], &t1.t, 1) == PX_OK);
+        plexus_emu_inject(PLEXUS_EMU_NCCL_REMOTE_ERROR, "ncclAllReduce", 1);
+        REQUIRE(px_group_all_reduce_sum(groups[0], &t0.t, 1) == PX_OK);
+        REQUIRE(plexus_emu_injected() != nullptr);
+        plexus_emu_disarm();
+        for (int rank : {0, 1}) {
+            INFO("rank " << rank);
+            CHECK(px_runtime_synchronize(r.rt, px_device{PX_DEVICE_GPU, rank}) == PX_ERROR_DEVICE);
+            const std::string said = px_last_error();
+            PX_REQUIRE_MENTIONS(said, "the group's all-reduce failed (rank " + std::to_string(rank) + " of 2)");
+            PX_REQUIRE_MENTIONS(said, "remote process exited or there was a network error");
+            // The group is done for, and says why; its device is not.
+            CHECK(px_group_all_reduce_sum(groups[rank], rank ? &t1.t : &t0.t, 1) == PX_ERROR_DEVICE);
+            PX_REQUIRE_MENTIONS(px_last_error(), "cannot be used any more");
+            Tensor u;
+            REQUIRE(px_tensor_full(r.rt, px_device{PX_DEVICE_GPU, rank}, PX_FLOAT32, 1, shape, 3.0, &u.t) == PX_OK);
+            std::vector<float> back(8, 0.0f);
+            REQUIRE(px_tensor_to_host(u.t, back.data(), back.size() * sizeof(float)) == PX_OK);
+            CHECK(back == std::vector<float>(8, 3.0f));
+        }
+        px_group_release(groups[0]);
+        px_group_release(groups[1]);
+    }
     REQUIRE(plexus_emu_revive() == 0);
     require_nothing_held();
 }
