@@ -469,7 +469,9 @@ static inline px_status px_operand_check(const px_op_call* c, int32_t i, px_buff
  * `facts` is given, that its buffer belongs to the call's device and holds
  * it, and the attrs the op needs. Returns PX_OK, or the status with the
  * reason ("conv2d: input 1: ...") written to err as far as its struct_size
- * allows. */
+ * allows. It checks each operand alone and the attrs' size only: how the
+ * operands' shapes and dtypes relate and the attrs' values (strides, axes)
+ * are the host's to check (the layout it guarantees, above px_op_call). */
 static inline px_status px_op_call_check(const px_op_call* c, int32_t device_count, px_buffer_facts_fn facts,
                                          px_plugin_error* err) {
     char why[192];
