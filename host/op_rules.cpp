@@ -1,5 +1,7 @@
 #include "op_rules.hpp"
 
+#include "plexus/plugin.h"
+
 namespace px {
 namespace {
 bool is_float(px_dtype d) { return d == PX_FLOAT32 || d == PX_FLOAT64; }
@@ -47,15 +49,7 @@ const char* op_accepted_dtypes(int32_t op) {
 }
 
 px_dtype op_result_dtype(int32_t op, px_dtype d) {
-    switch (op_family(op)) {
-    case OpFamily::comparison: return PX_UINT8;
-    case OpFamily::reduce:
-        if (op == PX_OP_ARGMAX) return PX_INT64;
-        if (op == PX_OP_SUM && !is_float(d)) return PX_INT64;
-        if (op == PX_OP_MEAN && !is_float(d)) return PX_FLOAT64;
-        return d;
-    default: return d;
-    }
+    return static_cast<px_dtype>(px_op_result_dtype(op, d));  // the rule plugins check outputs against
 }
 
 }  // namespace px

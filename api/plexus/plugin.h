@@ -26,8 +26,6 @@
 #ifndef PLEXUS_PLUGIN_H
 #define PLEXUS_PLUGIN_H
 
-#include <stdio.h> /* snprintf, for the messages of px_op_call_check */
-
 #include "plexus/types.h"
 
 #ifdef __cplusplus
@@ -186,15 +184,18 @@ typedef struct px_sgd_attrs {
 
 /* One op to queue on one device.
  *
- * Layout the host guarantees (the router validates before it dispatches):
+ * Layout the host guarantees (the router validates before it dispatches;
+ * px_op_call_check checks it again in the plugin, see op_layout.h):
  *   - outputs are freshly allocated or views the op may write; for every op
  *     but COPY they are contiguous.
- *   - elementwise ops, WHERE and CAST: every input has the output's ndim and
- *     shape after broadcasting; broadcast axes have stride 0.
+ *   - binary ops with two inputs, WHERE: every input has the output's ndim
+ *     and shape after broadcasting; broadcast axes have stride 0. The unary
+ *     ops, the binary ops' scalar form and CAST read their one input flat:
+ *     it is contiguous, of the output's shape.
  *   - reductions: the input is contiguous.
  *   - MATMUL: inputs and output are 3-D (batch, rows, cols); the inputs'
  *     batch stride may be 0 (one matrix shared by the batch); the last axis
- *     is contiguous.
+ *     is contiguous and rows are at least a row apart.
  *   - COPY: any strides on both sides, same shape and dtype.
  *   - the ABI 1.1 ops: every input and output is contiguous; SGD_UPDATE
  *     writes its outputs in place (they are its param and momentum inputs).
@@ -351,169 +352,6 @@ static inline const char* px_group_call_problem(const px_group_call* c) {
     return 0;
 }
 
-/* The size of the attrs struct an op cannot run without (0: none needed);
- * binary ops need px_binary_attrs only in their scalar form (one input). A
- * plugin rejects a call whose attrs are missing or smaller than this. */
-static inline uint32_t px_op_attrs_size(int32_t op, int32_t num_inputs) {
-    switch (op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
-    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
-        return num_inputs == 1 ? (uint32_t)sizeof(px_binary_attrs) : 0;
-    case PX_OP_SUM: case PX_OP_MEAN: case PX_OP_MAX: case PX_OP_MIN: case PX_OP_ARGMAX:
-        return (uint32_t)sizeof(px_reduce_attrs);
-    case PX_OP_FILL: return (uint32_t)sizeof(px_fill_attrs);
-    case PX_OP_ARANGE: return (uint32_t)sizeof(px_arange_attrs);
-    case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL: return (uint32_t)sizeof(px_random_attrs);
-    case PX_OP_GEMM: return (uint32_t)sizeof(px_gemm_attrs);
-    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
-        return (uint32_t)sizeof(px_conv2d_attrs);
-    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
-    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
-        return (uint32_t)sizeof(px_pool2d_attrs);
-    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: return (uint32_t)sizeof(px_dropout_attrs);
-    case PX_OP_SGD_UPDATE: return (uint32_t)sizeof(px_sgd_attrs);
-    default: return 0;
-    }
-}
-
-/* How many outputs a call of `op` has: SGD_UPDATE 1 (no momentum) or 2,
- * BIAS_RELU_MAX_POOL2D_BACKWARD exactly 2 (dx, db), every other op 1. A
- * plugin rejects a call outside [*least, *most]. */
-static inline void px_op_output_counts(int32_t op, int32_t* least, int32_t* most) {
-    *least = op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD ? 2 : 1;
-    *most = op == PX_OP_SGD_UPDATE || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD ? 2 : 1;
-}
-
-/* How many inputs a call of `op` has: the binary ops 2, or 1 in their scalar
- * form; SGD_UPDATE 2 (no momentum) or 3, one more than its outputs. A plugin
- * rejects a call outside [*least, *most]. */
-static inline void px_op_input_counts(int32_t op, int32_t* least, int32_t* most) {
-    switch (op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
-    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
-        *least = 1, *most = 2; return;
-    case PX_OP_FILL: case PX_OP_ARANGE: case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL:
-        *least = *most = 0; return;
-    case PX_OP_MATMUL: case PX_OP_GEMM: case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT:
-    case PX_OP_CONV2D_BACKWARD_WEIGHT: case PX_OP_BIAS_ADD: case PX_OP_MAX_POOL2D_BACKWARD:
-    case PX_OP_RELU_BACKWARD: case PX_OP_SIGMOID_BACKWARD: case PX_OP_TANH_BACKWARD:
-    case PX_OP_LOG_SOFTMAX_BACKWARD: case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_BIAS_RELU_MAX_POOL2D:
-        *least = *most = 2; return;
-    case PX_OP_WHERE: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
-        *least = *most = 3; return;
-    case PX_OP_SGD_UPDATE: *least = 2, *most = 3; return;
-    default: *least = *most = 1; return;
-    }
-}
-
-/* Sets *end to the byte, from its buffer's start, just past the last element
- * `t` reaches (its offset when it has no element). Returns 0, leaving *end,
- * when the dtype is unknown, a dimension or a stride is negative, or the
- * figure overflows 64 bits; else 1. */
-static inline int px_tensor_end(const px_tensor_desc* t, uint64_t* end) {
-    const uint64_t size = px_dtype_size(t->dtype);
-    uint64_t last = 0; /* elements from the first to the last */
-    int32_t k;
-    int empty = 0;
-    if (!size) return 0;
-    for (k = 0; k < t->ndim; ++k) {
-        if (t->shape[k] < 0 || t->strides[k] < 0) return 0;
-        empty |= t->shape[k] == 0;
-    }
-    if (empty) {
-        *end = t->offset;
-        return 1;
-    }
-    for (k = 0; k < t->ndim; ++k) {
-        const uint64_t reach = (uint64_t)(t->shape[k] - 1), stride = (uint64_t)t->strides[k];
-        if (stride && reach > (UINT64_MAX - last) / stride) return 0;
-        last += reach * stride;
-    }
-    if (last + 1 == 0 || last + 1 > (UINT64_MAX - t->offset) / size) return 0;
-    *end = t->offset + (last + 1) * size;
-    return 1;
-}
-
-/* What a plugin knows of one of its buffers, for px_op_call_check: the index
- * of the device it belongs to, and its size in bytes. */
-typedef void (*px_buffer_facts_fn)(const px_plugin_buffer* buffer, int32_t* device, uint64_t* bytes);
-
-/* Why operand `i` of `c` (inputs first, then outputs) cannot be read, written
- * to `why`, and the status to return; PX_OK when it can. */
-static inline px_status px_operand_check(const px_op_call* c, int32_t i, px_buffer_facts_fn facts, char* why,
-                                         size_t why_size) {
-    const int input = i < c->num_inputs;
-    const px_tensor_desc* t = input ? &c->inputs[i] : &c->outputs[i - c->num_inputs];
-    const char* problem = px_tensor_desc_problem(t);
-    px_status status = PX_ERROR_INVALID_ARGUMENT;
-    int32_t device = c->device;
-    uint64_t bytes = UINT64_MAX, end = 0;
-    if (!problem && !px_dtype_size(t->dtype)) {
-        problem = "its dtype is not one this ABI defines";
-        status = PX_ERROR_UNSUPPORTED;
-    }
-    if (!problem && !px_tensor_end(t, &end)) problem = "a dimension or a stride is negative, or its extent overflows";
-    if (!problem && facts) facts(t->buffer, &device, &bytes);
-    if (!problem && device != c->device) problem = "its buffer belongs to another device";
-    if (!problem && end > bytes) problem = "it reaches past the end of its buffer";
-    if (!problem) return PX_OK;
-    snprintf(why, why_size, "%s %d: %s", input ? "input" : "output", (int)(input ? i : i - c->num_inputs), problem);
-    return status;
-}
-
-/* Checks an op call before a plugin reads any operand, in one place for every
- * plugin, as other hosts than Plexus's may send anything: the call's size,
- * its device (PX_ERROR_NO_DEVICE outside 0..device_count - 1), the op
- * (PX_ERROR_UNSUPPORTED when no ABI defines it), the operand counts,
- * each operand desc (px_tensor_desc_problem, its dtype, its extent) and, when
- * `facts` is given, that its buffer belongs to the call's device and holds
- * it, and the attrs the op needs. Returns PX_OK, or the status with the
- * reason ("conv2d: input 1: ...") written to err as far as its struct_size
- * allows. It checks each operand alone and the attrs' size only: how the
- * operands' shapes and dtypes relate and the attrs' values (strides, axes)
- * are the host's to check (the layout it guarantees, above px_op_call). */
-static inline px_status px_op_call_check(const px_op_call* c, int32_t device_count, px_buffer_facts_fn facts,
-                                         px_plugin_error* err) {
-    char why[192];
-    const char* name = c && c->struct_size >= sizeof(px_op_call) ? px_op_name(c->op) : NULL;
-    px_status status = PX_ERROR_INVALID_ARGUMENT;
-    int32_t in_least, in_most, out_least, out_most, i;
-    uint32_t need, size;
-    why[0] = 0;
-    if (!c || c->struct_size < sizeof(px_op_call)) {
-        snprintf(why, sizeof why, "call is NULL or too small");
-    } else if (c->device < 0 || c->device >= device_count) {
-        snprintf(why, sizeof why, "no device %d (the plugin has %d)", (int)c->device, (int)device_count);
-        status = PX_ERROR_NO_DEVICE;
-    } else if (!name) {
-        snprintf(why, sizeof why, "unknown op %d", (int)c->op);
-        status = PX_ERROR_UNSUPPORTED;
-    } else {
-        px_op_input_counts(c->op, &in_least, &in_most);
-        px_op_output_counts(c->op, &out_least, &out_most);
-        if (c->num_inputs < in_least || c->num_inputs > in_most || c->num_outputs < out_least ||
-            c->num_outputs > out_most || (c->op == PX_OP_SGD_UPDATE && c->num_outputs != c->num_inputs - 1) ||
-            (c->num_inputs && !c->inputs) || !c->outputs)
-            snprintf(why, sizeof why, "bad operand counts");
-        for (i = 0; !why[0] && i < c->num_inputs + c->num_outputs; ++i) {
-            const px_status operand = px_operand_check(c, i, facts, why, sizeof why);
-            if (operand != PX_OK) status = operand;
-        }
-        need = px_op_attrs_size(c->op, c->num_inputs);
-        size = c->attrs ? *(const uint32_t*)c->attrs : 0;
-        if (!why[0] && size < need) {
-            if (c->attrs) snprintf(why, sizeof why, "needs an attrs struct of %u bytes, got %u bytes", need, size);
-            else snprintf(why, sizeof why, "needs an attrs struct of %u bytes, got none", need);
-        }
-    }
-    if (!why[0]) return PX_OK;
-    if (err && err->struct_size >= sizeof(px_plugin_error)) {
-        if (name) snprintf(err->message, sizeof err->message, "%s: %s", name, why);
-        else snprintf(err->message, sizeof err->message, "%s", why);
-    }
-    return status;
-}
-
 /* The function table. Pointers in it are valid while the library is loaded. */
 typedef struct px_plugin_api {
     uint32_t struct_size;
@@ -611,5 +449,8 @@ typedef const px_plugin_api* (*px_plugin_get_api_fn)(void);
 #ifdef __cplusplus
 }
 #endif
+
+/* The checks every plugin runs on an op call before it reads an operand. */
+#include "plexus/op_check.h"
 
 #endif /* PLEXUS_PLUGIN_H */

@@ -98,7 +98,7 @@ typedef PX_ENUM(px_op) {
     PX_OP_MATMUL = 50,
     /* data movement */
     PX_OP_COPY = 60, /* strided input -> strided output, same dtype; no attrs */
-    PX_OP_CAST = 61, /* strided input -> contiguous output of another dtype */
+    PX_OP_CAST = 61, /* contiguous input -> contiguous output of another dtype */
     /* creation; output only */
     PX_OP_FILL = 70,           /* attrs: px_fill_attrs */
     PX_OP_ARANGE = 71,         /* attrs: px_arange_attrs */

@@ -199,14 +199,6 @@ void fill(const Work& w) {
 
 bool is_float(int32_t dtype) { return dtype == PX_FLOAT32 || dtype == PX_FLOAT64; }
 
-// Whether a binary op's input count agrees with its attrs: one input with a
-// scalar operand, else two (px_op_call_check allows either count).
-bool scalar_form_fits(int32_t op, int32_t n, const void* attrs) {
-    if (op != PX_OP_ADD && op != PX_OP_SUB && op != PX_OP_MUL && op != PX_OP_DIV) return true;
-    auto b = static_cast<const px_binary_attrs*>(attrs);
-    return n == ((b && b->scalar_operand) ? 1 : 2);
-}
-
 }  // namespace
 
 bool supported(int32_t op, int32_t dtype) {
@@ -227,9 +219,6 @@ Refusal check_call(const px_op_call& call) {
     int32_t dtype = call.num_inputs > 0 ? call.inputs[0].dtype : call.outputs[0].dtype;
     if (!supported(call.op, dtype))
         return {PX_ERROR_UNSUPPORTED, name + " on " + px_dtype_name(dtype) + " is not supported by the threads plugin"};
-    if (!scalar_form_fits(call.op, call.num_inputs, call.attrs))
-        return {PX_ERROR_INVALID_ARGUMENT, name + ": " + std::to_string(call.num_inputs) +
-                                               " inputs disagree with the attrs' scalar operand"};
     return {};
 }
 

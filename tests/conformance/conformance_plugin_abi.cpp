@@ -13,59 +13,11 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "opened_plugin.hpp"
 
 using namespace plexus;
-
-namespace {
-
-// The file of the plugin that provides `dev`.
-std::string plugin_file_of(Device dev) {
-    std::string name = plugin_of(dev);
-    for (const px_plugin_info& info : plugins())
-        if (info.loaded && name == info.name) return info.file;
-    FAIL("no loaded plugin named " << name);
-    return "";
-}
-
-// The plugin opened a second time, with a context of its own and the local
-// index of the device under test.
-struct Opened {
-    void* lib = nullptr;
-    const px_plugin_api* api = nullptr;
-    px_plugin_context* ctx = nullptr;
-    int32_t device = 0;
-    px_plugin_error err{sizeof(px_plugin_error), {0}};
-
-    Opened() {
-        Device dev = pxtest::device_under_test();
-        std::string file = plugin_file_of(dev);
-        INFO("plugin file " << file);
-        lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-        REQUIRE(lib);
-        auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
-        REQUIRE(get);
-        api = get();
-        REQUIRE(api);
-        REQUIRE(api->create(&ctx, &err) == PX_OK);
-        // The device's index inside its plugin: its rank among the runtime's
-        // devices of that kind from the same plugin.
-        std::string mine = plugin_of(dev);
-        for (int i = 0; i < dev.index; ++i) device += plugin_of(Device{dev.kind, i}) == mine;
-    }
-    ~Opened() {
-        if (api && ctx) api->destroy(ctx);
-        if (lib) dlclose(lib);
-    }
-    // A failing call must leave a message.
-    void require_message() {
-        INFO("the plugin's message");
-        REQUIRE(std::strlen(err.message) > 0);
-        REQUIRE(std::memchr(err.message, 0, sizeof err.message) != nullptr);
-        err.message[0] = 0;
-    }
-};
-
-}  // namespace
+using pxconf::Opened;
+using pxconf::vector_desc;
 
 // `call` must fail and leave a message in p.err.
 #define PX_REFUSED(p, call)           \
@@ -215,13 +167,6 @@ TEST_CASE("an op the plugin does not support is refused by the plugin too", "[co
     REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
 }
-
-namespace {
-
-// A contiguous 1-D desc of `n` elements of `dtype` in `buf`.
-px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n);
-
-}  // namespace
 
 TEST_CASE("copy_device within one device, at offsets", "[conformance][abi][R7]") {
     Opened p;
@@ -378,17 +323,6 @@ TEST_CASE("execute refuses operands outside their buffer or device, and calls of
 }
 
 namespace {
-
-px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n) {
-    px_tensor_desc d{};
-    d.struct_size = sizeof d;
-    d.dtype = dtype;
-    d.buffer = buf;
-    d.ndim = 1;
-    d.shape[0] = n;
-    d.strides[0] = 1;
-    return d;
-}
 
 // Integers (exact in every summation order) as `T`. Returns false when the
 // plugin says it cannot sum over these devices here (PX_ERROR_UNSUPPORTED with

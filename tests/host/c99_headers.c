@@ -1,6 +1,8 @@
 /* The public C headers must compile as strict C99 (see tests/CMakeLists.txt). */
 #include "plexus/plexus.h"
 #include "plexus/plugin.h"
+#include "plexus/op_check.h"
+#include "plexus/op_layout.h"
 #include "plexus/philox.h"
 
 int plexus_c99_check(void) {

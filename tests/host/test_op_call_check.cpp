@@ -156,3 +156,64 @@ TEST_CASE("px_op_input_counts: every op's inputs, the scalar binary form and SGD
     CHECK(counts(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD) == Counts{3, 3});
     CHECK(counts(PX_OP_SGD_UPDATE) == Counts{2, 3});
 }
+
+namespace {
+int contiguous(const px_tensor_desc& d) { return px_tensor_contiguous(&d); }
+}  // namespace
+
+TEST_CASE("px_tensor_contiguous, px_window_out and px_op_result_dtype: hand-computed values", "[host][abi]") {
+    px_plugin_buffer big{0, 1 << 20};
+    // Row-major without gaps; an axis of length 1 may have any stride; an empty tensor is contiguous.
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {2, 3}, {3, 1})) == 1);
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {2, 1, 3}, {3, 99, 1})) == 1);
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {}, {})) == 1);
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {0, 5}, {7, 3})) == 1);
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {2, 3}, {1, 2})) == 0);  // transposed
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {2, 3}, {4, 1})) == 0);  // a gap after each row
+    CHECK(contiguous(desc(&big, PX_FLOAT32, {2, 3}, {0, 1})) == 0);  // broadcast rows
+    // (in + 2 pad - kernel) / stride + 1, or -1 when the window does not fit.
+    CHECK(px_window_out(28, 5, 1, 2) == 28);
+    CHECK(px_window_out(28, 2, 2, 0) == 14);
+    CHECK(px_window_out(5, 3, 2, 0) == 2);
+    CHECK(px_window_out(1, 3, 1, 1) == 1);  // one cell and its two pads
+    CHECK(px_window_out(0, 3, 1, 1) == -1);  // two pads hold no 3-cell window
+    CHECK(px_window_out(2, 3, 1, 0) == -1);
+    CHECK(px_window_out(5, 0, 1, 0) == -1);
+    CHECK(px_window_out(5, 3, 0, 0) == -1);
+    CHECK(px_window_out(5, 3, 1, -1) == -1);
+    CHECK(px_window_out(INT64_MAX - 1, 3, 1, 1) == -1);  // the padded span overflows
+    // What each op writes.
+    CHECK(px_op_result_dtype(PX_OP_LT, PX_FLOAT64) == PX_UINT8);
+    CHECK(px_op_result_dtype(PX_OP_SUM, PX_INT32) == PX_INT64);
+    CHECK(px_op_result_dtype(PX_OP_SUM, PX_FLOAT32) == PX_FLOAT32);
+    CHECK(px_op_result_dtype(PX_OP_MEAN, PX_UINT8) == PX_FLOAT64);
+    CHECK(px_op_result_dtype(PX_OP_ARGMAX, PX_FLOAT32) == PX_INT64);
+    CHECK(px_op_result_dtype(PX_OP_ADD, PX_INT32) == PX_INT32);
+}
+
+TEST_CASE("px_op_layout_check names the operand and both shapes, and the first problem wins", "[host][abi]") {
+    px_plugin_buffer buf{0, 1 << 20};
+    char why[256] = "";
+    const px_tensor_desc in[2] = {desc(&buf, PX_FLOAT32, {2, 3, 4, 5, 6, 7, 8, 9}, {0, 0, 0, 0, 0, 0, 0, 0}),
+                                  desc(&buf, PX_FLOAT64, {1}, {1})};
+    const px_tensor_desc out = desc(&buf, PX_FLOAT32, {2, 3, 4, 5, 6, 7, 8, 9}, {181440, 60480, 15120, 3024, 504, 72, 9, 1});
+    px_op_call call{sizeof call, PX_OP_ADD, 0, 2, in, 1, &out, nullptr};
+    // Input 1's shape is wrong and so is its dtype: the shape, found first, is reported.
+    REQUIRE(px_op_layout_check(&call, why, sizeof why) == PX_ERROR_SHAPE);
+    CHECK(std::string(why) == "input 1 has shape (1,); the call needs (2, 3, 4, 5, 6, 7, 8, 9)");
+    // A message longer than its buffer is cut, and still ends.
+    char small[16];
+    REQUIRE(px_op_layout_check(&call, small, sizeof small) == PX_ERROR_SHAPE);
+    CHECK(std::string(small) == "input 1 has sha");
+    const px_tensor_desc scalar_in[2] = {in[0], desc(&buf, PX_FLOAT32, {}, {})};
+    const px_tensor_desc scalar_out = desc(&buf, PX_FLOAT32, {}, {});
+    call.inputs = scalar_in;
+    call.outputs = &scalar_out;
+    REQUIRE(px_op_layout_check(&call, why, sizeof why) == PX_ERROR_SHAPE);
+    CHECK(std::string(why) == "input 0 has shape (2, 3, 4, 5, 6, 7, 8, 9); the call needs ()");
+    call.inputs = scalar_in + 1;
+    call.num_inputs = 1;
+    const px_binary_attrs right{sizeof right, 2, 1.5};
+    call.attrs = &right;
+    REQUIRE(px_op_layout_check(&call, why, sizeof why) == PX_OK);
+}

@@ -1,0 +1,476 @@
+/* Plexus plugin ABI: how the operands of an op call relate, pure C99.
+ *
+ * The layout the host guarantees (see px_op_call in plugin.h) as one check,
+ * px_op_layout_check, which px_op_call_check runs once every operand has
+ * passed alone. It is what keeps a kernel that indexes one operand by
+ * another's shape inside its buffers when a host other than Plexus's sends
+ * the call: shapes that fit together, dtypes that agree, contiguous operands
+ * where a kernel reads them flat, and attrs values (strides, windows, axes)
+ * that cannot divide by zero or leave a window empty. */
+#ifndef PLEXUS_OP_LAYOUT_H
+#define PLEXUS_OP_LAYOUT_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "plexus/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The dtype `op` writes for inputs of `dtype`: uint8 for comparisons, int64
+ * for argmax and for sums of integers, float64 for means of integers, the
+ * input's dtype otherwise. */
+static inline int32_t px_op_result_dtype(int32_t op, int32_t dtype) {
+    const int is_float = dtype == PX_FLOAT32 || dtype == PX_FLOAT64;
+    if (op >= PX_OP_EQ && op <= PX_OP_GE) return PX_UINT8;
+    if (op == PX_OP_ARGMAX || (op == PX_OP_SUM && !is_float)) return PX_INT64;
+    if (op == PX_OP_MEAN && !is_float) return PX_FLOAT64;
+    return dtype;
+}
+
+/* Nonzero when t's elements lie in row-major order without gaps (an axis of
+ * length 1 may have any stride; an empty tensor is contiguous). Only for a
+ * desc px_tensor_end accepted: then the running product cannot overflow, as
+ * it stays at most one past the last element's distance from the first. */
+static inline int px_tensor_contiguous(const px_tensor_desc* t) {
+    uint64_t want = 1;
+    int32_t k;
+    for (k = 0; k < t->ndim; ++k)
+        if (t->shape[k] == 0) return 1;
+    for (k = t->ndim - 1; k >= 0; --k) {
+        if (t->shape[k] != 1 && (uint64_t)t->strides[k] != want) return 0;
+        want *= (uint64_t)t->shape[k];
+    }
+    return 1;
+}
+
+/* The length of a window of `kernel` cells sliding with `stride` over `in`
+ * cells padded by `pad` on both sides, or -1 when it does not fit (or the
+ * figures are out of range). */
+static inline int64_t px_window_out(int64_t in, int64_t kernel, int32_t stride, int32_t pad) {
+    int64_t span;
+    if (stride < 1 || pad < 0 || kernel < 1 || in < 0 || in > INT64_MAX - 2 * (int64_t)pad) return -1;
+    span = in + 2 * (int64_t)pad;
+    return span < kernel ? -1 : (span - kernel) / stride + 1;
+}
+
+/* A shape a rule expects, for comparing and for messages. */
+typedef struct px_layout_shape {
+    int32_t ndim;
+    int64_t dims[PX_MAX_DIMS];
+} px_layout_shape;
+
+/* The state of one px_op_layout_check: the first problem found wins. */
+typedef struct px_layout_state {
+    const px_op_call* call;
+    char* why;
+    size_t why_size;
+    px_status status;
+} px_layout_state;
+
+/* Operand i of the call: inputs first, then outputs. */
+static inline const px_tensor_desc* px_layout_operand(const px_layout_state* s, int32_t i) {
+    return i < s->call->num_inputs ? &s->call->inputs[i] : &s->call->outputs[i - s->call->num_inputs];
+}
+
+#if defined(__GNUC__)
+#define PX_LAYOUT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PX_LAYOUT_PRINTF(f, a)
+#endif
+
+static inline void px_layout_fail(px_layout_state* s, px_status status, const char* format, ...) PX_LAYOUT_PRINTF(3, 4);
+static inline void px_layout_fail(px_layout_state* s, px_status status, const char* format, ...) {
+    va_list args;
+    if (s->status != PX_OK) return;
+    s->status = status;
+    va_start(args, format);
+    vsnprintf(s->why, s->why_size, format, args);
+    va_end(args);
+}
+
+/* Writes "input 1" or "output 0" for operand i. */
+static inline const char* px_layout_name(const px_layout_state* s, int32_t i, char* name, size_t size) {
+    const int input = i < s->call->num_inputs;
+    snprintf(name, size, "%s %d", input ? "input" : "output", (int)(input ? i : i - s->call->num_inputs));
+    return name;
+}
+
+/* Writes "(2, 3)" ("(3,)" for one axis, "()" for none). */
+static inline const char* px_layout_shape_text(int32_t ndim, const int64_t* dims, char* text, size_t size) {
+    size_t used = 0;
+    int32_t k;
+    text[0] = 0;
+    for (k = 0; k <= ndim && used < size; ++k) {
+        const int n = k == ndim ? snprintf(text + used, size - used, "%s)", ndim == 1 ? "," : "")
+                                : snprintf(text + used, size - used, "%s%lld", k ? ", " : "(", (long long)dims[k]);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    if (ndim == 0) snprintf(text, size, "()");
+    return text;
+}
+
+/* Operand i must have the shape `want`. */
+static inline void px_layout_shape_is(px_layout_state* s, int32_t i, const px_layout_shape* want) {
+    const px_tensor_desc* t = px_layout_operand(s, i);
+    char name[24], got[200], need[200];
+    int32_t k;
+    int same = t->ndim == want->ndim;
+    for (k = 0; same && k < t->ndim; ++k) same = t->shape[k] == want->dims[k];
+    if (same || s->status != PX_OK) return;
+    px_layout_fail(s, PX_ERROR_SHAPE, "%s has shape %s; the call needs %s", px_layout_name(s, i, name, sizeof name),
+                   px_layout_shape_text(t->ndim, t->shape, got, sizeof got),
+                   px_layout_shape_text(want->ndim, want->dims, need, sizeof need));
+}
+
+/* Operand i must have the shape of operand j. */
+static inline void px_layout_shape_of(px_layout_state* s, int32_t i, int32_t j) {
+    const px_tensor_desc* t = px_layout_operand(s, j);
+    px_layout_shape want;
+    int32_t k;
+    want.ndim = t->ndim;
+    for (k = 0; k < t->ndim; ++k) want.dims[k] = t->shape[k];
+    px_layout_shape_is(s, i, &want);
+}
+
+/* Operand i must have `ndim` axes (at least `ndim` when `or_more`). */
+static inline void px_layout_rank(px_layout_state* s, int32_t i, int32_t ndim, int or_more) {
+    const px_tensor_desc* t = px_layout_operand(s, i);
+    char name[24], got[200];
+    if (t->ndim == ndim || (or_more && t->ndim > ndim)) return;
+    px_layout_fail(s, PX_ERROR_SHAPE, "%s must be %d-D%s, got shape %s", px_layout_name(s, i, name, sizeof name),
+                   (int)ndim, or_more ? " or more" : "", px_layout_shape_text(t->ndim, t->shape, got, sizeof got));
+}
+
+/* Operand i must have the dtype `dtype`. */
+static inline void px_layout_dtype_is(px_layout_state* s, int32_t i, int32_t dtype) {
+    const px_tensor_desc* t = px_layout_operand(s, i);
+    char name[24];
+    if (t->dtype == dtype) return;
+    px_layout_fail(s, PX_ERROR_DTYPE, "%s is %s; the call needs %s", px_layout_name(s, i, name, sizeof name),
+                   px_dtype_name(t->dtype), px_dtype_name(dtype));
+}
+
+static inline void px_layout_contiguous(px_layout_state* s, int32_t i) {
+    char name[24];
+    if (px_tensor_contiguous(px_layout_operand(s, i))) return;
+    px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "%s is not contiguous (this op reads it in row-major order)",
+                   px_layout_name(s, i, name, sizeof name));
+}
+
+/* {a} for one dimension, as a shape. */
+static inline px_layout_shape px_layout_vector(int64_t a) {
+    px_layout_shape v;
+    v.ndim = 1;
+    v.dims[0] = a;
+    return v;
+}
+
+static inline px_layout_shape px_layout_4d(int64_t a, int64_t b, int64_t c, int64_t d) {
+    px_layout_shape v;
+    v.ndim = 4;
+    v.dims[0] = a, v.dims[1] = b, v.dims[2] = c, v.dims[3] = d;
+    return v;
+}
+
+/* The binary ops and comparisons (two tensors, or one and a scalar), the
+ * unary ops, WHERE, COPY and CAST: every input has the output's shape (a
+ * broadcast input has stride 0 on its repeated axes). */
+static inline void px_layout_elementwise(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const int32_t op = c->op, o = c->num_inputs, dtype = c->inputs[0].dtype;
+    int32_t i;
+    for (i = 0; i < c->num_inputs; ++i) px_layout_shape_of(s, i, o);
+    if (op <= PX_OP_GE) {
+        const px_binary_attrs* b = (const px_binary_attrs*)c->attrs;
+        const int32_t scalar = b && b->struct_size >= sizeof(px_binary_attrs) ? b->scalar_operand : 0;
+        if (scalar < 0 || scalar > 2)
+            px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "scalar_operand %d is not 0, 1 or 2", (int)scalar);
+        else if ((scalar != 0) != (c->num_inputs == 1))
+            px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT,
+                           "%d inputs disagree with scalar_operand %d (one input goes with a scalar operand)",
+                           (int)c->num_inputs, (int)scalar);
+        if (c->num_inputs == 2) px_layout_dtype_is(s, 1, dtype);
+        else px_layout_contiguous(s, 0);
+        px_layout_dtype_is(s, o, px_op_result_dtype(op, dtype));
+    } else if (op <= PX_OP_TANH) {
+        px_layout_contiguous(s, 0);
+        px_layout_dtype_is(s, o, dtype);
+    } else if (op == PX_OP_WHERE) {
+        px_layout_dtype_is(s, 0, PX_UINT8);
+        px_layout_dtype_is(s, 2, c->inputs[1].dtype);
+        px_layout_dtype_is(s, o, c->inputs[1].dtype);
+    } else if (op == PX_OP_COPY) {
+        px_layout_dtype_is(s, o, dtype);
+    } else { /* CAST */
+        px_layout_contiguous(s, 0);
+    }
+}
+
+/* The reductions: a contiguous input, the output shape the axis and keepdims
+ * give, and no maximum, minimum or argmax of nothing. */
+static inline void px_layout_reduce(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_tensor_desc* a = &c->inputs[0];
+    const px_reduce_attrs* r = (const px_reduce_attrs*)c->attrs;
+    px_layout_shape want;
+    int nothing_reduced = 0, nothing_kept = 0;
+    int32_t k;
+    px_layout_contiguous(s, 0);
+    if (r->axis < -1 || r->axis >= a->ndim) {
+        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "axis %d is out of range for rank %d (-1 means every axis)",
+                       (int)r->axis, (int)a->ndim);
+        return;
+    }
+    want.ndim = 0;
+    for (k = 0; k < a->ndim; ++k) {
+        const int reduced = r->axis == -1 || r->axis == k;
+        if (reduced) nothing_reduced |= a->shape[k] == 0;
+        else nothing_kept |= a->shape[k] == 0;
+        if (reduced && !r->keepdims) continue;
+        want.dims[want.ndim++] = reduced ? 1 : a->shape[k];
+    }
+    px_layout_shape_is(s, 1, &want);
+    px_layout_dtype_is(s, 1, px_op_result_dtype(c->op, a->dtype));
+    if (nothing_reduced && !nothing_kept && (c->op == PX_OP_MAX || c->op == PX_OP_MIN || c->op == PX_OP_ARGMAX))
+        px_layout_fail(s, PX_ERROR_SHAPE, "the reduced extent is empty, and an empty set has no %s", px_op_name(c->op));
+}
+
+/* MATMUL: (B,M,K) x (B,K,N) -> (B,M,N), each matrix's rows stored with unit
+ * stride and at least a row apart (BLAS's leading dimension); a batch
+ * stride of 0 shares one matrix. */
+static inline void px_layout_matmul(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_tensor_desc *a = &c->inputs[0], *out = &c->outputs[0];
+    px_layout_shape want;
+    char name[24];
+    int32_t i;
+    for (i = 0; i < 3; ++i) px_layout_rank(s, i, 3, 0);
+    if (s->status != PX_OK) return;
+    want.ndim = 3;
+    want.dims[0] = out->shape[0], want.dims[1] = out->shape[1], want.dims[2] = a->shape[2];
+    px_layout_shape_is(s, 0, &want);
+    want.dims[1] = a->shape[2], want.dims[2] = out->shape[2];
+    px_layout_shape_is(s, 1, &want);
+    px_layout_dtype_is(s, 1, a->dtype);
+    px_layout_dtype_is(s, 2, a->dtype);
+    for (i = 0; i < 3; ++i) {
+        const px_tensor_desc* t = px_layout_operand(s, i);
+        const int64_t cols = t->shape[2] > 1 ? t->shape[2] : 1;
+        if (t->shape[0] == 0 || t->shape[1] == 0 || t->shape[2] == 0) continue;
+        if ((t->shape[2] > 1 && t->strides[2] != 1) || t->strides[1] < cols)
+            px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT,
+                           "%s's rows are not stored with unit stride at least a row (%lld) apart",
+                           px_layout_name(s, i, name, sizeof name), (long long)cols);
+    }
+}
+
+/* The window of a convolution or pooling along one axis: its output length,
+ * or a shape error naming the axis. */
+static inline int64_t px_layout_window(px_layout_state* s, const char* axis, int64_t in, int64_t kernel, int32_t stride,
+                                       int32_t pad) {
+    const int64_t out = px_window_out(in, kernel, stride, pad);
+    if (out < 0)
+        px_layout_fail(s, PX_ERROR_SHAPE, "a %lld-cell window with padding %d does not fit the %s of %lld cells",
+                       (long long)kernel, (int)pad, axis, (long long)in);
+    return out;
+}
+
+/* CONV2D and its backward ops; x (N,C,H,W), w (O,C,KH,KW), y (N,O,OH,OW). */
+static inline void px_layout_conv(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_conv2d_attrs* a = (const px_conv2d_attrs*)c->attrs;
+    /* Where x, w and y are among the operands, per op (y is dy backwards). */
+    const int32_t xi = c->op == PX_OP_CONV2D ? 0 : c->op == PX_OP_CONV2D_BACKWARD_INPUT ? 2 : 1;
+    const int32_t wi = c->op == PX_OP_CONV2D ? 1 : c->op == PX_OP_CONV2D_BACKWARD_INPUT ? 1 : 2;
+    const int32_t yi = c->op == PX_OP_CONV2D ? 2 : 0;
+    const px_tensor_desc *x = px_layout_operand(s, xi), *w = px_layout_operand(s, wi);
+    int64_t oh, ow;
+    int32_t i;
+    for (i = 0; i < 3; ++i) px_layout_rank(s, i, 4, 0);
+    if (a->stride_h < 1 || a->stride_w < 1 || a->pad_h < 0 || a->pad_w < 0)
+        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "strides %dx%d must be >= 1 and padding %dx%d >= 0",
+                       (int)a->stride_h, (int)a->stride_w, (int)a->pad_h, (int)a->pad_w);
+    if (s->status != PX_OK) return;
+    if (w->shape[0] < 1 || w->shape[1] < 1)
+        px_layout_fail(s, PX_ERROR_SHAPE, "the weight has no channels (shape (%lld, %lld, ...))", (long long)w->shape[0],
+                       (long long)w->shape[1]);
+    oh = px_layout_window(s, "height", x->shape[2], w->shape[2], a->stride_h, a->pad_h);
+    ow = px_layout_window(s, "width", x->shape[3], w->shape[3], a->stride_w, a->pad_w);
+    if (s->status != PX_OK) return;
+    {
+        const px_layout_shape wants_w = px_layout_4d(w->shape[0], x->shape[1], w->shape[2], w->shape[3]);
+        const px_layout_shape wants_y = px_layout_4d(x->shape[0], w->shape[0], oh, ow);
+        px_layout_shape_is(s, wi, &wants_w);
+        px_layout_shape_is(s, yi, &wants_y);
+    }
+}
+
+/* The pooling ops, plain and fused with bias and relu; x (N,C,H,W), b (C),
+ * y (N,C,OH,OW). Padding is at most half the window, so every window holds
+ * a cell of x. */
+static inline void px_layout_pool(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_pool2d_attrs* a = (const px_pool2d_attrs*)c->attrs;
+    const int32_t op = c->op;
+    /* x is the output of AVG_POOL2D_BACKWARD, the first input otherwise. */
+    const int32_t xi = op == PX_OP_AVG_POOL2D_BACKWARD ? 1 : 0;
+    const int fused = op == PX_OP_BIAS_RELU_MAX_POOL2D || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
+    /* y is dy backwards: the last input; forwards the output. */
+    const int32_t yi = op == PX_OP_MAX_POOL2D || op == PX_OP_AVG_POOL2D || op == PX_OP_BIAS_RELU_MAX_POOL2D
+                           ? c->num_inputs
+                           : c->num_inputs - 1;
+    const px_tensor_desc* x = px_layout_operand(s, xi);
+    int64_t oh, ow;
+    px_layout_rank(s, xi, 4, 0);
+    if (a->kernel_h < 1 || a->kernel_w < 1 || a->stride_h < 1 || a->stride_w < 1 || a->pad_h < 0 || a->pad_w < 0 ||
+        a->pad_h > a->kernel_h / 2 || a->pad_w > a->kernel_w / 2)
+        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT,
+                       "window %dx%d, strides %dx%d, padding %dx%d: sizes and strides must be >= 1 and padding in "
+                       "0..half the window",
+                       (int)a->kernel_h, (int)a->kernel_w, (int)a->stride_h, (int)a->stride_w, (int)a->pad_h,
+                       (int)a->pad_w);
+    if (s->status != PX_OK) return;
+    if (x->shape[2] == 0 || x->shape[3] == 0)
+        px_layout_fail(s, PX_ERROR_SHAPE, "the input's planes are empty (%lldx%lld); a window would hold no cell",
+                       (long long)x->shape[2], (long long)x->shape[3]);
+    oh = px_layout_window(s, "height", x->shape[2], a->kernel_h, a->stride_h, a->pad_h);
+    ow = px_layout_window(s, "width", x->shape[3], a->kernel_w, a->stride_w, a->pad_w);
+    if (s->status != PX_OK) return;
+    {
+        const px_layout_shape pooled = px_layout_4d(x->shape[0], x->shape[1], oh, ow);
+        const px_layout_shape bias = px_layout_vector(x->shape[1]);
+        px_layout_shape_is(s, yi, &pooled);
+        if (fused) px_layout_shape_is(s, 1, &bias);
+        if (op == PX_OP_MAX_POOL2D_BACKWARD || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD)
+            px_layout_shape_of(s, c->num_inputs, 0); /* dx has x's shape */
+        if (op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD) px_layout_shape_is(s, c->num_inputs + 1, &bias);
+    }
+}
+
+/* SGD_UPDATE works in place: output j is input 0 (param), output 1 input 2
+ * (momentum), and every operand has the param's shape. */
+static inline void px_layout_sgd(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    int32_t i;
+    for (i = 1; i < c->num_inputs + c->num_outputs; ++i) px_layout_shape_of(s, i, 0);
+    for (i = 0; i < c->num_outputs; ++i) {
+        const px_tensor_desc *out = &c->outputs[i], *in = &c->inputs[i == 0 ? 0 : 2];
+        if (out->buffer != in->buffer || out->offset != in->offset)
+            px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "output %d is not input %d (the update is in place)", (int)i,
+                           (int)(i == 0 ? 0 : 2));
+    }
+}
+
+/* The ABI 1.1 and 1.4 ops: contiguous operands of one float dtype (labels
+ * aside), related as each op's comment in types.h says. */
+static inline void px_layout_nn(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const int32_t op = c->op, o = c->num_inputs, dtype = c->inputs[0].dtype;
+    const int labels = op == PX_OP_SOFTMAX_CROSS_ENTROPY || op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
+    const px_tensor_desc* x = &c->inputs[0];
+    int32_t i;
+    if (dtype != PX_FLOAT32 && dtype != PX_FLOAT64)
+        px_layout_fail(s, PX_ERROR_DTYPE, "input 0 is %s; the op takes float32 or float64", px_dtype_name(dtype));
+    for (i = 0; i < c->num_inputs + c->num_outputs; ++i) {
+        px_layout_contiguous(s, i);
+        if (!(labels && i == 1)) px_layout_dtype_is(s, i, dtype);
+    }
+    if (s->status != PX_OK) return;
+    switch (op) {
+    case PX_OP_GEMM: {
+        const px_gemm_attrs* g = (const px_gemm_attrs*)c->attrs;
+        px_layout_shape want;
+        for (i = 0; i < 3; ++i) px_layout_rank(s, i, 2, 0);
+        if (s->status != PX_OK) return;
+        want.ndim = 2;
+        want.dims[0] = c->outputs[0].shape[0], want.dims[1] = c->inputs[1].shape[g->trans_b ? 1 : 0];
+        if (g->trans_a) want.dims[0] = want.dims[1], want.dims[1] = c->outputs[0].shape[0];
+        px_layout_shape_is(s, 0, &want); /* op(a) is (M,K), with b's K */
+        want.dims[0] = c->inputs[1].shape[0], want.dims[1] = c->inputs[1].shape[1];
+        want.dims[g->trans_b ? 0 : 1] = c->outputs[0].shape[1];
+        px_layout_shape_is(s, 1, &want); /* op(b) is (K,N), with the output's N */
+        return;
+    }
+    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
+        px_layout_conv(s);
+        return;
+    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
+    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
+        px_layout_pool(s);
+        return;
+    case PX_OP_BIAS_ADD: case PX_OP_BIAS_GRAD: {
+        px_layout_shape bias;
+        px_layout_rank(s, 0, 2, 1);
+        if (s->status != PX_OK) return;
+        bias = px_layout_vector(x->shape[1]);
+        px_layout_shape_is(s, op == PX_OP_BIAS_ADD ? 1 : o, &bias);
+        if (op == PX_OP_BIAS_ADD) px_layout_shape_of(s, o, 0);
+        return;
+    }
+    case PX_OP_LOG_SOFTMAX: case PX_OP_LOG_SOFTMAX_BACKWARD:
+        px_layout_rank(s, 0, 2, 0);
+        for (i = 1; i <= o; ++i) px_layout_shape_of(s, i, 0);
+        return;
+    case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: {
+        px_layout_shape rows;
+        px_layout_rank(s, 0, 2, 0);
+        if (s->status != PX_OK) return;
+        if (x->shape[1] < 1) px_layout_fail(s, PX_ERROR_SHAPE, "the logits have no classes");
+        if (c->inputs[1].dtype != PX_INT32 && c->inputs[1].dtype != PX_INT64)
+            px_layout_fail(s, PX_ERROR_DTYPE, "input 1 is %s; labels are int32 or int64",
+                           px_dtype_name(c->inputs[1].dtype));
+        rows = px_layout_vector(x->shape[0]);
+        px_layout_shape_is(s, 1, &rows);
+        if (op == PX_OP_SOFTMAX_CROSS_ENTROPY) {
+            px_layout_shape_is(s, o, &rows);
+        } else {
+            px_layout_shape_is(s, 2, &rows);
+            px_layout_shape_of(s, o, 0);
+        }
+        return;
+    }
+    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: {
+        const double p = ((const px_dropout_attrs*)c->attrs)->p;
+        if (!(p >= 0 && p < 1)) px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "the drop probability %g is not in [0, 1)", p);
+        px_layout_shape_of(s, o, 0);
+        return;
+    }
+    case PX_OP_SGD_UPDATE:
+        px_layout_sgd(s);
+        return;
+    default: /* the activation gradients: (y, dy) -> dx, all of one shape */
+        px_layout_shape_of(s, 1, 0);
+        px_layout_shape_of(s, o, 0);
+        return;
+    }
+}
+
+/* Checks how the operands of `c` relate, for a call whose form and operands
+ * px_op_call_check has accepted one by one (counts, descs, extents, attrs
+ * sizes): PX_OK, or the status with the reason written to `why`
+ * ("input 1 has shape (4, 2); the call needs (3, 2)"). Every output but
+ * COPY's is contiguous. */
+static inline px_status px_op_layout_check(const px_op_call* c, char* why, size_t why_size) {
+    px_layout_state s;
+    int32_t i;
+    s.call = c, s.why = why, s.why_size = why_size, s.status = PX_OK;
+    if (c->op != PX_OP_COPY)
+        for (i = 0; i < c->num_outputs; ++i) px_layout_contiguous(&s, c->num_inputs + i);
+    if (s.status != PX_OK) return s.status;
+    if (c->op <= PX_OP_WHERE || c->op == PX_OP_COPY || c->op == PX_OP_CAST) px_layout_elementwise(&s);
+    else if (c->op >= PX_OP_SUM && c->op <= PX_OP_ARGMAX) px_layout_reduce(&s);
+    else if (c->op == PX_OP_MATMUL) px_layout_matmul(&s);
+    else if (c->op == PX_OP_GEMM || c->op >= PX_OP_CONV2D) px_layout_nn(&s);
+    /* else a creation op: one contiguous output, nothing to relate */
+    return s.status;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_OP_LAYOUT_H */

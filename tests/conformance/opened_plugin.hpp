@@ -1,0 +1,76 @@
+// The plugin of the device under test, opened a second time with dlopen and
+// called through its table as any host would, for the conformance cases at
+// the plugin boundary.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+
+#include "../support.hpp"
+
+namespace pxconf {
+
+// The file of the plugin that provides `dev`.
+inline std::string plugin_file_of(plexus::Device dev) {
+    std::string name = plexus::plugin_of(dev);
+    for (const px_plugin_info& info : plexus::plugins())
+        if (info.loaded && name == info.name) return info.file;
+    FAIL("no loaded plugin named " << name);
+    return "";
+}
+
+// The plugin opened a second time, with a context of its own and the local
+// index of the device under test.
+struct Opened {
+    void* lib = nullptr;
+    const px_plugin_api* api = nullptr;
+    px_plugin_context* ctx = nullptr;
+    int32_t device = 0;
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+
+    Opened() {
+        plexus::Device dev = pxtest::device_under_test();
+        std::string file = plugin_file_of(dev);
+        INFO("plugin file " << file);
+        lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+        REQUIRE(lib);
+        auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
+        REQUIRE(get);
+        api = get();
+        REQUIRE(api);
+        REQUIRE(api->create(&ctx, &err) == PX_OK);
+        // The device's index inside its plugin: its rank among the runtime's
+        // devices of that kind from the same plugin.
+        std::string mine = plexus::plugin_of(dev);
+        for (int i = 0; i < dev.index; ++i) device += plexus::plugin_of(plexus::Device{dev.kind, i}) == mine;
+    }
+    ~Opened() {
+        if (api && ctx) api->destroy(ctx);
+        if (lib) dlclose(lib);
+    }
+    // A failing call must leave a message.
+    void require_message() {
+        INFO("the plugin's message");
+        REQUIRE(std::strlen(err.message) > 0);
+        REQUIRE(std::memchr(err.message, 0, sizeof err.message) != nullptr);
+        err.message[0] = 0;
+    }
+};
+
+// A contiguous 1-D desc of `n` elements of `dtype` in `buf`.
+inline px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t n) {
+    px_tensor_desc d{};
+    d.struct_size = sizeof d;
+    d.dtype = dtype;
+    d.buffer = buf;
+    d.ndim = 1;
+    d.shape[0] = n;
+    d.strides[0] = 1;
+    return d;
+}
+
+}  // namespace pxconf
