@@ -115,6 +115,9 @@ static inline px_status px_operand_check(const px_op_call* c, int32_t i, px_buff
         problem = "its dtype is not one this ABI defines";
         status = PX_ERROR_UNSUPPORTED;
     }
+    /* Kernels load whole elements (a GPU faults on a misaligned one); the
+     * host's offsets are whole elements from a buffer's aligned start. */
+    if (!problem && t->offset % px_dtype_size(t->dtype)) problem = "its offset is not a multiple of its element size";
     if (!problem && !px_tensor_end(t, &end)) problem = "a dimension or a stride is negative, or its extent overflows";
     if (!problem && facts) facts(t->buffer, &device, &bytes);
     if (!problem && device != c->device) problem = "its buffer belongs to another device";
@@ -124,11 +127,26 @@ static inline px_status px_operand_check(const px_op_call* c, int32_t i, px_buff
     return status;
 }
 
+/* Nonzero when no output of a call px_op_call_check has accepted holds an
+ * element: the op has nothing to compute, and a plugin returns PX_OK without
+ * running it (as the host never sends such a call; a kernel could read the
+ * first element of an empty input that sits at its buffer's end). */
+static inline int px_op_call_writes_nothing(const px_op_call* c) {
+    int32_t i, k;
+    for (i = 0; i < c->num_outputs; ++i) {
+        int empty = 0;
+        for (k = 0; k < c->outputs[i].ndim; ++k) empty |= c->outputs[i].shape[k] == 0;
+        if (!empty) return 0;
+    }
+    return 1;
+}
+
 /* Checks an op call before a plugin reads any operand, in one place for every
  * plugin, as other hosts than Plexus's may send anything: the call's size,
  * its device (PX_ERROR_NO_DEVICE outside 0..device_count - 1), the op
  * (PX_ERROR_UNSUPPORTED when no ABI defines it), the operand counts,
- * each operand desc (px_tensor_desc_problem, its dtype, its extent) and, when
+ * each operand desc (px_tensor_desc_problem, its dtype, an offset of whole
+ * elements, its extent) and, when
  * `facts` is given, that its buffer belongs to the call's device and holds
  * it, and the attrs the op needs; then how the operands relate and the
  * attrs' values (px_op_layout_check: the layout the host guarantees, above

@@ -186,8 +186,9 @@ typedef struct px_sgd_attrs {
  *
  * Layout the host guarantees (the router validates before it dispatches;
  * px_op_call_check checks it again in the plugin, see op_layout.h):
+ *   - every offset is a whole number of elements from the buffer's start.
  *   - outputs are freshly allocated or views the op may write; for every op
- *     but COPY they are contiguous.
+ *     but COPY they are contiguous. No output is empty of elements.
  *   - binary ops with two inputs, WHERE: every input has the output's ndim
  *     and shape after broadcasting; broadcast axes have stride 0. The unary
  *     ops, the binary ops' scalar form and CAST read their one input flat:

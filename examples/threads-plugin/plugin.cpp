@@ -220,6 +220,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         Device* dev = device_at(ctx, call->device);
         const threads_plugin::Refusal refusal = threads_plugin::check_call(*call);
         if (refusal.status != PX_OK) return fail(err, refusal.status, refusal.why);
+        if (px_op_call_writes_nothing(call)) return PX_OK;  // nothing to compute
         auto work = std::make_shared<threads_plugin::Work>(threads_plugin::capture(*call));
         dev->worker.submit([work] {
             std::string failure = threads_plugin::run(*work);

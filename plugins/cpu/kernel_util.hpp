@@ -3,12 +3,27 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "task.hpp"
 
 namespace pxcpu {
+
+// A value as another dtype, as CAST and the binary ops' scalar operand make
+// it: float to integer saturates (NaN gives 0), so no conversion is undefined.
+template <class To, class From>
+To convert(From v) {
+    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+        if (std::isnan(v)) return 0;
+        if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    }
+    return static_cast<To>(v);
+}
 
 // Calls f(T{}) with T the C++ type of `dtype`.
 template <class F>

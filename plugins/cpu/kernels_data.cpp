@@ -10,28 +10,19 @@
 namespace pxcpu {
 namespace {
 
+// memmove, not memcpy: a host may copy between overlapping views of one
+// buffer (which element wins is then unspecified, but nothing is undefined).
 void copy(const OpTask& t) {
     const Operand* ops[2] = {&t.out, &t.in[0]};
     auto w = make_walk<2>(ops);
     const int64_t es = w.esize[0];
     w.rows([&](char* const* p, int64_t n, const int64_t* s) {
         if (s[0] == 1 && s[1] == 1) {
-            std::memcpy(p[0], p[1], static_cast<size_t>(n * es));
+            std::memmove(p[0], p[1], static_cast<size_t>(n * es));
             return;
         }
-        for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0] * es, p[1] + i * s[1] * es, static_cast<size_t>(es));
+        for (int64_t i = 0; i < n; ++i) std::memmove(p[0] + i * s[0] * es, p[1] + i * s[1] * es, static_cast<size_t>(es));
     });
-}
-
-// Float to integer saturates (NaN gives 0), so no conversion is undefined.
-template <class To, class From>
-To convert(From v) {
-    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-        if (std::isnan(v)) return 0;
-        if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    }
-    return static_cast<To>(v);
 }
 
 void cast(const OpTask& t) {

@@ -12,6 +12,18 @@
 namespace pxcpu {
 namespace {
 
+// Integers wrap like two's complement, as NumPy's and PyTorch's do. C++
+// leaves signed overflow undefined, so integers are added, subtracted,
+// multiplied and negated in their unsigned type.
+template <class T>
+using Arith = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::enable_if<true, T>>::type;
+
+template <class T>
+T negated(T a) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(Arith<T>(0) - static_cast<Arith<T>>(a));
+    else return -a;  // -0.0 stays negative zero
+}
+
 template <class T>
 struct IntDivision {
     // C truncation; the one overflowing case (MIN / -1) wraps like two's complement.
@@ -71,7 +83,7 @@ template <class T, class R, class F>
 void binary_any(const OpTask& t, F f) {
     if (t.num_inputs == 2) return binary_rows<T, R>(t, f);
     const px_binary_attrs& at = t.attrs.binary;
-    const T s = static_cast<T>(at.scalar);
+    const T s = convert<T>(at.scalar);  // saturating, as the ABI's conversion to the input's dtype
     const T* a = reinterpret_cast<const T*>(t.in[0].data);
     R* o = reinterpret_cast<R*>(t.out.data);
     int64_t n = t.out.numel();
@@ -82,9 +94,9 @@ void binary_any(const OpTask& t, F f) {
 template <class T>
 void arithmetic(const OpTask& t) {
     switch (t.op) {
-    case PX_OP_ADD: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(a + b); });
-    case PX_OP_SUB: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(a - b); });
-    case PX_OP_MUL: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(a * b); });
+    case PX_OP_ADD: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(Arith<T>(a) + Arith<T>(b)); });
+    case PX_OP_SUB: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(Arith<T>(a) - Arith<T>(b)); });
+    case PX_OP_MUL: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(Arith<T>(a) * Arith<T>(b)); });
     case PX_OP_DIV:
         if constexpr (std::is_floating_point_v<T>) {
             return binary_any<T, T>(t, [](T a, T b) { return a / b; });
@@ -118,8 +130,8 @@ void unary_map(const OpTask& t, F f) {
 template <class T>
 void unary(const OpTask& t) {
     switch (t.op) {
-    case PX_OP_NEG: return unary_map<T>(t, [](T a) { return static_cast<T>(-a); });
-    case PX_OP_ABS: return unary_map<T>(t, [](T a) { return a < 0 ? static_cast<T>(-a) : a; });
+    case PX_OP_NEG: return unary_map<T>(t, [](T a) { return negated(a); });
+    case PX_OP_ABS: return unary_map<T>(t, [](T a) { return a < 0 ? negated(a) : a; });
     case PX_OP_RELU: return unary_map<T>(t, [](T a) { return a > 0 ? a : T(0); });
     default: break;
     }

@@ -14,8 +14,14 @@
 namespace pxcpu {
 namespace {
 
+// Integer sums wrap like two's complement (NumPy's int64 sums do). C++
+// leaves signed overflow undefined, so they accumulate as uint64_t, read
+// back through value_of.
 template <class T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+
+inline double value_of(double s) { return s; }
+inline int64_t value_of(uint64_t s) { return static_cast<int64_t>(s); }
 
 template <class T>
 bool is_nan(T v) {
@@ -70,11 +76,11 @@ void reduce_typed(const OpTask& t) {
         case PX_OP_SUM: {
             Acc<T> s = r.sum(p, extent, stride);
             if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(s);
-            else reinterpret_cast<int64_t*>(out)[o] = s;
+            else reinterpret_cast<int64_t*>(out)[o] = value_of(s);
             break;
         }
         case PX_OP_MEAN: {
-            double s = static_cast<double>(r.sum(p, extent, stride)) / static_cast<double>(extent);
+            double s = static_cast<double>(value_of(r.sum(p, extent, stride))) / static_cast<double>(extent);
             if constexpr (std::is_same_v<T, float>) reinterpret_cast<float*>(out)[o] = static_cast<float>(s);
             else reinterpret_cast<double*>(out)[o] = s;
             break;
@@ -99,13 +105,13 @@ void reduce_typed(const OpTask& t) {
         Acc<T> s = 0;
         for (auto v : part) s += v;
         if (t.op == PX_OP_MEAN) {
-            double m = static_cast<double>(s) / static_cast<double>(extent);
+            double m = static_cast<double>(value_of(s)) / static_cast<double>(extent);
             if constexpr (std::is_same_v<T, float>) *reinterpret_cast<float*>(out) = static_cast<float>(m);
             else *reinterpret_cast<double*>(out) = m;
         } else if constexpr (std::is_floating_point_v<T>) {
             *reinterpret_cast<T*>(out) = static_cast<T>(s);
         } else {
-            *reinterpret_cast<int64_t*>(out) = s;
+            *reinterpret_cast<int64_t*>(out) = value_of(s);
         }
         return;
     }

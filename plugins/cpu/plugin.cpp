@@ -316,6 +316,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         if (!offers(ctx, call->op, dtype))
             return report(err, PX_ERROR_UNSUPPORTED,
                           std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
+        if (px_op_call_writes_nothing(call)) return PX_OK;
         d->queue.push(t);
         return PX_OK;
     });

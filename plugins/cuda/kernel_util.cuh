@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "cuda_check.hpp"
@@ -115,8 +116,35 @@ __device__ inline void report_failure(DeviceStatus* s, int32_t code, int32_t op,
     }
 }
 
-// Sums in float64 for floats and int64 for integers, like the CPU plugin.
+// A value as another dtype, as CAST and the binary ops' scalar operand make
+// it: float to integer saturates (NaN gives 0), as on the CPU plugin.
+template <class To, class From>
+__host__ __device__ To convert(From v) {
+    if constexpr (std::is_integral<To>::value && std::is_floating_point<From>::value) {
+        if (isnan(v)) return 0;
+        if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    }
+    return static_cast<To>(v);
+}
+
+// Sums in float64 for floats and, for integers, in uint64_t read back as
+// int64_t through value_of: they wrap like two's complement, like the CPU
+// plugin's (signed overflow is undefined in C++ and CUDA alike).
 template <class T>
-using Acc = std::conditional_t<std::is_floating_point<T>::value, double, int64_t>;
+using Acc = std::conditional_t<std::is_floating_point<T>::value, double, uint64_t>;
+__host__ __device__ inline double value_of(double s) { return s; }
+__host__ __device__ inline int64_t value_of(uint64_t s) { return static_cast<int64_t>(s); }
+
+// The type integers are added, subtracted, multiplied and negated in: their
+// unsigned one, so they wrap like two's complement (as on the CPU plugin).
+template <class T>
+using Arith = typename std::conditional_t<std::is_integral<T>::value, std::make_unsigned<T>, std::enable_if<true, T>>::type;
+
+template <class T>
+__host__ __device__ T negated(T a) {
+    if constexpr (std::is_integral<T>::value) return static_cast<T>(Arith<T>(0) - static_cast<Arith<T>>(a));
+    else return -a;  // -0.0 stays negative zero
+}
 
 }  // namespace pxcuda

@@ -39,17 +39,6 @@ void copy(const OpArgs& t, const Launch& l) {
     check_launch("copy_strided");
 }
 
-// Float to integer saturates (NaN gives 0), as on the CPU plugin.
-template <class To, class From>
-__device__ To convert(From v) {
-    if constexpr (std::is_integral<To>::value && std::is_floating_point<From>::value) {
-        if (isnan(v)) return 0;
-        if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    }
-    return static_cast<To>(v);
-}
-
 template <class To, class From>
 __global__ void cast_flat(const From* __restrict__ a, To* __restrict__ o, int64_t n) {
     PX_GRID_STRIDE(i, n) o[i] = convert<To>(a[i]);

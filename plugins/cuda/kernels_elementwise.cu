@@ -119,7 +119,7 @@ void binary_any(const OpArgs& t, const Launch& l, F f) {
     const bool vec = aligned(o, sizeof(Pack<R, V>)) && aligned(a.p, sizeof(Pack<T, V>));
     const unsigned grid = grid_for(n, l, V);
     if (t.num_inputs == 1) {  // a tensor and a scalar
-        const Same<T> s{static_cast<T>(t.attrs.binary.scalar)};
+        const Same<T> s{convert<T>(t.attrs.binary.scalar)};  // saturating, as the ABI's conversion
         if (t.attrs.binary.scalar_operand == 1)
             flat_map<R><<<grid, kThreads, 0, l.stream>>>(a, s, o, n, vec, Swapped<F>{f});
         else
@@ -155,9 +155,9 @@ struct IntDivide {
 template <class T>
 void arithmetic(const OpArgs& t, const Launch& l) {
     switch (t.op) {
-    case PX_OP_ADD: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a + b); });
-    case PX_OP_SUB: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a - b); });
-    case PX_OP_MUL: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a * b); });
+    case PX_OP_ADD: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(Arith<T>(a) + Arith<T>(b)); });
+    case PX_OP_SUB: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(Arith<T>(a) - Arith<T>(b)); });
+    case PX_OP_MUL: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(Arith<T>(a) * Arith<T>(b)); });
     case PX_OP_DIV:
         if constexpr (std::is_floating_point<T>::value)
             return binary_any<T, T>(t, l, [] __device__(T a, T b) { return a / b; });
@@ -193,11 +193,11 @@ void unary_map(const OpArgs& t, const Launch& l, F f) {
 template <class T>
 void unary(const OpArgs& t, const Launch& l) {
     switch (t.op) {
-    case PX_OP_NEG: return unary_map<T>(t, l, [] __device__(T a) { return static_cast<T>(-a); });
+    case PX_OP_NEG: return unary_map<T>(t, l, [] __device__(T a) { return negated(a); });
     default: break;
     }
     if constexpr (std::is_signed<T>::value) {  // uint8 has neither
-        if (t.op == PX_OP_ABS) return unary_map<T>(t, l, [] __device__(T a) { return a < 0 ? static_cast<T>(-a) : a; });
+        if (t.op == PX_OP_ABS) return unary_map<T>(t, l, [] __device__(T a) { return a < 0 ? negated(a) : a; });
         if (t.op == PX_OP_RELU) return unary_map<T>(t, l, [] __device__(T a) { return a > 0 ? a : T(0); });
     }
     if constexpr (std::is_floating_point<T>::value) {

@@ -56,15 +56,16 @@ struct ArgOp {
 // Output writers: what each reduction stores for its final state.
 template <class T>
 struct WriteSum {
-    std::conditional_t<std::is_floating_point<T>::value, T, int64_t>* out;
+    using Out = std::conditional_t<std::is_floating_point<T>::value, T, int64_t>;
+    Out* out;
     int64_t extent;
-    __device__ void operator()(int64_t o, Acc<T> s) const { out[o] = s; }
+    __device__ void operator()(int64_t o, Acc<T> s) const { out[o] = static_cast<Out>(value_of(s)); }
 };
 template <class T>
 struct WriteMean {
     std::conditional_t<std::is_same<T, float>::value, float, double>* out;
     int64_t extent;
-    __device__ void operator()(int64_t o, Acc<T> s) const { out[o] = double(s) / double(extent); }
+    __device__ void operator()(int64_t o, Acc<T> s) const { out[o] = double(value_of(s)) / double(extent); }
 };
 template <class T>
 struct WriteValue {

@@ -361,6 +361,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
     if (!kernel_supports(call->op, dtype))
         return report(err, PX_ERROR_UNSUPPORTED,
                       std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
+    if (px_op_call_writes_nothing(call)) return PX_OK;
     return on_device(d, err, [&](Device& dev) {
         run_op(t, dev.launch());
         dev.queued(t.op, may_report(t));

@@ -2,6 +2,7 @@
 // and scalars, against float64 references computed on the host.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <functional>
 
 #include "conformance.hpp"
@@ -175,4 +176,39 @@ TEST_CASE("large elementwise ops use many threads and stay exact", "[conformance
             REQUIRE(sum[k] == float(double(k) + 1000.0 * double(j)));
             REQUIRE(prod[k] == float(double(i) * double(k)));
         }
+}
+
+// Integers wrap like two's complement, as in NumPy and PyTorch. C++ (and
+// CUDA) leave signed overflow undefined, so a kernel must not simply add.
+TEST_CASE("integer add, sub, mul, neg, abs and sum wrap like two's complement", "[conformance][elementwise][R10]") {
+    PX_NEEDS({PX_OP_ADD, DType::int32}, {PX_OP_SUB, DType::int32}, {PX_OP_MUL, DType::int32}, {PX_OP_NEG, DType::int32},
+             {PX_OP_ABS, DType::int32}, {PX_OP_ADD, DType::int64}, {PX_OP_SUM, DType::int64}, {PX_OP_SUM, DType::int32});
+    Device dev = pxtest::device_under_test();
+    constexpr int32_t top = INT32_MAX, bottom = INT32_MIN;
+    Tensor a = array(std::vector<int32_t>{top, bottom, 65536, -7}, {}, dev);
+    Tensor b = array(std::vector<int32_t>{1, 1, 65536, 3}, {}, dev);
+    CHECK(a.binary_op(PX_OP_ADD, b).to_vector<int32_t>() == std::vector<int32_t>{bottom, bottom + 1, 131072, -4});
+    CHECK(a.binary_op(PX_OP_SUB, b).to_vector<int32_t>() == std::vector<int32_t>{top - 1, top, 0, -10});
+    CHECK(a.binary_op(PX_OP_MUL, b).to_vector<int32_t>() == std::vector<int32_t>{top, bottom, 0, -21});  // 2^32 wraps to 0
+    CHECK(a.neg().to_vector<int32_t>() == std::vector<int32_t>{bottom + 1, bottom, -65536, 7});
+    CHECK(a.abs().to_vector<int32_t>() == std::vector<int32_t>{top, bottom, 65536, 7});
+    // int32 sums are made in int64 and do not wrap; int64 sums wrap.
+    CHECK(array(std::vector<int32_t>{top, top}, {}, dev).sum().to_vector<int64_t>() == std::vector<int64_t>{4294967294LL});
+    Tensor big = array(std::vector<int64_t>{INT64_MAX, 1, 2}, {}, dev);
+    CHECK(big.sum().to_vector<int64_t>() == std::vector<int64_t>{INT64_MIN + 2});
+    CHECK(big.binary_op(PX_OP_ADD, big).to_vector<int64_t>() == std::vector<int64_t>{-2, 2, 4});
+}
+
+// A scalar operand becomes the tensor's dtype as CAST would make it: out of
+// range it saturates and NaN gives 0 (converting it plainly is undefined).
+TEST_CASE("a scalar operand is converted to the tensor's dtype, saturating", "[conformance][elementwise][R10]") {
+    PX_NEEDS({PX_OP_MUL, DType::int32}, {PX_OP_SUB, DType::uint8});
+    Device dev = pxtest::device_under_test();
+    Tensor a = array(std::vector<int32_t>{1, -1}, {}, dev);
+    CHECK((a * 1e300).to_vector<int32_t>() == std::vector<int32_t>{INT32_MAX, -INT32_MAX});
+    CHECK((a * -1e300).to_vector<int32_t>() == std::vector<int32_t>{INT32_MIN, INT32_MIN});  // -INT32_MIN wraps
+    CHECK((a * std::nan("")).to_vector<int32_t>() == std::vector<int32_t>{0, 0});
+    Tensor u = array(std::vector<uint8_t>{200, 7}, {}, dev);
+    CHECK((u - 1e300).to_vector<uint8_t>() == std::vector<uint8_t>{201, 8});  // u - 255, wrapping
+    CHECK((-5.0 - u).to_vector<uint8_t>() == std::vector<uint8_t>{56, 249});  // 0 - u, wrapping
 }

@@ -251,6 +251,21 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
         refused(call_of(PX_OP_SIGMOID_BACKWARD, dev, {transposed, x}, {y}, nullptr), PX_ERROR_INVALID_ARGUMENT,
                 "input 0 is not contiguous");
     }
+    SECTION("a call with nothing to write is accepted and reads nothing") {
+        // Empty operands at their buffers' very end, one broadcast: a kernel that
+        // read "the first element" would read past the buffer.
+        px_tensor_desc a = in(PX_FLOAT64, {0, 3}), b = a, y = out(PX_FLOAT64, {0, 3});
+        a.offset = b.offset = y.offset = bytes;
+        b.strides[0] = b.strides[1] = 0;
+        const std::vector<px_tensor_desc> inputs{a, b}, outputs{y};
+        const px_op_call add = call_of(PX_OP_ADD, dev, inputs, outputs, nullptr);
+        const bool offered = p.api->supports(p.ctx, dev, PX_OP_ADD, PX_FLOAT64) != 0;
+        const px_status got = p.api->execute(p.ctx, &add, &p.err);
+        INFO("the plugin said: " << p.err.message);
+        REQUIRE(got == (offered ? PX_OK : PX_ERROR_UNSUPPORTED));
+        p.err.message[0] = 0;
+        REQUIRE(p.api->synchronize(p.ctx, dev, &p.err) == PX_OK);
+    }
     SECTION("sgd_update works in place on operands of one shape") {
         const px_sgd_attrs sgd{sizeof(px_sgd_attrs), 0.1, 0.9, 0, 1};
         const px_tensor_desc param = tensor(scratch, PX_FLOAT32, {6}), grad = in(PX_FLOAT32, {6});

@@ -267,9 +267,11 @@ TEST_CASE("execute refuses operands outside their buffer or device, and calls of
         backwards.strides[0] = -1;
         huge.ndim = 2, huge.shape[0] = 2, huge.shape[1] = 2, huge.strides[0] = INT64_MAX, huge.strides[1] = INT64_MAX;
         for (const px_tensor_desc& in : {negative, backwards, huge}) refused(copy_of(in), PX_ERROR_INVALID_ARGUMENT, "negative, or its extent overflows");
-        px_tensor_desc far = good;
-        far.offset = UINT64_MAX - 8;
+        px_tensor_desc far = good, odd = good;
+        far.offset = UINT64_MAX - 11;  // whole elements from the start, but 16 bytes from there overflow
         refused(copy_of(far), PX_ERROR_INVALID_ARGUMENT, "negative, or its extent overflows");
+        odd.ndim = 0, odd.offset = 2;  // one float32 at byte 2: inside the buffer, but not where an element can be
+        refused(copy_of(odd), PX_ERROR_INVALID_ARGUMENT, "input 0: its offset is not a multiple of its element size");
         // The output is checked as the inputs are.
         px_tensor_desc unknown = out;
         unknown.dtype = 99;

@@ -217,3 +217,18 @@ TEST_CASE("px_op_layout_check names the operand and both shapes, and the first p
     call.attrs = &right;
     REQUIRE(px_op_layout_check(&call, why, sizeof why) == PX_OK);
 }
+
+TEST_CASE("px_op_call_writes_nothing: every output empty, not just one", "[host][abi]") {
+    px_plugin_buffer buf{0, 4096};
+    const px_tensor_desc full = desc(&buf, PX_FLOAT32, {2, 3}, {3, 1}), empty = desc(&buf, PX_FLOAT32, {2, 0}, {0, 1});
+    const px_tensor_desc scalar = desc(&buf, PX_FLOAT32, {}, {});
+    px_tensor_desc outs[2] = {empty, empty};
+    px_op_call call{sizeof call, PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, 0, 1, &full, 2, outs, nullptr};
+    CHECK(px_op_call_writes_nothing(&call) == 1);
+    outs[1] = full;  // dx empty, db not: there is work
+    CHECK(px_op_call_writes_nothing(&call) == 0);
+    call.num_outputs = 1;
+    CHECK(px_op_call_writes_nothing(&call) == 1);
+    outs[0] = scalar;  // a 0-D tensor holds one element
+    CHECK(px_op_call_writes_nothing(&call) == 0);
+}
