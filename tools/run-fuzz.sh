@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes the parameter-file decoder and the IDX reader with libFuzzer under
-# ASan and UBSan (clang from Debian): each target runs for
+# Fuzzes the parameter-file decoder, the IDX reader and the CPU plugin's op
+# calls (its execute, as any host may call it) with libFuzzer under ASan and
+# UBSan (clang from Debian): each target runs for
 # PLEXUS_FUZZ_SECONDS (120) or PLEXUS_FUZZ_RUNS (5 million) inputs, whichever
 # ends first, starting from tests/fuzz/corpus. A crash fails the run and is
 # left in build-fuzz/crashes/; copy it to tests/fuzz/regressions/<target>/
@@ -8,17 +9,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tools/install-packages.sh clang libclang-rt-14-dev
+tools/install-packages.sh clang libclang-rt-14-dev libomp-14-dev
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DPLEXUS_FUZZ=ON -DPLEXUS_WITH_CUDA=OFF -DPLEXUS_WITH_MPI=OFF \
   -DPLEXUS_BUILD_TESTS=OFF -DPLEXUS_BUILD_TOOLS=OFF -DPLEXUS_ABI_CHECK=OFF >/dev/null
-cmake --build build-fuzz --target plexus-fuzz-param-file plexus-fuzz-idx
+cmake --build build-fuzz --target plexus-fuzz-param-file plexus-fuzz-idx plexus-fuzz-op-call
 
 seconds=${PLEXUS_FUZZ_SECONDS:-120}
 runs=${PLEXUS_FUZZ_RUNS:-5000000}
 mkdir -p build-fuzz/crashes
-for target in param-file idx; do
+for target in param-file idx op-call; do
   work=build-fuzz/corpus/$target
   mkdir -p "$work"
   cp tests/fuzz/corpus/$target/* "$work"/

@@ -1,0 +1,138 @@
+// The op-call fuzz target's body: bytes decoded into one px_op_call over four
+// buffers of a plugin, executed and waited for, as a host other than
+// Plexus's might send it. What it holds the plugin to: every operand either
+// passes px_op_call_check or the call is refused with a message, and nothing
+// reads or writes outside a buffer (ASan's redzones sit at each buffer's end:
+// the sizes are the CPU allocator's size classes, so nothing pads them).
+// Shared by the libFuzzer executable (plexus-fuzz-op-call, on the CPU plugin
+// built with ASan and UBSan) and by the replay of its corpus in every build.
+//
+// Input layout (tests/fuzz/README.md; make_op_call_seeds.py writes seeds):
+//   byte 0   op: kOps[byte % count]
+//   byte 1   bits 0-1: inputs (0..3); bit 2: two outputs; bit 3: no attrs
+//   then 8 bytes per operand (inputs, then outputs):
+//     dtype kDtypes[b % 5] | buffer (b & 3), offset (b >> 2) * 4 bytes |
+//     ndim ((b & 0x7f) % 5), explicit strides when bit 7 is set | four dims (b & 7) |
+//     strides, 2 bits per axis (0..3), used when explicit
+//   the rest (up to 64 bytes): the attrs struct's bytes, with struct_size
+//   set to the size of the op's attrs struct.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "plexus/plugin.h"
+
+namespace plexus::fuzz {
+
+constexpr uint64_t kBufferBytes[4] = {64, 256, 1024, 4096};
+constexpr int32_t kDtypes[5] = {PX_FLOAT32, PX_FLOAT64, PX_INT32, PX_INT64, PX_UINT8};
+constexpr int32_t kOps[] = {
+    PX_OP_ADD, PX_OP_SUB, PX_OP_MUL, PX_OP_DIV, PX_OP_POW, PX_OP_EQ, PX_OP_LT, PX_OP_GE, PX_OP_NEG, PX_OP_EXP,
+    PX_OP_LOG, PX_OP_SQRT, PX_OP_ABS, PX_OP_RELU, PX_OP_SIGMOID, PX_OP_TANH, PX_OP_WHERE, PX_OP_SUM, PX_OP_MEAN,
+    PX_OP_MAX, PX_OP_MIN, PX_OP_ARGMAX, PX_OP_MATMUL, PX_OP_COPY, PX_OP_CAST, PX_OP_FILL, PX_OP_ARANGE,
+    PX_OP_RANDOM_UNIFORM, PX_OP_RANDOM_NORMAL, PX_OP_GEMM, PX_OP_CONV2D, PX_OP_CONV2D_BACKWARD_INPUT,
+    PX_OP_CONV2D_BACKWARD_WEIGHT, PX_OP_BIAS_ADD, PX_OP_BIAS_GRAD, PX_OP_MAX_POOL2D, PX_OP_AVG_POOL2D,
+    PX_OP_MAX_POOL2D_BACKWARD, PX_OP_AVG_POOL2D_BACKWARD, PX_OP_BIAS_RELU_MAX_POOL2D,
+    PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, PX_OP_RELU_BACKWARD, PX_OP_SIGMOID_BACKWARD, PX_OP_TANH_BACKWARD,
+    PX_OP_LOG_SOFTMAX, PX_OP_LOG_SOFTMAX_BACKWARD, PX_OP_SOFTMAX_CROSS_ENTROPY,
+    PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, PX_OP_DROPOUT, PX_OP_DROPOUT_BACKWARD, PX_OP_SGD_UPDATE};
+constexpr size_t kOperandBytes = 8;
+constexpr size_t kAttrsBytes = 64;
+
+[[noreturn]] inline void op_call_invariant_broken(const char* what, const char* message) {
+    std::fprintf(stderr, "fuzz invariant broken: %s (%s)\n", what, message);
+    std::abort();
+}
+
+// The plugin's context and its four buffers, zeroed, made once per plugin.
+struct OpCallSession {
+    const px_plugin_api* api = nullptr;
+    px_plugin_context* ctx = nullptr;
+    px_plugin_buffer* buffers[4] = {};
+
+    explicit OpCallSession(const px_plugin_api* plugin) : api(plugin) {
+        px_plugin_error err{sizeof err, {0}};
+        if (api->create(&ctx, &err) != PX_OK) op_call_invariant_broken("the plugin did not start", err.message);
+        for (int i = 0; i < 4; ++i) {
+            static const unsigned char zeros[4096] = {};
+            if (api->buffer_alloc(ctx, 0, kBufferBytes[i], &buffers[i], &err) != PX_OK ||
+                api->copy_from_host(ctx, buffers[i], 0, zeros, kBufferBytes[i], &err) != PX_OK)
+                op_call_invariant_broken("a buffer could not be made", err.message);
+        }
+    }
+    ~OpCallSession() {
+        for (px_plugin_buffer* b : buffers) api->buffer_free(ctx, b, nullptr);
+        api->destroy(ctx);
+    }
+    OpCallSession(const OpCallSession&) = delete;
+    OpCallSession& operator=(const OpCallSession&) = delete;
+};
+
+// The size of the attrs struct `op` reads, whatever its input count.
+inline uint32_t op_attrs_struct_size(int32_t op) {
+    if (op >= PX_OP_ADD && op <= PX_OP_GE) return sizeof(px_binary_attrs);
+    if (op == PX_OP_MATMUL) return sizeof(px_matmul_attrs);
+    return px_op_attrs_size(op, 1);
+}
+
+inline px_tensor_desc decode_operand(const OpCallSession& s, const uint8_t* b) {
+    px_tensor_desc d{};
+    d.struct_size = sizeof d;
+    d.dtype = kDtypes[b[0] % 5];
+    d.buffer = s.buffers[b[1] & 3];
+    d.offset = uint64_t(b[1] >> 2) * 4;
+    d.ndim = (b[2] & 0x7f) % 5;
+    const bool explicit_strides = (b[2] & 0x80) != 0;
+    int64_t stride = 1;
+    for (int k = d.ndim - 1; k >= 0; --k) {
+        d.shape[k] = b[3 + k] & 7;
+        d.strides[k] = explicit_strides ? (b[7] >> (2 * k)) & 3 : stride;
+        stride *= d.shape[k];
+    }
+    return d;
+}
+
+// Runs one input and returns what execute said (PX_ERROR_INVALID_ARGUMENT
+// for an input too short to decode), or aborts on a broken invariant.
+// Out-of-bounds accesses are ASan's to report.
+inline px_status op_call_status(OpCallSession& s, const uint8_t* data, size_t size) {
+    if (size < 2) return PX_ERROR_INVALID_ARGUMENT;
+    const int32_t op = kOps[data[0] % (sizeof kOps / sizeof kOps[0])];
+    const int32_t num_inputs = data[1] & 3, num_outputs = 1 + ((data[1] >> 2) & 1);
+    const bool no_attrs = (data[1] >> 3) & 1;
+    size_t at = 2;
+    px_tensor_desc operands[5];
+    const int32_t count = num_inputs + num_outputs;
+    for (int32_t i = 0; i < count; ++i, at += kOperandBytes) {
+        if (at + kOperandBytes > size) return PX_ERROR_INVALID_ARGUMENT;
+        operands[i] = decode_operand(s, data + at);
+    }
+    alignas(8) unsigned char attrs[kAttrsBytes] = {};
+    std::memcpy(attrs, data + at, size - at < kAttrsBytes ? size - at : kAttrsBytes);
+    const uint32_t attrs_size = op_attrs_struct_size(op);
+    std::memcpy(attrs, &attrs_size, sizeof attrs_size);
+    const px_op_call call{sizeof call, op, 0, num_inputs, operands, num_outputs, operands + num_inputs,
+                          no_attrs || attrs_size == 0 ? nullptr : attrs};
+    px_plugin_error err{sizeof err, {0}};
+    const px_status executed = s.api->execute(s.ctx, &call, &err);
+    if (executed != PX_OK) {
+        if (!err.message[0]) op_call_invariant_broken("a refused call left no message", px_op_name(op));
+        return executed;
+    }
+    // Failures while running (a label outside its classes, an integer
+    // division by zero) are reported here, with a message, and forgotten.
+    if (s.api->synchronize(s.ctx, 0, &err) != PX_OK && !err.message[0])
+        op_call_invariant_broken("a failed op left no message", px_op_name(op));
+    return PX_OK;
+}
+
+// libFuzzer's convention: 0 for every input that did not abort.
+inline int op_call_input(OpCallSession& s, const uint8_t* data, size_t size) {
+    op_call_status(s, data, size);
+    return 0;
+}
+
+}  // namespace plexus::fuzz
