@@ -147,7 +147,8 @@ void copy(const Work& w) {
     const char* x = in.buffer->data + in.offset;
     char* y = out.buffer->data + out.offset;
     const px_tensor_desc* ops[2] = {&in, &out};
-    walk(out, ops, [&](const int64_t* o) { std::memcpy(y + o[1] * size, x + o[0] * size, size); });
+    // memmove: a host may copy between overlapping views of one buffer.
+    walk(out, ops, [&](const int64_t* o) { std::memmove(y + o[1] * size, x + o[0] * size, size); });
 }
 
 // Float to integer saturates and sends NaN to 0 (the rule the conformance
