@@ -31,9 +31,8 @@ struct Work {
 };
 
 // Why a call that px_op_call_check has passed cannot be queued here:
-// PX_ERROR_UNSUPPORTED for an (op, dtype) the plugin lacks,
-// PX_ERROR_INVALID_ARGUMENT for a binary op whose input count disagrees with
-// its attrs' scalar operand; status PX_OK when it can.
+// PX_ERROR_UNSUPPORTED for an (op, dtype) the plugin lacks; status PX_OK
+// when it can (the call's form and layout are px_op_call_check's).
 struct Refusal {
     px_status status = PX_OK;
     std::string why;

@@ -234,6 +234,8 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
                 "input 1 is float32; labels are int32 or int64");
         refused(call_of(PX_OP_SOFTMAX_CROSS_ENTROPY, dev, {x, in(PX_INT64, {5})}, {loss}, nullptr), PX_ERROR_SHAPE,
                 "input 1 has shape (5,); the call needs (4,)");
+        refused(call_of(PX_OP_SOFTMAX_CROSS_ENTROPY, dev, {in(PX_FLOAT32, {4, 0}), labels}, {loss}, nullptr),
+                PX_ERROR_SHAPE, "softmax_cross_entropy: the logits have no classes");
         refused(call_of(PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, dev, {x, labels, in(PX_FLOAT32, {4})}, {out(PX_FLOAT32, {4})},
                         nullptr),
                 PX_ERROR_SHAPE, "output 0 has shape (4,); the call needs (4, 3)");
