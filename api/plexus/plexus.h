@@ -174,8 +174,9 @@ PX_API px_status px_unary(px_op op, px_tensor* a, px_tensor** out);
 /* cond (uint8) ? a : b, broadcasting over all three. */
 PX_API px_status px_where(px_tensor* cond, px_tensor* a, px_tensor* b, px_tensor** out);
 /* PX_OP_SUM .. PX_OP_ARGMAX over one axis (negative counts from the end) or
- * over all axes when all_axes is nonzero. sum of integers gives int64, mean
- * of integers float64, argmax int64. */
+ * over all axes when all_axes is nonzero. sum of integers gives int64
+ * (wrapping like two's complement), mean of integers float64 (summed in
+ * float64, as NumPy's), argmax int64. */
 PX_API px_status px_reduce(px_op op, px_tensor* a, int32_t all_axes, int32_t axis, int32_t keepdims,
                     px_tensor** out);
 /* (m,k)x(k,n), or batched (b,m,k)x(b,k,n); a 2-D operand is shared by the batch. */

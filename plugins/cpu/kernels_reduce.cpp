@@ -1,6 +1,6 @@
 // Reductions over all axes or one axis of a contiguous input, seen as
 // (outer, extent, inner). Float sums accumulate in float64; integer sums in
-// int64. max/min propagate NaN and argmax returns the first NaN or maximum,
+// int64; means of every dtype in float64, as NumPy's do. max/min propagate NaN and argmax returns the first NaN or maximum,
 // as NumPy does.
 #include <cmath>
 #include <type_traits>
@@ -33,13 +33,15 @@ bool is_nan(T v) {
 template <class T>
 struct Reducer {
     int32_t op;
-    Acc<T> sum(const T* p, int64_t n, int64_t stride) const {
-        Acc<T> s = 0;
+    // In S: Acc<T> for sums, double for means (an int64 mean must not wrap).
+    template <class S = Acc<T>>
+    S sum(const T* p, int64_t n, int64_t stride) const {
+        S s = 0;
         if (stride == 1) {
 #pragma omp simd reduction(+ : s)
-            for (int64_t i = 0; i < n; ++i) s += p[i];
+            for (int64_t i = 0; i < n; ++i) s += static_cast<S>(p[i]);
         } else {
-            for (int64_t i = 0; i < n; ++i) s += p[i * stride];
+            for (int64_t i = 0; i < n; ++i) s += static_cast<S>(p[i * stride]);
         }
         return s;
     }
@@ -54,6 +56,30 @@ struct Reducer {
         return best;
     }
 };
+
+// One long sum in S: partial sums per thread, added in a fixed order.
+template <class S, class T>
+S parallel_sum(const Reducer<T>& r, const T* a, int64_t extent) {
+    const int threads = omp_get_max_threads();
+    std::vector<S> part(threads, 0);
+    const int64_t chunk = (extent + threads - 1) / threads;
+#pragma omp parallel num_threads(threads)
+    {
+        const int k = omp_get_thread_num();
+        const int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
+        if (lo < hi) part[k] = r.template sum<S>(a + lo, hi - lo, 1);
+    }
+    S s = 0;
+    for (S v : part) s += v;
+    return s;
+}
+
+// A mean's dtype: float32 for float32, float64 for the others.
+template <class T>
+void store_mean(char* out, int64_t o, double m) {
+    if constexpr (std::is_same_v<T, float>) reinterpret_cast<float*>(out)[o] = static_cast<float>(m);
+    else reinterpret_cast<double*>(out)[o] = m;
+}
 
 template <class T>
 void reduce_typed(const OpTask& t) {
@@ -79,12 +105,9 @@ void reduce_typed(const OpTask& t) {
             else reinterpret_cast<int64_t*>(out)[o] = value_of(s);
             break;
         }
-        case PX_OP_MEAN: {
-            double s = static_cast<double>(value_of(r.sum(p, extent, stride))) / static_cast<double>(extent);
-            if constexpr (std::is_same_v<T, float>) reinterpret_cast<float*>(out)[o] = static_cast<float>(s);
-            else reinterpret_cast<double*>(out)[o] = s;
+        case PX_OP_MEAN:
+            store_mean<T>(out, o, r.template sum<double>(p, extent, stride) / static_cast<double>(extent));
             break;
-        }
         case PX_OP_MAX: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, stride, true) * stride]; break;
         case PX_OP_MIN: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, stride, false) * stride]; break;
         case PX_OP_ARGMAX: reinterpret_cast<int64_t*>(out)[o] = r.arg(p, extent, stride, true); break;
@@ -92,26 +115,12 @@ void reduce_typed(const OpTask& t) {
         }
     };
     if (nout == 1 && extent >= 2 * parallel_grain && (t.op == PX_OP_SUM || t.op == PX_OP_MEAN)) {
-        // One long sum: partial sums per thread, added in a fixed order.
-        int threads = omp_get_max_threads();
-        std::vector<Acc<T>> part(threads, 0);
-        int64_t chunk = (extent + threads - 1) / threads;
-#pragma omp parallel num_threads(threads)
-        {
-            int k = omp_get_thread_num();
-            int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
-            if (lo < hi) part[k] = r.sum(a + lo, hi - lo, 1);
-        }
-        Acc<T> s = 0;
-        for (auto v : part) s += v;
         if (t.op == PX_OP_MEAN) {
-            double m = static_cast<double>(value_of(s)) / static_cast<double>(extent);
-            if constexpr (std::is_same_v<T, float>) *reinterpret_cast<float*>(out) = static_cast<float>(m);
-            else *reinterpret_cast<double*>(out) = m;
+            store_mean<T>(out, 0, parallel_sum<double>(r, a, extent) / static_cast<double>(extent));
         } else if constexpr (std::is_floating_point_v<T>) {
-            *reinterpret_cast<T*>(out) = static_cast<T>(s);
+            *reinterpret_cast<T*>(out) = static_cast<T>(parallel_sum<Acc<T>>(r, a, extent));
         } else {
-            *reinterpret_cast<int64_t*>(out) = value_of(s);
+            *reinterpret_cast<int64_t*>(out) = value_of(parallel_sum<Acc<T>>(r, a, extent));
         }
         return;
     }

@@ -1,6 +1,7 @@
 // Reductions over all axes or one axis of a contiguous input, seen as
 // (outer, extent, inner) with outputs o in [0, outer*inner). Float sums
-// accumulate in float64 and integer sums in int64; max/min propagate NaN and
+// accumulate in float64 and integer sums in int64, means of every dtype in
+// float64 (as NumPy's: an int64 mean must not wrap); max/min propagate NaN and
 // argmax returns the first NaN or maximum, as the CPU plugin (and NumPy) do.
 // Results are deterministic: every combination runs in a fixed order.
 //
@@ -26,6 +27,14 @@ struct SumOp {
     using S = Acc<T>;
     __device__ static S init() { return S(0); }
     __device__ static S load(T v, int64_t) { return S(v); }
+    __device__ static S combine(S a, S b) { return a + b; }
+};
+
+template <class T>
+struct MeanSumOp {
+    using S = double;
+    __device__ static S init() { return 0.0; }
+    __device__ static S load(T v, int64_t) { return static_cast<double>(v); }
     __device__ static S combine(S a, S b) { return a + b; }
 };
 
@@ -65,7 +74,7 @@ template <class T>
 struct WriteMean {
     std::conditional_t<std::is_same<T, float>::value, float, double>* out;
     int64_t extent;
-    __device__ void operator()(int64_t o, Acc<T> s) const { out[o] = double(value_of(s)) / double(extent); }
+    __device__ void operator()(int64_t o, double s) const { out[o] = s / double(extent); }
 };
 template <class T>
 struct WriteValue {
@@ -186,7 +195,7 @@ void reduce_typed(const OpArgs& t, const Launch& l) {
     }
     case PX_OP_MEAN: {
         WriteMean<T> w{reinterpret_cast<decltype(w.out)>(t.out.data), extent};
-        return reduce_with<SumOp<T>, T>(t, l, w);
+        return reduce_with<MeanSumOp<T>, T>(t, l, w);
     }
     case PX_OP_MAX: return reduce_with<ArgOp<T, true>, T>(t, l, WriteValue<T>{reinterpret_cast<T*>(t.out.data), extent});
     case PX_OP_MIN: return reduce_with<ArgOp<T, false>, T>(t, l, WriteValue<T>{reinterpret_cast<T*>(t.out.data), extent});

@@ -106,6 +106,27 @@ TEST_CASE("a long sum is accurate (float64 accumulation)", "[conformance][reduce
     REQUIRE(t.mean().item<float>() == Approx(0.1).epsilon(1e-6));
 }
 
+// A mean of integers is summed in float64, as NumPy's is: an int64 sum
+// would wrap (2^62 four times is 0 modulo 2^64) and give a mean of 0. The
+// long case reaches the devices' parallel paths; 70,000 * 2^62 is exact in
+// float64.
+TEST_CASE("a mean of integers is summed in float64 and does not wrap", "[conformance][reduce][R11]") {
+    PX_NEEDS({PX_OP_MEAN, DType::int64}, {PX_OP_MEAN, DType::int32});
+    Device dev = pxtest::device_under_test();
+    constexpr int64_t big = int64_t(1) << 62;
+    Tensor four = array(std::vector<int64_t>{big, big, big, big}, {2, 2}, dev);
+    CHECK(values(four.mean()) == std::vector<double>{4611686018427387904.0});
+    CHECK(values(four.reduce(PX_OP_MEAN, 0)) == std::vector<double>{4611686018427387904.0, 4611686018427387904.0});
+    CHECK(values(four.reduce(PX_OP_MEAN, 1)) == std::vector<double>{4611686018427387904.0, 4611686018427387904.0});
+    Tensor extremes = array(std::vector<int64_t>{INT64_MAX, INT64_MAX, INT64_MIN}, {}, dev);
+    CHECK(values(extremes.mean()) == std::vector<double>{(2.0 * 9223372036854775807.0 - 9223372036854775808.0) / 3});
+    Tensor many = array(std::vector<int64_t>(70000, big), {}, dev);
+    CHECK(values(many.mean()) == std::vector<double>{4611686018427387904.0});
+    Tensor wide = array(std::vector<int64_t>(2 * 70000, big), {2, 70000}, dev);
+    CHECK(values(wide.reduce(PX_OP_MEAN, 1)) == std::vector<double>{4611686018427387904.0, 4611686018427387904.0});
+    CHECK(values(array(std::vector<int32_t>{INT32_MIN, INT32_MIN}, {}, dev).mean()) == std::vector<double>{-2147483648.0});
+}
+
 TEST_CASE("max, min and argmax propagate NaN like NumPy", "[conformance][reduce][R11]") {
     PX_NEEDS({PX_OP_MAX, DType::float32}, {PX_OP_MIN, DType::float32}, {PX_OP_ARGMAX, DType::float32});
     Device dev = pxtest::device_under_test();
