@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dispatch.hpp"
+#include "plexus/op_layout.h"
 #include "router.hpp"
 
 namespace px::router {
@@ -34,7 +35,8 @@ Owned make(const TensorObj& like, px_dtype dtype, int ndim, const int64_t* dims)
     return Owned(new_tensor(like.buffer->device, dtype, make_shape(ndim, dims)));
 }
 
-// Output length of a sliding window along one axis, or a shape error.
+// Output length of a sliding window along one axis (the formula plugins
+// check it by, px_window_out), or an error naming the figure at fault.
 int64_t window_out(int32_t op, const char* axis, int64_t in, int64_t kernel, int32_t stride, int32_t pad) {
     if (stride < 1) fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": stride ", stride, " along ", axis, " must be >= 1");
     if (pad < 0) fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": padding ", pad, " along ", axis, " is negative");
@@ -43,7 +45,7 @@ int64_t window_out(int32_t op, const char* axis, int64_t in, int64_t kernel, int
     if (span < kernel)
         fail(PX_ERROR_SHAPE, name_of(op), ": the ", axis, " extent ", in, " with padding ", pad,
              " is smaller than the kernel (", kernel, ")");
-    return (span - kernel) / stride + 1;
+    return px_window_out(in, kernel, stride, pad);
 }
 
 void check_pool_window(int32_t op, const Window& w) {
