@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Fuzzes the parameter-file decoder, the IDX reader and the CPU plugin's op
-# calls (its execute, as any host may call it) with libFuzzer under ASan and
-# UBSan (clang from Debian): each target runs for
+# Fuzzes the parameter-file decoder, the IDX reader, and the op calls of the
+# CPU plugin and of the CUDA plugin on the CUDA emulator (their execute, as
+# any host may call it) with libFuzzer under ASan and UBSan (clang from
+# Debian): each target runs for
 # PLEXUS_FUZZ_SECONDS (120) or PLEXUS_FUZZ_RUNS (5 million) inputs, whichever
 # ends first, starting from tests/fuzz/corpus. A crash fails the run and is
 # left in build-fuzz/crashes/; copy it to tests/fuzz/regressions/<target>/
-# so every build replays it (nn.the fuzz corpus and every recorded crash...).
+# so every build replays it (nn.the fuzz corpus and every recorded crash...,
+# nn.the op-call corpus runs on...). Both op-call targets start from the
+# op-call seeds. The GPU one is built where the CUDA toolkit's headers are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,15 +17,21 @@ tools/install-packages.sh clang libclang-rt-14-dev libomp-14-dev
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DPLEXUS_FUZZ=ON -DPLEXUS_WITH_CUDA=OFF -DPLEXUS_WITH_MPI=OFF \
   -DPLEXUS_BUILD_TESTS=OFF -DPLEXUS_BUILD_TOOLS=OFF -DPLEXUS_ABI_CHECK=OFF >/dev/null
-cmake --build build-fuzz --target plexus-fuzz-param-file plexus-fuzz-idx plexus-fuzz-op-call
+targets="param-file idx op-call"
+if ninja -C build-fuzz -t targets all | grep -q '^plexus-fuzz-op-call-gpu:'; then
+  targets="$targets op-call-gpu"
+else
+  echo "run-fuzz: op-call-gpu not built (CMake found no CUDA toolkit headers for the emulator)"
+fi
+cmake --build build-fuzz --target $(printf 'plexus-fuzz-%s ' $targets)
 
 seconds=${PLEXUS_FUZZ_SECONDS:-120}
 runs=${PLEXUS_FUZZ_RUNS:-5000000}
 mkdir -p build-fuzz/crashes
-for target in param-file idx op-call; do
+for target in $targets; do
   work=build-fuzz/corpus/$target
   mkdir -p "$work"
-  cp tests/fuzz/corpus/$target/* "$work"/
+  cp tests/fuzz/corpus/${target%-gpu}/* "$work"/
   echo "run-fuzz: $target for ${seconds} s or ${runs} inputs"
   build-fuzz/bin/plexus-fuzz-$target -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 \
     -artifact_prefix=build-fuzz/crashes/$target- "$work" 2>build-fuzz/$target.log || {

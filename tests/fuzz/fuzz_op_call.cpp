@@ -1,5 +1,7 @@
-// libFuzzer entry: op calls sent straight to the CPU plugin, built for this
-// target with ASan, UBSan and the fuzzer's coverage (tools/run-fuzz.sh).
+// libFuzzer entry: op calls sent straight to a plugin's execute, the plugin
+// built for this target with ASan, UBSan and the fuzzer's coverage
+// (tools/run-fuzz.sh): the CPU plugin (plexus-fuzz-op-call) or the CUDA
+// plugin on the CUDA emulator (plexus-fuzz-op-call-gpu).
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -10,10 +12,10 @@ namespace {
 
 plexus::fuzz::OpCallSession& session() {
     static plexus::fuzz::OpCallSession s([] {
-        void* lib = dlopen(PLEXUS_FUZZ_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-        if (!lib) plexus::fuzz::op_call_invariant_broken("the CPU plugin did not load", dlerror());
+        void* lib = dlopen(PLEXUS_FUZZ_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) plexus::fuzz::op_call_invariant_broken("the plugin did not load", dlerror());
         auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
-        if (!get || !get()) plexus::fuzz::op_call_invariant_broken("the CPU plugin has no table", PLEXUS_FUZZ_CPU_PLUGIN);
+        if (!get || !get()) plexus::fuzz::op_call_invariant_broken("the plugin has no table", PLEXUS_FUZZ_PLUGIN);
         return get();
     }());
     return s;
@@ -23,7 +25,8 @@ plexus::fuzz::OpCallSession& session() {
 
 // The plugin is loaded before fuzzing starts, so its coverage counters count.
 // One thread per pool: the inputs are tiny, and spinning OpenMP and OpenBLAS
-// workers would cost more than they compute (unless the caller says else).
+// workers (the CPU plugin's, the emulated cuBLAS's) would cost more than they
+// compute (unless the caller says else).
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     setenv("OMP_NUM_THREADS", "1", 0);
     setenv("OPENBLAS_NUM_THREADS", "1", 0);

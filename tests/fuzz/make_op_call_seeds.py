@@ -84,7 +84,51 @@ SEEDS = {
     "dropout": call("PX_OP_DROPOUT", [f32(2, 0, 4, 3)], [f32(3, 0, 4, 3)], struct.pack("<I4xQQd", 0, 7, 0, 0.5)),
     "sgd-momentum": call("PX_OP_SGD_UPDATE", [f32(3, 0, 6), f32(2, 0, 6), f32(3, 64, 6)],
                          [f32(3, 0, 6), f32(3, 64, 6)], struct.pack("<I4xdddd", 0, 0.1, 0.9, 0.0, 1.0)),
+    # The other ops of kOps, each once, and reductions along every kind of
+    # axis (a kernel's outer, middle and last): seeds are how the fuzzer
+    # reaches a path, then mutates it.
+    "mul-int64": call("PX_OP_MUL", [operand(I64, 2, 0, (2, 3)), operand(I64, 2, 48, (2, 3))],
+                      [operand(I64, 3, 0, (2, 3))], no_attrs=True),
+    "div-float64": call("PX_OP_DIV", [operand(F64, 2, 0, (1, 3)), operand(F64, 2, 24, (1, 3), strides=(0, 1))],
+                        [operand(F64, 3, 0, (1, 3))], no_attrs=True),
+    "pow-scalar": call("PX_OP_POW", [f32(2, 0, 2, 3)], [f32(3, 0, 2, 3)], struct.pack("<Iid", 0, 2, 3.0)),
+    "eq-uint8": call("PX_OP_EQ", [operand(U8, 0, 0, (6,)), operand(U8, 0, 8, (6,))], [operand(U8, 1, 0, (6,))],
+                     no_attrs=True),
+    "ge-scalar-left": call("PX_OP_GE", [operand(I32, 2, 0, (2, 3))], [operand(U8, 3, 0, (2, 3))],
+                           struct.pack("<Iid", 0, 1, 4.0)),
+    "neg-int32": call("PX_OP_NEG", [operand(I32, 2, 0, (2, 3))], [operand(I32, 3, 0, (2, 3))]),
+    "abs-float64": call("PX_OP_ABS", [operand(F64, 2, 0, (5,))], [operand(F64, 3, 0, (5,))]),
+    **{name: call("PX_OP_" + name.upper(), [f32(2, 0, 2, 3)], [f32(3, 0, 2, 3)])
+       for name in ("log", "sqrt", "relu", "sigmoid", "tanh")},
+    "mean-cols": call("PX_OP_MEAN", [f32(2, 0, 2, 3)], [f32(3, 0, 3)], struct.pack("<Iii", 0, 0, 0)),
+    "max-middle-keepdims": call("PX_OP_MAX", [f32(2, 0, 2, 3, 2)], [f32(3, 0, 2, 1, 2)], struct.pack("<Iii", 0, 1, 1)),
+    "min-int32-cols": call("PX_OP_MIN", [operand(I32, 2, 0, (3, 2))], [operand(I32, 3, 0, (2,))],
+                           struct.pack("<Iii", 0, 0, 0)),
+    "sum-int32-cols": call("PX_OP_SUM", [operand(I32, 2, 0, (4, 3))], [operand(I64, 3, 0, (3,))],
+                           struct.pack("<Iii", 0, 0, 0)),
+    "argmax-last-axis": call("PX_OP_ARGMAX", [operand(F64, 2, 0, (2, 3, 2))], [operand(I64, 3, 0, (2, 3))],
+                             struct.pack("<Iii", 0, 2, 0)),
+    "random-uniform": call("PX_OP_RANDOM_UNIFORM", [], [operand(F64, 3, 0, (3, 3))],
+                           struct.pack("<I4xQQdd", 0, 9, 4, -1.0, 1.0)),
+    "sigmoid-backward": call("PX_OP_SIGMOID_BACKWARD", [f32(2, 0, 2, 3), f32(2, 24, 2, 3)], [f32(3, 0, 2, 3)]),
+    "tanh-backward": call("PX_OP_TANH_BACKWARD", [f32(2, 0, 2, 3), f32(2, 24, 2, 3)], [f32(3, 0, 2, 3)]),
+    "log-softmax": call("PX_OP_LOG_SOFTMAX", [logits], [f32(3, 0, 4, 3)]),
+    "dropout-backward": call("PX_OP_DROPOUT_BACKWARD", [f32(2, 0, 4, 3)], [f32(3, 0, 4, 3)],
+                             struct.pack("<I4xQQd", 0, 7, 0, 0.5)),
 }
+
+
+def at_end(data):
+    """The same call with every operand moved to its buffer's end (bit 6 of
+    its first dim byte), where a kernel's step past it meets ASan's redzone."""
+    b = bytearray(data)
+    count = (b[1] & 3) + 1 + (b[1] >> 2 & 1)
+    for i in range(count):
+        b[2 + 8 * i + 3] |= 0x40
+    return bytes(b)
+
+
+SEEDS.update({name + "-at-end": at_end(data) for name, data in list(SEEDS.items())})
 
 if __name__ == "__main__":
     out = HERE / "corpus" / "op-call"

@@ -3,17 +3,20 @@
 // Plexus's might send it. What it holds the plugin to: every operand either
 // passes px_op_call_check or the call is refused with a message, and nothing
 // reads or writes outside a buffer (ASan's redzones sit at each buffer's end:
-// the sizes are the CPU allocator's size classes, so nothing pads them).
-// Shared by the libFuzzer executable (plexus-fuzz-op-call, on the CPU plugin
-// built with ASan and UBSan) and by the replay of its corpus in every build.
+// the sizes are the CPU allocator's size classes, so nothing pads them, and
+// the CUDA emulator allocates exactly what is asked).
+// Shared by the libFuzzer executables (plexus-fuzz-op-call on the CPU plugin,
+// plexus-fuzz-op-call-gpu on the CUDA plugin over the CUDA emulator, each
+// built with ASan and UBSan) and by the replay of their corpus in every build.
 //
 // Input layout (tests/fuzz/README.md; make_op_call_seeds.py writes seeds):
 //   byte 0   op: kOps[byte % count]
 //   byte 1   bits 0-1: inputs (0..3); bit 2: two outputs; bit 3: no attrs
 //   then 8 bytes per operand (inputs, then outputs):
 //     dtype kDtypes[b % 5] | buffer (b & 3), offset (b >> 2) * 4 bytes |
-//     ndim ((b & 0x7f) % 5), explicit strides when bit 7 is set | four dims (b & 7) |
-//     strides, 2 bits per axis (0..3), used when explicit
+//     ndim ((b & 0x7f) % 5), explicit strides when bit 7 is set | four dims (b & 7);
+//     bit 6 of the first: the operand ends where its buffer ends, whatever
+//     the offset byte says | strides, 2 bits per axis (0..3), used when explicit
 //   the rest (up to 64 bytes): the attrs struct's bytes, with struct_size
 //   set to the size of the op's attrs struct.
 #pragma once
@@ -78,6 +81,20 @@ inline uint32_t op_attrs_struct_size(int32_t op) {
     return px_op_attrs_size(op, 1);
 }
 
+// The offset that makes `d` end at its buffer's last byte, so that a read or
+// write one element past it lands in ASan's redzone (coverage does not lead
+// the fuzzer there: the offset byte alone would take luck). An operand
+// larger than its buffer keeps offset 0, to be refused.
+inline uint64_t offset_at_end(const px_tensor_desc& d, uint64_t buffer_bytes) {
+    uint64_t elements = 1;
+    for (int k = 0; k < d.ndim; ++k) {
+        if (d.shape[k] == 0) elements = 0;
+        else if (elements) elements += uint64_t(d.shape[k] - 1) * uint64_t(d.strides[k]);
+    }
+    const uint64_t bytes = elements * px_dtype_size(d.dtype);
+    return bytes <= buffer_bytes ? buffer_bytes - bytes : 0;
+}
+
 inline px_tensor_desc decode_operand(const OpCallSession& s, const uint8_t* b) {
     px_tensor_desc d{};
     d.struct_size = sizeof d;
@@ -92,6 +109,7 @@ inline px_tensor_desc decode_operand(const OpCallSession& s, const uint8_t* b) {
         d.strides[k] = explicit_strides ? (b[7] >> (2 * k)) & 3 : stride;
         stride *= d.shape[k];
     }
+    if (b[3] & 0x40) d.offset = offset_at_end(d, kBufferBytes[b[1] & 3]);
     return d;
 }
 

@@ -40,6 +40,28 @@ size_t replay(const std::string& target, int (*run)(const uint8_t*, size_t)) {
     return n;
 }
 
+// The op-call seeds are whole calls (make_op_call_seeds.py): the plugin in
+// `file` runs each. A crash recorded on either plugin is refused with a
+// message or runs. The library stays loaded, as the runtime keeps its
+// plugins until exit: unloading it would make what OpenMP keeps for the
+// process unreachable.
+void replay_op_calls(const char* file) {
+    void* lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    INFO(dlerror());
+    REQUIRE(lib);
+    auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
+    REQUIRE(get);
+    plexus::fuzz::OpCallSession session(get());
+    const size_t seeds = for_each_input("corpus", "op-call", [&](const std::vector<uint8_t>& b) {
+        REQUIRE(plexus::fuzz::op_call_status(session, b.data(), b.size()) == PX_OK);
+    });
+    CHECK(seeds >= 108);
+    for (const char* target : {"op-call", "op-call-gpu"})
+        for_each_input("regressions", target, [&](const std::vector<uint8_t>& b) {
+            plexus::fuzz::op_call_status(session, b.data(), b.size());
+        });
+}
+
 }  // namespace
 
 TEST_CASE("the fuzz corpus and every recorded crash decode or fail cleanly", "[fuzz][errors]") {
@@ -47,25 +69,14 @@ TEST_CASE("the fuzz corpus and every recorded crash decode or fail cleanly", "[f
     CHECK(replay("idx", plexus::fuzz::idx_input) >= 8);
 }
 
-// The op-call seeds are whole calls (make_op_call_seeds.py): the CPU plugin
-// runs each. A recorded crash is refused with a message or runs.
 TEST_CASE("the op-call corpus runs on the CPU plugin and every recorded crash is refused or runs", "[fuzz][errors]") {
-    void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
-    INFO(dlerror());
-    REQUIRE(lib);
-    auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
-    REQUIRE(get);
-    size_t seeds = 0;
-    {
-        plexus::fuzz::OpCallSession session(get());
-        seeds = for_each_input("corpus", "op-call", [&](const std::vector<uint8_t>& b) {
-            REQUIRE(plexus::fuzz::op_call_status(session, b.data(), b.size()) == PX_OK);
-        });
-        for_each_input("regressions", "op-call", [&](const std::vector<uint8_t>& b) {
-            plexus::fuzz::op_call_status(session, b.data(), b.size());
-        });
-    }
-    // The library stays loaded, as the runtime keeps its plugins until exit:
-    // unloading it would make what OpenMP keeps for the process unreachable.
-    CHECK(seeds >= 30);
+    replay_op_calls(PLEXUS_CPU_PLUGIN_FILE);
 }
+
+#ifdef PLEXUS_CUDA_EMU_PLUGIN_FILE
+// The same calls through the CUDA plugin's kernels, on the CUDA emulator.
+TEST_CASE("the op-call corpus runs on the emulated CUDA plugin and every recorded crash is refused or runs",
+          "[fuzz][errors]") {
+    replay_op_calls(PLEXUS_CUDA_EMU_PLUGIN_FILE);
+}
+#endif

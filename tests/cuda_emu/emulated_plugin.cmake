@@ -1,0 +1,62 @@
+# The CUDA plugin's own sources built a second time against the CUDA
+# emulator (emu_runtime.cpp, emu_launch.cpp, emu_kernel.hpp) instead of the
+# CUDA runtime, cuBLAS and nvcc, so that the conformance suite runs every
+# line of the plugin and every kernel on a machine without a GPU. The plugin
+# is not installed and lives outside the plugin folder; tests name its file.
+# Included by this folder's CMakeLists.txt and by the fuzz build
+# (tests/fuzz), which fuzzes the plugin's execute on it.
+set(emu_dir ${CMAKE_CURRENT_LIST_DIR})
+set(cuda_dir ${PROJECT_SOURCE_DIR}/plugins/cuda)
+file(GLOB kernel_sources CONFIGURE_DEPENDS ${cuda_dir}/*.cu)
+file(GLOB host_sources CONFIGURE_DEPENDS ${cuda_dir}/*.cpp)
+set(translated)
+foreach(cu IN LISTS kernel_sources)
+  get_filename_component(stem ${cu} NAME_WE)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/translated/${stem}.cpp)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DIN=${cu} -DOUT=${out} -P ${emu_dir}/translate_launches.cmake
+    DEPENDS ${cu} ${emu_dir}/translate_launches.cmake
+    COMMENT "Translating ${stem}.cu's launches for the CUDA emulator")
+  list(APPEND translated ${out})
+endforeach()
+set_source_files_properties(${translated} PROPERTIES
+  COMPILE_OPTIONS "-include;${emu_dir}/emu_kernel.hpp;-Wno-unknown-pragmas")  # #pragma unroll is nvcc's
+# ThreadSanitizer checks the plugin's host code (its locks, queues and
+# staging), not the kernels: they run on ucontext fibers, whose switches
+# GCC 12's ThreadSanitizer cannot follow, so they and the launcher that
+# switches between them are left uninstrumented in that build.
+if(PLEXUS_SANITIZE MATCHES "thread")
+  set_property(SOURCE ${translated} ${emu_dir}/emu_launch.cpp APPEND PROPERTY COMPILE_OPTIONS -fno-sanitize=thread)
+endif()
+
+# The emulated CUDA runtime, cuBLAS and NCCL in one shared library, as the
+# real ones are shared libraries the plugin links (NCCL: opens) at run time.
+set(emu_sources emu_runtime.cpp emu_streams.cpp emu_launch.cpp emu_cublas.cpp emu_nccl.cpp emu_faults.cpp)
+list(TRANSFORM emu_sources PREPEND ${emu_dir}/)
+add_library(plexus-cudart-emu SHARED ${emu_sources})
+target_include_directories(plexus-cudart-emu PRIVATE ${emu_dir} ${CUDAToolkit_INCLUDE_DIRS}
+  ${PLEXUS_CBLAS_INCLUDE})
+target_compile_options(plexus-cudart-emu PRIVATE -O2)
+target_link_libraries(plexus-cudart-emu PRIVATE ${PLEXUS_BLAS_LIBRARIES} Threads::Threads)
+set_target_properties(plexus-cudart-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+
+plexus_add_plugin(plexus-cuda-emu ${host_sources} ${translated})
+target_include_directories(plexus-cuda-emu PRIVATE ${cuda_dir} ${emu_dir}
+  ${CUDAToolkit_INCLUDE_DIRS})
+target_compile_definitions(plexus-cuda-emu PRIVATE PLEXUS_CUDA_PLUGIN_VERSION="${PROJECT_VERSION}-emulated")
+target_compile_options(plexus-cuda-emu PRIVATE -O2)
+target_link_libraries(plexus-cuda-emu PRIVATE plexus-cudart-emu Threads::Threads ${CMAKE_DL_LIBS})
+set_target_properties(plexus-cuda-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# The plugin opens NCCL by name; here that is the library it already links.
+target_compile_definitions(plexus-cuda-emu PRIVATE "PXCUDA_NCCL_LIBRARIES=\"$<TARGET_FILE:plexus-cudart-emu>\"")
+
+# The fuzz build (tools/run-fuzz.sh) instruments the plugin as the op-call
+# fuzzer's own code, as it does the CPU plugin; the emulator under it gets
+# ASan and UBSan only, so that coverage counts the plugin's branches.
+if(PLEXUS_FUZZ)
+  set(emu_sanitizers -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_compile_options(plexus-cudart-emu PRIVATE ${emu_sanitizers})
+  target_link_options(plexus-cudart-emu PRIVATE -fsanitize=address,undefined)
+  target_compile_options(plexus-cuda-emu PRIVATE -fsanitize=fuzzer-no-link ${emu_sanitizers})
+  target_link_options(plexus-cuda-emu PRIVATE -fsanitize=address,undefined)
+endif()
