@@ -109,15 +109,17 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
     if (px_emu::refused("cublasGemmStridedBatchedEx", px_emu::device_of(*q))) return CUBLAS_STATUS_EXECUTION_FAILED;
     if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
     const size_t e = f32 ? 4 : 8;
-    auto extent = [&](int ld, int cols) { return (size_t(ld) * size_t(cols - 1) + size_t(ld)) * e; };
+    // What cuBLAS touches of a column-major matrix: ld apart for each column
+    // but the last, which ends after its rows (not after ld of them).
+    auto extent = [&](int ld, int rows, int cols) { return (size_t(ld) * size_t(cols - 1) + size_t(rows)) * e; };
     for (int i = 0; i < batch; ++i) {
-        const bool ok = (k == 0 || (px_emu::device_range(static_cast<const char*>(a) + i * stride_a * e, extent(lda, a_cols), "cublasGemmStridedBatchedEx (A)") &&
-                                    px_emu::device_range(static_cast<const char*>(b) + i * stride_b * e, extent(ldb, b_cols), "cublasGemmStridedBatchedEx (B)"))) &&
-                        px_emu::device_range(static_cast<char*>(c) + i * stride_c * e, extent(ldc, n), "cublasGemmStridedBatchedEx (C)");
+        const bool ok = (k == 0 || (px_emu::device_range(static_cast<const char*>(a) + i * stride_a * e, extent(lda, a_rows, a_cols), "cublasGemmStridedBatchedEx (A)") &&
+                                    px_emu::device_range(static_cast<const char*>(b) + i * stride_b * e, extent(ldb, b_rows, b_cols), "cublasGemmStridedBatchedEx (B)"))) &&
+                        px_emu::device_range(static_cast<char*>(c) + i * stride_c * e, extent(ldc, m, n), "cublasGemmStridedBatchedEx (C)");
         if (!ok) return CUBLAS_STATUS_EXECUTION_FAILED;
     }
     Product p{trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, lda, ldb, ldc, batch,
-              size_t(lda) * size_t(a_cols), size_t(ldb) * size_t(b_cols), stride_a, stride_b, stride_c, a, b, c,
+              extent(lda, a_rows, a_cols) / e, extent(ldb, b_rows, b_cols) / e, stride_a, stride_b, stride_c, a, b, c,
               f32 ? double(*static_cast<const float*>(alpha)) : *static_cast<const double*>(alpha),
               f32 ? double(*static_cast<const float*>(beta)) : *static_cast<const double*>(beta), f32,
               compute == CUBLAS_COMPUTE_32F_FAST_TF32};

@@ -34,12 +34,13 @@ def f32(buffer, offset, *dims, strides=None):
     return operand(F32, buffer, offset, dims, strides)
 
 
-# Buffers: 0 holds 64 bytes, 1 256, 2 1024, 3 4096 (op_call_target.hpp).
+# Buffers: 0 holds 64 bytes, 1 256, 2 1024, 3 4096; buffer 0 starts as int64s 0, 1, 2, 0, ...
+# (labels, conditions), the others as float32s in [-2, 2] (op_call_target.hpp).
 x4, w, y = f32(2, 0, 1, 2, 5, 5), f32(2, 252, 3, 2, 3, 3), f32(3, 0, 1, 3, 3, 3)
 conv = struct.pack("<Iiiii", 0, 1, 1, 0, 0)
 pool = struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 0, 0)
 px, pb, pdy, pdx = f32(2, 0, 1, 2, 4, 4), f32(1, 0, 2), f32(1, 64, 1, 2, 2, 2), f32(3, 0, 1, 2, 4, 4)
-logits, labels, rows = f32(2, 0, 4, 3), operand(I64, 1, 0, (4,)), f32(1, 64, 4)
+logits, labels, rows = f32(2, 0, 4, 3), operand(I64, 0, 0, (4,)), f32(1, 64, 4)
 SEEDS = {
     "add": call("PX_OP_ADD", [f32(2, 0, 2, 3), f32(2, 24, 2, 3)], [f32(3, 0, 2, 3)], no_attrs=True),
     "add-broadcast": call("PX_OP_ADD", [f32(2, 0, 2, 3), f32(1, 0, 2, 3, strides=(0, 1))], [f32(3, 0, 2, 3)],

@@ -21,10 +21,13 @@
 //   set to the size of the op's attrs struct.
 #pragma once
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "plexus/plugin.h"
 
@@ -50,7 +53,59 @@ constexpr size_t kAttrsBytes = 64;
     std::abort();
 }
 
-// The plugin's context and its four buffers, zeroed, made once per plugin.
+// The table of the plugin in `file`, loaded for the process (the runtime
+// keeps its plugins until exit too), or NULL with the reason in `why`.
+inline const px_plugin_api* open_plugin(const char* file, std::string& why) {
+    void* lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        why = dlerror();
+        return nullptr;
+    }
+    auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
+    const px_plugin_api* api = get ? get() : nullptr;
+    if (!api) why = std::string(file) + " has no plugin table";
+    return api;
+}
+
+// For the fuzzers, before a plugin loads: one thread per pool. The inputs
+// are tiny, and spinning OpenMP and OpenBLAS workers (the CPU plugin's, the
+// emulated cuBLAS's) would cost more than they compute (unless the caller
+// says else).
+inline void one_thread_per_pool() {
+    setenv("OMP_NUM_THREADS", "1", 0);
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+}
+
+// open_plugin for the fuzzers, which stop where a plugin does not load.
+inline const px_plugin_api* plugin_or_abort(const char* file) {
+    std::string why;
+    const px_plugin_api* api = open_plugin(file, why);
+    if (!api) op_call_invariant_broken("a plugin did not load", why.c_str());
+    return api;
+}
+
+// What the buffers hold at the start: buffer 0 int64 words 0, 1, 2, 0, ...
+// (labels in range, uint8 conditions, small int32s), the others float32
+// words in [-2, 2] in steps of 1/8 (as float64 they read as moderate
+// values), so that ops compute something other than zeros.
+inline const unsigned char* buffer_pattern(int buffer) {
+    static const auto patterns = [] {
+        static unsigned char bytes[4][4096];
+        for (int64_t i = 0; i < 512; ++i) {
+            const int64_t label = i % 3;
+            std::memcpy(bytes[0] + 8 * i, &label, 8);
+        }
+        for (int b = 1; b < 4; ++b)
+            for (int i = 0; i < 1024; ++i) {
+                const float v = float((i * 37 + b * 11) % 33 - 16) / 8.0f;
+                std::memcpy(bytes[b] + 4 * i, &v, 4);
+            }
+        return bytes;
+    }();
+    return patterns[buffer];
+}
+
+// The plugin's context and its four buffers, made once per plugin.
 struct OpCallSession {
     const px_plugin_api* api = nullptr;
     px_plugin_context* ctx = nullptr;
@@ -59,12 +114,17 @@ struct OpCallSession {
     explicit OpCallSession(const px_plugin_api* plugin) : api(plugin) {
         px_plugin_error err{sizeof err, {0}};
         if (api->create(&ctx, &err) != PX_OK) op_call_invariant_broken("the plugin did not start", err.message);
-        for (int i = 0; i < 4; ++i) {
-            static const unsigned char zeros[4096] = {};
-            if (api->buffer_alloc(ctx, 0, kBufferBytes[i], &buffers[i], &err) != PX_OK ||
-                api->copy_from_host(ctx, buffers[i], 0, zeros, kBufferBytes[i], &err) != PX_OK)
+        for (int i = 0; i < 4; ++i)
+            if (api->buffer_alloc(ctx, 0, kBufferBytes[i], &buffers[i], &err) != PX_OK)
                 op_call_invariant_broken("a buffer could not be made", err.message);
-        }
+        refill();
+    }
+    // Puts the starting pattern back in every buffer.
+    void refill() {
+        px_plugin_error err{sizeof err, {0}};
+        for (int i = 0; i < 4; ++i)
+            if (api->copy_from_host(ctx, buffers[i], 0, buffer_pattern(i), kBufferBytes[i], &err) != PX_OK)
+                op_call_invariant_broken("a buffer could not be filled", err.message);
     }
     ~OpCallSession() {
         for (px_plugin_buffer* b : buffers) api->buffer_free(ctx, b, nullptr);
@@ -81,17 +141,23 @@ inline uint32_t op_attrs_struct_size(int32_t op) {
     return px_op_attrs_size(op, 1);
 }
 
-// The offset that makes `d` end at its buffer's last byte, so that a read or
-// write one element past it lands in ASan's redzone (coverage does not lead
-// the fuzzer there: the offset byte alone would take luck). An operand
-// larger than its buffer keeps offset 0, to be refused.
-inline uint64_t offset_at_end(const px_tensor_desc& d, uint64_t buffer_bytes) {
+// The bytes from an operand's first element to the end of its last (0 when
+// it is empty); the decoder's strides are never negative.
+inline uint64_t operand_bytes(const px_tensor_desc& d) {
     uint64_t elements = 1;
     for (int k = 0; k < d.ndim; ++k) {
         if (d.shape[k] == 0) elements = 0;
         else if (elements) elements += uint64_t(d.shape[k] - 1) * uint64_t(d.strides[k]);
     }
-    const uint64_t bytes = elements * px_dtype_size(d.dtype);
+    return elements * px_dtype_size(d.dtype);
+}
+
+// The offset that makes `d` end at its buffer's last byte, so that a read or
+// write one element past it lands in ASan's redzone (coverage does not lead
+// the fuzzer there: the offset byte alone would take luck). An operand
+// larger than its buffer keeps offset 0, to be refused.
+inline uint64_t offset_at_end(const px_tensor_desc& d, uint64_t buffer_bytes) {
+    const uint64_t bytes = operand_bytes(d);
     return bytes <= buffer_bytes ? buffer_bytes - bytes : 0;
 }
 
@@ -113,38 +179,77 @@ inline px_tensor_desc decode_operand(const OpCallSession& s, const uint8_t* b) {
     return d;
 }
 
-// Runs one input and returns what execute said (PX_ERROR_INVALID_ARGUMENT
-// for an input too short to decode), or aborts on a broken invariant.
-// Out-of-bounds accesses are ASan's to report.
-inline px_status op_call_status(OpCallSession& s, const uint8_t* data, size_t size) {
-    if (size < 2) return PX_ERROR_INVALID_ARGUMENT;
-    const int32_t op = kOps[data[0] % (sizeof kOps / sizeof kOps[0])];
-    const int32_t num_inputs = data[1] & 3, num_outputs = 1 + ((data[1] >> 2) & 1);
+// One input decoded for a session: the call points into this struct, so it
+// is valid while the struct lives (and is not copied).
+struct DecodedCall {
+    int32_t op = 0, num_inputs = 0, num_outputs = 0;
+    px_tensor_desc operands[5] = {};
+    alignas(8) unsigned char attrs[kAttrsBytes] = {};
+    bool has_attrs = false;
+
+    px_op_call call() const {
+        return px_op_call{sizeof(px_op_call), op, 0, num_inputs, operands, num_outputs, operands + num_inputs,
+                          has_attrs ? attrs : nullptr};
+    }
+};
+
+// Decodes `data` over the buffers of `s`; false for an input too short.
+inline bool decode_call(const OpCallSession& s, const uint8_t* data, size_t size, DecodedCall& c) {
+    if (size < 2) return false;
+    c.op = kOps[data[0] % (sizeof kOps / sizeof kOps[0])];
+    c.num_inputs = data[1] & 3;
+    c.num_outputs = 1 + ((data[1] >> 2) & 1);
     const bool no_attrs = (data[1] >> 3) & 1;
     size_t at = 2;
-    px_tensor_desc operands[5];
-    const int32_t count = num_inputs + num_outputs;
-    for (int32_t i = 0; i < count; ++i, at += kOperandBytes) {
-        if (at + kOperandBytes > size) return PX_ERROR_INVALID_ARGUMENT;
-        operands[i] = decode_operand(s, data + at);
+    for (int32_t i = 0; i < c.num_inputs + c.num_outputs; ++i, at += kOperandBytes) {
+        if (at + kOperandBytes > size) return false;
+        c.operands[i] = decode_operand(s, data + at);
     }
-    alignas(8) unsigned char attrs[kAttrsBytes] = {};
-    std::memcpy(attrs, data + at, size - at < kAttrsBytes ? size - at : kAttrsBytes);
-    const uint32_t attrs_size = op_attrs_struct_size(op);
-    std::memcpy(attrs, &attrs_size, sizeof attrs_size);
-    const px_op_call call{sizeof call, op, 0, num_inputs, operands, num_outputs, operands + num_inputs,
-                          no_attrs || attrs_size == 0 ? nullptr : attrs};
+    std::memcpy(c.attrs, data + at, size - at < kAttrsBytes ? size - at : kAttrsBytes);
+    const uint32_t attrs_size = op_attrs_struct_size(c.op);
+    std::memcpy(c.attrs, &attrs_size, sizeof attrs_size);
+    c.has_attrs = !no_attrs && attrs_size != 0;
+    return true;
+}
+
+// What became of a call: execute's status, then (when it was queued) the
+// wait's: an op can fail while running (a label outside its classes, an
+// integer division by zero).
+struct CallOutcome {
+    px_status executed = PX_ERROR_INVALID_ARGUMENT;
+    px_status finished = PX_ERROR_INVALID_ARGUMENT;
+    std::string message;  // the plugin's, where it refused or failed
+};
+
+// Executes the call and waits; aborts when a refusal or failure leaves no
+// message. Out-of-bounds accesses are ASan's to report.
+inline CallOutcome run_call(OpCallSession& s, const DecodedCall& c) {
+    CallOutcome outcome;
+    const px_op_call call = c.call();
     px_plugin_error err{sizeof err, {0}};
-    const px_status executed = s.api->execute(s.ctx, &call, &err);
-    if (executed != PX_OK) {
-        if (!err.message[0]) op_call_invariant_broken("a refused call left no message", px_op_name(op));
-        return executed;
+    outcome.executed = s.api->execute(s.ctx, &call, &err);
+    if (outcome.executed != PX_OK) {
+        if (!err.message[0]) op_call_invariant_broken("a refused call left no message", px_op_name(c.op));
+        outcome.message = err.message;
+        return outcome;
     }
-    // Failures while running (a label outside its classes, an integer
-    // division by zero) are reported here, with a message, and forgotten.
-    if (s.api->synchronize(s.ctx, 0, &err) != PX_OK && !err.message[0])
-        op_call_invariant_broken("a failed op left no message", px_op_name(op));
-    return PX_OK;
+    outcome.finished = s.api->synchronize(s.ctx, 0, &err);
+    if (outcome.finished != PX_OK && !err.message[0])
+        op_call_invariant_broken("a failed op left no message", px_op_name(c.op));
+    if (outcome.finished != PX_OK) outcome.message = err.message;
+    return outcome;
+}
+
+// Runs one input from the starting pattern (so that it does the same
+// whatever ran before) and returns what execute said
+// (PX_ERROR_INVALID_ARGUMENT for an input too short to decode), else what
+// the wait said, or aborts on a broken invariant.
+inline px_status op_call_status(OpCallSession& s, const uint8_t* data, size_t size) {
+    DecodedCall c;
+    if (!decode_call(s, data, size, c)) return PX_ERROR_INVALID_ARGUMENT;
+    s.refill();
+    const CallOutcome outcome = run_call(s, c);
+    return outcome.executed != PX_OK ? outcome.executed : outcome.finished;
 }
 
 // libFuzzer's convention: 0 for every input that did not abort.
