@@ -10,7 +10,9 @@
 // twice.
 //
 // Shared by plexus-fuzz-op-call-diff (the CPU plugin against the CUDA plugin
-// on the CUDA emulator) and the replay of its corpus in every build.
+// on the CUDA emulator), the replay of its corpus in every build, and
+// plexus-op-call-agree (any two plugins, e.g. the CPU plugin and the real
+// CUDA plugin on a GPU machine).
 #pragma once
 
 #include <algorithm>
@@ -110,40 +112,50 @@ inline std::vector<unsigned char> buffer_bytes(OpCallSession& s, const px_tensor
     return bytes;
 }
 
-[[noreturn]] inline void plugins_disagree(const DecodedCall& c, const std::string& what) {
-    op_call_invariant_broken("the two plugins disagree", (std::string(px_op_name(c.op)) + ": " + what).c_str());
+// What one input gave: how many output elements were compared, and where
+// the plugins disagreed (empty when they agree).
+struct Comparison {
+    size_t compared = 0;
+    std::string disagreement;
+};
+
+inline Comparison disagree(const DecodedCall& c, const std::string& what) {
+    return Comparison{0, std::string(px_op_name(c.op)) + ": " + what};
 }
 
-// Runs one input on `ref` and on `dut` and aborts where they disagree;
-// returns how many output elements were compared.
-inline size_t differential_compared(OpCallSession& ref, OpCallSession& dut, const uint8_t* data, size_t size) {
+inline std::string outcome_text(px_status status, const std::string& message) {
+    return "status " + std::to_string(status) + (message.empty() ? "" : " ('" + message + "')");
+}
+
+// Runs one input on `ref` and on `dut`, each from the starting buffers, and
+// compares what they did (the first difference only).
+inline Comparison differential(OpCallSession& ref, OpCallSession& dut, const uint8_t* data, size_t size) {
     DecodedCall a, b;
-    if (!decode_call(ref, data, size, a) || !decode_call(dut, data, size, b)) return 0;
+    if (!decode_call(ref, data, size, a) || !decode_call(dut, data, size, b)) return {};
     ref.refill();
     dut.refill();
     const CallOutcome x = run_call(ref, a), y = run_call(dut, b);
-    if (x.executed == PX_ERROR_UNSUPPORTED || y.executed == PX_ERROR_UNSUPPORTED) return 0;
+    if (x.executed == PX_ERROR_UNSUPPORTED || y.executed == PX_ERROR_UNSUPPORTED) return {};
     if (x.executed != y.executed)
-        plugins_disagree(a, "execute returned status " + std::to_string(x.executed) + " ('" + x.message + "') and " +
-                                std::to_string(y.executed) + " ('" + y.message + "')");
-    if (x.executed != PX_OK) return 0;
+        return disagree(a, "execute returned " + outcome_text(x.executed, x.message) + " and " +
+                               outcome_text(y.executed, y.message));
+    if (x.executed != PX_OK) return {};
     if ((x.finished == PX_OK) != (y.finished == PX_OK))
-        plugins_disagree(a, "running it gave status " + std::to_string(x.finished) + " ('" + x.message + "') and " +
-                                std::to_string(y.finished) + " ('" + y.message + "')");
-    if (x.finished != PX_OK) return 0;
-    if (!outputs_determined(a)) return 0;
-    size_t compared = 0;
+        return disagree(a, "running it gave " + outcome_text(x.finished, x.message) + " and " +
+                               outcome_text(y.finished, y.message));
+    if (x.finished != PX_OK || !outputs_determined(a)) return {};
+    Comparison result;
     for (int32_t o = 0; o < a.num_outputs; ++o) {
         const px_tensor_desc& out = a.operands[a.num_inputs + o];
         const std::vector<unsigned char> p = buffer_bytes(ref, out), q = buffer_bytes(dut, b.operands[b.num_inputs + o]);
         const std::vector<uint64_t> at = element_offsets(out);
-        for (size_t e = 0; e < at.size(); ++e, ++compared)
+        for (size_t e = 0; e < at.size(); ++e, ++result.compared)
             if (!same_value(out.dtype, p.data() + at[e], q.data() + at[e]))
-                plugins_disagree(a, "output " + std::to_string(o) + " element " + std::to_string(e) + " is " +
-                                        value_text(out.dtype, p.data() + at[e]) + " and " +
-                                        value_text(out.dtype, q.data() + at[e]));
+                return disagree(a, "output " + std::to_string(o) + " element " + std::to_string(e) + " is " +
+                                       value_text(out.dtype, p.data() + at[e]) + " and " +
+                                       value_text(out.dtype, q.data() + at[e]));
     }
-    return compared;
+    return result;
 }
 
 }  // namespace plexus::fuzz

@@ -25,6 +25,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    plexus::fuzz::differential_compared(plugins().cpu, plugins().gpu, data, size);
+    const plexus::fuzz::Comparison c = plexus::fuzz::differential(plugins().cpu, plugins().gpu, data, size);
+    if (!c.disagreement.empty()) plexus::fuzz::op_call_invariant_broken("the two plugins disagree", c.disagreement.c_str());
     return 0;
 }

@@ -91,12 +91,15 @@ TEST_CASE("the CPU plugin and the emulated CUDA plugin agree on every op-call se
     plexus::fuzz::OpCallSession cpu(plugin_table(PLEXUS_CPU_PLUGIN_FILE)), gpu(plugin_table(PLEXUS_CUDA_EMU_PLUGIN_FILE));
     size_t compared = 0, seeds_compared = 0;
     const size_t seeds = for_each_input("corpus", "op-call", [&](const std::vector<uint8_t>& b) {
-        const size_t n = plexus::fuzz::differential_compared(cpu, gpu, b.data(), b.size());
-        compared += n;
-        seeds_compared += n > 0;
+        const plexus::fuzz::Comparison c = plexus::fuzz::differential(cpu, gpu, b.data(), b.size());
+        CHECK(c.disagreement == "");
+        compared += c.compared;
+        seeds_compared += c.compared > 0;
     });
     for_each_input("regressions", "op-call-diff", [&](const std::vector<uint8_t>& b) {
-        compared += plexus::fuzz::differential_compared(cpu, gpu, b.data(), b.size());
+        const plexus::fuzz::Comparison c = plexus::fuzz::differential(cpu, gpu, b.data(), b.size());
+        CHECK(c.disagreement == "");
+        compared += c.compared;
     });
     // An at-the-end variant may put an output over another operand: not compared.
     CHECK(seeds_compared >= 100);  // 107 of the 108 on 2026-11-22

@@ -6,6 +6,10 @@
 #   tests      ctest -R cuda: the CUDA plugin's tests and the conformance
 #              suite on gpu:0 (none may be skipped when a GPU is there)
 #   sanitizer  compute-sanitizer (memcheck, then racecheck) on the GPU tests
+#   agree      plexus-op-call-agree: the real CUDA plugin against the CPU
+#              plugin on every op-call fuzz seed and recorded input (each
+#              operand also at its buffer's very end), then again under
+#              compute-sanitizer memcheck
 #   bench      plexus-bench on gpu:0, beside cuBLAS and PyTorch
 #   train      plexus-train on gpu:0, 10 epochs (metrics.csv, curves.svg),
 #              held to test accuracy 0.86
@@ -20,9 +24,9 @@ mkdir -p "$out"
 stages=()
 for s in "${@:-all}"; do
   case $s in
-    all) stages+=(smi tests sanitizer bench train mixed) ;;
-    smi | tests | sanitizer | bench | train | mixed) stages+=("$s") ;;
-    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, sanitizer, bench, train, mixed, all)" >&2; exit 2 ;;
+    all) stages+=(smi tests sanitizer agree bench train mixed) ;;
+    smi | tests | sanitizer | agree | bench | train | mixed) stages+=("$s") ;;
+    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, sanitizer, agree, bench, train, mixed, all)" >&2; exit 2 ;;
   esac
 done
 if [ ! -f build-kit/kit.tar.xz ]; then
@@ -76,6 +80,13 @@ for s in "${stages[@]}"; do
     sanitizer)
       stage sanitizer compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/plexus-cuda-gpu-tests"
       stage sanitizer compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/plexus-cuda-gpu-tests" ;;
+    agree)
+      plugins=$build/lib/plexus/plugins
+      inputs=(tests/fuzz/corpus/op-call tests/fuzz/regressions/op-call tests/fuzz/regressions/op-call-gpu
+        tests/fuzz/regressions/op-call-diff)
+      stage agree "$bin/plexus-op-call-agree" "$plugins/libplexus-cpu.so" "$plugins/libplexus-cuda.so" "${inputs[@]}"
+      stage agree compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$bin/plexus-op-call-agree" "$plugins/libplexus-cpu.so" "$plugins/libplexus-cuda.so" "${inputs[@]}" ;;
     bench)
       stage bench "$bin/plexus-bench" --device gpu:0 ;;
     train)
