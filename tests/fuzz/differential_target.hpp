@@ -4,10 +4,10 @@
 // status, or both run it and fail (or not) alike while running, and then
 // their outputs hold the same values (floats within a tolerance that allows
 // a different order of summation; integers exactly). A plugin may lack an
-// (op, dtype): a call either refuses as unsupported is skipped. Outputs
-// whose values the ABI leaves open are not compared: one that overlaps
-// another operand (an in-place SGD update excepted) or writes an element
-// twice.
+// (op, dtype): a call either refuses as unsupported is skipped. A call
+// whose results the ABI leaves open is compared only as far as its refusal:
+// one with an output over another operand (an in-place SGD update
+// excepted) or writing an element twice.
 //
 // Shared by plexus-fuzz-op-call-diff (the CPU plugin against the CUDA plugin
 // on the CUDA emulator), the replay of its corpus in every build, and
@@ -139,11 +139,13 @@ inline Comparison differential(OpCallSession& ref, OpCallSession& dut, const uin
     if (x.executed != y.executed)
         return disagree(a, "execute returned " + outcome_text(x.executed, x.message) + " and " +
                                outcome_text(y.executed, y.message));
-    if (x.executed != PX_OK) return {};
+    // An output over an input changes the values the rest of the call reads,
+    // so what it computes, and whether it fails, is left open.
+    if (x.executed != PX_OK || !outputs_determined(a)) return {};
     if ((x.finished == PX_OK) != (y.finished == PX_OK))
         return disagree(a, "running it gave " + outcome_text(x.finished, x.message) + " and " +
                                outcome_text(y.finished, y.message));
-    if (x.finished != PX_OK || !outputs_determined(a)) return {};
+    if (x.finished != PX_OK) return {};
     Comparison result;
     for (int32_t o = 0; o < a.num_outputs; ++o) {
         const px_tensor_desc& out = a.operands[a.num_inputs + o];
