@@ -34,8 +34,8 @@ for target in $targets; do
   work=build-fuzz/corpus/$target
   mkdir -p "$work"
   seeds=$target
-  case $target in op-call-*) seeds=op-call ;; esac
-  cp tests/fuzz/corpus/$seeds/* "$work"/
+  case $target in op-call*) seeds="op-call op-call-grown" ;; esac
+  for s in $seeds; do cp tests/fuzz/corpus/$s/* "$work"/; done
   # In op-call-diff, LeakSanitizer's tracer faulted (SIGSEGV) when libFuzzer
   # checked an input for leaks (2026-11-22; the emulator's fiber stacks are
   # the likely cause): leaks are the other targets' and the ASan suite's.

@@ -51,18 +51,17 @@ const px_plugin_api* plugin_table(const char* file) {
 }
 
 // The op-call seeds are whole calls (make_op_call_seeds.py): the plugin in
-// `file` runs each. A crash recorded on either plugin is refused with a
-// message or runs.
+// `file` runs each. The grown corpus (what the fuzzers kept, merged) and a
+// crash recorded on either plugin are refused with a message or run.
 void replay_op_calls(const char* file) {
     plexus::fuzz::OpCallSession session(plugin_table(file));
     const size_t seeds = for_each_input("corpus", "op-call", [&](const std::vector<uint8_t>& b) {
         REQUIRE(plexus::fuzz::op_call_status(session, b.data(), b.size()) == PX_OK);
     });
     CHECK(seeds >= 108);
-    for (const char* target : {"op-call", "op-call-gpu"})
-        for_each_input("regressions", target, [&](const std::vector<uint8_t>& b) {
-            plexus::fuzz::op_call_status(session, b.data(), b.size());
-        });
+    auto refused_or_runs = [&](const std::vector<uint8_t>& b) { plexus::fuzz::op_call_status(session, b.data(), b.size()); };
+    CHECK(for_each_input("corpus", "op-call-grown", refused_or_runs) >= 1000);
+    for (const char* target : {"op-call", "op-call-gpu"}) for_each_input("regressions", target, refused_or_runs);
 }
 
 }  // namespace
@@ -85,8 +84,9 @@ TEST_CASE("the op-call corpus runs on the emulated CUDA plugin and every recorde
 
 // The differential target's inputs (differential_target.hpp): the CPU plugin
 // and the CUDA plugin on the emulator agree on every seed, whose outputs are
-// compared element by element, and on every disagreement ever recorded.
-TEST_CASE("the CPU plugin and the emulated CUDA plugin agree on every op-call seed and recorded disagreement",
+// compared element by element, on the grown corpus, and on every
+// disagreement ever recorded.
+TEST_CASE("the CPU plugin and the emulated CUDA plugin agree on every op-call seed and recorded input",
           "[fuzz][errors]") {
     plexus::fuzz::OpCallSession cpu(plugin_table(PLEXUS_CPU_PLUGIN_FILE)), gpu(plugin_table(PLEXUS_CUDA_EMU_PLUGIN_FILE));
     size_t compared = 0, seeds_compared = 0;
@@ -96,11 +96,13 @@ TEST_CASE("the CPU plugin and the emulated CUDA plugin agree on every op-call se
         compared += c.compared;
         seeds_compared += c.compared > 0;
     });
-    for_each_input("regressions", "op-call-diff", [&](const std::vector<uint8_t>& b) {
+    auto agree = [&](const std::vector<uint8_t>& b) {
         const plexus::fuzz::Comparison c = plexus::fuzz::differential(cpu, gpu, b.data(), b.size());
         CHECK(c.disagreement == "");
         compared += c.compared;
-    });
+    };
+    for_each_input("corpus", "op-call-grown", agree);
+    for_each_input("regressions", "op-call-diff", agree);
     // An at-the-end variant may put an output over another operand: not compared.
     CHECK(seeds_compared >= 100);  // 107 of the 108 on 2026-11-22
     CHECK(compared >= 1000);

@@ -7,9 +7,8 @@
 #              suite on gpu:0 (none may be skipped when a GPU is there)
 #   sanitizer  compute-sanitizer (memcheck, then racecheck) on the GPU tests
 #   agree      plexus-op-call-agree: the real CUDA plugin against the CPU
-#              plugin on every op-call fuzz seed and recorded input (each
-#              operand also at its buffer's very end), then again under
-#              compute-sanitizer memcheck
+#              plugin on every op-call fuzz seed, the grown corpus and every
+#              recorded input, then again under compute-sanitizer memcheck
 #   bench      plexus-bench on gpu:0, beside cuBLAS and PyTorch
 #   train      plexus-train on gpu:0, 10 epochs (metrics.csv, curves.svg),
 #              held to test accuracy 0.86
@@ -82,8 +81,8 @@ for s in "${stages[@]}"; do
       stage sanitizer compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/plexus-cuda-gpu-tests" ;;
     agree)
       plugins=$build/lib/plexus/plugins
-      inputs=(tests/fuzz/corpus/op-call tests/fuzz/regressions/op-call tests/fuzz/regressions/op-call-gpu
-        tests/fuzz/regressions/op-call-diff)
+      inputs=(tests/fuzz/corpus/op-call tests/fuzz/corpus/op-call-grown tests/fuzz/regressions/op-call
+        tests/fuzz/regressions/op-call-gpu tests/fuzz/regressions/op-call-diff)
       stage agree "$bin/plexus-op-call-agree" "$plugins/libplexus-cpu.so" "$plugins/libplexus-cuda.so" "${inputs[@]}"
       stage agree compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$bin/plexus-op-call-agree" "$plugins/libplexus-cpu.so" "$plugins/libplexus-cuda.so" "${inputs[@]}" ;;
