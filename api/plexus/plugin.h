@@ -114,8 +114,9 @@ typedef struct px_fill_attrs {
     /* ---- ABI 1.0 ends here ---- */
 } px_fill_attrs;
 
-/* attrs of arange: element i is start + i * step, computed in float64 and
- * converted to the output dtype. */
+/* attrs of arange: element i of the (contiguous, any rank) output is
+ * start + i * step, computed in float64 and converted to the output dtype
+ * as PX_OP_CAST converts (saturating; NaN gives 0). */
 typedef struct px_arange_attrs {
     uint32_t struct_size;
     double start;

@@ -177,13 +177,14 @@ void cast(const Work& w) {
     });
 }
 
+// Element i of the output (contiguous, of any rank) is start + i * step,
+// converted as a cast converts it.
 void arange(const Work& w) {
     const px_tensor_desc& out = w.outputs[0];
     with_type(out.dtype, [&](auto tag) {
         using T = decltype(tag);
         T* y = data_of<T>(out);
-        for (int64_t i = 0; i < element_count(out); ++i)
-            y[i * out.strides[0]] = static_cast<T>(w.arange.start + double(i) * w.arange.step);
+        for (int64_t i = 0; i < element_count(out); ++i) y[i] = convert<T>(w.arange.start + double(i) * w.arange.step);
     });
 }
 

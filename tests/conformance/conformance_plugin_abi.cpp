@@ -189,6 +189,46 @@ TEST_CASE("copy_device within one device, at offsets", "[conformance][abi][R7]")
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
 }
 
+// Called directly, as the host never calls it (the frontend's arange is
+// 1-D and in range): a 2-D output is filled in row-major order and nothing
+// after it is written, and values out of the dtype's range saturate as a
+// cast's do (a plain conversion is undefined there).
+TEST_CASE("arange fills a contiguous output of any rank and converts as a cast does", "[conformance][abi][R14]") {
+    PX_NEEDS({PX_OP_ARANGE, DType::int32}, {PX_OP_ARANGE, DType::uint8});
+    Opened p;
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, 64, &buf, &p.err) == PX_OK);
+    const std::vector<unsigned char> sentinel(64, 0x5A);
+    REQUIRE(p.api->copy_from_host(p.ctx, buf, 0, sentinel.data(), 64, &p.err) == PX_OK);
+    auto arange = [&](px_tensor_desc out, double start, double step) {
+        const px_arange_attrs attrs{sizeof attrs, start, step};
+        const px_op_call call{sizeof call, PX_OP_ARANGE, p.device, 0, nullptr, 1, &out, &attrs};
+        const px_status executed = p.api->execute(p.ctx, &call, &p.err);
+        INFO(p.err.message);
+        REQUIRE(executed == PX_OK);
+        REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+    };
+    px_tensor_desc grid = vector_desc(buf, PX_INT32, 6);
+    grid.ndim = 2;
+    grid.shape[0] = 2, grid.shape[1] = 3;
+    grid.strides[0] = 3, grid.strides[1] = 1;
+    arange(grid, 2147483645.0, 1.0);
+    std::vector<unsigned char> got(64);
+    REQUIRE(p.api->copy_to_host(p.ctx, buf, 0, got.data(), 64, &p.err) == PX_OK);
+    int32_t values[6];
+    std::memcpy(values, got.data(), sizeof values);
+    CHECK(std::vector<int32_t>(values, values + 6) ==
+          std::vector<int32_t>{2147483645, 2147483646, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX});
+    CHECK(std::vector<unsigned char>(got.begin() + 24, got.end()) == std::vector<unsigned char>(40, 0x5A));
+    px_tensor_desc bytes = vector_desc(buf, PX_UINT8, 4);
+    bytes.offset = 32;
+    arange(bytes, -3.0, 100.0);
+    REQUIRE(p.api->copy_to_host(p.ctx, buf, 0, got.data(), 64, &p.err) == PX_OK);
+    CHECK(std::vector<unsigned char>(got.begin() + 32, got.begin() + 36) == std::vector<unsigned char>{0, 97, 197, 255});
+    CHECK(std::vector<unsigned char>(got.begin() + 36, got.end()) == std::vector<unsigned char>(28, 0x5A));
+    REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
+}
+
 TEST_CASE("execute refuses malformed operands and what it does not implement", "[conformance][abi][R2][R5]") {
     Opened p;
     px_plugin_buffer* buf = nullptr;

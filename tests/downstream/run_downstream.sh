@@ -4,7 +4,8 @@
 #   1. tests/downstream (CMake package: Plexus::nn, Plexus::plexus) and run it,
 #   2. the same C program through pkg-config,
 #   3. examples/threads-plugin (plexus_add_plugin) and pass plexus-conformance
-#      on its devices, found through PLEXUS_PLUGIN_PATH.
+#      on its devices, found through PLEXUS_PLUGIN_PATH, and agree with the
+#      CPU plugin on the op-call fuzz inputs (plexus-op-call-agree).
 # usage: run_downstream.sh <plexus build dir> <source dir> <scratch dir>
 set -euo pipefail
 build=$1 source=$2 scratch=$3
@@ -38,4 +39,9 @@ PLEXUS_THREADS_MEMORY_MB=0 PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/ple
   grep -q "PLEXUS_THREADS_MEMORY_MB must be a number in 1..65536"
 "$prefix/bin/plexus-conformance" --plugin "$scratch/plugin/libplexus-threads.so" --json "$scratch/threads.json" | tail -5
 grep -q '"failures":0' "$scratch/threads.json"
+# And the CPU plugin's answers on every op-call fuzz input (tests/fuzz), with
+# this build's plexus-op-call-agree: calls the plugin lacks are skipped.
+"$build/bin/plexus-op-call-agree" "$(find "$prefix" -name libplexus-cpu.so | head -1)" \
+  "$scratch/plugin/libplexus-threads.so" "$source/tests/fuzz/corpus/op-call" "$source/tests/fuzz/corpus/op-call-grown" \
+  "$source/tests/fuzz/regressions/op-call" "$source/tests/fuzz/regressions/op-call-diff"
 echo "downstream: all good"
