@@ -39,6 +39,8 @@ def f32(buffer, offset, *dims, strides=None):
 x4, w, y = f32(2, 0, 1, 2, 5, 5), f32(2, 252, 3, 2, 3, 3), f32(3, 0, 1, 3, 3, 3)
 conv = struct.pack("<Iiiii", 0, 1, 1, 0, 0)
 pool = struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 0, 0)
+conv_s2p1 = struct.pack("<Iiiii", 0, 2, 2, 1, 1)
+pool_3s1p1 = struct.pack("<Iiiiiii", 0, 3, 3, 1, 1, 1, 1)
 px, pb, pdy, pdx = f32(2, 0, 1, 2, 4, 4), f32(1, 0, 2), f32(1, 64, 1, 2, 2, 2), f32(3, 0, 1, 2, 4, 4)
 logits, labels, rows = f32(2, 0, 4, 3), operand(I64, 0, 0, (4,)), f32(1, 64, 4)
 SEEDS = {
@@ -116,6 +118,26 @@ SEEDS = {
     "log-softmax": call("PX_OP_LOG_SOFTMAX", [logits], [f32(3, 0, 4, 3)]),
     "dropout-backward": call("PX_OP_DROPOUT_BACKWARD", [f32(2, 0, 4, 3)], [f32(3, 0, 4, 3)],
                              struct.pack("<I4xQQd", 0, 7, 0, 0.5)),
+    # Windows with stride and padding, through every conv and pooling path,
+    # and the products' other forms.
+    "conv2d-stride2-pad1": call("PX_OP_CONV2D", [x4, w], [y], conv_s2p1),
+    "conv2d-backward-input-stride2-pad1": call("PX_OP_CONV2D_BACKWARD_INPUT", [f32(1, 0, 1, 3, 3, 3), w],
+                                               [f32(3, 0, 1, 2, 5, 5)], conv_s2p1),
+    "conv2d-backward-weight-stride2-pad1": call("PX_OP_CONV2D_BACKWARD_WEIGHT", [f32(1, 0, 1, 3, 3, 3), x4],
+                                                [f32(3, 0, 3, 2, 3, 3)], conv_s2p1),
+    "max-pool2d-3x3-pad1": call("PX_OP_MAX_POOL2D", [px], [f32(3, 0, 1, 2, 4, 4)], pool_3s1p1),
+    "max-pool2d-backward-3x3-pad1": call("PX_OP_MAX_POOL2D_BACKWARD", [px, f32(1, 0, 1, 2, 4, 4)],
+                                         [f32(3, 0, 1, 2, 4, 4)], pool_3s1p1),
+    "avg-pool2d-backward-padded": call("PX_OP_AVG_POOL2D_BACKWARD", [f32(1, 0, 1, 2, 3, 3)],
+                                       [f32(3, 0, 1, 2, 4, 4)], struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 1, 1)),
+    "bias-relu-max-pool2d-3x3-stride2-pad1": call("PX_OP_BIAS_RELU_MAX_POOL2D", [x4, pb], [f32(3, 0, 1, 2, 3, 3)],
+                                                  struct.pack("<Iiiiiii", 0, 3, 3, 2, 2, 1, 1)),
+    "gemm-tb": call("PX_OP_GEMM", [f32(2, 0, 2, 3), f32(2, 24, 4, 3)], [f32(3, 0, 2, 4)],
+                    struct.pack("<Iiii", 0, 0, 1, 0)),
+    "matmul-batched": call("PX_OP_MATMUL", [f32(2, 0, 2, 2, 3), f32(2, 48, 2, 3, 2)], [f32(3, 0, 2, 2, 2)],
+                           struct.pack("<Ii", 0, 0)),
+    "softmax-cross-entropy-int32-labels": call("PX_OP_SOFTMAX_CROSS_ENTROPY", [logits, operand(I32, 0, 0, (4,))],
+                                               [f32(3, 0, 4)]),
 }
 
 
