@@ -1,7 +1,7 @@
 // Reductions over all axes or one axis of a contiguous input, seen as
 // (outer, extent, inner). Float sums accumulate in float64; integer sums in
-// int64; means of every dtype in float64, as NumPy's do. max/min propagate NaN and argmax returns the first NaN or maximum,
-// as NumPy does.
+// int64; means of every dtype in float64, as NumPy's do. max/min propagate
+// NaN and argmax returns the first NaN or maximum, as NumPy does.
 #include <cmath>
 #include <type_traits>
 #include <vector>

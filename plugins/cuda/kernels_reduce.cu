@@ -22,19 +22,12 @@ __device__ bool is_nan_value(T v) {
     else return false;
 }
 
-template <class T>
+// A sum in Sum: Acc<T> for sums, double for means (an int64 mean must not wrap).
+template <class T, class Sum = Acc<T>>
 struct SumOp {
-    using S = Acc<T>;
+    using S = Sum;
     __device__ static S init() { return S(0); }
-    __device__ static S load(T v, int64_t) { return S(v); }
-    __device__ static S combine(S a, S b) { return a + b; }
-};
-
-template <class T>
-struct MeanSumOp {
-    using S = double;
-    __device__ static S init() { return 0.0; }
-    __device__ static S load(T v, int64_t) { return static_cast<double>(v); }
+    __device__ static S load(T v, int64_t) { return static_cast<S>(v); }
     __device__ static S combine(S a, S b) { return a + b; }
 };
 
@@ -195,7 +188,7 @@ void reduce_typed(const OpArgs& t, const Launch& l) {
     }
     case PX_OP_MEAN: {
         WriteMean<T> w{reinterpret_cast<decltype(w.out)>(t.out.data), extent};
-        return reduce_with<MeanSumOp<T>, T>(t, l, w);
+        return reduce_with<SumOp<T, double>, T>(t, l, w);
     }
     case PX_OP_MAX: return reduce_with<ArgOp<T, true>, T>(t, l, WriteValue<T>{reinterpret_cast<T*>(t.out.data), extent});
     case PX_OP_MIN: return reduce_with<ArgOp<T, false>, T>(t, l, WriteValue<T>{reinterpret_cast<T*>(t.out.data), extent});

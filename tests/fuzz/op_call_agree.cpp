@@ -22,16 +22,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: %s REFERENCE_PLUGIN CANDIDATE_PLUGIN FOLDER...\n", argv[0]);
         return 2;
     }
-    std::string why;
-    const px_plugin_api* reference = plexus::fuzz::open_plugin(argv[1], why);
-    if (!reference) {
-        std::fprintf(stderr, "plexus-op-call-agree: the reference plugin %s did not load: %s\n", argv[1], why.c_str());
-        return 2;
-    }
-    const px_plugin_api* candidate = plexus::fuzz::open_plugin(argv[2], why);
-    if (!candidate) {
-        std::fprintf(stderr, "plexus-op-call-agree: the candidate plugin %s did not load: %s\n", argv[2], why.c_str());
-        return 2;
+    const px_plugin_api* tables[2] = {};
+    for (int k = 0; k < 2; ++k) {
+        std::string why;
+        tables[k] = plexus::fuzz::open_plugin(argv[1 + k], why);
+        if (!tables[k]) {
+            std::fprintf(stderr, "plexus-op-call-agree: the %s plugin %s did not load: %s\n",
+                         k == 0 ? "reference" : "candidate", argv[1 + k], why.c_str());
+            return 2;
+        }
     }
     std::vector<fs::path> inputs;
     for (int i = 3; i < argc; ++i) {
@@ -43,7 +42,7 @@ int main(int argc, char** argv) {
         for (const auto& f : fs::directory_iterator(argv[i]))
             if (f.is_regular_file() && f.path().filename().string()[0] != '.') inputs.push_back(f.path());
     }
-    plexus::fuzz::OpCallSession ref(reference), dut(candidate);
+    plexus::fuzz::OpCallSession ref(tables[0]), dut(tables[1]);
     size_t calls_compared = 0, elements = 0, disagreements = 0;
     for (const fs::path& path : inputs) {
         std::ifstream in(path, std::ios::binary);

@@ -142,14 +142,13 @@ inline uint32_t op_attrs_struct_size(int32_t op) {
 }
 
 // The bytes from an operand's first element to the end of its last (0 when
-// it is empty); the decoder's strides are never negative.
-inline uint64_t operand_bytes(const px_tensor_desc& d) {
-    uint64_t elements = 1;
-    for (int k = 0; k < d.ndim; ++k) {
-        if (d.shape[k] == 0) elements = 0;
-        else if (elements) elements += uint64_t(d.shape[k] - 1) * uint64_t(d.strides[k]);
-    }
-    return elements * px_dtype_size(d.dtype);
+// it is empty), as px_op_call_check measures them. px_tensor_end cannot
+// refuse a decoded operand: its dims and strides are small and never negative.
+inline uint64_t operand_bytes(px_tensor_desc d) {
+    d.offset = 0;
+    uint64_t end = 0;
+    px_tensor_end(&d, &end);
+    return end;
 }
 
 // The offset that makes `d` end at its buffer's last byte, so that a read or
