@@ -50,6 +50,10 @@ TEST_CASE("tensors print their values as NumPy does: integers, scientific notati
           " [1.400e+03 1.401e+03 1.402e+03 ... 1.597e+03 1.598e+03 1.599e+03]\n"
           " [1.600e+03 1.601e+03 1.602e+03 ... 1.797e+03 1.798e+03 1.799e+03]\n"
           " [1.800e+03 1.801e+03 1.802e+03 ... 1.997e+03 1.998e+03 1.999e+03]]");
+    // arange(stop) counts from 0, as nd.arange(12) does.
+    CHECK(text(arange(4)) == "[0. 1. 2. 3.]");
+    CHECK(text(arange(3, cpu(), DType::int32)) == "[0 1 2]");
+    CHECK(arange(12).reshape({3, 4}).shape() == Shape{3, 4});
     // Rows longer than 75 characters wrap.
     CHECK(text(arange(0, 30, 1, cpu(), DType::float64) * 1.5) ==
           "[ 0.   1.5  3.   4.5  6.   7.5  9.  10.5 12.  13.5 15.  16.5 18.  19.5\n"

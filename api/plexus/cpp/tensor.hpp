@@ -337,6 +337,10 @@ inline Tensor arange(double start, double stop, double step = 1, Device device =
         return px_tensor_arange(runtime(), device.raw(), static_cast<px_dtype>(d), start, stop, step, o);
     });
 }
+// arange(12): 0, 1, ..., 11, as nd.arange(12) and np.arange(12).
+inline Tensor arange(double stop, Device device = cpu(), DType d = DType::float32) {
+    return arange(0, stop, 1, device, d);
+}
 inline Tensor random_uniform(const Shape& s, double low = 0, double high = 1, Device device = cpu(),
                              DType d = DType::float32) {
     return Tensor::wrap([&](px_tensor** o) {
