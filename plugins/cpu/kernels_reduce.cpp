@@ -2,6 +2,7 @@
 // (outer, extent, inner). Float sums accumulate in float64; integer sums in
 // int64; means of every dtype in float64, as NumPy's do. max/min propagate
 // NaN and argmax returns the first NaN or maximum, as NumPy does.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -74,11 +75,87 @@ S parallel_sum(const Reducer<T>& r, const T* a, int64_t extent) {
     return s;
 }
 
+// The reduction of a block of up to kBlock neighbouring outputs (inner > 1):
+// the input is read a row of the block at a time, contiguously, instead of
+// one column per output with a stride of `inner` elements (sum over axis 0
+// of 4096x4096 float32: 8x slower that way). Each output still takes its
+// values in order k = 0, 1, ..., so the results are the column walk's, bit
+// for bit.
+constexpr int64_t kBlock = 256;
+
+template <class T, class S>
+void sum_block(const T* p, int64_t extent, int64_t inner, int64_t n, S* acc) {
+    std::fill(acc, acc + n, S(0));
+    for (int64_t k = 0; k < extent; ++k) {
+        const T* row = p + k * inner;
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<S>(row[j]);
+    }
+}
+
+// First index of the maximum (or minimum) of each column; a NaN, once met,
+// is kept.
+template <class T>
+void arg_block(const T* p, int64_t extent, int64_t inner, int64_t n, bool want_max, int64_t* best) {
+    T value[kBlock];
+    std::fill(best, best + n, int64_t(0));
+    std::copy(p, p + n, value);
+    for (int64_t k = 1; k < extent; ++k) {
+        const T* row = p + k * inner;
+        for (int64_t j = 0; j < n; ++j) {
+            const T v = row[j];
+            if (!is_nan(value[j]) && (is_nan(v) || (want_max ? v > value[j] : v < value[j]))) value[j] = v, best[j] = k;
+        }
+    }
+}
+
 // A mean's dtype: float32 for float32, float64 for the others.
 template <class T>
 void store_mean(char* out, int64_t o, double m) {
     if constexpr (std::is_same_v<T, float>) reinterpret_cast<float*>(out)[o] = static_cast<float>(m);
     else reinterpret_cast<double*>(out)[o] = m;
+}
+
+// A reduction over a middle or outer axis (inner > 1), a block of
+// neighbouring outputs per task.
+template <class T>
+void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, int64_t inner) {
+    if (t.op != PX_OP_SUM && t.op != PX_OP_MEAN && t.op != PX_OP_MAX && t.op != PX_OP_MIN && t.op != PX_OP_ARGMAX)
+        throw KernelError("not a reduction");  // here, not inside the parallel region
+    const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
+    char* out = t.out.data;
+    auto one = [&](int64_t task) {
+        const int64_t o = task / blocks, j0 = (task % blocks) * kBlock, n = std::min(kBlock, inner - j0);
+        const T* p = a + o * extent * inner + j0;
+        const int64_t at = o * inner + j0;
+        if (t.op == PX_OP_SUM || t.op == PX_OP_MEAN) {
+            if (t.op == PX_OP_MEAN) {
+                double acc[kBlock];
+                sum_block(p, extent, inner, n, acc);
+                for (int64_t j = 0; j < n; ++j) store_mean<T>(out, at + j, acc[j] / static_cast<double>(extent));
+                return;
+            }
+            Acc<T> acc[kBlock];
+            sum_block(p, extent, inner, n, acc);
+            for (int64_t j = 0; j < n; ++j) {
+                if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[at + j] = static_cast<T>(acc[j]);
+                else reinterpret_cast<int64_t*>(out)[at + j] = value_of(acc[j]);
+            }
+            return;
+        }
+        int64_t best[kBlock];
+        arg_block(p, extent, inner, n, t.op != PX_OP_MIN, best);
+        for (int64_t j = 0; j < n; ++j) {
+            if (t.op == PX_OP_ARGMAX) reinterpret_cast<int64_t*>(out)[at + j] = best[j];
+            else reinterpret_cast<T*>(out)[at + j] = p[best[j] * inner + j];
+        }
+    };
+    if (tasks > 1 && outer * extent * inner >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+        for (int64_t task = 0; task < tasks; ++task) one(task);
+    } else {
+        for (int64_t task = 0; task < tasks; ++task) one(task);
+    }
 }
 
 template <class T>
@@ -124,7 +201,8 @@ void reduce_typed(const OpTask& t) {
         }
         return;
     }
-    auto one = [&](int64_t o) { write(o, a + (o / inner) * extent * inner + o % inner, inner); };
+    if (inner > 1) return reduce_blocks<T>(t, a, outer, extent, inner);
+    auto one = [&](int64_t o) { write(o, a + o * extent, 1); };
     if (nout > 1 && nout * extent >= parallel_grain) {
 #pragma omp parallel for schedule(static)
         for (int64_t o = 0; o < nout; ++o) one(o);

@@ -134,6 +134,13 @@ TEST_CASE("max, min and argmax propagate NaN like NumPy", "[conformance][reduce]
     REQUIRE(std::isnan(t.max().item<float>()));
     REQUIRE(std::isnan(t.min().item<float>()));
     REQUIRE(t.argmax().item<int64_t>() == 1);
+    // Along an outer axis too, column by column: the first NaN wins, and a
+    // column without one gives its first extreme.
+    Tensor m = array({1.0f, 5.0f, 0.0f, NAN, NAN, 7.0f, 3.0f, NAN, 7.0f}, {3, 3}, dev);
+    const std::vector<double> mx = values(m.reduce(PX_OP_MAX, 0)), mn = values(m.reduce(PX_OP_MIN, 0));
+    CHECK((std::isnan(mx[0]) && std::isnan(mx[1]) && mx[2] == 7));
+    CHECK((std::isnan(mn[0]) && std::isnan(mn[1]) && mn[2] == 0));
+    CHECK(values(m.argmax(0)) == std::vector<double>{1, 1, 1});
 }
 
 TEST_CASE("matmul 2-D and batched against a float64 reference", "[conformance][matmul][R12]") {
