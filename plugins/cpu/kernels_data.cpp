@@ -1,6 +1,9 @@
 // Data movement and creation: strided copy (transpose, slice, concat), cast,
 // fill, arange.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <limits>
 #include <type_traits>
 
@@ -10,19 +13,89 @@
 namespace pxcpu {
 namespace {
 
-// memmove, not memcpy: a host may copy between overlapping views of one
-// buffer (which element wins is then unspecified, but nothing is undefined).
-void copy(const OpTask& t) {
-    const Operand* ops[2] = {&t.out, &t.in[0]};
-    auto w = make_walk<2>(ops);
-    const int64_t es = w.esize[0];
+// One element of E bytes, read whole into a local before it is written:
+// defined for overlapping views of one buffer (which element wins is then
+// unspecified, but nothing is undefined) and for unaligned offsets.
+template <size_t E>
+inline void copy_element(char* dst, const char* src) {
+    unsigned char v[E];
+    std::memcpy(v, src, E);
+    std::memcpy(dst, v, E);
+}
+
+// A transpose-like copy: the output's rows run along axis L (the last) and
+// the input's along axis k. Walking the output row by row would read the
+// input a cache line per element; 32x32 tiles read and write whole lines
+// (a 4096x4096 float32 transpose: 5-6x faster).
+template <size_t E>
+void copy_tiled(const Walk<2>& w, int k) {
+    constexpr int64_t kTile = 32;
+    const int L = w.nd - 1;
+    const int64_t rows = w.shape[k], cols = w.shape[L];
+    const int64_t tile_rows = (rows + kTile - 1) / kTile, tile_cols = (cols + kTile - 1) / kTile;
+    const int64_t tiles = tile_rows * tile_cols;
+    int64_t outer = 1;
+    for (int i = 0; i < L; ++i)
+        if (i != k) outer *= w.shape[i];
+    const int64_t out_k = w.st[0][k] * int64_t(E), in_l = w.st[1][L] * int64_t(E);
+    auto one = [&](int64_t task) {
+        int64_t rem = task / tiles;
+        char* o = w.base[0];
+        const char* in = w.base[1];
+        for (int i = L - 1; i >= 0; --i) {
+            if (i == k) continue;
+            const int64_t idx = rem % w.shape[i];
+            rem /= w.shape[i];
+            o += idx * w.st[0][i] * int64_t(E);
+            in += idx * w.st[1][i] * int64_t(E);
+        }
+        const int64_t r0 = (task % tiles) / tile_cols * kTile, c0 = (task % tiles) % tile_cols * kTile;
+        const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = c0; c < c1; ++c) copy_element<E>(o + r * out_k + c * int64_t(E), in + r * int64_t(E) + c * in_l);
+    };
+    const int64_t tasks = outer * tiles;
+    if (tasks > 1 && outer * rows * cols >= parallel_grain) {
+#pragma omp parallel for schedule(static)
+        for (int64_t task = 0; task < tasks; ++task) one(task);
+    } else {
+        for (int64_t task = 0; task < tasks; ++task) one(task);
+    }
+}
+
+// The axis before the last along which the input is contiguous, when the
+// output is contiguous along the last and the input is not; else -1.
+int transposed_axis(const Walk<2>& w) {
+    const int L = w.nd - 1;
+    if (w.st[0][L] != 1 || w.st[1][L] == 1) return -1;
+    for (int i = 0; i < L; ++i)
+        if (w.st[1][i] == 1) return i;
+    return -1;
+}
+
+template <size_t E>
+void copy_sized(const Walk<2>& w) {
+    const int k = transposed_axis(w);
+    if (k >= 0) return copy_tiled<E>(w, k);
     w.rows([&](char* const* p, int64_t n, const int64_t* s) {
         if (s[0] == 1 && s[1] == 1) {
-            std::memmove(p[0], p[1], static_cast<size_t>(n * es));
+            std::memmove(p[0], p[1], static_cast<size_t>(n) * E);  // one row, copied as memmove does
             return;
         }
-        for (int64_t i = 0; i < n; ++i) std::memmove(p[0] + i * s[0] * es, p[1] + i * s[1] * es, static_cast<size_t>(es));
+        for (int64_t i = 0; i < n; ++i) copy_element<E>(p[0] + i * s[0] * int64_t(E), p[1] + i * s[1] * int64_t(E));
     });
+}
+
+void copy(const OpTask& t) {
+    const Operand* ops[2] = {&t.out, &t.in[0]};
+    const Walk<2> w = make_walk<2>(ops);
+    switch (w.esize[0]) {
+    case 1: return copy_sized<1>(w);
+    case 2: return copy_sized<2>(w);
+    case 4: return copy_sized<4>(w);
+    case 8: return copy_sized<8>(w);
+    default: throw KernelError("copy: elements of " + std::to_string(w.esize[0]) + " bytes");
+    }
 }
 
 void cast(const OpTask& t) {

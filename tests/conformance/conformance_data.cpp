@@ -2,6 +2,7 @@
 // views, and copies between the host and the device.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 
 #include <numeric>
@@ -106,6 +107,34 @@ TEST_CASE("transpose, slice_axis and concat", "[conformance][data][R13]") {
         Tensor c2 = concat({arange(0, 2, 1, dev).reshape({2, 1}), arange(5, 9, 1, dev).reshape({2, 2})}, 1);
         REQUIRE(values(c2) == std::vector<double>{0, 5, 6, 1, 7, 8});
     }
+}
+
+TEST_CASE("large transposes (a device's tiled and parallel paths) match the reference, every dtype",
+          "[conformance][data][R13]") {
+    // 3x70x45: partial tiles on both axes of a 32x32 tiling, an outer axis
+    // kept, and enough elements for a CPU's threads or a GPU's blocks.
+    Device dev = pxtest::device_under_test();
+    const int A = 3, B = 70, C = 45;
+    std::vector<double> v(size_t(A * B * C));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(i % 251);
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
+        PX_OP_SECTION(PX_OP_COPY, d) {
+            Tensor t = array(v, {A, B, C}, dev).astype(d);
+            const std::vector<std::array<int32_t, 3>> perms{{0, 2, 1}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {1, 2, 0}};
+            for (const auto& p : perms) {
+                INFO("perm " << p[0] << p[1] << p[2]);
+                const int dims[3] = {A, B, C};
+                std::vector<double> want;
+                int idx[3];
+                for (idx[p[0]] = 0; idx[p[0]] < dims[p[0]]; ++idx[p[0]])
+                    for (idx[p[1]] = 0; idx[p[1]] < dims[p[1]]; ++idx[p[1]])
+                        for (idx[p[2]] = 0; idx[p[2]] < dims[p[2]]; ++idx[p[2]])
+                            want.push_back(v[(size_t(idx[0]) * B + size_t(idx[1])) * C + size_t(idx[2])]);
+                Tensor tt = t.transpose({p[0], p[1], p[2]});
+                REQUIRE(tt.shape() == Shape{dims[p[0]], dims[p[1]], dims[p[2]]});
+                REQUIRE(values(tt) == want);
+            }
+        }
 }
 
 TEST_CASE("ops read transposed and stepped views as their values", "[conformance][views][R13]") {
