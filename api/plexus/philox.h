@@ -50,17 +50,55 @@ PX_PHILOX_FN double px_uniform_double(uint32_t hi, uint32_t lo) {
     return (double)bits * (1.0 / 9007199254740992.0);
 }
 
+/* x * y and x + y, each rounded on its own and never fused into one
+ * multiply-add, so that every plugin computes the same bits: nvcc fuses by
+ * default (__dmul_rn and __dadd_rn it never fuses), and host compilers fuse
+ * where the instruction set has FMA, so host code that includes this header
+ * must compile with -ffp-contract=off (the CPU plugin does). */
+PX_PHILOX_FN double px_mul_rn(double x, double y) {
+#if defined(__CUDA_ARCH__)
+    return __dmul_rn(x, y);
+#else
+    return x * y;
+#endif
+}
+PX_PHILOX_FN double px_add_rn(double x, double y) {
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(x, y);
+#else
+    return x + y;
+#endif
+}
+
+/* The two uniforms in [0, 1) that element i draws: 53-bit ones when wide
+ * (float64 tensors), otherwise (float32) 24-bit ones. */
+typedef struct px_uniform_pair {
+    double u1, u2;
+} px_uniform_pair;
+PX_PHILOX_FN px_uniform_pair px_random_uniforms(uint64_t seed, uint64_t offset, int64_t i, int wide) {
+    px_philox4x32 x = px_philox4x32_10(offset + (uint64_t)i, seed);
+    px_uniform_pair u;
+    u.u1 = wide ? px_uniform_double(x.v[0], x.v[1]) : (double)px_uniform_float(x.v[0]);
+    u.u2 = wide ? px_uniform_double(x.v[2], x.v[3]) : (double)px_uniform_float(x.v[1]);
+    return u;
+}
+
+/* Uniform in [a, b) from u1 (before rounding to the tensor's dtype). */
+PX_PHILOX_FN double px_uniform_in(double u1, double a, double b) { return px_add_rn(a, px_mul_rn(b - a, u1)); }
+
+/* Normal with mean a and standard deviation b from (u1, u2), by Box-Muller.
+ * 1 - u1 lies in (0, 1], so the log is finite. log and cos are the math
+ * library's, whose last bits differ between libm and CUDA. */
+PX_PHILOX_FN double px_normal_from(double u1, double u2, double a, double b) {
+    return px_add_rn(a, px_mul_rn(b, sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2)));
+}
+
 /* Element i of a random tensor before rounding to its dtype: uniform in
- * [a, b), or normal with mean a and standard deviation b (Box-Muller). wide
- * (float64 tensors) draws 53-bit uniforms, otherwise (float32) 24-bit ones. */
+ * [a, b), or normal with mean a and standard deviation b. */
 PX_PHILOX_FN double px_random_value(uint64_t seed, uint64_t offset, int64_t i, int wide, int normal, double a,
                                     double b) {
-    px_philox4x32 x = px_philox4x32_10(offset + (uint64_t)i, seed);
-    double u1 = wide ? px_uniform_double(x.v[0], x.v[1]) : (double)px_uniform_float(x.v[0]);
-    double u2 = wide ? px_uniform_double(x.v[2], x.v[3]) : (double)px_uniform_float(x.v[1]);
-    if (!normal) return a + (b - a) * u1;
-    /* 1 - u1 lies in (0, 1], so the log is finite. */
-    return a + b * (sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
+    const px_uniform_pair u = px_random_uniforms(seed, offset, i, wide);
+    return normal ? px_normal_from(u.u1, u.u2, a, b) : px_uniform_in(u.u1, a, b);
 }
 
 /* Whether dropout keeps element i: its uniform draw

@@ -133,6 +133,19 @@ Walk<N> make_walk(const Operand* const (&ops)[N]) {
     return w;
 }
 
+// body(begin, end) over [0, n) in chunks of `chunk`, in parallel when there
+// are several (for loops whose elements each cost much more than a load).
+template <class Body>
+void parallel_chunks(int64_t n, int64_t chunk, Body&& body) {
+    const int64_t chunks = (n + chunk - 1) / chunk;
+    if (chunks > 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t c = 0; c < chunks; ++c) body(c * chunk, std::min(n, (c + 1) * chunk));
+    } else if (n > 0) {
+        body(0, n);
+    }
+}
+
 // Parallel flat loop over n elements.
 template <class Body>
 void parallel_for(int64_t n, Body&& body) {

@@ -1,5 +1,13 @@
 // Random tensors from Philox4x32-10: element i uses counter (offset + i), so
-// the values are the same whatever the thread count.
+// the values are the same whatever the thread count, and they are
+// philox.h's px_random_value, bit for bit.
+//
+// The Philox rounds vectorize (as dropout's do, kernels_dropout.cpp), so the
+// draws are made in a loop compiled per instruction set; a normal's log and
+// cos then come from the math library, one element at a time.
+#include <algorithm>
+
+#include "isa_copies.hpp"
 #include "kernel_util.hpp"
 #include "kernels.hpp"
 #include "plexus/philox.h"
@@ -7,23 +15,55 @@
 namespace pxcpu {
 namespace {
 
-template <class T>
+struct UniformLoop {
+    template <class T>
+    __attribute__((always_inline)) static inline void run(T* o, int64_t begin, int64_t end, px_random_attrs r) {
+        const T b = static_cast<T>(r.b), a = static_cast<T>(r.a);
+        const bool empty_range = r.a == r.b;
+#pragma omp simd
+        for (int64_t i = begin; i < end; ++i) {
+            const T v = static_cast<T>(px_uniform_in(px_random_uniforms(r.seed, r.offset, i, sizeof(T) == 8).u1, r.a, r.b));
+            o[i] = v < b || empty_range ? v : a;  // a draw stays in [a, b) after rounding to T
+        }
+    }
+};
+
+struct NormalLoop {
+    template <class T>
+    __attribute__((always_inline)) static inline void run(T* o, int64_t begin, int64_t end, px_random_attrs r) {
+        constexpr int64_t kStep = 256;
+        double u1[kStep], u2[kStep];
+        for (int64_t s = begin; s < end; s += kStep) {
+            const int64_t n = std::min(kStep, end - s);
+#pragma omp simd
+            for (int64_t j = 0; j < n; ++j) {
+                const px_uniform_pair u = px_random_uniforms(r.seed, r.offset, s + j, sizeof(T) == 8);
+                u1[j] = u.u1, u2[j] = u.u2;
+            }
+            for (int64_t j = 0; j < n; ++j) o[s + j] = static_cast<T>(px_normal_from(u1[j], u2[j], r.a, r.b));
+        }
+    }
+};
+
+template <class Loop, class T>
 void fill_random(const OpTask& t) {
-    const px_random_attrs& r = t.attrs.random;
     T* o = reinterpret_cast<T*>(t.out.data);
-    const bool normal = t.op == PX_OP_RANDOM_NORMAL;
-    parallel_for(t.out.numel(), [&](int64_t i) {
-        T v = static_cast<T>(px_random_value(r.seed, r.offset, i, sizeof(T) == 8, normal, r.a, r.b));
-        // A uniform draw stays in [a, b) after rounding to T.
-        o[i] = normal || v < static_cast<T>(r.b) || r.a == r.b ? v : static_cast<T>(r.a);
-    });
+    const auto run = IsaCopies<Loop>::template for_this_cpu<T*, int64_t, int64_t, px_random_attrs>();
+    const px_random_attrs r = t.attrs.random;
+    parallel_chunks(t.out.numel(), parallel_grain / 8, [&](int64_t begin, int64_t end) { run(o, begin, end, r); });
+}
+
+template <class T>
+void random_typed(const OpTask& t) {
+    if (t.op == PX_OP_RANDOM_NORMAL) fill_random<NormalLoop, T>(t);
+    else fill_random<UniformLoop, T>(t);
 }
 
 }  // namespace
 
 void run_random(const OpTask& t) {
-    if (t.out.dtype == PX_FLOAT32) return fill_random<float>(t);
-    if (t.out.dtype == PX_FLOAT64) return fill_random<double>(t);
+    if (t.out.dtype == PX_FLOAT32) return random_typed<float>(t);
+    if (t.out.dtype == PX_FLOAT64) return random_typed<double>(t);
     throw KernelError("random numbers need float32 or float64");
 }
 

@@ -51,7 +51,7 @@ __global__ void fill_flat(T* o, int64_t n, T value) {
 
 template <class T>
 __global__ void arange_flat(T* o, int64_t n, double start, double step) {
-    PX_GRID_STRIDE(i, n) o[i] = convert<T>(start + double(i) * step);
+    PX_GRID_STRIDE(i, n) o[i] = convert<T>(px_add_rn(start, px_mul_rn(double(i), step)));  // unfused, as the CPU's
 }
 
 template <class T>

@@ -20,7 +20,9 @@ foreach(cu IN LISTS kernel_sources)
   list(APPEND translated ${out})
 endforeach()
 set_source_files_properties(${translated} PROPERTIES
-  COMPILE_OPTIONS "-include;${emu_dir}/emu_kernel.hpp;-Wno-unknown-pragmas")  # #pragma unroll is nvcc's
+  # #pragma unroll is nvcc's. No FMA contraction: philox.h's px_mul_rn is a
+  # plain product here, and __dmul_rn on a GPU is never fused.
+  COMPILE_OPTIONS "-include;${emu_dir}/emu_kernel.hpp;-Wno-unknown-pragmas;-ffp-contract=off")
 # ThreadSanitizer checks the plugin's host code (its locks, queues and
 # staging), not the kernels: they run on ucontext fibers, whose switches
 # GCC 12's ThreadSanitizer cannot follow, so they and the launcher that

@@ -3,6 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "plexus/plexus.hpp"
 
 #include "plexus/philox.h"
 
@@ -68,4 +72,36 @@ TEST_CASE("the branch-free rounds and dropout's integer test agree with Philox a
             REQUIRE(px_dropout_keeps(seed, counter, 0, p) == (u >= p ? 1 : 0));
         }
     }
+}
+
+// The CPU plugin draws in loops compiled per instruction set (AVX-512 here
+// when the CPU has it); they must give this header's values, computed here
+// by the baseline compiler. Bounds whose (b - a) * u rounds are the ones a
+// fused multiply-add would change; a normal's log and cos are libm's on
+// both sides.
+TEST_CASE("the CPU plugin's random tensors are px_random_value's, bit for bit", "[host][random]") {
+    const double a = -0.7071067811865476, b = 0.3183098861837907;
+    for (int wide : {0, 1})
+        for (int normal : {0, 1}) {
+            INFO((wide ? "float64 " : "float32 ") << (normal ? "normal" : "uniform"));
+            const plexus::DType d = wide ? plexus::DType::float64 : plexus::DType::float32;
+            plexus::seed(11);
+            plexus::random_uniform({3}, 0, 1, plexus::cpu(), d);  // the next tensor starts at offset 3
+            plexus::Tensor t = normal ? plexus::random_normal({70001}, a, b, plexus::cpu(), d)
+                                      : plexus::random_uniform({70001}, a, b, plexus::cpu(), d);
+            const std::vector<double> got = wide ? t.to_vector<double>() : [&] {
+                const std::vector<float> f = t.to_vector<float>();
+                return std::vector<double>(f.begin(), f.end());
+            }();
+            size_t differ = 0;
+            for (int64_t i = 0; i < 70001; ++i) {
+                const double v = px_random_value(11, 3, i, wide, normal, a, b);
+                const double want = wide ? v : double(float(v));
+                uint64_t got_bits = 0, want_bits = 0;  // the bits, so -0.0 and 0.0 differ
+                std::memcpy(&got_bits, &got[size_t(i)], sizeof got_bits);
+                std::memcpy(&want_bits, &want, sizeof want_bits);
+                differ += got_bits != want_bits;
+            }
+            CHECK(differ == 0);
+        }
 }
