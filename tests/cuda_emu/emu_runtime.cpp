@@ -12,7 +12,7 @@
 // an illegal address loses a GPU's context. PLEXUS_CUDA_EMU_DEVICES (1-8,
 // default 2: the multi-GPU paths run) and PLEXUS_CUDA_EMU_MEMORY (bytes per
 // device, default 1 GiB) shape it. cuBLAS is in emu_cublas.cpp, NCCL in
-// emu_nccl.cpp.
+// emu_nccl.cpp, the errors' names in emu_errors.cpp.
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -310,38 +310,6 @@ cudaError_t cudaGetLastError(void) {
     // again while it is current, not after a switch to a device still working.
     last_error = cudaSuccess;
     return e;
-}
-
-const char* cudaGetErrorName(cudaError_t e) {
-    switch (e) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-    case cudaErrorNotReady: return "cudaErrorNotReady";
-    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
-    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
-    case cudaErrorNotSupported: return "cudaErrorNotSupported";
-    default: return "cudaErrorUnknown";
-    }
-}
-
-const char* cudaGetErrorString(cudaError_t e) {
-    switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorNotSupported: return "operation not supported";
-    default: return "unknown error";
-    }
 }
 
 cudaError_t cudaDriverGetVersion(int* v) {

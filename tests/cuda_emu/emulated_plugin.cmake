@@ -33,7 +33,7 @@ endif()
 
 # The emulated CUDA runtime, cuBLAS and NCCL in one shared library, as the
 # real ones are shared libraries the plugin links (NCCL: opens) at run time.
-set(emu_sources emu_runtime.cpp emu_streams.cpp emu_launch.cpp emu_cublas.cpp emu_nccl.cpp emu_faults.cpp)
+set(emu_sources emu_runtime.cpp emu_errors.cpp emu_streams.cpp emu_launch.cpp emu_cublas.cpp emu_nccl.cpp emu_faults.cpp)
 list(TRANSFORM emu_sources PREPEND ${emu_dir}/)
 add_library(plexus-cudart-emu SHARED ${emu_sources})
 target_include_directories(plexus-cudart-emu PRIVATE ${emu_dir} ${CUDAToolkit_INCLUDE_DIRS}
