@@ -51,8 +51,14 @@ void copy_tiled(const Walk<2>& w, int k) {
         }
         const int64_t r0 = (task % tiles) / tile_cols * kTile, c0 = (task % tiles) % tile_cols * kTile;
         const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-        for (int64_t r = r0; r < r1; ++r)
-            for (int64_t c = c0; c < c1; ++c) copy_element<E>(o + r * out_k + c * int64_t(E), in + r * int64_t(E) + c * in_l);
+        // Locals, not captures: a store through char* may alias anything the
+        // lambda captured by reference, which would be reloaded per element.
+        const int64_t step_out = out_k, step_in = in_l;
+        for (int64_t r = r0; r < r1; ++r) {
+            char* dst = o + r * step_out + c0 * int64_t(E);
+            const char* src = in + r * int64_t(E) + c0 * step_in;
+            for (int64_t c = c0; c < c1; ++c, dst += E, src += step_in) copy_element<E>(dst, src);
+        }
     };
     const int64_t tasks = outer * tiles;
     if (tasks > 1 && outer * rows * cols >= parallel_grain) {
