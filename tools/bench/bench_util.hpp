@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
@@ -64,6 +65,35 @@ inline void report(const Row& r, bool json) {
         std::printf("%-40s %10.2f %-7s %-22s %10s   %-12s %s\n", r.name.c_str(), r.ours, r.unit.c_str(), "", "", "",
                     r.target.c_str());
     std::fflush(stdout);
+}
+
+// The number after "key": in a one-line JSON object, or -1 when the key is
+// missing or no number follows it.
+inline double json_number(const std::string& text, const std::string& key) {
+    auto at = text.find("\"" + key + "\":");
+    if (at == std::string::npos) return -1;
+    const char* start = text.c_str() + at + key.size() + 3;
+    char* end = nullptr;
+    const double v = std::strtod(start, &end);
+    return end == start ? -1 : v;
+}
+
+// The JSON line a PyTorch baseline script (tools/bench/torch_*.py) prints,
+// or "" when it cannot run (no python3 with torch) or its line lacks
+// `expected_key`. Tries the python3 on PATH, then Debian's (python3-torch
+// installs there).
+inline std::string torch_baseline(const std::string& script, const std::string& args, const std::string& expected_key) {
+    for (const char* python : {"python3", "/usr/bin/python3"}) {
+        std::string cmd = std::string(python) + " " + script + " " + args + " 2>/dev/null";
+        std::FILE* p = popen(cmd.c_str(), "r");
+        if (!p) continue;
+        std::string out;
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, p)) out += buf;
+        pclose(p);
+        if (out.find("\"" + expected_key + "\"") != std::string::npos) return out;
+    }
+    return "";
 }
 
 }  // namespace pxbench

@@ -20,6 +20,7 @@
 #include "../device_arg.hpp"
 #include "bench_layer_ops.hpp"
 #include "bench_parallel.hpp"
+#include "bench_tensor_ops.hpp"
 #include "bench_util.hpp"
 #ifdef PLEXUS_BENCH_CUDA
 #include "bench_cuda.hpp"
@@ -118,33 +119,6 @@ void bench_norm_log(Device dev, bool json) {
            json);
 }
 
-// The number after "key": in a one-line JSON object, or -1 when the key is
-// missing or no number follows it.
-double json_number(const std::string& text, const std::string& key) {
-    auto at = text.find("\"" + key + "\":");
-    if (at == std::string::npos) return -1;
-    const char* start = text.c_str() + at + key.size() + 3;
-    char* end = nullptr;
-    const double v = std::strtod(start, &end);
-    return end == start ? -1 : v;
-}
-
-// PyTorch running the same network and recipe (tools/bench/torch_lenet.py), or "" when it cannot run.
-// Tries the python3 on PATH, then Debian's (python3-torch installs there).
-std::string torch_baseline(const std::string& script, const std::string& args) {
-    for (const char* python : {"python3", "/usr/bin/python3"}) {
-        std::string cmd = std::string(python) + " " + script + " " + args + " 2>/dev/null";
-        std::FILE* p = popen(cmd.c_str(), "r");
-        if (!p) continue;
-        std::string out;
-        char buf[512];
-        while (std::fgets(buf, sizeof buf, p)) out += buf;
-        pclose(p);
-        if (out.find("step_ms") != std::string::npos) return out;
-    }
-    return "";
-}
-
 // Seed 002's LeNet at batch 256: one training step and one epoch, beside
 // PyTorch (default threads and one thread) in the same run.
 void bench_training(Device dev, bool quick, bool json, const std::string& torch_script) {
@@ -177,8 +151,8 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
     auto [step_s, unused] = interleaved(quick ? 5 : 21, step, nullptr);
     (void)unused;
     std::string torch_dev = dev.kind == PX_DEVICE_GPU ? "cuda:" + std::to_string(dev.index) : "cpu";
-    std::string t_default = torch_baseline(torch_script, "--device " + torch_dev + (quick ? " --steps 5" : " --epoch"));
-    std::string t_one = dev.kind == PX_DEVICE_GPU || quick ? "" : torch_baseline(torch_script, "--threads 1 --epoch");
+    std::string t_default = torch_baseline(torch_script, "--device " + torch_dev + (quick ? " --steps 5" : " --epoch"), "step_ms");
+    std::string t_one = dev.kind == PX_DEVICE_GPU || quick ? "" : torch_baseline(torch_script, "--threads 1 --epoch", "step_ms");
     double torch_step = json_number(t_default, "step_ms"), torch_step1 = json_number(t_one, "step_ms");
     double best_step = torch_step1 > 0 && (torch_step < 0 || torch_step1 < torch_step) ? torch_step1 : torch_step;
     std::string base = torch_step > 0 ? (best_step == torch_step1 ? "PyTorch, 1 thread" : "PyTorch") : "";
@@ -196,7 +170,7 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
 }
 
 // The groups of figures, for --only.
-const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "training", "devices"};
+const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "tensor-ops", "training", "devices"};
 
 [[noreturn]] void refuse(const std::string& why) {
     std::fprintf(stderr, "plexus-bench: %s (try --help)\n", why.c_str());
@@ -228,7 +202,7 @@ std::set<std::string> parse_only(const std::string& list) {
 
 int main(int argc, char** argv) try {
     bool json = false, quick = false;
-    std::string torch_script = PLEXUS_TORCH_LENET_SCRIPT;
+    std::string torch_script = PLEXUS_TORCH_LENET_SCRIPT, tensor_ops_script = PLEXUS_TORCH_TENSOR_OPS_SCRIPT;
     Device dev = cpu();
     std::set<std::string> only;  // empty: every group
     for (int i = 1; i < argc; ++i) {
@@ -274,9 +248,10 @@ int main(int argc, char** argv) try {
             for (int64_t n : quick ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{256, 1024, 2048})
                 bench_sgemm(dev, n, json);
         if (wanted("layer-ops")) bench_layer_ops(dev, quick, json);
+        if (wanted("tensor-ops")) bench_tensor_ops(dev, quick, json, tensor_ops_script);
     }
-    if (dev.kind == PX_DEVICE_GPU && only.count("layer-ops") && !json)
-        std::printf("(layer-ops: CPU devices only, beside raw OpenMP loops; on a GPU see the training step)\n");
+    if (dev.kind == PX_DEVICE_GPU && (only.count("layer-ops") || only.count("tensor-ops")) && !json)
+        std::printf("(layer-ops and tensor-ops: CPU devices only, beside raw OpenMP loops; on a GPU see the training step)\n");
     if (wanted("norm")) bench_norm_log(dev, json);
     if (wanted("training")) bench_training(dev, quick, json, torch_script);
     // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).

@@ -1,0 +1,108 @@
+#include "bench_tensor_ops.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "plexus/philox.h"
+
+using namespace plexus;
+
+namespace pxbench {
+
+namespace {
+
+// The raw baselines: what a careful hand-written loop does for each op.
+
+// Column sums in float64, 256 columns at a time, the rows read in order.
+void raw_sum_columns(const float* x, float* out, int64_t n) {
+    constexpr int64_t kBlock = 256;
+#pragma omp parallel for schedule(static)
+    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - j0);
+        double acc[kBlock] = {};
+        for (int64_t i = 0; i < n; ++i) {
+            const float* row = x + i * n + j0;
+#pragma omp simd
+            for (int64_t j = 0; j < m; ++j) acc[j] += double(row[j]);
+        }
+        for (int64_t j = 0; j < m; ++j) out[j0 + j] = float(acc[j]);
+    }
+}
+
+void raw_sum_rows(const float* x, float* out, int64_t n) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        double s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < n; ++j) s += double(x[i * n + j]);
+        out[i] = float(s);
+    }
+}
+
+// 32x32 tiles, each read and written whole.
+void raw_transpose(const float* x, float* out, int64_t n) {
+    constexpr int64_t kTile = 32;
+    const int64_t tiles = (n + kTile - 1) / kTile;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tiles * tiles; ++t) {
+        const int64_t r0 = t / tiles * kTile, c0 = t % tiles * kTile;
+        for (int64_t r = r0; r < std::min(n, r0 + kTile); ++r)
+            for (int64_t c = c0; c < std::min(n, c0 + kTile); ++c) out[r * n + c] = x[c * n + r];
+    }
+}
+
+// One px_random_value per element: the reference generator, not vectorized.
+void raw_random(float* out, int64_t count, bool normal) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < count; ++i) out[i] = float(px_random_value(1, 0, i, 0, normal ? 1 : 0, 0, 1));
+}
+
+struct Op {
+    const char* name;
+    const char* torch_key;
+    std::function<void()> ours, raw;
+    const char* raw_name;
+};
+
+}  // namespace
+
+void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torch_script) {
+    const int64_t n = quick ? 1024 : 4096, count = n * n;
+    const std::string size = std::to_string(n) + "x" + std::to_string(n);
+    Tensor x = random_uniform({n, n}, 0, 1, dev), r;
+    const std::vector<float> raw_x = x.to_vector<float>();
+    std::vector<float> raw_out(static_cast<size_t>(count));
+    const float* px = raw_x.data();
+    float* po = raw_out.data();
+    auto ours = [&](const std::function<Tensor()>& f) {
+        return [&dev, &r, f] {
+            r = f();
+            synchronize(dev);
+        };
+    };
+    const std::vector<Op> ops{
+        {"sum over axis 0", "sum0_ms", ours([&] { return x.sum(0); }), [&] { raw_sum_columns(px, po, n); },
+         "raw column-block loop"},
+        {"sum over axis 1", "sum1_ms", ours([&] { return x.sum(1); }), [&] { raw_sum_rows(px, po, n); }, "raw row loop"},
+        {"transpose", "transpose_ms", ours([&] { return x.transpose(); }), [&] { raw_transpose(px, po, n); },
+         "raw 32x32-tile loop"},
+        {"random_uniform", "uniform_ms", ours([&] { return random_uniform({count}, 0, 1, dev); }),
+         [&] { raw_random(po, count, false); }, "scalar px_random_value"},
+        {"random_normal", "normal_ms", ours([&] { return random_normal({count}, 0, 1, dev); }),
+         [&] { raw_random(po, count, true); }, "scalar px_random_value"},
+    };
+    const std::string torch = torch_baseline(torch_script, "--n " + std::to_string(n), "sum0_ms");
+    if (torch.empty() && !json) std::printf("(PyTorch baseline unavailable: python3 with torch not found)\n");
+    for (const Op& op : ops) {
+        auto [mine, raw] = interleaved(quick ? 3 : 11, op.ours, op.raw);
+        const std::string name = std::string(op.name) + ", " + size + " float32";
+        report({name, "ms", mine * 1e3, raw * 1e3, op.raw_name, ""}, json);
+        const double t = json_number(torch, op.torch_key);
+        if (t > 0) report({std::string(op.name) + " (beside PyTorch)", "ms", mine * 1e3, t, "PyTorch, same run", ""}, json);
+    }
+}
+
+}  // namespace pxbench

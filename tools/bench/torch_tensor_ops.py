@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
+same sizes (sums over each axis, a transpose made contiguous, uniform and
+normal random tensors), timed as medians. Prints one JSON line of ms."""
+import argparse, json, statistics, sys, time
+
+try:
+    import torch
+except ImportError as e:  # plexus-bench reports the baseline as missing
+    print(json.dumps({"error": f"PyTorch is not installed ({e})"}))
+    sys.exit(0)
+
+
+def median_ms(f, reps):
+    f()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--n", type=int, default=4096, help="the matrices are n x n float32")
+    p.add_argument("--reps", type=int, default=11)
+    a = p.parse_args()
+    n = a.n
+    torch.manual_seed(0)
+    x = torch.rand(n, n)
+    out = {
+        "sum0_ms": median_ms(lambda: x.sum(0), a.reps),
+        "sum1_ms": median_ms(lambda: x.sum(1), a.reps),
+        "transpose_ms": median_ms(lambda: x.t().contiguous(), a.reps),
+        "uniform_ms": median_ms(lambda: torch.rand(n * n), a.reps),
+        "normal_ms": median_ms(lambda: torch.randn(n * n), a.reps),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
