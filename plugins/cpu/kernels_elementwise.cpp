@@ -157,6 +157,16 @@ void where(const OpTask& t) {
         const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);
         const T* a = reinterpret_cast<const T*>(p[2]);
         const T* b = reinterpret_cast<const T*>(p[3]);
+        if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
+            // Both values loaded, then chosen: a select, not a branch taken
+            // at random on the condition (6x slower on a random mask).
+#pragma omp simd
+            for (int64_t i = 0; i < n; ++i) {
+                const T av = a[i], bv = b[i];
+                o[i] = c[i] ? av : bv;
+            }
+            return;
+        }
         for (int64_t i = 0; i < n; ++i) o[i * s[0]] = c[i * s[1]] ? a[i * s[2]] : b[i * s[3]];
     });
 }

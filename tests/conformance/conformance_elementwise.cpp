@@ -152,6 +152,11 @@ TEST_CASE("where selects with a broadcast uint8 condition", "[conformance][eleme
             std::vector<double> want;
             for (int i = 0; i < 6; ++i) want.push_back(av[i] > 4 ? av[i] : std::vector<double>{9, 8, 7}[i % 3]);
             REQUIRE(values(r) == want);
+            // Every operand laid out like the output (a device's flat path).
+            const std::vector<double> other{9, 8, 7, 6, 5, 4};
+            std::vector<double> want_flat;
+            for (int i = 0; i < 6; ++i) want_flat.push_back(av[i] > 4 ? av[i] : other[size_t(i)]);
+            REQUIRE(values(where(cond, a, make(other, {2, 3}, d, dev))) == want_flat);
         }
     }
 }

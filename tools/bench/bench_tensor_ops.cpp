@@ -1,6 +1,7 @@
 #include "bench_tensor_ops.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,6 +55,15 @@ void raw_transpose(const float* x, float* out, int64_t n) {
     }
 }
 
+// c ? a : b with both loaded first, so it vectorizes as a select.
+void raw_where(const uint8_t* c, const float* a, const float* b, float* out, int64_t count) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < count; ++i) {
+        const float av = a[i], bv = b[i];
+        out[i] = c[i] ? av : bv;
+    }
+}
+
 // One px_random_value per element: the reference generator, not vectorized.
 void raw_random(float* out, int64_t count, bool normal) {
 #pragma omp parallel for schedule(static)
@@ -72,8 +82,10 @@ struct Op {
 void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torch_script) {
     const int64_t n = quick ? 1024 : 4096, count = n * n;
     const std::string size = std::to_string(n) + "x" + std::to_string(n);
-    Tensor x = random_uniform({n, n}, 0, 1, dev), r;
-    const std::vector<float> raw_x = x.to_vector<float>();
+    Tensor x = random_uniform({n, n}, 0, 1, dev), y = random_uniform({n, n}, 0, 1, dev), r;
+    Tensor mask = x > 0.5;  // random: a branch per element would mispredict half the time
+    const std::vector<float> raw_x = x.to_vector<float>(), raw_y = y.to_vector<float>();
+    const std::vector<uint8_t> raw_mask = mask.to_vector<uint8_t>();
     std::vector<float> raw_out(static_cast<size_t>(count));
     const float* px = raw_x.data();
     float* po = raw_out.data();
@@ -89,6 +101,8 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
         {"sum over axis 1", "sum1_ms", ours([&] { return x.sum(1); }), [&] { raw_sum_rows(px, po, n); }, "raw row loop"},
         {"transpose", "transpose_ms", ours([&] { return x.transpose(); }), [&] { raw_transpose(px, po, n); },
          "raw 32x32-tile loop"},
+        {"where", "where_ms", ours([&] { return where(mask, x, y); }),
+         [&] { raw_where(raw_mask.data(), px, raw_y.data(), po, count); }, "raw select loop"},
         {"random_uniform", "uniform_ms", ours([&] { return random_uniform({count}, 0, 1, dev); }),
          [&] { raw_random(po, count, false); }, "scalar px_random_value"},
         {"random_normal", "normal_ms", ours([&] { return random_normal({count}, 0, 1, dev); }),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
-same sizes (sums over each axis, a transpose made contiguous, uniform and
-normal random tensors), timed as medians. Prints one JSON line of ms."""
+same sizes (sums over each axis, a transpose made contiguous, where on a
+random mask, uniform and normal random tensors), timed as medians. Prints one JSON line of ms."""
 import argparse, json, statistics, sys, time
 
 try:
@@ -28,11 +28,13 @@ def main():
     a = p.parse_args()
     n = a.n
     torch.manual_seed(0)
-    x = torch.rand(n, n)
+    x, y = torch.rand(n, n), torch.rand(n, n)
+    mask = x > 0.5
     out = {
         "sum0_ms": median_ms(lambda: x.sum(0), a.reps),
         "sum1_ms": median_ms(lambda: x.sum(1), a.reps),
         "transpose_ms": median_ms(lambda: x.t().contiguous(), a.reps),
+        "where_ms": median_ms(lambda: torch.where(mask, x, y), a.reps),
         "uniform_ms": median_ms(lambda: torch.rand(n * n), a.reps),
         "normal_ms": median_ms(lambda: torch.randn(n * n), a.reps),
         "threads": torch.get_num_threads(),
