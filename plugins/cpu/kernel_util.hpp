@@ -146,6 +146,21 @@ void parallel_chunks(int64_t n, int64_t chunk, Body&& body) {
     }
 }
 
+// out[i] = f(in[i]...) over [0, n), in parallel above the grain. The
+// pointers reach the loop as restrict parameters: captured by reference, a
+// store through a one-byte output (comparisons, uint8 tensors) may alias
+// them, so they were reloaded per element and the loop stayed scalar
+// (a > b on 16M float32: 12 ms, beside 5 ms for a + b).
+template <class R, class F, class... In>
+void map_flat(int64_t n, R* out, F f, const In*... in) {
+    auto chunk = [f](int64_t lo, int64_t hi, R* __restrict o, const In* __restrict... p) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) o[i] = f(p[i]...);
+    };
+    if (n >= parallel_grain) parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) { chunk(lo, hi, out, in...); });
+    else chunk(0, n, out, in...);
+}
+
 // Parallel flat loop over n elements.
 template <class Body>
 void parallel_for(int64_t n, Body&& body) {

@@ -111,7 +111,7 @@ void cast(const OpTask& t) {
             using T = decltype(to);
             const F* a = reinterpret_cast<const F*>(t.in[0].data);
             T* o = reinterpret_cast<T*>(t.out.data);
-            parallel_for(t.out.numel(), [&](int64_t i) { o[i] = convert<T>(a[i]); });
+            map_flat(t.out.numel(), o, [](F v) { return convert<T>(v); }, a);
         });
     });
 }

@@ -49,10 +49,8 @@ bool same_layout(const Operand& a, const Operand& out) {
 template <class T, class R, class F>
 void binary_rows(const OpTask& t, F f) {
     if (same_layout(t.in[0], t.out) && same_layout(t.in[1], t.out)) {  // the common case: one flat loop
-        const T* a = reinterpret_cast<const T*>(t.in[0].data);
-        const T* b = reinterpret_cast<const T*>(t.in[1].data);
-        R* o = reinterpret_cast<R*>(t.out.data);
-        parallel_for(t.out.numel(), [&](int64_t i) { o[i] = f(a[i], b[i]); });
+        map_flat(t.out.numel(), reinterpret_cast<R*>(t.out.data), f, reinterpret_cast<const T*>(t.in[0].data),
+                 reinterpret_cast<const T*>(t.in[1].data));
         return;
     }
     const Operand* ops[3] = {&t.out, &t.in[0], &t.in[1]};
@@ -87,8 +85,8 @@ void binary_any(const OpTask& t, F f) {
     const T* a = reinterpret_cast<const T*>(t.in[0].data);
     R* o = reinterpret_cast<R*>(t.out.data);
     int64_t n = t.out.numel();
-    if (at.scalar_operand == 1) parallel_for(n, [&](int64_t i) { o[i] = f(s, a[i]); });
-    else parallel_for(n, [&](int64_t i) { o[i] = f(a[i], s); });
+    if (at.scalar_operand == 1) map_flat(n, o, [s, f](T x) { return f(s, x); }, a);
+    else map_flat(n, o, [s, f](T x) { return f(x, s); }, a);
 }
 
 template <class T>
@@ -124,7 +122,7 @@ template <class T, class F>
 void unary_map(const OpTask& t, F f) {
     const T* a = reinterpret_cast<const T*>(t.in[0].data);
     T* o = reinterpret_cast<T*>(t.out.data);
-    parallel_for(t.out.numel(), [&](int64_t i) { o[i] = f(a[i]); });
+    map_flat(t.out.numel(), o, f, a);
 }
 
 template <class T>

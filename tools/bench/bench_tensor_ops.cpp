@@ -64,6 +64,12 @@ void raw_where(const uint8_t* c, const float* a, const float* b, float* out, int
     }
 }
 
+// a > b into bytes, with restrict pointers so that it vectorizes.
+void raw_greater(const float* __restrict a, const float* __restrict b, uint8_t* __restrict out, int64_t count) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < count; ++i) out[i] = uint8_t(a[i] > b[i]);
+}
+
 // One px_random_value per element: the reference generator, not vectorized.
 void raw_random(float* out, int64_t count, bool normal) {
 #pragma omp parallel for schedule(static)
@@ -87,6 +93,7 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
     const std::vector<float> raw_x = x.to_vector<float>(), raw_y = y.to_vector<float>();
     const std::vector<uint8_t> raw_mask = mask.to_vector<uint8_t>();
     std::vector<float> raw_out(static_cast<size_t>(count));
+    std::vector<uint8_t> raw_bytes(static_cast<size_t>(count));
     const float* px = raw_x.data();
     float* po = raw_out.data();
     auto ours = [&](const std::function<Tensor()>& f) {
@@ -103,6 +110,8 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
          "raw 32x32-tile loop"},
         {"where", "where_ms", ours([&] { return where(mask, x, y); }),
          [&] { raw_where(raw_mask.data(), px, raw_y.data(), po, count); }, "raw select loop"},
+        {"a > b", "greater_ms", ours([&] { return x > y; }),
+         [&] { raw_greater(px, raw_y.data(), raw_bytes.data(), count); }, "raw compare loop"},
         {"random_uniform", "uniform_ms", ours([&] { return random_uniform({count}, 0, 1, dev); }),
          [&] { raw_random(po, count, false); }, "scalar px_random_value"},
         {"random_normal", "normal_ms", ours([&] { return random_normal({count}, 0, 1, dev); }),

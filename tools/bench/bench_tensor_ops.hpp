@@ -1,7 +1,7 @@
 // plexus-bench's tensor-ops group: reductions over each axis, a transposing
-// copy, where on a random mask and random tensors on an n x n float32
-// matrix, each beside a raw OpenMP loop doing the same work in the same run,
-// and beside PyTorch's same ops where it is installed
+// copy, where on a random mask, a comparison and random tensors on an n x n
+// float32 matrix, each beside a raw OpenMP loop doing the same work in the
+// same run, and beside PyTorch's same ops where it is installed
 // (tools/bench/torch_tensor_ops.py).
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
 same sizes (sums over each axis, a transpose made contiguous, where on a
-random mask, uniform and normal random tensors), timed as medians. Prints one JSON line of ms."""
+random mask, a comparison, uniform and normal random tensors), timed as medians. Prints one JSON line of ms."""
 import argparse, json, statistics, sys, time
 
 try:
@@ -35,6 +35,7 @@ def main():
         "sum1_ms": median_ms(lambda: x.sum(1), a.reps),
         "transpose_ms": median_ms(lambda: x.t().contiguous(), a.reps),
         "where_ms": median_ms(lambda: torch.where(mask, x, y), a.reps),
+        "greater_ms": median_ms(lambda: x > y, a.reps),
         "uniform_ms": median_ms(lambda: torch.rand(n * n), a.reps),
         "normal_ms": median_ms(lambda: torch.randn(n * n), a.reps),
         "threads": torch.get_num_threads(),
