@@ -93,20 +93,44 @@ void sum_block(const T* p, int64_t extent, int64_t inner, int64_t n, S* acc) {
     }
 }
 
-// First index of the maximum (or minimum) of each column; a NaN, once met,
-// is kept.
-template <class T>
-void arg_block(const T* p, int64_t extent, int64_t inner, int64_t n, bool want_max, int64_t* best) {
+// Whether v replaces cur as the extreme so far: a NaN, once held, is kept
+// (the first NaN wins, as NumPy's), and ties keep the earlier value.
+template <bool Max, class T>
+inline bool replaces(T v, T cur) {
+    return !is_nan(cur) && (is_nan(v) || (Max ? v > cur : v < cur));
+}
+
+// First index of the maximum (or minimum) of each column.
+template <bool Max, class T>
+void arg_block(const T* p, int64_t extent, int64_t inner, int64_t n, int64_t* best) {
     T value[kBlock];
     std::fill(best, best + n, int64_t(0));
     std::copy(p, p + n, value);
     for (int64_t k = 1; k < extent; ++k) {
         const T* row = p + k * inner;
-        for (int64_t j = 0; j < n; ++j) {
-            const T v = row[j];
-            if (!is_nan(value[j]) && (is_nan(v) || (want_max ? v > value[j] : v < value[j]))) value[j] = v, best[j] = k;
-        }
+        for (int64_t j = 0; j < n; ++j)
+            if (replaces<Max>(row[j], value[j])) value[j] = row[j], best[j] = k;
     }
+}
+
+// The index of the extreme of one long run, split over the threads: each
+// finds its part's, and the parts are met in order, so the first NaN or the
+// first extreme wins as in one pass.
+template <bool Max, class T>
+int64_t parallel_arg(const Reducer<T>& r, const T* a, int64_t extent) {
+    const int threads = omp_get_max_threads();
+    std::vector<int64_t> part(threads, -1);
+    const int64_t chunk = (extent + threads - 1) / threads;
+#pragma omp parallel num_threads(threads)
+    {
+        const int k = omp_get_thread_num();
+        const int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
+        if (lo < hi) part[k] = lo + r.arg(a + lo, hi - lo, 1, Max);
+    }
+    int64_t best = part[0];
+    for (int64_t i : part)
+        if (i >= 0 && replaces<Max>(a[i], a[best])) best = i;
+    return best;
 }
 
 // A mean's dtype: float32 for float32, float64 for the others.
@@ -144,7 +168,8 @@ void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, i
             return;
         }
         int64_t best[kBlock];
-        arg_block(p, extent, inner, n, t.op != PX_OP_MIN, best);
+        if (t.op == PX_OP_MIN) arg_block<false>(p, extent, inner, n, best);
+        else arg_block<true>(p, extent, inner, n, best);
         for (int64_t j = 0; j < n; ++j) {
             if (t.op == PX_OP_ARGMAX) reinterpret_cast<int64_t*>(out)[at + j] = best[j];
             else reinterpret_cast<T*>(out)[at + j] = p[best[j] * inner + j];
@@ -199,6 +224,12 @@ void reduce_typed(const OpTask& t) {
         } else {
             *reinterpret_cast<int64_t*>(out) = value_of(parallel_sum<Acc<T>>(r, a, extent));
         }
+        return;
+    }
+    if (nout == 1 && extent >= 2 * parallel_grain && (t.op == PX_OP_MAX || t.op == PX_OP_MIN || t.op == PX_OP_ARGMAX)) {
+        const int64_t best = t.op == PX_OP_MIN ? parallel_arg<false>(r, a, extent) : parallel_arg<true>(r, a, extent);
+        if (t.op == PX_OP_ARGMAX) *reinterpret_cast<int64_t*>(out) = best;
+        else *reinterpret_cast<T*>(out) = a[best];
         return;
     }
     if (inner > 1) return reduce_blocks<T>(t, a, outer, extent, inner);

@@ -141,6 +141,21 @@ TEST_CASE("max, min and argmax propagate NaN like NumPy", "[conformance][reduce]
     CHECK((std::isnan(mx[0]) && std::isnan(mx[1]) && mx[2] == 7));
     CHECK((std::isnan(mn[0]) && std::isnan(mn[1]) && mn[2] == 0));
     CHECK(values(m.argmax(0)) == std::vector<double>{1, 1, 1});
+    // Long enough for a device's parallel paths (conformance.cpu0.four_threads
+    // runs the CPU plugin's): the first NaN wins over a
+    // later one and over a larger value before it; without NaN, the first
+    // of two equal maxima (one in each half) wins.
+    std::vector<float> many(70000, 0.0f);
+    many[100] = 5.0f, many[50000] = NAN, many[60000] = NAN, many[69999] = 7.0f;
+    Tensor with_nan = array(many, {}, dev);
+    CHECK(with_nan.argmax().item<int64_t>() == 50000);
+    CHECK(std::isnan(with_nan.max().item<float>()));
+    CHECK(std::isnan(with_nan.min().item<float>()));
+    many[50000] = many[60000] = 0.0f, many[69999] = 5.0f, many[200] = -1.0f, many[65000] = -1.0f;
+    Tensor ties = array(many, {}, dev);
+    CHECK(ties.argmax().item<int64_t>() == 100);
+    CHECK(ties.max().item<float>() == 5.0f);
+    CHECK(ties.min().item<float>() == -1.0f);
 }
 
 TEST_CASE("matmul 2-D and batched against a float64 reference", "[conformance][matmul][R12]") {
