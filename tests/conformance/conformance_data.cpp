@@ -111,10 +111,11 @@ TEST_CASE("transpose, slice_axis and concat", "[conformance][data][R13]") {
 
 TEST_CASE("large transposes (a device's tiled and parallel paths) match the reference, every dtype",
           "[conformance][data][R13]") {
-    // 3x70x45: partial tiles on both axes of a 32x32 tiling, an outer axis
-    // kept, and enough elements for a CPU's threads or a GPU's blocks.
+    // 3x130x90: partial tiles on both axes of a 32x32 tiling, an outer axis
+    // kept, and 35,100 elements: enough for a CPU's threads (above the CPU
+    // plugin's grain of 32,768) or a GPU's blocks.
     Device dev = pxtest::device_under_test();
-    const int A = 3, B = 70, C = 45;
+    const int A = 3, B = 130, C = 90;
     std::vector<double> v(size_t(A * B * C));
     for (size_t i = 0; i < v.size(); ++i) v[i] = double(i % 251);
     for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
