@@ -14,3 +14,4 @@
 #include "plexus/cpp/autograd.hpp"
 #include "plexus/cpp/gradients.hpp"
 #include "plexus/cpp/nn_ops.hpp"
+#include "plexus/cpp/composite.hpp"

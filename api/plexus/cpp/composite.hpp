@@ -1,0 +1,80 @@
+// plexus C++ frontend: ops made of other ops, as NumPy, MXNet and PyTorch
+// users expect them: no plugin implements them, so every device has them,
+// and those made of differentiable ops have gradients through autograd.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plexus/cpp/gradients.hpp"
+#include "plexus/cpp/nn_ops.hpp"
+#include "plexus/cpp/tensor.hpp"
+
+namespace plexus {
+
+// A tensor of x's shape, dtype and device, filled with `value`.
+inline Tensor full_like(const Tensor& x, double value) { return full(x.shape(), value, x.device(), x.dtype()); }
+inline Tensor zeros_like(const Tensor& x) { return full_like(x, 0); }
+inline Tensor ones_like(const Tensor& x) { return full_like(x, 1); }
+
+// The larger (smaller) of a and b, elementwise with broadcasting; a NaN in
+// either gives NaN, as np.maximum does. The gradient goes to the operand
+// chosen (to a on ties).
+inline Tensor maximum(const Tensor& a, const Tensor& b) { return where((a >= b) + not_equal(a, a), a, b); }
+inline Tensor minimum(const Tensor& a, const Tensor& b) { return where((a <= b) + not_equal(a, a), a, b); }
+
+// x with every element put in [lo, hi], as np.clip; NaN stays NaN.
+inline Tensor clip(const Tensor& x, double lo, double hi) {
+    if (!(lo <= hi)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "clip: the bounds must have lo <= hi");
+    return minimum(maximum(x, full(Shape{}, lo, x.device(), x.dtype())), full(Shape{}, hi, x.device(), x.dtype()));
+}
+
+// The square root of the sum of squares of every element (the Frobenius
+// norm of a matrix), as x.norm() in MXNet and PyTorch.
+inline Tensor norm(const Tensor& x) { return (x * x).sum().sqrt(); }
+
+// exp(x - max) / sum(exp(x - max)) over the last axis of (N, C) logits, as
+// exp(log_softmax(x)): numerically stable, with log_softmax's gradient.
+inline Tensor softmax(const Tensor& x) { return log_softmax(x).exp(); }
+
+// A view with a new axis of length 1 at `axis` (negative counts from the
+// end of the result), as np.expand_dims.
+inline Tensor expand_dims(const Tensor& x, int axis) {
+    Shape s = x.shape();
+    const int rank = int(s.size()) + 1;
+    if (axis < -rank || axis >= rank)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "expand_dims: axis " + std::to_string(axis) + " is out of range for a result of rank " +
+                                   std::to_string(rank));
+    s.insert(s.begin() + (axis < 0 ? axis + rank : axis), 1);
+    return x.reshape(s);
+}
+
+// A view without the axis `axis`, which must have length 1, as np.squeeze.
+inline Tensor squeeze(const Tensor& x, int axis) {
+    Shape s = x.shape();
+    const int rank = int(s.size());
+    if (axis < -rank || axis >= rank)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "squeeze: axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                                   std::to_string(rank));
+    const int a = axis < 0 ? axis + rank : axis;
+    if (s[size_t(a)] != 1)
+        throw ShapeError(PX_ERROR_SHAPE, "squeeze: axis " + std::to_string(axis) + " has length " + std::to_string(s[size_t(a)]) +
+                         ", not 1");
+    s.erase(s.begin() + a);
+    return x.reshape(s);
+}
+
+// Tensors of one shape joined along a new axis, as np.stack (no gradient,
+// as concat).
+inline Tensor stack(const std::vector<Tensor>& parts, int axis = 0) {
+    if (parts.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "stack: no tensors given");
+    std::vector<Tensor> expanded;
+    expanded.reserve(parts.size());
+    for (const Tensor& t : parts) {
+        if (t.shape() != parts[0].shape()) throw ShapeError(PX_ERROR_SHAPE, "stack: the tensors must have one shape");
+        expanded.push_back(expand_dims(t, axis));
+    }
+    return concat(expanded, axis < 0 ? axis + int(parts[0].shape().size()) + 1 : axis);
+}
+
+}  // namespace plexus

@@ -1,0 +1,134 @@
+// The frontend's composite ops (cpp/composite.hpp): values against NumPy's
+// rules worked by hand, gradients against their formulas, and the refusals.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "../support.hpp"
+#include "plexus/plexus.hpp"
+
+using namespace plexus;
+using pxtest::message_of;
+using pxtest::values;
+
+namespace {
+
+bool same(const std::vector<double>& got, const std::vector<double>& want) {
+    if (got.size() != want.size()) return false;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("maximum, minimum and clip follow NumPy: broadcasting, NaN propagates, every dtype", "[nn][composite]") {
+    Tensor a = array({1.f, 5.f, NAN, -2.f}), b = array({3.f, 2.f, 0.f, NAN});
+    CHECK(same(values(maximum(a, b)), {3, 5, NAN, NAN}));
+    CHECK(same(values(minimum(a, b)), {1, 2, NAN, NAN}));
+    CHECK(same(values(clip(a, 0, 2)), {1, 2, NAN, 0}));
+    // A row broadcast against a column.
+    Tensor row = array({0.f, 10.f}, {1, 2}), col = array({5.f, -5.f, 20.f}, {3, 1});
+    CHECK(values(maximum(row, col)) == std::vector<double>{5, 10, 0, 10, 20, 20});
+    Tensor i = array(std::vector<int64_t>{7, -3, 2});
+    CHECK(values(minimum(i, array(std::vector<int64_t>{1, 1, 1}))) == std::vector<double>{1, -3, 1});
+    CHECK(values(clip(i, -1, 5)) == std::vector<double>{5, -1, 2});
+    CHECK(clip(i, -1, 5).dtype() == DType::int64);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { clip(a, 2, 1); }), "clip: the bounds must have lo <= hi");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { clip(a, NAN, 1); }), "clip: the bounds must have lo <= hi");
+}
+
+TEST_CASE("maximum's gradient goes to the operand chosen, to the first on ties", "[nn][composite]") {
+    Tensor x = array({1.f, 5.f, 3.f}), y = array({2.f, 2.f, 3.f});
+    x.attach_grad();
+    y.attach_grad();
+    Tensor out;
+    {
+        auto scope = autograd::record();
+        out = (maximum(x, y) * array({1.f, 10.f, 100.f})).sum();
+    }
+    out.backward();
+    CHECK(values(x.grad()) == std::vector<double>{0, 10, 100});
+    CHECK(values(y.grad()) == std::vector<double>{1, 0, 0});
+}
+
+TEST_CASE("norm is the square root of the sum of squares, with gradient x / norm", "[nn][composite]") {
+    Tensor x = array(std::vector<double>{3, -4, 12}, {3, 1});
+    x.attach_grad();
+    Tensor n;
+    {
+        auto scope = autograd::record();
+        n = norm(x);
+    }
+    CHECK(n.shape() == Shape{});
+    CHECK(n.item<double>() == 13);
+    n.backward();
+    CHECK(values(x.grad()) == std::vector<double>{3.0 / 13, -4.0 / 13, 12.0 / 13});
+}
+
+TEST_CASE("softmax: rows sum to 1, large logits stay finite, gradient s * (w - sum(w * s))", "[nn][composite]") {
+    const std::vector<double> logits{1, 2, 3, 1000, 1001, 1002};
+    Tensor x = array(logits, {2, 3});
+    x.attach_grad();
+    Tensor s;
+    const std::vector<double> w{1, -2, 0.5, 3, 0, 1};
+    {
+        auto scope = autograd::record();
+        s = softmax(x);
+        (s * array(w, {2, 3})).sum().backward();
+    }
+    const auto got = values(s), grad = values(x.grad());
+    for (size_t r = 0; r < 2; ++r) {
+        double z = 0, ws = 0;
+        for (size_t c = 0; c < 3; ++c) z += std::exp(logits[3 * r + c] - logits[3 * r + 2]);
+        for (size_t c = 0; c < 3; ++c) {
+            const double p = std::exp(logits[3 * r + c] - logits[3 * r + 2]) / z;
+            CHECK(got[3 * r + c] == Approx(p).epsilon(1e-12));
+            ws += w[3 * r + c] * p;
+        }
+        for (size_t c = 0; c < 3; ++c) CHECK(grad[3 * r + c] == Approx(got[3 * r + c] * (w[3 * r + c] - ws)).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("expand_dims and squeeze are views that add or drop an axis of length 1", "[nn][composite]") {
+    Tensor t = arange(6).reshape({2, 3});
+    CHECK(expand_dims(t, 0).shape() == Shape{1, 2, 3});
+    CHECK(expand_dims(t, 2).shape() == Shape{2, 3, 1});
+    CHECK(expand_dims(t, -1).shape() == Shape{2, 3, 1});
+    CHECK(expand_dims(t, -3).shape() == Shape{1, 2, 3});
+    CHECK(squeeze(expand_dims(t, 1), 1).shape() == Shape{2, 3});
+    CHECK(squeeze(expand_dims(t, 1), -2).shape() == Shape{2, 3});
+    CHECK(values(squeeze(expand_dims(t, 1), 1)) == values(t));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { expand_dims(t, 3); }),
+                        "expand_dims: axis 3 is out of range for a result of rank 3");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { expand_dims(t, -4); }),
+                        "expand_dims: axis -4 is out of range for a result of rank 3");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { squeeze(t, 0); }), "squeeze: axis 0 has length 2, not 1");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { squeeze(t, 2); }),
+                        "squeeze: axis 2 is out of range for a tensor of rank 2");
+}
+
+TEST_CASE("stack joins tensors of one shape along a new axis", "[nn][composite]") {
+    Tensor a = array({1.f, 2.f}), b = array({3.f, 4.f}), c = array({5.f, 6.f});
+    CHECK(stack({a, b, c}).shape() == Shape{3, 2});
+    CHECK(values(stack({a, b, c})) == std::vector<double>{1, 2, 3, 4, 5, 6});
+    CHECK(stack({a, b, c}, 1).shape() == Shape{2, 3});
+    CHECK(values(stack({a, b, c}, 1)) == std::vector<double>{1, 3, 5, 2, 4, 6});
+    CHECK(values(stack({a, b, c}, -1)) == std::vector<double>{1, 3, 5, 2, 4, 6});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { stack({}); }), "stack: no tensors given");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { stack({a, array({1.f, 2.f, 3.f})}); }),
+                        "stack: the tensors must have one shape");
+}
+
+TEST_CASE("full_like, zeros_like and ones_like keep the shape, dtype and device", "[nn][composite]") {
+    Tensor i = arange(0, 6, 1, cpu(1), DType::int32).reshape({3, 2});
+    Tensor z = zeros_like(i), o = ones_like(i), f = full_like(i, 7);
+    for (const Tensor* t : {&z, &o, &f}) {
+        CHECK(t->shape() == Shape{3, 2});
+        CHECK(t->dtype() == DType::int32);
+        CHECK(t->device() == cpu(1));
+    }
+    CHECK(values(z) == std::vector<double>(6, 0));
+    CHECK(values(o) == std::vector<double>(6, 1));
+    CHECK(values(f) == std::vector<double>(6, 7));
+}
