@@ -40,6 +40,14 @@ inline bool close(double got, double want, double tol) {
     return std::fabs(got - want) <= tol * (1 + std::fabs(want));
 }
 
+// Equal element by element, NaN matching NaN (values() reads every dtype as double).
+inline bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
+}
+
 // Bytes in use on a device, after its queue drained.
 inline uint64_t bytes_in_use(plexus::Device d) {
     plexus::synchronize(d);

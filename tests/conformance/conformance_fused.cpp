@@ -49,13 +49,6 @@ Unfused unfused(const Tensor& x, const Tensor& b, const Tensor& dy, const Geomet
     return {y, xs.grad(), bs.grad()};
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-    return true;
-}
-
 }  // namespace
 
 TEST_CASE("bias_relu_max_pool2d gives the values of bias_add, relu and max_pool2d", "[conformance][nn][fused][R18]") {
@@ -90,7 +83,7 @@ TEST_CASE("bias_relu_max_pool2d gives the values of bias_add, relu and max_pool2
                 Tensor y = fused(in.x, in.b, g);
                 REQUIRE(y.shape() == in.dy.shape());
                 REQUIRE(y.dtype() == d);
-                CHECK(same_bits(values(y), values(unfused(in.x, in.b, in.dy, g).y)));
+                CHECK(pxtest::same_values(values(y), values(unfused(in.x, in.b, in.dy, g).y)));
             }
         }
         PX_OP_SECTION(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, d) {
@@ -101,7 +94,7 @@ TEST_CASE("bias_relu_max_pool2d gives the values of bias_add, relu and max_pool2
                 auto [dx, db] = fused_backward(in.x, in.b, in.dy, g);
                 REQUIRE(dx.shape() == in.x.shape());
                 REQUIRE(db.shape() == in.b.shape());
-                CHECK(same_bits(values(dx), values(want.dx)));
+                CHECK(pxtest::same_values(values(dx), values(want.dx)));
                 PX_REQUIRE_CLOSE(values(db), values(want.db), d == DType::float32 ? 1e-6 : 1e-12);
             }
         }

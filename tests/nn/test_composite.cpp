@@ -9,24 +9,14 @@
 
 using namespace plexus;
 using pxtest::message_of;
+using pxtest::same_values;
 using pxtest::values;
-
-namespace {
-
-bool same(const std::vector<double>& got, const std::vector<double>& want) {
-    if (got.size() != want.size()) return false;
-    for (size_t i = 0; i < got.size(); ++i)
-        if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) return false;
-    return true;
-}
-
-}  // namespace
 
 TEST_CASE("maximum, minimum and clip follow NumPy: broadcasting, NaN propagates, every dtype", "[nn][composite]") {
     Tensor a = array({1.f, 5.f, NAN, -2.f}), b = array({3.f, 2.f, 0.f, NAN});
-    CHECK(same(values(maximum(a, b)), {3, 5, NAN, NAN}));
-    CHECK(same(values(minimum(a, b)), {1, 2, NAN, NAN}));
-    CHECK(same(values(clip(a, 0, 2)), {1, 2, NAN, 0}));
+    CHECK(same_values(values(maximum(a, b)), {3, 5, NAN, NAN}));
+    CHECK(same_values(values(minimum(a, b)), {1, 2, NAN, NAN}));
+    CHECK(same_values(values(clip(a, 0, 2)), {1, 2, NAN, 0}));
     // A row broadcast against a column.
     Tensor row = array({0.f, 10.f}, {1, 2}), col = array({5.f, -5.f, 20.f}, {3, 1});
     CHECK(values(maximum(row, col)) == std::vector<double>{5, 10, 0, 10, 20, 20});
