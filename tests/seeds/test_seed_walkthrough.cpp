@@ -130,9 +130,9 @@ TEST_CASE("seed 003 exercise: 1000 100x100 products logging the norm on the devi
     std::vector<Tensor> log;
     for (int i = 0; i < 20; ++i) {
         Tensor c = matmul(a, b) * double(i + 1);
-        Tensor norm = (c * c).sum().sqrt();
-        one_at_a_time.push_back(norm.item<float>());  // waits every time
-        log.push_back(norm.reshape({1}));             // stays on the device
+        Tensor frobenius = norm(c);
+        one_at_a_time.push_back(frobenius.item<float>());  // waits every time
+        log.push_back(frobenius.reshape({1}));             // stays on the device
     }
     auto kept = concat(log).to_vector<float>();  // one transfer
     REQUIRE(kept == one_at_a_time);
