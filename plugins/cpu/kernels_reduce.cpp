@@ -30,29 +30,26 @@ bool is_nan(T v) {
     else return false;
 }
 
-// The reduction of `n` values spaced `stride` apart, for sum/max/min/argmax.
+// The reduction of `n` contiguous values, for sum/max/min/argmax (outer and
+// middle axes go by blocks of outputs instead: reduce_blocks).
 template <class T>
 struct Reducer {
     int32_t op;
     // In S: Acc<T> for sums, double for means (an int64 mean must not wrap).
     template <class S = Acc<T>>
-    S sum(const T* p, int64_t n, int64_t stride) const {
+    S sum(const T* p, int64_t n) const {
         S s = 0;
-        if (stride == 1) {
 #pragma omp simd reduction(+ : s)
-            for (int64_t i = 0; i < n; ++i) s += static_cast<S>(p[i]);
-        } else {
-            for (int64_t i = 0; i < n; ++i) s += static_cast<S>(p[i * stride]);
-        }
+        for (int64_t i = 0; i < n; ++i) s += static_cast<S>(p[i]);
         return s;
     }
     // Index of the extreme value (first NaN wins).
-    int64_t arg(const T* p, int64_t n, int64_t stride, bool want_max) const {
+    int64_t arg(const T* p, int64_t n, bool want_max) const {
         int64_t best = 0;
         for (int64_t i = 0; i < n; ++i) {
-            T v = p[i * stride];
+            T v = p[i];
             if (is_nan(v)) return i;
-            if (want_max ? v > p[best * stride] : v < p[best * stride]) best = i;
+            if (want_max ? v > p[best] : v < p[best]) best = i;
         }
         return best;
     }
@@ -68,7 +65,7 @@ S parallel_sum(const Reducer<T>& r, const T* a, int64_t extent) {
     {
         const int k = omp_get_thread_num();
         const int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
-        if (lo < hi) part[k] = r.template sum<S>(a + lo, hi - lo, 1);
+        if (lo < hi) part[k] = r.template sum<S>(a + lo, hi - lo);
     }
     S s = 0;
     for (S v : part) s += v;
@@ -125,7 +122,7 @@ int64_t parallel_arg(const Reducer<T>& r, const T* a, int64_t extent) {
     {
         const int k = omp_get_thread_num();
         const int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
-        if (lo < hi) part[k] = lo + r.arg(a + lo, hi - lo, 1, Max);
+        if (lo < hi) part[k] = lo + r.arg(a + lo, hi - lo, Max);
     }
     int64_t best = part[0];
     for (int64_t i : part)
@@ -144,8 +141,6 @@ void store_mean(char* out, int64_t o, double m) {
 // neighbouring outputs per task.
 template <class T>
 void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, int64_t inner) {
-    if (t.op != PX_OP_SUM && t.op != PX_OP_MEAN && t.op != PX_OP_MAX && t.op != PX_OP_MIN && t.op != PX_OP_ARGMAX)
-        throw KernelError("not a reduction");  // here, not inside the parallel region
     const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
     char* out = t.out.data;
     auto one = [&](int64_t task) {
@@ -199,21 +194,21 @@ void reduce_typed(const OpTask& t) {
     Reducer<T> r{t.op};
     int64_t nout = outer * inner;
     char* out = t.out.data;
-    auto write = [&](int64_t o, const T* p, int64_t stride) {
+    if (t.op != PX_OP_SUM && t.op != PX_OP_MEAN && t.op != PX_OP_MAX && t.op != PX_OP_MIN && t.op != PX_OP_ARGMAX)
+        throw KernelError("not a reduction");  // here, not inside a parallel region
+    // Output o from its contiguous run p of `extent` values.
+    auto write = [&](int64_t o, const T* p) {
         switch (t.op) {
         case PX_OP_SUM: {
-            Acc<T> s = r.sum(p, extent, stride);
+            Acc<T> s = r.sum(p, extent);
             if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(s);
             else reinterpret_cast<int64_t*>(out)[o] = value_of(s);
             break;
         }
-        case PX_OP_MEAN:
-            store_mean<T>(out, o, r.template sum<double>(p, extent, stride) / static_cast<double>(extent));
-            break;
-        case PX_OP_MAX: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, stride, true) * stride]; break;
-        case PX_OP_MIN: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, stride, false) * stride]; break;
-        case PX_OP_ARGMAX: reinterpret_cast<int64_t*>(out)[o] = r.arg(p, extent, stride, true); break;
-        default: throw KernelError("not a reduction");
+        case PX_OP_MEAN: store_mean<T>(out, o, r.template sum<double>(p, extent) / static_cast<double>(extent)); break;
+        case PX_OP_MAX: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, true)]; break;
+        case PX_OP_MIN: reinterpret_cast<T*>(out)[o] = p[r.arg(p, extent, false)]; break;
+        default: reinterpret_cast<int64_t*>(out)[o] = r.arg(p, extent, true); break;  // PX_OP_ARGMAX
         }
     };
     if (nout == 1 && extent >= 2 * parallel_grain && (t.op == PX_OP_SUM || t.op == PX_OP_MEAN)) {
@@ -233,7 +228,7 @@ void reduce_typed(const OpTask& t) {
         return;
     }
     if (inner > 1) return reduce_blocks<T>(t, a, outer, extent, inner);
-    auto one = [&](int64_t o) { write(o, a + o * extent, 1); };
+    auto one = [&](int64_t o) { write(o, a + o * extent); };
     if (nout > 1 && nout * extent >= parallel_grain) {
 #pragma omp parallel for schedule(static)
         for (int64_t o = 0; o < nout; ++o) one(o);
