@@ -240,3 +240,34 @@ TEST_CASE("PLEXUS_CPU_FUSED=off hides the fused ops, which are then refused as u
         px_runtime_destroy(rt);
     }
 }
+
+// One long float64 sum and mean on cpu(0) with all the threads, and with
+// half of them (two devices): the same bits, since the plugin adds fixed
+// chunks in order. Before, each thread summed its share, and 1, 2 and 3
+// threads gave three different last digits.
+TEST_CASE("PLEXUS_CPU_DEVICES: a long sum has the same bits whatever the device's thread count", "[host][cpu-abi]") {
+    std::vector<double> data(1000003);
+    uint64_t state = 88172645463325252ull;
+    for (double& v : data) {  // xorshift64: values in [-1, 1) of every magnitude's rounding
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        v = double(state >> 11) / 4503599627370496.0 - 1.0;
+    }
+    auto reduce_on = [&](px_runtime* rt, px_op op) {
+        const px_device cpu0{PX_DEVICE_CPU, 0};
+        const int64_t n = int64_t(data.size());
+        px_tensor *t = nullptr, *r = nullptr;
+        REQUIRE(px_tensor_from_host(rt, cpu0, PX_FLOAT64, 1, &n, data.data(), data.size() * sizeof(double), &t) == PX_OK);
+        REQUIRE(px_reduce(op, t, 1, 0, 0, &r) == PX_OK);
+        uint64_t bits = 0;
+        REQUIRE(px_tensor_to_host(r, &bits, sizeof bits) == PX_OK);
+        px_tensor_release(r);
+        px_tensor_release(t);
+        return bits;
+    };
+    px_runtime* all = runtime_with_env({{"PLEXUS_CPU_DEVICES", "1"}});
+    px_runtime* half = runtime_with_env({{"PLEXUS_CPU_DEVICES", "2"}});
+    CHECK(reduce_on(all, PX_OP_SUM) == reduce_on(half, PX_OP_SUM));
+    CHECK(reduce_on(all, PX_OP_MEAN) == reduce_on(half, PX_OP_MEAN));
+    px_runtime_destroy(half);
+    px_runtime_destroy(all);
+}
