@@ -41,6 +41,7 @@ conv = struct.pack("<Iiiii", 0, 1, 1, 0, 0)
 pool = struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 0, 0)
 conv_s2p1 = struct.pack("<Iiiii", 0, 2, 2, 1, 1)
 pool_3s1p1 = struct.pack("<Iiiiiii", 0, 3, 3, 1, 1, 1, 1)
+pool_2s2p1 = struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 1, 1)
 px, pb, pdy, pdx = f32(2, 0, 1, 2, 4, 4), f32(1, 0, 2), f32(1, 64, 1, 2, 2, 2), f32(3, 0, 1, 2, 4, 4)
 logits, labels, rows = f32(2, 0, 4, 3), operand(I64, 0, 0, (4,)), f32(1, 64, 4)
 SEEDS = {
@@ -71,7 +72,7 @@ SEEDS = {
                                    [f32(3, 0, 3, 2, 3, 3)], conv),
     "max-pool2d": call("PX_OP_MAX_POOL2D", [px], [f32(3, 0, 1, 2, 2, 2)], pool),
     "avg-pool2d-padded": call("PX_OP_AVG_POOL2D", [px], [f32(3, 0, 1, 2, 3, 3)],
-                              struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 1, 1)),
+                              pool_2s2p1),
     "max-pool2d-backward": call("PX_OP_MAX_POOL2D_BACKWARD", [px, pdy], [pdx], pool),
     "avg-pool2d-backward": call("PX_OP_AVG_POOL2D_BACKWARD", [pdy], [pdx], pool),
     "bias-relu-max-pool2d": call("PX_OP_BIAS_RELU_MAX_POOL2D", [px, pb], [f32(3, 0, 1, 2, 2, 2)], pool),
@@ -129,7 +130,7 @@ SEEDS = {
     "max-pool2d-backward-3x3-pad1": call("PX_OP_MAX_POOL2D_BACKWARD", [px, f32(1, 0, 1, 2, 4, 4)],
                                          [f32(3, 0, 1, 2, 4, 4)], pool_3s1p1),
     "avg-pool2d-backward-padded": call("PX_OP_AVG_POOL2D_BACKWARD", [f32(1, 0, 1, 2, 3, 3)],
-                                       [f32(3, 0, 1, 2, 4, 4)], struct.pack("<Iiiiiii", 0, 2, 2, 2, 2, 1, 1)),
+                                       [f32(3, 0, 1, 2, 4, 4)], pool_2s2p1),
     "bias-relu-max-pool2d-3x3-stride2-pad1": call("PX_OP_BIAS_RELU_MAX_POOL2D", [x4, pb], [f32(3, 0, 1, 2, 3, 3)],
                                                   struct.pack("<Iiiiiii", 0, 3, 3, 2, 2, 1, 1)),
     "gemm-tb": call("PX_OP_GEMM", [f32(2, 0, 2, 3), f32(2, 24, 4, 3)], [f32(3, 0, 2, 4)],
