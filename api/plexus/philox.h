@@ -88,7 +88,8 @@ PX_PHILOX_FN double px_uniform_in(double u1, double a, double b) { return px_add
 
 /* Normal with mean a and standard deviation b from (u1, u2), by Box-Muller.
  * 1 - u1 lies in (0, 1], so the log is finite. log and cos are the math
- * library's, whose last bits differ between libm and CUDA. */
+ * library's, whose last bits differ between libm and CUDA; the CPU plugin
+ * uses this formula with SLEEF's, the same bits on every CPU. */
 PX_PHILOX_FN double px_normal_from(double u1, double u2, double a, double b) {
     return px_add_rn(a, px_mul_rn(b, sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2)));
 }

@@ -1,6 +1,7 @@
 // Elementwise kernels: binary ops (with broadcasting or a scalar), comparisons,
 // unary math, where. Inner loops are plain contiguous loops the compiler
-// vectorizes; broadcasting is handled per row, not per element.
+// vectorizes, or SLEEF's vector functions for exp, log, tanh and sigmoid
+// (vector_math.hpp); broadcasting is handled per row, not per element.
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
+#include "vector_math.hpp"
 
 namespace pxcpu {
 namespace {
@@ -125,6 +127,15 @@ void unary_map(const OpTask& t, F f) {
     map_flat(t.out.numel(), o, f, a);
 }
 
+// f(in, out, n) over contiguous chunks, in parallel above the grain: for
+// the functions of vector_math.hpp, which take whole arrays.
+template <class T, class F>
+void unary_chunks(const OpTask& t, F f) {
+    const T* a = reinterpret_cast<const T*>(t.in[0].data);
+    T* o = reinterpret_cast<T*>(t.out.data);
+    parallel_chunks(t.out.numel(), parallel_grain, [&](int64_t lo, int64_t hi) { f(a + lo, o + lo, hi - lo); });
+}
+
 template <class T>
 void unary(const OpTask& t) {
     switch (t.op) {
@@ -135,11 +146,11 @@ void unary(const OpTask& t) {
     }
     if constexpr (std::is_floating_point_v<T>) {
         switch (t.op) {
-        case PX_OP_EXP: return unary_map<T>(t, [](T a) { return std::exp(a); });
-        case PX_OP_LOG: return unary_map<T>(t, [](T a) { return std::log(a); });
+        case PX_OP_EXP: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_math(MathFn::exp, a, o, n); });
+        case PX_OP_LOG: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_math(MathFn::log, a, o, n); });
         case PX_OP_SQRT: return unary_map<T>(t, [](T a) { return std::sqrt(a); });
-        case PX_OP_SIGMOID: return unary_map<T>(t, [](T a) { return T(1) / (T(1) + std::exp(-a)); });
-        case PX_OP_TANH: return unary_map<T>(t, [](T a) { return std::tanh(a); });
+        case PX_OP_SIGMOID: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_sigmoid(a, o, n); });
+        case PX_OP_TANH: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_math(MathFn::tanh, a, o, n); });
         default: break;
         }
     }

@@ -1,16 +1,20 @@
 // Random tensors from Philox4x32-10: element i uses counter (offset + i), so
-// the values are the same whatever the thread count, and they are
+// the values are the same whatever the thread count; uniform draws are
 // philox.h's px_random_value, bit for bit.
 //
 // The Philox rounds vectorize (as dropout's do, kernels_dropout.cpp), so the
-// draws are made in a loop compiled per instruction set; a normal's log and
-// cos then come from the math library, one element at a time.
+// draws are made in a loop compiled per instruction set. A normal is
+// px_normal_from's formula with SLEEF's log and cos (vector_math.hpp):
+// vectorized, and the same bits on every CPU. libm's and CUDA's log and cos
+// differ from them (and from each other) in the last bits.
 #include <algorithm>
+#include <cmath>
 
 #include "isa_copies.hpp"
 #include "kernel_util.hpp"
 #include "kernels.hpp"
 #include "plexus/philox.h"
+#include "vector_math.hpp"
 
 namespace pxcpu {
 namespace {
@@ -40,7 +44,14 @@ struct NormalLoop {
                 const px_uniform_pair u = px_random_uniforms(r.seed, r.offset, s + j, sizeof(T) == 8);
                 u1[j] = u.u1, u2[j] = u.u2;
             }
-            for (int64_t j = 0; j < n; ++j) o[s + j] = static_cast<T>(px_normal_from(u1[j], u2[j], r.a, r.b));
+            // px_normal_from, with SLEEF's log and cos.
+#pragma omp simd
+            for (int64_t j = 0; j < n; ++j) u1[j] = 1.0 - u1[j], u2[j] = 6.283185307179586 * u2[j];
+            vector_math(MathFn::log, u1, u1, n);
+            vector_math(MathFn::cos, u2, u2, n);
+#pragma omp simd
+            for (int64_t j = 0; j < n; ++j)
+                o[s + j] = static_cast<T>(px_add_rn(r.a, px_mul_rn(r.b, std::sqrt(-2.0 * u1[j]) * u2[j])));
         }
     }
 };

@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include "isa_copies.hpp"
 #include "kernel_util.hpp"
 #include "kernels.hpp"
 
@@ -77,14 +78,24 @@ S parallel_sum(const Reducer<T>& r, const T* a, int64_t extent) {
 // for bit.
 constexpr int64_t kBlock = 256;
 
-template <class T, class S>
-void sum_block(const T* p, int64_t extent, int64_t inner, int64_t n, S* acc) {
-    std::fill(acc, acc + n, S(0));
-    for (int64_t k = 0; k < extent; ++k) {
-        const T* row = p + k * inner;
+// Compiled per instruction set (isa_copies.hpp): each copy adds in the same
+// order, so they give the same bits.
+struct SumLoop {
+    template <class T, class S>
+    __attribute__((always_inline)) static inline void run(const T* p, int64_t extent, int64_t inner, int64_t n,
+                                                          S* acc) {
+        std::fill(acc, acc + n, S(0));
+        for (int64_t k = 0; k < extent; ++k) {
+            const T* row = p + k * inner;
 #pragma omp simd
-        for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<S>(row[j]);
+            for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<S>(row[j]);
+        }
     }
+};
+
+template <class T, class S>
+auto sum_block() {
+    return IsaCopies<SumLoop>::template for_this_cpu<const T*, int64_t, int64_t, int64_t, S*>();
 }
 
 // Whether v replaces cur as the extreme so far: a NaN, once held, is kept
@@ -94,17 +105,41 @@ inline bool replaces(T v, T cur) {
     return !is_nan(cur) && (is_nan(v) || (Max ? v > cur : v < cur));
 }
 
-// First index of the maximum (or minimum) of each column.
-template <bool Max, class T>
-void arg_block(const T* p, int64_t extent, int64_t inner, int64_t n, int64_t* best) {
-    T value[kBlock];
-    std::fill(best, best + n, int64_t(0));
-    std::copy(p, p + n, value);
-    for (int64_t k = 1; k < extent; ++k) {
-        const T* row = p + k * inner;
-        for (int64_t j = 0; j < n; ++j)
-            if (replaces<Max>(row[j], value[j])) value[j] = row[j], best[j] = k;
+// The maximum (or minimum) of each column, and with Index its first index.
+// Selects, not branches, so the loop vectorizes, and compiled per
+// instruction set (isa_copies.hpp; compares and selects are exact, so every
+// copy gives the same bits): max over axis 0 of 4096x4096 float32 took
+// 15 ms with a branch per element, beside 5 ms for a raw loop. Equal values
+// are equal bits but for 0.0 and -0.0, and ties keep the earlier value, so
+// the values are those the indices point at.
+struct ExtremeLoop {
+    template <bool Max, bool Index, class T>
+    __attribute__((always_inline)) static inline void run(std::bool_constant<Max>, std::bool_constant<Index>,
+                                                          const T* p, int64_t extent, int64_t inner, int64_t n,
+                                                          T* value, int64_t* best) {
+        std::copy(p, p + n, value);
+        if constexpr (Index) std::fill(best, best + n, int64_t(0));
+        for (int64_t k = 1; k < extent; ++k) {
+            const T* row = p + k * inner;
+#pragma omp simd
+            for (int64_t j = 0; j < n; ++j) {
+                const T v = row[j], cur = value[j];
+                const bool take = replaces<Max>(v, cur);
+                value[j] = take ? v : cur;
+                if constexpr (Index) best[j] = take ? k : best[j];
+            }
+        }
     }
+};
+
+template <bool Max, bool Index, class T>
+using ExtremeBlock = void (*)(std::bool_constant<Max>, std::bool_constant<Index>, const T*, int64_t, int64_t, int64_t,
+                              T*, int64_t*);
+
+template <bool Max, bool Index, class T>
+ExtremeBlock<Max, Index, T> extreme_block() {
+    return IsaCopies<ExtremeLoop>::template for_this_cpu<std::bool_constant<Max>, std::bool_constant<Index>, const T*,
+                                                         int64_t, int64_t, int64_t, T*, int64_t*>();
 }
 
 // The index of the extreme of one long run, split over the threads: each
@@ -140,6 +175,11 @@ template <class T>
 void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, int64_t inner) {
     const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
     char* out = t.out.data;
+    const auto sum_as_double = sum_block<T, double>();
+    const auto sum_as_acc = sum_block<T, Acc<T>>();
+    const auto argmax_block = extreme_block<true, true, T>();
+    const auto max_block = extreme_block<true, false, T>();
+    const auto min_block = extreme_block<false, false, T>();
     auto one = [&](int64_t task) {
         const int64_t o = task / blocks, j0 = (task % blocks) * kBlock, n = std::min(kBlock, inner - j0);
         const T* p = a + o * extent * inner + j0;
@@ -147,25 +187,28 @@ void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, i
         if (t.op == PX_OP_SUM || t.op == PX_OP_MEAN) {
             if (t.op == PX_OP_MEAN) {
                 double acc[kBlock];
-                sum_block(p, extent, inner, n, acc);
+                sum_as_double(p, extent, inner, n, acc);
                 for (int64_t j = 0; j < n; ++j) store_mean<T>(out, at + j, acc[j] / static_cast<double>(extent));
                 return;
             }
             Acc<T> acc[kBlock];
-            sum_block(p, extent, inner, n, acc);
+            sum_as_acc(p, extent, inner, n, acc);
             for (int64_t j = 0; j < n; ++j) {
                 if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[at + j] = static_cast<T>(acc[j]);
                 else reinterpret_cast<int64_t*>(out)[at + j] = value_of(acc[j]);
             }
             return;
         }
-        int64_t best[kBlock];
-        if (t.op == PX_OP_MIN) arg_block<false>(p, extent, inner, n, best);
-        else arg_block<true>(p, extent, inner, n, best);
-        for (int64_t j = 0; j < n; ++j) {
-            if (t.op == PX_OP_ARGMAX) reinterpret_cast<int64_t*>(out)[at + j] = best[j];
-            else reinterpret_cast<T*>(out)[at + j] = p[best[j] * inner + j];
+        T value[kBlock];
+        if (t.op == PX_OP_ARGMAX) {
+            int64_t best[kBlock];
+            argmax_block({}, {}, p, extent, inner, n, value, best);
+            std::copy(best, best + n, reinterpret_cast<int64_t*>(out) + at);
+            return;
         }
+        if (t.op == PX_OP_MIN) min_block({}, {}, p, extent, inner, n, value, nullptr);
+        else max_block({}, {}, p, extent, inner, n, value, nullptr);
+        std::copy(value, value + n, reinterpret_cast<T*>(out) + at);
     };
     if (tasks > 1 && outer * extent * inner >= parallel_grain) {
 #pragma omp parallel for schedule(static)

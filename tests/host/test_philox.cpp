@@ -1,6 +1,7 @@
 // The reference generator against the known-answer vectors of Random123
 // (kat_vectors: philox4x32 10 rounds).
 #include <catch2/catch.hpp>
+#include <sleef.h>
 
 #include <cmath>
 #include <cstring>
@@ -77,9 +78,11 @@ TEST_CASE("the branch-free rounds and dropout's integer test agree with Philox a
 // The CPU plugin draws in loops compiled per instruction set (AVX-512 here
 // when the CPU has it); they must give this header's values, computed here
 // by the baseline compiler. Bounds whose (b - a) * u rounds are the ones a
-// fused multiply-add would change; a normal's log and cos are libm's on
-// both sides.
-TEST_CASE("the CPU plugin's random tensors are px_random_value's, bit for bit", "[host][random]") {
+// fused multiply-add would change. A normal is px_normal_from's formula with
+// SLEEF's log and cos (vectorized in the plugin, scalar here), which give
+// the same bits on every CPU where libm's need not.
+TEST_CASE("the CPU plugin's random tensors are px_random_value's uniforms and Box-Muller normals bit for bit",
+          "[host][random]") {
     const double a = -0.7071067811865476, b = 0.3183098861837907;
     for (int wide : {0, 1})
         for (int normal : {0, 1}) {
@@ -95,7 +98,12 @@ TEST_CASE("the CPU plugin's random tensors are px_random_value's, bit for bit", 
             }();
             size_t differ = 0;
             for (int64_t i = 0; i < 70001; ++i) {
-                const double v = px_random_value(11, 3, i, wide, normal, a, b);
+                const px_uniform_pair u = px_random_uniforms(11, 3, i, wide);
+                const double v = normal ? px_add_rn(a, px_mul_rn(b, std::sqrt(-2.0 * Sleef_cinz_logd1_u10purec(1.0 - u.u1)) *
+                                                                       Sleef_cinz_cosd1_u10purec(6.283185307179586 * u.u2)))
+                                        : px_random_value(11, 3, i, wide, 0, a, b);
+                // The formula is px_normal_from's: libm's log and cos give nearly the same.
+                if (normal) REQUIRE(std::fabs(v - px_random_value(11, 3, i, wide, 1, a, b)) < 1e-14);
                 const double want = wide ? v : double(float(v));
                 uint64_t got_bits = 0, want_bits = 0;  // the bits, so -0.0 and 0.0 differ
                 std::memcpy(&got_bits, &got[size_t(i)], sizeof got_bits);

@@ -1,6 +1,9 @@
 #include "bench_tensor_ops.hpp"
 
 #include <algorithm>
+#include <omp.h>
+
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,6 +44,31 @@ void raw_sum_rows(const float* x, float* out, int64_t n) {
         for (int64_t j = 0; j < n; ++j) s += double(x[i * n + j]);
         out[i] = float(s);
     }
+}
+
+// Column maxima, 256 columns at a time, the rows read in order.
+void raw_max_columns(const float* x, float* out, int64_t n) {
+    constexpr int64_t kBlock = 256;
+#pragma omp parallel for schedule(static)
+    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - j0);
+        float acc[kBlock];
+        std::copy(x + j0, x + j0 + m, acc);
+        for (int64_t i = 1; i < n; ++i) {
+            const float* row = x + i * n + j0;
+#pragma omp simd
+            for (int64_t j = 0; j < m; ++j) acc[j] = row[j] > acc[j] ? row[j] : acc[j];
+        }
+        std::copy(acc, acc + m, out + j0);
+    }
+}
+
+// The math library's function on each element, over the threads: what a
+// plain loop gets without vectorized math.
+template <class F>
+void raw_map(const float* x, float* out, int64_t count, F f) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < count; ++i) out[i] = f(x[i]);
 }
 
 // 32x32 tiles, each read and written whole.
@@ -106,6 +134,16 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
         {"sum over axis 0", "sum0_ms", ours([&] { return x.sum(0); }), [&] { raw_sum_columns(px, po, n); },
          "raw column-block loop"},
         {"sum over axis 1", "sum1_ms", ours([&] { return x.sum(1); }), [&] { raw_sum_rows(px, po, n); }, "raw row loop"},
+        {"max over axis 0", "max0_ms", ours([&] { return x.max(0); }), [&] { raw_max_columns(px, po, n); },
+         "raw column-block loop"},
+        {"exp", "exp_ms", ours([&] { return x.exp(); }),
+         [&] { raw_map(px, po, count, [](float v) { return std::exp(v); }); }, "raw libm loop"},
+        {"log", "log_ms", ours([&] { return x.log(); }),
+         [&] { raw_map(px, po, count, [](float v) { return std::log(v); }); }, "raw libm loop"},
+        {"tanh", "tanh_ms", ours([&] { return x.tanh(); }),
+         [&] { raw_map(px, po, count, [](float v) { return std::tanh(v); }); }, "raw libm loop"},
+        {"sigmoid", "sigmoid_ms", ours([&] { return x.sigmoid(); }),
+         [&] { raw_map(px, po, count, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }); }, "raw libm loop"},
         {"transpose", "transpose_ms", ours([&] { return x.transpose(); }), [&] { raw_transpose(px, po, n); },
          "raw 32x32-tile loop"},
         {"where", "where_ms", ours([&] { return where(mask, x, y); }),
@@ -117,7 +155,10 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
         {"random_normal", "normal_ms", ours([&] { return random_normal({count}, 0, 1, dev); }),
          [&] { raw_random(po, count, true); }, "scalar px_random_value"},
     };
-    const std::string torch = torch_baseline(torch_script, "--n " + std::to_string(n), "sum0_ms");
+    // PyTorch on as many threads as the raw loops and the plugin: its default
+    // can be fewer (one on this 2-core machine).
+    const std::string torch = torch_baseline(
+        torch_script, "--n " + std::to_string(n) + " --threads " + std::to_string(omp_get_max_threads()), "sum0_ms");
     if (torch.empty() && !json) std::printf("(PyTorch baseline unavailable: python3 with torch not found)\n");
     for (const Op& op : ops) {
         auto [mine, raw] = interleaved(quick ? 3 : 11, op.ours, op.raw);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
-same sizes (sums over each axis, a transpose made contiguous, where on a
-random mask, a comparison, uniform and normal random tensors), timed as medians. Prints one JSON line of ms."""
+same sizes (sums over each axis, a max over the first, exp, log, tanh,
+sigmoid, a transpose made contiguous, where on a random mask, a comparison,
+uniform and normal random tensors), timed as medians. Prints one JSON line
+of ms."""
 import argparse, json, statistics, sys, time
 
 try:
@@ -25,7 +27,10 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=4096, help="the matrices are n x n float32")
     p.add_argument("--reps", type=int, default=11)
+    p.add_argument("--threads", type=int, default=0, help="0: PyTorch's default (one per physical core, it says)")
     a = p.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
     n = a.n
     torch.manual_seed(0)
     x, y = torch.rand(n, n), torch.rand(n, n)
@@ -33,6 +38,11 @@ def main():
     out = {
         "sum0_ms": median_ms(lambda: x.sum(0), a.reps),
         "sum1_ms": median_ms(lambda: x.sum(1), a.reps),
+        "max0_ms": median_ms(lambda: x.max(0).values, a.reps),
+        "exp_ms": median_ms(lambda: x.exp(), a.reps),
+        "log_ms": median_ms(lambda: x.log(), a.reps),
+        "tanh_ms": median_ms(lambda: x.tanh(), a.reps),
+        "sigmoid_ms": median_ms(lambda: x.sigmoid(), a.reps),
         "transpose_ms": median_ms(lambda: x.t().contiguous(), a.reps),
         "where_ms": median_ms(lambda: torch.where(mask, x, y), a.reps),
         "greater_ms": median_ms(lambda: x > y, a.reps),
