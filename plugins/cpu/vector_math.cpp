@@ -9,13 +9,11 @@
 namespace pxcpu {
 namespace {
 
-// The copy for the instruction set the plugin uses; its "avx2" CPUs run AVX
-// (SLEEF's AVX2 copies use fused multiply-adds, so they have no
-// deterministic variant), and x86-64 always has SSE2.
+// The copy for the instruction set the plugin uses (its "avx2" has FMA too).
 const MathIsa& math_isa() {
     const char* name = direct_conv_isa().name;
     if (std::strcmp(name, "avx512") == 0) return math_avx512;
-    if (std::strcmp(name, "avx2") == 0) return math_avx;
+    if (std::strcmp(name, "avx2") == 0) return math_avx2;
     return math_sse2;
 }
 

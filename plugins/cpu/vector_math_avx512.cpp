@@ -1,4 +1,4 @@
-// vector_math's loops for AVX-512 (built with -mavx512f; see vector_math_loops.hpp).
+// vector_math's loops for AVX-512 (built with -mavx512f -mfma; see vector_math_loops.hpp).
 #include "vector_math_loops.hpp"
 
 namespace pxcpu {
@@ -9,6 +9,6 @@ struct Avx512 {
 };
 }  // namespace
 
-const MathIsa math_avx512 = PX_MATH_TABLE(Avx512, 8, avx512fnofma);
+const MathIsa math_avx512 = PX_MATH_TABLE(Avx512, 8, finz, avx512f, purecfma);
 
 }  // namespace pxcpu

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <immintrin.h>
-#include <sleef.h>
 
+#include <cmath>  // first: <sleef.h> declares its FMA copies where math.h defines FP_FAST_FMA
 #include <cstdint>
+
+#include <sleef.h>
 
 #include "vector_math.hpp"
 
@@ -18,10 +20,10 @@ namespace pxcpu {
 struct MathIsa {
     void (*map[4])(const double* x, double* y, int64_t n);
 };
-extern const MathIsa math_avx512, math_avx, math_sse2;
+extern const MathIsa math_avx512, math_avx2, math_sse2;
 
-// y[i] = Vector over whole vectors of Isa, then SLEEF's scalar copy (purec,
-// which computes the same bits as its vector copies) for the last few.
+// y[i] = Vector over whole vectors of Isa, then SLEEF's scalar copy of the
+// same kind (which computes the same bits) for the last few.
 template <class Isa, int Lanes, auto Vector, auto Scalar>
 void map_loop(const double* x, double* y, int64_t n) {
     int64_t i = 0;
@@ -30,11 +32,12 @@ void map_loop(const double* x, double* y, int64_t n) {
 }
 
 // The table for one instruction set, whose SLEEF functions are named
-// <fn>d<lanes>_u10<suffix>.
-#define PX_MATH_TABLE(ISA, LANES, SUFFIX)                                                        \
-    {{map_loop<ISA, LANES, Sleef_cinz_expd##LANES##_u10##SUFFIX, Sleef_cinz_expd1_u10purec>,   \
-      map_loop<ISA, LANES, Sleef_cinz_logd##LANES##_u10##SUFFIX, Sleef_cinz_logd1_u10purec>,   \
-      map_loop<ISA, LANES, Sleef_cinz_tanhd##LANES##_u10##SUFFIX, Sleef_cinz_tanhd1_u10purec>, \
-      map_loop<ISA, LANES, Sleef_cinz_cosd##LANES##_u10##SUFFIX, Sleef_cinz_cosd1_u10purec>}}
+// Sleef_<kind>_<fn>d<lanes>_u10<suffix>, and whose scalar copies for the
+// tail Sleef_<kind>_<fn>d1_u10<tail>.
+#define PX_MATH_TABLE(ISA, LANES, KIND, SUFFIX, TAIL)                                                  \
+    {{map_loop<ISA, LANES, Sleef_##KIND##_expd##LANES##_u10##SUFFIX, Sleef_##KIND##_expd1_u10##TAIL>,   \
+      map_loop<ISA, LANES, Sleef_##KIND##_logd##LANES##_u10##SUFFIX, Sleef_##KIND##_logd1_u10##TAIL>,   \
+      map_loop<ISA, LANES, Sleef_##KIND##_tanhd##LANES##_u10##SUFFIX, Sleef_##KIND##_tanhd1_u10##TAIL>, \
+      map_loop<ISA, LANES, Sleef_##KIND##_cosd##LANES##_u10##SUFFIX, Sleef_##KIND##_cosd1_u10##TAIL>}}
 
 }  // namespace pxcpu

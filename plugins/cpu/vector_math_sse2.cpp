@@ -9,6 +9,6 @@ struct Sse2 {
 };
 }  // namespace
 
-const MathIsa math_sse2 = PX_MATH_TABLE(Sse2, 2, sse2);
+const MathIsa math_sse2 = PX_MATH_TABLE(Sse2, 2, cinz, sse2, purec);
 
 }  // namespace pxcpu
