@@ -107,7 +107,14 @@ void arithmetic(const OpTask& t) {
             return;
         }
     case PX_OP_POW:
-        if constexpr (std::is_floating_point_v<T>) return binary_any<T, T>(t, [](T a, T b) { return std::pow(a, b); });
+        if constexpr (std::is_floating_point_v<T>) {
+            // x ** 2 (squared errors, norms) as x * x: the correctly rounded
+            // square, for every x (NaN, infinities and -0.0 included), where
+            // a pow call per element took 10x as long.
+            if (t.num_inputs == 1 && t.attrs.binary.scalar_operand == 2 && t.attrs.binary.scalar == 2.0)
+                return binary_any<T, T>(t, [](T a, T) { return a * a; });
+            return binary_any<T, T>(t, [](T a, T b) { return std::pow(a, b); });
+        }
         break;
     case PX_OP_EQ: return binary_any<T, uint8_t>(t, [](T a, T b) { return uint8_t(a == b); });
     case PX_OP_NE: return binary_any<T, uint8_t>(t, [](T a, T b) { return uint8_t(a != b); });

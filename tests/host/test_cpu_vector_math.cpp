@@ -21,16 +21,39 @@ namespace {
 
 using plexus::Tensor;
 
-// Specials, then values from every binade (random bits, NaNs included), then
-// values where the functions bend: more than the plugin's grain of 32768, and
-// not a whole number of vectors, so chunk ends and scalar tails are crossed.
+// Zeros, infinities, NaN, denormals, the largest values, and the edges of
+// exp's overflow and underflow in each dtype.
+template <class T>
+std::vector<T> specials() {
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    return {T(0),
+            T(-0.0),
+            inf,
+            -inf,
+            std::numeric_limits<T>::quiet_NaN(),
+            T(1),
+            T(-1),
+            T(4),
+            T(88.72),
+            T(-103.9),
+            T(709.78),
+            T(-745.2),
+            std::numeric_limits<T>::denorm_min(),
+            -std::numeric_limits<T>::denorm_min(),
+            std::numeric_limits<T>::max(),
+            std::numeric_limits<T>::lowest(),
+            T(1e-30),
+            T(20),
+            T(-20)};
+}
+
+// The specials, then values from every binade (random bits, NaNs included),
+// then values where the functions bend: more than the plugin's grain of
+// 32768, and not a whole number of vectors, so chunk ends and scalar tails
+// are crossed.
 template <class T>
 std::vector<T> inputs() {
-    constexpr T inf = std::numeric_limits<T>::infinity();
-    std::vector<T> v{T(0),   T(-0.0), inf,        -inf, std::numeric_limits<T>::quiet_NaN(),
-                     T(1),   T(-1),   T(4),       T(88.72), T(-103.9), T(709.78), T(-745.2),
-                     std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::denorm_min(),
-                     std::numeric_limits<T>::max(), std::numeric_limits<T>::lowest(), T(1e-30), T(20), T(-20)};
+    std::vector<T> v = specials<T>();
     uint64_t s = 0x9E3779B97F4A7C15ull;
     auto next = [&s] { return s = s * 6364136223846793005ull + 1442695040888963407ull; };
     while (v.size() < 40000) {
@@ -148,4 +171,25 @@ TEST_CASE("a CPU tensor's exp does not depend on where the plugin splits it", "[
     size_t differ = 0;
     for (size_t i = 0; i < all.size(); ++i) differ += !same_bits(all[i], one[i % block.size()]);
     CHECK(differ == 0);
+}
+
+TEST_CASE("x ** 2 on a CPU tensor is x * x bit for bit and std::pow's value on the specials", "[host][vector-math]") {
+    const std::vector<float> x = inputs<float>();
+    const std::vector<float> got = plexus::array(x).pow(2.0).to_vector<float>();
+    REQUIRE(got.size() == x.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i) differ += !same_bits(got[i], x[i] * x[i]);
+    CHECK(differ == 0);
+    for (size_t i = 0; i < specials<float>().size(); ++i) {  // NaN, infinities, -0.0, denormals, overflow
+        INFO("x = " << x[i]);
+        CHECK(same_bits(got[i], std::pow(x[i], 2.0f)));
+    }
+    const std::vector<double> xd = inputs<double>();
+    const std::vector<double> gd = plexus::array(xd).pow(2.0).to_vector<double>();
+    differ = 0;
+    for (size_t i = 0; i < xd.size(); ++i) differ += !same_bits(gd[i], xd[i] * xd[i]);
+    CHECK(differ == 0);
+    // Other exponents still go through pow: 3 is not x * x.
+    CHECK(plexus::array({1.5f}).pow(3.0).to_vector<float>()[0] == 3.375f);
+    CHECK(plexus::array({4.0f}).pow(0.5).to_vector<float>()[0] == 2.0f);
 }

@@ -144,6 +144,8 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
          [&] { raw_map(px, po, count, [](float v) { return std::tanh(v); }); }, "raw libm loop"},
         {"sigmoid", "sigmoid_ms", ours([&] { return x.sigmoid(); }),
          [&] { raw_map(px, po, count, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }); }, "raw libm loop"},
+        {"x ** 2", "square_ms", ours([&] { return x.pow(2.0); }),
+         [&] { raw_map(px, po, count, [](float v) { return v * v; }); }, "raw multiply loop"},
         {"transpose", "transpose_ms", ours([&] { return x.transpose(); }), [&] { raw_transpose(px, po, n); },
          "raw 32x32-tile loop"},
         {"where", "where_ms", ours([&] { return where(mask, x, y); }),
