@@ -42,6 +42,28 @@ TEST_CASE("maximum's gradient goes to the operand chosen, to the first on ties",
     CHECK(values(y.grad()) == std::vector<double>{1, 0, 0});
 }
 
+TEST_CASE("argmin is the first minimum in every dtype: NaN first and the extremes of each integer type", "[nn][composite]") {
+    Tensor f = array({3.f, 1.f, -0.f, 1.f, 0.f, -7.f, -7.f});
+    CHECK(argmin(f).item<int64_t>() == 5);  // ties keep the first
+    CHECK(argmin(array({3.0, NAN, -1.0, NAN})).item<int64_t>() == 1);  // the first NaN wins, as np.argmin's
+    CHECK(argmin(array({0.f, -0.f})).item<int64_t>() == 0);  // -0.0 == 0.0: a tie
+    CHECK(argmin(array(std::vector<int32_t>{5, -2147483647 - 1, 2147483647, -2147483647 - 1})).item<int64_t>() == 1);
+    CHECK(argmin(array(std::vector<int32_t>{2147483647, 0})).item<int64_t>() == 1);
+    CHECK(argmin(array(std::vector<int64_t>{0, INT64_MIN, INT64_MAX})).item<int64_t>() == 1);
+    CHECK(argmin(array(std::vector<uint8_t>{255, 7, 0, 0})).item<int64_t>() == 2);
+    CHECK(argmin(array(std::vector<uint8_t>{255, 255})).item<int64_t>() == 0);
+    // Along an axis, with and without keepdims: column and row minima of
+    // [[4, 1, 9], [2, 8, 9]].
+    Tensor m = array({4.f, 1.f, 9.f, 2.f, 8.f, 9.f}, {2, 3});
+    CHECK(values(argmin(m, 0)) == std::vector<double>{1, 0, 0});
+    CHECK(values(argmin(m, 1)) == std::vector<double>{1, 0});
+    CHECK(argmin(m, 1, true).shape() == Shape{2, 1});
+    CHECK(argmin(m, 1).dtype() == DType::int64);
+    CHECK(values(argmin(m, -1)) == std::vector<double>{1, 0});
+    CHECK(message_of<InvalidArgumentError>([&] { argmin(m, 2); }) == "argmin: axis 2 is out of range for a tensor of rank 2");
+    CHECK(message_of<InvalidArgumentError>([&] { argmin(m, -3); }) == "argmin: axis -3 is out of range for a tensor of rank 2");
+}
+
 TEST_CASE("norm is the square root of the sum of squares, with gradient x / norm", "[nn][composite]") {
     Tensor x = array(std::vector<double>{3, -4, 12}, {3, 1});
     x.attach_grad();

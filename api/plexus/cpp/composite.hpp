@@ -29,6 +29,29 @@ inline Tensor clip(const Tensor& x, double lo, double hi) {
     return minimum(maximum(x, full(Shape{}, lo, x.device(), x.dtype())), full(Shape{}, hi, x.device(), x.dtype()));
 }
 
+// The index of the first minimum, of all elements or along `axis` (int64),
+// as np.argmin: argmax of an order-reversing map, exact in every dtype (-x
+// for floats, whose first NaN still wins; -1 - x, which wraps to ~x, for
+// signed integers; 255 - x for uint8).
+namespace detail {
+inline Tensor reversed_order(const Tensor& x) {
+    switch (x.dtype()) {
+    case DType::float32: case DType::float64: return -x;
+    case DType::uint8: return 255.0 - x;
+    default: return -1.0 - x;
+    }
+}
+}  // namespace detail
+inline Tensor argmin(const Tensor& x) { return detail::reversed_order(x).argmax(); }
+inline Tensor argmin(const Tensor& x, int axis, bool keepdims = false) {
+    const int rank = x.ndim();
+    if (axis < -rank || axis >= rank)  // checked here, so that the error names argmin, not argmax
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "argmin: axis " + std::to_string(axis) +
+                                                                  " is out of range for a tensor of rank " +
+                                                                  std::to_string(rank));
+    return detail::reversed_order(x).argmax(axis, keepdims);
+}
+
 // The square root of the sum of squares of every element (the Frobenius
 // norm of a matrix), as x.norm() in MXNet and PyTorch.
 inline Tensor norm(const Tensor& x) { return (x * x).sum().sqrt(); }
