@@ -189,7 +189,10 @@ TEST_CASE("x ** 2 on a CPU tensor is x * x bit for bit and std::pow's value on t
     differ = 0;
     for (size_t i = 0; i < xd.size(); ++i) differ += !same_bits(gd[i], xd[i] * xd[i]);
     CHECK(differ == 0);
-    // Other exponents still go through pow: 3 is not x * x.
+    // Other exponents still go through pow: 3 is not x * x; and a scalar
+    // base (2 ** x) is the left operand.
     CHECK(plexus::array({1.5f}).pow(3.0).to_vector<float>()[0] == 3.375f);
     CHECK(plexus::array({4.0f}).pow(0.5).to_vector<float>()[0] == 2.0f);
+    CHECK(plexus::pow(2.0, plexus::array(std::vector<double>{0.5, 3.0, -2.0})).to_vector<double>() ==
+          std::vector<double>{std::pow(2.0, 0.5), 8.0, 0.25});
 }

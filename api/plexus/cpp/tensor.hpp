@@ -280,6 +280,7 @@ inline Tensor sigmoid(const Tensor& a) { return a.sigmoid(); }
 inline Tensor tanh(const Tensor& a) { return a.tanh(); }
 inline Tensor pow(const Tensor& a, double p) { return a.pow(p); }
 inline Tensor pow(const Tensor& a, const Tensor& p) { return a.pow(p); }
+inline Tensor pow(double base, const Tensor& p) { return p.scalar_op(PX_OP_POW, base, true); }
 
 Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
