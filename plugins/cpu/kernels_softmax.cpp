@@ -1,12 +1,15 @@
 // Row-wise log-softmax and the fused softmax cross-entropy, with gradients.
 // Every row subtracts its maximum first, so large logits do not overflow;
 // sums accumulate in float64.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
+#include "vector_math.hpp"
 
 namespace pxcpu {
 namespace {
@@ -21,15 +24,43 @@ void for_each_row(int64_t rows, int64_t cols, Body&& body) {
     }
 }
 
-// max and log(sum(exp(x - max))) of one row.
+// use(j0, e, len) for the blocks of a row of c, e[i] = exp(arg(j0 + i)):
+// the exps in float64 through SLEEF's vector functions (vector_math.hpp),
+// not glibc's scalar exp.
+template <class Arg, class Use>
+void exp_blocks(int64_t c, Arg arg, Use use) {
+    constexpr int64_t kBlock = 512;
+    double e[kBlock];
+    for (int64_t j0 = 0; j0 < c; j0 += kBlock) {
+        const int64_t len = std::min(kBlock, c - j0);
+        for (int64_t i = 0; i < len; ++i) e[i] = arg(j0 + i);
+        vector_math(MathFn::exp, e, e, len);
+        use(j0, e, len);
+    }
+}
+
+// max and log(sum(exp(x - max))) of one row. Both loops vectorize: the
+// maximum passes over NaNs (a NaN still makes the sum, so the whole row,
+// NaN), and the sum goes into eight partial sums (element j into j % 8)
+// added up in a fixed order, so its bits depend on neither the instruction
+// set nor the thread count.
 template <class T>
 void row_stats(const T* x, int64_t c, double& max, double& log_sum) {
-    double m = -INFINITY;
-    for (int64_t j = 0; j < c; ++j) m = x[j] > m || std::isnan(double(x[j])) ? double(x[j]) : m;
-    double s = 0;
-    for (int64_t j = 0; j < c; ++j) s += std::exp(double(x[j]) - m);
-    max = m;
-    log_sum = std::log(s);
+    T m = -std::numeric_limits<T>::infinity();
+#pragma omp simd reduction(max : m)
+    for (int64_t j = 0; j < c; ++j) m = x[j] > m ? x[j] : m;
+    const double mx = double(m);
+    double part[8] = {};
+    exp_blocks(
+        c, [&](int64_t j) { return double(x[j]) - mx; },
+        [&](int64_t /*j0, a multiple of 8*/, const double* e, int64_t len) {
+            int64_t i = 0;
+            for (; i + 8 <= len; i += 8)
+                for (int l = 0; l < 8; ++l) part[l] += e[i + l];
+            for (; i < len; ++i) part[i % 8] += e[i];
+        });
+    max = mx;
+    log_sum = std::log(((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])));
 }
 
 // Reads label r, recording the first row whose label is outside [0, c).
@@ -63,8 +94,11 @@ void softmax_typed(const OpTask& t) {
         for_each_row(n, c, [&](int64_t r) {
             double s = 0;
             for (int64_t j = 0; j < c; ++j) s += dy[r * c + j];
-            for (int64_t j = 0; j < c; ++j)
-                out[r * c + j] = T(double(dy[r * c + j]) - std::exp(double(x[r * c + j])) * s);
+            exp_blocks(
+                c, [&](int64_t j) { return double(x[r * c + j]); },
+                [&](int64_t j0, const double* e, int64_t len) {
+                    for (int64_t i = 0; i < len; ++i) out[r * c + j0 + i] = T(double(dy[r * c + j0 + i]) - e[i] * s);
+                });
         });
         return;
     }
@@ -83,8 +117,12 @@ void softmax_typed(const OpTask& t) {
             double m, ls;
             row_stats(x + r * c, c, m, ls);
             double d = dloss[r];
-            for (int64_t j = 0; j < c; ++j)
-                out[r * c + j] = T((std::exp(double(x[r * c + j]) - m - ls) - (j == k ? 1.0 : 0.0)) * d);
+            exp_blocks(
+                c, [&](int64_t j) { return double(x[r * c + j]) - m - ls; },
+                [&](int64_t j0, const double* e, int64_t len) {
+                    for (int64_t i = 0; i < len; ++i)
+                        out[r * c + j0 + i] = T((e[i] - (j0 + i == k ? 1.0 : 0.0)) * d);
+                });
         });
         break;
     }

@@ -231,19 +231,24 @@ TEST_CASE("a label outside the classes fails at the next wait, naming the op", "
             Approx(std::log(4.0)));
 }
 
-TEST_CASE("log-softmax and softmax cross-entropy over many rows match the reference", "[conformance][nn][R15]") {
-    // 2000 rows of 20: enough work for a device's parallel path.
+namespace {
+// log_softmax, softmax_cross_entropy and the latter's gradient of (rows,
+// cols) logits on the device under test, in both float dtypes, against
+// float64 references computed here (a row holding a NaN is NaN throughout).
+void check_softmax_ops(const std::vector<double>& x, int rows, int cols, const std::vector<int64_t>& labels) {
     Device dev = pxtest::device_under_test();
-    const int rows = 2000, cols = 20;
-    auto x = random_values(size_t(rows) * cols, 41, -8, 8);
-    std::vector<int64_t> labels(rows);
-    std::vector<double> want_ls(x.size()), want_loss(rows);
+    std::vector<double> want_ls(x.size()), want_loss(static_cast<size_t>(rows)), want_grad(x.size());
     for (int r = 0; r < rows; ++r) {
-        labels[size_t(r)] = (r * 7) % cols;
+        const double* row = x.data() + size_t(r) * size_t(cols);
         double m = -INFINITY, s = 0;
-        for (int c = 0; c < cols; ++c) m = std::max(m, x[size_t(r * cols + c)]);
-        for (int c = 0; c < cols; ++c) s += std::exp(x[size_t(r * cols + c)] - m);
-        for (int c = 0; c < cols; ++c) want_ls[size_t(r * cols + c)] = x[size_t(r * cols + c)] - m - std::log(s);
+        bool nan = false;
+        for (int c = 0; c < cols; ++c) m = std::max(m, row[c]), nan = nan || std::isnan(row[c]);
+        for (int c = 0; c < cols; ++c) s += std::exp(row[c] - m);
+        for (int c = 0; c < cols; ++c) {
+            const double ls = nan ? NAN : row[c] - m - std::log(s);
+            want_ls[size_t(r * cols + c)] = ls;
+            want_grad[size_t(r * cols + c)] = std::exp(ls) - (c == labels[size_t(r)] ? 1.0 : 0.0);
+        }
         want_loss[size_t(r)] = -want_ls[size_t(r * cols + labels[size_t(r)])];
     }
     Tensor tl = array(labels, {rows}, dev);
@@ -254,7 +259,35 @@ TEST_CASE("log-softmax and softmax cross-entropy over many rows match the refere
         PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
             PX_REQUIRE_CLOSE(values(softmax_cross_entropy(tx, tl)), want_loss, tol);
         }
+        PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, d) {
+            tx.attach_grad();
+            Tensor loss;
+            {
+                auto scope = autograd::record();
+                loss = softmax_cross_entropy(tx, tl).sum();
+            }
+            loss.backward();
+            PX_REQUIRE_CLOSE(values(tx.grad()), want_grad, tol);
+        }
     }
+}
+}  // namespace
+
+TEST_CASE("log-softmax and softmax cross-entropy over many rows match the reference", "[conformance][nn][R15]") {
+    // 2000 rows of 20: enough work for a device's parallel path.
+    const int rows = 2000, cols = 20;
+    std::vector<int64_t> labels(rows);
+    for (int r = 0; r < rows; ++r) labels[size_t(r)] = (r * 7) % cols;
+    check_softmax_ops(random_values(size_t(rows) * cols, 41, -8, 8), rows, cols, labels);
+}
+
+TEST_CASE("log-softmax over long rows matches the reference and a NaN spoils only its own row", "[conformance][nn][R15]") {
+    // Rows of 1037: longer than a CPU block of 512 and not a whole number of
+    // vectors. Row 1 holds a NaN.
+    const int rows = 3, cols = 1037;
+    auto x = random_values(size_t(rows) * cols, 43, -30, 30);
+    x[size_t(cols + 700)] = NAN;
+    check_softmax_ops(x, rows, cols, {5, 1036, 0});
 }
 
 TEST_CASE("bias add and its gradient on a large batch match the reference", "[conformance][nn][R15]") {

@@ -71,6 +71,21 @@ void raw_map(const float* x, float* out, int64_t count, F f) {
     for (int64_t i = 0; i < count; ++i) out[i] = f(x[i]);
 }
 
+// Softmax of each row: its maximum, then exp(x - max) summed in float64,
+// then each divided by the sum (glibc's exp).
+void raw_softmax_rows(const float* x, float* out, int64_t n) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const float* row = x + i * n;
+        float m = row[0];
+        for (int64_t j = 1; j < n; ++j) m = row[j] > m ? row[j] : m;
+        double s = 0;
+        for (int64_t j = 0; j < n; ++j) s += out[i * n + j] = std::exp(row[j] - m);
+        const float inv = float(1.0 / s);
+        for (int64_t j = 0; j < n; ++j) out[i * n + j] *= inv;
+    }
+}
+
 // 32x32 tiles, each read and written whole.
 void raw_transpose(const float* x, float* out, int64_t n) {
     constexpr int64_t kTile = 32;
@@ -144,6 +159,8 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
          [&] { raw_map(px, po, count, [](float v) { return std::tanh(v); }); }, "raw libm loop"},
         {"sigmoid", "sigmoid_ms", ours([&] { return x.sigmoid(); }),
          [&] { raw_map(px, po, count, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }); }, "raw libm loop"},
+        {"softmax over rows", "softmax_ms", ours([&] { return softmax(x); }), [&] { raw_softmax_rows(px, po, n); },
+         "raw row loop"},
         {"x ** 2", "square_ms", ours([&] { return x.pow(2.0); }),
          [&] { raw_map(px, po, count, [](float v) { return v * v; }); }, "raw multiply loop"},
         {"transpose", "transpose_ms", ours([&] { return x.transpose(); }), [&] { raw_transpose(px, po, n); },

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
 same sizes (sums over each axis, a max over the first, exp, log, tanh,
-sigmoid, a square, a transpose made contiguous, where on a random mask, a
-comparison, uniform and normal random tensors), timed as medians. Prints one
-JSON line of ms."""
+sigmoid, a softmax over rows, a square, a transpose made contiguous, where on
+a random mask, a comparison, uniform and normal random tensors), timed as
+medians. Prints one JSON line of ms."""
 import argparse, json, statistics, sys, time
 
 try:
@@ -43,6 +43,7 @@ def main():
         "log_ms": median_ms(lambda: x.log(), a.reps),
         "tanh_ms": median_ms(lambda: x.tanh(), a.reps),
         "sigmoid_ms": median_ms(lambda: x.sigmoid(), a.reps),
+        "softmax_ms": median_ms(lambda: torch.softmax(x, 1), a.reps),
         "square_ms": median_ms(lambda: x ** 2, a.reps),
         "transpose_ms": median_ms(lambda: x.t().contiguous(), a.reps),
         "where_ms": median_ms(lambda: torch.where(mask, x, y), a.reps),
