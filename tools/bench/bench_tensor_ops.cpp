@@ -63,6 +63,21 @@ void raw_max_columns(const float* x, float* out, int64_t n) {
     }
 }
 
+// The first index of each row's maximum: the maximum, then a search for it
+// (no NaN test).
+void raw_argmax_rows(const float* x, int64_t* out, int64_t n) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const float* row = x + i * n;
+        float m = row[0];
+#pragma omp simd reduction(max : m)
+        for (int64_t j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+        int64_t j = 0;
+        while (row[j] != m) ++j;
+        out[i] = j;
+    }
+}
+
 // The math library's function on each element, over the threads: what a
 // plain loop gets without vectorized math.
 template <class F>
@@ -137,6 +152,7 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
     const std::vector<uint8_t> raw_mask = mask.to_vector<uint8_t>();
     std::vector<float> raw_out(static_cast<size_t>(count));
     std::vector<uint8_t> raw_bytes(static_cast<size_t>(count));
+    std::vector<int64_t> raw_index(static_cast<size_t>(n));
     const float* px = raw_x.data();
     float* po = raw_out.data();
     auto ours = [&](const std::function<Tensor()>& f) {
@@ -151,6 +167,8 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
         {"sum over axis 1", "sum1_ms", ours([&] { return x.sum(1); }), [&] { raw_sum_rows(px, po, n); }, "raw row loop"},
         {"max over axis 0", "max0_ms", ours([&] { return x.max(0); }), [&] { raw_max_columns(px, po, n); },
          "raw column-block loop"},
+        {"argmax over axis 1", "argmax1_ms", ours([&] { return x.argmax(1); }),
+         [&] { raw_argmax_rows(px, raw_index.data(), n); }, "raw max-then-find loop"},
         {"exp", "exp_ms", ours([&] { return x.exp(); }),
          [&] { raw_map(px, po, count, [](float v) { return std::exp(v); }); }, "raw libm loop"},
         {"log", "log_ms", ours([&] { return x.log(); }),

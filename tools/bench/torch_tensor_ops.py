@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
-same sizes (sums over each axis, a max over the first, exp, log, tanh,
-sigmoid, a softmax over rows, a square, a transpose made contiguous, where on
-a random mask, a comparison, uniform and normal random tensors), timed as
-medians. Prints one JSON line of ms."""
+same sizes (sums over each axis, a max over the first, an argmax over the
+second, exp, log, tanh, sigmoid, a softmax over rows, a square, a transpose
+made contiguous, where on a random mask, a comparison, uniform and normal
+random tensors), timed as medians. Prints one JSON line of ms."""
 import argparse, json, statistics, sys, time
 
 try:
@@ -39,6 +39,7 @@ def main():
         "sum0_ms": median_ms(lambda: x.sum(0), a.reps),
         "sum1_ms": median_ms(lambda: x.sum(1), a.reps),
         "max0_ms": median_ms(lambda: x.max(0).values, a.reps),
+        "argmax1_ms": median_ms(lambda: x.argmax(1), a.reps),
         "exp_ms": median_ms(lambda: x.exp(), a.reps),
         "log_ms": median_ms(lambda: x.log(), a.reps),
         "tanh_ms": median_ms(lambda: x.tanh(), a.reps),
