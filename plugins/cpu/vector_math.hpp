@@ -10,8 +10,8 @@
 // through float64 and is rounded once, so it is as good as glibc's (seed
 // 001 prints exp(4) + 2 as 56.59815; a 1-ulp float32 exp prints 56.598152).
 //
-// Measured on 16M float32, two threads, AVX-512: tanh 105 ms with glibc's
-// scalar function, 51 ms here with SLEEF's no-FMA kind (bench/results/
+// Measured on 16M float32, two threads, AVX-512: tanh 104-105 ms with
+// glibc's scalar function, 30 ms here (bench/results/
 // 2026-11-23-cpu-vector-math.txt).
 #pragma once
 
