@@ -134,13 +134,14 @@ void unary_map(const OpTask& t, F f) {
     map_flat(t.out.numel(), o, f, a);
 }
 
-// f(in, out, n) over contiguous chunks, in parallel above the grain: for
-// the functions of vector_math.hpp, which take whole arrays.
-template <class T, class F>
-void unary_chunks(const OpTask& t, F f) {
+// A function of vector_math.hpp, which takes whole arrays, over contiguous
+// chunks, in parallel above the grain.
+template <class T>
+void unary_math(const OpTask& t, MathFn fn) {
     const T* a = reinterpret_cast<const T*>(t.in[0].data);
     T* o = reinterpret_cast<T*>(t.out.data);
-    parallel_chunks(t.out.numel(), parallel_grain, [&](int64_t lo, int64_t hi) { f(a + lo, o + lo, hi - lo); });
+    parallel_chunks(t.out.numel(), parallel_grain,
+                    [&](int64_t lo, int64_t hi) { vector_math(fn, a + lo, o + lo, hi - lo); });
 }
 
 template <class T>
@@ -153,11 +154,11 @@ void unary(const OpTask& t) {
     }
     if constexpr (std::is_floating_point_v<T>) {
         switch (t.op) {
-        case PX_OP_EXP: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_math(MathFn::exp, a, o, n); });
-        case PX_OP_LOG: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_math(MathFn::log, a, o, n); });
+        case PX_OP_EXP: return unary_math<T>(t, MathFn::exp);
+        case PX_OP_LOG: return unary_math<T>(t, MathFn::log);
         case PX_OP_SQRT: return unary_map<T>(t, [](T a) { return std::sqrt(a); });
-        case PX_OP_SIGMOID: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_sigmoid(a, o, n); });
-        case PX_OP_TANH: return unary_chunks<T>(t, [](const T* a, T* o, int64_t n) { vector_math(MathFn::tanh, a, o, n); });
+        case PX_OP_SIGMOID: return unary_math<T>(t, MathFn::sigmoid);
+        case PX_OP_TANH: return unary_math<T>(t, MathFn::tanh);
         default: break;
         }
     }

@@ -17,53 +17,47 @@ const MathIsa& math_isa() {
     return math_sse2;
 }
 
-constexpr int64_t kBlock = 1024;  // a block's passes stay in the L1 cache
-
-// 1 / (1 + e) in place, where e = exp(-x) has been computed.
-void finish_sigmoid(double* e, int64_t n) {
+// 1 / (1 + exp(w)) in place, where w holds -x: the negation is left to the
+// pass that fills w (with a pass of its own, sigmoid on 16M float32 took
+// 19.5 ms against 16.6 ms, in consecutive bench runs).
+void sigmoid_of_negated(const MathIsa& isa, double* w, int64_t n) {
+    isa.map[static_cast<int>(MathFn::exp)](w, w, n);
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) e[i] = 1.0 / (1.0 + e[i]);
+    for (int64_t i = 0; i < n; ++i) w[i] = 1.0 / (1.0 + w[i]);
+}
+
+// f(w, m) on blocks of x widened to float64 (negated with Negate), each
+// rounded into y once; a block's passes stay in the L1 cache.
+template <bool Negate, class F>
+void through_float64(const float* x, float* y, int64_t n, F f) {
+    constexpr int64_t kBlock = 1024;
+    double w[kBlock];
+    for (int64_t s = 0; s < n; s += kBlock) {
+        const int64_t m = std::min(kBlock, n - s);
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) w[i] = Negate ? -double(x[s + i]) : double(x[s + i]);
+        f(w, m);
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) y[s + i] = float(w[i]);
+    }
 }
 
 }  // namespace
 
 void vector_math(MathFn fn, const double* x, double* y, int64_t n) {
-    math_isa().map[static_cast<int>(fn)](x, y, n);
+    const MathIsa& isa = math_isa();
+    if (fn != MathFn::sigmoid) return isa.map[static_cast<int>(fn)](x, y, n);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
+    sigmoid_of_negated(isa, y, n);
 }
 
 void vector_math(MathFn fn, const float* x, float* y, int64_t n) {
-    const auto map = math_isa().map[static_cast<int>(fn)];
-    double w[kBlock];
-    for (int64_t s = 0; s < n; s += kBlock) {
-        const int64_t m = std::min(kBlock, n - s);
-#pragma omp simd
-        for (int64_t i = 0; i < m; ++i) w[i] = double(x[s + i]);
-        map(w, w, m);
-#pragma omp simd
-        for (int64_t i = 0; i < m; ++i) y[s + i] = float(w[i]);
-    }
-}
-
-void vector_sigmoid(const double* x, double* y, int64_t n) {
-    const auto exp = math_isa().map[static_cast<int>(MathFn::exp)];
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
-    exp(y, y, n);
-    finish_sigmoid(y, n);
-}
-
-void vector_sigmoid(const float* x, float* y, int64_t n) {
-    const auto exp = math_isa().map[static_cast<int>(MathFn::exp)];
-    double w[kBlock];
-    for (int64_t s = 0; s < n; s += kBlock) {
-        const int64_t m = std::min(kBlock, n - s);
-#pragma omp simd
-        for (int64_t i = 0; i < m; ++i) w[i] = -double(x[s + i]);
-        exp(w, w, m);
-        finish_sigmoid(w, m);
-#pragma omp simd
-        for (int64_t i = 0; i < m; ++i) y[s + i] = float(w[i]);
-    }
+    const MathIsa& isa = math_isa();
+    if (fn == MathFn::sigmoid)
+        return through_float64<true>(x, y, n, [&isa](double* w, int64_t m) { sigmoid_of_negated(isa, w, m); });
+    const auto map = isa.map[static_cast<int>(fn)];
+    through_float64<false>(x, y, n, [map](double* w, int64_t m) { map(w, w, m); });
 }
 
 }  // namespace pxcpu

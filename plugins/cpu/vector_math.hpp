@@ -19,14 +19,12 @@
 
 namespace pxcpu {
 
-enum class MathFn { exp, log, tanh, cos };
+// SLEEF's functions (MathIsa's table follows this order), then sigmoid,
+// 1 / (1 + exp(-x)), made from its exp.
+enum class MathFn { exp, log, tanh, cos, sigmoid };
 
 // y[i] = fn(x[i]) for i in [0, n), on the calling thread; y may be x.
 void vector_math(MathFn fn, const float* x, float* y, int64_t n);
 void vector_math(MathFn fn, const double* x, double* y, int64_t n);
-
-// y[i] = 1 / (1 + exp(-x[i])) (in float64 for float32); y may be x.
-void vector_sigmoid(const float* x, float* y, int64_t n);
-void vector_sigmoid(const double* x, double* y, int64_t n);
 
 }  // namespace pxcpu

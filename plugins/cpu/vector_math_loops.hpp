@@ -16,9 +16,10 @@
 
 namespace pxcpu {
 
-// One instruction set's float64 loops, indexed by MathFn.
+// One instruction set's float64 loops of SLEEF's functions, indexed by
+// MathFn (those before sigmoid, which vector_math.cpp makes from exp).
 struct MathIsa {
-    void (*map[4])(const double* x, double* y, int64_t n);
+    void (*map[static_cast<int>(MathFn::sigmoid)])(const double* x, double* y, int64_t n);
 };
 extern const MathIsa math_avx512, math_avx2, math_sse2;
 

@@ -1,8 +1,8 @@
 #include "bench_tensor_ops.hpp"
 
-#include <algorithm>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
