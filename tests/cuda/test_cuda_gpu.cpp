@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "../math_accuracy.hpp"
 #include "../support.hpp"
 
 using Catch::Matchers::Contains;
@@ -65,7 +66,7 @@ TEST_CASE("random numbers, dropout masks and arange are the CPU plugin's, bit fo
         Tensor n_cpu = random_normal({4099}, 1, 2, cpu(), d);
         seed(9);
         Tensor n_gpu = random_normal({4099}, 1, 2, gpu(0), d);
-        CHECK(worst(n_gpu, n_cpu) < (d == DType::float32 ? 1e-6 : 1e-13));  // libm and CUDA's log/cos differ in the last bits
+        CHECK(worst(n_gpu, n_cpu) < (d == DType::float32 ? 1e-6 : 1e-13));  // SLEEF's log and cos (CPU) and CUDA's differ in the last bits
     }
     seed(3);
     Tensor x = ones({1000});
@@ -76,6 +77,31 @@ TEST_CASE("random numbers, dropout masks and arange are the CPU plugin's, bit fo
     // start + i * step rounds twice on both: 0.1 is not exact.
     CHECK(pxtest::values(arange(0.3, 700.3, 0.1, gpu(0), DType::float64).copyto(cpu())) ==
           pxtest::values(arange(0.3, 700.3, 0.1, cpu(), DType::float64)));
+}
+
+TEST_CASE("exp log tanh and sigmoid: float32 correctly rounded as on the CPU plugin", "[cuda][gpu]") {
+    // float32 goes through float64 and is rounded once, so it is the correctly
+    // rounded value, as the CPU plugin's is, unless the value lies within a
+    // float64 ulp of halfway between two floats: 0.5 ulp plus that much.
+    const long double float32_bound = 0.5L + 0x1p-20L;
+    // float64: CUDA documents 1 ulp for exp, log and tanh (the emulator's
+    // glibc tanh is up to 1.83); sigmoid's 1 / (1 + e) adds two roundings.
+    auto float64_bound = [](pxtest::MathFn f) { return f == pxtest::MathFn::exp || f == pxtest::MathFn::log ? 1.0L : 2.5L; };
+    const std::vector<float> x = pxtest::math_inputs<float>();
+    const std::vector<double> xd = pxtest::math_inputs<double>();
+    for (pxtest::MathFn f : pxtest::kMathFns) {
+        INFO(pxtest::name(f));
+        const auto got = pxtest::apply(f, array(x, {}, gpu(0))).copyto(cpu()).to_vector<float>();
+        const pxtest::WorstError<float> w = pxtest::worst_error(f, x, got);
+        INFO("float32: worst " << double(w.ulps) << " ulp, at x = " << w.at << ": got " << w.got);
+        CHECK(got.size() == x.size());
+        CHECK(w.ulps <= float32_bound);
+        const auto gotd = pxtest::apply(f, array(xd, {}, gpu(0))).copyto(cpu()).to_vector<double>();
+        const pxtest::WorstError<double> wd = pxtest::worst_error(f, xd, gotd);
+        INFO("float64: worst " << double(wd.ulps) << " ulp, at x = " << wd.at << ": got " << wd.got);
+        CHECK(gotd.size() == xd.size());
+        CHECK(wd.ulps <= float64_bound(f));
+    }
 }
 
 TEST_CASE("conv, pooling, products and reductions agree with the CPU plugin", "[cuda][gpu]") {

@@ -3,6 +3,7 @@
 // cpu(0) and cpu(1) (PLEXUS_CPU_DEVICES=2), so it runs on any machine.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "../support.hpp"
@@ -59,6 +60,16 @@ TEST_CASE("tensors print their values as NumPy does: integers, scientific notati
           "[ 0.   1.5  3.   4.5  6.   7.5  9.  10.5 12.  13.5 15.  16.5 18.  19.5\n"
           " 21.  22.5 24.  25.5 27.  28.5 30.  31.5 33.  34.5 36.  37.5 39.  40.5\n"
           " 42.  43.5]");
+}
+
+TEST_CASE("seeds: the GPUs that PLEXUS_TEST_GPUS asks for are there", "[seeds]") {
+    // Set where the walkthrough must take its GPU paths (on the CUDA
+    // emulator, on a GPU machine), so a plugin that failed to load does not
+    // pass by running everything on the CPU.
+    const char* wanted = std::getenv("PLEXUS_TEST_GPUS");
+    if (!wanted) return;
+    INFO("PLEXUS_TEST_GPUS=" << wanted);
+    REQUIRE(num_gpus() >= std::atoi(wanted));
 }
 
 TEST_CASE("seed 000/001: devices print as cpu(0), gpu(0), gpu(1)", "[seeds]") {

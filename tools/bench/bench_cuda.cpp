@@ -2,7 +2,8 @@
 // against cublasSgemm/cublasGemmEx, a 256M-float add against a raw
 // device-to-device copy's bandwidth, host<->device copies of 256 MiB from
 // pinned memory against cudaMemcpy, and seed 003's large and small products
-// on the CPU against the GPU.
+// on the CPU against the GPU; and the plugin's float32 exp and tanh
+// (through float64) against CUDA's float functions in a raw kernel.
 #include "bench_cuda.hpp"
 
 #include <cuda_runtime.h>
@@ -11,7 +12,9 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "bench_cuda_math.hpp"
 #include "bench_util.hpp"
 
 using namespace plexus;
@@ -133,23 +136,61 @@ void cpu_vs_gpu(Device dev, int64_t n, bool json) {
            json);
 }
 
-}  // namespace
+// The plugin's float32 exp and tanh are CUDA's float64 functions rounded
+// once (the CPU plugin's values); the baseline, CUDA's float functions, is
+// what they cost. On GPUs with slow float64 this ratio is where it shows.
+void float_math(Device dev, int64_t n, const char* name, RawMathFn fn, bool json) {
+    std::vector<float> host(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) host[size_t(i)] = float(i % 4099) / 4099.0f * 16.0f - 8.0f;
+    Tensor x = array(host, {}, dev), y;
+    DeviceMemory raw_x(size_t(n) * 4), raw_y(size_t(n) * 4);
+    check(cudaMemcpy(raw_x.p, host.data(), size_t(n) * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    auto [ours, raw] = interleaved(
+        11,
+        [&] {
+            y = fn == RawMathFn::exp ? x.exp() : x.tanh();
+            synchronize(dev);
+        },
+        [&] {
+            raw_float_math(static_cast<const float*>(raw_x.p), static_cast<float*>(raw_y.p), n, fn);
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        });
+    report({std::string(name) + " " + std::to_string(n >> 20) + "M float32 (via float64)", "ms", ours * 1e3, raw * 1e3,
+            std::string("raw ") + name + "f kernel", "the cost of correct rounding"},
+           json);
+}
 
-void bench_cuda(Device dev, bool quick, bool json) {
-    int ordinal = dev.index;  // the CUDA plugin numbers its devices as CUDA does
+// Makes the plugin's device `dev` CUDA's current device for the raw
+// baselines; false, having said why, where this program's runtime cannot.
+bool select(Device dev) {
+    const int ordinal = dev.index;  // the CUDA plugin numbers its devices as CUDA does
     if (cudaError_t e = cudaSetDevice(ordinal); e != cudaSuccess) {
         // E.g. the CUDA emulator's devices, or a driver older than this program's runtime.
         std::fprintf(stderr,
-                     "plexus-bench: the raw cuBLAS and copy baselines are skipped: this program's CUDA runtime cannot "
+                     "plexus-bench: the raw CUDA baselines are skipped: this program's CUDA runtime cannot "
                      "use CUDA device %d (%s)\n",
                      ordinal, cudaGetErrorString(e));
-        return;
+        return false;
     }
+    return true;
+}
+
+}  // namespace
+
+void bench_cuda(Device dev, bool quick, bool json) {
+    if (!select(dev)) return;
     for (bool tf32 : {false, true}) sgemm(dev, quick ? 1024 : 4096, tf32, json);
     add_bandwidth(dev, quick ? (16 << 20) : (256 << 20), json);
     host_copies(dev, quick ? (32 << 20) : (256 << 20), json);
     cpu_vs_gpu(dev, quick ? 512 : 4096, json);
     cpu_vs_gpu(dev, 64, json);
+}
+
+void bench_cuda_math(Device dev, bool quick, bool json) {
+    if (!select(dev)) return;
+    const int64_t n = quick ? (4 << 20) : (64 << 20);
+    float_math(dev, n, "exp", RawMathFn::exp, json);
+    float_math(dev, n, "tanh", RawMathFn::tanh, json);
 }
 
 }  // namespace pxbench

@@ -1,11 +1,15 @@
 // plexus-bench's GPU figures, each beside a raw CUDA baseline (cuBLAS,
-// cudaMemcpy) run in the same process on the same GPU.
+// cudaMemcpy, a kernel of CUDA's float functions) run in the same process on
+// the same GPU.
 #pragma once
 
 #include "plexus/plexus.hpp"
 
 namespace pxbench {
 
+// The "add" and "sgemm" groups: products, bandwidth, copies, seed 003.
 void bench_cuda(plexus::Device gpu, bool quick, bool json);
+// The "tensor-ops" group: float32 exp and tanh against CUDA's float functions.
+void bench_cuda_math(plexus::Device gpu, bool quick, bool json);
 
 }  // namespace pxbench

@@ -222,7 +222,8 @@ int main(int argc, char** argv) try {
             std::printf("usage: plexus-bench [--device cpu:0|gpu:0] [--only GROUP[,GROUP...]] [--json] [--quick]\n"
                         "Measures Plexus beside raw baselines in one run and prints each ratio.\n"
                         "--only runs some groups: %s\n"
-                        "       (on a GPU, add and sgemm are the cuBLAS and copy figures).\n"
+                        "       (on a GPU, add and sgemm are the cuBLAS and copy figures, tensor-ops\n"
+                        "       float32 exp and tanh beside CUDA's float functions).\n"
                         "--quick uses smaller sizes (for a smoke test, not for figures).\n",
                         group_names().c_str());
             return 0;
@@ -239,6 +240,7 @@ int main(int argc, char** argv) try {
     if (dev.kind == PX_DEVICE_GPU) {
 #ifdef PLEXUS_BENCH_CUDA
         if ((wanted("add") || wanted("sgemm")) && plugin_of(dev) == "cuda") bench_cuda(dev, quick, json);
+        if (wanted("tensor-ops") && plugin_of(dev) == "cuda") bench_cuda_math(dev, quick, json);
 #else
         std::fprintf(stderr, "plexus-bench: built without CUDA, so the raw cuBLAS baselines are not measured\n");
 #endif
@@ -250,8 +252,8 @@ int main(int argc, char** argv) try {
         if (wanted("layer-ops")) bench_layer_ops(dev, quick, json);
         if (wanted("tensor-ops")) bench_tensor_ops(dev, quick, json, tensor_ops_script);
     }
-    if (dev.kind == PX_DEVICE_GPU && (only.count("layer-ops") || only.count("tensor-ops")) && !json)
-        std::printf("(layer-ops and tensor-ops: CPU devices only, beside raw OpenMP loops; on a GPU see the training step)\n");
+    if (dev.kind == PX_DEVICE_GPU && only.count("layer-ops") && !json)
+        std::printf("(layer-ops: CPU devices only, beside raw OpenMP loops; on a GPU see the training step)\n");
     if (wanted("norm")) bench_norm_log(dev, json);
     if (wanted("training")) bench_training(dev, quick, json, torch_script);
     // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).

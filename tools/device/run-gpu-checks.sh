@@ -4,7 +4,8 @@
 # output to $OUT/STAGE.log (or ./gpu-checks/ when OUT is unset):
 #   smi        nvidia-smi and plexus-smi: what the runtime sees
 #   tests      ctest -R cuda: the CUDA plugin's tests and the conformance
-#              suite on gpu:0 (none may be skipped when a GPU is there)
+#              suite on gpu:0 (none may be skipped when a GPU is there),
+#              and the seeds' walkthrough on the GPU
 #   sanitizer  compute-sanitizer (memcheck, then racecheck) on the GPU tests
 #   agree      plexus-op-call-agree: the real CUDA plugin against the CPU
 #              plugin on every op-call fuzz seed, the grown corpus and every
@@ -75,7 +76,9 @@ for s in "${stages[@]}"; do
       # A skipped GPU test means the GPU was not found: that fails here. The
       # CUDA emulator's tests (label emulator) are CI's, not this machine's.
       stage tests ctest --test-dir "$build" -R cuda -LE emulator --output-on-failure --timeout 300 --parallel 4
-      if grep -q "Not Run\|Skipped" "$out/tests.log"; then echo "tests: some were skipped" | tee -a "$out/tests.log"; status=1; fi ;;
+      if grep -q "Not Run\|Skipped" "$out/tests.log"; then echo "tests: some were skipped" | tee -a "$out/tests.log"; status=1; fi
+      # The seeds' walkthrough on gpu(0) (and gpu(1), else cpu(1)): seed 001's printed exp values on a GPU.
+      stage tests env PLEXUS_TEST_GPUS=1 PLEXUS_CPU_DEVICES=2 "$bin/plexus-seed-tests" ;;
     sanitizer)
       stage sanitizer compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/plexus-cuda-gpu-tests"
       stage sanitizer compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/plexus-cuda-gpu-tests" ;;

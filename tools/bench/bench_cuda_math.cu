@@ -1,0 +1,29 @@
+// The raw baselines of the GPU math rows: CUDA's own float32 functions over
+// a flat array, one element per thread, as a user's first kernel would be.
+#include "bench_cuda_math.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace pxbench {
+namespace {
+
+__global__ void raw_math(const float* __restrict__ x, float* __restrict__ y, int64_t n, RawMathFn fn) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        y[i] = fn == RawMathFn::exp ? expf(x[i]) : tanhf(x[i]);
+}
+
+}  // namespace
+
+void raw_float_math(const float* x, float* y, int64_t n, RawMathFn fn) {
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, int64_t(1) << 20);
+    raw_math<<<unsigned(blocks), threads>>>(x, y, n, fn);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+        throw std::runtime_error(std::string("raw_math launch: ") + cudaGetErrorString(e));
+}
+
+}  // namespace pxbench
