@@ -104,7 +104,7 @@ TEST_CASE("exp log tanh and sigmoid: float32 correctly rounded as on the CPU plu
     }
 }
 
-TEST_CASE("conv, pooling, products and reductions agree with the CPU plugin", "[cuda][gpu]") {
+TEST_CASE("conv, pooling, products, reductions and transposes agree with the CPU plugin", "[cuda][gpu]") {
     seed(1);
     Tensor x = random_normal({8, 3, 13, 11}), w = random_normal({5, 3, 3, 3});
     Tensor y = conv2d(x, w, 2, 1);
@@ -118,6 +118,14 @@ TEST_CASE("conv, pooling, products and reductions agree with the CPU plugin", "[
     CHECK(worst(big.copyto(gpu(0)).sum(1), big.sum(1)) < 1e-6);
     CHECK(worst(big.copyto(gpu(0)).argmax(1), big.argmax(1)) == 0);
     CHECK(worst(big.copyto(gpu(0)).max(0), big.max(0)) == 0);
+    // Transposes by tiles through shared memory (under compute-sanitizer's
+    // racecheck in the GPU checks), in each element size.
+    Tensor cube = random_uniform({3, 130, 90});
+    for (DType d : {DType::float32, DType::float64, DType::uint8}) {
+        Tensor c = (cube * 200).astype(d);
+        CHECK(worst(c.copyto(gpu(0)).transpose({0, 2, 1}), c.transpose({0, 2, 1})) == 0);
+        CHECK(worst(c.copyto(gpu(0)).transpose({2, 1, 0}), c.transpose({2, 1, 0})) == 0);
+    }
 }
 
 TEST_CASE("integer division by zero is reported at the next wait, naming div", "[cuda][gpu]") {

@@ -2,8 +2,9 @@
 // against cublasSgemm/cublasGemmEx, a 256M-float add against a raw
 // device-to-device copy's bandwidth, host<->device copies of 256 MiB from
 // pinned memory against cudaMemcpy, and seed 003's large and small products
-// on the CPU against the GPU; and the plugin's float32 exp and tanh
-// (through float64) against CUDA's float functions in a raw kernel.
+// on the CPU against the GPU; the plugin's float32 exp and tanh (through
+// float64) against CUDA's float functions in a raw kernel, and a transpose
+// against a copy of the same bytes.
 #include "bench_cuda.hpp"
 
 #include <cuda_runtime.h>
@@ -160,6 +161,26 @@ void float_math(Device dev, int64_t n, const char* name, RawMathFn fn, bool json
            json);
 }
 
+// A transpose of an n x n float32 matrix reads and writes each element once,
+// as a raw device-to-device copy of the same bytes does.
+void transpose_bandwidth(Device dev, int64_t n, bool json) {
+    Tensor a = arange(0, double(n * n), 1, dev).reshape({n, n}), t;
+    DeviceMemory src(size_t(n * n) * 4), dst(size_t(n * n) * 4);
+    auto [ours, raw] = interleaved(
+        11,
+        [&] {
+            t = a.transpose();
+            synchronize(dev);
+        },
+        [&] {
+            check(cudaMemcpy(dst.p, src.p, size_t(n * n) * 4, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        });
+    report({"transpose " + std::to_string(n) + "x" + std::to_string(n) + " float32", "GB/s", 2.0 * n * n * 4 / ours / 1e9,
+            2.0 * n * n * 4 / raw / 1e9, "raw D2D cudaMemcpy", "tiled: near the copy"},
+           json);
+}
+
 // Makes the plugin's device `dev` CUDA's current device for the raw
 // baselines; false, having said why, where this program's runtime cannot.
 bool select(Device dev) {
@@ -186,11 +207,12 @@ void bench_cuda(Device dev, bool quick, bool json) {
     cpu_vs_gpu(dev, 64, json);
 }
 
-void bench_cuda_math(Device dev, bool quick, bool json) {
+void bench_cuda_tensor_ops(Device dev, bool quick, bool json) {
     if (!select(dev)) return;
     const int64_t n = quick ? (4 << 20) : (64 << 20);
     float_math(dev, n, "exp", RawMathFn::exp, json);
     float_math(dev, n, "tanh", RawMathFn::tanh, json);
+    transpose_bandwidth(dev, quick ? 2048 : 8192, json);
 }
 
 }  // namespace pxbench

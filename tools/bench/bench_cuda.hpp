@@ -9,7 +9,8 @@ namespace pxbench {
 
 // The "add" and "sgemm" groups: products, bandwidth, copies, seed 003.
 void bench_cuda(plexus::Device gpu, bool quick, bool json);
-// The "tensor-ops" group: float32 exp and tanh against CUDA's float functions.
-void bench_cuda_math(plexus::Device gpu, bool quick, bool json);
+// The "tensor-ops" group: float32 exp and tanh against CUDA's float
+// functions, and a transpose against a copy of the same bytes.
+void bench_cuda_tensor_ops(plexus::Device gpu, bool quick, bool json);
 
 }  // namespace pxbench

@@ -223,7 +223,7 @@ int main(int argc, char** argv) try {
                         "Measures Plexus beside raw baselines in one run and prints each ratio.\n"
                         "--only runs some groups: %s\n"
                         "       (on a GPU, add and sgemm are the cuBLAS and copy figures, tensor-ops\n"
-                        "       float32 exp and tanh beside CUDA's float functions).\n"
+                        "       float32 exp and tanh beside CUDA's float functions and a transpose).\n"
                         "--quick uses smaller sizes (for a smoke test, not for figures).\n",
                         group_names().c_str());
             return 0;
@@ -240,7 +240,7 @@ int main(int argc, char** argv) try {
     if (dev.kind == PX_DEVICE_GPU) {
 #ifdef PLEXUS_BENCH_CUDA
         if ((wanted("add") || wanted("sgemm")) && plugin_of(dev) == "cuda") bench_cuda(dev, quick, json);
-        if (wanted("tensor-ops") && plugin_of(dev) == "cuda") bench_cuda_math(dev, quick, json);
+        if (wanted("tensor-ops") && plugin_of(dev) == "cuda") bench_cuda_tensor_ops(dev, quick, json);
 #else
         std::fprintf(stderr, "plexus-bench: built without CUDA, so the raw cuBLAS baselines are not measured\n");
 #endif
