@@ -104,6 +104,20 @@ TEST_CASE("exp log tanh and sigmoid: float32 correctly rounded as on the CPU plu
     }
 }
 
+TEST_CASE("x ** 2 is x * x bit for bit as on the CPU plugin", "[cuda][gpu]") {
+    for (DType d : {DType::float32, DType::float64}) {
+        INFO(name(d));
+        const std::vector<float> x = pxtest::math_inputs<float>();
+        Tensor t = array(x).astype(d);
+        const auto squared = pxtest::values(t.copyto(gpu(0)).pow(2.0).copyto(cpu()));
+        const auto want = pxtest::values(t * t);  // on cpu(0)
+        REQUIRE(squared.size() == want.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < want.size(); ++i) differ += !pxtest::same_bits(squared[i], want[i]);
+        CHECK(differ == 0);
+    }
+}
+
 TEST_CASE("conv, pooling, products, reductions and transposes agree with the CPU plugin", "[cuda][gpu]") {
     seed(1);
     Tensor x = random_normal({8, 3, 13, 11}), w = random_normal({5, 3, 3, 3});
