@@ -1,5 +1,5 @@
 // cuBLAS for the CUDA emulator: the four functions the CUDA plugin calls
-// (blas.cpp). A product is checked when it is called, as cuBLAS checks its
+// (blas.cpp), and cublasGemmEx for plexus-bench's baseline. A product is checked when it is called, as cuBLAS checks its
 // arguments, and computed through OpenBLAS (column-major, as cuBLAS defines
 // it) when its stream gets to it (emu_streams.hpp).
 #include <cblas.h>
@@ -128,6 +128,15 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
         return true;
     });
     return CUBLAS_STATUS_SUCCESS;
+}
+
+// One product, as a batch of one: plexus-bench's raw baseline calls it.
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const void* alpha, const void* a, cudaDataType at, int lda, const void* b, cudaDataType bt,
+                            int ldb, const void* beta, void* c, cudaDataType ct, int ldc, cublasComputeType_t compute,
+                            cublasGemmAlgo_t algo) {
+    return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, a, at, lda, 0, b, bt, ldb, 0, beta, c, ct, ldc, 0, 1,
+                                      compute, algo);
 }
 
 }  // extern "C"

@@ -578,4 +578,12 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) { 
 // default stream: not ordered with work on non-blocking streams.
 cudaError_t cudaMemset(void* p, int value, size_t bytes) { return set_async(__func__, p, value, bytes, nullptr); }
 
+// What only plexus-bench's raw baselines call (tools/bench/bench_cuda.cpp).
+cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocDefault); }
+cudaError_t cudaDeviceSynchronize(void) {
+    if (const cudaError_t e = refuse(__func__, this_thread_device)) return e;
+    synchronize(this_thread_device);
+    return after_wait(this_thread_device);
+}
+
 }  // extern "C"

@@ -212,7 +212,7 @@ void bench_cuda_tensor_ops(Device dev, bool quick, bool json) {
     const int64_t n = quick ? (4 << 20) : (64 << 20);
     float_math(dev, n, "exp", RawMathFn::exp, json);
     float_math(dev, n, "tanh", RawMathFn::tanh, json);
-    transpose_bandwidth(dev, quick ? 2048 : 8192, json);
+    transpose_bandwidth(dev, quick ? 512 : 8192, json);
 }
 
 }  // namespace pxbench
