@@ -156,7 +156,8 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
     double torch_step = json_number(t_default, "step_ms"), torch_step1 = json_number(t_one, "step_ms");
     double best_step = torch_step1 > 0 && (torch_step < 0 || torch_step1 < torch_step) ? torch_step1 : torch_step;
     std::string base = torch_step > 0 ? (best_step == torch_step1 ? "PyTorch, 1 thread" : "PyTorch") : "";
-    if (torch_step < 0 && !json) std::printf("(PyTorch baseline unavailable: python3 with torch not found)\n");
+    if (torch_step < 0 && !json)  // no torch, or one without CUDA for a GPU
+        std::printf("(PyTorch baseline unavailable: no python3 whose torch runs on %s)\n", torch_dev.c_str());
     report({"LeNet train step, batch 256", "ms", step_s * 1e3, best_step > 0 ? best_step : 0, base, "PyTorch eager"}, json);
     if (quick) return;
     double epoch = train::train_epoch(net, loader, trainer, 1).seconds;
