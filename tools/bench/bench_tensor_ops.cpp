@@ -20,20 +20,31 @@ namespace {
 
 // The raw baselines: what a careful hand-written loop does for each op.
 
-// Column sums in float64, 256 columns at a time, the rows read in order.
+// Each thread's share of the columns, up to 4096 at a time (longer rows
+// stream faster; 256-column blocks ran at about half the speed), the rows
+// read in order: body(first column, columns).
+template <class Body>
+void column_shares(int64_t n, Body body) {
+#pragma omp parallel
+    {
+        const int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
+        const int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+        for (int64_t j0 = lo; j0 < hi; j0 += 4096) body(j0, std::min<int64_t>(4096, hi - j0));
+    }
+}
+
+// Column sums in float64.
 void raw_sum_columns(const float* x, float* out, int64_t n) {
-    constexpr int64_t kBlock = 256;
-#pragma omp parallel for schedule(static)
-    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
-        const int64_t m = std::min(kBlock, n - j0);
-        double acc[kBlock] = {};
+    column_shares(n, [&](int64_t j0, int64_t m) {
+        std::vector<double> acc(static_cast<size_t>(m), 0.0);
+        double* a = acc.data();
         for (int64_t i = 0; i < n; ++i) {
             const float* row = x + i * n + j0;
 #pragma omp simd
-            for (int64_t j = 0; j < m; ++j) acc[j] += double(row[j]);
+            for (int64_t j = 0; j < m; ++j) a[j] += double(row[j]);
         }
-        for (int64_t j = 0; j < m; ++j) out[j0 + j] = float(acc[j]);
-    }
+        for (int64_t j = 0; j < m; ++j) out[j0 + j] = float(a[j]);
+    });
 }
 
 void raw_sum_rows(const float* x, float* out, int64_t n) {
@@ -46,21 +57,18 @@ void raw_sum_rows(const float* x, float* out, int64_t n) {
     }
 }
 
-// Column maxima, 256 columns at a time, the rows read in order.
+// Column maxima (no NaN test).
 void raw_max_columns(const float* x, float* out, int64_t n) {
-    constexpr int64_t kBlock = 256;
-#pragma omp parallel for schedule(static)
-    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
-        const int64_t m = std::min(kBlock, n - j0);
-        float acc[kBlock];
-        std::copy(x + j0, x + j0 + m, acc);
+    column_shares(n, [&](int64_t j0, int64_t m) {
+        std::vector<float> acc(x + j0, x + j0 + m);
+        float* a = acc.data();
         for (int64_t i = 1; i < n; ++i) {
             const float* row = x + i * n + j0;
 #pragma omp simd
-            for (int64_t j = 0; j < m; ++j) acc[j] = row[j] > acc[j] ? row[j] : acc[j];
+            for (int64_t j = 0; j < m; ++j) a[j] = row[j] > a[j] ? row[j] : a[j];
         }
-        std::copy(acc, acc + m, out + j0);
-    }
+        std::copy(a, a + m, out + j0);
+    });
 }
 
 // The first index of each row's maximum: the maximum, then a search for it
