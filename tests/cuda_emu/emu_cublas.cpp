@@ -1,7 +1,8 @@
 // cuBLAS for the CUDA emulator: the four functions the CUDA plugin calls
-// (blas.cpp), and cublasGemmEx for plexus-bench's baseline. A product is checked when it is called, as cuBLAS checks its
-// arguments, and computed through OpenBLAS (column-major, as cuBLAS defines
-// it) when its stream gets to it (emu_streams.hpp).
+// (blas.cpp), and cublasGemmEx for plexus-bench's baseline. A product is
+// checked when it is called, as cuBLAS checks its arguments, and computed
+// through OpenBLAS (column-major, as cuBLAS defines it) when its stream gets
+// to it (emu_streams.hpp).
 #include <cblas.h>
 #include <cublas_v2.h>
 
