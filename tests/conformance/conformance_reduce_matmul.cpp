@@ -158,6 +158,46 @@ TEST_CASE("max, min and argmax propagate NaN like NumPy", "[conformance][reduce]
     CHECK(ties.min().item<float>() == -1.0f);
 }
 
+// Along rows of every length a device may split into lanes, blocks or a
+// tail: values from a few with many ties (0.0 and -0.0 among them, which
+// compare equal) and NaN in some rows, anywhere. The reference is one pass:
+// the first NaN, else the first extreme.
+TEST_CASE("argmax max and min along rows: the first NaN or the first extreme wherever it falls", "[conformance][reduce][R11]") {
+    Device dev = pxtest::device_under_test();
+    const std::array<double, 6> pool{-2.0, -1.0, -0.0, 0.0, 1.0, 2.0};
+    std::mt19937 g(7);
+    for (DType d : {DType::float32, DType::float64})
+        for (px_op op : {PX_OP_ARGMAX, PX_OP_MAX, PX_OP_MIN})
+            PX_OP_SECTION(op, d) {
+                for (int len : {1, 5, 16, 31, 32, 33, 47, 64, 100, 1000, 4099}) {
+                    const int rows = 40;
+                    std::vector<double> v(size_t(rows) * size_t(len));
+                    for (double& x : v) x = pool[g() % pool.size()];
+                    for (int r = 0; r < rows; ++r) {
+                        const int nans = r % 4 == 0 ? 0 : int(r % 3);  // none, one or two
+                        for (int k = 0; k < nans; ++k) v[size_t(r) * size_t(len) + g() % size_t(len)] = NAN;
+                    }
+                    std::vector<double> want;
+                    for (int r = 0; r < rows; ++r) {
+                        const double* row = v.data() + size_t(r) * size_t(len);
+                        int best = 0;
+                        for (int i = 1; i < len && !std::isnan(row[best]); ++i)
+                            if (std::isnan(row[i]) || (op == PX_OP_MIN ? row[i] < row[best] : row[i] > row[best]))
+                                best = i;
+                        want.push_back(op == PX_OP_ARGMAX ? best : row[best]);
+                    }
+                    INFO("rows of " << len);
+                    const std::vector<double> got = values(array(v, {rows, len}, dev).astype(d).reduce(op, 1));
+                    REQUIRE(got.size() == want.size());
+                    for (size_t r = 0; r < want.size(); ++r) {
+                        INFO("row " << r);
+                        if (std::isnan(want[r])) CHECK(std::isnan(got[r]));
+                        else CHECK(got[r] == want[r]);
+                    }
+                }
+            }
+}
+
 TEST_CASE("matmul 2-D and batched against a float64 reference", "[conformance][matmul][R12]") {
     Device dev = pxtest::device_under_test();
     for (DType d : {DType::float32, DType::float64}) {

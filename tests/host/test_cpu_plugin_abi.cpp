@@ -1,5 +1,6 @@
 // The CPU plugin called through its C table directly, as any host would:
 // malformed calls are refused with a message, never run on garbage.
+#include <array>
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -272,37 +273,41 @@ TEST_CASE("PLEXUS_CPU_DEVICES: a long sum has the same bits whatever the device'
     px_runtime_destroy(all);
 }
 
-// A sum over the first axis of 200x5000 float64: each column added in row
-// order, as a plain loop on the host does, bit for bit, whether the device
-// splits the columns into blocks for two threads or for one.
+// A sum over the first axis of 200x5000 and of 20000x40 float64: each
+// column added in row order, as a plain loop on the host does, bit for bit,
+// whether the device splits the columns into blocks for two threads or for
+// one (the narrow one is one block either way).
 TEST_CASE("PLEXUS_CPU_DEVICES: a sum over an outer axis adds each column in row order whatever the thread count",
           "[host][cpu-abi]") {
-    const int64_t shape[2] = {200, 5000};
-    const size_t rows = size_t(shape[0]), cols = size_t(shape[1]);
-    std::vector<double> data(rows * cols);
-    uint64_t state = 2463534242ull;
-    for (double& v : data) {
-        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-        v = double(state >> 11) / 4503599627370496.0 - 1.0;
-    }
-    std::vector<double> want(cols, 0.0);
-    for (size_t k = 0; k < rows; ++k)
-        for (size_t j = 0; j < cols; ++j) want[j] += data[k * cols + j];
-    auto sum_on = [&](px_runtime* rt) {
-        const px_device cpu0{PX_DEVICE_CPU, 0};
-        px_tensor *t = nullptr, *r = nullptr;
-        REQUIRE(px_tensor_from_host(rt, cpu0, PX_FLOAT64, 2, shape, data.data(), data.size() * sizeof(double), &t) == PX_OK);
-        REQUIRE(px_reduce(PX_OP_SUM, t, 0, 0, 0, &r) == PX_OK);
-        std::vector<double> got(cols);
-        REQUIRE(px_tensor_to_host(r, got.data(), got.size() * sizeof(double)) == PX_OK);
-        px_tensor_release(r);
-        px_tensor_release(t);
-        return got;
-    };
     px_runtime* all = runtime_with_env({{"PLEXUS_CPU_DEVICES", "1"}});
     px_runtime* half = runtime_with_env({{"PLEXUS_CPU_DEVICES", "2"}});
-    CHECK(sum_on(all) == want);  // == on doubles: the same values, every one
-    CHECK(sum_on(half) == want);
+    for (const std::array<int64_t, 2> shape : {std::array<int64_t, 2>{200, 5000}, std::array<int64_t, 2>{20000, 40}}) {
+        INFO(shape[0] << "x" << shape[1]);
+        const size_t rows = size_t(shape[0]), cols = size_t(shape[1]);
+        std::vector<double> data(rows * cols);
+        uint64_t state = 2463534242ull;
+        for (double& v : data) {
+            state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+            v = double(state >> 11) / 4503599627370496.0 - 1.0;
+        }
+        std::vector<double> want(cols, 0.0);
+        for (size_t k = 0; k < rows; ++k)
+            for (size_t j = 0; j < cols; ++j) want[j] += data[k * cols + j];
+        auto sum_on = [&](px_runtime* rt) {
+            const px_device cpu0{PX_DEVICE_CPU, 0};
+            px_tensor *t = nullptr, *r = nullptr;
+            REQUIRE(px_tensor_from_host(rt, cpu0, PX_FLOAT64, 2, shape.data(), data.data(), data.size() * sizeof(double),
+                                        &t) == PX_OK);
+            REQUIRE(px_reduce(PX_OP_SUM, t, 0, 0, 0, &r) == PX_OK);
+            std::vector<double> got(cols);
+            REQUIRE(px_tensor_to_host(r, got.data(), got.size() * sizeof(double)) == PX_OK);
+            px_tensor_release(r);
+            px_tensor_release(t);
+            return got;
+        };
+        CHECK(sum_on(all) == want);  // == on doubles: the same values, every one
+        CHECK(sum_on(half) == want);
+    }
     px_runtime_destroy(half);
     px_runtime_destroy(all);
 }

@@ -33,13 +33,13 @@ void column_shares(int64_t n, Body body) {
     }
 }
 
-// Column sums in float64.
-void raw_sum_columns(const float* x, float* out, int64_t n) {
-    column_shares(n, [&](int64_t j0, int64_t m) {
+// Column sums in float64 of a rows x cols matrix.
+void raw_sum_columns(const float* x, float* out, int64_t rows, int64_t cols) {
+    column_shares(cols, [&](int64_t j0, int64_t m) {
         std::vector<double> acc(static_cast<size_t>(m), 0.0);
         double* a = acc.data();
-        for (int64_t i = 0; i < n; ++i) {
-            const float* row = x + i * n + j0;
+        for (int64_t i = 0; i < rows; ++i) {
+            const float* row = x + i * cols + j0;
 #pragma omp simd
             for (int64_t j = 0; j < m; ++j) a[j] += double(row[j]);
         }
@@ -170,8 +170,12 @@ void bench_tensor_ops(Device dev, bool quick, bool json, const std::string& torc
         };
     };
     const std::vector<Op> ops{
-        {"sum over axis 0", "sum0_ms", ours([&] { return x.sum(0); }), [&] { raw_sum_columns(px, po, n); },
+        {"sum over axis 0", "sum0_ms", ours([&] { return x.sum(0); }), [&] { raw_sum_columns(px, po, n, n); },
          "raw column-block loop"},
+        // Few columns: the same bytes as count/64 rows of 64.
+        {"sum over axis 0 of the same as 64 columns", "sum0_narrow_ms",
+         ours([&] { return x.reshape({count / 64, 64}).sum(0); }), [&] { raw_sum_columns(px, po, count / 64, 64); },
+         "raw column-share loop"},
         {"sum over axis 1", "sum1_ms", ours([&] { return x.sum(1); }), [&] { raw_sum_rows(px, po, n); }, "raw row loop"},
         {"max over axis 0", "max0_ms", ours([&] { return x.max(0); }), [&] { raw_max_columns(px, po, n); },
          "raw column-block loop"},

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch baseline for plexus-bench's tensor-ops group: the same ops on the
-same sizes (sums over each axis, a max over the first, an argmax over the
+same sizes (sums over each axis and over the first of the same values as
+64 columns, a max over the first, an argmax over the
 second, exp, log, tanh, sigmoid, a softmax over rows, a square, a transpose
 made contiguous, where on a random mask, a comparison, uniform and normal
 random tensors), timed as medians. Prints one JSON line of ms."""
@@ -37,6 +38,7 @@ def main():
     mask = x > 0.5
     out = {
         "sum0_ms": median_ms(lambda: x.sum(0), a.reps),
+        "sum0_narrow_ms": median_ms(lambda: x.reshape(n * n // 64, 64).sum(0), a.reps),
         "sum1_ms": median_ms(lambda: x.sum(1), a.reps),
         "max0_ms": median_ms(lambda: x.max(0).values, a.reps),
         "argmax1_ms": median_ms(lambda: x.argmax(1), a.reps),
