@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "cuda_check.hpp"
+#include "fast_divide.cuh"
 #include "op_args.hpp"
 
 namespace pxcuda {
@@ -63,14 +64,29 @@ __device__ inline double block_sum(double mine, double* part) {
 // N operands over one iteration shape (output first), each with its own
 // element strides; axes that are contiguous for every operand are merged, so
 // a broadcast over a contiguous tensor costs one division per axis left.
+// Walks of fewer than 2^31 elements (all but the largest) divide their
+// 32-bit indices by multiplying (fast_divide.cuh) instead of dividing in
+// 64 bits.
 template <int N>
 struct Strided {
     int nd = 0;
+    bool narrow = false;  // every index fits in 31 bits: div[] is set
     int64_t shape[PX_MAX_DIMS] = {};
     int64_t st[N][PX_MAX_DIMS] = {};
+    FastDivide div[PX_MAX_DIMS] = {};
 
     __host__ __device__ void offsets(int64_t i, int64_t (&off)[N]) const {
         for (int k = 0; k < N; ++k) off[k] = 0;
+        if (narrow) {
+            uint32_t rest = uint32_t(i);
+            for (int d = nd - 1; d >= 0; --d) {
+                const uint32_t q = div[d].quotient(rest);
+                const int64_t idx = int64_t(rest - q * div[d].divisor);
+                rest = q;
+                for (int k = 0; k < N; ++k) off[k] += idx * st[k][d];
+            }
+            return;
+        }
         for (int d = nd - 1; d >= 0; --d) {
             int64_t idx = i % shape[d];
             i /= shape[d];
@@ -103,6 +119,11 @@ Strided<N> make_strided(const Operand* const (&ops)[N]) {
         out = 1;
     }
     w.nd = out;
+    int64_t total = 1;
+    for (int d = 0; d < out; ++d) total *= w.shape[d];
+    w.narrow = total > 0 && total < int64_t(FastDivide::kLimit);
+    if (w.narrow)
+        for (int d = 0; d < out; ++d) w.div[d] = FastDivide(uint32_t(w.shape[d]));
     return w;
 }
 

@@ -4,13 +4,14 @@
 // pinned memory against cudaMemcpy, and seed 003's large and small products
 // on the CPU against the GPU; the plugin's float32 exp and tanh (through
 // float64) against CUDA's float functions in a raw kernel, and a transpose
-// against a copy of the same bytes.
+// and a broadcast add against a copy of the same bytes.
 #include "bench_cuda.hpp"
 
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
 
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,21 +72,27 @@ void sgemm(Device dev, int64_t n, bool tf32, bool json) {
            json);
 }
 
+// Seconds for `op` on dev (waited for) and for a raw device-to-device copy
+// of `bytes`, timed interleaved: the baseline of the bandwidth-bound ops.
+std::pair<double, double> beside_copy(Device dev, size_t bytes, const std::function<void()>& op) {
+    DeviceMemory src(bytes), dst(bytes);
+    return interleaved(
+        11,
+        [&] {
+            op();
+            synchronize(dev);
+        },
+        [&] {
+            check(cudaMemcpy(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        });
+}
+
 // c = a + b reads 2 and writes 1 float per element; a raw copy reads 1 and
 // writes 1. Both as bytes moved per second.
 void add_bandwidth(Device dev, int64_t n, bool json) {
     Tensor a = full({n}, 1.0, dev), b = full({n}, 2.0, dev), c;
-    DeviceMemory src(size_t(n) * 4), dst(size_t(n) * 4);
-    auto [ours, raw] = interleaved(
-        11,
-        [&] {
-            c = a + b;
-            synchronize(dev);
-        },
-        [&] {
-            check(cudaMemcpy(dst.p, src.p, size_t(n) * 4, cudaMemcpyDeviceToDevice), "cudaMemcpy");
-            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        });
+    auto [ours, raw] = beside_copy(dev, size_t(n) * 4, [&] { c = a + b; });
     report({"add " + std::to_string(n >> 20) + "M float32, c = a + b", "GB/s", 3.0 * n * 4 / ours / 1e9,
             2.0 * n * 4 / raw / 1e9, "raw D2D cudaMemcpy", "target >= 0.85x"},
            json);
@@ -165,19 +172,21 @@ void float_math(Device dev, int64_t n, const char* name, RawMathFn fn, bool json
 // as a raw device-to-device copy of the same bytes does.
 void transpose_bandwidth(Device dev, int64_t n, bool json) {
     Tensor a = arange(0, double(n * n), 1, dev).reshape({n, n}), t;
-    DeviceMemory src(size_t(n * n) * 4), dst(size_t(n * n) * 4);
-    auto [ours, raw] = interleaved(
-        11,
-        [&] {
-            t = a.transpose();
-            synchronize(dev);
-        },
-        [&] {
-            check(cudaMemcpy(dst.p, src.p, size_t(n * n) * 4, cudaMemcpyDeviceToDevice), "cudaMemcpy");
-            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        });
+    auto [ours, raw] = beside_copy(dev, size_t(n * n) * 4, [&] { t = a.transpose(); });
     report({"transpose " + std::to_string(n) + "x" + std::to_string(n) + " float32", "GB/s", 2.0 * n * n * 4 / ours / 1e9,
             2.0 * n * n * 4 / raw / 1e9, "raw D2D cudaMemcpy", "tiled: near the copy"},
+           json);
+}
+
+// A column broadcast, (n, n) + (n, 1): the strided walk (one index division
+// per element, by multiplying in 32 bits), against a raw device-to-device
+// copy of the matrix's bytes (it reads and writes as much, bar the column).
+void broadcast_add_bandwidth(Device dev, int64_t n, bool json) {
+    Tensor a = full({n, n}, 1.0, dev), b = full({n, 1}, 2.0, dev), c;
+    auto [ours, raw] = beside_copy(dev, size_t(n * n) * 4, [&] { c = a + b; });
+    const std::string size = std::to_string(n) + "x" + std::to_string(n);
+    report({"broadcast add " + size + " + " + std::to_string(n) + "x1 float32", "GB/s", 2.0 * n * n * 4 / ours / 1e9,
+            2.0 * n * n * 4 / raw / 1e9, "raw D2D cudaMemcpy", "strided walk: near the copy"},
            json);
 }
 
@@ -213,6 +222,7 @@ void bench_cuda_tensor_ops(Device dev, bool quick, bool json) {
     float_math(dev, n, "exp", RawMathFn::exp, json);
     float_math(dev, n, "tanh", RawMathFn::tanh, json);
     transpose_bandwidth(dev, quick ? 512 : 8192, json);
+    broadcast_add_bandwidth(dev, quick ? 512 : 8192, json);
 }
 
 }  // namespace pxbench
