@@ -23,7 +23,7 @@ struct FastDivide {
 
     FastDivide() = default;
     // For 1 <= d < 2^31: shift is the smallest s with 2^s >= d, and magic is
-    // the low 32 bits of ceil(2^(32+s) / d), so that
+    // the low 32 bits of floor(2^(32+s) / d) + 1, so that
     // n / d == (mulhi(n, magic) + n) >> shift for every n < 2^31.
     explicit FastDivide(uint32_t d) : divisor(d) {
         while ((uint64_t(1) << shift) < d) ++shift;
