@@ -4,10 +4,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
+#include "scratch_pool.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
@@ -42,24 +43,38 @@ inline void copy_run(T* dst, const T* src, int64_t n) {
     for (; k < n; ++k) dst[k] = src[k];
 }
 
-// Runs body(image, thread, scratch) for every image, on as many threads as pay off.
+// The OpenMP team for n images: all threads, or one when there are fewer images.
+inline int team_for(int64_t n) {
+    const int threads = omp_get_max_threads();
+    return n < threads ? 1 : threads;
+}
+
+// Runs body(first, count, thread, part) over every image in runs of at most
+// `chunk`, on scratch.threads() threads, each with its zeroed part of the
+// scratch. Each thread takes a contiguous share of the images, in order, as
+// OpenMP's static schedule deals them: the same runs on the same thread for
+// the same thread count.
 template <class T, class Body>
-void for_each_image(int64_t n, size_t scratch_elems, int& threads_used, std::vector<std::vector<T>>& scratch,
-                    Body&& body) {
-    int threads = omp_get_max_threads();
-    if (n < threads) threads = 1;
-    threads_used = threads;
-    scratch.assign(threads, std::vector<T>(scratch_elems));
-    if (threads == 1) {
-        for (int64_t i = 0; i < n; ++i) body(i, 0, scratch[0].data());
-        return;
-    }
+void for_each_chunk(int64_t n, int64_t chunk, const ThreadScratch<T>& scratch, Body&& body) {
+    const int threads = scratch.threads();
+    auto share = [&](int tid) {
+        scratch.zero_part(tid);
+        const int64_t q = n / threads, r = n % threads;  // the first r threads take q + 1
+        const int64_t begin = tid * q + std::min<int64_t>(tid, r), end = begin + q + (tid < r ? 1 : 0);
+        for (int64_t i = begin; i < end; i += chunk) body(i, std::min(chunk, end - i), tid, scratch.part(tid));
+    };
+    if (threads == 1) return share(0);
 #pragma omp parallel num_threads(threads)
     {
-        int tid = omp_get_thread_num();
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; ++i) body(i, tid, scratch[tid].data());
+        // A team smaller than asked for (OMP_DYNAMIC, a thread limit) still does every share.
+        for (int tid = omp_get_thread_num(); tid < threads; tid += omp_get_num_threads()) share(tid);
     }
+}
+
+// Runs body(image, thread, part) for every image.
+template <class T, class Body>
+void for_each_image(int64_t n, const ThreadScratch<T>& scratch, Body&& body) {
+    for_each_chunk<T>(n, 1, scratch, [&](int64_t i, int64_t, int tid, T* s) { body(i, tid, s); });
 }
 
 }  // namespace pxcpu

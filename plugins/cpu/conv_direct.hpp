@@ -35,16 +35,24 @@ struct FlatConv {
     int64_t out_plane;  // outputs computed per plane: (OH-1)*W + OW rounded up to whole vectors
 };
 
+// Several images' planes one after another, for the weight gradient: image
+// b's input planes start at in + b*in_image, its dy planes at dy + b*dy_image.
+struct FlatStack {
+    int64_t images;
+    int64_t in_image, dy_image;
+};
+
 // Entry points of one instruction set. Every input plane must be readable up
 // to out_plane + (kh-1)*row + kw - 1 elements from its start (the slack).
 template <class T>
 struct DirectConvOps {
     // out[o][p] = sum over c, i, j of w[o][c][i][j] * in[c][p + i*row + j], p < out_plane.
     void (*correlate)(const T* in, const T* w, T* out, const FlatConv& g);
-    // acc[(o*taps + t)*lanes + l] += lane l's share of sum over p < out_plane of
-    // dy[o][p] * in[c][p + i*row + j], t the tap (c, i, j). dy must be 0 wherever p
-    // is not an output; the caller adds each tap's lanes up into dw.
-    void (*weight_grad)(const T* in, const T* dy, T* acc, const FlatConv& g);
+    // acc[(o*taps + t)*lanes + l] += lane l's share of the sum over the stack's
+    // images and p < out_plane of dy[o][p] * in[c][p + i*row + j], t the tap
+    // (c, i, j). dy must be 0 wherever p is not an output; the caller adds
+    // each tap's lanes up into dw.
+    void (*weight_grad)(const T* in, const T* dy, T* acc, const FlatConv& g, const FlatStack& s);
 };
 
 struct DirectConvIsa {

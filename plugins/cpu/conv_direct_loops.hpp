@@ -94,59 +94,83 @@ void correlate(const T* in, const T* w, T* out, const FlatConv& g) {
     }
 }
 
-// G output planes x J neighbouring taps of one kernel row at a time: per
-// vector of the plane, G dy loads and J input loads feed G*J fused
-// multiply-adds, whose sums stay in registers across the whole plane; the
-// lanes are added up once, after the last image.
+// G output planes x J taps (consecutive in (c, i, j) order) at a time, over
+// every image of the stack: per vector of the plane, G dy loads and J input
+// loads feed G*J fused multiply-adds, and the sums stay in registers across
+// all the images, loaded from acc and stored back once per stack. Each lane
+// adds its positions image by image, position by position, whatever the
+// stack's size: the same sums for the same images in the same order.
 template <class T, int G, int J>
-void weight_grad_block(const T* row_in, const T* dy, T* acc, const FlatConv& g, int64_t o0, int64_t t0) {
+void weight_grad_block(const T* in, const T* dy, T* acc, const FlatConv& g, const FlatStack& s, int64_t o0,
+                       int64_t t0) {
     const int64_t taps = g.channels * g.kh * g.kw;
+    int64_t off[J];
+    for (int j = 0; j < J; ++j) {
+        const int64_t t = t0 + j, c = t / (g.kh * g.kw), r = t % (g.kh * g.kw);
+        off[j] = c * g.plane + r / g.kw * g.row + r % g.kw;
+    }
     Vec<T> sum[G][J];
     for (int k = 0; k < G; ++k)
         for (int j = 0; j < J; ++j) sum[k][j] = load(acc + ((o0 + k) * taps + t0 + j) * lanes<T>);
-    for (int64_t p = 0; p < g.out_plane; p += lanes<T>) {
-        Vec<T> v[J], d[G];
-        for (int j = 0; j < J; ++j) v[j] = load(row_in + p + j);
-        for (int k = 0; k < G; ++k) d[k] = load(dy + (o0 + k) * g.out_plane + p);
-        for (int k = 0; k < G; ++k)
-            for (int j = 0; j < J; ++j) sum[k][j] += d[k] * v[j];
+    for (int64_t b = 0; b < s.images; ++b) {
+        const T* x = in + b * s.in_image;
+        const T* d = dy + b * s.dy_image + o0 * g.out_plane;
+        for (int64_t p = 0; p < g.out_plane; p += lanes<T>) {
+            Vec<T> dv[G];
+            for (int k = 0; k < G; ++k) dv[k] = load(d + k * g.out_plane + p);
+            for (int j = 0; j < J; ++j) {
+                const Vec<T> v = load(x + off[j] + p);  // one input vector live at a time
+                for (int k = 0; k < G; ++k) sum[k][j] += dv[k] * v;
+            }
+        }
     }
     for (int k = 0; k < G; ++k)
         for (int j = 0; j < J; ++j) store(acc + ((o0 + k) * taps + t0 + j) * lanes<T>, sum[k][j]);
 }
 
-// Up to 4 taps of a row for G outputs.
+// Sums in registers per block: up to 24 with 32 vector registers (AVX-512;
+// 6 outputs x 4 taps or 4 x 6, beside G dy and 1 input), 2 x 4 with 16.
+constexpr int wg_outputs = PX_VECTOR_BYTES == 64 ? 6 : 2;
+template <int G>
+constexpr int wg_taps = PX_VECTOR_BYTES == 64 ? (24 / G < 6 ? 24 / G : 6) : 4;
+
+// Splits n into the fewest parts of at most `most`, as even as can be: part
+// k of `parts` starts at start(k).
+struct EvenSplit {
+    int64_t n, parts;
+    EvenSplit(int64_t n_, int64_t most) : n(n_), parts((n_ + most - 1) / most) {}
+    int64_t start(int64_t k) const { return n * k / parts; }
+};
+
 template <class T, int G>
-void weight_grad_outputs(const T* in, const T* dy, T* acc, const FlatConv& g, int64_t o0) {
-    int64_t t = 0;
-    for (int64_t c = 0; c < g.channels; ++c)
-        for (int64_t i = 0; i < g.kh; ++i) {
-            const T* row_in = in + c * g.plane + i * g.row;
-            int64_t j = 0;
-            for (; j + 4 <= g.kw; j += 4) weight_grad_block<T, G, 4>(row_in + j, dy, acc, g, o0, t + j);
-            switch (g.kw - j) {
-            case 3: weight_grad_block<T, G, 3>(row_in + j, dy, acc, g, o0, t + j); break;
-            case 2: weight_grad_block<T, G, 2>(row_in + j, dy, acc, g, o0, t + j); break;
-            case 1: weight_grad_block<T, G, 1>(row_in + j, dy, acc, g, o0, t + j); break;
-            default: break;
-            }
-            t += g.kw;
+void weight_grad_outputs(const T* in, const T* dy, T* acc, const FlatConv& g, const FlatStack& s, int64_t o0) {
+    const EvenSplit taps(g.channels * g.kh * g.kw, wg_taps<G>);
+    for (int64_t k = 0; k < taps.parts; ++k) {
+        const int64_t t0 = taps.start(k);
+        switch (taps.start(k + 1) - t0) {
+        case 6: weight_grad_block<T, G, 6>(in, dy, acc, g, s, o0, t0); break;
+        case 5: weight_grad_block<T, G, 5>(in, dy, acc, g, s, o0, t0); break;
+        case 4: weight_grad_block<T, G, 4>(in, dy, acc, g, s, o0, t0); break;
+        case 3: weight_grad_block<T, G, 3>(in, dy, acc, g, s, o0, t0); break;
+        case 2: weight_grad_block<T, G, 2>(in, dy, acc, g, s, o0, t0); break;
+        default: weight_grad_block<T, G, 1>(in, dy, acc, g, s, o0, t0); break;
         }
+    }
 }
 
-// Outputs in groups that fit the registers: 4 x 4 sums with 32 vector
-// registers (AVX-512), 2 x 4 with 16.
-constexpr int wg_outputs = PX_VECTOR_BYTES == 64 ? 4 : 2;
-
 template <class T>
-void weight_grad(const T* in, const T* dy, T* acc, const FlatConv& g) {
-    int64_t o = 0;
-    for (; o + wg_outputs <= g.outputs; o += wg_outputs) weight_grad_outputs<T, wg_outputs>(in, dy, acc, g, o);
-    switch (g.outputs - o) {
-    case 3: return weight_grad_outputs<T, 3>(in, dy, acc, g, o);
-    case 2: return weight_grad_outputs<T, 2>(in, dy, acc, g, o);
-    case 1: return weight_grad_outputs<T, 1>(in, dy, acc, g, o);
-    default: return;
+void weight_grad(const T* in, const T* dy, T* acc, const FlatConv& g, const FlatStack& s) {
+    const EvenSplit outs(g.outputs, wg_outputs);
+    for (int64_t k = 0; k < outs.parts; ++k) {
+        const int64_t o0 = outs.start(k);
+        switch (outs.start(k + 1) - o0) {
+        case 6: weight_grad_outputs<T, 6>(in, dy, acc, g, s, o0); break;
+        case 5: weight_grad_outputs<T, 5>(in, dy, acc, g, s, o0); break;
+        case 4: weight_grad_outputs<T, 4>(in, dy, acc, g, s, o0); break;
+        case 3: weight_grad_outputs<T, 3>(in, dy, acc, g, s, o0); break;
+        case 2: weight_grad_outputs<T, 2>(in, dy, acc, g, s, o0); break;
+        default: weight_grad_outputs<T, 1>(in, dy, acc, g, s, o0); break;
+        }
     }
 }
 

@@ -84,9 +84,8 @@ void conv_forward(const OpTask& t) {
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* py = reinterpret_cast<T*>(y.data);
     const bool direct = g.is_identity_im2col();
-    std::vector<std::vector<T>> scratch;
-    int threads = 1;
-    for_each_image<T>(g.n, direct ? 0 : size_t(g.ckk() * g.ohw()), threads, scratch, [&](int64_t i, int, T* cols) {
+    const ThreadScratch<T> scratch(team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         const T* xi = px + i * g.c * g.h * g.w;
         if (!direct) im2col(xi, g, cols);
         gemm(false, false, int(g.o), int(g.ohw()), int(g.ckk()), T(1), pw, int(g.ckk()), direct ? xi : cols,
@@ -102,9 +101,8 @@ void conv_backward_input(const OpTask& t) {
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* pdx = reinterpret_cast<T*>(dx.data);
     const bool direct = g.is_identity_im2col();
-    std::vector<std::vector<T>> scratch;
-    int threads = 1;
-    for_each_image<T>(g.n, direct ? 0 : size_t(g.ckk() * g.ohw()), threads, scratch, [&](int64_t i, int, T* cols) {
+    const ThreadScratch<T> scratch(team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         T* dxi = pdx + i * g.c * g.h * g.w;
         T* dst = direct ? dxi : cols;
         gemm(true, false, int(g.ckk()), int(g.ohw()), int(g.o), T(1), pw, int(g.ckk()), pdy + i * g.o * g.ohw(),
@@ -127,9 +125,8 @@ void conv_backward_weight(const OpTask& t) {
     const bool direct = g.is_identity_im2col();
     // Scratch per thread: the image's columns, then the thread's partial dW.
     const size_t cols = direct ? 0 : size_t(g.ckk() * g.ohw());
-    std::vector<std::vector<T>> scratch;
-    int threads = 1;
-    for_each_image<T>(g.n, cols + size_t(wsize), threads, scratch, [&](int64_t i, int, T* s) {
+    const ThreadScratch<T> scratch(team_for(g.n), cols + size_t(wsize));
+    for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* s) {
         const T* xi = px + i * g.c * g.h * g.w;
         if (!direct) im2col(xi, g, s);
         gemm(false, true, int(g.o), int(g.ckk()), int(g.ohw()), T(1), pdy + i * g.o * g.ohw(), int(g.ohw()),
@@ -137,8 +134,8 @@ void conv_backward_weight(const OpTask& t) {
     });
     // Partials added in thread order: the same result for the same thread count.
     std::fill(pdw, pdw + wsize, T(0));
-    for (int k = 0; k < threads; ++k) {
-        const T* part = scratch[k].data() + cols;
+    for (int k = 0; k < scratch.threads(); ++k) {
+        const T* part = scratch.part(k) + cols;
         for (int64_t e = 0; e < wsize; ++e) pdw[e] += part[e];
     }
 }

@@ -2,7 +2,9 @@
 // for stride-1 layers. Images are spread over OpenMP threads as in the im2col
 // path; each thread's scratch planes are zeroed once per op, and per image
 // only their interior is written, so the padding and slack stay zero.
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,9 +57,8 @@ void take(const T* src, int64_t src_plane, int64_t src_row, int64_t top, int64_t
 template <class T, class Fill, class Drain>
 void correlate_images(int64_t n, const Plan& p, const T* w, Fill&& fill, Drain&& drain) {
     const DirectConvOps<T>& ops = direct_conv_ops<T>();
-    std::vector<std::vector<T>> scratch;
-    int threads = 1;
-    for_each_image<T>(n, size_t(p.in_elems + p.out_elems), threads, scratch, [&](int64_t i, int, T* s) {
+    const ThreadScratch<T> scratch(team_for(n), size_t(p.in_elems + p.out_elems));
+    for_each_image<T>(n, scratch, [&](int64_t i, int, T* s) {
         fill(i, s);
         ops.correlate(s, w, s + p.in_elems, p.f);
         drain(i, s + p.in_elems);
@@ -99,6 +100,12 @@ void backward_input(const OpTask& t, const ConvGeometry& g) {
         [&](int64_t i, const T* out) { take(out, p.f.out_plane, wd, g.ph, g.pw, g.c, g.h, g.w, pdx + i * g.c * g.h * g.w); });
 }
 
+// Images of one thread's share go through the loops a stack at a time, so
+// the sums are loaded and stored once per stack rather than once per image
+// (a short plane, LeNet's 10x10, is few vectors); the stack's scratch stays
+// well inside a core's L2 cache.
+constexpr size_t stack_bytes = size_t(256) << 10;
+
 template <class T>
 void backward_weight(const OpTask& t, const ConvGeometry& g) {
     const T* pdy = reinterpret_cast<const T*>(t.in[0].data);
@@ -107,38 +114,47 @@ void backward_weight(const OpTask& t, const ConvGeometry& g) {
     const int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw, lanes = direct_conv_lanes<T>();
     const Plan p = plan(g.c, hp, wp, g.kh, g.kw, g.o, lanes);
     const int64_t weights = g.o * g.ckk();
-    // Scratch per thread: the padded input, dy laid out on the input's rows
-    // (0 past each row's end), and the thread's running sums per lane.
+    // Per thread: its running sums per lane, then per image the padded input
+    // and dy laid out on the input's rows (0 past each row's end), each
+    // rounded to whole vectors so that every dy plane starts aligned as the
+    // thread's part does.
+    const FlatStack one{1, round_up(p.in_elems, lanes), p.out_elems};
+    const int64_t image_elems = one.in_image + one.dy_image;
+    const int64_t stack = std::max<int64_t>(1, int64_t(stack_bytes / sizeof(T)) / image_elems);
+    const int64_t sums = weights * lanes;
     const DirectConvOps<T>& ops = direct_conv_ops<T>();
-    std::vector<std::vector<T>> scratch;
-    int threads = 1;
-    for_each_image<T>(g.n, size_t(p.in_elems + p.out_elems + weights * lanes), threads, scratch,
-                      [&](int64_t i, int, T* s) {
-                          T* in = s;
-                          T* dy = s + p.in_elems;
-                          place(px + i * g.c * g.h * g.w, g.c, g.h, g.w, in, p.f.plane, wp, g.ph, g.pw);
-                          place(pdy + i * g.o * g.oh * g.ow, g.o, g.oh, g.ow, dy, p.f.out_plane, wp, 0, 0);
-                          ops.weight_grad(in, dy, dy + p.out_elems, p.f);
+    const ThreadScratch<T> scratch(team_for(g.n), size_t(sums + stack * image_elems));
+    for_each_chunk<T>(g.n, stack, scratch,
+                      [&](int64_t first, int64_t count, int, T* acc) {
+                          T* in = acc + sums;
+                          T* dy = in + stack * one.in_image;  // fixed: the zeros between rows stay put
+                          for (int64_t b = 0; b < count; ++b) {
+                              const int64_t i = first + b;
+                              place(px + i * g.c * g.h * g.w, g.c, g.h, g.w, in + b * one.in_image, p.f.plane, wp,
+                                    g.ph, g.pw);
+                              place(pdy + i * g.o * g.oh * g.ow, g.o, g.oh, g.ow, dy + b * one.dy_image,
+                                    p.f.out_plane, wp, 0, 0);
+                          }
+                          ops.weight_grad(in, dy, acc, p.f, FlatStack{count, one.in_image, one.dy_image});
                       });
     // Lanes and threads added in order: the same result for the same thread count.
     for (int64_t e = 0; e < weights; ++e) {
         T sum = 0;
-        for (int k = 0; k < threads; ++k) {
-            const T* acc = scratch[k].data() + p.in_elems + p.out_elems + e * lanes;
+        for (int k = 0; k < scratch.threads(); ++k) {
+            const T* acc = scratch.part(k) + e * lanes;
             for (int64_t l = 0; l < lanes; ++l) sum += acc[l];
         }
         pdw[e] = sum;
     }
 }
 
-// When "auto" takes the direct loops. They keep every output plane's sums in
-// registers across all taps, and beat im2col + gemm while the taps per output
-// (C*KH*KW, or O*KH*KW for the input gradient) are few: LeNet's 25, 54 and
-// 144 run 1.3-2.6x faster. The weight gradient's loops run once per plane,
-// so short planes pay their set-up too often: measured on LeNet, a 24x24
-// plane ran 1.5x faster, a 10x10 plane no faster than im2col.
-constexpr int64_t auto_max_taps = 256;
-constexpr int64_t auto_min_weight_grad_plane = 256;
+// When "auto" takes the direct loops: while the taps per output (C*KH*KW,
+// or O*KH*KW for the input gradient) are at most 576. Measured on this
+// project's 2-core AVX-512 machine (bench/results/2026-11-23-cpu-conv-
+// weight-stacks.txt), the direct loops ran 1.1-4.8x faster than im2col +
+// gemm in every op up to 288 taps, LeNet's included, and as fast at 576
+// (3x3 over 64 channels); at 1152 im2col + gemm ran 1.3-2x faster.
+constexpr int64_t auto_max_taps = 576;
 
 bool wanted(const ConvGeometry& g, int32_t op) {
     if (g.sh != 1 || g.sw != 1 || g.oh != g.h + 2 * g.ph - g.kh + 1 || g.ow != g.w + 2 * g.pw - g.kw + 1) return false;
@@ -148,7 +164,6 @@ bool wanted(const ConvGeometry& g, int32_t op) {
     case Path::automatic: break;
     }
     if (op == PX_OP_CONV2D_BACKWARD_INPUT) return g.o * g.kh * g.kw <= auto_max_taps;
-    if (op == PX_OP_CONV2D_BACKWARD_WEIGHT && g.oh * (g.w + 2 * g.pw) < auto_min_weight_grad_plane) return false;
     return g.ckk() <= auto_max_taps;
 }
 

@@ -86,14 +86,17 @@ template <class T>
 double backward_plane(const T* x, T b, const T* dy, T* dx, const PoolGeometry& g) {
     double passed = 0;
     if (g.two_by_two()) {
-        std::vector<T> gate(size_t(g.ow));
+        // LeNet's rows are 12 and 5 windows: no heap allocation per plane for those.
+        T small[64];
+        std::vector<T> large(g.ow > 64 ? size_t(g.ow) : 0);
+        T* gate = g.ow > 64 ? large.data() : small;
         for (int64_t oy = 0; oy < g.oh; ++oy) {
             T* d0 = dx + 2 * oy * g.w;
             T* d1 = d0 + g.w;
-            backward_row_2x2(x + 2 * oy * g.w, x + (2 * oy + 1) * g.w, b, dy + oy * g.ow, d0, d1, gate.data(), g.ow);
+            backward_row_2x2(x + 2 * oy * g.w, x + (2 * oy + 1) * g.w, b, dy + oy * g.ow, d0, d1, gate, g.ow);
             double row = 0;
 #pragma omp simd reduction(+ : row)
-            for (int64_t ox = 0; ox < g.ow; ++ox) row += double(gate[size_t(ox)]);
+            for (int64_t ox = 0; ox < g.ow; ++ox) row += double(gate[ox]);
             passed += row;
             if (g.w & 1) d0[g.w - 1] = d1[g.w - 1] = T(0);
         }

@@ -57,9 +57,10 @@ TEST_CASE("bias_relu_max_pool2d gives the values of bias_add, relu and max_pool2
              {PX_OP_BIAS_GRAD, DType::float64});
     Device dev = pxtest::device_under_test();
     // LeNet's two layers (2x2, stride 2), odd planes (a last row and column
-    // in no window), overlapping windows with padding, and stride 1.
+    // in no window), rows of more than 64 windows, overlapping windows with
+    // padding, and stride 1.
     const Geometry cases[] = {{3, 6, 24, 24, 2, 2, 0}, {2, 16, 10, 10, 2, 2, 0}, {2, 3, 7, 5, 2, 2, 0},
-                              {2, 3, 7, 6, 3, 2, 1}, {1, 2, 5, 6, 3, 1, 1}};
+                              {1, 2, 4, 150, 2, 2, 0}, {2, 3, 7, 6, 3, 2, 1}, {1, 2, 5, 6, 3, 1, 1}};
     // Values in [-1, 1] rounded to eighths: many ties, many windows relu
     // cuts to 0, and an Inf and a NaN (relu sends NaN to 0, so it never wins).
     struct Inputs {

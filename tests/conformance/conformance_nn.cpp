@@ -58,7 +58,11 @@ TEST_CASE("conv2d gradients match the host reference", "[conformance][nn][R15]")
             for (Case k : {Case{5, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{5, 6, 12, 12, 16, 3, 3, 1, 1, 0, 0},
                            Case{3, 2, 9, 13, 3, 3, 5, 1, 1, 1, 2}, Case{2, 3, 4, 5, 2, 2, 2, 1, 1, 3, 2},
                            Case{3, 4, 5, 7, 9, 1, 1, 1, 1, 0, 0}, Case{2, 2, 11, 10, 3, 3, 3, 2, 2, 1, 1},
-                           Case{1, 2, 6, 17, 2, 3, 1, 1, 3, 0, 1}}) {
+                           Case{1, 2, 6, 17, 2, 3, 1, 1, 3, 0, 1},
+                           // Many images of LeNet's second layer, and images larger
+                           // than a CPU stack of weight-gradient scratch: the direct
+                           // loops' stacks, whole and partial, per thread.
+                           Case{40, 6, 12, 12, 16, 3, 3, 1, 1, 0, 0}, Case{3, 2, 150, 170, 3, 3, 3, 1, 1, 1, 1}}) {
                 CAPTURE(k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw);
                 const int oh = (k.h + 2 * k.ph - k.kh) / k.sh + 1, ow = (k.w + 2 * k.pw - k.kw) / k.sw + 1;
                 auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 41);

@@ -1,5 +1,7 @@
 #include "bench_layer_ops.hpp"
 
+#include <cblas.h>
+
 #include <string>
 #include <vector>
 
@@ -131,6 +133,59 @@ void fused_rows(Device dev, const Planes& p, int reps, int burst, bool unfused, 
                 [&] { raw_pool_grad(p, hx.data(), hdy.data(), out_full.data()); }, "raw loop, same bytes", json);
 }
 
+// A stride-1 convolution without padding: n images of c planes h x h, o
+// outputs, k x k taps.
+struct Conv {
+    int64_t n, c, h, o, k;
+    int64_t oh() const { return h - k + 1; }
+    int64_t taps() const { return c * k * k; }
+    int64_t positions() const { return n * oh() * oh(); }
+    std::string str() const {
+        return "(" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," + std::to_string(h) +
+               ") k" + std::to_string(k) + " -> " + std::to_string(o);
+    }
+};
+
+// conv2d and its two gradients, each beside one cblas_sgemm of the same
+// multiply-adds on operands already laid out as im2col would lay them (the
+// im2col itself not counted): how near each op is to OpenBLAS's own speed
+// on the same work.
+void conv_rows(Device dev, const Conv& v, int reps, int burst, bool json) {
+    Tensor x = random_normal({v.n, v.c, v.h, v.h}, 0, 1, dev), w = random_normal({v.o, v.c, v.k, v.k}, 0, 0.1, dev);
+    Tensor dy = random_normal({v.n, v.o, v.oh(), v.oh()}, 0, 1, dev), keep;
+    const int m = int(v.o), taps = int(v.taps()), pos = int(v.positions());
+    std::vector<float> cols(size_t(taps) * size_t(pos), 0.5f), outs(size_t(m) * size_t(pos), 0.25f), wt(size_t(m) * size_t(taps));
+    const std::string gemm = "cblas_sgemm, same multiply-adds";
+    report_pair("conv2d " + v.str(), reps, burst, dev, [&] { keep = conv2d(x, w); },
+                [&] {  // y[o x pos] = w[o x taps] cols[taps x pos]
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, pos, taps, 1.0f, wt.data(), taps, cols.data(),
+                                pos, 0.0f, outs.data(), pos);
+                },
+                gemm, json);
+    report_pair("its input gradient", reps, burst, dev,
+                [&] {
+                    keep = Tensor::wrap([&](px_tensor** o) {
+                        return px_conv2d_backward_input(dy.handle(), w.handle(), v.h, v.h, 1, 1, 0, 0, o);
+                    });
+                },
+                [&] {  // dcols[taps x pos] = w^T dy[o x pos]
+                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, taps, pos, m, 1.0f, wt.data(), taps, outs.data(),
+                                pos, 0.0f, cols.data(), pos);
+                },
+                gemm, json);
+    report_pair("its weight gradient", reps, burst, dev,
+                [&] {
+                    keep = Tensor::wrap([&](px_tensor** o) {
+                        return px_conv2d_backward_weight(dy.handle(), x.handle(), v.k, v.k, 1, 1, 0, 0, o);
+                    });
+                },
+                [&] {  // dw[o x taps] = dy[o x pos] cols^T
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, taps, pos, 1.0f, outs.data(), pos, cols.data(),
+                                pos, 0.0f, wt.data(), taps);
+                },
+                gemm, json);
+}
+
 }  // namespace
 
 void bench_layer_ops(Device dev, bool quick, bool json) {
@@ -160,6 +215,9 @@ void bench_layer_ops(Device dev, bool quick, bool json) {
                 [&] { keep = Tensor::wrap([&](px_tensor** o) { return px_dropout(d.handle(), 0.5, &dseed, &doffset, o); }); },
                 [&] { raw_dropout(hd.data(), dropped.data(), units, dseed, doffset, 0.5); },
                 "px_dropout_keeps loop", json);
+    // LeNet's two convolutions.
+    conv_rows(dev, Conv{batch, 1, 28, 6, 5}, reps, burst, json);
+    conv_rows(dev, Conv{batch, 6, 12, 16, 3}, reps, burst, json);
     if (!supports(dev, PX_OP_BIAS_RELU_MAX_POOL2D, PX_FLOAT32)) {
         if (!json) std::printf("(%s lacks the fused bias + relu + max-pool op: its rows are not measured)\n", dev.str().c_str());
         return;

@@ -1,0 +1,99 @@
+#include "scratch_pool.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace pxcpu {
+namespace {
+
+struct Buffer {
+    void* data;
+    size_t capacity;
+};
+
+// Given-back buffers, oldest first. Freed when the plugin is unloaded.
+class Pool {
+public:
+    ~Pool() {
+        for (const Buffer& b : kept_) std::free(b.data);
+    }
+    Buffer take(size_t bytes) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++leased_;
+            // The smallest kept buffer that is large enough.
+            auto best = kept_.end();
+            for (auto it = kept_.begin(); it != kept_.end(); ++it)
+                if (it->capacity >= bytes && (best == kept_.end() || it->capacity < best->capacity)) best = it;
+            if (best != kept_.end()) {
+                const Buffer b = *best;
+                kept_bytes_ -= b.capacity;
+                kept_.erase(best);
+                return b;
+            }
+        }
+        const size_t capacity = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+        void* p = std::aligned_alloc(64, capacity);
+        if (!p) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            --leased_;
+            throw std::bad_alloc();
+        }
+        return Buffer{p, capacity};
+    }
+    void give_back(Buffer b) {
+        std::vector<void*> to_free;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            --leased_;
+            if (b.capacity > scratch_kept_bytes) {
+                to_free.push_back(b.data);
+            } else {
+                try {
+                    kept_.push_back(b);
+                } catch (const std::bad_alloc&) {  // no room to keep it: free it instead
+                    to_free.push_back(b.data);
+                    b.capacity = 0;
+                }
+                kept_bytes_ += b.capacity;
+                while (kept_bytes_ > scratch_kept_bytes) {  // the oldest go first
+                    kept_bytes_ -= kept_.front().capacity;
+                    to_free.push_back(kept_.front().data);
+                    kept_.erase(kept_.begin());
+                }
+            }
+        }
+        for (void* p : to_free) std::free(p);
+    }
+    ScratchFigures figures() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return ScratchFigures{kept_bytes_, kept_.size(), leased_};
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<Buffer> kept_;
+    size_t kept_bytes_ = 0, leased_ = 0;
+};
+
+Pool& pool() {
+    static Pool p;
+    return p;
+}
+
+}  // namespace
+
+ScratchLease::ScratchLease(size_t bytes) {
+    const Buffer b = pool().take(bytes);
+    data_ = b.data;
+    capacity_ = b.capacity;
+}
+
+ScratchLease::~ScratchLease() { pool().give_back(Buffer{data_, capacity_}); }
+
+ScratchFigures scratch_figures() { return pool().figures(); }
+
+}  // namespace pxcpu

@@ -1,0 +1,63 @@
+// Scratch memory for kernels (im2col columns, padded planes, per-thread
+// partial sums), kept between ops. A fresh std::vector per op sat above
+// glibc's mmap threshold, so every op faulted its pages in anew, one by one
+// on the thread that zeroed them: LeNet's second-layer weight gradient took
+// 790 us in a program that did little else, 400 us inside plexus-train,
+// whose other allocations happened to keep the heap grown.
+//
+// Buffers are leased and given back; a device runs its ops one at a time, so
+// devices computing at once lease different buffers. Up to kept_bytes of
+// given-back buffers are kept for the next lease; larger ones go back to the
+// system at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace pxcpu {
+
+constexpr size_t scratch_kept_bytes = size_t(64) << 20;
+
+class ScratchLease {
+public:
+    // At least `bytes`, 64-byte aligned, not zeroed; throws std::bad_alloc.
+    explicit ScratchLease(size_t bytes);
+    ~ScratchLease();
+    ScratchLease(const ScratchLease&) = delete;
+    ScratchLease& operator=(const ScratchLease&) = delete;
+    void* data() const { return data_; }
+
+private:
+    void* data_;
+    size_t capacity_;
+};
+
+// Bytes kept for later leases and buffers leased now (for tests).
+struct ScratchFigures {
+    size_t kept_bytes, kept_buffers, leased_buffers;
+};
+ScratchFigures scratch_figures();
+
+// One zeroed part per thread of an op's OpenMP team, from one lease; each
+// part starts on a 64-byte boundary. zero_part(k) is called by thread k, so
+// the pages a thread works in are the ones it touched first.
+template <class T>
+class ThreadScratch {
+public:
+    ThreadScratch(int threads, size_t elems_per_thread)
+        : threads_(threads),
+          stride_((elems_per_thread * sizeof(T) + 63) / 64 * 64),
+          elems_(elems_per_thread),
+          lease_(stride_ * size_t(threads)) {}
+    int threads() const { return threads_; }
+    T* part(int k) const { return reinterpret_cast<T*>(static_cast<char*>(lease_.data()) + stride_ * size_t(k)); }
+    void zero_part(int k) const { std::memset(static_cast<void*>(part(k)), 0, elems_ * sizeof(T)); }
+
+private:
+    int threads_;
+    size_t stride_, elems_;
+    ScratchLease lease_;
+};
+
+}  // namespace pxcpu

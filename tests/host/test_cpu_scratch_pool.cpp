@@ -1,0 +1,95 @@
+// The CPU plugin's scratch pool (plugins/cpu/scratch_pool.cpp), compiled into
+// this test: leases are aligned and reused, the smallest fitting buffer is
+// taken, and what is kept stays within its bound.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "scratch_pool.hpp"
+
+using pxcpu::ScratchLease;
+using pxcpu::scratch_figures;
+
+namespace {
+constexpr size_t MiB = size_t(1) << 20;
+bool aligned64(const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; }
+}  // namespace
+
+TEST_CASE("a scratch lease is aligned and its buffer is kept for the next lease", "[host][scratch]") {
+    const auto before = scratch_figures();
+    void* first;
+    {
+        ScratchLease a(1000);
+        first = a.data();
+        REQUIRE(aligned64(first));
+        std::memset(first, 0x5a, 1000);  // writable for the whole size asked
+        CHECK(scratch_figures().leased_buffers == before.leased_buffers + 1);
+    }
+    CHECK(scratch_figures().leased_buffers == before.leased_buffers);
+    CHECK(scratch_figures().kept_buffers == before.kept_buffers + 1);
+    ScratchLease again(1000);
+    CHECK(again.data() == first);
+    CHECK(scratch_figures().kept_buffers == before.kept_buffers);
+    ScratchLease empty(0);  // still a valid, distinct pointer
+    CHECK(empty.data() != nullptr);
+    CHECK(empty.data() != again.data());
+}
+
+TEST_CASE("a scratch lease takes the smallest kept buffer that is large enough", "[host][scratch]") {
+    void *small, *large;
+    {
+        ScratchLease a(1 * MiB), b(3 * MiB);
+        small = a.data(), large = b.data();
+    }
+    {
+        ScratchLease fits(2 * MiB);  // the 1 MiB one is too small
+        CHECK(fits.data() == large);
+        ScratchLease next(MiB / 2);
+        CHECK(next.data() == small);
+    }
+}
+
+TEST_CASE("scratch buffers kept stay within the bound, the oldest freed first", "[host][scratch]") {
+    {
+        ScratchLease huge(pxcpu::scratch_kept_bytes + 64);  // never kept
+        std::memset(huge.data(), 1, 64);
+    }
+    CHECK(scratch_figures().kept_bytes <= pxcpu::scratch_kept_bytes);
+    void* oldest;
+    {
+        std::vector<std::unique_ptr<ScratchLease>> held;
+        held.reserve(5);
+        for (int i = 0; i < 5; ++i) held.push_back(std::make_unique<ScratchLease>(20 * MiB));
+        oldest = held[0]->data();
+        // Given back oldest first: 100 MiB offered, at most 64 MiB kept.
+    }
+    const auto f = scratch_figures();
+    CHECK(f.kept_bytes <= pxcpu::scratch_kept_bytes);
+    CHECK(f.kept_bytes >= size_t(3 * 20) * MiB);  // the three newest 20 MiB buffers
+    CHECK(f.leased_buffers == 0);
+    // The first given back went first: three 20 MiB leases get the newest three.
+    ScratchLease x(20 * MiB), y(20 * MiB), z(20 * MiB);
+    CHECK(x.data() != oldest);
+    CHECK(y.data() != oldest);
+    CHECK(z.data() != oldest);
+}
+
+TEST_CASE("thread scratch gives each thread an aligned part that zero_part clears alone", "[host][scratch]") {
+    const pxcpu::ThreadScratch<float> s(3, 10);  // 40 bytes a part, 64 apart
+    REQUIRE(s.threads() == 3);
+    for (int k = 0; k < 3; ++k) {
+        REQUIRE(aligned64(s.part(k)));
+        std::memset(static_cast<void*>(s.part(k)), 0xff, 10 * sizeof(float));
+    }
+    CHECK(reinterpret_cast<char*>(s.part(1)) - reinterpret_cast<char*>(s.part(0)) == 64);
+    s.zero_part(1);
+    for (int i = 0; i < 10; ++i) {
+        CHECK(s.part(1)[i] == 0.0f);
+        CHECK(std::isnan(s.part(0)[i]));  // 0xffffffff is a NaN: untouched
+        CHECK(std::isnan(s.part(2)[i]));
+    }
+}
