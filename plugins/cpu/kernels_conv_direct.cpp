@@ -77,16 +77,25 @@ void forward(const OpTask& t, const ConvGeometry& g) {
         [&](int64_t i, const T* out) { take(out, p.f.out_plane, wp, 0, 0, g.o, g.oh, g.ow, py + i * g.o * g.oh * g.ow); });
 }
 
-// dx is the full correlation of dy, padded by the kernel size less one on
-// every side, with the kernel flipped and its two channel axes swapped,
-// cropped by the forward padding.
+// dx is the full correlation of dy with the kernel flipped and its two
+// channel axes swapped, cropped by the forward padding. dy is laid out on
+// the padded input's rows (row length wp = ow + kw - 1, so the kw - 1 zeros
+// past each dy row's end are the ones a tap reaching left of column 0 reads)
+// after (kh-1)*wp + kw-1 zeros (what taps reaching above row 0 read): every
+// position of the padded input plane is computed, and no other. (A ring of
+// kernel-size-less-one zeros around dy, as before, computed 176 positions a
+// plane for LeNet's 144.) Each position adds the same products in the same
+// order either way.
 template <class T>
 void backward_input(const OpTask& t, const ConvGeometry& g) {
     const T* pdy = reinterpret_cast<const T*>(t.in[0].data);
     const T* pw = reinterpret_cast<const T*>(t.in[1].data);
     T* pdx = reinterpret_cast<T*>(t.out.data);
-    const int64_t hd = g.oh + 2 * (g.kh - 1), wd = g.ow + 2 * (g.kw - 1);
-    const Plan p = plan(g.o, hd, wd, g.kh, g.kw, g.c, direct_conv_lanes<T>());
+    const int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw, front = (g.kh - 1) * wp + g.kw - 1;
+    const int64_t out_plane = round_up(hp * wp, direct_conv_lanes<T>());
+    // Plane k is read from its start up to out_plane - 1 + front.
+    const int64_t plane = out_plane + front;
+    const Plan p{FlatConv{g.o, plane, wp, g.kh, g.kw, g.c, out_plane}, g.o * plane, g.c * out_plane};
     std::vector<T> flipped(size_t(g.o * g.ckk()));
     for (int64_t o = 0; o < g.o; ++o)
         for (int64_t c = 0; c < g.c; ++c)
@@ -96,8 +105,8 @@ void backward_input(const OpTask& t, const ConvGeometry& g) {
                         pw[((o * g.c + c) * g.kh + i) * g.kw + j];
     correlate_images<T>(
         g.n, p, flipped.data(),
-        [&](int64_t i, T* in) { place(pdy + i * g.o * g.oh * g.ow, g.o, g.oh, g.ow, in, p.f.plane, wd, g.kh - 1, g.kw - 1); },
-        [&](int64_t i, const T* out) { take(out, p.f.out_plane, wd, g.ph, g.pw, g.c, g.h, g.w, pdx + i * g.c * g.h * g.w); });
+        [&](int64_t i, T* in) { place(pdy + i * g.o * g.oh * g.ow, g.o, g.oh, g.ow, in + front, plane, wp, 0, 0); },
+        [&](int64_t i, const T* out) { take(out, out_plane, wp, g.ph, g.pw, g.c, g.h, g.w, pdx + i * g.c * g.h * g.w); });
 }
 
 // Images of one thread's share go through the loops a stack at a time, so
