@@ -13,8 +13,10 @@ tools/install-packages.sh
 supp="$PWD/tools/sanitizers"
 jobs=$(nproc)
 
-# A report stops the process with a nonzero status; leaks are reports.
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
+# A report stops the process with a nonzero status; leaks are reports. An
+# allocation the system cannot give returns NULL (the out-of-memory paths are
+# tested), as without ASan.
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"

@@ -1,6 +1,7 @@
-// Stride-1 convolution without im2col, for layers with few channels (LeNet's
-// conv2d has 1 or 6 input channels): there im2col writes many times the
-// input, and a gemm with 6 or 16 rows runs far below the machine's speed.
+// Stride-1 convolution without im2col, for layers with few taps (channels x
+// kernel size; LeNet's have 25 and 54, and auto mode takes up to 576): there
+// im2col writes many times the input, and a gemm with 6 or 16 rows runs far
+// below the machine's speed.
 //
 // The trick: with the input plane flattened (row length W), output (y, x) of
 // tap (i, j) reads input p + i*W + j where p = y*W + x. Computing outputs at

@@ -1,6 +1,7 @@
 #include "scratch_pool.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -35,8 +36,13 @@ public:
                 return b;
             }
         }
-        const size_t capacity = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-        void* p = std::aligned_alloc(64, capacity);
+        // A size within 63 bytes of SIZE_MAX would round to 0: refuse it.
+        void* p = nullptr;
+        size_t capacity = 0;
+        if (bytes <= SIZE_MAX - 63) {
+            capacity = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+            p = std::aligned_alloc(64, capacity);
+        }
         if (!p) {
             std::lock_guard<std::mutex> lock(mutex_);
             --leased_;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 namespace pxcpu {
 
@@ -45,16 +46,26 @@ ScratchFigures scratch_figures();
 template <class T>
 class ThreadScratch {
 public:
+    // Throws std::bad_alloc when the parts' total does not fit a size_t.
     ThreadScratch(int threads, size_t elems_per_thread)
         : threads_(threads),
-          stride_((elems_per_thread * sizeof(T) + 63) / 64 * 64),
+          stride_(part_stride(elems_per_thread)),
           elems_(elems_per_thread),
-          lease_(stride_ * size_t(threads)) {}
+          lease_(total_bytes(stride_, threads)) {}
     int threads() const { return threads_; }
     T* part(int k) const { return reinterpret_cast<T*>(static_cast<char*>(lease_.data()) + stride_ * size_t(k)); }
     void zero_part(int k) const { std::memset(static_cast<void*>(part(k)), 0, elems_ * sizeof(T)); }
 
 private:
+    static size_t part_stride(size_t elems) {
+        if (elems > (SIZE_MAX - 63) / sizeof(T)) throw std::bad_alloc();
+        return (elems * sizeof(T) + 63) / 64 * 64;
+    }
+    static size_t total_bytes(size_t stride, int threads) {
+        if (threads < 1 || (stride != 0 && size_t(threads) > SIZE_MAX / stride)) throw std::bad_alloc();
+        return stride * size_t(threads);
+    }
+
     int threads_;
     size_t stride_, elems_;
     ScratchLease lease_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "scratch_pool.hpp"
@@ -92,4 +93,23 @@ TEST_CASE("thread scratch gives each thread an aligned part that zero_part clear
         CHECK(std::isnan(s.part(0)[i]));  // 0xffffffff is a NaN: untouched
         CHECK(std::isnan(s.part(2)[i]));
     }
+}
+
+TEST_CASE("a scratch lease the system cannot give throws bad_alloc and leaves the pool as it was", "[host][scratch]") {
+    const auto before = scratch_figures();
+    // Within 63 bytes of SIZE_MAX: rounding to 64 bytes would wrap to 0.
+    CHECK_THROWS_AS(ScratchLease(SIZE_MAX), std::bad_alloc);
+    CHECK_THROWS_AS(ScratchLease(SIZE_MAX - 63), std::bad_alloc);
+    // 4 EiB: aligned_alloc itself returns NULL (under ASan too, with
+    // allocator_may_return_null=1 as tools/run-sanitizers.sh sets it).
+    CHECK_THROWS_AS(ScratchLease(size_t(1) << 62), std::bad_alloc);
+    // Parts whose total overflows a size_t are refused before any lease.
+    CHECK_THROWS_AS(pxcpu::ThreadScratch<double>(2, SIZE_MAX / 8), std::bad_alloc);
+    CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(16, SIZE_MAX / 32), std::bad_alloc);
+    CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(0, 10), std::bad_alloc);
+    const auto after = scratch_figures();
+    CHECK(after.leased_buffers == before.leased_buffers);
+    CHECK(after.kept_bytes == before.kept_bytes);
+    ScratchLease fine(1000);  // and the next lease is served
+    CHECK(aligned64(fine.data()));
 }
