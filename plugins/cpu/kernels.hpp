@@ -7,6 +7,10 @@ namespace pxcpu {
 
 void run_elementwise(const OpTask& t);  // binary, comparisons, unary, where
 void run_reduce(const OpTask& t);       // sum, mean, max, min, argmax
+// The sum of each column of a (rows, cols) array, as sum over axis 0 makes
+// it: each column adds its rows in order, in float64.
+void sum_columns(const float* a, int64_t rows, int64_t cols, float* out);
+void sum_columns(const double* a, int64_t rows, int64_t cols, double* out);
 void run_matmul(const OpTask& t);       // OpenBLAS gemm
 void run_data(const OpTask& t);         // copy, cast, fill, arange
 void run_random(const OpTask& t);       // Philox uniform / normal

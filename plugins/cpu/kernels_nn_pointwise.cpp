@@ -48,6 +48,11 @@ void pointwise_typed(const OpTask& t) {
     case PX_OP_BIAS_GRAD: {
         int64_t outer, ch, inner;
         channel_view(t.in[0], outer, ch, inner);
+        // A dense layer's (N, C): the sums over axis 0, which read the rows
+        // in turn into a row of sums. A column at a time read with a stride
+        // of C, waiting on each add: 57 us for LeNet's (256,120). The
+        // same additions in the same order, so the same bits.
+        if (inner == 1) return sum_columns(a, outer, ch, out);
         auto one = [&](int64_t c) {
             double s = 0;
             for (int64_t o = 0; o < outer; ++o) {

@@ -249,10 +249,9 @@ V* at_least(std::vector<V>& v, int64_t n) {
 // A reduction over a middle or outer axis (inner > 1), a block of
 // neighbouring outputs per task.
 template <class T>
-void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, int64_t inner) {
+void reduce_blocks(int32_t op, char* out, const T* a, int64_t outer, int64_t extent, int64_t inner) {
     const int64_t width = block_width(outer, inner);
     const int64_t blocks = (inner + width - 1) / width, tasks = outer * blocks;
-    char* out = t.out.data;
     const auto sum_as_double = sum_block<T, double>();
     const auto sum_as_acc = sum_block<T, Acc<T>>();
     const auto argmax_block = extreme_block<true, true, T>();
@@ -262,13 +261,13 @@ void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, i
         const int64_t o = task / blocks, j0 = (task % blocks) * width, n = std::min(width, inner - j0);
         const T* p = a + o * extent * inner + j0;
         const int64_t at = o * inner + j0;
-        if (t.op == PX_OP_MEAN) {
+        if (op == PX_OP_MEAN) {
             double* acc = at_least(s.mean, n);
             sum_as_double(p, extent, inner, n, acc);
             for (int64_t j = 0; j < n; ++j) store_mean<T>(out, at + j, acc[j] / static_cast<double>(extent));
             return;
         }
-        if (t.op == PX_OP_SUM) {
+        if (op == PX_OP_SUM) {
             Acc<T>* acc = at_least(s.sum, n);
             sum_as_acc(p, extent, inner, n, acc);
             for (int64_t j = 0; j < n; ++j) {
@@ -278,13 +277,13 @@ void reduce_blocks(const OpTask& t, const T* a, int64_t outer, int64_t extent, i
             return;
         }
         T* value = at_least(s.value, n);
-        if (t.op == PX_OP_ARGMAX) {
+        if (op == PX_OP_ARGMAX) {
             int64_t* best = at_least(s.best, n);
             argmax_block({}, {}, p, extent, inner, n, value, best);
             std::copy(best, best + n, reinterpret_cast<int64_t*>(out) + at);
             return;
         }
-        if (t.op == PX_OP_MIN) min_block({}, {}, p, extent, inner, n, value, nullptr);
+        if (op == PX_OP_MIN) min_block({}, {}, p, extent, inner, n, value, nullptr);
         else max_block({}, {}, p, extent, inner, n, value, nullptr);
         std::copy(value, value + n, reinterpret_cast<T*>(out) + at);
     };
@@ -361,7 +360,7 @@ void reduce_typed(const OpTask& t) {
         else *reinterpret_cast<T*>(out) = a[best];
         return;
     }
-    if (inner > 1) return reduce_blocks<T>(t, a, outer, extent, inner);
+    if (inner > 1) return reduce_blocks<T>(t.op, out, a, outer, extent, inner);
     auto one = [&](int64_t o) { write(o, a + o * extent); };
     if (nout > 1 && nout * extent >= parallel_grain) {
 #pragma omp parallel for schedule(static)
@@ -376,6 +375,13 @@ void reduce_typed(const OpTask& t) {
 // Called for SUM, MEAN, MAX, MIN and ARGMAX only (kernels.cpp).
 void run_reduce(const OpTask& t) {
     with_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t); });
+}
+
+void sum_columns(const float* a, int64_t rows, int64_t cols, float* out) {
+    reduce_blocks<float>(PX_OP_SUM, reinterpret_cast<char*>(out), a, 1, rows, cols);
+}
+void sum_columns(const double* a, int64_t rows, int64_t cols, double* out) {
+    reduce_blocks<double>(PX_OP_SUM, reinterpret_cast<char*>(out), a, 1, rows, cols);
 }
 
 }  // namespace pxcpu

@@ -319,6 +319,25 @@ TEST_CASE("bias add and its gradient on a large batch match the reference", "[co
     }
 }
 
+TEST_CASE("a dense layer's bias gradient on a large batch matches the reference", "[conformance][nn][R15]") {
+    // (300, 700): the sums over the batch of each of 700 columns, enough
+    // values for a device's parallel path and columns for several blocks.
+    Device dev = pxtest::device_under_test();
+    const int n = 300, c = 700;
+    auto x = random_values(size_t(n) * c, 45, -2, 2);
+    std::vector<double> want(c, 0.0);
+    for (int i = 0; i < n; ++i)
+        for (int ch = 0; ch < c; ++ch) want[size_t(ch)] += x[size_t(i) * c + size_t(ch)];
+    for (DType d : {DType::float64, DType::float32}) {
+        Tensor tx = array(x, {n, c}, dev).astype(d);
+        PX_OP_SECTION(PX_OP_BIAS_GRAD, d) {
+            Tensor db = Tensor::wrap([&](px_tensor** o) { return px_bias_grad(tx.handle(), o); });
+            REQUIRE(db.shape() == Shape{c});
+            PX_REQUIRE_CLOSE(values(db), want, d == DType::float32 ? 1e-5 : 1e-12);
+        }
+    }
+}
+
 TEST_CASE("gradients match finite differences", "[conformance][nn][grad][R15]") {
     PX_NEEDS({PX_OP_CONV2D_BACKWARD_INPUT, DType::float64}, {PX_OP_CONV2D_BACKWARD_WEIGHT, DType::float64},
              {PX_OP_MAX_POOL2D_BACKWARD, DType::float64}, {PX_OP_AVG_POOL2D_BACKWARD, DType::float64},
