@@ -406,7 +406,8 @@ typedef struct px_plugin_api {
      * message that names the op. */
     px_status (*execute)(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err);
     /* Waits until every op queued on `device` has run; returns the first
-     * failure among them (then forgets it). */
+     * failure among them (then forgets it): PX_ERROR_DEVICE, or
+     * PX_ERROR_OUT_OF_MEMORY when an op ran out of memory for its workspace. */
     px_status (*synchronize)(px_plugin_context* ctx, int32_t device, px_plugin_error* err);
 
     /* ---- ABI 1.0 ends here; later minors append below ---- */

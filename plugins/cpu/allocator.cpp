@@ -34,14 +34,8 @@ uint64_t Allocator::size_class(uint64_t bytes) {
 px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
     uint64_t cls = size_class(bytes);
     std::lock_guard<std::mutex> lock(mutex_);
-    // Without a limit, one buffer larger than the machine's memory is still
-    // refused: overcommit would grant it and the OOM killer end the process.
-    auto limit_reached = [&] {
-        if (!limit_) return cls > machine_bytes_;
-        return cls > limit_ || in_use_ > limit_ - cls;
-    };
     px_plugin_buffer* b = nullptr;
-    if (cls && !limit_reached()) {
+    if (cls && fits_locked(cls)) {
         auto& list = free_list(cls);
         if (!list.empty()) {
             b = list.back();
@@ -61,15 +55,43 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
         }
     }
     if (!b) {
-        uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);
-        why = "out of memory on cpu(" + std::to_string(device_) + "): asked for " + std::to_string(bytes) + " bytes; " +
-              figures_text(in_use_, limit_, free);
+        why = refusal_locked(bytes, " bytes");
         return nullptr;
     }
     b->bytes = bytes;
     in_use_ += cls;
     if (in_use_ > peak_) peak_ = in_use_;
     return b;
+}
+
+// Without a limit, one request larger than the machine's memory is still
+// refused: overcommit would grant it and the OOM killer end the process.
+bool Allocator::fits_locked(uint64_t bytes) const {
+    if (!limit_) return bytes <= machine_bytes_;
+    return bytes <= limit_ && in_use_ <= limit_ - bytes;
+}
+
+std::string Allocator::refusal_locked(uint64_t bytes, const char* what) const {
+    const uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);
+    return "out of memory on cpu(" + std::to_string(device_) + "): asked for " + std::to_string(bytes) + what + "; " +
+           figures_text(in_use_, limit_, free);
+}
+
+bool Allocator::charge(size_t bytes, std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (limit_ && reserved_ + bytes > limit_) trim_locked();  // the cache counts against the limit
+    if (!fits_locked(bytes)) {
+        why = refusal_locked(bytes, " bytes of scratch space for the op");
+        return false;
+    }
+    in_use_ += bytes;
+    if (in_use_ > peak_) peak_ = in_use_;
+    return true;
+}
+
+void Allocator::refund(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_use_ -= bytes;
 }
 
 void Allocator::release(px_plugin_buffer* b) {

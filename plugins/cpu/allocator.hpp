@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plexus/plugin.h"
+#include "scratch_pool.hpp"
 
 struct px_plugin_buffer {
     char* data;
@@ -27,20 +28,27 @@ struct MemoryFigures {
     uint64_t total, free, in_use, reserved, peak;
 };
 
-class Allocator {
+// Kernels' scratch (scratch_pool.hpp) is charged here too while an op holds it.
+class Allocator final : public ScratchBudget {
 public:
     // limit 0: no limit beyond the machine's memory.
     Allocator(int32_t device, uint64_t limit);
     ~Allocator();
+    Allocator(const Allocator&) = delete;
+    Allocator& operator=(const Allocator&) = delete;
 
     // nullptr with a message in `why` when out of memory.
     px_plugin_buffer* allocate(uint64_t bytes, std::string& why);
     void release(px_plugin_buffer* b);
     MemoryFigures figures();
     void trim();  // returns cached blocks to the system
+    bool charge(size_t bytes, std::string& why) override;
+    void refund(size_t bytes) override;
 
 private:
     static uint64_t size_class(uint64_t bytes);
+    bool fits_locked(uint64_t bytes) const;
+    std::string refusal_locked(uint64_t bytes, const char* what) const;
     void trim_locked();
     // The free list of a class: small (power-of-two) classes index an array,
     // larger ones (multiples of 1 MiB) a map.

@@ -16,8 +16,8 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
-    : device_(device_index), profile_(profile), ring_(capacity) {
+DeviceQueue::DeviceQueue(int device_index, int threads, ScratchBudget* scratch, OpProfile* profile)
+    : device_(device_index), scratch_(scratch), profile_(profile), ring_(capacity) {
     thread_ = std::thread([this, threads] {
         // The OpenMP team this worker starts (our kernels, OpenBLAS) is its
         // share of the cores, so devices computing at once do not fight.
@@ -53,11 +53,13 @@ void DeviceQueue::push(const Task& task) {
     }
 }
 
-std::string DeviceQueue::wait() {
+std::string DeviceQueue::wait(px_status* status) {
     wait_for_head(tail_.load(std::memory_order_acquire));
     std::lock_guard<std::mutex> lock(sleep_);
     std::string e;
     e.swap(error_);
+    if (status) *status = error_status_;
+    error_status_ = PX_OK;
     failed_.store(false);
     return e;
 }
@@ -94,6 +96,7 @@ void DeviceQueue::execute(const Task& task) {
     // After a failure, ops are skipped until it is reported; copies still run.
     if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
         try {
+            const ScratchBudgetScope charged_to(scratch_);
             if (profile_) {
                 auto start = std::chrono::steady_clock::now();
                 run(task);
@@ -101,10 +104,14 @@ void DeviceQueue::execute(const Task& task) {
             } else {
                 run(task);
             }
+        } catch (const ScratchRefused& e) {
+            record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
+        } catch (const std::bad_alloc&) {
+            record_failure(task, "out of host memory", PX_ERROR_OUT_OF_MEMORY);
         } catch (const std::exception& e) {
-            record_failure(task, e.what());
+            record_failure(task, e.what(), PX_ERROR_DEVICE);
         } catch (...) {
-            record_failure(task, "unknown failure");
+            record_failure(task, "unknown failure", PX_ERROR_DEVICE);
         }
     }
     std::free(task.staging);  // the slot is overwritten before it runs again
@@ -126,9 +133,10 @@ void DeviceQueue::wait_for_head(uint64_t target) {
     }
 }
 
-void DeviceQueue::record_failure(const Task& task, const std::string& what) {
+void DeviceQueue::record_failure(const Task& task, const std::string& what, px_status status) {
     std::lock_guard<std::mutex> lock(sleep_);
     if (!error_.empty()) return;
+    error_status_ = status;
     const char* name = px_op_name(task.op_task.op);
     std::string where = " on cpu(" + std::to_string(device_) + "): ";
     error_ = task.kind == Task::op ? std::string(name ? name : "op") + " failed" + where + what

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "op_profile.hpp"
+#include "scratch_pool.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
@@ -22,8 +23,9 @@ namespace pxcpu {
 class DeviceQueue {
 public:
     // threads: the OpenMP threads of the worker's parallel regions (0: OpenMP's default).
+    // scratch: what the ops' scratch is charged to (the device's allocator).
     // profile: where each task's run time is added; nullptr when not profiling.
-    DeviceQueue(int device_index, int threads, OpProfile* profile = nullptr);
+    DeviceQueue(int device_index, int threads, ScratchBudget* scratch, OpProfile* profile = nullptr);
     ~DeviceQueue();  // runs what is queued, then stops
     DeviceQueue(const DeviceQueue&) = delete;
     DeviceQueue& operator=(const DeviceQueue&) = delete;
@@ -34,8 +36,9 @@ public:
     // same either way.
     void push(const Task& task);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
-    // first failure ("" when none).
-    std::string wait();
+    // first failure ("" when none) and, in `status`, its kind
+    // (PX_ERROR_OUT_OF_MEMORY when memory ran out, else PX_ERROR_DEVICE).
+    std::string wait(px_status* status = nullptr);
     // True when nothing is queued or running.
     bool idle() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire); }
 
@@ -43,11 +46,12 @@ private:
     void worker();
     void run(const Task& t);
     void execute(const Task& t);  // run + failure bookkeeping + staging release
-    void record_failure(const Task& t, const std::string& what);
+    void record_failure(const Task& t, const std::string& what, px_status status);
     void wait_for_head(uint64_t target);
 
     static constexpr uint64_t capacity = 1024;
     const int device_;
+    ScratchBudget* const scratch_;
     OpProfile* const profile_;
     std::vector<Task> ring_;
     alignas(64) std::atomic<uint64_t> tail_{0};  // next slot to fill (producers)
@@ -62,6 +66,7 @@ private:
     std::mutex sleep_;    // guards the sleep/wake handshake and error_
     std::condition_variable wake_worker_, progress_;
     std::string error_;
+    px_status error_status_ = PX_OK;
     std::thread thread_;
 };
 

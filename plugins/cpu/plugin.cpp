@@ -29,7 +29,7 @@ struct Device {
     DeviceQueue queue;
     // profile: owned by the context's ProfileReport, which outlives the device.
     Device(int32_t index, uint64_t limit, int threads, OpProfile* profile)
-        : allocator(index, limit), queue(index, threads, profile) {}
+        : allocator(index, limit), queue(index, threads, &allocator, profile) {}
 };
 
 }  // namespace pxcpu
@@ -234,8 +234,9 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
 }
 
 px_status wait_device(Device* d, px_plugin_error* err) {
-    std::string failure = d->queue.wait();
-    if (!failure.empty()) return report(err, PX_ERROR_DEVICE, failure);
+    px_status status = PX_OK;
+    std::string failure = d->queue.wait(&status);
+    if (!failure.empty()) return report(err, status, failure);
     return PX_OK;
 }
 

@@ -90,15 +90,35 @@ Pool& pool() {
     return p;
 }
 
+thread_local ScratchBudget* this_threads_budget = nullptr;
+
 }  // namespace
 
-ScratchLease::ScratchLease(size_t bytes) {
-    const Buffer b = pool().take(bytes);
-    data_ = b.data;
-    capacity_ = b.capacity;
+ScratchBudgetScope::ScratchBudgetScope(ScratchBudget* budget) : previous_(this_threads_budget) {
+    this_threads_budget = budget;
 }
 
-ScratchLease::~ScratchLease() { pool().give_back(Buffer{data_, capacity_}); }
+ScratchBudgetScope::~ScratchBudgetScope() { this_threads_budget = previous_; }
+
+ScratchLease::ScratchLease(size_t bytes) : budget_(this_threads_budget), charged_(bytes) {
+    if (budget_) {
+        std::string why;
+        if (!budget_->charge(charged_, why)) throw ScratchRefused(why);
+    }
+    try {
+        const Buffer b = pool().take(bytes);
+        data_ = b.data;
+        capacity_ = b.capacity;
+    } catch (...) {
+        if (budget_) budget_->refund(charged_);
+        throw;
+    }
+}
+
+ScratchLease::~ScratchLease() {
+    pool().give_back(Buffer{data_, capacity_});
+    if (budget_) budget_->refund(charged_);
+}
 
 ScratchFigures scratch_figures() { return pool().figures(); }
 

@@ -9,20 +9,61 @@
 // devices computing at once lease different buffers. Up to kept_bytes of
 // given-back buffers are kept for the next lease; larger ones go back to the
 // system at once.
+//
+// A lease is charged to the budget of the thread that makes it: the device
+// whose op runs there (DeviceQueue sets it around each op), so an op's
+// scratch counts against that device's memory (PLEXUS_CPU_MEMORY_LIMIT)
+// while it lasts, as its tensors do. Leases made where none is set (unit
+// tests) are not charged.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <string>
+#include <utility>
 
 namespace pxcpu {
 
 constexpr size_t scratch_kept_bytes = size_t(64) << 20;
 
+class ScratchBudget {
+public:
+    // False, with the reason and the figures in `why`, when `bytes` more do not fit.
+    virtual bool charge(size_t bytes, std::string& why) = 0;
+    virtual void refund(size_t bytes) = 0;
+
+protected:
+    ~ScratchBudget() = default;
+};
+
+// Makes `budget` this thread's for the scope's lifetime.
+class ScratchBudgetScope {
+public:
+    explicit ScratchBudgetScope(ScratchBudget* budget);
+    ~ScratchBudgetScope();
+    ScratchBudgetScope(const ScratchBudgetScope&) = delete;
+    ScratchBudgetScope& operator=(const ScratchBudgetScope&) = delete;
+
+private:
+    ScratchBudget* previous_;
+};
+
+// A lease the budget refused: out of memory, with the budget's reason.
+class ScratchRefused : public std::bad_alloc {
+public:
+    explicit ScratchRefused(std::string why) : why_(std::move(why)) {}
+    const char* what() const noexcept override { return why_.c_str(); }
+
+private:
+    std::string why_;
+};
+
 class ScratchLease {
 public:
-    // At least `bytes`, 64-byte aligned, not zeroed; throws std::bad_alloc.
+    // At least `bytes`, 64-byte aligned, not zeroed. Throws ScratchRefused
+    // when this thread's budget refuses it, std::bad_alloc when the system does.
     explicit ScratchLease(size_t bytes);
     ~ScratchLease();
     ScratchLease(const ScratchLease&) = delete;
@@ -32,6 +73,8 @@ public:
 private:
     void* data_;
     size_t capacity_;
+    ScratchBudget* budget_;  // what was charged, or nullptr
+    size_t charged_;
 };
 
 // Bytes kept for later leases and buffers leased now (for tests).

@@ -173,6 +173,55 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: out of memory is an error with figures, and 
     px_runtime_destroy(rt);
 }
 
+TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT counts an op's scratch: columns that do not fit are out of memory at the wait",
+          "[host][cpu-abi][oom]") {
+    // im2col of a 32x32 kernel over a 64x64 image: 1024 taps x 33x33 outputs,
+    // 4,460,544 bytes of columns, past a 4 MiB limit that the tensors
+    // (16 KiB, 4 KiB, 4 KiB) leave nearly free. A 16x16 kernel's columns
+    // (2,458,624 bytes) fit.
+    px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_MEMORY_LIMIT", "4M"}, {"PLEXUS_CPU_CONV", "im2col"}});
+    px_device cpu0{PX_DEVICE_CPU, 0};
+    auto in_use = [&] {
+        px_device_info info{};
+        info.struct_size = sizeof info;
+        REQUIRE(px_runtime_device_info(rt, cpu0, &info) == PX_OK);
+        return info.memory_in_use;
+    };
+    const int64_t image[4] = {1, 1, 64, 64}, big[4] = {1, 1, 32, 32}, small[4] = {1, 1, 16, 16};
+    px_tensor *x = nullptr, *wbig = nullptr, *wsmall = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, image, 1.0, &x) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, big, 1.0, &wbig) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, small, 1.0, &wsmall) == PX_OK);
+    REQUIRE(px_runtime_synchronize(rt, cpu0) == PX_OK);
+    const uint64_t baseline = in_use();
+    for (int cycle = 0; cycle < 3; ++cycle) {
+        px_tensor* y = nullptr;
+        REQUIRE(px_conv2d(x, wbig, 1, 1, 0, 0, &y) == PX_OK);  // queued: it fails when it runs
+        std::vector<float> v(33 * 33);
+        CHECK(px_tensor_to_host(y, v.data(), v.size() * sizeof(float)) == PX_ERROR_OUT_OF_MEMORY);
+        const std::string m = px_last_error();
+        INFO(m);
+        CHECK(m.find("conv2d failed on cpu(0): out of memory on cpu(0): asked for 4460544 bytes of scratch space for "
+                     "the op") != std::string::npos);
+        CHECK(m.find("limit 4194304 bytes (PLEXUS_CPU_MEMORY_LIMIT)") != std::string::npos);
+        px_tensor_release(y);
+        CHECK(in_use() == baseline);  // nothing charged is left behind
+        // The device goes on: the smaller kernel's columns fit, and its sums are right.
+        px_tensor* z = nullptr;
+        REQUIRE(px_conv2d(x, wsmall, 1, 1, 0, 0, &z) == PX_OK);
+        std::vector<float> out(49 * 49);
+        REQUIRE(px_tensor_to_host(z, out.data(), out.size() * sizeof(float)) == PX_OK);
+        CHECK(out.front() == 256.0f);
+        CHECK(out.back() == 256.0f);
+        px_tensor_release(z);
+        CHECK(in_use() == baseline);
+    }
+    px_tensor_release(x);
+    px_tensor_release(wbig);
+    px_tensor_release(wsmall);
+    px_runtime_destroy(rt);
+}
+
 #include <fstream>
 #include <sstream>
 #include <unistd.h>

@@ -3,11 +3,13 @@
 // taken, and what is kept stays within its bound.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "scratch_pool.hpp"
@@ -112,4 +114,65 @@ TEST_CASE("a scratch lease the system cannot give throws bad_alloc and leaves th
     CHECK(after.kept_bytes == before.kept_bytes);
     ScratchLease fine(1000);  // and the next lease is served
     CHECK(aligned64(fine.data()));
+}
+
+namespace {
+// A budget that counts what it holds and refuses past a cap.
+struct CountingBudget final : pxcpu::ScratchBudget {
+    size_t cap, held = 0, peak = 0;
+    explicit CountingBudget(size_t c) : cap(c) {}
+    bool charge(size_t bytes, std::string& why) override {
+        if (bytes > cap - held) {
+            why = "refused " + std::to_string(bytes) + " bytes";
+            return false;
+        }
+        held += bytes;
+        peak = std::max(peak, held);
+        return true;
+    }
+    void refund(size_t bytes) override { held -= bytes; }
+};
+}  // namespace
+
+TEST_CASE("a scratch lease is charged to this thread's budget while it lasts", "[host][scratch]") {
+    CountingBudget budget(1 * MiB), inner(64 * MiB);
+    {
+        ScratchLease uncharged(1000);  // no budget set: not charged anywhere
+        CHECK(budget.held == 0);
+    }
+    {
+        const pxcpu::ScratchBudgetScope scope(&budget);
+        {
+            ScratchLease a(1000), b(2000);
+            CHECK(budget.held == 3000);
+            {
+                const pxcpu::ScratchBudgetScope nested(&inner);  // the innermost scope wins
+                ScratchLease c(5000);
+                CHECK(inner.held == 5000);
+                CHECK(budget.held == 3000);
+            }
+            CHECK(inner.held == 0);
+            ScratchLease d(500);  // and the outer one is back
+            CHECK(budget.held == 3500);
+        }
+        CHECK(budget.held == 0);
+        CHECK(budget.peak == 3500);
+        // Refused by the budget: ScratchRefused (a bad_alloc) with its reason, nothing held.
+        const auto before = scratch_figures();
+        try {
+            ScratchLease too_big(2 * MiB);
+            FAIL("the budget's cap was not enforced");
+        } catch (const pxcpu::ScratchRefused& e) {
+            CHECK(std::string(e.what()) == "refused 2097152 bytes");
+        }
+        CHECK(budget.held == 0);
+        CHECK(scratch_figures().leased_buffers == before.leased_buffers);
+        // Charged, then refused by the system: the charge is refunded.
+        CountingBudget roomy(SIZE_MAX);
+        const pxcpu::ScratchBudgetScope system_fails(&roomy);
+        CHECK_THROWS_AS(ScratchLease(size_t(1) << 62), std::bad_alloc);
+        CHECK(roomy.held == 0);
+    }
+    ScratchLease after(1000);  // every scope has ended: not charged
+    CHECK(budget.held == 0);
 }
