@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "scratch_pool.hpp"
+
 namespace pxcpu {
 
 namespace {
@@ -16,8 +18,8 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-DeviceQueue::DeviceQueue(int device_index, int threads, ScratchBudget* scratch, OpProfile* profile)
-    : device_(device_index), scratch_(scratch), profile_(profile), ring_(capacity) {
+DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
+    : device_(device_index), profile_(profile), ring_(capacity) {
     thread_ = std::thread([this, threads] {
         // The OpenMP team this worker starts (our kernels, OpenBLAS) is its
         // share of the cores, so devices computing at once do not fight.
@@ -96,7 +98,6 @@ void DeviceQueue::execute(const Task& task) {
     // After a failure, ops are skipped until it is reported; copies still run.
     if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
         try {
-            const ScratchBudgetScope charged_to(scratch_);
             if (profile_) {
                 auto start = std::chrono::steady_clock::now();
                 run(task);

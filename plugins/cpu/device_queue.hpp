@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "op_profile.hpp"
-#include "scratch_pool.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
@@ -23,9 +22,8 @@ namespace pxcpu {
 class DeviceQueue {
 public:
     // threads: the OpenMP threads of the worker's parallel regions (0: OpenMP's default).
-    // scratch: what the ops' scratch is charged to (the device's allocator).
     // profile: where each task's run time is added; nullptr when not profiling.
-    DeviceQueue(int device_index, int threads, ScratchBudget* scratch, OpProfile* profile = nullptr);
+    DeviceQueue(int device_index, int threads, OpProfile* profile = nullptr);
     ~DeviceQueue();  // runs what is queued, then stops
     DeviceQueue(const DeviceQueue&) = delete;
     DeviceQueue& operator=(const DeviceQueue&) = delete;
@@ -51,7 +49,6 @@ private:
 
     static constexpr uint64_t capacity = 1024;
     const int device_;
-    ScratchBudget* const scratch_;
     OpProfile* const profile_;
     std::vector<Task> ring_;
     alignas(64) std::atomic<uint64_t> tail_{0};  // next slot to fill (producers)

@@ -84,7 +84,7 @@ void conv_forward(const OpTask& t) {
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* py = reinterpret_cast<T*>(y.data);
     const bool direct = g.is_identity_im2col();
-    const ThreadScratch<T> scratch(team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         const T* xi = px + i * g.c * g.h * g.w;
         if (!direct) im2col(xi, g, cols);
@@ -101,7 +101,7 @@ void conv_backward_input(const OpTask& t) {
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* pdx = reinterpret_cast<T*>(dx.data);
     const bool direct = g.is_identity_im2col();
-    const ThreadScratch<T> scratch(team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         T* dxi = pdx + i * g.c * g.h * g.w;
         T* dst = direct ? dxi : cols;
@@ -125,7 +125,7 @@ void conv_backward_weight(const OpTask& t) {
     const bool direct = g.is_identity_im2col();
     // Scratch per thread: the image's columns, then the thread's partial dW.
     const size_t cols = direct ? 0 : size_t(g.ckk() * g.ohw());
-    const ThreadScratch<T> scratch(team_for(g.n), cols + size_t(wsize));
+    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), cols + size_t(wsize));
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* s) {
         const T* xi = px + i * g.c * g.h * g.w;
         if (!direct) im2col(xi, g, s);

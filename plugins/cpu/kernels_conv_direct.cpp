@@ -55,9 +55,9 @@ void take(const T* src, int64_t src_plane, int64_t src_row, int64_t top, int64_t
 // For every image: fill(i, in) writes the interior of the input planes, the
 // loops correlate them with w, and drain(i, out) reads the output planes.
 template <class T, class Fill, class Drain>
-void correlate_images(int64_t n, const Plan& p, const T* w, Fill&& fill, Drain&& drain) {
+void correlate_images(ScratchBudget* budget, int64_t n, const Plan& p, const T* w, Fill&& fill, Drain&& drain) {
     const DirectConvOps<T>& ops = direct_conv_ops<T>();
-    const ThreadScratch<T> scratch(team_for(n), size_t(p.in_elems + p.out_elems));
+    const ThreadScratch<T> scratch(budget, team_for(n), size_t(p.in_elems + p.out_elems));
     for_each_image<T>(n, scratch, [&](int64_t i, int, T* s) {
         fill(i, s);
         ops.correlate(s, w, s + p.in_elems, p.f);
@@ -73,7 +73,7 @@ void forward(const OpTask& t, const ConvGeometry& g) {
     const int64_t hp = g.h + 2 * g.ph, wp = g.w + 2 * g.pw;
     const Plan p = plan(g.c, hp, wp, g.kh, g.kw, g.o, direct_conv_lanes<T>());
     correlate_images<T>(
-        g.n, p, pw, [&](int64_t i, T* in) { place(px + i * g.c * g.h * g.w, g.c, g.h, g.w, in, p.f.plane, wp, g.ph, g.pw); },
+        t.scratch, g.n, p, pw, [&](int64_t i, T* in) { place(px + i * g.c * g.h * g.w, g.c, g.h, g.w, in, p.f.plane, wp, g.ph, g.pw); },
         [&](int64_t i, const T* out) { take(out, p.f.out_plane, wp, 0, 0, g.o, g.oh, g.ow, py + i * g.o * g.oh * g.ow); });
 }
 
@@ -104,7 +104,7 @@ void backward_input(const OpTask& t, const ConvGeometry& g) {
                     flipped[((c * g.o + o) * g.kh + g.kh - 1 - i) * g.kw + g.kw - 1 - j] =
                         pw[((o * g.c + c) * g.kh + i) * g.kw + j];
     correlate_images<T>(
-        g.n, p, flipped.data(),
+        t.scratch, g.n, p, flipped.data(),
         [&](int64_t i, T* in) { place(pdy + i * g.o * g.oh * g.ow, g.o, g.oh, g.ow, in + front, plane, wp, 0, 0); },
         [&](int64_t i, const T* out) { take(out, out_plane, wp, g.ph, g.pw, g.c, g.h, g.w, pdx + i * g.c * g.h * g.w); });
 }
@@ -132,7 +132,7 @@ void backward_weight(const OpTask& t, const ConvGeometry& g) {
     const int64_t stack = std::max<int64_t>(1, int64_t(stack_bytes / sizeof(T)) / image_elems);
     const int64_t sums = weights * lanes;
     const DirectConvOps<T>& ops = direct_conv_ops<T>();
-    const ThreadScratch<T> scratch(team_for(g.n), size_t(sums + stack * image_elems));
+    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), size_t(sums + stack * image_elems));
     for_each_chunk<T>(g.n, stack, scratch,
                       [&](int64_t first, int64_t count, int, T* acc) {
                           T* in = acc + sums;

@@ -29,7 +29,7 @@ struct Device {
     DeviceQueue queue;
     // profile: owned by the context's ProfileReport, which outlives the device.
     Device(int32_t index, uint64_t limit, int threads, OpProfile* profile)
-        : allocator(index, limit), queue(index, threads, &allocator, profile) {}
+        : allocator(index, limit), queue(index, threads, profile) {}
 };
 
 }  // namespace pxcpu
@@ -303,6 +303,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         Task t;
         OpTask& op = t.op_task;
         op.op = call->op;
+        op.scratch = &d->allocator;
         op.num_inputs = call->num_inputs;
         for (int i = 0; i < call->num_inputs; ++i) to_operand(call->inputs[i], op.in[i]);
         op.num_outputs = call->num_outputs;

@@ -90,17 +90,9 @@ Pool& pool() {
     return p;
 }
 
-thread_local ScratchBudget* this_threads_budget = nullptr;
-
 }  // namespace
 
-ScratchBudgetScope::ScratchBudgetScope(ScratchBudget* budget) : previous_(this_threads_budget) {
-    this_threads_budget = budget;
-}
-
-ScratchBudgetScope::~ScratchBudgetScope() { this_threads_budget = previous_; }
-
-ScratchLease::ScratchLease(size_t bytes) : budget_(this_threads_budget), charged_(bytes) {
+ScratchLease::ScratchLease(size_t bytes, ScratchBudget* budget) : budget_(budget), charged_(bytes) {
     if (budget_) {
         std::string why;
         if (!budget_->charge(charged_, why)) throw ScratchRefused(why);

@@ -10,11 +10,11 @@
 // given-back buffers are kept for the next lease; larger ones go back to the
 // system at once.
 //
-// A lease is charged to the budget of the thread that makes it: the device
-// whose op runs there (DeviceQueue sets it around each op), so an op's
-// scratch counts against that device's memory (PLEXUS_CPU_MEMORY_LIMIT)
-// while it lasts, as its tensors do. Leases made where none is set (unit
-// tests) are not charged.
+// A lease is charged to a budget while it lasts: the device whose op makes
+// it (OpTask::scratch), so an op's scratch counts against that device's
+// memory (PLEXUS_CPU_MEMORY_LIMIT) as its tensors do. The budget is passed
+// along, not kept per thread: a thread_local in this dlopen'ed plugin would
+// be dynamic TLS, which crashed LeakSanitizer's tracer at exit.
 #pragma once
 
 #include <cstddef>
@@ -38,18 +38,6 @@ protected:
     ~ScratchBudget() = default;
 };
 
-// Makes `budget` this thread's for the scope's lifetime.
-class ScratchBudgetScope {
-public:
-    explicit ScratchBudgetScope(ScratchBudget* budget);
-    ~ScratchBudgetScope();
-    ScratchBudgetScope(const ScratchBudgetScope&) = delete;
-    ScratchBudgetScope& operator=(const ScratchBudgetScope&) = delete;
-
-private:
-    ScratchBudget* previous_;
-};
-
 // A lease the budget refused: out of memory, with the budget's reason.
 class ScratchRefused : public std::bad_alloc {
 public:
@@ -62,9 +50,10 @@ private:
 
 class ScratchLease {
 public:
-    // At least `bytes`, 64-byte aligned, not zeroed. Throws ScratchRefused
-    // when this thread's budget refuses it, std::bad_alloc when the system does.
-    explicit ScratchLease(size_t bytes);
+    // At least `bytes`, 64-byte aligned, not zeroed, charged to `budget`
+    // (none: not charged). Throws ScratchRefused when the budget refuses it,
+    // std::bad_alloc when the system does.
+    explicit ScratchLease(size_t bytes, ScratchBudget* budget = nullptr);
     ~ScratchLease();
     ScratchLease(const ScratchLease&) = delete;
     ScratchLease& operator=(const ScratchLease&) = delete;
@@ -90,11 +79,11 @@ template <class T>
 class ThreadScratch {
 public:
     // Throws std::bad_alloc when the parts' total does not fit a size_t.
-    ThreadScratch(int threads, size_t elems_per_thread)
+    ThreadScratch(ScratchBudget* budget, int threads, size_t elems_per_thread)
         : threads_(threads),
           stride_(part_stride(elems_per_thread)),
           elems_(elems_per_thread),
-          lease_(total_bytes(stride_, threads)) {}
+          lease_(total_bytes(stride_, threads), budget) {}
     int threads() const { return threads_; }
     T* part(int k) const { return reinterpret_cast<T*>(static_cast<char*>(lease_.data()) + stride_ * size_t(k)); }
     void zero_part(int k) const { std::memset(static_cast<void*>(part(k)), 0, elems_ * sizeof(T)); }

@@ -12,6 +12,8 @@
 
 namespace pxcpu {
 
+class ScratchBudget;  // scratch_pool.hpp
+
 struct Operand {
     int32_t dtype = 0;
     char* data = nullptr;  // buffer base + offset
@@ -59,6 +61,7 @@ struct OpTask {
     int32_t num_outputs = 1;
     Attrs attrs;  // valid when has_attrs
     bool has_attrs = false;
+    ScratchBudget* scratch = nullptr;  // what the op's scratch is charged to: its device's allocator
 };
 
 struct Task {

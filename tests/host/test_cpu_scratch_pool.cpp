@@ -82,7 +82,7 @@ TEST_CASE("scratch buffers kept stay within the bound, the oldest freed first", 
 }
 
 TEST_CASE("thread scratch gives each thread an aligned part that zero_part clears alone", "[host][scratch]") {
-    const pxcpu::ThreadScratch<float> s(3, 10);  // 40 bytes a part, 64 apart
+    const pxcpu::ThreadScratch<float> s(nullptr, 3, 10);  // 40 bytes a part, 64 apart
     REQUIRE(s.threads() == 3);
     for (int k = 0; k < 3; ++k) {
         REQUIRE(aligned64(s.part(k)));
@@ -106,9 +106,9 @@ TEST_CASE("a scratch lease the system cannot give throws bad_alloc and leaves th
     // allocator_may_return_null=1 as tools/run-sanitizers.sh sets it).
     CHECK_THROWS_AS(ScratchLease(size_t(1) << 62), std::bad_alloc);
     // Parts whose total overflows a size_t are refused before any lease.
-    CHECK_THROWS_AS(pxcpu::ThreadScratch<double>(2, SIZE_MAX / 8), std::bad_alloc);
-    CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(16, SIZE_MAX / 32), std::bad_alloc);
-    CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(0, 10), std::bad_alloc);
+    CHECK_THROWS_AS(pxcpu::ThreadScratch<double>(nullptr, 2, SIZE_MAX / 8), std::bad_alloc);
+    CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(nullptr, 16, SIZE_MAX / 32), std::bad_alloc);
+    CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(nullptr, 0, 10), std::bad_alloc);
     const auto after = scratch_figures();
     CHECK(after.leased_buffers == before.leased_buffers);
     CHECK(after.kept_bytes == before.kept_bytes);
@@ -134,45 +134,35 @@ struct CountingBudget final : pxcpu::ScratchBudget {
 };
 }  // namespace
 
-TEST_CASE("a scratch lease is charged to this thread's budget while it lasts", "[host][scratch]") {
-    CountingBudget budget(1 * MiB), inner(64 * MiB);
+TEST_CASE("a scratch lease is charged to its budget while it lasts", "[host][scratch]") {
+    CountingBudget budget(1 * MiB);
     {
-        ScratchLease uncharged(1000);  // no budget set: not charged anywhere
+        ScratchLease uncharged(1000);  // no budget: not charged anywhere
         CHECK(budget.held == 0);
     }
     {
-        const pxcpu::ScratchBudgetScope scope(&budget);
+        ScratchLease a(1000, &budget), b(2000, &budget);
+        CHECK(budget.held == 3000);
         {
-            ScratchLease a(1000), b(2000);
-            CHECK(budget.held == 3000);
-            {
-                const pxcpu::ScratchBudgetScope nested(&inner);  // the innermost scope wins
-                ScratchLease c(5000);
-                CHECK(inner.held == 5000);
-                CHECK(budget.held == 3000);
-            }
-            CHECK(inner.held == 0);
-            ScratchLease d(500);  // and the outer one is back
-            CHECK(budget.held == 3500);
+            const pxcpu::ThreadScratch<float> parts(&budget, 2, 10);  // two parts of 64 bytes
+            CHECK(budget.held == 3128);
         }
-        CHECK(budget.held == 0);
-        CHECK(budget.peak == 3500);
-        // Refused by the budget: ScratchRefused (a bad_alloc) with its reason, nothing held.
-        const auto before = scratch_figures();
-        try {
-            ScratchLease too_big(2 * MiB);
-            FAIL("the budget's cap was not enforced");
-        } catch (const pxcpu::ScratchRefused& e) {
-            CHECK(std::string(e.what()) == "refused 2097152 bytes");
-        }
-        CHECK(budget.held == 0);
-        CHECK(scratch_figures().leased_buffers == before.leased_buffers);
-        // Charged, then refused by the system: the charge is refunded.
-        CountingBudget roomy(SIZE_MAX);
-        const pxcpu::ScratchBudgetScope system_fails(&roomy);
-        CHECK_THROWS_AS(ScratchLease(size_t(1) << 62), std::bad_alloc);
-        CHECK(roomy.held == 0);
+        CHECK(budget.held == 3000);
     }
-    ScratchLease after(1000);  // every scope has ended: not charged
     CHECK(budget.held == 0);
+    CHECK(budget.peak == 3128);
+    // Refused by the budget: ScratchRefused (a bad_alloc) with its reason, nothing held.
+    const auto before = scratch_figures();
+    try {
+        ScratchLease too_big(2 * MiB, &budget);
+        FAIL("the budget's cap was not enforced");
+    } catch (const pxcpu::ScratchRefused& e) {
+        CHECK(std::string(e.what()) == "refused 2097152 bytes");
+    }
+    CHECK(budget.held == 0);
+    CHECK(scratch_figures().leased_buffers == before.leased_buffers);
+    // Charged, then refused by the system: the charge is refunded.
+    CountingBudget roomy(SIZE_MAX);
+    CHECK_THROWS_AS(ScratchLease(size_t(1) << 62, &roomy), std::bad_alloc);
+    CHECK(roomy.held == 0);
 }
