@@ -5,8 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-
-#include "scratch_pool.hpp"
+#include <new>
 
 namespace pxcpu {
 
@@ -105,10 +104,8 @@ void DeviceQueue::execute(const Task& task) {
             } else {
                 run(task);
             }
-        } catch (const ScratchRefused& e) {
+        } catch (const std::bad_alloc& e) {  // ScratchRefused says what was refused and why
             record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
-        } catch (const std::bad_alloc&) {
-            record_failure(task, "out of host memory", PX_ERROR_OUT_OF_MEMORY);
         } catch (const std::exception& e) {
             record_failure(task, e.what(), PX_ERROR_DEVICE);
         } catch (...) {

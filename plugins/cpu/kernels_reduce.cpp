@@ -246,8 +246,8 @@ V* at_least(std::vector<V>& v, int64_t n) {
     return v.data();
 }
 
-// A reduction over a middle or outer axis (inner > 1), a block of
-// neighbouring outputs per task.
+// A reduction over a middle or outer axis, a block of neighbouring outputs
+// per task (also sum_columns: one outer, the rows as the extent).
 template <class T>
 void reduce_blocks(int32_t op, char* out, const T* a, int64_t outer, int64_t extent, int64_t inner) {
     const int64_t width = block_width(outer, inner);

@@ -101,9 +101,9 @@ ScratchLease::ScratchLease(size_t bytes, ScratchBudget* budget) : budget_(budget
         const Buffer b = pool().take(bytes);
         data_ = b.data;
         capacity_ = b.capacity;
-    } catch (...) {
+    } catch (const std::bad_alloc&) {
         if (budget_) budget_->refund(charged_);
-        throw;
+        throw ScratchRefused("the system could not give " + std::to_string(bytes) + " bytes of scratch space");
     }
 }
 

@@ -51,8 +51,8 @@ private:
 class ScratchLease {
 public:
     // At least `bytes`, 64-byte aligned, not zeroed, charged to `budget`
-    // (none: not charged). Throws ScratchRefused when the budget refuses it,
-    // std::bad_alloc when the system does.
+    // (none: not charged). Throws ScratchRefused, saying why, when the budget
+    // or the system refuses it.
     explicit ScratchLease(size_t bytes, ScratchBudget* budget = nullptr);
     ~ScratchLease();
     ScratchLease(const ScratchLease&) = delete;

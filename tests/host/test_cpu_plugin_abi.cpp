@@ -222,6 +222,29 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT counts an op's scratch: columns that do not f
     px_runtime_destroy(rt);
 }
 
+TEST_CASE("with no limit, scratch larger than the machine's memory is out of memory at the wait", "[host][cpu-abi][oom]") {
+    // im2col of a 1024x1024 kernel over a 2048x2048 image: 2^20 taps x
+    // 1025^2 outputs, 4.4e12 bytes of columns, more than any machine here
+    // has; refused before anything is allocated (overcommit would grant it).
+    px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_CONV", "im2col"}});
+    px_device cpu0{PX_DEVICE_CPU, 0};
+    const int64_t image[4] = {1, 1, 2048, 2048}, kernel[4] = {1, 1, 1024, 1024};
+    px_tensor *x = nullptr, *w = nullptr, *y = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, image, 1.0, &x) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, kernel, 1.0, &w) == PX_OK);
+    REQUIRE(px_conv2d(x, w, 1, 1, 0, 0, &y) == PX_OK);
+    CHECK(px_runtime_synchronize(rt, cpu0) == PX_ERROR_OUT_OF_MEMORY);
+    const std::string m = px_last_error();
+    INFO(m);
+    CHECK(m.find("conv2d failed on cpu(0): out of memory on cpu(0): asked for 4406640640000 bytes of scratch space") !=
+          std::string::npos);
+    CHECK(px_runtime_synchronize(rt, cpu0) == PX_OK);  // reported once; the device goes on
+    px_tensor_release(y);
+    px_tensor_release(x);
+    px_tensor_release(w);
+    px_runtime_destroy(rt);
+}
+
 #include <fstream>
 #include <sstream>
 #include <unistd.h>

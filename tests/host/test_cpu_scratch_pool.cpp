@@ -104,7 +104,7 @@ TEST_CASE("a scratch lease the system cannot give throws bad_alloc and leaves th
     CHECK_THROWS_AS(ScratchLease(SIZE_MAX - 63), std::bad_alloc);
     // 4 EiB: aligned_alloc itself returns NULL (under ASan too, with
     // allocator_may_return_null=1 as tools/run-sanitizers.sh sets it).
-    CHECK_THROWS_AS(ScratchLease(size_t(1) << 62), std::bad_alloc);
+    CHECK_THROWS_WITH(ScratchLease(size_t(1) << 62), "the system could not give 4611686018427387904 bytes of scratch space");
     // Parts whose total overflows a size_t are refused before any lease.
     CHECK_THROWS_AS(pxcpu::ThreadScratch<double>(nullptr, 2, SIZE_MAX / 8), std::bad_alloc);
     CHECK_THROWS_AS(pxcpu::ThreadScratch<float>(nullptr, 16, SIZE_MAX / 32), std::bad_alloc);
@@ -163,6 +163,6 @@ TEST_CASE("a scratch lease is charged to its budget while it lasts", "[host][scr
     CHECK(scratch_figures().leased_buffers == before.leased_buffers);
     // Charged, then refused by the system: the charge is refunded.
     CountingBudget roomy(SIZE_MAX);
-    CHECK_THROWS_AS(ScratchLease(size_t(1) << 62, &roomy), std::bad_alloc);
+    CHECK_THROWS_AS(ScratchLease(size_t(1) << 62, &roomy), pxcpu::ScratchRefused);
     CHECK(roomy.held == 0);
 }
