@@ -33,13 +33,39 @@ bool is_nan(T v) {
 
 // The sum of `n` contiguous values (outer and middle axes go by blocks of
 // outputs instead: reduce_blocks). In S: Acc<T> for sums, double for means
-// (an int64 mean must not wrap).
+// (an int64 mean must not wrap). kLanes partial sums, lane l taking the
+// elements l, l + kLanes, ..., met in a fixed tree, then the tail in order:
+// that order is written here, not left to the vectorizer, so every copy
+// (isa_copies.hpp) gives the same bits, and the lanes make independent add
+// chains. One chain, compiled for baseline x86-64, summed the rows of
+// 4096x4096 float32 at 1.5-1.7x PyTorch's time.
+struct SumRunLoop {
+    template <class S, class T>
+    __attribute__((always_inline)) static inline void run(const T* p, int64_t n, S* out) {
+        constexpr int64_t kLanes = 32;
+        const int64_t full = n / kLanes * kLanes;
+        S s = 0;
+        if (full > 0) {
+            S lane[kLanes] = {};
+            for (int64_t i = 0; i < full; i += kLanes) {
+#pragma omp simd
+                for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<S>(p[i + l]);
+            }
+            for (int64_t w = kLanes / 2; w >= 1; w /= 2)
+                for (int64_t l = 0; l < w; ++l) lane[l] += lane[l + w];
+            s = lane[0];
+        }
+        for (int64_t i = full; i < n; ++i) s += static_cast<S>(p[i]);
+        *out = s;
+    }
+};
+
 template <class S, class T>
-S sum_run(const T* p, int64_t n) {
-    S s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += static_cast<S>(p[i]);
-    return s;
+using SumRun = void (*)(const T*, int64_t, S*);
+
+template <class S, class T>
+SumRun<S, T> sum_run() {
+    return IsaCopies<SumRunLoop>::template for_this_cpu<const T*, int64_t, S*>();
 }
 
 // Whether v replaces cur as the extreme so far: a NaN, once held, is kept
@@ -110,9 +136,10 @@ template <class S, class T>
 S parallel_sum(const T* a, int64_t extent) {
     const int64_t chunks = (extent + parallel_grain - 1) / parallel_grain;
     std::vector<S> part(static_cast<size_t>(chunks), 0);
+    const SumRun<S, T> sum = sum_run<S, T>();
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < chunks; ++c)
-        part[size_t(c)] = sum_run<S>(a + c * parallel_grain, std::min(parallel_grain, extent - c * parallel_grain));
+        sum(a + c * parallel_grain, std::min(parallel_grain, extent - c * parallel_grain), &part[size_t(c)]);
     S s = 0;
     for (S v : part) s += v;
     return s;
@@ -317,18 +344,26 @@ void reduce_typed(const OpTask& t) {
     }
     const ArgRun<true, T> argmax = arg_run<true, T>();
     const ArgRun<false, T> argmin = arg_run<false, T>();
+    const SumRun<Acc<T>, T> sum = sum_run<Acc<T>, T>();
+    const SumRun<double, T> sum_as_double = sum_run<double, T>();
     int64_t nout = outer * inner;
     char* out = t.out.data;
     // Output o from its contiguous run p of `extent` values.
     auto write = [&](int64_t o, const T* p) {
         switch (t.op) {
         case PX_OP_SUM: {
-            Acc<T> s = sum_run<Acc<T>>(p, extent);
+            Acc<T> s = 0;
+            sum(p, extent, &s);
             if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(s);
             else reinterpret_cast<int64_t*>(out)[o] = value_of(s);
             break;
         }
-        case PX_OP_MEAN: store_mean<T>(out, o, sum_run<double>(p, extent) / static_cast<double>(extent)); break;
+        case PX_OP_MEAN: {
+            double s = 0;
+            sum_as_double(p, extent, &s);
+            store_mean<T>(out, o, s / static_cast<double>(extent));
+            break;
+        }
         case PX_OP_MIN: {
             int64_t i = 0;
             argmin({}, p, extent, &i);
