@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "host_blocks.hpp"
+
 namespace pxcpu {
 
 namespace {
@@ -42,10 +44,10 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
             list.pop_back();
         } else {
             if (limit_ && reserved_ + cls > limit_) trim_locked();  // the cache counts against the limit
-            void* mem = nullptr;
-            if (posix_memalign(&mem, 64, cls) != 0) {
+            void* mem = allocate_host_block(cls);
+            if (!mem) {
                 trim_locked();  // free the cache, then try once more
-                if (posix_memalign(&mem, 64, cls) != 0) mem = nullptr;
+                mem = allocate_host_block(cls);
             }
             if (mem) {
                 b = new (std::nothrow) px_plugin_buffer{static_cast<char*>(mem), 0, cls, device_};

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "host_blocks.hpp"
+
 namespace pxcpu {
 namespace {
 
@@ -41,7 +43,7 @@ public:
         size_t capacity = 0;
         if (bytes <= SIZE_MAX - 63) {
             capacity = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-            p = std::aligned_alloc(64, capacity);
+            p = allocate_host_block(capacity);
         }
         if (!p) {
             std::lock_guard<std::mutex> lock(mutex_);
