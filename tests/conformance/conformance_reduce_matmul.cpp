@@ -238,6 +238,12 @@ TEST_CASE("matmul with an empty inner dimension gives zeros", "[conformance][mat
     Tensor c = matmul(zeros({2, 0}, dev), zeros({0, 3}, dev));
     REQUIRE(c.shape() == Shape{2, 3});
     REQUIRE(values(c) == std::vector<double>(6, 0.0));
+    // Batched too. Ones of the result's size made and freed first, so a
+    // caching allocator hands the product a block that is not already zero.
+    REQUIRE(values(ones({2, 2, 3}, dev)) == std::vector<double>(12, 1.0));
+    Tensor batched = matmul(zeros({2, 2, 0}, dev), zeros({2, 0, 3}, dev));
+    REQUIRE(batched.shape() == Shape{2, 2, 3});
+    REQUIRE(values(batched) == std::vector<double>(12, 0.0));
 }
 
 TEST_CASE("an op the device lacks is refused by the host, named clearly", "[conformance][errors][R5]") {

@@ -181,12 +181,13 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT counts an op's scratch: columns that do not f
     // (2,458,624 bytes) fit.
     px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_MEMORY_LIMIT", "4M"}, {"PLEXUS_CPU_CONV", "im2col"}});
     px_device cpu0{PX_DEVICE_CPU, 0};
-    auto in_use = [&] {
-        px_device_info info{};
-        info.struct_size = sizeof info;
-        REQUIRE(px_runtime_device_info(rt, cpu0, &info) == PX_OK);
-        return info.memory_in_use;
+    auto info = [&] {
+        px_device_info i{};
+        i.struct_size = sizeof i;
+        REQUIRE(px_runtime_device_info(rt, cpu0, &i) == PX_OK);
+        return i;
     };
+    auto in_use = [&] { return info().memory_in_use; };
     const int64_t image[4] = {1, 1, 64, 64}, big[4] = {1, 1, 32, 32}, small[4] = {1, 1, 16, 16};
     px_tensor *x = nullptr, *wbig = nullptr, *wsmall = nullptr;
     REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 4, image, 1.0, &x) == PX_OK);
@@ -215,6 +216,8 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT counts an op's scratch: columns that do not f
         CHECK(out.back() == 256.0f);
         px_tensor_release(z);
         CHECK(in_use() == baseline);
+        // The peak saw the columns beside the tensors (z's 9604 bytes too).
+        CHECK(info().memory_peak >= baseline + 2458624 + 9604);
     }
     px_tensor_release(x);
     px_tensor_release(wbig);
