@@ -12,8 +12,8 @@
 
 namespace pxcpu {
 
-// At least `bytes` (a multiple of 64), 64-byte aligned, not zeroed; nullptr
-// when the system refuses. Freed with std::free.
+// A block of `bytes` (the caller passes a multiple of 64), 64-byte aligned,
+// not zeroed; nullptr when the system refuses. Freed with std::free.
 void* allocate_host_block(size_t bytes) noexcept;
 
 // Where blocks start on a 2 MiB boundary with the advice: from this size up.

@@ -102,7 +102,7 @@ TEST_CASE("a scratch lease the system cannot give throws bad_alloc and leaves th
     // Within 63 bytes of SIZE_MAX: rounding to 64 bytes would wrap to 0.
     CHECK_THROWS_AS(ScratchLease(SIZE_MAX), std::bad_alloc);
     CHECK_THROWS_AS(ScratchLease(SIZE_MAX - 63), std::bad_alloc);
-    // 4 EiB: aligned_alloc itself returns NULL (under ASan too, with
+    // 4 EiB: the system's allocator itself returns NULL (under ASan too, with
     // allocator_may_return_null=1 as tools/run-sanitizers.sh sets it).
     CHECK_THROWS_WITH(ScratchLease(size_t(1) << 62), "the system could not give 4611686018427387904 bytes of scratch space");
     // Parts whose total overflows a size_t are refused before any lease.

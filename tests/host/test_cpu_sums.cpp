@@ -7,6 +7,7 @@
 // order gives other bits. Accuracy is checked against a long double sum.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
