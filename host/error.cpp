@@ -1,21 +1,36 @@
 #include "error.hpp"
 
+#include <cstdio>
+
 #include "plexus/plexus.h"
 
 namespace px {
 namespace {
 thread_local std::string t_message;
 thread_local px_status t_status = PX_OK;
+// What px_last_error gives when t_message could not be grown.
+thread_local char t_short[192];
+thread_local bool t_short_in_use = false;
 }  // namespace
 
-void set_last_error(px_status status, const char* function, const std::string& message) {
+void set_last_error(px_status status, const char* function, std::string_view message) noexcept {
     t_status = status;
-    t_message = cat(function, ": ", message);
+    try {
+        t_message.assign(function).append(": ").append(message);
+        t_short_in_use = false;
+    } catch (const std::bad_alloc&) {  // called while handling an error: it must not throw
+        if (status == PX_ERROR_OUT_OF_MEMORY)
+            std::snprintf(t_short, sizeof t_short, "%s: out of host memory", function);
+        else
+            std::snprintf(t_short, sizeof t_short, "%s: failed with %s (out of host memory for the whole message)",
+                          function, px_status_name(status));
+        t_short_in_use = true;
+    }
 }
 
 }  // namespace px
 
-extern "C" const char* px_last_error(void) { return px::t_message.c_str(); }
+extern "C" const char* px_last_error(void) { return px::t_short_in_use ? px::t_short : px::t_message.c_str(); }
 extern "C" px_status px_last_status(void) { return px::t_status; }
 
 extern "C" const char* px_status_name(px_status status) {

@@ -6,6 +6,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "plexus/types.h"
@@ -19,9 +20,12 @@ struct Failure : std::exception {
     const char* what() const noexcept override { return message.c_str(); }
 };
 
+// A stream swallows what its buffer throws (it only sets badbit), which would
+// turn a host out of memory into a cut-short message; here it is thrown on.
 template <class... Args>
 std::string cat(Args&&... args) {
     std::ostringstream os;
+    os.exceptions(std::ios::badbit);
     (os << ... << std::forward<Args>(args));
     return os.str();
 }
@@ -31,7 +35,8 @@ template <class... Args>
     throw Failure(status, cat(std::forward<Args>(args)...));
 }
 
-void set_last_error(px_status status, const char* function, const std::string& message);
+// Never throws: with no memory left for the text, a short fixed one is kept.
+void set_last_error(px_status status, const char* function, std::string_view message) noexcept;
 
 // Runs `body` for the C API function `function`; nothing escapes it.
 template <class F>

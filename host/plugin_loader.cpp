@@ -75,6 +75,13 @@ std::vector<Candidate> candidates(const px_runtime_options* options) {
     return out;
 }
 
+// Memory running out while a plugin loads fails the runtime's creation: a
+// runtime made without the plugin would quietly send work elsewhere (try_gpu()
+// falling back to the CPU) for what is a passing shortage.
+[[noreturn]] void fail_out_of_memory(const std::string& file, const char* slot, const char* words) {
+    fail(PX_ERROR_OUT_OF_MEMORY, "the plugin ", file, " ran out of memory in ", slot, ": ", words);
+}
+
 const char* missing_slot(const px_plugin_api& t) {
 #define PX_REQUIRE(slot) if (!t.slot) return #slot;
     PX_REQUIRE(create) PX_REQUIRE(destroy) PX_REQUIRE(device_count) PX_REQUIRE(device_info)
@@ -90,6 +97,8 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     plugin->file = path;
     try {
         plugin->library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::bad_alloc&) {
+        throw;  // out of memory is the caller's error, not a reason to skip the plugin
     } catch (const std::exception& e) {
         rec.message = cat("the loader could not open it: ", e.what());
         return nullptr;
@@ -154,7 +163,9 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     }
     if (created != PX_OK) {
         err.message[PX_MESSAGE_MAX - 1] = '\0';
-        rec.message = cat("its create() failed: ", err.message[0] ? err.message : "(no message)");
+        const char* words = err.message[0] ? err.message : "(no message)";
+        if (created == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(path, "create()", words);
+        rec.message = cat("its create() failed: ", words);
         return nullptr;
     }
     plugin->context = ctx;
@@ -168,8 +179,10 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
                    std::vector<std::shared_ptr<DeviceImpl>>& found) {
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     int32_t count = 0;
-    if (plugin->api->device_count(plugin->context, &count, &err) != PX_OK || count < 0) {
+    const px_status counted = plugin->api->device_count(plugin->context, &count, &err);
+    if (counted != PX_OK || count < 0) {
         err.message[PX_MESSAGE_MAX - 1] = '\0';
+        if (counted == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(plugin->file, "device_count()", err.message);
         rec.message = cat("device_count failed: ", err.message);
         return false;
     }
@@ -178,8 +191,10 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
     for (int32_t i = 0; i < count; ++i) {
         px_device_info info{};
         info.struct_size = sizeof info;
-        if (plugin->api->device_info(plugin->context, i, &info, &err) != PX_OK || !px_device_kind_name(info.kind)) {
+        const px_status described = plugin->api->device_info(plugin->context, i, &info, &err);
+        if (described != PX_OK || !px_device_kind_name(info.kind)) {
             err.message[PX_MESSAGE_MAX - 1] = '\0';
+            if (described == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(plugin->file, "device_info()", err.message);
             rec.message = cat("device ", i, " has no valid info (kind ", info.kind, "): ", err.message);
             return false;
         }
@@ -233,6 +248,10 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
             bool ok = false;
             try {
                 ok = probe_devices(plugin, rec, found);
+            } catch (const Failure&) {
+                throw;  // out of memory (fail_out_of_memory)
+            } catch (const std::bad_alloc&) {
+                throw;
             } catch (...) {
                 rec.message = "a C++ exception escaped device_count, device_info or supports, which the ABI forbids";
             }

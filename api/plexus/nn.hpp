@@ -55,12 +55,20 @@ public:
     Tensor grad() const { return data().grad(); }
     std::vector<Tensor> list_grad() const;
 
-    // Replaces the values of every replica with `values` (same shape).
+    // Replaces the values of every replica with `values` (same shape). This,
+    // initialize() and reset_ctx() change nothing when they fail (out of
+    // memory included).
     void set_data(const Tensor& values);
     // Moves every replica to `devices`, keeping the values.
     void reset_ctx(const std::vector<Device>& devices);
 
 private:
+    friend class Block;  // load_parameters: every parameter's replicas made first, then all swapped in
+    // New replicas of `values` on `devices`, in this parameter's dtype; changes nothing.
+    std::vector<Tensor> make_replicas(const Tensor& values, const std::vector<Device>& devices) const;
+    // Takes `shape` and `replicas` as they are; cannot fail.
+    void adopt(Shape shape, std::vector<Tensor> replicas) noexcept;
+
     std::string name_;
     Shape shape_;
     Initializer init_;

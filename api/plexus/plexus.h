@@ -70,7 +70,10 @@ typedef struct px_runtime_options {
 } px_runtime_options;
 
 /* options may be NULL. Plugins that fail to load are listed with the reason
- * and do not make this fail. */
+ * and do not make this fail, except for memory running out while one loads
+ * (the host's, or a plugin's create/device_count/device_info reporting
+ * PX_ERROR_OUT_OF_MEMORY): that fails it with PX_ERROR_OUT_OF_MEMORY, rather
+ * than give a runtime quietly short of a device. */
 PX_API px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
 /* Waits for queued work. Tensors still alive keep their plugin loaded. */
 PX_API px_status px_runtime_destroy(px_runtime* runtime);

@@ -49,17 +49,21 @@ void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit
     if (initialized() && !force_reinit)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    name_ + " is already initialized; pass force_reinit=true to initialize it again");
-    data_.clear();
     if (!known(shape_)) {
-        pending_ = devices;  // completed by infer_shape at the first forward call
+        std::vector<Device> later = devices;  // completed by infer_shape at the first forward call
+        data_.clear();
+        pending_.swap(later);
         return;
     }
     Tensor first = init_.make(shape_, devices[0], DType::float32);
+    std::vector<Tensor> made;
+    made.reserve(devices.size());
     for (size_t i = 0; i < devices.size(); ++i) {
         Tensor t = i == 0 ? first : first.copyto(devices[i]);
         t.attach_grad();
-        data_.push_back(t);
+        made.push_back(t);
     }
+    data_.swap(made);
     pending_.clear();
 }
 
@@ -95,11 +99,25 @@ std::vector<Tensor> Parameter::list_grad() const {
 void Parameter::set_data(const Tensor& values) {
     if (values.shape() != shape_)
         throw ShapeError(PX_ERROR_SHAPE, name_ + ": new values have another shape than the parameter");
-    for (auto& t : data_) {
-        Tensor v = values.astype(t.dtype()).copyto(t.device());
+    data_ = make_replicas(values, devices());
+}
+
+std::vector<Tensor> Parameter::make_replicas(const Tensor& values, const std::vector<Device>& devices) const {
+    const DType dtype = data_.empty() ? DType::float32 : data_[0].dtype();
+    std::vector<Tensor> made;
+    made.reserve(devices.size());
+    for (auto d : devices) {
+        Tensor v = values.astype(dtype).copyto(d);
         v.attach_grad();
-        t = v;
+        made.push_back(v);
     }
+    return made;
+}
+
+void Parameter::adopt(Shape shape, std::vector<Tensor> replicas) noexcept {
+    shape_.swap(shape);
+    data_.swap(replicas);
+    pending_.clear();
 }
 
 void Parameter::reset_ctx(const std::vector<Device>& devices) {
@@ -110,6 +128,7 @@ void Parameter::reset_ctx(const std::vector<Device>& devices) {
     }
     Tensor src = data_[0];
     std::vector<Tensor> moved;
+    moved.reserve(devices.size());
     for (auto d : devices) {
         Tensor t = src.detach().copyto(d);
         t.attach_grad();

@@ -50,17 +50,22 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
         for (auto& [p, f] : plan) used = used || f == &e;
         if (!used) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": parameter '" + e.name + "' is not in the network");
     }
+    // Every parameter's new replicas are made before any is swapped in, so
+    // running out of memory half way loads nothing either.
+    std::vector<std::vector<Tensor>> staged;
+    std::vector<Shape> shapes;
+    staged.reserve(plan.size());
+    shapes.reserve(plan.size());
     for (auto& [p, found] : plan) {
         const param_file::Entry* e = found;  // a lambda may not capture a structured binding before C++20 (clang refuses)
         Tensor host = Tensor::wrap([&](px_tensor** o) {
             return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e->dtype), int32_t(e->shape.size()),
                                        e->shape.data(), e->data.data(), e->data.size(), o);
         });
-        p->infer_shape(e->shape);
-        if (p->initialized()) p->reset_ctx(ds);
-        else p->initialize(ds);
-        p->set_data(host);  // converted to the parameter's dtype there
+        staged.push_back(p->make_replicas(host, ds));  // converted to the parameter's dtype there
+        shapes.push_back(e->shape);
     }
+    for (size_t i = 0; i < plan.size(); ++i) plan[i].first->adopt(std::move(shapes[i]), std::move(staged[i]));
 }
 
 }  // namespace plexus::nn

@@ -1,6 +1,7 @@
 #include "allocator.hpp"
 
 #include <cstdlib>
+#include <new>
 #include <unistd.h>
 
 #include "host_blocks.hpp"
@@ -51,8 +52,12 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
             }
             if (mem) {
                 b = new (std::nothrow) px_plugin_buffer{static_cast<char*>(mem), 0, cls, device_};
-                if (!b) std::free(mem);
-                else reserved_ += cls;
+                if (!b) {  // the block was there; its small record was not
+                    std::free(mem);
+                    why = "out of host memory for the record of a block on cpu(" + std::to_string(device_) + ")";
+                    return nullptr;
+                }
+                reserved_ += cls;
             }
         }
     }
@@ -99,7 +104,13 @@ void Allocator::refund(size_t bytes) {
 void Allocator::release(px_plugin_buffer* b) {
     std::lock_guard<std::mutex> lock(mutex_);
     in_use_ -= b->class_size;
-    free_list(b->class_size).push_back(b);
+    try {
+        free_list(b->class_size).push_back(b);
+    } catch (const std::bad_alloc&) {  // no room to cache it: give it back instead
+        reserved_ -= b->class_size;
+        std::free(b->data);
+        delete b;
+    }
 }
 
 MemoryFigures Allocator::figures() {

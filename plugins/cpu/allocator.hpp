@@ -39,6 +39,7 @@ public:
 
     // nullptr with a message in `why` when out of memory.
     px_plugin_buffer* allocate(uint64_t bytes, std::string& why);
+    // Never throws: a block the cache has no room to hold is freed at once.
     void release(px_plugin_buffer* b);
     MemoryFigures figures();
     void trim();  // returns cached blocks to the system

@@ -1,8 +1,12 @@
 #include "device_queue.hpp"
 
+#include "exit_drain.hpp"
+#include "scratch_pool.hpp"
+
 #include <omp.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -25,15 +29,31 @@ DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
         if (threads > 0) omp_set_num_threads(threads);
         worker();
     });
+    try {
+        stop_at_exit(this);
+    } catch (...) {  // no memory to register: stop the worker before failing
+        stop_worker();
+        throw;
+    }
 }
 
 DeviceQueue::~DeviceQueue() {
+    forget_at_exit(this);
+    stop_worker();
+}
+
+void DeviceQueue::stop_worker() noexcept {
     {
         std::lock_guard<std::mutex> lock(sleep_);
         stop_.store(true);
     }
     wake_worker_.notify_all();
     thread_.join();
+}
+
+void DeviceQueue::abandon() {
+    abandoned_.store(true, std::memory_order_release);
+    wait_for_head(tail_.load(std::memory_order_acquire));
 }
 
 void DeviceQueue::push(const Task& task) {
@@ -54,15 +74,14 @@ void DeviceQueue::push(const Task& task) {
     }
 }
 
-std::string DeviceQueue::wait(px_status* status) {
+px_status DeviceQueue::wait(char* message, size_t size) {
     wait_for_head(tail_.load(std::memory_order_acquire));
     std::lock_guard<std::mutex> lock(sleep_);
-    std::string e;
-    e.swap(error_);
-    if (status) *status = error_status_;
+    const px_status status = failed_.load() ? error_status_ : PX_OK;
+    if (message && size > 0) std::snprintf(message, size, "%s", status == PX_OK ? "" : error_);
     error_status_ = PX_OK;
     failed_.store(false);
-    return e;
+    return status;
 }
 
 void DeviceQueue::worker() {
@@ -95,7 +114,10 @@ void DeviceQueue::worker() {
 
 void DeviceQueue::execute(const Task& task) {
     // After a failure, ops are skipped until it is reported; copies still run.
-    if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
+    // At exit nothing runs any more.
+    const bool skip = (task.kind == Task::op && failed_.load(std::memory_order_acquire)) ||
+                      abandoned_.load(std::memory_order_acquire);
+    if (!skip) {
         try {
             if (profile_) {
                 auto start = std::chrono::steady_clock::now();
@@ -104,8 +126,10 @@ void DeviceQueue::execute(const Task& task) {
             } else {
                 run(task);
             }
-        } catch (const std::bad_alloc& e) {  // ScratchRefused says what was refused and why
+        } catch (const ScratchRefused& e) {  // says what was refused and why
             record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
+        } catch (const std::bad_alloc&) {
+            record_failure(task, "out of host memory", PX_ERROR_OUT_OF_MEMORY);
         } catch (const std::exception& e) {
             record_failure(task, e.what(), PX_ERROR_DEVICE);
         } catch (...) {
@@ -131,14 +155,12 @@ void DeviceQueue::wait_for_head(uint64_t target) {
     }
 }
 
-void DeviceQueue::record_failure(const Task& task, const std::string& what, px_status status) {
+void DeviceQueue::record_failure(const Task& task, const char* what, px_status status) noexcept {
     std::lock_guard<std::mutex> lock(sleep_);
-    if (!error_.empty()) return;
+    if (failed_.load(std::memory_order_relaxed)) return;  // the first failure is the one reported
     error_status_ = status;
-    const char* name = px_op_name(task.op_task.op);
-    std::string where = " on cpu(" + std::to_string(device_) + "): ";
-    error_ = task.kind == Task::op ? std::string(name ? name : "op") + " failed" + where + what
-                                   : "a copy failed" + where + what;
+    const char* name = task.kind == Task::copy ? "a copy" : px_op_name(task.op_task.op);
+    std::snprintf(error_, sizeof error_, "%s failed on cpu(%d): %s", name ? name : "op", device_, what);
     failed_.store(true, std::memory_order_release);
 }
 

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -34,17 +33,23 @@ public:
     // same either way.
     void push(const Task& task);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
-    // first failure ("" when none) and, in `status`, its kind
-    // (PX_ERROR_OUT_OF_MEMORY when memory ran out, else PX_ERROR_DEVICE).
-    std::string wait(px_status* status = nullptr);
+    // first failure's kind (PX_OK when none; PX_ERROR_OUT_OF_MEMORY when
+    // memory ran out, else PX_ERROR_DEVICE), its message copied into
+    // `message` (`size` bytes, may be 0). Allocates nothing.
+    px_status wait(char* message = nullptr, size_t size = 0);
     // True when nothing is queued or running.
     bool idle() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire); }
+    // At exit (exit_drain.hpp): what has not started is skipped, and this
+    // returns once the task running now, if any, has finished.
+    void abandon();
 
 private:
     void worker();
+    void stop_worker() noexcept;  // lets it finish what is queued, then joins it
     void run(const Task& t);
     void execute(const Task& t);  // run + failure bookkeeping + staging release
-    void record_failure(const Task& t, const std::string& what, px_status status);
+    // Allocates nothing: it runs while memory may have run out.
+    void record_failure(const Task& t, const char* what, px_status status) noexcept;
     void wait_for_head(uint64_t target);
 
     static constexpr uint64_t capacity = 1024;
@@ -55,14 +60,15 @@ private:
     alignas(64) std::atomic<uint64_t> head_{0};  // next slot to run (worker); == tasks completed
     alignas(64) std::atomic<bool> sleeping_{false};
     std::atomic<bool> stop_{false};
+    std::atomic<bool> abandoned_{false};  // the process is exiting: run nothing more
     // The smallest head_ a waiter needs (UINT64_MAX: none); the worker signals
     // only when head_ reaches it, so waiting costs nothing per task.
     std::atomic<uint64_t> wake_at_{UINT64_MAX};
-    std::atomic<bool> failed_{false};  // mirrors !error_.empty() for the worker's skip test
+    std::atomic<bool> failed_{false};  // a failure is held in error_ (read by the worker's skip test)
     std::mutex produce_;  // serializes producers
     std::mutex sleep_;    // guards the sleep/wake handshake and error_
     std::condition_variable wake_worker_, progress_;
-    std::string error_;
+    char error_[PX_MESSAGE_MAX] = {};  // the first failure, when failed_
     px_status error_status_ = PX_OK;
     std::thread thread_;
 };

@@ -86,17 +86,25 @@ template <class T>
 double backward_plane(const T* x, T b, const T* dy, T* dx, const PoolGeometry& g) {
     double passed = 0;
     if (g.two_by_two()) {
-        // LeNet's rows are 12 and 5 windows: no heap allocation per plane for those.
-        T small[64];
-        std::vector<T> large(g.ow > 64 ? size_t(g.ow) : 0);
-        T* gate = g.ow > 64 ? large.data() : small;
+        // A row goes by pieces of at most 64 windows (LeNet's rows are 12 and
+        // 5: one piece), their gates on the stack: this runs inside an OpenMP
+        // loop, where memory running out would end the process.
+        constexpr int64_t kPiece = 64;
+        T gate[kPiece];
         for (int64_t oy = 0; oy < g.oh; ++oy) {
             T* d0 = dx + 2 * oy * g.w;
             T* d1 = d0 + g.w;
-            backward_row_2x2(x + 2 * oy * g.w, x + (2 * oy + 1) * g.w, b, dy + oy * g.ow, d0, d1, gate, g.ow);
+            const T* r0 = x + 2 * oy * g.w;
+            const T* r1 = r0 + g.w;
             double row = 0;
-#pragma omp simd reduction(+ : row)
-            for (int64_t ox = 0; ox < g.ow; ++ox) row += double(gate[ox]);
+            for (int64_t o0 = 0; o0 < g.ow; o0 += kPiece) {
+                const int64_t n = std::min(kPiece, g.ow - o0);
+                backward_row_2x2(r0 + 2 * o0, r1 + 2 * o0, b, dy + oy * g.ow + o0, d0 + 2 * o0, d1 + 2 * o0, gate, n);
+                double piece = 0;
+#pragma omp simd reduction(+ : piece)
+                for (int64_t i = 0; i < n; ++i) piece += double(gate[i]);
+                row += piece;
+            }
             passed += row;
             if (g.w & 1) d0[g.w - 1] = d1[g.w - 1] = T(0);
         }

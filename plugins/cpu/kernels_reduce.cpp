@@ -257,21 +257,25 @@ void store_mean(char* out, int64_t o, double m) {
     else reinterpret_cast<double*>(out)[o] = m;
 }
 
-// What one thread's blocks accumulate into, allocated once per thread and
-// op (on the heap: a block's accumulators can be 64 KiB, and small ops run
-// on the caller's thread, whose stack may be small).
+// What one thread's blocks accumulate into: on the heap (a block's
+// accumulators can be 64 KiB, and small ops run on the caller's thread, whose
+// stack may be small), sized for `op` and a block of `width` before any
+// OpenMP construct starts, since an exception (out of memory) thrown inside
+// one ends the process instead of failing the op.
 template <class T>
 struct BlockScratch {
     std::vector<double> mean;
     std::vector<Acc<T>> sum;
     std::vector<T> value;
     std::vector<int64_t> best;
+    BlockScratch(int32_t op, int64_t width) {
+        const auto n = static_cast<size_t>(width);
+        if (op == PX_OP_MEAN) mean.resize(n);
+        else if (op == PX_OP_SUM) sum.resize(n);
+        else value.resize(n);
+        if (op == PX_OP_ARGMAX) best.resize(n);
+    }
 };
-template <class V>
-V* at_least(std::vector<V>& v, int64_t n) {
-    if (v.size() < size_t(n)) v.resize(size_t(n));
-    return v.data();
-}
 
 // A reduction over a middle or outer axis, a block of neighbouring outputs
 // per task (also sum_columns: one outer, the rows as the extent).
@@ -289,13 +293,13 @@ void reduce_blocks(int32_t op, char* out, const T* a, int64_t outer, int64_t ext
         const T* p = a + o * extent * inner + j0;
         const int64_t at = o * inner + j0;
         if (op == PX_OP_MEAN) {
-            double* acc = at_least(s.mean, n);
+            double* acc = s.mean.data();
             sum_as_double(p, extent, inner, n, acc);
             for (int64_t j = 0; j < n; ++j) store_mean<T>(out, at + j, acc[j] / static_cast<double>(extent));
             return;
         }
         if (op == PX_OP_SUM) {
-            Acc<T>* acc = at_least(s.sum, n);
+            Acc<T>* acc = s.sum.data();
             sum_as_acc(p, extent, inner, n, acc);
             for (int64_t j = 0; j < n; ++j) {
                 if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[at + j] = static_cast<T>(acc[j]);
@@ -303,9 +307,9 @@ void reduce_blocks(int32_t op, char* out, const T* a, int64_t outer, int64_t ext
             }
             return;
         }
-        T* value = at_least(s.value, n);
+        T* value = s.value.data();
         if (op == PX_OP_ARGMAX) {
-            int64_t* best = at_least(s.best, n);
+            int64_t* best = s.best.data();
             argmax_block({}, {}, p, extent, inner, n, value, best);
             std::copy(best, best + n, reinterpret_cast<int64_t*>(out) + at);
             return;
@@ -314,18 +318,17 @@ void reduce_blocks(int32_t op, char* out, const T* a, int64_t outer, int64_t ext
         else max_block({}, {}, p, extent, inner, n, value, nullptr);
         std::copy(value, value + n, reinterpret_cast<T*>(out) + at);
     };
-    // The tasks split statically over the threads, each with its scratch
-    // (an orphaned omp for: outside a parallel region, one thread runs all).
-    auto run = [&] {
-        BlockScratch<T> scratch;
-#pragma omp for schedule(static)
-        for (int64_t task = 0; task < tasks; ++task) one(task, scratch);
-    };
-    if (tasks > 1 && outer * extent * inner >= parallel_grain) {
-#pragma omp parallel
-        run();
+    // The tasks split statically over the threads, each with its scratch.
+    const bool parallel = tasks > 1 && outer * extent * inner >= parallel_grain;
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    std::vector<BlockScratch<T>> scratch;
+    scratch.reserve(static_cast<size_t>(threads));
+    for (int k = 0; k < threads; ++k) scratch.emplace_back(op, width);
+    if (parallel) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+        for (int64_t task = 0; task < tasks; ++task) one(task, scratch[size_t(omp_get_thread_num())]);
     } else {
-        run();
+        for (int64_t task = 0; task < tasks; ++task) one(task, scratch[0]);
     }
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -51,9 +52,10 @@ bool offers(const px_plugin_context* ctx, int32_t op, int32_t dtype) {
     return kernel_supports(op, dtype) && (ctx->fused_ops || !fused);
 }
 
-px_status report(px_plugin_error* err, px_status status, const std::string& message) {
+// Takes a view, so that reporting "out of host memory" needs no memory.
+px_status report(px_plugin_error* err, px_status status, std::string_view message) noexcept {
     if (err && err->struct_size >= sizeof(px_plugin_error)) {
-        std::snprintf(err->message, sizeof err->message, "%s", message.c_str());
+        std::snprintf(err->message, sizeof err->message, "%.*s", static_cast<int>(message.size()), message.data());
     }
     return status;
 }
@@ -234,10 +236,9 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
 }
 
 px_status wait_device(Device* d, px_plugin_error* err) {
-    px_status status = PX_OK;
-    std::string failure = d->queue.wait(&status);
-    if (!failure.empty()) return report(err, status, failure);
-    return PX_OK;
+    char failure[PX_MESSAGE_MAX];
+    const px_status status = d->queue.wait(failure, sizeof failure);
+    return status == PX_OK ? PX_OK : report(err, status, failure);
 }
 
 px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t offset, void* dst, uint64_t bytes,

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collective.hpp"
@@ -42,9 +43,11 @@ using namespace pxcuda;
 // Pinned sources at least this large are copied directly (no staging memcpy).
 constexpr uint64_t kDirectPinnedCopy = uint64_t(1) << 20;
 
-px_status report(px_plugin_error* err, px_status status, const std::string& message) {
-    if (err && err->struct_size >= sizeof(px_plugin_error))
-        std::snprintf(err->message, sizeof err->message, "%s", message.c_str());
+// Takes a view, so that reporting "out of host memory" needs no memory.
+px_status report(px_plugin_error* err, px_status status, std::string_view message) noexcept {
+    if (err && err->struct_size >= sizeof(px_plugin_error)) {
+        std::snprintf(err->message, sizeof err->message, "%.*s", static_cast<int>(message.size()), message.data());
+    }
     return status;
 }
 
@@ -126,6 +129,8 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         for (int i = 0; i < count; ++i) {
             try {
                 ctx->devices.push_back(std::make_unique<Device>(i));
+            } catch (const std::bad_alloc&) {
+                throw;  // out of host memory, not a broken device (guarded() reports it)
             } catch (const std::exception& x) {
                 return report(err, PX_ERROR_DEVICE, "CUDA device " + std::to_string(i) + " could not be set up: " + x.what());
             }

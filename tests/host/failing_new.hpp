@@ -1,0 +1,24 @@
+// A replacement of the global operator new for the allocation-failure tests:
+// it counts the calling thread's allocations and, once armed, makes the n-th
+// of them (and with `stay`, every later one) throw std::bad_alloc, as a host
+// out of memory would. Other threads (device workers, OpenMP) are not touched,
+// so a run is repeatable. Also counts the blocks alive in the whole process,
+// which is how a test sees a leak without a sanitizer.
+// PLEXUS_TEST_TRACE_FAILED_ALLOCATIONS=1 prints each failed allocation's stack
+// to stderr (for c++filt), to find which one a failing run met.
+#pragma once
+
+#include <cstdint>
+
+namespace failing_new {
+
+// The calling thread's allocation number `n` from now (0: the next) fails;
+// with `stay`, so does every later one until disarm().
+void fail_from(uint64_t n, bool stay);
+void disarm();
+// Whether an allocation failed since the last fail_from().
+bool fired();
+// operator new blocks alive in the process now.
+int64_t live_blocks();
+
+}  // namespace failing_new

@@ -1,0 +1,342 @@
+// Out of host memory at every allocation, one at a time: a session through
+// the C API, and a training step with a save and a load through the C++
+// frontend, are run again and again, each time with the calling thread's
+// n-th allocation failing (n = 0, 1, 2, ... until the session ends without
+// reaching it), once with only that allocation failing and once with every
+// later one failing too. Each time: the call that met the failure reports an
+// out-of-memory error (a status and a message through the C API; an
+// OutOfMemoryError or std::bad_alloc through the C++ frontend), nothing
+// aborts, every block allocated is given back once the handles go, and the
+// next session gives the same values as the first.
+//
+// operator new is replaced for this executable (failing_new.cpp); malloc is
+// not, so OpenBLAS's and the kernels' own blocks are outside the test (the
+// device memory limit tests those paths: tests/host/test_capi_errors.cpp).
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "allocator.hpp"
+#include "failing_new.hpp"
+#include "plexus/nn.hpp"
+#include "plexus/plexus.h"
+#include "small_training.hpp"
+
+namespace {
+
+// What one run under injection ended with. Fixed-size, so that an outcome
+// held while the test counts live blocks holds none itself.
+struct Outcome {
+    bool fired = false;                   // the injected failure happened
+    px_status status = PX_OK;             // the first failing call's status
+    std::array<char, 512> what{};         // its message, or the exception's
+    std::array<char, 160> failed_call{};  // which call
+    std::array<double, 8> values{};       // what a whole session computed
+    bool complete = false;                // values holds them
+    bool litter = false;                  // a file other than the saved one was left behind
+    bool partly_loaded = false;           // a failed load changed the network anyway
+    void note(px_status s, const char* call, const char* message) {
+        status = s;
+        std::snprintf(failed_call.data(), failed_call.size(), "%s", call);
+        std::snprintf(what.data(), what.size(), "%s", message);
+    }
+    bool says(const char* words) const { return std::strstr(what.data(), words) != nullptr; }
+};
+
+// Keeps the CPU plugin (and the libraries it pulls in: OpenBLAS, SLEEF,
+// libgomp) loaded for the whole test, so their static constructors run once,
+// before any injection: a library's own initializers running out of memory
+// inside dlopen is outside what Plexus can report.
+void keep_cpu_plugin_loaded() {
+    static void* handle = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(handle != nullptr);
+}
+
+// A user's session through the C API: a runtime over the CPU plugin,
+// tensors made from host data, elementwise, matmul, a reduction, views, a
+// copy, a cast, a convolution and a loss, read back; then everything
+// released. Stops at the first call that fails; releases what it made in
+// every case (with the injection disarmed, as a caller that frees memory
+// would).
+class CSession {
+public:
+    CSession() { made_.reserve(64); }  // so that keeping a handle never allocates
+
+    Outcome run() {
+        Outcome o;
+        compute(o);
+        failing_new::disarm();
+        o.fired = failing_new::fired();
+        for (auto it = made_.rbegin(); it != made_.rend(); ++it) REQUIRE(px_tensor_release(*it) == PX_OK);
+        made_.clear();
+        if (rt_) REQUIRE(px_runtime_destroy(rt_) == PX_OK);
+        rt_ = nullptr;
+        return o;
+    }
+
+private:
+    px_runtime* rt_ = nullptr;
+    std::vector<px_tensor*> made_;
+
+    // Records a call's status; false (and what failed) when it failed.
+    bool ok(px_status s, const char* call, Outcome& o) {
+        if (s == PX_OK) return true;
+        o.note(s, call, px_last_error());
+        return false;
+    }
+    bool keep(px_status s, px_tensor* const* t, const char* call, Outcome& o) {
+        if (s == PX_OK) made_.push_back(*t);
+        return ok(s, call, o);
+    }
+
+#define PX_STEP(call) \
+    if (!ok((call), #call, o)) return
+#define PX_MAKE(out, call)                 \
+    px_tensor* out = nullptr;              \
+    if (!keep(call, &out, #call, o)) return
+
+    void compute(Outcome& o) {
+        const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
+        px_runtime_options opts{sizeof opts, paths, 1, 1};
+        PX_STEP(px_runtime_create(&opts, &rt_));
+        int32_t n = 0;
+        PX_STEP(px_runtime_device_count(rt_, PX_DEVICE_CPU, &n));
+        if (n < 1) {  // the plugin was skipped
+            o.note(PX_ERROR_NO_DEVICE, "px_runtime_create", "the runtime was made without the CPU plugin's device");
+            return;
+        }
+        const px_device cpu0{PX_DEVICE_CPU, 0};
+        const int64_t s23[] = {2, 3}, s32[] = {3, 2}, s2[] = {2}, s_img[] = {1, 1, 4, 4}, s_w[] = {2, 1, 3, 3};
+        const float av[] = {1, 2, 3, 4, 5, 6}, img[16] = {1, 0, 2, 1, 3, 1, 0, 2, 1, 1, 2, 0, 0, 3, 1, 1};
+        const float wv[18] = {1, 0, -1, 1, 0, -1, 1, 0, -1, 0.5f, 0.5f, 0.5f, 0, 0, 0, -0.5f, -0.5f, -0.5f};
+        const int32_t labels[] = {1, 0};
+        PX_MAKE(a, px_tensor_from_host(rt_, cpu0, PX_FLOAT32, 2, s23, av, sizeof av, &a));
+        PX_MAKE(b, px_tensor_reshape(a, 2, s32, &b));
+        PX_MAKE(c, px_matmul(a, b, &c));                                  // (2,2)
+        PX_MAKE(d, px_binary_scalar(PX_OP_MUL, c, 0.01, 0, &d));
+        PX_MAKE(e, px_unary(PX_OP_EXP, d, &e));
+        PX_MAKE(f, px_reduce(PX_OP_SUM, e, 0, 1, 0, &f));                 // (2)
+        PX_MAKE(g, px_tensor_slice(a, 1, 2, &g));                         // row 1
+        const int32_t perm[] = {1, 0};
+        PX_MAKE(h, px_transpose(a, perm, 2, &h));
+        PX_MAKE(i, px_tensor_copy_to(h, cpu0, &i));
+        PX_MAKE(j, px_cast(i, PX_FLOAT64, &j));
+        px_tensor* both[] = {a, g};
+        PX_MAKE(k, px_concat(both, 2, 0, &k));                            // (3,3)
+        PX_MAKE(x, px_tensor_from_host(rt_, cpu0, PX_FLOAT32, 4, s_img, img, sizeof img, &x));
+        PX_MAKE(w, px_tensor_from_host(rt_, cpu0, PX_FLOAT32, 4, s_w, wv, sizeof wv, &w));
+        PX_MAKE(y, px_conv2d(x, w, 1, 1, 0, 0, &y));                      // (1,2,2,2)
+        const int64_t s_logits[] = {2, 4};
+        PX_MAKE(logits, px_tensor_reshape(y, 2, s_logits, &logits));
+        PX_MAKE(l, px_tensor_from_host(rt_, cpu0, PX_INT32, 1, s2, labels, sizeof labels, &l));
+        PX_MAKE(loss, px_softmax_cross_entropy(logits, l, &loss));
+        // Read back: f (2), the last row of k (3), j's corner, loss (2).
+        float fv[2], kv[9], lv[2];
+        double jv[6];
+        PX_STEP(px_tensor_to_host(f, fv, sizeof fv));
+        PX_STEP(px_tensor_to_host(k, kv, sizeof kv));
+        PX_STEP(px_tensor_to_host(j, jv, sizeof jv));
+        PX_STEP(px_tensor_to_host(loss, lv, sizeof lv));
+        o.values = {fv[0], fv[1], kv[6], kv[7], kv[8], jv[1], lv[0], lv[1]};
+        o.complete = true;
+    }
+#undef PX_STEP
+#undef PX_MAKE
+};
+
+// A user's training through the C++ frontend: data made on cpu(0), one SGD
+// step (momentum, weight decay) of a small LeNet with autograd, the
+// parameters saved, loaded into a second network, and its output read back.
+// A failed load must leave that network as it was (all or nothing), and no
+// save may leave a temporary file behind.
+class TrainingSession {
+public:
+    TrainingSession()
+        : folder_(std::filesystem::temp_directory_path() /
+                  ("plexus-alloc-failures-" + std::to_string(::getpid()))),
+          file_((folder_ / "lenet.params").string()) {
+        std::filesystem::remove_all(folder_);
+        std::filesystem::create_directories(folder_);
+    }
+    ~TrainingSession() {
+        std::error_code ec;
+        std::filesystem::remove_all(folder_, ec);
+    }
+    TrainingSession(const TrainingSession&) = delete;
+    TrainingSession& operator=(const TrainingSession&) = delete;
+
+    Outcome run() {
+        Outcome o;
+        try {
+            compute(o);
+        } catch (const plexus::Error& e) {
+            o.note(e.status(), "the frontend", e.what());
+        } catch (const std::bad_alloc&) {
+            o.note(PX_ERROR_OUT_OF_MEMORY, "the frontend", "std::bad_alloc: out of host memory");
+        } catch (const std::exception& e) {
+            o.note(PX_ERROR_INTERNAL, "the frontend", e.what());
+        }
+        failing_new::disarm();
+        o.fired = failing_new::fired();
+        // Work the failed session queued may still run (and hold scratch),
+        // and a failure of it would be reported at the next session's first
+        // wait: a user who goes on after an error waits for the device first.
+        try {
+            plexus::synchronize_all();
+        } catch (const plexus::Error&) {
+        }
+        for (const auto& entry : std::filesystem::directory_iterator(folder_))
+            o.litter = o.litter || entry.path().filename() != "lenet.params";
+        std::filesystem::remove(file_);
+        return o;
+    }
+
+private:
+    std::filesystem::path folder_;
+    std::string file_;
+
+    void compute(Outcome& o) {
+        using namespace plexus;
+        seed(3);
+        Tensor x = random_normal({6, 1, 8, 8}, 0, 1);
+        Tensor y = random_uniform({6}, 0, 3).astype(DType::int32);
+        nn::Sequential net;
+        pxtest::train_split(net, {cpu(0)}, x, y, 1);
+        net.save_parameters(file_);
+        nn::Sequential other;
+        seed(5);
+        pxtest::build_small_lenet(other);
+        other.initialize(cpu(0));
+        Tensor before = other(x);
+        try {
+            other.load_parameters(file_);
+        } catch (...) {
+            failing_new::disarm();  // to look at the network, then fail as the load did
+            o.partly_loaded = pxtest::max_abs_diff(other(x), before) != 0.0;
+            throw;
+        }
+        std::vector<float> out = other(x).to_vector<float>();
+        failing_new::disarm();  // the session is over; what follows is the test's own bookkeeping
+        std::copy_n(out.begin(), o.values.size(), o.values.begin());
+        o.complete = true;
+    }
+};
+
+// Two runs with nothing injected, which must agree: what a first use sets up
+// once and keeps (the plugin's libraries, the frontend's runtime) is not a
+// leak. Returns the first run's outcome.
+template <class Session>
+Outcome warm_up(Session& session) {
+    keep_cpu_plugin_loaded();
+    const Outcome first = session.run();
+    INFO(first.failed_call.data() << ": " << first.what.data());
+    REQUIRE(first.complete);
+    REQUIRE(session.run().values == first.values);
+    px_tensor_release(nullptr);  // the thread's last-error text now holds a block, as after any failure
+    return first;
+}
+
+// Every n from 0 on, until a run ends before its n-th allocation: the
+// injected failure must surface as out-of-memory, leak nothing, and leave the
+// next run's values as the first's. Returns how many runs met a failure.
+template <class Session>
+int fail_each_allocation_in_turn(Session& session, bool stay, const Outcome& expected) {
+    int failures = 0;
+    for (uint64_t n = 0;; ++n) {
+        const int64_t before = failing_new::live_blocks();  // Catch's own blocks come and go between runs
+        failing_new::fail_from(n, stay);
+        Outcome o = session.run();
+        const int64_t after = failing_new::live_blocks();
+        INFO("allocation " << n << (stay ? " and every later one" : " alone") << " failed; "
+                           << o.failed_call.data() << " gave " << px_status_name(o.status) << ": " << o.what.data());
+        if (!o.fired) {  // the whole session fit before allocation n
+            REQUIRE(o.complete);
+            CHECK(o.values == expected.values);
+            break;
+        }
+        ++failures;
+        REQUIRE(o.status == PX_ERROR_OUT_OF_MEMORY);
+        REQUIRE(o.says("out of host memory"));
+        REQUIRE_FALSE(o.litter);
+        REQUIRE_FALSE(o.partly_loaded);
+        REQUIRE(after == before);
+        REQUIRE(n < 100000);  // a session of a bounded size
+    }
+    // And the next, with nothing injected, is whole.
+    const int64_t before = failing_new::live_blocks();
+    Outcome again = session.run();
+    const int64_t after = failing_new::live_blocks();
+    CHECK(again.values == expected.values);
+    CHECK(after == before);
+    return failures;
+}
+
+}  // namespace
+
+TEST_CASE("a C API session that runs out of host memory at any allocation reports it and leaks nothing",
+          "[host][oom][alloc-failures]") {
+    CSession session;
+    const Outcome first = warm_up(session);
+    // Row 1 of a (the last row of the concatenation) and a[1][0] through the transpose.
+    CHECK(first.values[2] == 4.0);
+    CHECK(first.values[3] == 5.0);
+    CHECK(first.values[4] == 6.0);
+    CHECK(first.values[5] == 4.0);
+    for (bool stay : {false, true}) {
+        const int failures = fail_each_allocation_in_turn(session, stay, first);
+        WARN((stay ? "from the n-th allocation on: " : "the n-th allocation alone: ") << failures
+                                                                                       << " failed sessions, all reported");
+        CHECK(failures > 50);  // the session allocates; the loop really ran
+    }
+}
+
+TEST_CASE("a training step with a save and a load through the C++ frontend survives running out of host memory anywhere",
+          "[nn][oom][alloc-failures]") {
+    TrainingSession session;
+    const Outcome first = warm_up(session);
+    for (bool stay : {false, true}) {
+        const int failures = fail_each_allocation_in_turn(session, stay, first);
+        WARN((stay ? "from the n-th allocation on: " : "the n-th allocation alone: ") << failures
+                                                                                       << " failed sessions, all reported");
+        CHECK(failures > 500);
+    }
+}
+
+TEST_CASE("the CPU allocator frees a block it has no memory to cache and refuses one it cannot record",
+          "[host][oom][alloc-failures]") {
+    pxcpu::Allocator allocator(0, 0);
+    std::string why;
+    // A 3 MiB class: its free list is made empty at the first allocation, so
+    // caching the block on release is the list's first growth.
+    px_plugin_buffer* block = allocator.allocate(3 << 20, why);
+    REQUIRE(block != nullptr);
+    REQUIRE(allocator.figures().reserved == uint64_t(3) << 20);
+    failing_new::fail_from(0, true);
+    allocator.release(block);  // the list cannot grow: the block goes back to the system instead
+    failing_new::disarm();
+    CHECK(failing_new::fired());
+    CHECK(allocator.figures().in_use == 0);
+    CHECK(allocator.figures().reserved == 0);
+    // The block is there but its small record is not: refused, naming host memory, nothing held.
+    failing_new::fail_from(0, false);
+    px_plugin_buffer* refused = allocator.allocate(100, why);
+    failing_new::disarm();
+    CHECK(refused == nullptr);
+    CHECK(why == "out of host memory for the record of a block on cpu(0)");
+    CHECK(allocator.figures().reserved == 0);
+    CHECK(allocator.figures().in_use == 0);
+    // And with memory back, the same sizes are given.
+    px_plugin_buffer* again = allocator.allocate(100, why);
+    REQUIRE(again != nullptr);
+    allocator.release(again);
+}
