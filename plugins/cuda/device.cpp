@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include <limits>
@@ -88,6 +89,9 @@ void* Device::pool_malloc(uint64_t bytes, cudaError_t& e) {
 }
 
 px_plugin_buffer* Device::allocate(uint64_t bytes, std::string& why) {
+    // The record first: made after the device memory, a record the host had
+    // no memory for left that memory behind.
+    auto b = std::make_unique<px_plugin_buffer>(px_plugin_buffer{nullptr, bytes, ordinal});
     void* p = nullptr;
     if (bytes > total_bytes_) {  // never worth asking the driver (which may call it an invalid value)
         MemoryFigures f = figures();
@@ -108,10 +112,10 @@ px_plugin_buffer* Device::allocate(uint64_t bytes, std::string& why) {
             return nullptr;
         }
     }
-    auto* b = new px_plugin_buffer{p, bytes, ordinal};
+    b->data = p;
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
-    return b;
+    return b.release();
 }
 
 void Device::release(px_plugin_buffer* b) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "emu_driver_scope.hpp"
 #include "emu_runtime.hpp"
 #include "emu_streams.hpp"
 
@@ -68,6 +69,7 @@ struct Product {
 extern "C" {
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
+    px_emu::DriverScope driver;
     if (!h) return CUBLAS_STATUS_INVALID_VALUE;
     if (const cudaError_t e = px_emu::refused("cublasCreate_v2", px_emu::current_device(), true))
         return e == cudaErrorMemoryAllocation ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_NOT_INITIALIZED;
@@ -76,11 +78,13 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
+    px_emu::DriverScope driver;
     if (h) px_emu::note_object(px_emu::Object::blas_handle, -1);
     delete h;
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
+    px_emu::DriverScope driver;
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     h->stream = s;
     return CUBLAS_STATUS_SUCCESS;
@@ -94,6 +98,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           long long stride_b, const void* beta, void* c, cudaDataType ct, int ldc,
                                           long long stride_c, int batch, cublasComputeType_t compute,
                                           cublasGemmAlgo_t) {
+    px_emu::DriverScope driver;
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(h->stream);
     if (!q) return CUBLAS_STATUS_INVALID_VALUE;
@@ -136,6 +141,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             const void* alpha, const void* a, cudaDataType at, int lda, const void* b, cudaDataType bt,
                             int ldb, const void* beta, void* c, cudaDataType ct, int ldc, cublasComputeType_t compute,
                             cublasGemmAlgo_t algo) {
+    px_emu::DriverScope driver;
     return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, a, at, lda, 0, b, bt, ldb, 0, beta, c, ct, ldc, 0, 1,
                                       compute, algo);
 }

@@ -25,6 +25,8 @@
 #include <tuple>
 #include <type_traits>
 
+#include "emu_driver_scope.hpp"
+
 namespace px_emu {
 
 struct Indices {
@@ -43,6 +45,7 @@ public:
         : grid_(grid), block_(block), shared_bytes_(shared_bytes), stream_(stream) {}
     template <class F, class... Args>
     void run(F&& call, Args&&... args) {
+        DriverScope driver;  // a launch is the driver's work (emu_driver_scope.hpp)
         // Copied now: the kernel runs later, when its stream gets to it.
         launch([call = std::decay_t<F>(std::forward<F>(call)),
                 params = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)] { std::apply(call, params); });

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "emu_driver_scope.hpp"
 #include "emu_runtime.hpp"
 #include "emu_streams.hpp"
 
@@ -158,6 +159,7 @@ ncclResult_t flush(ncclComm_t comm) {
 extern "C" {
 
 const char* ncclGetErrorString(ncclResult_t r) {
+    px_emu::DriverScope driver;
     switch (r) {
     case ncclSuccess: return "no error";
     case ncclInvalidArgument: return "invalid argument (NCCL emulator)";
@@ -171,6 +173,7 @@ const char* ncclGetErrorString(ncclResult_t r) {
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+    px_emu::DriverScope driver;
     if (!id) return ncclInvalidArgument;
     std::random_device random;
     for (char& b : id->internal) b = char(random());
@@ -178,6 +181,7 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
+    px_emu::DriverScope driver;
     if (!comms || ndev < 1) return ncclInvalidArgument;
     if (const ncclResult_t e = refused("ncclCommInitAll", px_emu::current_device(), true)) return e;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
@@ -189,6 +193,7 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t*) {
+    px_emu::DriverScope driver;
     if (!comm || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
     if (const ncclResult_t e = refused("ncclCommInitRankConfig", px_emu::current_device(), true)) return e;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
@@ -207,6 +212,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
 
 // In progress while ranks have yet to join; then the first failed part's error.
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
+    px_emu::DriverScope driver;
     if (!comm || !state) return ncclInvalidArgument;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     const Clique& c = *comm->clique;
@@ -215,11 +221,13 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
 }
 
 ncclResult_t ncclGroupStart() {
+    px_emu::DriverScope driver;
     ++group_depth;
     return ncclSuccess;
 }
 
 ncclResult_t ncclGroupEnd() {
+    px_emu::DriverScope driver;
     if (group_depth == 0) return ncclInvalidUsage;
     if (--group_depth > 0) return ncclSuccess;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
@@ -232,6 +240,7 @@ ncclResult_t ncclGroupEnd() {
 
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
+    px_emu::DriverScope driver;
     if (!comm || op != ncclSum) return ncclInvalidArgument;
     if (type != ncclFloat32 && type != ncclFloat64 && type != ncclInt32 && type != ncclInt64) return ncclInvalidArgument;
     bool link_fails = false;
@@ -248,9 +257,13 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
     return flush(comm);
 }
 
-ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+    px_emu::DriverScope driver;
+    return comm ? ncclSuccess : ncclInvalidArgument;
+}
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+    px_emu::DriverScope driver;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     if (comm) px_emu::note_object(px_emu::Object::nccl_comm, -1);
     delete comm;
@@ -259,6 +272,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 
 // Its rank's queued parts return without summing, so its stream drains.
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
+    px_emu::DriverScope driver;
     if (!comm) return ncclInvalidArgument;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     comm->clique->aborted[size_t(comm->rank)] = true;

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "emu_driver_scope.hpp"
 #include "emu_runtime.hpp"
 #include "emu_streams.hpp"
 
@@ -305,6 +306,7 @@ bool device_range(const void* p, size_t bytes, const char* call) {
 extern "C" {
 
 cudaError_t cudaGetLastError(void) {
+    px_emu::DriverScope driver;
     const cudaError_t e = last_error != cudaSuccess ? last_error : px_emu::device_lost();
     // A lost context's error is sticky to that device's context: returned
     // again while it is current, not after a switch to a device still working.
@@ -313,32 +315,40 @@ cudaError_t cudaGetLastError(void) {
 }
 
 cudaError_t cudaDriverGetVersion(int* v) {
+    px_emu::DriverScope driver;
     if (!v) return fail(cudaErrorInvalidValue);
     *v = CUDART_VERSION;
     return cudaSuccess;
 }
 
-cudaError_t cudaRuntimeGetVersion(int* v) { return cudaDriverGetVersion(v); }
+cudaError_t cudaRuntimeGetVersion(int* v) {
+    px_emu::DriverScope driver;
+    return cudaDriverGetVersion(v);
+}
 
 cudaError_t cudaGetDeviceCount(int* count) {
+    px_emu::DriverScope driver;
     if (!count) return fail(cudaErrorInvalidValue);
     *count = state().devices;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetDevice(int* d) {
+    px_emu::DriverScope driver;
     if (!d) return fail(cudaErrorInvalidValue);
     *d = this_thread_device;
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int d) {
+    px_emu::DriverScope driver;
     if (!valid_device(d)) return fail(cudaErrorInvalidDevice);
     this_thread_device = d;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int d) {
+    px_emu::DriverScope driver;
     if (!prop) return fail(cudaErrorInvalidValue);
     if (!valid_device(d)) return fail(cudaErrorInvalidDevice);
     *prop = cudaDeviceProp{};
@@ -353,6 +363,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int d) {
 }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+    px_emu::DriverScope driver;
     if (!free_bytes || !total) return fail(cudaErrorInvalidValue);
     if (const cudaError_t e = refuse(__func__, this_thread_device)) return e;
     std::lock_guard<std::mutex> lock(state().mutex);
@@ -362,6 +373,7 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 }
 
 cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer) {
+    px_emu::DriverScope driver;
     if (!can) return fail(cudaErrorInvalidValue);
     if (!valid_device(d) || !valid_device(peer)) return fail(cudaErrorInvalidDevice);
     *can = d != peer;
@@ -369,11 +381,13 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer) {
 }
 
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
+    px_emu::DriverScope driver;
     if (!valid_device(peer)) return fail(cudaErrorInvalidDevice);
     return refuse(__func__, this_thread_device);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
+    px_emu::DriverScope driver;
     if (!s) return fail(cudaErrorInvalidValue);
     if (!(flags & cudaStreamNonBlocking)) {
         // A blocking stream is ordered with the legacy default stream, which the emulator does not model.
@@ -389,6 +403,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
 
 // Its queued work still runs, as CUDA's does after the stream is destroyed.
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    px_emu::DriverScope driver;
     {
         std::lock_guard<std::mutex> lock(state().mutex);
         if (!state().streams.erase(s)) return fail(cudaErrorInvalidResourceHandle);
@@ -399,6 +414,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+    px_emu::DriverScope driver;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t e = refuse(__func__, px_emu::device_of(*q))) return e;
@@ -406,6 +422,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     return after_wait(px_emu::device_of(*q));
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {
+    px_emu::DriverScope driver;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t e = refuse(__func__, px_emu::device_of(*q))) return e;
@@ -413,6 +430,7 @@ cudaError_t cudaStreamQuery(cudaStream_t s) {
 }
 // Work queued on s after this waits for what was queued before e's latest record.
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
+    px_emu::DriverScope driver;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = refuse(__func__, px_emu::device_of(*q))) return lost;
@@ -422,6 +440,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
+    px_emu::DriverScope driver;
     if (!e) return fail(cudaErrorInvalidValue);
     if (const cudaError_t refused = refuse(__func__, this_thread_device, true)) return refused;
     *e = new CUevent_st{};
@@ -429,11 +448,13 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
     return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    px_emu::DriverScope driver;
     if (e) px_emu::note_object(px_emu::Object::event, -1);
     delete e;
     return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+    px_emu::DriverScope driver;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = refuse(__func__, px_emu::device_of(*q))) return lost;
@@ -441,6 +462,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    px_emu::DriverScope driver;
     if (!e) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = refuse(__func__, event_device(e))) return lost;
     if (!e->recorded.queue) return cudaSuccess;  // never recorded: nothing to wait for
@@ -448,21 +470,25 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     return after_wait(px_emu::device_of(*e->recorded.queue));
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {
+    px_emu::DriverScope driver;
     if (!e) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = refuse(__func__, event_device(e))) return lost;
     return query(e->recorded);
 }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
+    px_emu::DriverScope driver;
     if (const cudaError_t e = refuse(__func__, this_thread_device, true)) return e;
     return allocate(p, bytes, this_thread_device, nullptr);
 }
 cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned int) {
+    px_emu::DriverScope driver;
     if (const cudaError_t e = refuse(__func__, this_thread_device, true)) return e;
     return allocate(p, bytes, -1, nullptr);
 }
 // cudaFree and cudaFreeHost wait for the device's work first (CUDA's implicit synchronization).
 cudaError_t cudaFree(void* p) {
+    px_emu::DriverScope driver;
     if (!p) return cudaSuccess;
     const int device = freeable(p, false);
     if (device < -1) return fail(cudaErrorInvalidValue);
@@ -470,6 +496,7 @@ cudaError_t cudaFree(void* p) {
     return release_now(p);
 }
 cudaError_t cudaFreeHost(void* p) {
+    px_emu::DriverScope driver;
     if (!p) return cudaSuccess;
     if (freeable(p, true) < -1) return fail(cudaErrorInvalidValue);
     synchronize(this_thread_device);
@@ -477,6 +504,7 @@ cudaError_t cudaFreeHost(void* p) {
 }
 // Freed when the stream gets there; a second free of it before then is refused.
 cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
+    px_emu::DriverScope driver;
     if (!p) return cudaSuccess;
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q) return fail(cudaErrorInvalidResourceHandle);
@@ -495,6 +523,7 @@ cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
 }
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
+    px_emu::DriverScope driver;
     if (!pool || !props || !valid_device(props->location.id)) return fail(cudaErrorInvalidValue);
     if (const cudaError_t e = refuse(__func__, props->location.id, true)) return e;
     *pool = new CUmemPoolHandle_st{props->location.id};
@@ -502,6 +531,7 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props
     return cudaSuccess;
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
+    px_emu::DriverScope driver;
     if (pool) px_emu::note_object(px_emu::Object::pool, -1);
     std::lock_guard<std::mutex> lock(state().mutex);
     for (auto& [start, a] : state().allocations)
@@ -510,17 +540,21 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
     return cudaSuccess;
 }
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t) {
+    px_emu::DriverScope driver;
     if (!pool) return fail(cudaErrorInvalidValue);
     if (const cudaError_t e = refuse(__func__, pool->device, true)) return e;
     return allocate(p, bytes, pool->device, pool);
 }
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+    px_emu::DriverScope driver;
     return pool ? refuse(__func__, pool->device) : fail(cudaErrorInvalidValue);
 }
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr, void* value) {
+    px_emu::DriverScope driver;
     return pool && value ? refuse(__func__, pool->device) : fail(cudaErrorInvalidValue);
 }
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+    px_emu::DriverScope driver;
     if (!pool || !value) return fail(cudaErrorInvalidValue);
     if (attr != cudaMemPoolAttrReservedMemCurrent) return fail(cudaErrorInvalidValue);
     if (const cudaError_t e = refuse(__func__, pool->device)) return e;
@@ -530,6 +564,7 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, vo
 }
 
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* p) {
+    px_emu::DriverScope driver;
     if (!attributes) return fail(cudaErrorInvalidValue);
     *attributes = cudaPointerAttributes{};
     std::lock_guard<std::mutex> lock(state().mutex);
@@ -543,6 +578,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
 // from the host once the bytes are taken (copied aside here); a copy
 // between device memory is only queued. On the legacy default stream.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+    px_emu::DriverScope driver;
     if (const cudaError_t e = refuse(__func__, this_thread_device)) return e;
     if (!copy_valid(dst, src, bytes, kind, "cudaMemcpy")) return fail(cudaErrorInvalidValue);
     if (!bytes) return cudaSuccess;
@@ -565,22 +601,34 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
 // Asynchronous even with ordinary (pageable) host memory: CUDA allows that,
 // so the host's bytes must stay put until the stream has run the copy.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+    px_emu::DriverScope driver;
     return copy_async(__func__, dst, src, bytes, kind, s);
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
                                 cudaStream_t s) {
+    px_emu::DriverScope driver;
     if (!valid_device(dst_device) || !valid_device(src_device)) return fail(cudaErrorInvalidDevice);
     if (const cudaError_t lost = px_emu::lost_error(src_device)) return fail(lost);
     return copy_async(__func__, dst, src, bytes, cudaMemcpyDeviceToDevice, s);
 }
-cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) { return set_async(__func__, p, value, bytes, s); }
+cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
+    px_emu::DriverScope driver;
+    return set_async(__func__, p, value, bytes, s);
+}
 // Asynchronous to the host for device memory, as CUDA's, on the legacy
 // default stream: not ordered with work on non-blocking streams.
-cudaError_t cudaMemset(void* p, int value, size_t bytes) { return set_async(__func__, p, value, bytes, nullptr); }
+cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+    px_emu::DriverScope driver;
+    return set_async(__func__, p, value, bytes, nullptr);
+}
 
 // What only plexus-bench's raw baselines call (tools/bench/bench_cuda.cpp).
-cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocDefault); }
+cudaError_t cudaMallocHost(void** p, size_t bytes) {
+    px_emu::DriverScope driver;
+    return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+}
 cudaError_t cudaDeviceSynchronize(void) {
+    px_emu::DriverScope driver;
     if (const cudaError_t e = refuse(__func__, this_thread_device)) return e;
     synchronize(this_thread_device);
     return after_wait(this_thread_device);

@@ -22,12 +22,13 @@ struct ThreadState {
     bool stay = false;
     bool fired = false;
     uint64_t countdown = 0;
+    int paused = 0;  // inside the CUDA emulator (px_test_pause_allocation_failures)
 };
 thread_local ThreadState t_state;  // trivially constructed: safe inside operator new
 
 bool should_fail() {
     ThreadState& s = t_state;
-    if (!s.armed) return false;
+    if (!s.armed || s.paused > 0) return false;  // neither failed nor counted
     if (s.countdown > 0) {
         --s.countdown;
         return false;
@@ -71,7 +72,7 @@ void* allocate_or_throw(std::size_t n, std::size_t align) {
 
 }  // namespace
 
-void fail_from(uint64_t n, bool stay) { t_state = ThreadState{true, stay, false, n}; }
+void fail_from(uint64_t n, bool stay) { t_state = ThreadState{true, stay, false, n, t_state.paused}; }
 void disarm() { t_state.armed = false; }
 bool fired() { return t_state.fired; }
 int64_t live_blocks() { return g_live.load(); }
@@ -106,3 +107,8 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
 void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
 void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+
+// Called by the CUDA emulator's entry points (tests/cuda_emu/emu_driver_scope.hpp).
+extern "C" __attribute__((visibility("default"))) void px_test_pause_allocation_failures(int delta) {
+    failing_new::t_state.paused += delta;
+}

@@ -2,8 +2,9 @@
 // it counts the calling thread's allocations and, once armed, makes the n-th
 // of them (and with `stay`, every later one) throw std::bad_alloc, as a host
 // out of memory would. Other threads (device workers, OpenMP) are not touched,
-// so a run is repeatable. Also counts the blocks alive in the whole process,
-// which is how a test sees a leak without a sanitizer.
+// so a run is repeatable; nor is the CUDA emulator, which stands for a driver
+// (tests/cuda_emu/emu_driver_scope.hpp). Also counts the blocks alive in the
+// whole process, which is how a test sees a leak without a sanitizer.
 // PLEXUS_TEST_TRACE_FAILED_ALLOCATIONS=1 prints each failed allocation's stack
 // to stderr (for c++filt), to find which one a failing run met.
 #pragma once

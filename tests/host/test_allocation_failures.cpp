@@ -53,12 +53,12 @@ struct Outcome {
     bool says(const char* words) const { return std::strstr(what.data(), words) != nullptr; }
 };
 
-// Keeps the CPU plugin (and the libraries it pulls in: OpenBLAS, SLEEF,
-// libgomp) loaded for the whole test, so their static constructors run once,
+// Keeps a plugin (and the libraries it pulls in: OpenBLAS, SLEEF, libgomp)
+// loaded for the whole test, so their static constructors run once,
 // before any injection: a library's own initializers running out of memory
 // inside dlopen is outside what Plexus can report.
-void keep_cpu_plugin_loaded() {
-    static void* handle = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+void keep_loaded(const char* plugin) {
+    void* handle = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);  // never closed
     REQUIRE(handle != nullptr);
 }
 
@@ -70,7 +70,11 @@ void keep_cpu_plugin_loaded() {
 // would).
 class CSession {
 public:
-    CSession() { made_.reserve(64); }  // so that keeping a handle never allocates
+    // A runtime over `plugin` alone, computing on its device `kind`(0).
+    CSession(const char* plugin, px_device_kind kind) : plugin_(plugin), dev_{kind, 0} {
+        keep_loaded(plugin);
+        made_.reserve(64);  // so that keeping a handle never allocates
+    }
 
     Outcome run() {
         Outcome o;
@@ -85,6 +89,8 @@ public:
     }
 
 private:
+    const char* plugin_;
+    const px_device dev_;
     px_runtime* rt_ = nullptr;
     std::vector<px_tensor*> made_;
 
@@ -106,21 +112,21 @@ private:
     if (!keep(call, &out, #call, o)) return
 
     void compute(Outcome& o) {
-        const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
+        const char* paths[] = {plugin_};
         px_runtime_options opts{sizeof opts, paths, 1, 1};
         PX_STEP(px_runtime_create(&opts, &rt_));
         int32_t n = 0;
-        PX_STEP(px_runtime_device_count(rt_, PX_DEVICE_CPU, &n));
+        PX_STEP(px_runtime_device_count(rt_, dev_.kind, &n));
         if (n < 1) {  // the plugin was skipped
-            o.note(PX_ERROR_NO_DEVICE, "px_runtime_create", "the runtime was made without the CPU plugin's device");
+            o.note(PX_ERROR_NO_DEVICE, "px_runtime_create", "the runtime was made without the plugin's device");
             return;
         }
-        const px_device cpu0{PX_DEVICE_CPU, 0};
+        const px_device dev = dev_;
         const int64_t s23[] = {2, 3}, s32[] = {3, 2}, s2[] = {2}, s_img[] = {1, 1, 4, 4}, s_w[] = {2, 1, 3, 3};
         const float av[] = {1, 2, 3, 4, 5, 6}, img[16] = {1, 0, 2, 1, 3, 1, 0, 2, 1, 1, 2, 0, 0, 3, 1, 1};
         const float wv[18] = {1, 0, -1, 1, 0, -1, 1, 0, -1, 0.5f, 0.5f, 0.5f, 0, 0, 0, -0.5f, -0.5f, -0.5f};
         const int32_t labels[] = {1, 0};
-        PX_MAKE(a, px_tensor_from_host(rt_, cpu0, PX_FLOAT32, 2, s23, av, sizeof av, &a));
+        PX_MAKE(a, px_tensor_from_host(rt_, dev, PX_FLOAT32, 2, s23, av, sizeof av, &a));
         PX_MAKE(b, px_tensor_reshape(a, 2, s32, &b));
         PX_MAKE(c, px_matmul(a, b, &c));                                  // (2,2)
         PX_MAKE(d, px_binary_scalar(PX_OP_MUL, c, 0.01, 0, &d));
@@ -129,16 +135,16 @@ private:
         PX_MAKE(g, px_tensor_slice(a, 1, 2, &g));                         // row 1
         const int32_t perm[] = {1, 0};
         PX_MAKE(h, px_transpose(a, perm, 2, &h));
-        PX_MAKE(i, px_tensor_copy_to(h, cpu0, &i));
+        PX_MAKE(i, px_tensor_copy_to(h, dev, &i));
         PX_MAKE(j, px_cast(i, PX_FLOAT64, &j));
         px_tensor* both[] = {a, g};
         PX_MAKE(k, px_concat(both, 2, 0, &k));                            // (3,3)
-        PX_MAKE(x, px_tensor_from_host(rt_, cpu0, PX_FLOAT32, 4, s_img, img, sizeof img, &x));
-        PX_MAKE(w, px_tensor_from_host(rt_, cpu0, PX_FLOAT32, 4, s_w, wv, sizeof wv, &w));
+        PX_MAKE(x, px_tensor_from_host(rt_, dev, PX_FLOAT32, 4, s_img, img, sizeof img, &x));
+        PX_MAKE(w, px_tensor_from_host(rt_, dev, PX_FLOAT32, 4, s_w, wv, sizeof wv, &w));
         PX_MAKE(y, px_conv2d(x, w, 1, 1, 0, 0, &y));                      // (1,2,2,2)
         const int64_t s_logits[] = {2, 4};
         PX_MAKE(logits, px_tensor_reshape(y, 2, s_logits, &logits));
-        PX_MAKE(l, px_tensor_from_host(rt_, cpu0, PX_INT32, 1, s2, labels, sizeof labels, &l));
+        PX_MAKE(l, px_tensor_from_host(rt_, dev, PX_INT32, 1, s2, labels, sizeof labels, &l));
         PX_MAKE(loss, px_softmax_cross_entropy(logits, l, &loss));
         // Read back: f (2), the last row of k (3), j's corner, loss (2).
         float fv[2], kv[9], lv[2];
@@ -237,7 +243,7 @@ private:
 // leak. Returns the first run's outcome.
 template <class Session>
 Outcome warm_up(Session& session) {
-    keep_cpu_plugin_loaded();
+    keep_loaded(PLEXUS_CPU_PLUGIN_FILE);
     const Outcome first = session.run();
     INFO(first.failed_call.data() << ": " << first.what.data());
     REQUIRE(first.complete);
@@ -281,35 +287,49 @@ int fail_each_allocation_in_turn(Session& session, bool stay, const Outcome& exp
     return failures;
 }
 
+// Each allocation alone, then each with every later one too; each way at
+// least `at_least` sessions must have met a failure (the loop really ran).
+template <class Session>
+void fail_each_allocation_both_ways(Session& session, const Outcome& first, int at_least) {
+    for (bool stay : {false, true}) {
+        const int failures = fail_each_allocation_in_turn(session, stay, first);
+        WARN((stay ? "from the n-th allocation on: " : "the n-th allocation alone: ") << failures
+                                                                                       << " failed sessions, all reported");
+        CHECK(failures > at_least);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("a C API session that runs out of host memory at any allocation reports it and leaks nothing",
           "[host][oom][alloc-failures]") {
-    CSession session;
+    CSession session(PLEXUS_CPU_PLUGIN_FILE, PX_DEVICE_CPU);
     const Outcome first = warm_up(session);
     // Row 1 of a (the last row of the concatenation) and a[1][0] through the transpose.
     CHECK(first.values[2] == 4.0);
     CHECK(first.values[3] == 5.0);
     CHECK(first.values[4] == 6.0);
     CHECK(first.values[5] == 4.0);
-    for (bool stay : {false, true}) {
-        const int failures = fail_each_allocation_in_turn(session, stay, first);
-        WARN((stay ? "from the n-th allocation on: " : "the n-th allocation alone: ") << failures
-                                                                                       << " failed sessions, all reported");
-        CHECK(failures > 50);  // the session allocates; the loop really ran
-    }
+    fail_each_allocation_both_ways(session, first, 50);
 }
+
+#ifdef PLEXUS_CUDA_EMU_PLUGIN_FILE
+// The CUDA plugin's host side (its error paths, caches, staging, cuBLAS
+// handles) on the CUDA emulator's GPU; the emulator's own allocations stand
+// for the driver's and are left alone (tests/cuda_emu/emu_driver_scope.hpp).
+TEST_CASE("a C API session on the CUDA emulator's GPU that runs out of host memory at any allocation reports it",
+          "[host][oom][alloc-failures][emulator]") {
+    CSession session(PLEXUS_CUDA_EMU_PLUGIN_FILE, PX_DEVICE_GPU);
+    const Outcome first = warm_up(session);
+    fail_each_allocation_both_ways(session, first, 50);
+}
+#endif
 
 TEST_CASE("a training step with a save and a load through the C++ frontend survives running out of host memory anywhere",
           "[nn][oom][alloc-failures]") {
     TrainingSession session;
     const Outcome first = warm_up(session);
-    for (bool stay : {false, true}) {
-        const int failures = fail_each_allocation_in_turn(session, stay, first);
-        WARN((stay ? "from the n-th allocation on: " : "the n-th allocation alone: ") << failures
-                                                                                       << " failed sessions, all reported");
-        CHECK(failures > 500);
-    }
+    fail_each_allocation_both_ways(session, first, 500);
 }
 
 TEST_CASE("the CPU allocator frees a block it has no memory to cache and refuses one it cannot record",
