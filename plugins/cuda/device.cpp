@@ -23,6 +23,7 @@ DeviceScope::~DeviceScope() {
 }
 
 Device::Device(int ord) : ordinal(ord) {
+    failed_.reserve(256);  // room for on_error_without_memory's text
     DeviceScope scope(ordinal);
     try {
         cudaDeviceProp prop{};
@@ -177,6 +178,15 @@ std::string Device::on_error(cudaError_t e, const std::string& what) {
         return failed_;
     }
     return message;
+}
+
+void Device::on_error_without_memory(cudaError_t e) noexcept {
+    cudaGetLastError();
+    if (!is_sticky(e) || !failed_.empty()) return;
+    // Within the capacity reserved in the constructor: no allocation.
+    failed_.assign("CUDA device has failed and stays unusable: ");
+    failed_.append(cudaGetErrorName(e));
+    failed_.append(" (met while out of host memory)");
 }
 
 std::string Device::read_status() {

@@ -82,6 +82,10 @@ public:
     // The device is lost after `error` (a sticky CUDA error): every later
     // call returns this message.
     void mark_failed(const std::string& error);
+    // on_error for a CUDA error met while host memory has run out: a sticky
+    // one still marks the device failed, with a fixed text that fits the room
+    // failed_ keeps from the start. Never throws.
+    void on_error_without_memory(cudaError_t e) noexcept;
     const std::string& failed() const { return failed_; }
     // The op queued last, for messages about faults found later.
     void queued(int32_t op, bool may_report);

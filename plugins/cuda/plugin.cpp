@@ -73,7 +73,13 @@ px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
         // launch check (on any device) would take it for its own.
         cudaGetLastError();
         if (e.code == cudaErrorMemoryAllocation) return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
-        return report(err, PX_ERROR_DEVICE, d ? d->on_error(e.code, "cuda plugin: " + e.function) : std::string(e.what()));
+        if (!d) return report(err, PX_ERROR_DEVICE, e.what());
+        try {
+            return report(err, PX_ERROR_DEVICE, d->on_error(e.code, "cuda plugin: " + e.function));
+        } catch (const std::bad_alloc&) {  // no memory for the words: the device is still marked
+            d->on_error_without_memory(e.code);
+            return report(err, PX_ERROR_DEVICE, e.what());
+        }
     } catch (const OutOfMemory& e) {
         return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
     } catch (const Unsupported& e) {

@@ -325,6 +325,77 @@ TEST_CASE("a C API session on the CUDA emulator's GPU that runs out of host memo
 }
 #endif
 
+#ifdef PLEXUS_CUDA_EMU_PLUGIN_FILE
+namespace {
+// The emulator's fault hooks (tests/cuda_emu/emu_faults.h), found through the
+// plugin that links it.
+template <class F>
+F* emulator_hook(const char* name) {
+    void* plugin = dlopen(PLEXUS_CUDA_EMU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(plugin != nullptr);
+    auto* f = reinterpret_cast<F*>(dlsym(plugin, name));
+    REQUIRE(f != nullptr);
+    return f;
+}
+}  // namespace
+
+// A double fault: the GPU is lost (a sticky CUDA error) while host memory has
+// run out, from each allocation of the op on. Reporting the CUDA error builds
+// messages; with no memory for them the plugin must still report a failure,
+// mark the device lost, and not end the process.
+TEST_CASE("a GPU lost while host memory has run out is reported and the device stays lost",
+          "[host][oom][alloc-failures][emulator]") {
+    constexpr int kDeviceLost = 2;  // PLEXUS_EMU_DEVICE_LOST
+    auto* inject = emulator_hook<void(int, const char*, long)>("plexus_emu_inject");
+    auto* disarm_fault = emulator_hook<void()>("plexus_emu_disarm");
+    auto* revive = emulator_hook<int()>("plexus_emu_revive");
+    auto* injected = emulator_hook<const char*()>("plexus_emu_injected");
+    keep_loaded(PLEXUS_CUDA_EMU_PLUGIN_FILE);
+    const char* paths[] = {PLEXUS_CUDA_EMU_PLUGIN_FILE};
+    px_runtime_options opts{sizeof opts, paths, 1, 1};
+    const px_device gpu0{PX_DEVICE_GPU, 0};
+    const int64_t n4[] = {4};
+    const float v[] = {1, 2, 3, 4};
+    int double_faults = 0, marked_without_memory = 0;
+    for (uint64_t n = 0;; ++n) {
+        px_runtime* rt = nullptr;
+        REQUIRE(px_runtime_create(&opts, &rt) == PX_OK);
+        px_tensor* a = nullptr;
+        REQUIRE(px_tensor_from_host(rt, gpu0, PX_FLOAT32, 1, n4, v, sizeof v, &a) == PX_OK);
+        inject(kDeviceLost, nullptr, 1);  // the next CUDA call on the device finds it lost
+        px_tensor* out = nullptr;
+        failing_new::fail_from(n, true);
+        const px_status first = px_unary(PX_OP_EXP, a, &out);
+        failing_new::disarm();
+        const bool fired = failing_new::fired();
+        const bool lost_in_it = injected() != nullptr;  // the op reached the device and found it lost
+        INFO("allocations from " << n << " on failed; px_unary gave " << px_status_name(first) << ": "
+                                 << px_last_error());
+        CHECK((first == PX_ERROR_OUT_OF_MEMORY || first == PX_ERROR_DEVICE));
+        if (first == PX_OK) px_tensor_release(out);
+        // With memory back, the device is lost for good (the fault found it, or finds it now).
+        px_tensor* again = nullptr;
+        const px_status second = px_unary(PX_OP_EXP, a, &again);
+        CHECK(second == PX_ERROR_DEVICE);
+        const std::string said = px_last_error();
+        CHECK(said.find("stays unusable") != std::string::npos);
+        if (fired && lost_in_it) ++double_faults;
+        // Marked with the fixed text: the words for the loss could not be built.
+        if (said.find("met while out of host memory") != std::string::npos) ++marked_without_memory;
+        disarm_fault();
+        REQUIRE(px_tensor_release(a) == PX_OK);
+        px_runtime_destroy(rt);  // its wait reports the lost device; it goes all the same
+        REQUIRE(revive() == 0);
+        if (!fired) break;  // the op ran out of nothing: every allocation was tried
+        REQUIRE(n < 1000);
+    }
+    WARN(double_faults << " runs found the GPU lost with host memory gone; in " << marked_without_memory
+                       << " there was no memory to say so and the device was marked all the same");
+    CHECK(double_faults > 0);
+    CHECK(marked_without_memory > 0);
+}
+#endif
+
 TEST_CASE("a training step with a save and a load through the C++ frontend survives running out of host memory anywhere",
           "[nn][oom][alloc-failures]") {
     TrainingSession session;
