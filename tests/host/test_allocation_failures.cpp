@@ -167,8 +167,10 @@ private:
 // save may leave a temporary file behind.
 class TrainingSession {
 public:
-    TrainingSession()
-        : folder_(std::filesystem::temp_directory_path() /
+    // Trains with each batch split over `devices`; loads onto them too.
+    explicit TrainingSession(std::vector<plexus::Device> devices)
+        : devices_(std::move(devices)),
+          folder_(std::filesystem::temp_directory_path() /
                   ("plexus-alloc-failures-" + std::to_string(::getpid()))),
           file_((folder_ / "lenet.params").string()) {
         std::filesystem::remove_all(folder_);
@@ -208,6 +210,7 @@ public:
     }
 
 private:
+    std::vector<plexus::Device> devices_;
     std::filesystem::path folder_;
     std::string file_;
 
@@ -217,15 +220,15 @@ private:
         Tensor x = random_normal({6, 1, 8, 8}, 0, 1);
         Tensor y = random_uniform({6}, 0, 3).astype(DType::int32);
         nn::Sequential net;
-        pxtest::train_split(net, {cpu(0)}, x, y, 1);
+        pxtest::train_split(net, devices_, x, y, 1);
         net.save_parameters(file_);
         nn::Sequential other;
         seed(5);
         pxtest::build_small_lenet(other);
-        other.initialize(cpu(0));
+        other.initialize(devices_);
         Tensor before = other(x);
         try {
-            other.load_parameters(file_);
+            other.load_parameters(file_, devices_);
         } catch (...) {
             failing_new::disarm();  // to look at the network, then fail as the load did
             o.partly_loaded = pxtest::max_abs_diff(other(x), before) != 0.0;
@@ -398,7 +401,16 @@ TEST_CASE("a GPU lost while host memory has run out is reported and the device s
 
 TEST_CASE("a training step with a save and a load through the C++ frontend survives running out of host memory anywhere",
           "[nn][oom][alloc-failures]") {
-    TrainingSession session;
+    TrainingSession session({plexus::cpu(0)});
+    const Outcome first = warm_up(session);
+    fail_each_allocation_both_ways(session, first, 500);
+}
+
+// The same over two devices: split batches, replicas, the gradients' sum
+// across devices, and a load onto both (ctest gives PLEXUS_CPU_DEVICES=2).
+TEST_CASE("data-parallel training over two CPU devices survives running out of host memory anywhere",
+          "[nn][oom][alloc-failures][parallel]") {
+    TrainingSession session({plexus::cpu(0), plexus::cpu(1)});
     const Outcome first = warm_up(session);
     fail_each_allocation_both_ways(session, first, 500);
 }
