@@ -30,7 +30,7 @@ DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
         worker();
     });
     try {
-        stop_at_exit(this);
+        drain_at_exit(this);
     } catch (...) {  // no memory to register: stop the worker before failing
         stop_worker();
         throw;
@@ -51,10 +51,7 @@ void DeviceQueue::stop_worker() noexcept {
     thread_.join();
 }
 
-void DeviceQueue::abandon() {
-    abandoned_.store(true, std::memory_order_release);
-    wait_for_head(tail_.load(std::memory_order_acquire));
-}
+void DeviceQueue::drain() { wait_for_head(tail_.load(std::memory_order_acquire)); }
 
 void DeviceQueue::push(const Task& task) {
     std::lock_guard<std::mutex> producers(produce_);
@@ -114,10 +111,7 @@ void DeviceQueue::worker() {
 
 void DeviceQueue::execute(const Task& task) {
     // After a failure, ops are skipped until it is reported; copies still run.
-    // At exit nothing runs any more.
-    const bool skip = (task.kind == Task::op && failed_.load(std::memory_order_acquire)) ||
-                      abandoned_.load(std::memory_order_acquire);
-    if (!skip) {
+    if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
         try {
             if (profile_) {
                 auto start = std::chrono::steady_clock::now();

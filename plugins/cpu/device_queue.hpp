@@ -39,9 +39,9 @@ public:
     px_status wait(char* message = nullptr, size_t size = 0);
     // True when nothing is queued or running.
     bool idle() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire); }
-    // At exit (exit_drain.hpp): what has not started is skipped, and this
-    // returns once the task running now, if any, has finished.
-    void abandon();
+    // Returns once everything queued so far has run, keeping any failure for
+    // the next wait (at exit: exit_drain.hpp).
+    void drain();
 
 private:
     void worker();
@@ -60,7 +60,6 @@ private:
     alignas(64) std::atomic<uint64_t> head_{0};  // next slot to run (worker); == tasks completed
     alignas(64) std::atomic<bool> sleeping_{false};
     std::atomic<bool> stop_{false};
-    std::atomic<bool> abandoned_{false};  // the process is exiting: run nothing more
     // The smallest head_ a waiter needs (UINT64_MAX: none); the worker signals
     // only when head_ reaches it, so waiting costs nothing per task.
     std::atomic<uint64_t> wake_at_{UINT64_MAX};

@@ -2,16 +2,16 @@
 // shared libraries (OpenBLAS frees its buffers, libgomp its teams) while a
 // worker may still be inside one of their calls: a program that returned from
 // main with work queued crashed at exit about one run in seven. Every live
-// queue is registered here, and at exit (before any library is finalized:
-// C++ static destructors run first) each skips what has not started and
-// waits for what is running.
+// queue is registered here, and at exit, before any library is finalized (C++
+// static destructors run first), each finishes what was queued. Nothing is
+// skipped: a static object's destructor that reads a result at exit gets it.
 #pragma once
 
 namespace pxcpu {
 
 class DeviceQueue;
 
-void stop_at_exit(DeviceQueue* queue);
+void drain_at_exit(DeviceQueue* queue);
 void forget_at_exit(DeviceQueue* queue);  // the queue is being destroyed
 
 }  // namespace pxcpu
