@@ -19,11 +19,8 @@ void set_last_error(px_status status, const char* function, std::string_view mes
         t_message.assign(function).append(": ").append(message);
         t_short_in_use = false;
     } catch (const std::bad_alloc&) {  // called while handling an error: it must not throw
-        if (status == PX_ERROR_OUT_OF_MEMORY)
-            std::snprintf(t_short, sizeof t_short, "%s: out of host memory", function);
-        else
-            std::snprintf(t_short, sizeof t_short, "%s: failed with %s (out of host memory for the whole message)",
-                          function, px_status_name(status));
+        std::snprintf(t_short, sizeof t_short, "%s: %s (out of host memory for the whole message)", function,
+                      px_status_name(status));
         t_short_in_use = true;
     }
 }

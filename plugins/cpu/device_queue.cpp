@@ -1,6 +1,5 @@
 #include "device_queue.hpp"
 
-#include "exit_drain.hpp"
 #include "scratch_pool.hpp"
 
 #include <omp.h>
@@ -29,20 +28,11 @@ DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
         if (threads > 0) omp_set_num_threads(threads);
         worker();
     });
-    try {
-        drain_at_exit(this);
-    } catch (...) {  // no memory to register: stop the worker before failing
-        stop_worker();
-        throw;
-    }
+    drain_at_exit(exit_link_, this);
 }
 
 DeviceQueue::~DeviceQueue() {
-    forget_at_exit(this);
-    stop_worker();
-}
-
-void DeviceQueue::stop_worker() noexcept {
+    forget_at_exit(exit_link_);
     {
         std::lock_guard<std::mutex> lock(sleep_);
         stop_.store(true);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "exit_drain.hpp"
 #include "op_profile.hpp"
 #include "task.hpp"
 
@@ -45,7 +46,6 @@ public:
 
 private:
     void worker();
-    void stop_worker() noexcept;  // lets it finish what is queued, then joins it
     void run(const Task& t);
     void execute(const Task& t);  // run + failure bookkeeping + staging release
     // Allocates nothing: it runs while memory may have run out.
@@ -70,6 +70,7 @@ private:
     char error_[PX_MESSAGE_MAX] = {};  // the first failure, when failed_
     px_status error_status_ = PX_OK;
     std::thread thread_;
+    ExitLink exit_link_;  // in the list the exit drains (exit_drain.hpp)
 };
 
 }  // namespace pxcpu

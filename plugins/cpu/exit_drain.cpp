@@ -1,9 +1,7 @@
 #include "exit_drain.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <vector>
 
 #include "device_queue.hpp"
 
@@ -20,10 +18,10 @@ std::atomic<bool> g_registry_gone{false};
 // plugin is unloaded, by which time every queue is gone.
 struct LiveQueues {
     std::mutex mu;
-    std::vector<DeviceQueue*> queues;
+    ExitLink head;  // head.next: the first live queue's link
     ~LiveQueues() {
         std::lock_guard<std::mutex> lock(mu);
-        for (DeviceQueue* q : queues) q->drain();
+        for (ExitLink* l = head.next; l; l = l->next) l->queue->drain();
         g_registry_gone.store(true);
     }
 };
@@ -35,18 +33,23 @@ LiveQueues& live_queues() {
 
 }  // namespace
 
-void drain_at_exit(DeviceQueue* queue) {
+void drain_at_exit(ExitLink& link, DeviceQueue* queue) noexcept {
     if (g_registry_gone.load()) return;
     LiveQueues& live = live_queues();
     std::lock_guard<std::mutex> lock(live.mu);
-    live.queues.push_back(queue);
+    link.queue = queue;
+    link.prev = &live.head;
+    link.next = live.head.next;
+    if (link.next) link.next->prev = &link;
+    live.head.next = &link;
 }
 
-void forget_at_exit(DeviceQueue* queue) {
-    if (g_registry_gone.load()) return;
-    LiveQueues& live = live_queues();
-    std::lock_guard<std::mutex> lock(live.mu);
-    live.queues.erase(std::remove(live.queues.begin(), live.queues.end(), queue), live.queues.end());
+void forget_at_exit(ExitLink& link) noexcept {
+    if (g_registry_gone.load() || !link.prev) return;
+    std::lock_guard<std::mutex> lock(live_queues().mu);
+    link.prev->next = link.next;
+    if (link.next) link.next->prev = link.prev;
+    link.prev = link.next = nullptr;
 }
 
 }  // namespace pxcpu

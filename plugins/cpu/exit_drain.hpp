@@ -11,7 +11,15 @@ namespace pxcpu {
 
 class DeviceQueue;
 
-void drain_at_exit(DeviceQueue* queue);
-void forget_at_exit(DeviceQueue* queue);  // the queue is being destroyed
+// A queue's place in the list of live queues, kept inside the queue, so
+// that registering allocates nothing and cannot fail.
+struct ExitLink {
+    DeviceQueue* queue = nullptr;
+    ExitLink* prev = nullptr;
+    ExitLink* next = nullptr;
+};
+
+void drain_at_exit(ExitLink& link, DeviceQueue* queue) noexcept;
+void forget_at_exit(ExitLink& link) noexcept;  // the queue is being destroyed
 
 }  // namespace pxcpu

@@ -58,6 +58,9 @@ static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_erro
 #if defined(FAULT_COUNT_FAILS)
     (void)n;
     return say(err, PX_ERROR_DEVICE, "simulated: the driver does not answer");
+#elif defined(FAULT_COUNT_OOM)
+    (void)n;
+    return say(err, PX_ERROR_OUT_OF_MEMORY, "simulated: out of host memory counting devices");
 #elif defined(FAULT_COLLECTIVE)
     *n = 2;
 #else
@@ -67,6 +70,10 @@ static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_erro
 }
 static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* info, px_plugin_error* err) {
     (void)ctx, (void)d, (void)err;
+#ifdef FAULT_INFO_OOM
+    (void)info;
+    return say(err, PX_ERROR_OUT_OF_MEMORY, "simulated: out of host memory describing a device");
+#endif
     uint32_t size = info->struct_size;
     memset(info, 0, size);
     info->struct_size = size;

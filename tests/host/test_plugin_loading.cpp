@@ -22,6 +22,23 @@ bool contains(const char* hay, const std::string& needle) { return std::string(h
 
 }  // namespace
 
+TEST_CASE("a plugin out of memory in device_count or device_info fails the runtime instead of being skipped",
+          "[host][loader][oom]") {
+    for (const char* variant : {"count-oom", "info-oom"}) {
+        INFO(variant);
+        const std::string file = fault(variant);
+        const char* paths[] = {pxtest::cpu_plugin.c_str(), file.c_str()};
+        px_runtime_options o{sizeof o, paths, 2, 1};
+        px_runtime* rt = nullptr;
+        CHECK(px_runtime_create(&o, &rt) == PX_ERROR_OUT_OF_MEMORY);
+        CHECK(rt == nullptr);
+        CHECK(contains(px_last_error(), "px_runtime_create: the plugin " + file + " ran out of memory in"));
+        CHECK(contains(px_last_error(), std::string(variant) == std::string("count-oom")
+                                            ? "device_count(): simulated: out of host memory counting devices"
+                                            : "device_info(): simulated: out of host memory describing a device"));
+    }
+}
+
 TEST_CASE("broken plugins are skipped with the reason and the others load", "[host][loader]") {
     Runtime r({fault("no-symbol"), fault("null-table"), fault("other-major"), fault("small-table"), fault("null-slot"),
                fault("create-fails"), fault("missing-dep"), PLEXUS_FAULT_PLUGIN_DIR "/not-there.so",
