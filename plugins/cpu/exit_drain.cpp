@@ -45,8 +45,10 @@ void drain_at_exit(ExitLink& link, DeviceQueue* queue) noexcept {
 }
 
 void forget_at_exit(ExitLink& link) noexcept {
-    if (g_registry_gone.load() || !link.prev) return;
+    if (g_registry_gone.load()) return;
+    // Under the lock: a neighbour's registration writes this link's prev.
     std::lock_guard<std::mutex> lock(live_queues().mu);
+    if (!link.prev) return;
     link.prev->next = link.next;
     if (link.next) link.next->prev = link.prev;
     link.prev = link.next = nullptr;
