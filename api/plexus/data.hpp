@@ -47,6 +47,11 @@ struct Batch {
 // a generator seeded by (seed, epoch), so runs repeat; the last batch keeps
 // the remainder. While the caller computes on one batch, the next one is
 // gathered, normalized and copied to the device on another thread.
+// A batch that fails (out of memory on the device, say) is reported by the
+// next() that wanted it, and the next call tries that batch again: an error
+// never ends an epoch early or skips a batch. Where no thread can be started
+// ahead, next() makes its batch itself. A begin_epoch() or shard() that
+// fails leaves the loader as it was.
 class DataLoader {
 public:
     DataLoader(const ImageDataset& dataset, int64_t batch_size, bool shuffle, Device device, uint64_t seed = 0,
@@ -70,7 +75,10 @@ public:
 
 private:
     Batch make(int64_t index) const;
-    void prefetch(int64_t index);
+    std::vector<int64_t> order_of(uint64_t epoch) const;
+    void wait_for_prefetch() noexcept;
+    void start(std::vector<int64_t> order) noexcept;
+    void prefetch() noexcept;
 
     const ImageDataset& dataset_;
     int64_t batch_size_;

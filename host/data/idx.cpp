@@ -4,6 +4,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 
@@ -51,8 +53,13 @@ void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& pat
 }  // namespace
 
 IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
+    errno = 0;
     Gz f(gzopen(path.c_str(), "rb"));
-    if (!f) bad(path, "cannot open (is the data set installed? see --data)");
+    if (!f) {
+        const int why = errno;  // zlib leaves the open's (or malloc's) errno
+        bad(path, std::string("cannot open") + (why ? std::string(": ") + std::strerror(why) : std::string()) +
+                      " (is the data set installed? see --data)");
+    }
     unsigned char head[4];
     read_exactly(f.get(), head, 4, path, "the header");
     if (head[0] != 0 || head[1] != 0) bad(path, "not an IDX file (bad magic)");

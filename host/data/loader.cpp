@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <system_error>
 
 #include "plexus/data.hpp"
 
@@ -19,30 +20,44 @@ DataLoader::DataLoader(const ImageDataset& dataset, int64_t batch_size, bool shu
     begin_epoch(0);
 }
 
-DataLoader::~DataLoader() {
+DataLoader::~DataLoader() { wait_for_prefetch(); }
+
+void DataLoader::wait_for_prefetch() noexcept {
     if (pending_.valid()) pending_.wait();
 }
 
-void DataLoader::begin_epoch(uint64_t epoch) {
-    if (pending_.valid()) pending_.wait();
-    pending_ = {};
-    order_.resize(size_t(dataset_.count));
-    std::iota(order_.begin(), order_.end(), int64_t(0));
+std::vector<int64_t> DataLoader::order_of(uint64_t epoch) const {
+    std::vector<int64_t> order(size_t(dataset_.count));
+    std::iota(order.begin(), order.end(), int64_t(0));
     if (shuffle_) {
         std::mt19937_64 g(seed_ * 0x9E3779B97F4A7C15ull + epoch);
-        std::shuffle(order_.begin(), order_.end(), g);
+        std::shuffle(order.begin(), order.end(), g);
     }
+    return order;
+}
+
+// Only after the prefetch thread is done (it reads order_, rank_, shards_).
+void DataLoader::start(std::vector<int64_t> order) noexcept {
+    pending_ = {};
+    order_.swap(order);
     next_ = 0;
-    prefetch(0);
+    prefetch();
+}
+
+void DataLoader::begin_epoch(uint64_t epoch) {
+    wait_for_prefetch();
+    start(order_of(epoch));  // order_of may run out of memory: then nothing has changed
 }
 
 void DataLoader::shard(int rank, int shards) {
     if (shards < 1 || rank < 0 || rank >= shards)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader::shard: rank " + std::to_string(rank) +
                                                                   " of " + std::to_string(shards) + " shards");
+    wait_for_prefetch();
+    std::vector<int64_t> order = order_of(0);
     rank_ = rank;
     shards_ = shards;
-    begin_epoch(0);
+    start(std::move(order));
 }
 
 Batch DataLoader::make(int64_t index) const {
@@ -72,15 +87,25 @@ Batch DataLoader::make(int64_t index) const {
     return b;
 }
 
-void DataLoader::prefetch(int64_t index) {
-    if (index < num_batches()) pending_ = std::async(std::launch::async, [this, index] { return make(index); });
+// Starts making batch next_ on another thread. Where no thread or memory for
+// one can be had, pending_ stays empty and next() makes the batch itself.
+void DataLoader::prefetch() noexcept {
+    if (next_ >= num_batches()) return;
+    try {
+        pending_ = std::async(std::launch::async, [this, index = next_] { return make(index); });
+    } catch (const std::bad_alloc&) {
+    } catch (const std::system_error&) {  // resource_unavailable_try_again: no thread
+    }
 }
 
 bool DataLoader::next(Batch& out) {
-    if (next_ >= num_batches() || !pending_.valid()) return false;
-    out = pending_.get();  // rethrows a failure of the preparing thread
+    if (next_ >= num_batches()) return false;
+    // get() rethrows a failure of the preparing thread and empties pending_,
+    // so a call after a failure makes that same batch again.
+    Batch b = pending_.valid() ? pending_.get() : make(next_);
     ++next_;
-    prefetch(next_);
+    out = std::move(b);
+    prefetch();
     return true;
 }
 

@@ -26,22 +26,38 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;  // trivially constructed: safe inside operator new
 
+// fail_any_thread_from's count, shared by every thread.
+struct AnyThread {
+    std::atomic<bool> armed{false}, stay{false}, fired{false};
+    std::atomic<int64_t> countdown{0};
+} g_any;
+
+void trace(ThreadState& s) {  // which allocation, for whoever debugs a failing run
+    if (!g_trace) return;
+    ++s.paused;  // backtrace() may allocate on its first call
+    void* frames[48];
+    backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
+    --s.paused;
+}
+
 bool should_fail() {
     ThreadState& s = t_state;
-    if (!s.armed || s.paused > 0) return false;  // neither failed nor counted
+    if (s.paused > 0) return false;  // neither failed nor counted
+    if (g_any.armed.load(std::memory_order_acquire)) {
+        const int64_t left = g_any.countdown.fetch_sub(1, std::memory_order_acq_rel);
+        if (left > 0 || (left < 0 && !g_any.stay.load(std::memory_order_relaxed))) return false;
+        g_any.fired.store(true, std::memory_order_release);
+        trace(s);
+        return true;
+    }
+    if (!s.armed) return false;
     if (s.countdown > 0) {
         --s.countdown;
         return false;
     }
     s.fired = true;
     if (!s.stay) s.armed = false;
-    if (g_trace) {  // which allocation, for whoever debugs a failing run
-        const bool armed = s.armed;
-        s.armed = false;  // backtrace() may allocate on its first call
-        void* frames[48];
-        backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
-        s.armed = armed;
-    }
+    trace(s);
     return true;
 }
 
@@ -72,9 +88,22 @@ void* allocate_or_throw(std::size_t n, std::size_t align) {
 
 }  // namespace
 
-void fail_from(uint64_t n, bool stay) { t_state = ThreadState{true, stay, false, n, t_state.paused}; }
-void disarm() { t_state.armed = false; }
-bool fired() { return t_state.fired; }
+void fail_from(uint64_t n, bool stay) {
+    g_any.fired.store(false);
+    t_state = ThreadState{true, stay, false, n, t_state.paused};
+}
+void fail_any_thread_from(uint64_t n, bool stay) {
+    t_state.fired = false;
+    g_any.fired.store(false);
+    g_any.stay.store(stay);
+    g_any.countdown.store(int64_t(n));
+    g_any.armed.store(true, std::memory_order_release);
+}
+void disarm() {
+    g_any.armed.store(false, std::memory_order_release);
+    t_state.armed = false;
+}
+bool fired() { return t_state.fired || g_any.fired.load(std::memory_order_acquire); }
 int64_t live_blocks() { return g_live.load(); }
 
 }  // namespace failing_new

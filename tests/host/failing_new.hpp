@@ -16,6 +16,12 @@ namespace failing_new {
 // The calling thread's allocation number `n` from now (0: the next) fails;
 // with `stay`, so does every later one until disarm().
 void fail_from(uint64_t n, bool stay);
+// The same, counting the allocations of every thread (the calling one, a
+// loader's prefetch thread, a device's worker) together: which thread meets
+// the n-th depends on timing, so a run is not repeatable, but every run must
+// hold all the same.
+void fail_any_thread_from(uint64_t n, bool stay);
+// Disarms both.
 void disarm();
 // Whether an allocation failed since the last fail_from().
 bool fired();

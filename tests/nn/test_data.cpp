@@ -75,7 +75,8 @@ TEST_CASE("IDX files are read, and bad ones rejected with the reason", "[data]")
     rejects(idx_bytes({2, 3}, {1, 2, 3, 4, 5, 6, 7}), "bytes after the values");
     rejects(idx_bytes({0xFFFFFFFF, 0xFFFFFFFF}, {}), "refusing to read it");
     rejects(idx_bytes({100, 100}, {}), "refusing", 1000);
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(dir + "/none.gz"); }), "cannot open");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(dir + "/none.gz"); }),
+                        "cannot open: No such file or directory");
     // Damaged compression: a gzip header followed by garbage.
     {
         std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -221,4 +222,18 @@ TEST_CASE("a sharded DataLoader gives each rank its part of every batch", "[data
     data::Batch x;
     for (int i = 0; i < 4; ++i) REQUIRE(too_many.next(x));
     CHECK_THROWS_WITH(too_many.next(x), Catch::Contains("batch 4 has 3 rows, fewer than the 4 shards"));
+    // The batch is tried again, not skipped: the epoch does not end quietly after an error.
+    CHECK_THROWS_WITH(too_many.next(x), Catch::Contains("batch 4 has 3 rows"));
+    CHECK_THROWS_WITH(too_many.next(x), Catch::Contains("batch 4 has 3 rows"));
+    // A new epoch starts over, and so does a shard call (which refuses bad ranks before changing anything).
+    too_many.begin_epoch(1);
+    REQUIRE(too_many.next(x));
+    CHECK(x.global_size == 5);
+    CHECK_THROWS_AS(too_many.shard(4, 4), InvalidArgumentError);
+    REQUIRE(too_many.next(x));
+    CHECK(x.size == 1);  // still shard 3 of 4: 5 rows are split 2, 1, 1, 1
+    too_many.shard(0, 1);
+    int64_t rows = 0;
+    while (too_many.next(x)) rows += x.size;
+    CHECK(rows == 23);
 }
