@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cuda_check.hpp"
+#include "shutdown.hpp"
 
 namespace pxcuda {
 
@@ -59,7 +60,7 @@ Device::Device(int ord) : ordinal(ord) {
 
 Device::~Device() {
     // The device stays current for the members' destructors (staging_).
-    if (cudaSetDevice(ordinal) == cudaSuccess) teardown();
+    if (!cuda_shut_down() && cudaSetDevice(ordinal) == cudaSuccess) teardown();
 }
 
 void Device::teardown() noexcept {
@@ -120,7 +121,7 @@ px_plugin_buffer* Device::allocate(uint64_t bytes, std::string& why) {
 }
 
 void Device::release(px_plugin_buffer* b) {
-    if (b->data && failed_.empty()) cudaFreeAsync(b->data, stream_);
+    if (b->data && failed_.empty() && !cuda_shut_down()) cudaFreeAsync(b->data, stream_);
     in_use_ -= b->bytes;
     delete b;
 }
@@ -134,7 +135,9 @@ void* Device::allocate(uint64_t bytes) {
                       " bytes of scratch space were needed");
 }
 
-void Device::release(void* p) { cudaFreeAsync(p, stream_); }
+void Device::release(void* p) {
+    if (!cuda_shut_down()) cudaFreeAsync(p, stream_);
+}
 
 MemoryFigures Device::figures() {
     MemoryFigures f{0, 0, in_use_, 0, peak_};

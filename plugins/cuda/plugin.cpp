@@ -18,6 +18,7 @@
 #include "device.hpp"
 #include "probe.hpp"
 #include "process_group.hpp"
+#include "shutdown.hpp"
 #include "test_hook.hpp"
 
 #ifndef PLEXUS_CUDA_PLUGIN_VERSION
@@ -64,11 +65,14 @@ px_status bad_device(px_plugin_error* err, int32_t index) {
 
 // Turns what a body throws into a status; no exception crosses the boundary.
 // A CUDA error that loses the context marks the device failed (on_error).
+// Runs the body even after CUDA has shut down at exit (a free must still
+// forget its buffer): see guarded().
 template <class F>
-px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
+px_status guarded_at_exit_too(px_plugin_error* err, Device* d, F&& body) noexcept {
     try {
         return body();
     } catch (const CudaError& e) {
+        if (shut_down_by(e.code)) return report(err, PX_ERROR_DEVICE, kCudaShutDown);  // not the device's fault
         // The thread's last error is cleared whatever it was, or the next
         // launch check (on any device) would take it for its own.
         cudaGetLastError();
@@ -95,6 +99,13 @@ px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
     }
 }
 
+// guarded_at_exit_too, refused once CUDA has shut down at exit (shutdown.hpp).
+template <class F>
+px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
+    if (cuda_shut_down()) return report(err, PX_ERROR_DEVICE, kCudaShutDown);
+    return guarded_at_exit_too(err, d, std::forward<F>(body));
+}
+
 // Contexts made with PLEXUS_CUDA_TEST_HOOKS=1, newest last (test_hook.hpp).
 std::mutex& hooked_mutex() {
     static std::mutex m;
@@ -119,11 +130,19 @@ px_status on_device(Device* d, px_plugin_error* err, F&& body) noexcept {
 }
 
 px_status create(px_plugin_context** out, px_plugin_error* err) {
-    return guarded(err, nullptr, [&] {
+    return guarded_at_exit_too(err, nullptr, [&] {
         if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
         auto ctx = std::make_unique<px_plugin_context>();
         int count = 0;
-        cudaError_t e = cudaGetDeviceCount(&count);
+        // A runtime made by a static destructor at exit: CUDA is gone, and
+        // so are its GPUs (but the runtime, and the CPU, still work).
+        cudaError_t e = cuda_shut_down() ? cudaErrorCudartUnloading : cudaGetDeviceCount(&count);
+        watch_for_exit();  // after CUDA's first call: its exit handler is registered first
+        if (shut_down_by(e)) {
+            ctx->no_devices_reason = kCudaShutDown;
+            *out = ctx.release();
+            return PX_OK;
+        }
         if (e != cudaSuccess || count <= 0) {
             int driver = 0, runtime = 0;
             cudaDriverGetVersion(&driver);
@@ -171,7 +190,7 @@ void destroy(px_plugin_context* ctx) {
     for (auto& d : ctx->devices) {
         std::lock_guard<std::mutex> lock(d->mutex);
         // wait() gives up on a collective whose peer cannot arrive, where a plain sync would hang.
-        if (d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) d->wait();
+        if (!cuda_shut_down() && d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) d->wait();
     }
     delete ctx;
 }
@@ -228,13 +247,13 @@ px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, p
 px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
     Device* d = device_of(ctx, buffer);
     if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
-    return guarded(err, d, [&] {
+    return guarded_at_exit_too(err, d, [&] {
         std::lock_guard<std::mutex> lock(d->mutex);
-        if (d->failed().empty()) {
+        if (d->failed().empty() && !cuda_shut_down()) {
             DeviceScope scope(d->ordinal);
             d->release(buffer);
         } else {
-            d->release(buffer);  // the context is gone: only the bookkeeping is left to undo
+            d->release(buffer);  // the context (or CUDA) is gone: only the bookkeeping is left to undo
         }
         return PX_OK;
     });

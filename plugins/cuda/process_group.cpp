@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cuda_check.hpp"
+#include "shutdown.hpp"
 
 namespace pxcuda {
 
@@ -36,6 +37,7 @@ ProcessGroup::ProcessGroup(const NcclApi& nccl, Device& device, const ncclUnique
 }
 
 ProcessGroup::~ProcessGroup() {
+    if (cuda_shut_down()) return;  // its CUDA events and NCCL communicator go with the process
     if (comm_) nccl_.comm_abort(comm_);
     recycle_all();
     for (cudaEvent_t e : spare_) cudaEventDestroy(e);
@@ -150,6 +152,11 @@ void ProcessGroup::drained() {
 }
 
 void ProcessGroup::leave() noexcept {
+    if (cuda_shut_down()) {  // nothing can be waited for or freed: the communicator goes with the process
+        comm_ = nullptr;
+        device_.remove_watch(this);
+        return;
+    }
     try {
         DeviceScope scope(device_.ordinal);
         device_.wait();  // a late peer is given up on here, within the time-out

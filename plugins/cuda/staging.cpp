@@ -3,10 +3,12 @@
 #include <cstring>
 
 #include "cuda_check.hpp"
+#include "shutdown.hpp"
 
 namespace pxcuda {
 
 StagingRing::~StagingRing() {
+    if (cuda_shut_down()) return;  // the driver reclaims the pinned memory with the process
     for (Slot& s : slots_) {
         if (s.done) cudaEventDestroy(s.done);
         if (s.host) cudaFreeHost(s.host);

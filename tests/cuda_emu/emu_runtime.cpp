@@ -243,6 +243,29 @@ cudaError_t query(const px_emu::Position& p) {
 
 namespace px_emu {
 
+namespace {
+// Made when the library is loaded, so destroyed at exit after what was
+// made later: the exit handlers the plugin registers at its first call run
+// before it, as they run before the real CUDA runtime's teardown.
+std::atomic<bool> g_shut_down{false};
+struct ShutDownAtExit {
+    ShutDownAtExit() = default;
+    ShutDownAtExit(const ShutDownAtExit&) = delete;
+    ShutDownAtExit& operator=(const ShutDownAtExit&) = delete;
+    ~ShutDownAtExit() { g_shut_down.store(true); }
+} g_shut_down_at_exit;
+}  // namespace
+
+bool shut_down_at_exit() { return g_shut_down.load(); }
+
+void called_after_shut_down(const char* fn) {
+    std::fprintf(stderr,
+                 "cuda emulator: %s was called after the CUDA runtime shut down at process exit (CUDA fails "
+                 "such a call with cudaErrorCudartUnloading, or crashes)\n",
+                 fn);
+    std::abort();
+}
+
 void note_launch_error(cudaError_t e) { last_error = e; }
 
 void note_device_fault() { lose_device(this_thread_device, cudaErrorIllegalAddress); }
