@@ -86,20 +86,26 @@ Tensor kept_on_gpu;
 
 // A runtime of the C API made in main, with a tensor and work queued on each
 // device it has, released and destroyed at exit by a global that owns them
-// (after CUDA has shut down, where there is a GPU).
+// (after CUDA has shut down, where there is a GPU): products, copies from
+// the host (the CUDA plugin's pinned staging) and, over two GPUs, a sum
+// across them (its NCCL communicators).
 struct RuntimeOwnedByGlobal {
     px_runtime* rt = nullptr;
-    px_tensor* tensors[2] = {};
+    px_tensor* tensors[3] = {};
     void make() {
         if (px_runtime_create(nullptr, &rt) != PX_OK) return;
-        const px_device devices[] = {{PX_DEVICE_CPU, 0}, {PX_DEVICE_GPU, 0}};
+        const px_device devices[] = {{PX_DEVICE_CPU, 0}, {PX_DEVICE_GPU, 0}, {PX_DEVICE_GPU, 1}};
         const int64_t shape[] = {128, 128};
-        for (int i = 0; i < 2; ++i) {
+        static float quarter[128 * 128];
+        for (float& v : quarter) v = 0.25f;
+        for (int i = 0; i < 3; ++i) {
             px_tensor* a = nullptr;
-            if (px_tensor_full(rt, devices[i], PX_FLOAT32, 2, shape, 0.25, &a) != PX_OK) continue;  // no GPU
+            if (px_tensor_from_host(rt, devices[i], PX_FLOAT32, 2, shape, quarter, sizeof quarter, &a) != PX_OK)
+                continue;  // no such GPU
             px_matmul(a, a, &tensors[i]);  // queued, never read
             px_tensor_release(a);
         }
+        if (tensors[1] && tensors[2]) px_all_reduce_sum(tensors + 1, 2);
     }
     ~RuntimeOwnedByGlobal() {
         for (px_tensor* t : tensors) px_tensor_release(t);
