@@ -87,11 +87,12 @@ Tensor kept_on_gpu;
 // A runtime of the C API made in main, with a tensor and work queued on each
 // device it has, released and destroyed at exit by a global that owns them
 // (after CUDA has shut down, where there is a GPU): products, copies from
-// the host (the CUDA plugin's pinned staging) and, over two GPUs, a sum
-// across them (its NCCL communicators).
+// the host (the CUDA plugin's pinned staging), over two GPUs a sum across
+// them, and a process group of one (NCCL communicators both).
 struct RuntimeOwnedByGlobal {
     px_runtime* rt = nullptr;
     px_tensor* tensors[3] = {};
+    px_group* group = nullptr;
     void make() {
         if (px_runtime_create(nullptr, &rt) != PX_OK) return;
         const px_device devices[] = {{PX_DEVICE_CPU, 0}, {PX_DEVICE_GPU, 0}, {PX_DEVICE_GPU, 1}};
@@ -106,8 +107,16 @@ struct RuntimeOwnedByGlobal {
             px_tensor_release(a);
         }
         if (tensors[1] && tensors[2]) px_all_reduce_sum(tensors + 1, 2);
+        // A process group of one on gpu(0), with a sum queued: left at exit.
+        const px_device gpu0 = devices[1];
+        px_group_id id{};
+        id.struct_size = sizeof id;
+        if (tensors[1] && px_group_make_id(rt, gpu0, &id) == PX_OK &&
+            px_group_join(rt, gpu0, &id, 0, 1, 30.0, &group) == PX_OK)
+            px_group_all_reduce_sum(group, tensors + 1, 1);
     }
     ~RuntimeOwnedByGlobal() {
+        px_group_release(group);  // may report the sum it could not finish
         for (px_tensor* t : tensors) px_tensor_release(t);
         // The runtime goes either way; its wait may report the GPU work it could not finish.
         if (rt && px_runtime_destroy(rt) != PX_OK &&
