@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "device_queue.hpp"
+#include "fork_guard.hpp"
 
 namespace pxcpu {
 namespace {
@@ -19,16 +20,29 @@ std::atomic<bool> g_registry_gone{false};
 struct LiveQueues {
     std::mutex mu;
     ExitLink head;  // head.next: the first live queue's link
+    LiveQueues() { hold_across_fork(lock_for_fork, unlock_after_fork); }
     ~LiveQueues() {
         std::lock_guard<std::mutex> lock(mu);
-        for (ExitLink* l = head.next; l; l = l->next) l->queue->drain();
-        g_registry_gone.store(true);
+        g_registry_gone.store(true);  // under the lock: a fork now leaves the list alone
+        // A forked child's inherited queues have no worker to wait for.
+        for (ExitLink* l = head.next; l; l = l->next)
+            if (l->generation == fork_generation()) l->queue->drain();
     }
+    static void lock_for_fork();
+    static void unlock_after_fork();
 };
 
 LiveQueues& live_queues() {
     static LiveQueues live;
     return live;
+}
+
+// Held across fork(), so that the child's copy of the list is whole.
+void LiveQueues::lock_for_fork() {
+    if (!g_registry_gone.load()) live_queues().mu.lock();
+}
+void LiveQueues::unlock_after_fork() {
+    if (!g_registry_gone.load()) live_queues().mu.unlock();
 }
 
 }  // namespace
@@ -38,6 +52,7 @@ void drain_at_exit(ExitLink& link, DeviceQueue* queue) noexcept {
     LiveQueues& live = live_queues();
     std::lock_guard<std::mutex> lock(live.mu);
     link.queue = queue;
+    link.generation = fork_generation();
     link.prev = &live.head;
     link.next = live.head.next;
     if (link.next) link.next->prev = &link;

@@ -7,6 +7,8 @@
 // skipped: a static object's destructor that reads a result at exit gets it.
 #pragma once
 
+#include <cstdint>
+
 namespace pxcpu {
 
 class DeviceQueue;
@@ -15,6 +17,7 @@ class DeviceQueue;
 // that registering allocates nothing and cannot fail.
 struct ExitLink {
     DeviceQueue* queue = nullptr;
+    uint64_t generation = 0;  // fork_guard.hpp: a forked child drains only its own queues
     ExitLink* prev = nullptr;
     ExitLink* next = nullptr;
 };

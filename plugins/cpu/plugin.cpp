@@ -17,6 +17,7 @@
 #include "allocator.hpp"
 #include "conv_direct.hpp"
 #include "device_queue.hpp"
+#include "fork_guard.hpp"
 #include "kernel_util.hpp"
 
 #ifndef PLEXUS_CPU_PLUGIN_VERSION
@@ -39,6 +40,7 @@ struct px_plugin_context {
     std::shared_ptr<pxcpu::ProfileReport> profile;  // null unless PLEXUS_CPU_PROFILE is set
     std::vector<std::unique_ptr<pxcpu::Device>> devices;
     bool fused_ops = true;  // PLEXUS_CPU_FUSED=off hides the fused ops of ABI 1.4
+    uint64_t generation = 0;  // the fork generation it was made in (fork_guard.hpp)
 };
 
 namespace {
@@ -74,6 +76,12 @@ px_status safely(px_plugin_error* err, F&& body) noexcept {
     }
 }
 
+// Whether ctx's devices can work in this process (fork_guard.hpp): not
+// when made before a fork (their workers and locks are the parent's).
+bool usable_here(const px_plugin_context* ctx) { return !ctx || ctx->generation == fork_generation(); }
+
+px_status refuse_forked(px_plugin_error* err) { return report(err, PX_ERROR_DEVICE, kForkedChild); }
+
 Device* device_at(px_plugin_context* ctx, int32_t index) {
     if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
     return ctx->devices[index].get();
@@ -104,6 +112,8 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
                               std::string("PLEXUS_CPU_MEMORY_LIMIT='") + env + "' is not a size (e.g. 512M, 2G, 1048576)");
         }
         auto ctx = std::make_unique<px_plugin_context>();
+        watch_for_fork();
+        ctx->generation = fork_generation();
         ProfileSink sink;
         std::string why;
         if (!profile_sink_from_env(sink, why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
@@ -138,6 +148,9 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
 
 void destroy(px_plugin_context* ctx) {
     if (!ctx) return;
+    // Made before a fork: its workers are in the parent, and joining or
+    // waiting for them would hang; the child's copy goes with the child.
+    if (ctx->generation != fork_generation()) return;
     for (auto& d : ctx->devices) d->queue.wait();
     if (ctx->profile) ctx->profile->write_once();
     delete ctx;
@@ -154,6 +167,7 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
         Device* d = device_at(ctx, index);
         if (!d) return bad_device(err, index);
         if (!info) return report(err, PX_ERROR_INVALID_ARGUMENT, "info is NULL");
+        if (!usable_here(ctx)) return refuse_forked(err);  // the allocator's lock may be held in the parent
         px_device_info mine;
         std::memset(&mine, 0, sizeof mine);
         mine.struct_size = sizeof mine;
@@ -184,6 +198,7 @@ px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, p
         Device* d = device_at(ctx, device);
         if (!d) return bad_device(err, device);
         if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        if (!usable_here(ctx)) return refuse_forked(err);
         std::string why;
         px_plugin_buffer* b = d->allocator.allocate(bytes, why);
         if (!b) return report(err, PX_ERROR_OUT_OF_MEMORY, why);
@@ -195,6 +210,7 @@ px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, p
 px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
     Device* d = buffer ? device_at(ctx, buffer->device) : nullptr;
     if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (ctx->generation != fork_generation()) return PX_OK;  // the parent's: goes with the child
     d->allocator.release(buffer);  // safe at once: see allocator.hpp
     return PX_OK;
 }
@@ -216,6 +232,7 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
         if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
         if (!in_bounds(dst, offset, bytes)) return out_of_bounds(err, dst, offset, bytes);
         if (bytes && !src) return report(err, PX_ERROR_INVALID_ARGUMENT, "src is NULL");
+        if (!usable_here(ctx)) return refuse_forked(err);
         if (d->queue.idle()) {  // nothing queued can touch dst: copy now
             std::memcpy(dst->data + offset, src, bytes);
             return PX_OK;
@@ -248,6 +265,7 @@ px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t o
         if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
         if (!in_bounds(src, offset, bytes)) return out_of_bounds(err, src, offset, bytes);
         if (bytes && !dst) return report(err, PX_ERROR_INVALID_ARGUMENT, "dst is NULL");
+        if (!usable_here(ctx)) return refuse_forked(err);
         px_status s = wait_device(d, err);
         if (s != PX_OK) return s;
         std::memcpy(dst, src->data + offset, bytes);
@@ -263,6 +281,7 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
         if (!from || !to) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
         if (!in_bounds(src, src_offset, bytes)) return out_of_bounds(err, src, src_offset, bytes);
         if (!in_bounds(dst, dst_offset, bytes)) return out_of_bounds(err, dst, dst_offset, bytes);
+        if (!usable_here(ctx)) return refuse_forked(err);
         Task t;
         t.kind = Task::copy;
         t.src = src->data + src_offset;
@@ -320,6 +339,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
             return report(err, PX_ERROR_UNSUPPORTED,
                           std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
         if (px_op_call_writes_nothing(call)) return PX_OK;
+        if (!usable_here(ctx)) return refuse_forked(err);
         d->queue.push(t);
         return PX_OK;
     });
@@ -329,6 +349,7 @@ px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* e
     return safely(err, [&] {
         Device* d = device_at(ctx, device);
         if (!d) return bad_device(err, device);
+        if (!usable_here(ctx)) return refuse_forked(err);
         return wait_device(d, err);
     });
 }
@@ -351,6 +372,7 @@ px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_
             uint64_t size = uint64_t(parts[i].numel()) * px_dtype_size(t.dtype);
             if (!in_bounds(t.buffer, t.offset, size)) return out_of_bounds(err, t.buffer, t.offset, size);
         }
+        if (!usable_here(ctx)) return refuse_forked(err);
         for (int32_t i = 0; i < call->count; ++i) {
             px_status s = wait_device(ctx->devices[call->devices[i]].get(), err);
             if (s != PX_OK) return s;
