@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -19,9 +18,6 @@ constexpr int kMaxDevices = 8;  // PLEXUS_CUDA_EMU_DEVICES' bound
 std::atomic<int> lost_code[kMaxDevices] = {};
 
 std::atomic<long> held[int(px_emu::Object::count)] = {};
-// Every object handed out and not released; never destroyed (see note_object).
-std::mutex objects_mutex;
-auto* const objects = new std::set<const void*>[int(px_emu::Object::count)];
 
 struct Armed {
     int fault = 0;  // 0: none
@@ -77,12 +73,7 @@ cudaError_t refused(const char* fn, int device, bool allocates) {
 
 bool link_fails(const char* fn, int device) { return fires(PLEXUS_EMU_NCCL_REMOTE_ERROR, fn, device); }
 
-void note_object(Object o, const void* p, int delta) {
-    held[int(o)] += delta;
-    std::lock_guard<std::mutex> lock(objects_mutex);
-    if (delta > 0) objects[int(o)].insert(p);
-    else objects[int(o)].erase(p);
-}
+void note_object(Object o, int delta) { held[int(o)] += delta; }
 
 }  // namespace px_emu
 

@@ -467,12 +467,12 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
     if (!e) return fail(cudaErrorInvalidValue);
     if (const cudaError_t refused = refuse(__func__, this_thread_device, true)) return refused;
     *e = new CUevent_st{};
-    px_emu::note_object(px_emu::Object::event, *e, +1);
+    px_emu::note_object(px_emu::Object::event, +1);
     return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
     px_emu::DriverScope driver;
-    if (e) px_emu::note_object(px_emu::Object::event, e, -1);
+    if (e) px_emu::note_object(px_emu::Object::event, -1);
     delete e;
     return cudaSuccess;
 }
@@ -550,12 +550,12 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props
     if (!pool || !props || !valid_device(props->location.id)) return fail(cudaErrorInvalidValue);
     if (const cudaError_t e = refuse(__func__, props->location.id, true)) return e;
     *pool = new CUmemPoolHandle_st{props->location.id};
-    px_emu::note_object(px_emu::Object::pool, *pool, +1);
+    px_emu::note_object(px_emu::Object::pool, +1);
     return cudaSuccess;
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
     px_emu::DriverScope driver;
-    if (pool) px_emu::note_object(px_emu::Object::pool, pool, -1);
+    if (pool) px_emu::note_object(px_emu::Object::pool, -1);
     std::lock_guard<std::mutex> lock(state().mutex);
     for (auto& [start, a] : state().allocations)
         if (a.pool == pool) a.pool = nullptr;  // blocks still in use outlive their pool

@@ -38,12 +38,9 @@ cudaError_t refused(const char* fn, int device, bool allocates = false);
 // Whether the collective `fn` queued on `device` now is to lose its link to
 // the other ranks when it runs (PLEXUS_EMU_NCCL_REMOTE_ERROR).
 bool link_fails(const char* fn, int device);
-// What the emulator holds, noted where it is made (+1) and released (-1).
-// Kept reachable for good, as a driver holds what a program never released
-// (after CUDA shut down at exit, the plugin releases nothing), so that
-// LeakSanitizer does not take the driver's objects for the program's leaks.
+// What the emulator holds, counted where it is made and released.
 enum class Object { event, pool, blas_handle, nccl_comm, count };
-void note_object(Object o, const void* p, int delta);
+void note_object(Object o, int delta);
 // Live allocations and streams (emu_runtime.cpp).
 void count_memory(long& device_blocks, long& host_blocks, long& streams);
 // Frees the memory of lost devices, as the driver does when their contexts
