@@ -73,6 +73,14 @@ struct NewRuntimeAtExit {
             std::fprintf(stderr, "exit_with_work_queued: a product in a new runtime at exit is wrong\n");
             std::_Exit(1);
         }
+        // An error at exit has its message (the thread's message string is
+        // destroyed by then: a fixed buffer takes over).
+        int32_t none = 0;
+        if (px_runtime_device_count(nullptr, PX_DEVICE_CPU, &none) == PX_OK ||
+            std::string(px_last_error()).find("px_runtime_device_count") == std::string::npos) {
+            std::fprintf(stderr, "exit_with_work_queued: an error at exit said '%s'\n", px_last_error());
+            std::_Exit(1);
+        }
         int32_t gpus = -1;
         px_runtime_create(nullptr, &rt);
         px_runtime_device_count(rt, PX_DEVICE_GPU, &gpus);
