@@ -24,6 +24,10 @@ void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
         if (&t->device() != &first->device()) {
             const std::string& a = first->device().label;
             const std::string& b = t->device().label;
+            if (a == b)  // one name, two runtimes (say a tensor made before a fork() and one made after)
+                fail(PX_ERROR_DEVICE_MISMATCH, name_of(op), ": inputs are on ", a,
+                     " of two different runtimes; a tensor works only with its own runtime's tensors "
+                     "(copy one through the host, e.g. to_vector() and array())");
             fail(PX_ERROR_DEVICE_MISMATCH, name_of(op), ": inputs are on different devices, ", a, " and ", b,
                  "; move one explicitly, e.g. x.copyto(", a, ") or x.as_in_context(", a,
                  ") (Plexus never copies between devices implicitly)");

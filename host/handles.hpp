@@ -86,6 +86,10 @@ public:
         free_.push_back(slot);
     }
 
+    // Held across fork() (host/fork.cpp), so that a child's copy is whole.
+    void lock_for_fork() { mutex_.lock(); }
+    void unlock_after_fork() { mutex_.unlock(); }
+
     // Why a handle is not valid, for messages.
     const char* diagnose(uint64_t handle) const noexcept {
         if (handle == 0) return "NULL";

@@ -77,6 +77,12 @@ typedef struct px_runtime_options {
 PX_API px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
 /* Waits for queued work. Tensors still alive keep their plugin loaded. */
 PX_API px_status px_runtime_destroy(px_runtime* runtime);
+/* 0 in the process that loaded libplexus, one more in each child forked
+ * since. A child cannot compute on the CPU devices of a runtime made before
+ * the fork (their worker threads stayed in the parent; such calls fail with
+ * PX_ERROR_DEVICE): it makes a runtime of its own, as the C++ frontend does
+ * when this number changes. */
+PX_API uint64_t px_fork_generation(void);
 
 typedef struct px_plugin_info {
     uint32_t struct_size;

@@ -2,7 +2,8 @@
 // alarm that turns a hang into a failure. A child forked before any Plexus
 // call computes as any process. A child of a process that computed gets an
 // error naming the fork for work on the parent's devices (their workers
-// stayed in the parent) instead of waiting forever; releasing the parent's
+// stayed in the parent) instead of waiting forever, while the C++ frontend
+// computes on a runtime of the child's own; releasing the parent's
 // tensors, destroying its runtime and exiting with the parent's work still
 // queued all return; and a runtime it makes computes, a sum across devices
 // (on the calling thread) included. ctest runs it with two CPU devices (tests/CMakeLists.txt);
@@ -107,8 +108,17 @@ int main() {
     }
 
     in_child("work on the parent's devices is refused, naming the fork", [&] {
-        return refused([&] { product_max(cpu(0)); }) + refused([&] { (kept * 2.0).sum().item<float>(); }) +
-               refused([&] { kept.to_vector<float>(); });
+        return refused([&] { (kept * 2.0).sum().item<float>(); }) + refused([&] { kept.to_vector<float>(); });
+    });
+    in_child("the C++ frontend makes a runtime of its own in the child and computes there", [&] {
+        if (product_max(cpu(0)) != 256.0f) return 1;
+        // The parent's tensors stay the parent's: beside the child's own they are another runtime's.
+        try {
+            (kept + full({512, 512}, 1.0, cpu(0))).sum().item<float>();
+        } catch (const DeviceMismatchError& e) {
+            return std::string(e.what()).find("cpu(0) of two different runtimes") != std::string::npos ? 0 : 1;
+        }
+        return 1;
     });
     in_child("a new runtime in the child computes: products, large sums, a sum across devices", [&] {
         px_runtime* mine = nullptr;

@@ -189,6 +189,21 @@ TEST_CASE("a runtime destroyed while tensors live keeps their plugin loaded", "[
     px_tensor_release(t);  // the last reference: the plugin unloads here
 }
 
+TEST_CASE_METHOD(Fixture, "tensors of two runtimes on devices of one name are not mixed, and the error says so",
+                 "[capi][errors]") {
+    px_runtime* other = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &other) == PX_OK);
+    int64_t n = 4;
+    px_tensor *mine = ones(4), *theirs = nullptr, *sum = nullptr;
+    REQUIRE(px_tensor_full(other, cpu0, PX_FLOAT32, 1, &n, 1.0, &theirs) == PX_OK);
+    CHECK(px_binary(PX_OP_ADD, mine, theirs, &sum) == PX_ERROR_DEVICE_MISMATCH);
+    CHECK(sum == nullptr);
+    CHECK(says("px_binary: add: inputs are on cpu(0) of two different runtimes"));
+    px_tensor_release(theirs);
+    px_tensor_release(mine);
+    REQUIRE(px_runtime_destroy(other) == PX_OK);
+}
+
 TEST_CASE_METHOD(Fixture, "every router check answers with its own error", "[capi][errors]") {
     px_tensor* t = nullptr;
     int64_t two = 2;

@@ -76,6 +76,7 @@ std::map<std::string, Entry> entries() {
     m["px_last_error"] = Entry{Takes::nothing, 0, false, 0, nullptr};
     m["px_last_status"] = Entry{Takes::nothing, 0, false, 0, nullptr};
     m["px_status_name"] = Entry{Takes::nothing, 0, false, 0, nullptr};
+    m["px_fork_generation"] = Entry{Takes::nothing, 0, false, 0, nullptr};
     m["px_runtime_create"] = Entry{Takes::nothing, 0, false, 0, nullptr};  // its own case below
     m["px_runtime_destroy"] = rt([](const Args& a) { return px_runtime_destroy(a.rt); }, false);
     m["px_runtime_plugin_count"] = rt([](const Args& a) { return px_runtime_plugin_count(a.rt, a.null_out ? nullptr : &i32); });

@@ -1,6 +1,7 @@
 // plexus C++ frontend: Device values and the process's default runtime.
 #pragma once
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <ostream>
@@ -30,14 +31,27 @@ inline Device accel(int i = 0) { return Device{PX_DEVICE_ACCELERATOR, i}; }
 
 // The runtime the frontend uses, created at first use with the default
 // plugin search (PLEXUS_PLUGIN_PATH, then the folder next to libplexus).
-// Plugins that fail to load do not make this fail; see plexus-smi.
+// Plugins that fail to load do not make this fail; see plexus-smi. A child
+// forked since gets one of its own at its first use there: the parent's
+// CPU devices cannot compute in a child (docs/thread-safety.md), and its
+// tensors stay the parent's. Never destroyed: tensors may outlive statics.
 inline px_runtime* runtime() {
-    static px_runtime* rt = [] {
-        px_runtime* r = nullptr;
-        check(px_runtime_create(nullptr, &r));
-        return r;
-    }();
-    return rt;
+    static std::atomic<px_runtime*> made{nullptr};
+    static std::atomic<uint64_t> made_in{0};  // the px_fork_generation it was made in
+    static std::mutex& making = *new std::mutex;
+    // made is stored before made_in: a made_in of this generation means made is of it too.
+    const uint64_t now = px_fork_generation();
+    auto current = [&]() -> px_runtime* {
+        return made_in.load(std::memory_order_acquire) == now ? made.load(std::memory_order_acquire) : nullptr;
+    };
+    if (px_runtime* rt = current()) return rt;
+    std::lock_guard<std::mutex> lock(making);
+    if (px_runtime* rt = current()) return rt;
+    px_runtime* fresh = nullptr;
+    check(px_runtime_create(nullptr, &fresh));
+    made.store(fresh, std::memory_order_release);
+    made_in.store(now, std::memory_order_release);
+    return fresh;
 }
 
 inline int num_devices(px_device_kind kind) {
