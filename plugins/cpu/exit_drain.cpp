@@ -3,6 +3,8 @@
 #include <atomic>
 #include <mutex>
 
+#include <pthread.h>
+
 #include "device_queue.hpp"
 #include "fork_guard.hpp"
 
@@ -20,7 +22,8 @@ std::atomic<bool> g_registry_gone{false};
 struct LiveQueues {
     std::mutex mu;
     ExitLink head;  // head.next: the first live queue's link
-    LiveQueues() { hold_across_fork(lock_for_fork, unlock_after_fork); }
+    // Held across fork(), so that the child's copy of the list is whole.
+    LiveQueues() { pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork); }
     ~LiveQueues() {
         std::lock_guard<std::mutex> lock(mu);
         g_registry_gone.store(true);  // under the lock: a fork now leaves the list alone
@@ -37,7 +40,6 @@ LiveQueues& live_queues() {
     return live;
 }
 
-// Held across fork(), so that the child's copy of the list is whole.
 void LiveQueues::lock_for_fork() {
     if (!g_registry_gone.load()) live_queues().mu.lock();
 }

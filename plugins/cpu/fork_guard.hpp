@@ -24,8 +24,5 @@ constexpr const char* kForkedChild =
 void watch_for_fork() noexcept;
 // 0 in the process that loaded the plugin, one more in each forked child.
 uint64_t fork_generation() noexcept;
-// Called by the exit drain (exit_drain.cpp) so that its list is whole in a
-// child: held across fork(), released on both sides.
-void hold_across_fork(void (*lock)(), void (*unlock)()) noexcept;
 
 }  // namespace pxcpu

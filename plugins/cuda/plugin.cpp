@@ -72,7 +72,6 @@ px_status guarded_at_exit_too(px_plugin_error* err, Device* d, F&& body) noexcep
     try {
         return body();
     } catch (const CudaError& e) {
-        if (shut_down_by(e.code)) return report(err, PX_ERROR_DEVICE, kCudaShutDown);  // not the device's fault
         // The thread's last error is cleared whatever it was, or the next
         // launch check (on any device) would take it for its own.
         cudaGetLastError();
