@@ -174,7 +174,10 @@ typedef struct px_dropout_attrs {
 
 /* attrs of SGD_UPDATE: g = rescale * grad + weight_decay * param;
  * with momentum, m = momentum * m + g and param -= lr * m; otherwise
- * param -= lr * g. */
+ * param -= lr * g. Computed in the parameter's dtype (the settings rounded
+ * to it first), each product and sum rounded on its own, never fused into
+ * a multiply-add: the result is then the same bits on every plugin, so
+ * replicas of a parameter on devices of two plugins stay identical. */
 typedef struct px_sgd_attrs {
     uint32_t struct_size;
     double lr;

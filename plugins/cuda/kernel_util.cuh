@@ -58,6 +58,30 @@ __device__ inline double block_sum(double mine, double* part) {
     return sum;
 }
 
+// a * b and a + b, each rounded on its own and never fused into one
+// multiply-add: nvcc fuses by default, the CPU plugin (and the emulator's
+// build of these kernels) never does. For results whose bits must be the CPU
+// plugin's, as the SGD update's are: replicas of one parameter on cpu(0) and
+// gpu(0) must stay identical after each step.
+template <class T>
+__device__ inline T mul_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same<T, float>::value) return __fmul_rn(a, b);
+    else return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+template <class T>
+__device__ inline T add_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same<T, float>::value) return __fadd_rn(a, b);
+    else return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
 #define PX_GRID_STRIDE(i, n) \
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
 

@@ -83,13 +83,16 @@ void pointwise_typed(const OpArgs& t, const Launch& l) {
         const T* g = b;
         if (t.num_inputs == 3) {
             T* m = reinterpret_cast<T*>(t.out2.data);
+            // Unfused, as the CPU plugin computes it (kernel_util.cuh's mul_rn).
             pointwise<<<grid, kThreads, 0, l.stream>>>(n, [=] __device__(int64_t i) {
-                const T gi = rescale * g[i] + wd * p[i];
-                m[i] = mu * m[i] + gi;
-                p[i] -= lr * m[i];
+                const T gi = add_rn(mul_rn(rescale, g[i]), mul_rn(wd, p[i]));
+                m[i] = add_rn(mul_rn(mu, m[i]), gi);
+                p[i] = add_rn(p[i], -mul_rn(lr, m[i]));
             });
         } else {
-            pointwise<<<grid, kThreads, 0, l.stream>>>(n, [=] __device__(int64_t i) { p[i] -= lr * (rescale * g[i] + wd * p[i]); });
+            pointwise<<<grid, kThreads, 0, l.stream>>>(n, [=] __device__(int64_t i) {
+                p[i] = add_rn(p[i], -mul_rn(lr, add_rn(mul_rn(rescale, g[i]), mul_rn(wd, p[i]))));
+            });
         }
         break;
     }

@@ -163,7 +163,7 @@ TEST_CASE("a label outside the classes is reported at the next wait", "[cuda][gp
     CHECK(zeros({2}, gpu(0)).to_vector<float>() == std::vector<float>{0, 0});
 }
 
-TEST_CASE("out of memory names the figures and leaves the device usable", "[cuda][gpu]") {
+TEST_CASE("out of memory names the figures and leaves the device usable", "[cuda][gpu][exhausts]") {
     const uint64_t total = device_info(gpu(0)).memory_total;
     REQUIRE(total > 0);
     // More than the device has: the host refuses it before asking the plugin.

@@ -562,6 +562,13 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
     delete pool;
     return cudaSuccess;
 }
+// The current device's default pool (plexus-bench's raw per-op baseline):
+// memory of that device, freed by cudaFreeAsync.
+cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) {
+    px_emu::DriverScope driver;
+    if (const cudaError_t e = refuse(__func__, this_thread_device, true)) return e;
+    return allocate(p, bytes, this_thread_device, nullptr);
+}
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t) {
     px_emu::DriverScope driver;
     if (!pool) return fail(cudaErrorInvalidValue);

@@ -1,5 +1,6 @@
-// The raw baselines of the GPU math rows: CUDA's own float32 functions over
-// a flat array, one element per thread, as a user's first kernel would be.
+// The raw baselines of the GPU math rows (CUDA's own float32 functions over
+// a flat array, one element per thread, as a user's first kernel would be)
+// and of the per-op overhead.
 #include "bench_cuda_math.hpp"
 
 #include <cuda_runtime.h>
@@ -16,7 +17,24 @@ __global__ void raw_math(const float* __restrict__ x, float* __restrict__ y, int
         y[i] = fn == RawMathFn::exp ? expf(x[i]) : tanhf(x[i]);
 }
 
+__global__ void raw_add_one(const float* a, const float* b, float* c) { c[0] = a[0] + b[0]; }
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
 }  // namespace
+
+void raw_one_element_adds(const float* a, const float* b, int ops) {
+    for (int i = 0; i < ops; ++i) {
+        void* c = nullptr;
+        check(cudaMallocAsync(&c, sizeof(float), 0), "cudaMallocAsync");
+        raw_add_one<<<1, 1>>>(a, b, static_cast<float*>(c));
+        check(cudaGetLastError(), "raw_add_one launch");
+        check(cudaFreeAsync(c, 0), "cudaFreeAsync");
+    }
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 void raw_float_math(const float* x, float* y, int64_t n, RawMathFn fn) {
     const int threads = 256;

@@ -237,15 +237,17 @@ int main(int argc, char** argv) try {
     if (!json)
         std::printf("plexus-bench on %s: %s, %d OpenMP threads\n\n%-40s %10s %-7s %-22s %10s\n", dev.str().c_str(),
                     info.name, omp_get_max_threads(), "figure", "plexus", "unit", "baseline", "value");
-    if (wanted("overhead")) bench_overhead(dev, json);
     if (dev.kind == PX_DEVICE_GPU) {
 #ifdef PLEXUS_BENCH_CUDA
+        if (wanted("overhead")) plugin_of(dev) == "cuda" ? bench_cuda_overhead(dev, json) : bench_overhead(dev, json);
         if ((wanted("add") || wanted("sgemm")) && plugin_of(dev) == "cuda") bench_cuda(dev, quick, json);
         if (wanted("tensor-ops") && plugin_of(dev) == "cuda") bench_cuda_tensor_ops(dev, quick, json);
 #else
         std::fprintf(stderr, "plexus-bench: built without CUDA, so the raw cuBLAS baselines are not measured\n");
+        if (wanted("overhead")) bench_overhead(dev, json);
 #endif
     } else {
+        if (wanted("overhead")) bench_overhead(dev, json);
         if (wanted("add")) bench_add(dev, quick ? (1 << 20) : (16 << 20), json);
         if (wanted("sgemm"))
             for (int64_t n : quick ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{256, 1024, 2048})
