@@ -46,10 +46,10 @@ struct PinnedMemory {
 
 }  // namespace
 
-void bench_cuda_overhead(Device dev, bool json) {
+void bench_cuda_overhead(Device dev, bool quick, bool json) {
     Tensor a = ones({1}, dev), b = ones({1}, dev), c;
     DeviceMemory ra(sizeof(float)), rb(sizeof(float));
-    const int n = 20000;
+    const int n = quick ? 500 : 20000;
     auto [ours, raw] = interleaved(
         15,
         [&] {

@@ -9,7 +9,7 @@ namespace pxbench {
 
 // The "overhead" group on a GPU: 1-element adds queued back to back,
 // beside raw launches that allocate and free an output each.
-void bench_cuda_overhead(plexus::Device gpu, bool json);
+void bench_cuda_overhead(plexus::Device gpu, bool quick, bool json);
 // The "add" and "sgemm" groups: products, bandwidth, copies, seed 003.
 void bench_cuda(plexus::Device gpu, bool quick, bool json);
 // The "tensor-ops" group: float32 exp and tanh against CUDA's float

@@ -30,8 +30,9 @@ void raw_one_element_adds(const float* a, const float* b, int ops) {
         void* c = nullptr;
         check(cudaMallocAsync(&c, sizeof(float), 0), "cudaMallocAsync");
         raw_add_one<<<1, 1>>>(a, b, static_cast<float*>(c));
-        check(cudaGetLastError(), "raw_add_one launch");
-        check(cudaFreeAsync(c, 0), "cudaFreeAsync");
+        const cudaError_t launched = cudaGetLastError();
+        check(cudaFreeAsync(c, 0), "cudaFreeAsync");  // first, so a failed launch leaks nothing
+        check(launched, "raw_add_one launch");
     }
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }

@@ -239,7 +239,7 @@ int main(int argc, char** argv) try {
                     info.name, omp_get_max_threads(), "figure", "plexus", "unit", "baseline", "value");
     if (dev.kind == PX_DEVICE_GPU) {
 #ifdef PLEXUS_BENCH_CUDA
-        if (wanted("overhead")) plugin_of(dev) == "cuda" ? bench_cuda_overhead(dev, json) : bench_overhead(dev, json);
+        if (wanted("overhead")) plugin_of(dev) == "cuda" ? bench_cuda_overhead(dev, quick, json) : bench_overhead(dev, json);
         if ((wanted("add") || wanted("sgemm")) && plugin_of(dev) == "cuda") bench_cuda(dev, quick, json);
         if (wanted("tensor-ops") && plugin_of(dev) == "cuda") bench_cuda_tensor_ops(dev, quick, json);
 #else
