@@ -3,6 +3,8 @@
 // one-element add, the baseline of the per-op overhead.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
 namespace pxbench {
@@ -13,9 +15,7 @@ enum class RawMathFn { exp, tanh };
 // x and y are device pointers. Throws std::runtime_error if the launch fails.
 void raw_float_math(const float* x, float* y, int64_t n, RawMathFn fn);
 
-// `ops` times, on the default stream: a fresh 4-byte output from CUDA's
-// stream-ordered pool, c = a + b on one element, the output freed. The least
-// a runtime that makes a new tensor per op launches; waits for all of it.
-void raw_one_element_adds(const float* a, const float* b, int ops);
+// c[0] = a[0] + b[0] on the default stream; the launch's status.
+cudaError_t raw_add_one(const float* a, const float* b, float* c);
 
 }  // namespace pxbench
