@@ -28,6 +28,7 @@ DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
         if (threads > 0) omp_set_num_threads(threads);
         worker();
     });
+    make_scratch_pool();
     drain_at_exit(exit_link_, this);
 }
 

@@ -1,6 +1,7 @@
 #include "scratch_pool.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -17,10 +18,25 @@ struct Buffer {
     size_t capacity;
 };
 
+// A new buffer from the system ({nullptr, 0} when refused).
+Buffer fresh_buffer(size_t bytes) {
+    // A size within 63 bytes of SIZE_MAX would round to 0: refuse it.
+    if (bytes > SIZE_MAX - 63) return Buffer{nullptr, 0};
+    const size_t capacity = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    return Buffer{allocate_host_block(capacity), capacity};
+}
+
+// Set when the pool below is destroyed (at exit or unload); leases made
+// later (by a queue made after the exit drain) bypass it. Trivially
+// destructible, so it can be read at any point of the exit.
+std::atomic<bool> g_pool_gone{false};
+
 // Given-back buffers, oldest first. Freed when the plugin is unloaded.
 class Pool {
 public:
     ~Pool() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        g_pool_gone.store(true);
         for (const Buffer& b : kept_) std::free(b.data);
     }
     Buffer take(size_t bytes) {
@@ -38,19 +54,13 @@ public:
                 return b;
             }
         }
-        // A size within 63 bytes of SIZE_MAX would round to 0: refuse it.
-        void* p = nullptr;
-        size_t capacity = 0;
-        if (bytes <= SIZE_MAX - 63) {
-            capacity = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-            p = allocate_host_block(capacity);
-        }
-        if (!p) {
+        const Buffer b = fresh_buffer(bytes);
+        if (!b.data) {
             std::lock_guard<std::mutex> lock(mutex_);
             --leased_;
             throw std::bad_alloc();
         }
-        return Buffer{p, capacity};
+        return b;
     }
     void give_back(Buffer b) {
         std::vector<void*> to_free;
@@ -92,7 +102,15 @@ Pool& pool() {
     return p;
 }
 
+Buffer take_without_pool(size_t bytes) {
+    const Buffer b = fresh_buffer(bytes);
+    if (!b.data) throw std::bad_alloc();
+    return b;
+}
+
 }  // namespace
+
+void make_scratch_pool() { pool(); }
 
 ScratchLease::ScratchLease(size_t bytes, ScratchBudget* budget) : budget_(budget), charged_(bytes) {
     if (budget_) {
@@ -100,7 +118,7 @@ ScratchLease::ScratchLease(size_t bytes, ScratchBudget* budget) : budget_(budget
         if (!budget_->charge(charged_, why)) throw ScratchRefused(why);
     }
     try {
-        const Buffer b = pool().take(bytes);
+        const Buffer b = g_pool_gone.load() ? take_without_pool(bytes) : pool().take(bytes);
         data_ = b.data;
         capacity_ = b.capacity;
     } catch (const std::bad_alloc&) {
@@ -110,10 +128,13 @@ ScratchLease::ScratchLease(size_t bytes, ScratchBudget* budget) : budget_(budget
 }
 
 ScratchLease::~ScratchLease() {
-    pool().give_back(Buffer{data_, capacity_});
+    if (g_pool_gone.load())
+        std::free(data_);
+    else
+        pool().give_back(Buffer{data_, capacity_});
     if (budget_) budget_->refund(charged_);
 }
 
-ScratchFigures scratch_figures() { return pool().figures(); }
+ScratchFigures scratch_figures() { return g_pool_gone.load() ? ScratchFigures{0, 0, 0} : pool().figures(); }
 
 }  // namespace pxcpu

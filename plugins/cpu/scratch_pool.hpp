@@ -72,6 +72,11 @@ struct ScratchFigures {
 };
 ScratchFigures scratch_figures();
 
+// Makes the pool now. A device queue calls it before it registers for the
+// exit drain: static objects die in the reverse order of their making, so
+// the pool outlives the drain, whose ops still lease scratch.
+void make_scratch_pool();
+
 // One zeroed part per thread of an op's OpenMP team, from one lease; each
 // part starts on a 64-byte boundary. zero_part(k) is called by thread k, so
 // the pages a thread works in are the ones it touched first.

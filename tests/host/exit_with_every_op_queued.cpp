@@ -1,0 +1,54 @@
+// Returns from main (or calls exit()) with work of every op family queued on
+// two CPU devices: a convolutional network's forward and backward pass
+// (convolutions and their gradients, pooling, the fused bias-relu-pool,
+// softmax cross-entropy, dropout, products, reductions, elementwise ops,
+// casts, copies) and an SGD step, none of it read. Kernels that lease
+// scratch memory run during the exit drain, so the scratch pool must outlive
+// it: before it did, this crashed in 25-30 of 30 runs (issue 37, item 7).
+// ctest runs it 20 times each way (tests/CMakeLists.txt).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "plexus/plexus.hpp"
+
+using namespace plexus;
+
+namespace {
+void queue_a_training_step(const Device& d) {
+    Tensor x = random_normal({16, 1, 28, 28}, 0, 1, d);
+    Tensor labels = arange(0, 8, 0.5, d).astype(DType::int32);  // 0 0 1 1 ... 7 7
+    Tensor w1 = random_normal({6, 1, 5, 5}, 0, 0.1, d), b1 = zeros({6}, d);
+    Tensor w2 = random_normal({16, 6, 5, 5}, 0, 0.1, d), b2 = zeros({16}, d);
+    Tensor w3 = random_normal({144, 10}, 0, 0.1, d);
+    for (Tensor* p : {&w1, &b1, &w2, &b2, &w3}) p->attach_grad();
+    Tensor loss;
+    {
+        auto scope = autograd::record();
+        Tensor h = bias_relu_max_pool2d(conv2d(x, w1, 1, 2), b1, 2, 2);  // (16, 6, 14, 14)
+        h = relu(bias_add(conv2d(h, w2), b2));                           // (16, 16, 10, 10)
+        h = avg_pool2d(max_pool2d(h, 2, 2), 2, 2, 1);                    // (16, 16, 3, 3)
+        h = dropout(flatten(h), 0.5);                                   // (16, 144)
+        Tensor logits = matmul(tanh(h), w3) + sigmoid(log_softmax(h).sum(1, true));
+        loss = softmax_cross_entropy(logits, labels).mean();
+    }
+    loss.backward();
+    for (Tensor* p : {&w1, &b1, &w2, &b2, &w3})
+        check(px_sgd_update(p->handle(), p->grad().handle(), nullptr, 0.1, 0, 0, 1));
+    concat({x.transpose(), x.transpose()}, 0).astype(DType::float64).argmax(1).slice_axis(0, 1, 20, 3);
+}
+}  // namespace
+
+int main(int argc, char** argv) try {
+    for (const Device& d : {cpu(0), cpu(1)}) {
+        // One step read back, so the values are right before the ones left queued.
+        queue_a_training_step(d);
+        synchronize(d);
+        for (int i = 0; i < 4; ++i) queue_a_training_step(d);  // queued, never read
+    }
+    if (argc > 1 && std::strcmp(argv[1], "--exit") == 0) std::exit(0);
+    return 0;
+} catch (const Error& e) {
+    std::fprintf(stderr, "exit_with_every_op_queued: %s\n", e.what());
+    return 1;
+}
