@@ -86,12 +86,8 @@ Buffer::~Buffer() {
 px_tensor_desc TensorObj::desc() const {
     px_tensor_desc d;  // hot path: plugins read shape/strides only up to ndim (plugin.h)
     fill_desc(d, shape.ndim);
-    int64_t st = 1;
-    for (int i = shape.ndim - 1; i >= 0; --i) {
-        d.shape[i] = shape.dims[i];
-        d.strides[i] = st;
-        st *= shape.dims[i];
-    }
+    for (int i = 0; i < shape.ndim; ++i) d.shape[i] = shape.dims[i];
+    contiguous_strides(shape, d.strides);
     return d;
 }
 

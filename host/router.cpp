@@ -207,6 +207,10 @@ TensorObj* reduce(px_op op, const TensorObj& a, bool all_axes, int32_t axis, boo
             if (i == axis && !keepdims) continue;
             shape.dims[shape.ndim++] = i == axis ? 1 : a.shape.dims[i];
         }
+        // An empty axis hides the size of the others: (0, 2^32, 2^32) is empty, its sum is not.
+        if (!fits(shape))
+            fail(PX_ERROR_SHAPE, name_of(op), ": reducing ", to_string(a.shape), " over axis ", axis, " gives ",
+                 to_string(shape), ", which has more elements than fit in 64 bits");
     }
     if (extent == 0 && (op == PX_OP_MAX || op == PX_OP_MIN || op == PX_OP_ARGMAX))
         fail(PX_ERROR_SHAPE, name_of(op), ": the reduced extent of shape ", to_string(a.shape),
@@ -294,15 +298,22 @@ TensorObj* slice_axis(const TensorObj& a, int32_t axis, int64_t start, int64_t s
         return i < 0 ? int64_t(0) : (i > dim ? dim : i);
     };
     start = clamp(start), stop = clamp(stop);
-    int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+    // NumPy's count, which (unlike stop - start + step - 1) cannot overflow for any step.
+    int64_t len = stop > start ? 1 + (stop - start - 1) / step : 0;
     Shape shape = a.shape;
     shape.dims[axis] = len;
     Owned out(new_tensor(a.buffer->device, a.dtype, shape));
     px_tensor_desc in = a.desc(), o = out->desc();
     in.shape[axis] = len;
-    in.offset += static_cast<uint64_t>(start * in.strides[axis]) * px_dtype_size(a.dtype);
-    in.strides[axis] *= step;
-    dispatch(a.device(), PX_OP_COPY, a.dtype, &in, 1, &o, 1, nullptr, numel(shape) > 0);
+    // A non-empty result reads a non-empty input, whose element offsets fit:
+    // start < dim, and step < dim when len > 1. An empty one reads nothing,
+    // and its offsets may not fit (an earlier axis of 0 allows huge dims).
+    const bool nonempty = numel(shape) > 0;
+    if (nonempty) {
+        in.offset += static_cast<uint64_t>(start * in.strides[axis]) * px_dtype_size(a.dtype);
+        if (len > 1) in.strides[axis] *= step;
+    }
+    dispatch(a.device(), PX_OP_COPY, a.dtype, &in, 1, &o, 1, nullptr, nonempty);
     return out.release();
 }
 

@@ -41,7 +41,10 @@ int64_t window_out(int32_t op, const char* axis, int64_t in, int64_t kernel, int
     if (stride < 1) fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": stride ", stride, " along ", axis, " must be >= 1");
     if (pad < 0) fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": padding ", pad, " along ", axis, " is negative");
     if (kernel < 1) fail(PX_ERROR_SHAPE, name_of(op), ": the kernel is empty along ", axis);
-    int64_t span = in + 2 * int64_t(pad);
+    int64_t span;
+    if (__builtin_add_overflow(in, 2 * int64_t(pad), &span))  // an empty batch allows a huge extent
+        fail(PX_ERROR_SHAPE, name_of(op), ": the ", axis, " extent ", in, " with padding ", pad,
+             " has more cells than fit in 64 bits");
     if (span < kernel)
         fail(PX_ERROR_SHAPE, name_of(op), ": the ", axis, " extent ", in, " with padding ", pad,
              " is smaller than the kernel (", kernel, ")");

@@ -32,6 +32,13 @@ int64_t numel(const Shape& s) {
     return n;
 }
 
+bool fits(const Shape& s) {
+    int64_t n = 1;
+    for (int i = 0; i < s.ndim; ++i)
+        if (s.dims[i] < 0 || __builtin_mul_overflow(n, s.dims[i], &n)) return false;
+    return true;
+}
+
 uint64_t byte_size(const Shape& s, px_dtype dtype) {
     int64_t bytes;
     if (__builtin_mul_overflow(numel(s), static_cast<int64_t>(px_dtype_size(dtype)), &bytes))
@@ -68,7 +75,7 @@ void contiguous_strides(const Shape& s, int64_t* strides) {
     int64_t st = 1;
     for (int i = s.ndim - 1; i >= 0; --i) {
         strides[i] = st;
-        st *= s.dims[i];
+        if (__builtin_mul_overflow(st, s.dims[i], &st)) st = 0;
     }
 }
 

@@ -22,13 +22,16 @@ struct Shape {
 Shape make_shape(int32_t ndim, const int64_t* dims, const char* what = "shape");
 // The number of elements (the shape was validated, so it cannot overflow).
 int64_t numel(const Shape& s);
+// Whether the product of the dims fits in 63 bits (for shapes a rule derives).
+bool fits(const Shape& s);
 // numel * dtype size, failing with PX_ERROR_SHAPE when it would overflow.
 uint64_t byte_size(const Shape& s, px_dtype dtype);
 // "(2, 3)"
 std::string to_string(const Shape& s);
 // NumPy broadcasting of two shapes; `op` names the op in the error.
 Shape broadcast(const Shape& a, const Shape& b, const char* op);
-// Row-major strides in elements.
+// Row-major strides in elements. A stride past 64 bits (possible only when an
+// earlier axis is 0, so the tensor is empty and never indexed) is 0.
 void contiguous_strides(const Shape& s, int64_t* strides);
 // Strides that read `from` as if it had shape `to` (stride 0 on broadcast axes).
 void broadcast_strides(const Shape& from, const Shape& to, int64_t* strides);

@@ -1,0 +1,142 @@
+// Sizes and indices the router derives must fit in 64 bits (issue 37, item
+// 5): an empty axis hides huge others, so a rule's result may not fit where
+// its input did; and a slice's step may be as large as INT64_MAX. The
+// expected shapes and values are NumPy's.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "plexus/plexus.h"
+
+namespace {
+
+const px_device cpu0{PX_DEVICE_CPU, 0};
+constexpr int64_t big = std::numeric_limits<int64_t>::max();
+
+bool says(const std::string& needle) { return std::string(px_last_error()).find(needle) != std::string::npos; }
+
+struct Rt {
+    px_runtime* rt = nullptr;
+    std::vector<px_tensor*> owned;
+    Rt() { REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK); }
+    ~Rt() {
+        for (px_tensor* t : owned) px_tensor_release(t);
+        px_runtime_destroy(rt);
+    }
+    px_tensor* keep(px_tensor* t) { return owned.push_back(t), t; }
+    px_tensor* zeros(std::vector<int64_t> dims) {
+        px_tensor* t = nullptr;
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, int32_t(dims.size()), dims.data(), 0.0, &t) == PX_OK);
+        return keep(t);
+    }
+    px_tensor* arange(int64_t n) {
+        px_tensor* t = nullptr;
+        REQUIRE(px_tensor_arange(rt, cpu0, PX_INT64, 0, double(n), 1, &t) == PX_OK);
+        return keep(t);
+    }
+};
+
+std::vector<int64_t> shape_of(px_tensor* t) {
+    int32_t nd = 0;
+    REQUIRE(px_tensor_ndim(t, &nd) == PX_OK);
+    std::vector<int64_t> s(size_t(nd), -7);
+    REQUIRE(px_tensor_shape(t, s.data(), nd) == PX_OK);
+    return s;
+}
+
+std::vector<int64_t> values(px_tensor* t) {
+    int64_t n = 1;
+    for (int64_t d : shape_of(t)) n *= d;
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    REQUIRE(px_tensor_to_host(t, v.data(), v.size() * sizeof(int64_t)) == PX_OK);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("a reduction whose result has more elements than 64 bits hold is refused, naming op and shapes",
+          "[capi][sizes]") {
+    Rt r;
+    const int64_t g = int64_t(1) << 32;
+    px_tensor* a = r.zeros({0, g, g});  // empty, so it fits
+    px_tensor* out = nullptr;
+    for (int keepdims : {0, 1}) {
+        CHECK(px_reduce(PX_OP_SUM, a, 0, 0, keepdims, &out) == PX_ERROR_SHAPE);
+        CHECK(out == nullptr);
+        CHECK(says("px_reduce: sum: reducing (0, 4294967296, 4294967296) over axis 0 gives "));
+        CHECK(says(keepdims ? "(1, 4294967296, 4294967296), which has more elements than fit in 64 bits"
+                            : "(4294967296, 4294967296), which has more elements than fit in 64 bits"));
+    }
+    // Over an axis that leaves the empty one, the result is empty and fine.
+    REQUIRE(px_reduce(PX_OP_SUM, a, 0, 2, 0, &out) == PX_OK);
+    r.keep(out);
+    CHECK(shape_of(out) == std::vector<int64_t>{0, g});
+    REQUIRE(px_reduce(PX_OP_SUM, a, 1, 0, 0, &out) == PX_OK);  // all axes: one zero
+    r.keep(out);
+    CHECK(shape_of(out).empty());
+    float sum = -1;
+    REQUIRE(px_tensor_to_host(out, &sum, sizeof sum) == PX_OK);
+    CHECK(sum == 0.0f);
+}
+
+TEST_CASE("slice_axis with steps up to INT64_MAX gives NumPy's shapes and values", "[capi][sizes]") {
+    Rt r;
+    px_tensor* a = r.arange(10);
+    struct Case {
+        int64_t start, stop, step;
+        std::vector<int64_t> want;  // numpy.arange(10)[start:stop:step]
+    };
+    const Case cases[] = {
+        {0, 10, big, {0}},
+        {1, big, big, {1}},
+        {-3, big, big, {7}},
+        {std::numeric_limits<int64_t>::min(), big, big - 1, {0}},
+        {9, 10, big, {9}},
+        {3, 2, big, {}},
+        {10, big, big, {}},
+        {0, 10, 9, {0, 9}},
+        {0, 10, 10, {0}},
+        {2, 9, 3, {2, 5, 8}},
+    };
+    for (const Case& c : cases) {
+        INFO("[" << c.start << ":" << c.stop << ":" << c.step << "]");
+        px_tensor* out = nullptr;
+        REQUIRE(px_slice_axis(a, 0, c.start, c.stop, c.step, &out) == PX_OK);
+        r.keep(out);
+        CHECK(shape_of(out) == std::vector<int64_t>{int64_t(c.want.size())});
+        CHECK(values(out) == c.want);
+    }
+}
+
+TEST_CASE("slice_axis with a huge step on an empty tensor gives a non-negative shape", "[capi][sizes]") {
+    Rt r;
+    px_tensor* out = nullptr;
+    // numpy.zeros((2, 0))[0::2**63-1].shape == (1, 0); it was (-1, 0).
+    REQUIRE(px_slice_axis(r.zeros({2, 0}), 0, 0, big, big, &out) == PX_OK);
+    r.keep(out);
+    CHECK(shape_of(out) == std::vector<int64_t>{1, 0});
+    // An empty axis before huge ones: the offsets of a late start do not fit,
+    // and an empty result reads nothing.
+    const int64_t g = int64_t(1) << 32;
+    REQUIRE(px_slice_axis(r.zeros({0, g, g}), 1, g - 1, g, 1, &out) == PX_OK);
+    r.keep(out);
+    CHECK(shape_of(out) == std::vector<int64_t>{0, 1, g});
+}
+
+TEST_CASE("a window whose extent and padding overflow 64 bits is refused, naming op and sizes", "[capi][sizes]") {
+    Rt r;
+    px_tensor* x = r.zeros({0, 1, big, 1});  // an empty batch allows a huge height
+    px_tensor* w = r.zeros({1, 1, 1, 1});
+    px_tensor* out = nullptr;
+    CHECK(px_conv2d(x, w, 1, 1, 1, 0, &out) == PX_ERROR_SHAPE);
+    CHECK(out == nullptr);
+    CHECK(says("px_conv2d: conv2d: the height extent 9223372036854775807 with padding 1 has more cells than fit "
+               "in 64 bits"));
+    // Without padding the same input is fine, and the result is empty.
+    REQUIRE(px_conv2d(x, w, 1, 1, 0, 0, &out) == PX_OK);
+    r.keep(out);
+    CHECK(shape_of(out) == std::vector<int64_t>{0, 1, big, 1});
+}
