@@ -10,6 +10,8 @@
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
+#include "elf_check.hpp"
+
 namespace px {
 namespace fs = std::filesystem;
 
@@ -29,8 +31,8 @@ void add_entry(const std::string& entry, const char* origin, std::vector<Candida
     fs::path p(entry);
     if (fs::is_directory(p, ec)) {
         std::vector<std::string> files;
-        for (const auto& f : fs::directory_iterator(p, ec)) {
-            if (f.path().extension() == ".so" && f.is_regular_file(ec)) files.push_back(f.path().string());
+        for (const auto& f : fs::directory_iterator(p, ec)) {  // not only regular files: the rest are listed as skipped
+            if (f.path().extension() == ".so" && !f.is_directory(ec)) files.push_back(f.path().string());
         }
         std::sort(files.begin(), files.end());
         for (auto& f : files) out.push_back({f, ""});
@@ -93,6 +95,8 @@ const char* missing_slot(const px_plugin_api& t) {
 
 // Loads one file; on failure fills rec.message and returns nullptr.
 std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& rec) {
+    rec.message = check_plugin_file(path);
+    if (!rec.message.empty()) return nullptr;
     auto plugin = std::make_shared<PluginInstance>();
     plugin->file = path;
     try {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "../regular_file.hpp"
 #include "plexus/data.hpp"
 
 namespace plexus::data {
@@ -53,12 +54,19 @@ void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& pat
 }  // namespace
 
 IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
+    struct stat st {};
+    std::string why;
+    const int fd = px::open_regular(path.c_str(), st, why);
+    if (fd < 0) {
+        const bool missing = why.rfind("cannot open", 0) == 0;
+        bad(path, missing ? why + " (is the data set installed? see --data)" : why);
+    }
     errno = 0;
-    Gz f(gzopen(path.c_str(), "rb"));
+    Gz f(gzdopen(fd, "rb"));
     if (!f) {
-        const int why = errno;  // zlib leaves the open's (or malloc's) errno
-        bad(path, std::string("cannot open") + (why ? std::string(": ") + std::strerror(why) : std::string()) +
-                      " (is the data set installed? see --data)");
+        const int err = errno;  // zlib leaves malloc's errno
+        ::close(fd);
+        bad(path, std::string("cannot read") + (err ? std::string(": ") + std::strerror(err) : std::string()));
     }
     unsigned char head[4];
     read_exactly(f.get(), head, 4, path, "the header");

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <set>
 
+#include "../regular_file.hpp"
 #include "plexus/plexus.hpp"
 
 namespace plexus::nn::param_file {
@@ -152,13 +153,10 @@ void write_atomically(const std::string& path, const std::vector<unsigned char>&
 }
 
 std::vector<unsigned char> read_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) bad(path, "cannot open: " + errno_text());
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        bad(path, "not a regular file");
-    }
+    std::string why;
+    int fd = px::open_regular(path.c_str(), st, why);
+    if (fd < 0) bad(path, why);
     std::vector<unsigned char> b(static_cast<size_t>(st.st_size));
     size_t done = 0;
     while (done < b.size()) {
