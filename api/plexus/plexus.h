@@ -15,7 +15,10 @@
  * Asynchrony: ops return before the device has computed them. Reading values
  * (px_tensor_to_host), copying between devices of different plugins and the
  * synchronize calls wait. A failure on the device is returned by the next
- * call that waits on that device, naming the op that failed.
+ * call that waits on that device, naming the op that failed (and any other
+ * op that failed since the previous wait). A failed op does not stop the
+ * ops queued after it: they run; the failed op's result holds unspecified
+ * values.
  *
  * Threads: a runtime and its tensors may be used from several threads; a
  * handle must not be released while another thread still uses it. */

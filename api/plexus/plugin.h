@@ -406,11 +406,15 @@ typedef struct px_plugin_api {
     /* Queues one op and returns, normally before it has run. An error found
      * while queuing returns here; an error found while running is kept and
      * returned by the next synchronize or copy_to_host on that device, with a
-     * message that names the op. */
+     * message that names the op. A failed op does not stop the work queued
+     * after it: every later op and copy runs and computes from what its
+     * inputs hold (a failed op's outputs hold unspecified values). */
     px_status (*execute)(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err);
     /* Waits until every op queued on `device` has run; returns the first
-     * failure among them (then forgets it): PX_ERROR_DEVICE, or
-     * PX_ERROR_OUT_OF_MEMORY when an op ran out of memory for its workspace. */
+     * failure among them (then forgets them all): PX_ERROR_DEVICE, or
+     * PX_ERROR_OUT_OF_MEMORY when an op ran out of memory for its workspace.
+     * When more than one op failed, the message names the first failure and
+     * then every other op that failed (as far as PX_MESSAGE_MAX allows). */
     px_status (*synchronize)(px_plugin_context* ctx, int32_t device, px_plugin_error* err);
 
     /* ---- ABI 1.0 ends here; later minors append below ---- */

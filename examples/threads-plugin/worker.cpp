@@ -1,6 +1,7 @@
 #include "worker.hpp"
 
 #include <exception>
+#include <string>
 
 namespace threads_plugin {
 
@@ -29,7 +30,20 @@ std::string Worker::wait() {
     idle_.wait(lock, [&] { return tasks_.empty() && !busy_; });
     std::string failure;
     failure.swap(failure_);
+    if (more_failures_ > 0)
+        failure += " (and " + std::to_string(more_failures_) + " more failed since the last wait: " + others_ + ")";
+    more_failures_ = 0;
+    others_.clear();
     return failure;
+}
+
+void Worker::note_failure(const std::string& failure) {
+    if (failure_.empty()) {
+        failure_ = failure;
+        return;
+    }
+    if (others_.size() < 256) others_ += (more_failures_ ? "; " : "") + failure;
+    ++more_failures_;
 }
 
 void Worker::run() {
@@ -49,7 +63,7 @@ void Worker::run() {
         }
         lock.lock();
         busy_ = false;
-        if (!failure.empty() && failure_.empty()) failure_ = failure;
+        if (!failure.empty()) note_failure(failure);
         if (tasks_.empty()) idle_.notify_all();
     }
 }

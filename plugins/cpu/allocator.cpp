@@ -1,5 +1,6 @@
 #include "allocator.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <unistd.h>
@@ -17,10 +18,11 @@ std::string figures_text(uint64_t in_use, uint64_t limit, uint64_t free) {
 uint64_t physical_bytes(int name) { return static_cast<uint64_t>(sysconf(name)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
 }  // namespace
 
-Allocator::Allocator(int32_t device, uint64_t limit)
-    : device_(device), limit_(limit), machine_bytes_(physical_bytes(_SC_PHYS_PAGES)) {}
+Allocator::Allocator(int32_t device, uint64_t limit, QueueProgress* progress)
+    : device_(device), limit_(limit), machine_bytes_(physical_bytes(_SC_PHYS_PAGES)), progress_(progress) {}
 
-Allocator::~Allocator() { trim(); }
+// The device's queue has run everything and is gone by now.
+Allocator::~Allocator() { trim_locked(UINT64_MAX); }
 
 uint64_t Allocator::size_class(uint64_t bytes) {
     if (bytes <= 64) return 64;
@@ -36,7 +38,7 @@ uint64_t Allocator::size_class(uint64_t bytes) {
 
 px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
     uint64_t cls = size_class(bytes);
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     px_plugin_buffer* b = nullptr;
     if (cls && fits_locked(cls)) {
         auto& list = free_list(cls);
@@ -44,10 +46,10 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
             b = list.back();
             list.pop_back();
         } else {
-            if (limit_ && reserved_ + cls > limit_) trim_locked();  // the cache counts against the limit
+            make_room(lock, cls, true);  // the cache counts against the limit
             void* mem = allocate_host_block(cls);
             if (!mem) {
-                trim_locked();  // free the cache, then try once more
+                make_room(lock, UINT64_MAX, true);  // free the whole cache, then try once more
                 mem = allocate_host_block(cls);
             }
             if (mem) {
@@ -85,8 +87,9 @@ std::string Allocator::refusal_locked(uint64_t bytes, const char* what) const {
 }
 
 bool Allocator::charge(size_t bytes, std::string& why) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (limit_ && reserved_ + bytes > limit_) trim_locked();  // the cache counts against the limit
+    std::unique_lock<std::mutex> lock(mutex_);
+    // On the worker (or in an op run inline): it cannot wait for its own queue.
+    make_room(lock, bytes, false);
     if (!fits_locked(bytes)) {
         why = refusal_locked(bytes, " bytes of scratch space for the op");
         return false;
@@ -102,6 +105,7 @@ void Allocator::refund(size_t bytes) {
 }
 
 void Allocator::release(px_plugin_buffer* b) {
+    b->released_at = progress_ ? progress_->queued() : 0;
     std::lock_guard<std::mutex> lock(mutex_);
     in_use_ -= b->class_size;
     try {
@@ -121,8 +125,20 @@ MemoryFigures Allocator::figures() {
 }
 
 void Allocator::trim() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    trim_locked();
+    std::unique_lock<std::mutex> lock(mutex_);
+    make_room(lock, UINT64_MAX, true);
+}
+
+void Allocator::make_room(std::unique_lock<std::mutex>& lock, uint64_t bytes, bool may_wait) {
+    auto fits = [&] { return bytes != UINT64_MAX && (!limit_ || (reserved_ <= limit_ && bytes <= limit_ - reserved_)); };
+    if (fits()) return;
+    uint64_t wait_for = trim_locked();
+    while (may_wait && wait_for && !fits()) {
+        lock.unlock();  // the worker charges scratch here while it runs the ops waited for
+        progress_->wait_until_completed(wait_for);
+        lock.lock();
+        wait_for = trim_locked();
+    }
 }
 
 std::vector<px_plugin_buffer*>& Allocator::free_list(uint64_t cls) {
@@ -130,17 +146,27 @@ std::vector<px_plugin_buffer*>& Allocator::free_list(uint64_t cls) {
     return large_[cls];
 }
 
-void Allocator::trim_locked() {
+uint64_t Allocator::trim_locked() { return trim_locked(progress_ ? progress_->completed() : UINT64_MAX); }
+
+uint64_t Allocator::trim_locked(uint64_t done) {
+    uint64_t still_in_use_until = 0;
     auto drop = [&](std::vector<px_plugin_buffer*>& blocks) {
+        size_t kept = 0;
         for (auto* b : blocks) {
+            if (b->released_at > done) {  // an op queued before its release has not run yet
+                blocks[kept++] = b;
+                still_in_use_until = std::max(still_in_use_until, b->released_at);
+                continue;
+            }
             reserved_ -= b->class_size;
             std::free(b->data);
             delete b;
         }
-        blocks.clear();
+        blocks.resize(kept);
     };
     for (auto& list : small_) drop(list);
     for (auto& [cls, blocks] : large_) drop(blocks);
+    return still_in_use_until;
 }
 
 uint64_t parse_bytes(const char* text, bool& ok) {

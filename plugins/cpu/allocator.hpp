@@ -4,6 +4,11 @@
 // queued before its free and anything that reuses it is queued after (the
 // rule CUDA's stream-ordered allocators follow). Reuse avoids page-faulting
 // fresh memory on every op. PLEXUS_CPU_MEMORY_LIMIT caps the bytes in use.
+//
+// Giving a cached block back to the system is another matter: ops queued
+// before its release may still be about to use it. So each released block
+// records how many ops its device had queued then, and goes back to the
+// system only once the device has run that many (QueueProgress).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +25,7 @@ struct px_plugin_buffer {
     uint64_t bytes;       // what was asked for
     uint64_t class_size;  // what was reserved
     int32_t device;
+    uint64_t released_at;  // while cached: ops the device had queued when it was released
 };
 
 namespace pxcpu {
@@ -28,11 +34,25 @@ struct MemoryFigures {
     uint64_t total, free, in_use, reserved, peak;
 };
 
+// How far a device's queue has got, in ops counted from its start.
+class QueueProgress {
+public:
+    virtual uint64_t queued() const = 0;     // ops queued so far
+    virtual uint64_t completed() const = 0;  // ops run so far (<= queued())
+    // Returns once `count` ops have run. Never called on the queue's own worker.
+    virtual void wait_until_completed(uint64_t count) = 0;
+
+protected:
+    ~QueueProgress() = default;
+};
+
 // Kernels' scratch (scratch_pool.hpp) is charged here too while an op holds it.
 class Allocator final : public ScratchBudget {
 public:
-    // limit 0: no limit beyond the machine's memory.
-    Allocator(int32_t device, uint64_t limit);
+    // limit 0: no limit beyond the machine's memory. progress: the device's
+    // queue (outliving the allocator's use of it); nullptr when no op can
+    // use a released block any more (tests of the allocator alone).
+    Allocator(int32_t device, uint64_t limit, QueueProgress* progress = nullptr);
     ~Allocator();
     Allocator(const Allocator&) = delete;
     Allocator& operator=(const Allocator&) = delete;
@@ -42,7 +62,9 @@ public:
     // Never throws: a block the cache has no room to hold is freed at once.
     void release(px_plugin_buffer* b);
     MemoryFigures figures();
-    void trim();  // returns cached blocks to the system
+    // Returns the cached blocks to the system, waiting for the ops queued
+    // before their release. Not on the device's worker.
+    void trim();
     bool charge(size_t bytes, std::string& why) override;
     void refund(size_t bytes) override;
 
@@ -50,7 +72,13 @@ private:
     static uint64_t size_class(uint64_t bytes);
     bool fits_locked(uint64_t bytes) const;
     std::string refusal_locked(uint64_t bytes, const char* what) const;
-    void trim_locked();
+    // Frees the cached blocks no queued op can still use; returns the
+    // queue count the others wait for (0: none left).
+    uint64_t trim_locked();
+    uint64_t trim_locked(uint64_t done);  // `done`: ops the device has run
+    // Makes room under the limit for `bytes` more reserved: frees what it
+    // may, and when `may_wait`, waits for the queue (unlocking) to free the rest.
+    void make_room(std::unique_lock<std::mutex>& lock, uint64_t bytes, bool may_wait);
     // The free list of a class: small (power-of-two) classes index an array,
     // larger ones (multiples of 1 MiB) a map.
     std::vector<px_plugin_buffer*>& free_list(uint64_t cls);
@@ -58,6 +86,7 @@ private:
     const int32_t device_;
     const uint64_t limit_;
     const uint64_t machine_bytes_;  // physical memory, read once (sysconf is a syscall)
+    QueueProgress* const progress_;
     std::mutex mutex_;
     std::vector<px_plugin_buffer*> small_[21];  // classes 64 B .. 512 KiB (2^6 .. 2^19)
     std::unordered_map<uint64_t, std::vector<px_plugin_buffer*>> large_;

@@ -65,10 +65,19 @@ void DeviceQueue::push(const Task& task) {
 px_status DeviceQueue::wait(char* message, size_t size) {
     wait_for_head(tail_.load(std::memory_order_acquire));
     std::lock_guard<std::mutex> lock(sleep_);
-    const px_status status = failed_.load() ? error_status_ : PX_OK;
-    if (message && size > 0) std::snprintf(message, size, "%s", status == PX_OK ? "" : error_);
+    const px_status status = error_status_;
+    if (message && size > 0) {
+        if (status == PX_OK)
+            message[0] = '\0';
+        else if (other_failures_ == 0)
+            std::snprintf(message, size, "%s", error_);
+        else
+            std::snprintf(message, size, "%s (and %llu more failed since the last wait: %s)", error_,
+                          static_cast<unsigned long long>(other_failures_), others_);
+    }
     error_status_ = PX_OK;
-    failed_.store(false);
+    other_failures_ = 0;
+    others_[0] = '\0';
     return status;
 }
 
@@ -101,25 +110,23 @@ void DeviceQueue::worker() {
 }
 
 void DeviceQueue::execute(const Task& task) {
-    // After a failure, ops are skipped until it is reported; copies still run.
-    if (!(task.kind == Task::op && failed_.load(std::memory_order_acquire))) {
-        try {
-            if (profile_) {
-                auto start = std::chrono::steady_clock::now();
-                run(task);
-                profile_->add(task, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-            } else {
-                run(task);
-            }
-        } catch (const ScratchRefused& e) {  // says what was refused and why
-            record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
-        } catch (const std::bad_alloc&) {
-            record_failure(task, "out of host memory", PX_ERROR_OUT_OF_MEMORY);
-        } catch (const std::exception& e) {
-            record_failure(task, e.what(), PX_ERROR_DEVICE);
-        } catch (...) {
-            record_failure(task, "unknown failure", PX_ERROR_DEVICE);
+    // A failure does not stop the tasks after it: each runs (plugin.h).
+    try {
+        if (profile_) {
+            auto start = std::chrono::steady_clock::now();
+            run(task);
+            profile_->add(task, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        } else {
+            run(task);
         }
+    } catch (const ScratchRefused& e) {  // says what was refused and why
+        record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
+    } catch (const std::bad_alloc&) {
+        record_failure(task, "out of host memory", PX_ERROR_OUT_OF_MEMORY);
+    } catch (const std::exception& e) {
+        record_failure(task, e.what(), PX_ERROR_DEVICE);
+    } catch (...) {
+        record_failure(task, "unknown failure", PX_ERROR_DEVICE);
     }
     std::free(task.staging);  // the slot is overwritten before it runs again
 }
@@ -142,11 +149,18 @@ void DeviceQueue::wait_for_head(uint64_t target) {
 
 void DeviceQueue::record_failure(const Task& task, const char* what, px_status status) noexcept {
     std::lock_guard<std::mutex> lock(sleep_);
-    if (failed_.load(std::memory_order_relaxed)) return;  // the first failure is the one reported
-    error_status_ = status;
     const char* name = task.kind == Task::copy ? "a copy" : px_op_name(task.op_task.op);
-    std::snprintf(error_, sizeof error_, "%s failed on cpu(%d): %s", name ? name : "op", device_, what);
-    failed_.store(true, std::memory_order_release);
+    if (error_status_ == PX_OK) {
+        error_status_ = status;
+        std::snprintf(error_, sizeof error_, "%s failed on cpu(%d): %s", name ? name : "op", device_, what);
+        return;
+    }
+    // Later ones: counted, and their messages kept while they fit whole.
+    char line[PX_MESSAGE_MAX];
+    const int n = std::snprintf(line, sizeof line, "%s%s: %s", other_failures_ ? "; " : "", name ? name : "op", what);
+    const size_t used = std::strlen(others_);
+    if (n > 0 && used + size_t(n) < sizeof others_) std::memcpy(others_ + used, line, size_t(n) + 1);
+    ++other_failures_;
 }
 
 void DeviceQueue::run(const Task& t) {

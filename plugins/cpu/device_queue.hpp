@@ -4,7 +4,9 @@
 // among themselves, publish a slot by advancing `tail_`, and the worker
 // consumes by advancing `head_`. The worker spins briefly before sleeping, so
 // a stream of small ops costs no system calls; a producer wakes it only when
-// it sleeps. A failure is kept and handed to the next wait.
+// it sleeps. A failed op does not stop the ops after it (plugin.h: they
+// run, as on a GPU stream); the first failure is kept and handed to the next
+// wait, with the count of the others and as many of their messages as fit.
 #pragma once
 
 #include <atomic>
@@ -13,13 +15,14 @@
 #include <thread>
 #include <vector>
 
+#include "allocator.hpp"
 #include "exit_drain.hpp"
 #include "op_profile.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
 
-class DeviceQueue {
+class DeviceQueue final : public QueueProgress {
 public:
     // threads: the OpenMP threads of the worker's parallel regions (0: OpenMP's default).
     // profile: where each task's run time is added; nullptr when not profiling.
@@ -35,14 +38,21 @@ public:
     void push(const Task& task);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
     // first failure's kind (PX_OK when none; PX_ERROR_OUT_OF_MEMORY when
-    // memory ran out, else PX_ERROR_DEVICE), its message copied into
-    // `message` (`size` bytes, may be 0). Allocates nothing.
+    // memory ran out, else PX_ERROR_DEVICE), its message, followed by how
+    // many more failed and theirs, copied into `message` (`size` bytes, may
+    // be 0). Allocates nothing.
     px_status wait(char* message = nullptr, size_t size = 0);
     // True when nothing is queued or running.
     bool idle() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire); }
     // Returns once everything queued so far has run, keeping any failure for
     // the next wait (at exit: exit_drain.hpp).
     void drain();
+
+    // QueueProgress: tasks run inline count in neither, as they are done
+    // before push() returns.
+    uint64_t queued() const override { return tail_.load(std::memory_order_acquire); }
+    uint64_t completed() const override { return head_.load(std::memory_order_acquire); }
+    void wait_until_completed(uint64_t count) override { wait_for_head(count); }
 
 private:
     void worker();
@@ -63,12 +73,13 @@ private:
     // The smallest head_ a waiter needs (UINT64_MAX: none); the worker signals
     // only when head_ reaches it, so waiting costs nothing per task.
     std::atomic<uint64_t> wake_at_{UINT64_MAX};
-    std::atomic<bool> failed_{false};  // a failure is held in error_ (read by the worker's skip test)
     std::mutex produce_;  // serializes producers
-    std::mutex sleep_;    // guards the sleep/wake handshake and error_
+    std::mutex sleep_;    // guards the sleep/wake handshake and the failures below
     std::condition_variable wake_worker_, progress_;
-    char error_[PX_MESSAGE_MAX] = {};  // the first failure, when failed_
-    px_status error_status_ = PX_OK;
+    char error_[PX_MESSAGE_MAX] = {};   // the first failure since the last wait
+    char others_[PX_MESSAGE_MAX] = {};  // later ones' messages, "; "-separated, as many as fit
+    uint64_t other_failures_ = 0;       // how many failed after the first
+    px_status error_status_ = PX_OK;    // PX_OK: no failure held
     std::thread thread_;
     ExitLink exit_link_;  // in the list the exit drains (exit_drain.hpp)
 };

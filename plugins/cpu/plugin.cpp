@@ -31,7 +31,7 @@ struct Device {
     DeviceQueue queue;
     // profile: owned by the context's ProfileReport, which outlives the device.
     Device(int32_t index, uint64_t limit, int threads, OpProfile* profile)
-        : allocator(index, limit), queue(index, threads, profile) {}
+        : allocator(index, limit, &queue), queue(index, threads, profile) {}  // the queue is used only once made
 };
 
 }  // namespace pxcpu
@@ -211,7 +211,7 @@ px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugi
     Device* d = buffer ? device_at(ctx, buffer->device) : nullptr;
     if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
     if (ctx->generation != fork_generation()) return PX_OK;  // the parent's: goes with the child
-    d->allocator.release(buffer);  // safe at once: see allocator.hpp
+    d->allocator.release(buffer);  // cached at once, freed after its ops: see allocator.hpp
     return PX_OK;
 }
 

@@ -204,12 +204,22 @@ std::string Device::read_status() {
     const char* op = px_op_name(s.op);
     std::string where = std::string(op ? op : "an op") + " failed on CUDA device " + std::to_string(ordinal) + ": ";
     switch (s.code) {
-    case status_integer_division_by_zero: return where + "integer division by zero";
+    case status_integer_division_by_zero: where += "integer division by zero"; break;
     case status_label_out_of_range:
-        return where + "label " + std::to_string(s.b) + " in row " + std::to_string(s.a) + " is outside [0, " +
-               std::to_string(s.c) + ") (the number of classes)";
-    default: return where + "unknown failure code " + std::to_string(s.code);
+        where += "label " + std::to_string(s.b) + " in row " + std::to_string(s.a) + " is outside [0, " +
+                 std::to_string(s.c) + ") (the number of classes)";
+        break;
+    default: where += "unknown failure code " + std::to_string(s.code);
     }
+    // Other ops that failed since the last wait (the kernels keep one mark per op).
+    std::string others;
+    for (int32_t o = 0; o < 256; ++o) {
+        if (o == s.op || !(s.failed_ops[o / 32] & (1u << (o % 32)))) continue;
+        const char* name = px_op_name(o);
+        others += std::string(others.empty() ? "" : ", ") + (name ? name : "op " + std::to_string(o));
+    }
+    if (!others.empty()) where += " (" + others + " also failed since the last wait)";
+    return where;
 }
 
 void Device::add_watch(StreamWatch* w) { watches_.push_back(w); }

@@ -154,6 +154,8 @@ Strided<N> make_strided(const Operand* const (&ops)[N]) {
 // Records the first failure a kernel finds (see DeviceStatus).
 __device__ inline void report_failure(DeviceStatus* s, int32_t code, int32_t op, int64_t a = 0, int64_t b = 0,
                                       int64_t c = 0) {
+    const uint32_t bit = 1u << (uint32_t(op) % 32), word = (uint32_t(op) / 32) % 8;
+    atomicOr(&s->failed_ops[word], bit);
     if (atomicCAS(&s->code, 0, -1) == 0) {  // -1 while the fields are written
         s->op = op, s->a = a, s->b = b, s->c = c;
         __threadfence();

@@ -52,12 +52,14 @@ struct OpArgs {
 };
 
 // A failure a kernel finds while running (the CPU plugin throws for these).
-// One per device in device memory; the first failure wins, the plugin reads
-// it back at the next wait and clears it.
+// One per device in device memory; the first failure's details win, every
+// failing op is marked in `failed_ops`, and the plugin reads it back at the
+// next wait and clears it.
 struct DeviceStatus {
     int32_t code;  // one of the status_* values
     int32_t op;    // the px_op that failed
     int64_t a, b, c;
+    uint32_t failed_ops[8];  // bit op % 256 of word (op / 32) % 8: each op that failed
 };
 enum : int32_t {
     status_ok = 0,

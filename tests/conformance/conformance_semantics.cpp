@@ -112,6 +112,33 @@ TEST_CASE("shape and dtype errors are typed and name the op", "[conformance][err
     PX_REQUIRE_MENTIONS(m, "more elements than fit in 64 bits");
 }
 
+// Issue 37, items 1 and 2: a failed op once made the CPU plugin skip every
+// op queued after it until the next wait (their outputs kept stale bytes),
+// and a second failure was never reported.
+TEST_CASE("a failure does not stop later work, and every op that failed is named at the wait",
+          "[conformance][errors][async][R9]") {
+    PX_NEEDS({PX_OP_ARANGE, DType::int32}, {PX_OP_DIV, DType::int32}, {PX_OP_ADD, DType::int32},
+             {PX_OP_CAST, DType::int32}, {PX_OP_FILL, DType::float32}, {PX_OP_SOFTMAX_CROSS_ENTROPY, DType::float32},
+             {PX_OP_MUL, DType::float32});
+    Device dev = pxtest::device_under_test();
+    Tensor a = arange(0, 4, 1, dev, DType::int32);
+    Tensor labels = array(std::vector<int32_t>{0, 4, 1}, {3}, dev);
+    Tensor logits = zeros({3, 4}, dev);
+    synchronize(dev);
+    Tensor q = a / a;                                   // fails: 0 / 0
+    Tensor after = a + 1;                               // queued after the failure, independent of it
+    Tensor loss = softmax_cross_entropy(logits, labels);  // fails too: label 4 of 4 classes
+    Tensor last = full({1000}, 1.5, dev) * 2.0;         // and more work after both
+    std::string m = pxtest::message_of<DeviceError>([&] { synchronize(dev); });
+    PX_REQUIRE_MENTIONS(m, "div failed on ");
+    PX_REQUIRE_MENTIONS(m, "integer division by zero");
+    PX_REQUIRE_MENTIONS(m, "softmax_cross_entropy");
+    // The later ops ran: their values are right, and reading them reports nothing more.
+    REQUIRE(values(after) == std::vector<double>{1, 2, 3, 4});
+    REQUIRE(values(last) == std::vector<double>(1000, 3.0));
+    synchronize(dev);
+}
+
 TEST_CASE("a failure on the device is reported at the next wait, then the device works",
           "[conformance][errors][async][R9]") {
     PX_NEEDS({PX_OP_ARANGE, DType::int32}, {PX_OP_DIV, DType::int32}, {PX_OP_ADD, DType::int32},

@@ -103,6 +103,11 @@ inline int atomicExch(int* address, int value) {
     *address = value;
     return old;
 }
+inline unsigned atomicOr(unsigned* address, unsigned value) {
+    const unsigned old = *address;
+    *address = old | value;
+    return old;
+}
 
 // The device's integer and floating min and max, as CUDA declares them.
 using std::max;

@@ -1,0 +1,115 @@
+// The CPU allocator gives a cached block back to the system only after the
+// ops queued before its release have run (issue 37, item 3: trimming the
+// cache under PLEXUS_CPU_MEMORY_LIMIT freed blocks that queued ops still
+// wrote, a heap use-after-free).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "allocator.hpp"
+#include "plexus/plexus.h"
+
+namespace {
+constexpr uint64_t MiB = 1ull << 20;
+
+// A queue that has run `completed` of `queued` ops; waiting runs them.
+struct FakeQueue final : pxcpu::QueueProgress {
+    uint64_t queued_ops = 0, completed_ops = 0, waited_for = 0;
+    bool may_wait = true;
+    uint64_t queued() const override { return queued_ops; }
+    uint64_t completed() const override { return completed_ops; }
+    void wait_until_completed(uint64_t count) override {
+        CHECK(may_wait);  // the worker must never wait for its own queue
+        waited_for = count;
+        completed_ops = count;
+    }
+};
+}  // namespace
+
+TEST_CASE("a cached block is freed only after the ops queued before its release", "[host][memory]") {
+    FakeQueue queue;
+    pxcpu::Allocator allocator(0, 4 * MiB, &queue);
+    std::string why;
+    px_plugin_buffer* a = allocator.allocate(2 * MiB, why);
+    REQUIRE(a != nullptr);
+    queue.queued_ops = 5, queue.completed_ops = 3;  // two ops that use `a` still to run
+    allocator.release(a);
+    CHECK(allocator.figures().reserved == 2 * MiB);  // cached
+
+    SECTION("an allocation that needs the room waits for those ops, then frees it") {
+        px_plugin_buffer* b = allocator.allocate(3 * MiB, why);
+        REQUIRE(b != nullptr);
+        CHECK(queue.waited_for == 5);
+        CHECK(allocator.figures().reserved == 3 * MiB);
+        allocator.release(b);
+    }
+    SECTION("scratch charged on the worker never waits: the block stays cached") {
+        queue.may_wait = false;
+        REQUIRE(allocator.charge(3 * MiB, why));  // in use: 3 MiB of 4
+        CHECK(queue.waited_for == 0);
+        CHECK(allocator.figures().reserved == 2 * MiB);
+        allocator.refund(3 * MiB);
+        queue.completed_ops = 5;  // once the ops have run, the next charge frees it
+        REQUIRE(allocator.charge(3 * MiB, why));
+        CHECK(allocator.figures().reserved == 0);
+        allocator.refund(3 * MiB);
+    }
+    SECTION("a block whose ops have run is freed without waiting") {
+        queue.completed_ops = 5;
+        px_plugin_buffer* b = allocator.allocate(3 * MiB, why);
+        REQUIRE(b != nullptr);
+        CHECK(queue.waited_for == 0);
+        CHECK(allocator.figures().reserved == 3 * MiB);
+        allocator.release(b);
+    }
+    SECTION("trim() waits for every cached block's ops") {
+        allocator.trim();
+        CHECK(queue.waited_for == 5);
+        CHECK(allocator.figures().reserved == 0);
+    }
+}
+
+// The attack of issue 37, scaled so that glibc always maps the blocks (over
+// its largest mmap threshold, 32 MiB) and a block freed early is unmapped: a
+// product keeps the device busy while exp is queued on a 48 MiB tensor; its
+// result is released at once, and a 40 MiB tensor then needs the cache
+// trimmed under a 120 MiB limit. The trim used to free the blocks exp was
+// about to read and write (a segfault; ASan: heap use after free). Now the
+// allocation waits for exp, and every value is right.
+TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: trimming the cache never frees a block a queued op still uses",
+          "[host][cpu-abi][oom]") {
+    setenv("PLEXUS_CPU_MEMORY_LIMIT", "120M", 1);
+    const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
+    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime* rt = nullptr;
+    const px_status created = px_runtime_create(&o, &rt);
+    unsetenv("PLEXUS_CPU_MEMORY_LIMIT");
+    REQUIRE(created == PX_OK);
+    const px_device cpu0{PX_DEVICE_CPU, 0};
+    const int64_t square[] = {512, 512}, big[] = {12 * int64_t(MiB)}, forty[] = {10 * int64_t(MiB)};
+    for (int round = 0; round < 10; ++round) {
+        px_tensor *m = nullptr, *p = nullptr, *x = nullptr, *y = nullptr, *z = nullptr;
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, square, 0.5, &m) == PX_OK);
+        REQUIRE(px_matmul(m, m, &p) == PX_OK);  // keeps the worker busy
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, big, 1.0, &x) == PX_OK);
+        REQUIRE(px_unary(PX_OP_EXP, x, &y) == PX_OK);  // queued behind the product
+        px_tensor_release(y);                           // its block goes to the cache, exp still to run
+        px_tensor_release(x);
+        REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, forty, 2.0, &z) == PX_OK);  // needs the cache trimmed
+        std::vector<float> got(static_cast<size_t>(forty[0]));
+        REQUIRE(px_tensor_to_host(z, got.data(), got.size() * sizeof(float)) == PX_OK);
+        CHECK(got.front() == 2.0f);
+        CHECK(got.back() == 2.0f);
+        std::vector<float> product(512 * 512);
+        REQUIRE(px_tensor_to_host(p, product.data(), product.size() * sizeof(float)) == PX_OK);
+        CHECK(product.front() == 128.0f);  // 512 * 0.25
+        CHECK(product.back() == 128.0f);
+        px_tensor_release(z);
+        px_tensor_release(p);
+        px_tensor_release(m);
+    }
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+}
