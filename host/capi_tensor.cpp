@@ -81,7 +81,7 @@ px_status px_tensor_random_normal(px_runtime* runtime, px_device device, px_dtyp
 }
 
 px_status px_tensor_retain(px_tensor* tensor) {
-    return guard("px_tensor_retain", [&] { get_tensor(tensor).refs.fetch_add(1, std::memory_order_relaxed); });
+    return guard("px_tensor_retain", [&] { get_tensor(tensor).refs.retain(); });
 }
 
 px_status px_tensor_release(px_tensor* tensor) {
@@ -144,7 +144,7 @@ px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out) 
         need_out(out);
         auto dev = t.device().runtime_device(device);
         if (dev.get() == &t.device()) {
-            t.refs.fetch_add(1, std::memory_order_relaxed);
+            t.refs.retain();
             *out = tensor;
             return;
         }

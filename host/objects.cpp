@@ -1,5 +1,7 @@
 #include "objects.hpp"
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -120,13 +122,28 @@ const std::shared_ptr<DeviceImpl>& Runtime::device(px_device d) const {
          list.size() == 1 ? "" : "s", " (", kind, "(0)..", kind, "(", list.size() - 1, "))");
 }
 
+uint32_t library_tag() {
+    // pthread keys are process-wide and no two held at once are equal; this
+    // copy of libplexus holds one for good, so no other copy gets its tag.
+    // (glibc has 1024 keys, which fit the tag's bits.)
+    static const uint32_t tag = [] {
+        pthread_key_t key;
+        if (pthread_key_create(&key, nullptr) != 0) {  // all keys taken: a tag that differs by chance only
+            static const char here = 0;
+            return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&here) >> 12);
+        }
+        return static_cast<uint32_t>(key);
+    }();
+    return tag % HandleBits::tags;
+}
+
 RuntimeTable& runtime_table() {
-    static RuntimeTable* table = new RuntimeTable;  // never destroyed: handles may outlive statics
+    static RuntimeTable* table = new RuntimeTable(library_tag());  // never destroyed: handles may outlive statics
     return *table;
 }
 
 TensorTable& tensor_table() {
-    static TensorTable* table = new TensorTable;
+    static TensorTable* table = new TensorTable(library_tag());
     return *table;
 }
 
@@ -143,7 +160,7 @@ void limit_live_tensors_from_environment() {
 }
 
 GroupTable& group_table() {
-    static GroupTable* table = new GroupTable;
+    static GroupTable* table = new GroupTable(library_tag());
     return *table;
 }
 
@@ -177,7 +194,7 @@ px_tensor* publish(TensorObj* tensor) {
 
 void release(px_tensor* handle) {
     TensorObj& t = get_tensor(handle);
-    if (t.refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (t.refs.release()) {
         tensor_table().remove(reinterpret_cast<uint64_t>(handle));
         delete &t;
     }

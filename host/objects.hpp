@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "handles.hpp"
 #include "plexus/plexus.h"
+#include "refcount.hpp"
 #include "shape.hpp"
 
 namespace px {
@@ -93,7 +94,7 @@ struct Buffer {
 };
 
 struct TensorObj {
-    std::atomic<int32_t> refs{1};
+    RefCount refs;
     std::shared_ptr<Buffer> buffer;
     uint64_t offset = 0;  // bytes into buffer
     px_dtype dtype = PX_FLOAT32;
@@ -137,6 +138,8 @@ struct GroupObj {
 using RuntimeTable = HandleTable<std::shared_ptr<Runtime>, HandleKind::runtime>;
 using TensorTable = HandleTable<TensorObj, HandleKind::tensor>;
 using GroupTable = HandleTable<GroupObj, HandleKind::group>;
+// This copy of libplexus's handle tag, unique among the copies in the process.
+uint32_t library_tag();
 RuntimeTable& runtime_table();
 TensorTable& tensor_table();
 // PLEXUS_MAX_LIVE_TENSORS caps the process's live tensor handles (a leak
