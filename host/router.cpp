@@ -88,12 +88,21 @@ TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
     return out.release();
 }
 
+// `value` toward zero, saturated to the range of integer `dtype`.
+static int64_t saturated_integer(px_dtype dtype, double value) {
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    if (dtype == PX_INT32) lo = INT32_MIN, hi = INT32_MAX;
+    if (dtype == PX_UINT8) lo = 0, hi = UINT8_MAX;
+    if (value <= static_cast<double>(lo)) return lo;
+    if (value >= static_cast<double>(hi)) return hi;  // (double)INT64_MAX is 2^63: above every int64
+    return static_cast<int64_t>(value);
+}
+
 TensorObj* full(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, double value) {
     px_fill_attrs attrs{sizeof(px_fill_attrs), value, 0};
     if (dtype != PX_FLOAT32 && dtype != PX_FLOAT64) {
-        if (!std::isfinite(value) || value < -9.2233720368547758e18 || value >= 9.2233720368547758e18)
-            fail(PX_ERROR_INVALID_ARGUMENT, "fill: ", value, " cannot be stored in ", px_dtype_name(dtype));
-        attrs.int_value = static_cast<int64_t>(value);
+        if (std::isnan(value)) fail(PX_ERROR_INVALID_ARGUMENT, "fill: NaN cannot be stored in ", px_dtype_name(dtype));
+        attrs.int_value = saturated_integer(dtype, value);  // as cast converts a float
     }
     Owned out(new_tensor(dev, dtype, shape));
     px_tensor_desc o = out->desc();
@@ -124,6 +133,9 @@ TensorObj* random(Runtime& rt, px_op op, const std::shared_ptr<DeviceImpl>& dev,
         fail(PX_ERROR_INVALID_ARGUMENT, name_of(op), ": parameters must be finite (got ", a, ", ", b, ")");
     if (op == PX_OP_RANDOM_UNIFORM && !(a <= b))
         fail(PX_ERROR_INVALID_ARGUMENT, "random_uniform: low ", a, " is above high ", b);
+    // low + (high - low) * u: a span past the largest double would give values outside [low, high).
+    if (op == PX_OP_RANDOM_UNIFORM && !std::isfinite(b - a))
+        fail(PX_ERROR_INVALID_ARGUMENT, "random_uniform: the span from ", a, " to ", b, " is larger than the largest double");
     if (op == PX_OP_RANDOM_NORMAL && !(b >= 0))
         fail(PX_ERROR_INVALID_ARGUMENT, "random_normal: the standard deviation ", b, " is negative");
     Owned out(new_tensor(dev, dtype, shape));

@@ -106,7 +106,8 @@ typedef struct px_matmul_attrs {
 } px_matmul_attrs;
 
 /* attrs of fill: floating outputs take `value`, integer outputs `int_value`
- * (so int64 values above 2^53 survive). */
+ * (so int64 values above 2^53 survive), which lies within the output
+ * dtype's range: Plexus's host saturates a value outside it, as cast does. */
 typedef struct px_fill_attrs {
     uint32_t struct_size;
     double value;
@@ -373,8 +374,9 @@ typedef struct px_plugin_api {
     /* Waits for all queued work, frees everything. Never fails. */
     void (*destroy)(px_plugin_context* ctx);
 
-    /* How many devices. With zero, a plugin may put the reason in
-     * err->message ("no CUDA driver") and still return PX_OK. */
+    /* How many devices, 0..4096. With zero, a plugin may put the reason in
+     * err->message ("no CUDA driver") and still return PX_OK. A count
+     * outside 0..4096 gets the plugin skipped with the figure as reason. */
     px_status (*device_count)(px_plugin_context* ctx, int32_t* count, px_plugin_error* err);
     px_status (*device_info)(px_plugin_context* ctx, int32_t device, px_device_info* info,
                              px_plugin_error* err);

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include <numeric>
 
@@ -24,6 +26,22 @@ TEST_CASE("creation functions fill the right values", "[conformance][creation][R
             REQUIRE(e.device() == dev);
             if (d == DType::int64)  // integers are filled from int_value, exactly
                 REQUIRE(values(full({1}, 9007199254740993.0, dev, DType::int64))[0] == 9007199254740992.0);
+            // A value outside an integer dtype saturates and a fraction goes
+            // toward zero, as cast converts a float (issue 37: 3e9 as int32
+            // gave -1294967296, 300 as uint8 gave 44).
+            auto filled = [&](double v) { return full({1}, v, dev, d).astype(DType::int64).to_vector<int64_t>()[0]; };
+            if (d != DType::float32 && d != DType::float64 && pxconf::device_has(PX_OP_CAST, d)) {
+                const int64_t lo = d == DType::int32 ? INT32_MIN : d == DType::uint8 ? 0 : INT64_MIN;
+                const int64_t hi = d == DType::int32 ? INT32_MAX : d == DType::uint8 ? 255 : INT64_MAX;
+                for (double big : {3e9, 300.0, 1e30, double(INFINITY)}) {
+                    INFO(big);
+                    const bool past_int64 = big > 9.3e18;
+                    CHECK(filled(big) == (past_int64 ? hi : std::min<int64_t>(hi, int64_t(big))));
+                    CHECK(filled(-big) == (past_int64 ? lo : std::max<int64_t>(lo, -int64_t(big))));
+                }
+                CHECK(filled(2.9) == 2);
+                CHECK(filled(-2.9) == (d == DType::uint8 ? 0 : -2));
+            }
         }
         PX_OP_SECTION(PX_OP_ARANGE, d) {
             REQUIRE(values(arange(2, 11, 3, dev, d)) == std::vector<double>{2, 5, 8});

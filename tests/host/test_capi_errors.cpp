@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include <cfloat>
 #include <cmath>
 #include <string>
 
@@ -208,12 +209,22 @@ TEST_CASE_METHOD(Fixture, "every router check answers with its own error", "[cap
     px_tensor* t = nullptr;
     int64_t two = 2;
     CHECK(px_tensor_full(rt, cpu0, PX_INT32, 1, &two, NAN, &t) == PX_ERROR_INVALID_ARGUMENT);
-    CHECK(says("cannot be stored in int32"));
+    CHECK(says("fill: NaN cannot be stored in int32"));
     CHECK(px_tensor_arange(rt, cpu0, PX_FLOAT32, 0, 1e19, 1, &t) == PX_ERROR_SHAPE);
     CHECK(px_tensor_arange(rt, cpu0, PX_FLOAT32, 0, INFINITY, 1, &t) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(px_tensor_random_normal(rt, cpu0, PX_FLOAT32, 1, &two, 0, -1, &t) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(says("standard deviation -1 is negative"));
     CHECK(px_tensor_random_uniform(rt, cpu0, PX_FLOAT32, 1, &two, 0, NAN, &t) == PX_ERROR_INVALID_ARGUMENT);
+    // Issue 37: a span past the largest double gave values outside [low, high).
+    CHECK(px_tensor_random_uniform(rt, cpu0, PX_FLOAT64, 1, &two, -DBL_MAX, DBL_MAX, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("random_uniform: the span from"));
+    CHECK(says("is larger than the largest double"));
+    REQUIRE(px_tensor_random_uniform(rt, cpu0, PX_FLOAT64, 1, &two, -DBL_MAX / 2, DBL_MAX / 2, &t) == PX_OK);
+    double got[2] = {};
+    REQUIRE(px_tensor_to_host(t, got, sizeof got) == PX_OK);
+    CHECK((std::isfinite(got[0]) && std::isfinite(got[1])));
+    px_tensor_release(t);
+    t = nullptr;
     px_tensor* a = ones(6);
     int64_t two_infer[2] = {-1, -1};
     CHECK(px_tensor_reshape(a, 2, two_infer, &t) == PX_ERROR_SHAPE);
