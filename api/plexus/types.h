@@ -142,7 +142,8 @@ typedef PX_ENUM(px_op) {
      * leave them out, and the frontend then runs the unfused ops ---- */
     /* x (N,C,H,W), b (C) -> relu(max_pool2d(x) + b) (N,C,OH,OW), the same
      * values as max_pool2d(relu(bias_add(x, b))) in one pass over x;
-     * attrs: px_pool2d_attrs. NaN propagates. */
+     * attrs: px_pool2d_attrs. A NaN counts as 0, as relu(NaN) is 0
+     * (docs/semantics.md). */
     PX_OP_BIAS_RELU_MAX_POOL2D = 114,
     /* x, b, dy -> dx (N,C,H,W) and db (C), two outputs: each window's dy goes
      * to the first maximum of x + b when relu passed it (max + b > 0). */
