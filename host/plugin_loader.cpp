@@ -19,6 +19,7 @@ namespace {
 
 constexpr size_t table_header_size = offsetof(px_plugin_api, version) + sizeof(const char*);
 constexpr size_t table_1_0_size = offsetof(px_plugin_api, synchronize) + sizeof(void*);
+constexpr int32_t max_devices_per_plugin = 4096;  // plugin.h, device_count
 
 struct Candidate {
     std::string path;
@@ -184,13 +185,19 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     int32_t count = 0;
     const px_status counted = plugin->api->device_count(plugin->context, &count, &err);
-    if (counted != PX_OK || count < 0) {
-        err.message[PX_MESSAGE_MAX - 1] = '\0';
+    err.message[PX_MESSAGE_MAX - 1] = '\0';
+    if (counted != PX_OK) {
         if (counted == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(plugin->file, "device_count()", err.message);
         rec.message = cat("device_count failed: ", err.message);
         return false;
     }
-    err.message[PX_MESSAGE_MAX - 1] = '\0';
+    // The host spends memory and a call per device (its info and every
+    // (op, dtype) it supports) before any is used, so an absurd count is
+    // refused rather than believed.
+    if (count < 0 || count > max_devices_per_plugin) {
+        rec.message = cat("device_count reported ", count, " devices, outside 0..", max_devices_per_plugin);
+        return false;
+    }
     if (count == 0) rec.message = err.message[0] ? err.message : "no devices";
     for (int32_t i = 0; i < count; ++i) {
         px_device_info info{};

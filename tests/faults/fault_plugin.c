@@ -63,6 +63,10 @@ static px_status device_count(px_plugin_context* ctx, int32_t* n, px_plugin_erro
     return say(err, PX_ERROR_OUT_OF_MEMORY, "simulated: out of host memory counting devices");
 #elif defined(FAULT_COLLECTIVE)
     *n = 2;
+#elif defined(FAULT_COUNT_HUGE)
+    *n = INT32_MAX;  /* asking each for its info would take the host gigabytes */
+#elif defined(FAULT_COUNT_NEGATIVE)
+    *n = -5;  /* PX_OK, and no message */
 #else
     *n = 1;
 #endif

@@ -278,3 +278,18 @@ TEST_CASE("destroying a runtime reports queued work that failed, and still destr
     CHECK(px_runtime_plugin_count(rt, &n) == PX_ERROR_INVALID_HANDLE);  // gone all the same
     CHECK(px_tensor_release(a) == PX_OK);
 }
+
+TEST_CASE("a plugin reporting an absurd or negative device count is skipped with the figure, and the others load",
+          "[host][loader]") {
+    Runtime r({fault("count-huge"), fault("count-negative"), cpu_plugin});
+    auto p = r.by_file();
+    CHECK(!p.at("libfault-count-huge.so").loaded);
+    CHECK(std::string(p.at("libfault-count-huge.so").message) ==
+          "device_count reported 2147483647 devices, outside 0..4096");
+    CHECK(!p.at("libfault-count-negative.so").loaded);
+    CHECK(std::string(p.at("libfault-count-negative.so").message) == "device_count reported -5 devices, outside 0..4096");
+    CHECK(p.at("libplexus-cpu.so").loaded);
+    int32_t accels = -1;
+    REQUIRE(px_runtime_device_count(r.rt, PX_DEVICE_ACCELERATOR, &accels) == PX_OK);
+    CHECK(accels == 0);
+}
