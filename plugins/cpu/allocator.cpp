@@ -1,6 +1,7 @@
 #include "allocator.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <new>
 #include <unistd.h>
@@ -174,8 +175,9 @@ uint64_t parse_bytes(const char* text, bool& ok) {
     // strtoull would take "-1" (as 2^64 - 1) and leading spaces: digits first.
     if (!text || *text < '0' || *text > '9') return 0;
     char* end = nullptr;
+    errno = 0;
     unsigned long long v = std::strtoull(text, &end, 10);
-    if (end == text) return 0;
+    if (end == text || errno == ERANGE) return 0;  // ERANGE: past 2^64 - 1, which strtoull gives instead
     uint64_t mult = 1;
     switch (*end) {
     case 'K': case 'k': mult = 1ull << 10, ++end; break;

@@ -79,6 +79,7 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
         {"PLEXUS_CPU_MEMORY_LIMIT", "G", "PLEXUS_CPU_MEMORY_LIMIT='G' is not a size"},
         {"PLEXUS_CPU_MEMORY_LIMIT", "5KK", "PLEXUS_CPU_MEMORY_LIMIT='5KK' is not a size"},
         {"PLEXUS_CPU_MEMORY_LIMIT", "-1", "PLEXUS_CPU_MEMORY_LIMIT='-1' is not a size"},  // not 2^64 - 1
+        {"PLEXUS_CPU_MEMORY_LIMIT", "99999999999999999999", "PLEXUS_CPU_MEMORY_LIMIT='99999999999999999999' is not a size"},
         {"PLEXUS_CPU_MEMORY_LIMIT", " 5M", "PLEXUS_CPU_MEMORY_LIMIT=' 5M' is not a size"},
         {"PLEXUS_CPU_ISA", "sse9", "PLEXUS_CPU_ISA='sse9' is not one of avx512, avx2, baseline"},
         {"PLEXUS_CPU_CONV", "winograd", "PLEXUS_CPU_CONV='winograd' is not one of auto, direct, im2col"},
