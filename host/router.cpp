@@ -355,8 +355,10 @@ TensorObj* concat(const std::vector<const TensorObj*>& parts, int32_t axis) {
     for (const TensorObj* t : parts) {
         px_tensor_desc in = t->desc(), dst = o;
         for (int d = 0; d < shape.ndim; ++d) dst.shape[d] = t->shape.dims[d];
-        dst.offset += static_cast<uint64_t>(at * o.strides[axis]) * px_dtype_size(first.dtype);
-        dispatch(first.device(), PX_OP_COPY, first.dtype, &in, 1, &dst, 1, nullptr, numel(t->shape) > 0);
+        const bool nonempty = numel(t->shape) > 0;
+        if (nonempty)  // then the result is not empty either, and its offsets fit
+            dst.offset += static_cast<uint64_t>(at * o.strides[axis]) * px_dtype_size(first.dtype);
+        dispatch(first.device(), PX_OP_COPY, first.dtype, &in, 1, &dst, 1, nullptr, nonempty);
         at += t->shape.dims[axis];
     }
     return out.release();

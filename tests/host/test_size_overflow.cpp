@@ -140,3 +140,13 @@ TEST_CASE("a window whose extent and padding overflow 64 bits is refused, naming
     r.keep(out);
     CHECK(shape_of(out) == std::vector<int64_t>{0, 1, big, 1});
 }
+
+TEST_CASE("concat of empty tensors with huge axes computes no offset past 64 bits", "[capi][sizes]") {
+    Rt r;
+    const int64_t g = int64_t(1) << 32;
+    px_tensor* parts[] = {r.zeros({0, g, g}), r.zeros({0, g, g})};
+    px_tensor* out = nullptr;
+    REQUIRE(px_concat(parts, 2, 1, &out) == PX_OK);  // the second part starts at row 2^32 of stride 2^32
+    r.keep(out);
+    CHECK(shape_of(out) == std::vector<int64_t>{0, 2 * g, g});
+}
