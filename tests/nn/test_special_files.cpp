@@ -13,6 +13,7 @@
 #include "../host/hang_guard.hpp"
 #include "plexus/data.hpp"
 #include "plexus/nn.hpp"
+#include "../support.hpp"
 
 using namespace plexus;
 
@@ -22,17 +23,6 @@ std::string temp_dir() {
     char name[] = "/tmp/plexus-special-files-XXXXXX";
     REQUIRE(mkdtemp(name) != nullptr);
     return name;
-}
-
-template <class F>
-std::string invalid_argument_message(F&& f) {
-    try {
-        f();
-    } catch (const InvalidArgumentError& e) {
-        return e.what();
-    }
-    FAIL("no InvalidArgumentError");
-    return "";
 }
 
 }  // namespace
@@ -50,9 +40,9 @@ TEST_CASE("a FIFO, folder or device as a parameter file or IDX file is refused a
     } cases[] = {{fifo, "a FIFO"}, {dir, "a folder"}, {"/dev/null", "a character device"}};
     for (const auto& c : cases) {
         INFO(c.path);
-        CHECK(invalid_argument_message([&] { net.load_parameters(c.path); }) ==
+        CHECK(pxtest::message_of<InvalidArgumentError>([&] { net.load_parameters(c.path); }) ==
               c.path + ": not a regular file (" + c.kind + ")");
-        CHECK(invalid_argument_message([&] { data::read_idx(c.path); }) ==
+        CHECK(pxtest::message_of<InvalidArgumentError>([&] { data::read_idx(c.path); }) ==
               c.path + ": not a regular file (" + c.kind + ")");
     }
     std::remove(fifo.c_str());
