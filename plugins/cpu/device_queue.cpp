@@ -97,7 +97,18 @@ void DeviceQueue::worker() {
                 if (tail_.load(std::memory_order_acquire) == h) return;  // stopping with nothing left
             }
         }
+        // seq_cst with hold_for_fork's: one of the two sees the other's store.
+        in_task_.store(true, std::memory_order_seq_cst);
+        while (held_.load(std::memory_order_seq_cst)) {
+            in_task_.store(false, std::memory_order_seq_cst);
+            {
+                std::unique_lock<std::mutex> lock(sleep_);
+                resumed_.wait(lock, [&] { return !held_.load(); });
+            }
+            in_task_.store(true, std::memory_order_seq_cst);
+        }
         execute(ring_[h % capacity]);
+        in_task_.store(false, std::memory_order_release);
         // seq_cst on both: a waiter publishes wake_at_ and then reads head_,
         // so this store must not pass the load below (or it would sleep on).
         head_.store(h + 1, std::memory_order_seq_cst);
@@ -107,6 +118,21 @@ void DeviceQueue::worker() {
             progress_.notify_all();  // each waiter re-registers if its target is further on
         }
     }
+}
+
+void DeviceQueue::hold_for_fork() noexcept {
+    produce_.lock();  // no push, and so no task run inline, until resumed
+    held_.store(true, std::memory_order_seq_cst);
+    while (in_task_.load(std::memory_order_seq_cst)) std::this_thread::yield();  // the running task ends
+}
+
+void DeviceQueue::resume_after_fork() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(sleep_);
+        held_.store(false);
+    }
+    resumed_.notify_all();
+    produce_.unlock();
 }
 
 void DeviceQueue::execute(const Task& task) {

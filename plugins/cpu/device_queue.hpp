@@ -48,6 +48,15 @@ public:
     // the next wait (at exit: exit_drain.hpp).
     void drain();
 
+    // fork(): the forking thread holds every queue first (exit_drain.cpp's
+    // fork handlers), so that no task runs while the process is copied: a
+    // child would inherit the locks and spin flags a running task held in
+    // OpenBLAS or OpenMP, and its own runtime would wait on them forever.
+    // Returns once no task runs here and none can start or be pushed.
+    void hold_for_fork() noexcept;
+    void resume_after_fork() noexcept;  // in the parent and in the child
+    bool held_for_fork() const noexcept { return held_.load(); }
+
     // QueueProgress: tasks run inline count in neither, as they are done
     // before push() returns.
     uint64_t queued() const override { return tail_.load(std::memory_order_acquire); }
@@ -70,12 +79,14 @@ private:
     alignas(64) std::atomic<uint64_t> head_{0};  // next slot to run (worker); == tasks completed
     alignas(64) std::atomic<bool> sleeping_{false};
     std::atomic<bool> stop_{false};
+    std::atomic<bool> held_{false};     // hold_for_fork() until resume_after_fork()
+    std::atomic<bool> in_task_{false};  // the worker is running a task (or about to)
     // The smallest head_ a waiter needs (UINT64_MAX: none); the worker signals
     // only when head_ reaches it, so waiting costs nothing per task.
     std::atomic<uint64_t> wake_at_{UINT64_MAX};
     std::mutex produce_;  // serializes producers
     std::mutex sleep_;    // guards the sleep/wake handshake and the failures below
-    std::condition_variable wake_worker_, progress_;
+    std::condition_variable wake_worker_, progress_, resumed_;
     char error_[PX_MESSAGE_MAX] = {};   // the first failure since the last wait
     char others_[PX_MESSAGE_MAX] = {};  // later ones' messages, "; "-separated, as many as fit
     uint64_t other_failures_ = 0;       // how many failed after the first

@@ -40,11 +40,21 @@ LiveQueues& live_queues() {
     return live;
 }
 
+// A forked child has no worker for the queues it inherited: only this
+// process's own are held (device_queue.hpp, hold_for_fork).
 void LiveQueues::lock_for_fork() {
-    if (!g_registry_gone.load()) live_queues().mu.lock();
+    if (g_registry_gone.load()) return;
+    LiveQueues& live = live_queues();
+    live.mu.lock();
+    for (ExitLink* l = live.head.next; l; l = l->next)
+        if (l->generation == fork_generation()) l->queue->hold_for_fork();
 }
 void LiveQueues::unlock_after_fork() {
-    if (!g_registry_gone.load()) live_queues().mu.unlock();
+    if (g_registry_gone.load()) return;
+    LiveQueues& live = live_queues();
+    for (ExitLink* l = live.head.next; l; l = l->next)
+        if (l->queue->held_for_fork()) l->queue->resume_after_fork();
+    live.mu.unlock();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <pthread.h>
 #include <new>
 #include <vector>
 
@@ -34,6 +35,9 @@ std::atomic<bool> g_pool_gone{false};
 // Given-back buffers, oldest first. Freed when the plugin is unloaded.
 class Pool {
 public:
+    // Its lock is held across fork(), so a child's copy is whole (the queues,
+    // held first, run no op meanwhile: exit_drain.cpp).
+    Pool() { pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork); }
     ~Pool() {
         std::lock_guard<std::mutex> lock(mutex_);
         g_pool_gone.store(true);
@@ -92,6 +96,9 @@ public:
     }
 
 private:
+    static void lock_for_fork();
+    static void unlock_after_fork();
+
     std::mutex mutex_;
     std::vector<Buffer> kept_;
     size_t kept_bytes_ = 0, leased_ = 0;
@@ -100,6 +107,13 @@ private:
 Pool& pool() {
     static Pool p;
     return p;
+}
+
+void Pool::lock_for_fork() {
+    if (!g_pool_gone.load()) pool().mutex_.lock();
+}
+void Pool::unlock_after_fork() {
+    if (!g_pool_gone.load()) pool().mutex_.unlock();
 }
 
 Buffer take_without_pool(size_t bytes) {
