@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "blas_library.hpp"
 #include "cuda_check.hpp"
 #include "op_args.hpp"
 
@@ -29,18 +30,20 @@ void gemm_row_major(const Launch& l, int32_t dtype, bool trans_a, bool trans_b, 
     check_int_range({m, n, k, lda, ldb, ldc, batch}, "matrix product");
     if (m == 0 || n == 0 || batch == 0) return;
     const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const BlasApi& blas = blas_api();
     if (dtype == PX_FLOAT32) {
         const float alpha = 1.0f, beta_f = float(beta);
-        PX_BLAS(cublasGemmStridedBatchedEx(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_32F, int(ldb),
-                                           stride_b, a, CUDA_R_32F, int(lda), stride_a, &beta_f, c, CUDA_R_32F,
-                                           int(ldc), stride_c, int(batch),
-                                           allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                                           CUBLAS_GEMM_DEFAULT));
+        PX_BLAS(blas.cublas_gemm_strided_batched_ex(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_32F,
+                                                    int(ldb), stride_b, a, CUDA_R_32F, int(lda), stride_a, &beta_f, c,
+                                                    CUDA_R_32F, int(ldc), stride_c, int(batch),
+                                                    allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                                    CUBLAS_GEMM_DEFAULT));
     } else if (dtype == PX_FLOAT64) {
         const double alpha = 1.0;
-        PX_BLAS(cublasGemmStridedBatchedEx(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_64F, int(ldb),
-                                           stride_b, a, CUDA_R_64F, int(lda), stride_a, &beta, c, CUDA_R_64F, int(ldc),
-                                           stride_c, int(batch), CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+        PX_BLAS(blas.cublas_gemm_strided_batched_ex(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_64F,
+                                                    int(ldb), stride_b, a, CUDA_R_64F, int(lda), stride_a, &beta, c,
+                                                    CUDA_R_64F, int(ldc), stride_c, int(batch), CUBLAS_COMPUTE_64F,
+                                                    CUBLAS_GEMM_DEFAULT));
     } else {
         throw Unsupported("matrix products need float32 or float64");
     }

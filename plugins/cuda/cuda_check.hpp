@@ -12,9 +12,12 @@
 namespace pxcuda {
 
 // The function a call's source text names: "cudaMalloc(&p, n)" -> "cudaMalloc".
+// "cublas_create" of "blas_api_->cublas_create(&blas_)" too.
 inline std::string function_of(const char* call) {
     const std::string text(call);
-    return text.substr(0, text.find('('));
+    const std::string callee = text.substr(0, text.find('('));
+    const size_t member = callee.find_last_of(">.");
+    return member == std::string::npos ? callee : callee.substr(member + 1);
 }
 
 // A CUDA runtime call failed; `code` says whether the context survived.

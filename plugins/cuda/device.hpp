@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "blas_library.hpp"
 #include "op_args.hpp"
 #include "staging.hpp"
 
@@ -114,6 +115,7 @@ private:
     cudaError_t drain(std::string& watch_failure);
 
     cudaStream_t stream_ = nullptr;
+    const BlasApi* blas_api_ = nullptr;  // set before blas_
     cublasHandle_t blas_ = nullptr;
     cudaMemPool_t pool_ = nullptr;
     cudaEvent_t marker_ = nullptr;  // for wait_for

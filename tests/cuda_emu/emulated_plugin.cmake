@@ -49,8 +49,9 @@ target_compile_definitions(plexus-cuda-emu PRIVATE PLEXUS_CUDA_PLUGIN_VERSION="$
 target_compile_options(plexus-cuda-emu PRIVATE -O2)
 target_link_libraries(plexus-cuda-emu PRIVATE plexus-cudart-emu Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(plexus-cuda-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
-# The plugin opens NCCL by name; here that is the library it already links.
-target_compile_definitions(plexus-cuda-emu PRIVATE "PXCUDA_NCCL_LIBRARIES=\"$<TARGET_FILE:plexus-cudart-emu>\"")
+# The plugin opens NCCL and cuBLAS by name; here that is the library it already links.
+target_compile_definitions(plexus-cuda-emu PRIVATE "PXCUDA_NCCL_LIBRARIES=\"$<TARGET_FILE:plexus-cudart-emu>\""
+  "PXCUDA_CUBLAS_LIBRARIES=\"$<TARGET_FILE:plexus-cudart-emu>\"")
 
 # The fuzz build (tools/run-fuzz.sh) instruments the plugin as the op-call
 # fuzzer's own code, as it does the CPU plugin; the emulator under it gets

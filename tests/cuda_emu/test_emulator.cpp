@@ -268,18 +268,20 @@ TEST_CASE("a free queued on a stream happens when the stream gets there, once", 
     REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
     REQUIRE(cublasSetStream(h, s) == CUBLAS_STATUS_SUCCESS);
     float* m = device_array<float>(1);
+    float* c = device_array<float>(1);  // not m: BLAS leaves an output that overlaps an input undefined
     const float two = 2, zero = 0;
     float out = 0;
     REQUIRE(cudaMemcpy(m, &two, sizeof two, cudaMemcpyHostToDevice) == cudaSuccess);
     REQUIRE(cudaStreamSynchronize(nullptr) == cudaSuccess);  // the legacy stream's copy, before s reads m
     REQUIRE(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &two, m, CUDA_R_32F, 1, 0, m,
-                                       CUDA_R_32F, 1, 0, &zero, m, CUDA_R_32F, 1, 0, 1, CUBLAS_COMPUTE_32F,
+                                       CUDA_R_32F, 1, 0, &zero, c, CUDA_R_32F, 1, 0, 1, CUBLAS_COMPUTE_32F,
                                        CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
-    REQUIRE(cudaMemcpyAsync(&out, m, sizeof out, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(&out, c, sizeof out, cudaMemcpyDeviceToHost, s) == cudaSuccess);
     CHECK(out == 0.0f);
     REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
     CHECK(out == 8.0f);  // 2 * 2 * 2
     cublasDestroy(h);
+    cudaFree(c);
     cudaFree(m);
     cudaStreamDestroy(s);
 }

@@ -1,0 +1,64 @@
+#include "blas_library.hpp"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "cuda_check.hpp"
+
+// Where cuBLAS is looked for: the toolkit's soname (the plugin's RUNPATH
+// names the toolkit's folder); the CUDA emulator's build names its own.
+#ifndef PXCUDA_CUBLAS_LIBRARIES
+#define PXCUDA_CUBLAS_LIBRARIES "libcublas.so"
+#endif
+
+namespace pxcuda {
+namespace {
+
+std::once_flag g_once;
+std::atomic<bool> g_opened{false};
+BlasApi g_api{};
+std::string g_error;
+
+template <class F>
+bool find(void* lib, const char* name, F& out) {
+    out = reinterpret_cast<F>(dlsym(lib, name));
+    return out != nullptr;
+}
+
+void open_blas() {
+    void* lib = nullptr;
+    std::string tried;
+    for (const char* name : {PXCUDA_CUBLAS_LIBRARIES}) {
+        lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (lib) break;
+        const char* why = dlerror();
+        tried += std::string(tried.empty() ? "" : "; ") + name + ": " + (why ? why : "not found");
+    }
+    if (!lib) {
+        g_error = "cuBLAS could not be opened (" + tried + ")";
+        return;
+    }
+    // Kept open for the life of the process: cuBLAS handles may outlive any one context.
+    if (!find(lib, "cublasCreate_v2", g_api.cublas_create) || !find(lib, "cublasDestroy_v2", g_api.cublas_destroy) ||
+        !find(lib, "cublasSetStream_v2", g_api.cublas_set_stream) ||
+        !find(lib, "cublasGemmStridedBatchedEx", g_api.cublas_gemm_strided_batched_ex)) {
+        g_error = "the cuBLAS library found lacks a function the plugin needs";
+        return;
+    }
+    g_opened.store(true);
+}
+
+}  // namespace
+
+const BlasApi& blas_api() {
+    std::call_once(g_once, open_blas);
+    if (!g_opened.load()) throw Unsupported(g_error);
+    return g_api;
+}
+
+bool blas_opened() { return g_opened.load(); }
+
+}  // namespace pxcuda
