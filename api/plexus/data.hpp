@@ -18,10 +18,17 @@ struct IdxArray {
     std::vector<int64_t> dims;
     std::vector<uint8_t> values;
 };
+// The most bytes of values read_idx accepts by default: $PLEXUS_MAX_DATA_BYTES
+// (decimal bytes) when set, else 256 MiB (Fashion-MNIST's largest file holds
+// 47 MB). A bad value is an InvalidArgumentError naming the variable.
+uint64_t default_max_data_bytes();
 // Reads an IDX file of unsigned bytes (gzip-compressed or not). A wrong
 // magic, a truncated or oversized body, or trailing bytes are errors that
-// name the file; memory is bounded by the dimensions, at most `max_bytes`.
-IdxArray read_idx(const std::string& path, uint64_t max_bytes = uint64_t(1) << 32);
+// name the file. A header declaring more than `max_bytes` values is refused
+// before any is read, and the values are read in slices as they arrive, so a
+// gzip bomb (1 MB that inflates to 1 GiB) costs at most min(declared size,
+// max_bytes, what it really inflates to) (docs/data-files.md).
+IdxArray read_idx(const std::string& path, uint64_t max_bytes = default_max_data_bytes());
 
 // Images (N, 28, 28) as bytes and labels 0..9.
 struct ImageDataset {

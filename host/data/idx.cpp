@@ -53,6 +53,18 @@ void read_exactly(gzFile f, unsigned char* dst, size_t n, const std::string& pat
 
 }  // namespace
 
+uint64_t default_max_data_bytes() {
+    const char* env = std::getenv("PLEXUS_MAX_DATA_BYTES");
+    if (!env || !*env) return uint64_t(256) << 20;
+    uint64_t v = 0;
+    for (const char* c = env; *c; ++c) {
+        if (*c < '0' || *c > '9' || __builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, unsigned(*c - '0'), &v))
+            bad("PLEXUS_MAX_DATA_BYTES", "'" + std::string(env) + "' is not a byte count (decimal digits, below 2^64)");
+    }
+    if (v == 0) bad("PLEXUS_MAX_DATA_BYTES", "0 bytes would refuse every data file");
+    return v;
+}
+
 IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
     struct stat st {};
     std::string why;
@@ -80,7 +92,8 @@ IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
         read_exactly(f.get(), b, 4, path, "the dimensions");
         uint64_t d = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
         if (__builtin_mul_overflow(total, d, &total) || total > max_bytes)
-            bad(path, "declares more than " + std::to_string(max_bytes) + " bytes of values; refusing to read it");
+            bad(path, "declares more than " + std::to_string(max_bytes) +
+                          " bytes of values; refusing to read it (raise the limit with PLEXUS_MAX_DATA_BYTES)");
         out.dims.push_back(int64_t(d));
     }
     // The values are read in slices and the array grows as they arrive, so a

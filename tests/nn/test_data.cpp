@@ -131,7 +131,7 @@ TEST_CASE("an IDX file that declares 4 GiB but holds none costs its size, not th
     std::fclose(f);
     rusage before{}, after{};
     getrusage(RUSAGE_SELF, &before);
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }),
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path, uint64_t(1) << 32); }),
                         "the values needs 4294901760 bytes, the file ends after 0");
     getrusage(RUSAGE_SELF, &after);
     CHECK(after.ru_maxrss - before.ru_maxrss < 256 * 1024);  // KiB: one 16 MiB slice, not 4 GiB
@@ -236,4 +236,75 @@ TEST_CASE("a sharded DataLoader gives each rank its part of every batch", "[data
     int64_t rows = 0;
     while (too_many.next(x)) rows += x.size;
     CHECK(rows == 23);
+}
+
+namespace {
+
+// Sets an environment variable for one scope, then puts the old value back.
+struct EnvSet {
+    std::string name, old;
+    bool had;
+    EnvSet(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
+        if (had) old = std::getenv(n);
+        ::setenv(n, v, 1);
+    }
+    ~EnvSet() { had ? (void)::setenv(name.c_str(), old.c_str(), 1) : (void)::unsetenv(name.c_str()); }
+};
+
+}  // namespace
+
+TEST_CASE("a gzip bomb is refused by the data limit, which PLEXUS_MAX_DATA_BYTES raises", "[data][errors]") {
+    // 1 GiB of values declared; 64 MiB of zeros really inside, about 64 kB compressed.
+    std::string path = temp_dir() + "/bomb.gz";
+    {
+        gzFile f = gzopen(path.c_str(), "wb9");
+        REQUIRE(f);
+        auto head = idx_bytes({1024, 1024, 1024}, {});
+        gzwrite(f, head.data(), unsigned(head.size()));
+        std::vector<unsigned char> zeros(1 << 20, 0);
+        for (int i = 0; i < 64; ++i) gzwrite(f, zeros.data(), unsigned(zeros.size()));
+        gzclose(f);
+    }
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    REQUIRE(st.st_size < (1 << 20));
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    {
+        EnvSet unset("PLEXUS_MAX_DATA_BYTES", "");
+        REQUIRE(data::default_max_data_bytes() == uint64_t(256) << 20);
+        std::string msg = message_of<InvalidArgumentError>([&] { data::read_idx(path); });
+        PX_REQUIRE_MENTIONS(msg, "declares more than 268435456 bytes of values; refusing to read it");
+        PX_REQUIRE_MENTIONS(msg, "PLEXUS_MAX_DATA_BYTES");
+    }
+    getrusage(RUSAGE_SELF, &after);
+    CHECK(after.ru_maxrss - before.ru_maxrss < 32 * 1024);  // KiB: refused from the header, nothing inflated
+    {
+        // Raised past the declared size: read in slices up to what the file really holds.
+        EnvSet raised("PLEXUS_MAX_DATA_BYTES", "2147483648");
+        REQUIRE(data::default_max_data_bytes() == uint64_t(1) << 31);
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }),
+                            "the values needs 1073741824 bytes, the file ends after 67108864");
+    }
+    {
+        EnvSet lowered("PLEXUS_MAX_DATA_BYTES", "1000");
+        auto small = temp_dir() + "/small.gz";
+        write_gz(small, idx_bytes({10, 100}, std::vector<uint8_t>(1000, 3)));
+        REQUIRE(data::read_idx(small).values == std::vector<uint8_t>(1000, 3));
+        write_gz(small, idx_bytes({10, 101}, std::vector<uint8_t>(1010, 3)));
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(small); }),
+                            "declares more than 1000 bytes");
+        std::remove(small.c_str());
+    }
+    for (const char* badv : {"abc", "12x", "-5", "99999999999999999999"}) {
+        EnvSet bad("PLEXUS_MAX_DATA_BYTES", badv);
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }),
+                            "PLEXUS_MAX_DATA_BYTES: '" + std::string(badv) + "' is not a byte count");
+    }
+    {
+        EnvSet zero("PLEXUS_MAX_DATA_BYTES", "0");
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_idx(path); }),
+                            "PLEXUS_MAX_DATA_BYTES: 0 bytes would refuse every data file");
+    }
+    std::remove(path.c_str());
 }
