@@ -66,17 +66,43 @@ private:
             first_.back() = false;
         }
     }
+    // Bytes that are not UTF-8 (a path is any bytes on Linux) cannot appear in
+    // JSON: each byte that starts no well-formed sequence becomes U+FFFD.
     void quote(const std::string& v) {
         s_ += '"';
-        for (unsigned char c : v) {
+        for (size_t i = 0; i < v.size();) {
+            const unsigned char c = static_cast<unsigned char>(v[i]);
             if (c == '"' || c == '\\') s_ += '\\', s_ += char(c);
             else if (c < 0x20) {
                 char b[8];
                 std::snprintf(b, sizeof b, "\\u%04x", c);
                 s_ += b;
+            } else if (c >= 0x80) {
+                const size_t n = utf8_length(v, i);
+                if (n == 0) s_ += "\\ufffd", ++i;
+                else s_.append(v, i, n), i += n;
+                continue;
             } else s_ += char(c);
+            ++i;
         }
         s_ += '"';
+    }
+    // The length of the well-formed UTF-8 sequence at v[i] (RFC 3629: no
+    // overlong forms, surrogates or code points past U+10FFFF), 0 if none.
+    static size_t utf8_length(const std::string& v, size_t i) {
+        const unsigned char c = static_cast<unsigned char>(v[i]);
+        size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        if (c < 0xC2 || c > 0xF4 || v.size() - i < n) return 0;
+        unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+        if (c == 0xE0) lo = 0xA0;
+        else if (c == 0xED) hi = 0x9F;
+        else if (c == 0xF0) lo = 0x90;
+        else if (c == 0xF4) hi = 0x8F;
+        for (size_t k = 1; k < n; ++k) {
+            const unsigned char b = static_cast<unsigned char>(v[i + k]);
+            if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
+        }
+        return n;
     }
     std::string s_;
     std::vector<bool> first_;
