@@ -3,8 +3,10 @@
  * buffers in host memory and supports add, fill and copy on float32; each
  * variant breaks one rule. FAULT_ACCEPT_ALL claims every (op, dtype) and
  * fails every op it is handed, so a call the host should have refused
- * shows up as "reached the plugin". FAULT_GROUP adds the process-group
- * slots of group_slots.c. */
+ * shows up as "reached the plugin"; with FAULT_CRASH_IN_EXECUTE set it
+ * crashes there instead (SIGSEGV), for the tools' crash reports.
+ * FAULT_GROUP adds the process-group slots of group_slots.c. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +166,7 @@ static px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plug
 #elif defined(FAULT_ACCEPT_ALL)
     char msg[64];
     (void)ctx;
+    if (getenv("FAULT_CRASH_IN_EXECUTE")) raise(SIGSEGV);
     snprintf(msg, sizeof msg, "%s reached the plugin", px_op_name(call->op));
     return say(err, PX_ERROR_DEVICE, msg);
 #else

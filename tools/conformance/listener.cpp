@@ -16,6 +16,11 @@ DeviceResults*& current() {
     return r;
 }
 
+std::function<void(const std::string&)>& on_crash() {
+    static std::function<void(const std::string&)> f;
+    return f;
+}
+
 namespace {
 
 // (op, dtype) named by the first two words of a section name, if they are.
@@ -58,6 +63,10 @@ public:
 
     bool assertionEnded(const Catch::AssertionStats& stats) override {
         if (stats.assertionResult.isOk()) return true;
+        // A signal Catch caught (its listeners never see fatalErrorEncountered):
+        // it then ends the check (testCaseEnded) and the run, and re-raises.
+        if (stats.assertionResult.getResultType() == Catch::ResultWas::FatalErrorCondition)
+            crash_ = stats.assertionResult.getMessage();
         for (auto& s : open_) s.second = true;
         if (check_.outcome != Outcome::fail) {
             check_.outcome = Outcome::fail;
@@ -80,6 +89,13 @@ public:
 
     void testCaseEnded(const Catch::TestCaseStats& stats) override {
         if (!current()) return;
+        if (!crash_.empty()) {
+            check_.outcome = Outcome::fail;
+            check_.why = "crashed: " + crash_;
+            current()->checks.push_back(check_);
+            if (on_crash()) on_crash()(check_.name + ": " + crash_);
+            return;
+        }
         if (check_.outcome != Outcome::fail && stats.totals.assertions.failed > 0) check_.outcome = Outcome::fail;
         if (check_.outcome != Outcome::fail && !pxconf::record().skipped.empty()) {
             check_.outcome = Outcome::skipped;
@@ -93,6 +109,7 @@ public:
 
 private:
     Check check_;
+    std::string crash_;  // the signal that ended the running check
     std::vector<std::pair<std::string, bool>> open_;  // open sections, and whether one failed inside
 };
 

@@ -31,7 +31,8 @@ const char* kUsage =
     "  --plugin FILE  load this plugin file first and test its devices\n"
     "  --device ID    test this device (cpu:0, gpu:1, accel:0; also cpu(0))\n"
     "                 default: every device of the --plugin files, else of every loaded plugin\n"
-    "  --json FILE    write the results as JSON to FILE, or to stdout with '-'\n"
+    "  --json FILE    write the results as JSON to FILE, or to stdout with '-'; a check\n"
+    "                 that crashes writes what was found before, with \"crashed\"\n"
     "  --perf         time representative calls of every supported op\n"
     "  --skip-absent  a --device that does not exist is skipped (exit 4), not an error\n"
     "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments or a\n"
@@ -39,6 +40,15 @@ const char* kUsage =
 
 // ctest's SKIP_RETURN_CODE for the devices of a machine that lacks them.
 constexpr int kSkipped = 4;
+
+// Writes the JSON to `path` ('-': stdout); false when it could not.
+bool write_json(const std::string& path, const std::string& json) {
+    if (path == "-") return std::fputs(json.c_str(), stdout) >= 0 && std::fflush(stdout) == 0;
+    std::ofstream f(path);
+    f << json;
+    f.close();
+    return bool(f);
+}
 
 int usage_error(const std::string& message) {
     std::fprintf(stderr, "plexus-conformance: %s\n%s", message.c_str(), kUsage);
@@ -139,7 +149,17 @@ int main(int argc, char** argv) try {
         for (const auto& info : plugins())
             if (info.loaded && r.plugin == info.name) r.file = info.file;
         pxconformance::current() = &r;
+        // A crash ends the process inside session.run(): write what we have.
+        pxconformance::on_crash() = [&](const std::string& why) {
+            std::vector<DeviceResults> so_far = results;
+            so_far.push_back(r);
+            const std::string crashed = r.device + " " + why;
+            const bool written = !json_path.empty() && write_json(json_path, pxconformance::to_json(so_far, crashed));
+            std::fprintf(stderr, "plexus-conformance: crashed in %s%s\n", crashed.c_str(),
+                         written ? "; the JSON holds the results found before" : "");
+        };
         rc = std::max(rc, session.run());
+        pxconformance::on_crash() = nullptr;
         pxconformance::current() = nullptr;
         if (perf) r.perf = pxconformance::measure_ops(d);
         results.push_back(std::move(r));
@@ -153,14 +173,7 @@ int main(int argc, char** argv) try {
         if (json_path != "-") pxconformance::print_text(r);
     }
     if (!json_path.empty()) {
-        std::string json = pxconformance::to_json(results);
-        if (json_path == "-") {
-            std::fputs(json.c_str(), stdout);
-        } else {
-            std::ofstream f(json_path);
-            f << json;
-            if (!f) return usage_error("cannot write " + json_path);
-        }
+        if (!write_json(json_path, pxconformance::to_json(results))) return usage_error("cannot write " + json_path);
     }
     return failures > 0 || rc != 0 ? 1 : 0;
 } catch (const plexus::Error& e) {

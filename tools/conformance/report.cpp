@@ -77,7 +77,7 @@ void print_text(const DeviceResults& r) {
                 r.device.c_str(), counts[0], counts[1], counts[2], checks[0], checks[1], checks[3]);
 }
 
-std::string to_json(const std::vector<DeviceResults>& all) {
+std::string to_json(const std::vector<DeviceResults>& all, const std::string& crashed) {
     pxtools::Json j;
     j.begin_object().key("devices").begin_array();
     int failures = 0;
@@ -112,7 +112,9 @@ std::string to_json(const std::vector<DeviceResults>& all) {
                 .end_object();
         j.end_array().end_object();
     }
-    j.end_array().field("failures", failures).end_object();
+    j.end_array().field("failures", failures);
+    if (!crashed.empty()) j.field("crashed", crashed);
+    j.end_object();
     return j.str() + "\n";
 }
 

@@ -2,6 +2,7 @@
 // and one entry per check (test case), filled by the Catch listener.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -37,5 +38,10 @@ struct DeviceResults {
 
 // The results of the device being tested; the listener writes here.
 DeviceResults*& current();
+
+// Called by the listener when a check crashed (a signal Catch caught, just
+// before it re-raises it and the process dies), with "<check>: <signal>", so
+// what was found so far still reaches --json.
+std::function<void(const std::string&)>& on_crash();
 
 }  // namespace pxconformance
