@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "../regular_file.hpp"
@@ -30,28 +32,192 @@ void put_u64(std::vector<unsigned char>& b, uint64_t v) {
     for (int i = 0; i < 8; ++i) b.push_back(static_cast<unsigned char>(v >> (8 * i)));
 }
 
-// Reads little-endian fields, failing with the offset when the bytes run out.
+// Where the decoder's bytes come from: memory, or a file read through a
+// buffer (so a file of many small entries is not a syscall per field).
+class Source {
+public:
+    virtual ~Source() = default;
+    // Exactly n bytes from the current position; false where they are not
+    // there (a file that shrank while it was read).
+    virtual bool read(unsigned char* dst, size_t n) = 0;
+};
+
+class MemorySource final : public Source {
+public:
+    MemorySource(const unsigned char* p, size_t n) : p_(p), left_(n) {}
+    bool read(unsigned char* dst, size_t n) override {
+        if (n > left_) return false;
+        if (n) std::memcpy(dst, p_, n);
+        p_ += n, left_ -= n;
+        return true;
+    }
+
+private:
+    const unsigned char* p_;
+    size_t left_;
+};
+
+class FileSource final : public Source {
+public:
+    explicit FileSource(int fd) : fd_(fd) {}
+    bool read(unsigned char* dst, size_t n) override {
+        const size_t buffered = std::min(n, end_ - at_);
+        std::memcpy(dst, buf_ + at_, buffered);
+        at_ += buffered, dst += buffered, n -= buffered;
+        if (n >= sizeof buf_) return read_fd(dst, n);  // large data straight into place
+        while (n) {
+            ssize_t got = ::read(fd_, buf_, sizeof buf_);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return false;
+            at_ = std::min(n, size_t(got)), end_ = size_t(got);
+            std::memcpy(dst, buf_, at_);
+            dst += at_, n -= at_;
+        }
+        return true;
+    }
+
+private:
+    bool read_fd(unsigned char* dst, size_t n) {
+        while (n) {
+            ssize_t got = ::read(fd_, dst, n);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return false;
+            dst += got, n -= size_t(got);
+        }
+        return true;
+    }
+    int fd_;
+    unsigned char buf_[1 << 16];
+    size_t at_ = 0, end_ = 0;
+};
+
+// Exactly n bytes from `src`, or an error: the file is shorter than its size
+// said when it was opened.
+void take_bytes(Source& src, unsigned char* dst, size_t n, const std::string& what, const std::string& field) {
+    if (!src.read(dst, n)) bad(what, "the file ended while reading " + field + " (did it change while it was read?)");
+}
+
+// Reads little-endian fields of the body (everything before the trailing
+// checksum), summing the CRC as it goes and failing with the offset when the
+// body runs out, before anything is allocated for a field.
 struct Reader {
-    const unsigned char* p;
-    size_t size, at = 0;
+    Source& src;
+    uint64_t size, at = 0;
     const std::string& what;
-    void need(size_t n, const std::string& field) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    void need(uint64_t n, const std::string& field) const {
         if (n > size - at)
             bad(what, "truncated: " + field + " needs " + std::to_string(n) + " bytes at offset " + std::to_string(at) +
                           ", only " + std::to_string(size - at) + " remain");
     }
-    uint64_t uint(int bytes, const std::string& field) {
-        need(size_t(bytes), field);
+    void bytes(unsigned char* dst, size_t n, const std::string& field) {
+        need(n, field);
+        take_bytes(src, dst, n, what, field);
+        crc = crc32_z(crc, dst, n);
+        at += n;
+    }
+    uint64_t uint(int nbytes, const std::string& field) {
+        unsigned char b[8];
+        bytes(b, size_t(nbytes), field);
         uint64_t v = 0;
-        for (int i = 0; i < bytes; ++i) v |= uint64_t(p[at + i]) << (8 * i);
-        at += size_t(bytes);
+        for (int i = 0; i < nbytes; ++i) v |= uint64_t(b[i]) << (8 * i);
         return v;
+    }
+    // Sums the rest of the body and compares the trailer: false on a mismatch.
+    bool checksum_matches() {
+        unsigned char chunk[1 << 16];
+        while (at < size) bytes(chunk, size_t(std::min<uint64_t>(sizeof chunk, size - at)), "the body");
+        unsigned char t[4];
+        take_bytes(src, t, 4, what, "the checksum");
+        const uint32_t stored = uint32_t(t[0]) | uint32_t(t[1]) << 8 | uint32_t(t[2]) << 16 | uint32_t(t[3]) << 24;
+        return stored == uint32_t(crc);
     }
 };
 
 std::string errno_text() { return std::strerror(errno); }
 
+// The decoder over any source of `size` bytes: entry by entry to `take`.
+void decode_from(Source& src, uint64_t size, const std::string& what, const std::function<void(Entry&)>& take) {
+    constexpr uint64_t header = 8 + 4 + 4 + 4;  // magic, version, entry count, checksum
+    if (size == 0) bad(what, "is empty (0 bytes), not a Plexus parameter file");
+    unsigned char head[8];
+    const size_t n = size_t(std::min<uint64_t>(size, 8));
+    take_bytes(src, head, n, what, "the header");
+    if (std::memcmp(head, magic, n) != 0)
+        bad(what, n == 8 ? "not a Plexus parameter file (the first 8 bytes are not \"PXPARAMS\")"
+                         : "not a Plexus parameter file (its " + std::to_string(n) + " bytes do not begin \"PXPARAMS\")");
+    if (size < header)
+        bad(what, "truncated: " + std::to_string(size) + " bytes is shorter than the header (" + std::to_string(header) +
+                      " bytes)");
+    Reader r{src, size - 4, 8, what};
+    r.crc = crc32_z(r.crc, head, 8);
+    const uint32_t v = uint32_t(r.uint(4, "the version"));
+    if (v != version)
+        bad(what, "format version " + std::to_string(v) + " is not supported (this build reads version " +
+                      std::to_string(version) + ")");
+    // The checksum is known only at the end: a problem found before then is
+    // reported as damage when the checksum does not match either.
+    try {
+        const uint64_t count = r.uint(4, "the entry count");
+        std::set<std::string> names;
+        for (uint64_t i = 0; i < count; ++i) {
+            std::string label = "entry " + std::to_string(i);
+            Entry e;
+            const uint64_t len = r.uint(4, label + "'s name length");
+            if (len == 0 || len > max_name)
+                bad(what, label + " has a name of " + std::to_string(len) + " bytes (1.." + std::to_string(max_name) + " allowed)");
+            r.need(len, label + "'s name");
+            e.name.resize(size_t(len));
+            r.bytes(reinterpret_cast<unsigned char*>(&e.name[0]), size_t(len), label + "'s name");
+            label += " '" + printable(e.name) + "'";
+            if (!names.insert(e.name).second) bad(what, label + " appears twice");
+            e.dtype = int32_t(r.uint(4, label + "'s dtype"));
+            const size_t esize = px_dtype_size(e.dtype);
+            if (esize == 0) bad(what, label + " has unknown dtype " + std::to_string(e.dtype));
+            const uint64_t ndim = r.uint(4, label + "'s rank");
+            if (ndim > PX_MAX_DIMS)
+                bad(what, label + " has rank " + std::to_string(ndim) + " (at most " + std::to_string(PX_MAX_DIMS) + ")");
+            uint64_t numel = 1;
+            for (uint64_t d = 0; d < ndim; ++d) {
+                const uint64_t dim = r.uint(8, label + "'s shape");
+                if (dim > uint64_t(INT64_MAX)) bad(what, label + " has a negative dimension");
+                if (dim != 0 && numel > UINT64_MAX / dim) bad(what, label + "'s dimensions overflow 64 bits");
+                numel *= dim;
+                e.shape.push_back(int64_t(dim));
+            }
+            const uint64_t nbytes = r.uint(8, label + "'s data size");
+            if (numel > UINT64_MAX / esize || nbytes != numel * esize)
+                bad(what, label + " declares " + std::to_string(nbytes) + " bytes of data; its shape and dtype need " +
+                              (numel > UINT64_MAX / esize ? std::string("more than 2^64") : std::to_string(numel * esize)));
+            r.need(nbytes, label + "'s data");  // checked against the file before anything is allocated
+            e.data.resize(size_t(nbytes));
+            r.bytes(e.data.data(), size_t(nbytes), label + "'s data");
+            take(e);
+        }
+        if (r.at != r.size) bad(what, std::to_string(r.size - r.at) + " unexpected bytes after the last entry");
+    } catch (const InvalidArgumentError&) {
+        bool damaged = false;
+        try {
+            damaged = !r.checksum_matches();
+        } catch (const InvalidArgumentError&) {}  // the file shrank: the first problem stands
+        if (damaged) bad(what, "checksum mismatch (the file is damaged or truncated)");
+        throw;
+    }
+    if (!r.checksum_matches()) bad(what, "checksum mismatch (the file is damaged or truncated)");
+}
+
 }  // namespace
+
+std::string printable(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : s) {
+        if (c == '\\') out += "\\\\";
+        else if (c >= 0x20 && c < 0x7f) out += char(c);
+        else out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    }
+    return out;
+}
 
 std::vector<unsigned char> encode(const std::vector<Entry>& entries) {
     std::vector<unsigned char> b(magic, magic + 8);
@@ -66,61 +232,28 @@ std::vector<unsigned char> encode(const std::vector<Entry>& entries) {
         put_u64(b, e.data.size());
         b.insert(b.end(), e.data.begin(), e.data.end());
     }
-    put_u32(b, static_cast<uint32_t>(crc32(0L, b.data(), static_cast<uInt>(b.size()))));
+    put_u32(b, static_cast<uint32_t>(crc32_z(0L, b.data(), b.size())));
     return b;
 }
 
 std::vector<Entry> decode(const unsigned char* bytes, size_t size, const std::string& what) {
-    if (size < 20 || std::memcmp(bytes, magic, 8) != 0) {
-        if (size >= 8 && std::memcmp(bytes, magic, 8) == 0) bad(what, "truncated: " + std::to_string(size) + " bytes is shorter than the header");
-        bad(what, "not a Plexus parameter file (the first 8 bytes are not \"PXPARAMS\")");
-    }
-    Reader r{bytes, size - 4, 8, what};
-    uint32_t v = uint32_t(r.uint(4, "the version"));
-    if (v != version)
-        bad(what, "format version " + std::to_string(v) + " is not supported (this build reads version " +
-                      std::to_string(version) + ")");
-    uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i) stored |= uint32_t(bytes[size - 4 + i]) << (8 * i);
-    uint32_t actual = static_cast<uint32_t>(crc32(0L, bytes, static_cast<uInt>(size - 4)));
-    if (stored != actual) bad(what, "checksum mismatch (the file is damaged or truncated)");
-    uint64_t count = r.uint(4, "the entry count");
+    MemorySource src(bytes, size);
     std::vector<Entry> out;
-    std::set<std::string> names;
-    for (uint64_t i = 0; i < count; ++i) {
-        std::string label = "entry " + std::to_string(i);
-        Entry e;
-        uint64_t len = r.uint(4, label + "'s name length");
-        if (len == 0 || len > max_name) bad(what, label + " has a name of " + std::to_string(len) + " bytes (1.." + std::to_string(max_name) + " allowed)");
-        r.need(size_t(len), label + "'s name");
-        e.name.assign(reinterpret_cast<const char*>(r.p + r.at), size_t(len));
-        r.at += size_t(len);
-        label += " '" + e.name + "'";
-        if (!names.insert(e.name).second) bad(what, label + " appears twice");
-        e.dtype = int32_t(r.uint(4, label + "'s dtype"));
-        size_t esize = px_dtype_size(e.dtype);
-        if (esize == 0) bad(what, label + " has unknown dtype " + std::to_string(e.dtype));
-        uint64_t ndim = r.uint(4, label + "'s rank");
-        if (ndim > PX_MAX_DIMS) bad(what, label + " has rank " + std::to_string(ndim) + " (at most " + std::to_string(PX_MAX_DIMS) + ")");
-        uint64_t numel = 1;
-        for (uint64_t d = 0; d < ndim; ++d) {
-            uint64_t dim = r.uint(8, label + "'s shape");
-            if (dim > uint64_t(INT64_MAX)) bad(what, label + " has a negative dimension");
-            if (dim != 0 && numel > UINT64_MAX / dim) bad(what, label + "'s dimensions overflow 64 bits");
-            numel *= dim;
-            e.shape.push_back(int64_t(dim));
-        }
-        uint64_t nbytes = r.uint(8, label + "'s data size");
-        if (numel > UINT64_MAX / esize || nbytes != numel * esize)
-            bad(what, label + " declares " + std::to_string(nbytes) + " bytes of data; its shape and dtype need " +
-                          (numel > UINT64_MAX / esize ? std::string("more than 2^64") : std::to_string(numel * esize)));
-        r.need(size_t(nbytes), label + "'s data");  // checked against the file before anything is allocated
-        e.data.assign(r.p + r.at, r.p + r.at + nbytes);
-        r.at += size_t(nbytes);
-        out.push_back(std::move(e));
-    }
-    if (r.at != r.size) bad(what, std::to_string(r.size - r.at) + " unexpected bytes after the last entry");
+    decode_from(src, size, what, [&](Entry& e) { out.push_back(std::move(e)); });
     return out;
+}
+
+void read_entries(const std::string& path, const std::function<void(Entry&)>& take) {
+    struct stat st {};
+    std::string why;
+    const int fd = px::open_regular(path.c_str(), st, why);
+    if (fd < 0) bad(path, why);
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    FileSource src(fd);
+    decode_from(src, uint64_t(st.st_size), path, take);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ std::vector<unsigned char> encode(const std::vector<Entry>& entries);
 // Throws plexus::Error (PX_ERROR_INVALID_ARGUMENT) naming `what` (the file)
 // and the first problem found.
 std::vector<Entry> decode(const unsigned char* bytes, size_t size, const std::string& what);
+// Decodes the file at `path` as it reads it, handing each entry to `take`
+// (its data is freed when `take` returns, so a load holds one entry's bytes
+// beside what it keeps). The checksum is checked last: an entry taken is not
+// known good until this returns. Errors as decode's.
+void read_entries(const std::string& path, const std::function<void(Entry&)>& take);
+// `s` for a message: bytes outside printable ASCII as \xNN, '\' as "\\",
+// so a name from a file cannot put control characters into error text.
+std::string printable(const std::string& s);
 
 // Writes `bytes` to `path` through a temporary file in the same folder and a
 // rename, so the old file stays whole until the new one is complete.

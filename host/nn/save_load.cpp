@@ -2,6 +2,9 @@
 #include "param_file.hpp"
 #include "plexus/nn.hpp"
 
+#include <map>
+#include <set>
+
 namespace plexus::nn {
 
 void Block::save_parameters(const std::string& path) {
@@ -22,50 +25,63 @@ void Block::save_parameters(const std::string& path) {
 void Block::load_parameters(const std::string& path, Device d) { load_parameters(path, std::vector<Device>{d}); }
 
 void Block::load_parameters(const std::string& path, const std::vector<Device>& ds) {
-    std::vector<unsigned char> bytes = param_file::read_file(path);
-    std::vector<param_file::Entry> entries = param_file::decode(bytes.data(), bytes.size(), path);
     ParameterDict params = collect_params();
+    std::set<std::string> names;
+    for (auto& [name, p] : params) names.insert(name);
+    // Each entry the network has goes to a CPU tensor as it is read (the
+    // file's bytes are held one entry at a time); an entry it lacks is
+    // remembered by name only, so a file cannot make more tensors than the
+    // network has parameters.
+    struct Read {
+        int32_t dtype;
+        Shape shape;
+        Tensor host;
+    };
+    std::map<std::string, Read> read;
+    std::string stranger;  // the first entry not in the network
+    param_file::read_entries(path, [&](param_file::Entry& e) {
+        if (!names.count(e.name)) {
+            if (stranger.empty()) stranger = e.name;
+            return;
+        }
+        Tensor host = Tensor::wrap([&](px_tensor** o) {
+            return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e.dtype), int32_t(e.shape.size()),
+                                       e.shape.data(), e.data.data(), e.data.size(), o);
+        });
+        read.emplace(e.name, Read{e.dtype, std::move(e.shape), std::move(host)});
+    });
     // Everything is matched before any parameter changes.
-    std::vector<std::pair<Parameter*, const param_file::Entry*>> plan;
+    std::vector<std::pair<Parameter*, Read*>> plan;
     for (auto& [name, p] : params) {
-        const param_file::Entry* found = nullptr;
-        for (auto& e : entries)
-            if (e.name == name) found = &e;
-        if (!found) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": has no parameter '" + name + "'");
-        bool fits = found->shape.size() == p->shape().size();
-        for (size_t i = 0; fits && i < found->shape.size(); ++i)
-            fits = p->shape()[i] == 0 || p->shape()[i] == found->shape[i];
+        auto it = read.find(name);
+        if (it == read.end()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": has no parameter '" + name + "'");
+        const Read& found = it->second;
+        bool fits = found.shape.size() == p->shape().size();
+        for (size_t i = 0; fits && i < found.shape.size(); ++i)
+            fits = p->shape()[i] == 0 || p->shape()[i] == found.shape[i];
         if (!fits) {
             std::string want, got;
             for (auto v : p->shape()) want += (want.empty() ? "" : ",") + (v ? std::to_string(v) : std::string("?"));
-            for (auto v : found->shape) got += (got.empty() ? "" : ",") + std::to_string(v);
+            for (auto v : found.shape) got += (got.empty() ? "" : ",") + std::to_string(v);
             throw ShapeError(PX_ERROR_SHAPE, path + ": parameter '" + name + "' has shape (" + got + ") in the file, the network needs (" + want + ")");
         }
-        if (found->dtype != PX_FLOAT32 && found->dtype != PX_FLOAT64)
-            throw DTypeError(PX_ERROR_DTYPE, path + ": parameter '" + name + "' is " + px_dtype_name(found->dtype) + ", not a floating dtype");
-        plan.emplace_back(p, found);
+        if (found.dtype != PX_FLOAT32 && found.dtype != PX_FLOAT64)
+            throw DTypeError(PX_ERROR_DTYPE, path + ": parameter '" + name + "' is " + px_dtype_name(found.dtype) + ", not a floating dtype");
+        plan.emplace_back(p, &it->second);
     }
-    for (auto& e : entries) {
-        bool used = false;
-        for (auto& [p, f] : plan) used = used || f == &e;
-        if (!used) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": parameter '" + e.name + "' is not in the network");
-    }
+    if (!stranger.empty())
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   path + ": parameter '" + param_file::printable(stranger) + "' is not in the network");
     // Every parameter's new replicas are made before any is swapped in, so
-    // running out of memory half way loads nothing either.
+    // running out of memory half way loads nothing either. Each CPU copy is
+    // dropped once its replicas exist: the load holds about one file's worth.
     std::vector<std::vector<Tensor>> staged;
-    std::vector<Shape> shapes;
     staged.reserve(plan.size());
-    shapes.reserve(plan.size());
     for (auto& [p, found] : plan) {
-        const param_file::Entry* e = found;  // a lambda may not capture a structured binding before C++20 (clang refuses)
-        Tensor host = Tensor::wrap([&](px_tensor** o) {
-            return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e->dtype), int32_t(e->shape.size()),
-                                       e->shape.data(), e->data.data(), e->data.size(), o);
-        });
-        staged.push_back(p->make_replicas(host, ds));  // converted to the parameter's dtype there
-        shapes.push_back(e->shape);
+        staged.push_back(p->make_replicas(found->host, ds));  // converted to the parameter's dtype there
+        found->host = Tensor();
     }
-    for (size_t i = 0; i < plan.size(); ++i) plan[i].first->adopt(std::move(shapes[i]), std::move(staged[i]));
+    for (size_t i = 0; i < plan.size(); ++i) plan[i].first->adopt(std::move(plan[i].second->shape), std::move(staged[i]));
 }
 
 }  // namespace plexus::nn
