@@ -113,8 +113,12 @@ public:
     virtual Parameter& weight();
     virtual Parameter& bias();
 
-    // See docs/parameter-file.md. Saving replaces `path` atomically; loading
-    // checks everything before it changes any parameter.
+    // See docs/parameter-file.md. Saving replaces `path` atomically by a
+    // rename, so it needs write permission on the folder, not the file: a
+    // read-only file is replaced (by a new file, mode 0644 less the umask),
+    // and a symlink at `path` is itself replaced by a regular file, its
+    // target left untouched. Loading checks everything before it changes
+    // any parameter.
     void save_parameters(const std::string& path);
     void load_parameters(const std::string& path, Device d = cpu());
     void load_parameters(const std::string& path, const std::vector<Device>& ds);

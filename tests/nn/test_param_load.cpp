@@ -1,8 +1,10 @@
 // Loading parameter files: what a load costs in memory (it streams the file),
 // the reason given for an empty or short file, names from a file escaped in
-// messages, and a file that shrinks while it is read.
+// messages, and a file that shrinks while it is read; and what a save does
+// to a read-only file or a symlink at its path.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -128,4 +130,34 @@ TEST_CASE("a parameter file that shrinks while it is read is refused, naming wha
     CHECK(taken == std::vector<std::string>{"a"});
     CHECK(msg == path + ": the file ended while reading entry 1 'b''s data (did it change while it was read?)");
     std::remove(path.c_str());
+}
+
+TEST_CASE("save_parameters replaces a read-only file and a symlink itself, never the link's target",
+          "[nn][params]") {
+    // As documented in docs/parameter-file.md: the save renames a new file
+    // over the path, which needs write permission on the folder only.
+    nn::Sequential net;
+    net.add(nn::Dense(2, "", 3));
+    net.initialize(cpu());
+    const std::string path = temp_path("ro.params"), target = temp_path("target.params");
+    write_bytes(path, {'o', 'l', 'd'});
+    REQUIRE(::chmod(path.c_str(), 0444) == 0);
+    net.save_parameters(path);
+    struct stat st {};
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 0200) != 0);  // a new file (0644 less the umask): the read-only mode is not kept
+    CHECK(st.st_size > 20);
+    std::remove(path.c_str());
+
+    write_bytes(target, {'o', 'l', 'd'});
+    REQUIRE(::symlink(target.c_str(), path.c_str()) == 0);
+    net.save_parameters(path);
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));  // the link is gone, a regular file in its place
+    REQUIRE(::stat(target.c_str(), &st) == 0);
+    CHECK(st.st_size == 3);  // the target is untouched
+    net.load_parameters(path);
+    std::remove(path.c_str());
+    std::remove(target.c_str());
 }
