@@ -15,11 +15,29 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plexus/nn.hpp"
 
 namespace plexus::mpi {
+
+// What every rank must share before the collectives start: (name, value)
+// pairs such as ("--batch-size", "64"), ("training images", "60000").
+using Facts = std::vector<std::pair<std::string, std::string>>;
+
+// Each parameter's name and shape, "(6, 1, 5, 5)" ("?" for a dimension not
+// inferred yet), for World::disagreement.
+inline Facts parameter_shapes(const nn::ParameterDict& params) {
+    Facts out;
+    for (const auto& [name, p] : params) {
+        std::string shape = "(";
+        for (size_t i = 0; i < p->shape().size(); ++i)
+            shape += (i ? ", " : "") + (p->shape()[i] ? std::to_string(p->shape()[i]) : std::string("?"));
+        out.emplace_back("the shape of parameter " + name, shape + ")");
+    }
+    return out;
+}
 
 class World {
 public:
@@ -58,6 +76,13 @@ public:
     nn::Trainer::GradientHook gradient_reducer(const Device& device);
     // "MPI through host memory", or the group's plugin and device, with why.
     const std::string& reducer() const { return reducer_; }
+    // Compares every rank's `facts` with rank 0's (two all-gathers whose
+    // sizes never depend on them). Ranks that disagree on a batch size or a
+    // network would later hand MPI buffers of different sizes and corrupt its
+    // heap, so call it before those collectives. Returns "" when all agree;
+    // otherwise the same message on every rank, naming the first fact that
+    // differs, the rank and both values, so each can stop cleanly.
+    std::string disagreement(const Facts& facts);
     // Waits until every rank has arrived.
     void barrier(const std::string& what);
     // Prints `why` on stderr naming this rank and stops every rank.

@@ -13,6 +13,9 @@
 //   group-join-fails  rank 1 cannot join: the job stops, saying why.
 //   group-stall  rank 1 stops answering at the second gradient sum through
 //                the group; rank 0's next wait must fail with the time-out.
+//   disagree     disagreement(): every rank gets the same verdict on facts
+//                that agree, a value, a name, a missing fact and parameter
+//                shapes that differ on rank 1, and collectives still work.
 #include <unistd.h>
 
 #include <cstdio>
@@ -150,6 +153,44 @@ void group_stall(mpi::World& w) {
     }
 }
 
+// Every rank must get `expected` from disagreement(facts).
+void verdict(mpi::World& w, const mpi::Facts& facts, const std::string& expected, const std::string& what) {
+    const std::string got = w.disagreement(facts);
+    expect(got == expected, what + ": got '" + got + "'", w.rank());
+}
+
+void disagree(mpi::World& w) {
+    const bool one = w.rank() == 1;
+    const std::string tail = " (every rank must run with the same settings, data set sizes and network)";
+    mpi::Facts same{{"--batch-size", "64"}, {"--net", "lenet"}};
+    verdict(w, same, "", "facts that agree");
+    verdict(w, {{"--batch-size", one ? "32" : "64"}, {"--net", "lenet"}},
+            "the ranks disagree: --batch-size differs: rank 0 has '64', rank 1 has '32'" + tail, "a value");
+    verdict(w, {{"--batch-size", "64"}, {one ? "--max-batches" : "--net", "lenet"}},
+            "the ranks disagree: rank 0 has --net where rank 1 has --max-batches" + tail, "a name");
+    mpi::Facts longer = same;
+    if (one) longer.emplace_back("test images", "0");
+    verdict(w, longer, "the ranks disagree: rank 1 has test images '0', which rank 0 lacks" + tail, "a fact rank 0 lacks");
+    verdict(w, one ? mpi::Facts{} : same, "the ranks disagree: rank 0 has --batch-size '64', which rank 1 lacks" + tail,
+            "no facts on rank 1");
+    verdict(w, {{"--data", std::string(one ? (1 << 20) : 1, 'x')}},
+            "cannot compare the ranks' settings: rank 1's take 1048584 bytes, more than 1048576", "too much to compare");
+    // Parameter shapes: rank 1's second layer is wider; the first layer's
+    // input is still deferred ("?").
+    nn::Sequential net;
+    net.add(nn::Dense(4, "relu"), nn::Dense(one ? 3 : 2, "", 4));
+    net.initialize(cpu());
+    verdict(w, mpi::parameter_shapes(net.collect_params()),
+            "the ranks disagree: the shape of parameter 1.weight differs: rank 0 has '(2, 4)', rank 1 has '(3, 4)'" + tail,
+            "parameter shapes");
+    verdict(w, {{"the shape of parameter 0.weight", "(4, ?)"}}, "", "a deferred dimension");
+    expect(mpi::parameter_shapes(net.collect_params())[0].second == "(4, ?)", "a deferred dimension is '?'", w.rank());
+    // The ranks are still in step: a sum after the verdicts.
+    std::vector<double> v{1.0};
+    w.all_reduce_sum(v, "after the verdicts");
+    expect(v[0] == double(w.size()), "a sum after the verdicts", w.rank());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +199,11 @@ int main(int argc, char** argv) {
     if (mode == "collectives") {
         collectives(w);
         if (w.rank() == 0 && failures == 0) std::printf("collectives: all checks passed on %d ranks\n", w.size());
+        return failures ? 1 : 0;
+    }
+    if (mode == "disagree") {
+        disagree(w);
+        if (w.rank() == 0 && failures == 0) std::printf("disagree: all checks passed on %d ranks\n", w.size());
         return failures ? 1 : 0;
     }
     if (mode == "group-gpu") {  // one GPU per rank: NCCL between them

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -16,10 +17,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "../device_arg.hpp"
 #include "lenet.hpp"
+#include "plexus/mpi.hpp"
 #include "ranks.hpp"
 #include "report.hpp"
 
@@ -28,7 +32,8 @@ using namespace plexus;
 namespace {
 
 struct Options {
-    std::string device;  // empty: try_gpu(); "cpu:0,cpu:1": data-parallel over both
+    std::string device;  // "cpu:0,cpu:1": data-parallel over both
+    bool device_given = false;  // otherwise try_gpu()
     int epochs = 10;
     int64_t batch_size = 256;
     double lr = 0.1, momentum = 0, wd = 0;
@@ -52,15 +57,27 @@ const char* usage =
     "  --distributed          one process per rank, each on its shard of every batch, gradients summed over\n"
     "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
     "  --max-batches N        stop each epoch after N batches\n"
-    "  --net lenet|mlp        the network: seed 002's LeNet (default) or a 784-1024-1024-10 MLP\n";
+    "  --net lenet|mlp        the network: seed 002's LeNet (default) or a 784-1024-1024-10 MLP\n"
+    "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
+    "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
+    "and --out), data set sizes and network; otherwise all stop, naming the first difference.\n";
 
 [[noreturn]] void die(const std::string& msg) {
     std::cerr << "plexus-train: " << msg << "\n";
     std::exit(2);
 }
 
+// Plain decimal: an optional minus, digits, an optional point and exponent
+// ("1e-4"). strtod alone takes "0x10" (16), "inf", "nan" or " 3".
+bool plain_decimal(const char* v) {
+    const char* digits = v[0] == '-' ? v + 1 : v;
+    const bool starts = std::isdigit(static_cast<unsigned char>(digits[0])) || digits[0] == '.';
+    return starts && std::strspn(digits, "0123456789.eE+-") == std::strlen(digits);
+}
+
 // A number in [lo, hi]; a whole one when `whole` (counts, sizes, seeds).
 double number(const std::string& flag, const char* v, double lo, double hi, bool whole = false) {
+    if (!plain_decimal(v)) die(flag + " wants a plain decimal number (digits, '.', an exponent), got '" + v + "'");
     char* end = nullptr;
     errno = 0;
     double x = std::strtod(v, &end);
@@ -83,7 +100,10 @@ Options parse(int argc, char** argv) {
         if (a == "--help" || a == "-h") {
             std::cout << usage;
             std::exit(0);
-        } else if (a == "--device") o.device = value();
+        } else if (a == "--device") {
+            o.device = value();
+            o.device_given = true;
+        }
         else if (a == "--epochs") o.epochs = int(number(a, value(), 1, 100000, true));
         else if (a == "--batch-size") o.batch_size = int64_t(number(a, value(), 1, 1 << 20, true));
         else if (a == "--lr") o.lr = number(a, value(), 0, 1e6);
@@ -107,7 +127,8 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-Device parse_device(const std::string& s) {
+Device parse_device(const std::string& s, const std::string& list) {
+    if (s.empty()) die("--device names no device in '" + list + "': give cpu:N, gpu:N or accel:N");
     if (auto d = pxtools::parse_device_arg(s)) return *d;
     die("--device wants cpu:N, gpu:N or accel:N, got '" + s + "'");
 }
@@ -117,7 +138,7 @@ std::vector<Device> parse_devices(const std::string& list) {
     size_t start = 0;
     for (;;) {
         size_t comma = list.find(',', start);
-        Device d = parse_device(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        Device d = parse_device(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start), list);
         for (Device seen : out)
             if (seen == d) die("--device lists " + d.str() + " twice");
         out.push_back(d);
@@ -151,12 +172,52 @@ struct Ranks {
     void sum(std::vector<double>& v, const char* what) {
         if (mpi) mpi->sum(v, what);
     }
+    // Every rank knows `why` (World::disagreement): rank 0 says it, and every
+    // rank leaves MPI cleanly and exits 2, as for a bad option.
+    [[noreturn]] void stop(const std::string& why) {
+        if (rank == 0) std::cerr << "plexus-train: " << why << "\n";
+        mpi.reset();  // MPI_Finalize
+        std::exit(2);
+    }
     [[noreturn]] void fail(const std::string& why) {
         if (mpi && size > 1) mpi->abort("plexus-train: " + why);
         std::cerr << "plexus-train: " << why << "\n";
         std::exit(1);
     }
 };
+
+// Before the first collective: every rank must have the settings, data set
+// sizes and parameter shapes of rank 0, or the ranks would pass MPI buffers
+// of different sizes (heap corruption inside MPI) or train different models.
+// Devices and folders may differ between ranks (machines differ); --data is
+// compared through the sizes of what it holds.
+void check_ranks_agree(Ranks& ranks, const Options& o, const data::ImageDataset& train_set,
+                       const data::ImageDataset& test_set, nn::Sequential& net, const Device& dev) {
+    // Complete the deferred shapes with one zero image (no RNG is drawn
+    // in between, so the initial values are those of the first batch's).
+    net(full({1, 1, train_set.rows, train_set.cols}, 0.0, dev));
+    auto g = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.17g", v);
+        return std::string(b);
+    };
+    auto images = [](const data::ImageDataset& d) {
+        return std::to_string(d.count) + " images of " + std::to_string(d.rows) + "x" + std::to_string(d.cols);
+    };
+    mpi::Facts facts{{"--epochs", std::to_string(o.epochs)},
+                     {"--batch-size", std::to_string(o.batch_size)},
+                     {"--max-batches", o.max_batches > 0 ? std::to_string(o.max_batches) : "all"},
+                     {"--net", o.net->flag},
+                     {"--seed", std::to_string(o.seed)},
+                     {"--lr", g(o.lr)},
+                     {"--momentum", g(o.momentum)},
+                     {"--wd", g(o.wd)},
+                     {"the training set in --data", images(train_set)},
+                     {"the test set in --data", images(test_set)}};
+    for (auto& fact : mpi::parameter_shapes(net.collect_params())) facts.push_back(fact);
+    const std::string why = ranks.mpi->disagreement(facts);
+    if (!why.empty()) ranks.stop(why);
+}
 
 }  // namespace
 
@@ -166,7 +227,7 @@ int main(int argc, char** argv) {
     const bool lead = ranks.rank == 0;
     try {
         std::vector<Device> devices;
-        if (!o.device.empty()) devices = parse_devices(o.device);
+        if (o.device_given) devices = parse_devices(o.device);
         else if (o.distributed) devices = {num_gpus() > 0 ? gpu(ranks.local % num_gpus()) : cpu()};
         else devices = {try_gpu()};
         if (o.distributed && devices.size() > 1) die("--distributed takes one device per rank");
@@ -176,6 +237,8 @@ int main(int argc, char** argv) {
         seed(o.seed);
         if (lead) std::cout << "Loading Fashion-MNIST from " << o.data << "\n";
         data::ImageDataset train_set = data::fashion_mnist(true, o.data), test_set = data::fashion_mnist(false, o.data);
+        if (train_set.count == 0)  // thrown, not die(): the other ranks must stop too
+            throw std::runtime_error(o.data + "/train-images-idx3-ubyte.gz has no images: nothing to train on (see --data)");
         data::DataLoader train_data(train_set, o.batch_size, true, dev, o.seed);
         data::DataLoader test_data(test_set, o.batch_size, false, dev);
         if (ranks.size > 1) {
@@ -186,6 +249,7 @@ int main(int argc, char** argv) {
         nn::Sequential net;
         o.net->add(net);
         net.initialize(devices);
+        if (ranks.mpi) check_ranks_agree(ranks, o, train_set, test_set, net, dev);
         nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
         if (ranks.mpi) trainer.set_gradient_hook(ranks.mpi->gradient_reducer(dev));
         std::string where = dev.str();
@@ -213,11 +277,14 @@ int main(int argc, char** argv) {
             std::vector<double> totals{r.loss * double(r.samples), r.accuracy * double(r.samples), double(r.samples),
                                        double(test.correct), double(test.samples)};
             ranks.sum(totals, "summing the epoch's figures over the ranks");
-            const double loss = totals[0] / totals[2], acc = totals[1] / totals[2], test_acc = totals[3] / totals[4];
+            const double loss = totals[0] / totals[2], acc = totals[1] / totals[2];
+            // No test images: no test accuracy (not 0/0).
+            const std::optional<double> test_acc =
+                totals[4] > 0 ? std::optional<double>(totals[3] / totals[4]) : std::nullopt;
             rows.push_back({epoch, loss, acc, test_acc, r.seconds, test_s});
             if (!lead) continue;
-            std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %.3f, in %.1f sec\n", epoch, loss, acc, test_acc,
-                        r.seconds);
+            std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %s, in %.1f sec\n", epoch, loss, acc,
+                        test_acc ? train::fixed(*test_acc, 3).c_str() : "n/a (no test images)", r.seconds);
             std::fflush(stdout);
             train::write_csv(o.out + "/metrics.csv", rows);
             train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on Fashion-MNIST, " + where);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plexus/mpi.hpp"
 #include "plexus/nn.hpp"
 
 namespace plexus::train {
@@ -24,6 +25,9 @@ public:
     virtual nn::Trainer::GradientHook gradient_reducer(const Device& device) = 0;
     // How the gradients are summed ("MPI through host memory", NCCL...).
     virtual std::string reducer() const = 0;
+    // "" when every rank has the same `facts` as rank 0; otherwise, on every
+    // rank, what differs (mpi::World::disagreement).
+    virtual std::string disagreement(const mpi::Facts& facts) = 0;
     // Prints `why` naming this rank and stops every rank.
     [[noreturn]] virtual void abort(const std::string& why) = 0;
 };

@@ -18,6 +18,7 @@ public:
     int local_rank() const override { return world_.local_rank(); }
     void sum(std::vector<double>& values, const std::string& what) override { world_.all_reduce_sum(values, what); }
     nn::Trainer::GradientHook gradient_reducer(const Device& device) override { return world_.gradient_reducer(device); }
+    std::string disagreement(const mpi::Facts& facts) override { return world_.disagreement(facts); }
     std::string reducer() const override { return world_.reducer(); }
     [[noreturn]] void abort(const std::string& why) override { world_.abort(why); }
 

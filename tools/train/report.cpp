@@ -1,39 +1,65 @@
 #include "report.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
 namespace plexus::train {
 namespace {
 
+// Writes `text` to path.tmp, then renames it over `path`, so a reader never
+// sees half a file. Errors carry the system's reason (a full disk, a file
+// size limit); the temporary file is removed.
 void save(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw std::runtime_error("cannot write " + path + " (is the output folder writable?)");
-        f << text;
-        if (!f.flush()) throw std::runtime_error("writing " + path + " failed");
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno) + " (is the output folder writable?)");
+    auto fail = [&](const char* what) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw std::runtime_error(std::string(what) + " " + path + " failed: " + std::strerror(e));
+    };
+    for (size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail("writing");
+        done += size_t(n);
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot replace " + path);
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail("writing");  // EINVAL: a device that cannot sync
+    if (::close(fd) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw std::runtime_error("writing " + path + " failed: " + std::strerror(e));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw std::runtime_error("cannot replace " + path + ": " + std::strerror(e));
+    }
 }
 
-std::string num(double v, int digits) {
+}  // namespace
+
+std::string fixed(double v, int digits) {
     char b[64];
     std::snprintf(b, sizeof b, "%.*f", digits, v);
     return b;
 }
 
-}  // namespace
-
 void write_csv(const std::string& path, const std::vector<EpochFigures>& rows) {
     std::ostringstream s;
     s << "epoch,train_loss,train_acc,test_acc,train_seconds,test_seconds\n";
     for (auto& r : rows)
-        s << r.epoch << "," << num(r.train_loss, 6) << "," << num(r.train_acc, 6) << "," << num(r.test_acc, 6) << ","
-          << num(r.seconds, 3) << "," << num(r.test_seconds, 3) << "\n";
+        s << r.epoch << "," << fixed(r.train_loss, 6) << "," << fixed(r.train_acc, 6) << "," << (r.test_acc ? fixed(*r.test_acc, 6) : "") << ","
+          << fixed(r.seconds, 3) << "," << fixed(r.test_seconds, 3) << "\n";
     save(path, s.str());
 }
 
@@ -59,8 +85,8 @@ void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, c
         double f = t / 5.0, yy = top + ph * (1 - f);
         s << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << yy << "\" y2=\"" << yy
           << "\" stroke=\"#ddd\"/>\n"
-          << "<text x=\"" << left - 6 << "\" y=\"" << yy + 4 << "\" text-anchor=\"end\">" << num(max_loss * f, 2) << "</text>\n"
-          << "<text x=\"" << left + pw + 6 << "\" y=\"" << yy + 4 << "\">" << num(f, 1) << "</text>\n";
+          << "<text x=\"" << left - 6 << "\" y=\"" << yy + 4 << "\" text-anchor=\"end\">" << fixed(max_loss * f, 2) << "</text>\n"
+          << "<text x=\"" << left + pw + 6 << "\" y=\"" << yy + 4 << "\">" << fixed(f, 1) << "</text>\n";
     }
     for (size_t i = 0; i < rows.size(); ++i)
         s << "<text x=\"" << x(i) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">" << rows[i].epoch << "</text>\n";
@@ -69,22 +95,26 @@ void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, c
       << ")\" text-anchor=\"middle\">train loss</text>\n"
       << "<text x=\"" << W - 14 << "\" y=\"" << top + ph / 2 << "\" transform=\"rotate(90 " << W - 14 << " "
       << top + ph / 2 << ")\" text-anchor=\"middle\">accuracy</text>\n";
-    struct Curve { const char* name; const char* color; double (*get)(const EpochFigures&); bool loss; };
+    using Get = std::optional<double> (*)(const EpochFigures&);
+    struct Curve { const char* name; const char* color; Get get; bool loss; };
     const Curve curves[] = {
-        {"train loss", "#d62728", [](const EpochFigures& r) { return r.train_loss; }, true},
-        {"train acc", "#1f77b4", [](const EpochFigures& r) { return r.train_acc; }, false},
+        {"train loss", "#d62728", [](const EpochFigures& r) { return std::optional<double>(r.train_loss); }, true},
+        {"train acc", "#1f77b4", [](const EpochFigures& r) { return std::optional<double>(r.train_acc); }, false},
         {"test acc", "#2ca02c", [](const EpochFigures& r) { return r.test_acc; }, false},
     };
     int k = 0;
     for (const Curve& c : curves) {
+        // A curve without values (no test images) is left out, legend included.
+        if (std::none_of(rows.begin(), rows.end(), [&](const EpochFigures& r) { return c.get(r).has_value(); })) continue;
         s << "<polyline fill=\"none\" stroke=\"" << c.color << "\" stroke-width=\"2\" points=\"";
         for (size_t i = 0; i < rows.size(); ++i) {
-            double v = c.get(rows[i]);
-            s << x(i) << "," << (c.loss ? y_loss(v) : y_acc(v)) << " ";
+            if (auto v = c.get(rows[i])) s << x(i) << "," << (c.loss ? y_loss(*v) : y_acc(*v)) << " ";
         }
         s << "\"/>\n";
         for (size_t i = 0; i < rows.size(); ++i) {
-            double v = c.get(rows[i]);
+            auto got = c.get(rows[i]);
+            if (!got) continue;
+            double v = *got;
             s << "<circle cx=\"" << x(i) << "\" cy=\"" << (c.loss ? y_loss(v) : y_acc(v)) << "\" r=\"2.5\" fill=\""
               << c.color << "\"/>\n";
         }

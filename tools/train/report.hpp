@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,17 @@ namespace plexus::train {
 
 struct EpochFigures {
     int epoch = 0;
-    double train_loss = 0, train_acc = 0, test_acc = 0, seconds = 0, test_seconds = 0;
+    double train_loss = 0, train_acc = 0;
+    std::optional<double> test_acc;  // none without test images
+    double seconds = 0, test_seconds = 0;
 };
 
-// Throws std::runtime_error naming the file when it cannot be written.
+// `v` with `digits` decimals ("0.853").
+std::string fixed(double v, int digits);
+
+// Throw std::runtime_error naming the file and the system's reason when it
+// cannot be written. Without a test accuracy, metrics.csv leaves its
+// test_acc field empty and the SVG draws no test curve.
 void write_csv(const std::string& path, const std::vector<EpochFigures>& rows);
 void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, const std::string& title);
 

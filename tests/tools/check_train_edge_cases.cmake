@@ -1,0 +1,60 @@
+# plexus-train at the edges, one CASE per test: outputs that cannot be
+# written (a full disk, a file size limit) and data sets without images.
+# TOOL is plexus-train, DATA a folder of plexus-make-idx's sets, WORK a
+# scratch folder.
+set(out ${WORK}/${CASE})
+file(REMOVE_RECURSE ${out})
+file(MAKE_DIRECTORY ${out})
+set(train ${TOOL} --device cpu:0 --epochs 2 --batch-size 50 --no-progress --out ${out})
+
+# Runs ARGN; the exit code must be EXIT and the error output must match MESSAGE.
+function(run exit message)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  message(STATUS "exit ${rc}\n${stdout}${stderr}")
+  if(NOT rc STREQUAL "${exit}")
+    message(FATAL_ERROR "${CASE}: expected exit ${exit}, got ${rc}")
+  endif()
+  if(NOT stderr MATCHES "${message}")
+    message(FATAL_ERROR "${CASE}: the error output lacks '${message}'")
+  endif()
+  set(stdout "${stdout}" PARENT_SCOPE)
+endfunction()
+
+if(CASE STREQUAL "full_disk")
+  # metrics.csv's temporary file leads to /dev/full: every write fails with ENOSPC.
+  file(CREATE_LINK /dev/full ${out}/metrics.csv.tmp SYMBOLIC)
+  run(1 "plexus-train: writing ${out}/metrics.csv failed: No space left on device" ${train} --data ${DATA}/small)
+  if(EXISTS ${out}/metrics.csv.tmp OR EXISTS ${out}/metrics.csv)
+    message(FATAL_ERROR "the temporary file was left, or a metrics.csv written")
+  endif()
+elseif(CASE STREQUAL "file_size_limit")
+  # 2 KiB: metrics.csv fits, the SVG does not. SIGXFSZ ignored, so write() says EFBIG.
+  run(1 "plexus-train: writing ${out}/curves.svg failed: File too large"
+    sh -c "trap '' XFSZ && ulimit -f 2 && exec \"$@\"" sh ${train} --data ${DATA}/small)
+  if(EXISTS ${out}/curves.svg.tmp)
+    message(FATAL_ERROR "the temporary file was left")
+  endif()
+elseif(CASE STREQUAL "empty_training_set")
+  run(1 "^plexus-train: ${DATA}/empty-train/train-images-idx3-ubyte.gz has no images: nothing to train on .see --data.\n$"
+    ${train} --data ${DATA}/empty-train)
+elseif(CASE STREQUAL "empty_test_set")
+  # Trained, with no test accuracy: an empty field in metrics.csv, no test curve, never NaN.
+  run(0 "^$" ${train} --data ${DATA}/empty-test)
+  if(NOT stdout MATCHES "Epoch 1: loss [0-9.]+, train acc [0-9.]+, test acc n/a .no test images., in")
+    message(FATAL_ERROR "the epoch line does not say 'test acc n/a'")
+  endif()
+  file(READ ${out}/metrics.csv csv)
+  file(READ ${out}/curves.svg svg)
+  if(NOT csv MATCHES "^epoch,train_loss,train_acc,test_acc,train_seconds,test_seconds\n0,[0-9.]+,[0-9.]+,,[0-9.]+,[0-9.]+\n1,[0-9.]+,[0-9.]+,,[0-9.]+,[0-9.]+\n$")
+    message(FATAL_ERROR "metrics.csv should leave test_acc empty:\n${csv}")
+  endif()
+  string(TOLOWER "${csv}${svg}" all)
+  if(all MATCHES "nan|inf")
+    message(FATAL_ERROR "NaN or inf in the outputs:\n${csv}\n${svg}")
+  endif()
+  if(svg MATCHES "test acc" OR NOT svg MATCHES "train acc")
+    message(FATAL_ERROR "the SVG should have the train curves and no test curve:\n${svg}")
+  endif()
+else()
+  message(FATAL_ERROR "unknown CASE '${CASE}'")
+endif()
