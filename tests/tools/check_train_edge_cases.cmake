@@ -34,6 +34,18 @@ elseif(CASE STREQUAL "file_size_limit")
   if(EXISTS ${out}/curves.svg.tmp)
     message(FATAL_ERROR "the temporary file was left")
   endif()
+elseif(CASE STREQUAL "unwritable_output")
+  # The temporary file's name is taken by a folder: open() fails, with the reason.
+  file(MAKE_DIRECTORY ${out}/metrics.csv.tmp)
+  run(1 "plexus-train: cannot write ${out}/metrics.csv: Is a directory .is the output folder writable.." ${train}
+    --data ${DATA}/small)
+elseif(CASE STREQUAL "unreplaceable_output")
+  # metrics.csv is a folder with a file in it: the rename fails, with the reason; the temporary file goes.
+  file(WRITE ${out}/metrics.csv/keep "")
+  run(1 "plexus-train: cannot replace ${out}/metrics.csv: Is a directory" ${train} --data ${DATA}/small)
+  if(EXISTS ${out}/metrics.csv.tmp)
+    message(FATAL_ERROR "the temporary file was left")
+  endif()
 elseif(CASE STREQUAL "empty_training_set")
   run(1 "^plexus-train: ${DATA}/empty-train/train-images-idx3-ubyte.gz has no images: nothing to train on .see --data.\n$"
     ${train} --data ${DATA}/empty-train)
