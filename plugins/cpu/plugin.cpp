@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <system_error>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -69,6 +70,11 @@ px_status safely(px_plugin_error* err, F&& body) noexcept {
         return body();
     } catch (const std::bad_alloc&) {
         return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::system_error& e) {
+        // A worker thread the system would not start: resources, like memory, ran out.
+        if (e.code() == std::errc::resource_unavailable_try_again)
+            return report(err, PX_ERROR_OUT_OF_MEMORY, std::string("no thread could be started: ") + e.what());
+        return report(err, PX_ERROR_INTERNAL, e.what());
     } catch (const std::exception& e) {
         return report(err, PX_ERROR_INTERNAL, e.what());
     } catch (...) {
