@@ -65,6 +65,9 @@ int main(int argc, char** argv) try {
                 Tensor z = matmul(m, m).sum(1);
                 Tensor small = matmul(m.slice(0, 8), m.slice(0, 8).transpose());  // run on this thread when idle
                 (void)y, (void)z, (void)small;
+                // A few ops queued at a time: the device stays busy, and the
+                // forking thread's own work is not stuck behind a full queue.
+                synchronize(d);
             }
             synchronize(d);
         });
