@@ -33,14 +33,14 @@ void gemm_row_major(const Launch& l, int32_t dtype, bool trans_a, bool trans_b, 
     const BlasApi& blas = blas_api();
     if (dtype == PX_FLOAT32) {
         const float alpha = 1.0f, beta_f = float(beta);
-        PX_BLAS(blas.cublas_gemm_strided_batched_ex(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_32F,
+        PX_BLAS(blas.cublasGemmStridedBatchedEx(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_32F,
                                                     int(ldb), stride_b, a, CUDA_R_32F, int(lda), stride_a, &beta_f, c,
                                                     CUDA_R_32F, int(ldc), stride_c, int(batch),
                                                     allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                                                     CUBLAS_GEMM_DEFAULT));
     } else if (dtype == PX_FLOAT64) {
         const double alpha = 1.0;
-        PX_BLAS(blas.cublas_gemm_strided_batched_ex(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_64F,
+        PX_BLAS(blas.cublasGemmStridedBatchedEx(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, CUDA_R_64F,
                                                     int(ldb), stride_b, a, CUDA_R_64F, int(lda), stride_a, &beta, c,
                                                     CUDA_R_64F, int(ldc), stride_c, int(batch), CUBLAS_COMPUTE_64F,
                                                     CUBLAS_GEMM_DEFAULT));

@@ -42,9 +42,9 @@ void open_blas() {
         return;
     }
     // Kept open for the life of the process: cuBLAS handles may outlive any one context.
-    if (!find(lib, "cublasCreate_v2", g_api.cublas_create) || !find(lib, "cublasDestroy_v2", g_api.cublas_destroy) ||
-        !find(lib, "cublasSetStream_v2", g_api.cublas_set_stream) ||
-        !find(lib, "cublasGemmStridedBatchedEx", g_api.cublas_gemm_strided_batched_ex)) {
+    if (!find(lib, "cublasCreate_v2", g_api.cublasCreate) || !find(lib, "cublasDestroy_v2", g_api.cublasDestroy) ||
+        !find(lib, "cublasSetStream_v2", g_api.cublasSetStream) ||
+        !find(lib, "cublasGemmStridedBatchedEx", g_api.cublasGemmStridedBatchedEx)) {
         g_error = "the cuBLAS library found lacks a function the plugin needs";
         return;
     }

@@ -8,16 +8,16 @@
 
 namespace pxcuda {
 
-// Named after the functions (an error names the member: cuda_check.hpp's function_of).
+// Named as the functions are, so an error names the cuBLAS call
+// (cuda_check.hpp's function_of; cublas_v2.h turns cublasCreate into cublasCreate_v2).
 struct BlasApi {
-    decltype(&::cublasCreate_v2) cublas_create;
-    decltype(&::cublasDestroy_v2) cublas_destroy;
-    decltype(&::cublasSetStream_v2) cublas_set_stream;
-    cublasStatus_t (*cublas_gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                                     int, const void*, const void*, cudaDataType, int, long long,
-                                                     const void*, cudaDataType, int, long long, const void*, void*,
-                                                     cudaDataType, int, long long, int, cublasComputeType_t,
-                                                     cublasGemmAlgo_t);
+    decltype(&::cublasCreate) cublasCreate;
+    decltype(&::cublasDestroy) cublasDestroy;
+    decltype(&::cublasSetStream) cublasSetStream;
+    cublasStatus_t (*cublasGemmStridedBatchedEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                                 const void*, const void*, cudaDataType, int, long long, const void*,
+                                                 cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                                 long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 };
 
 // Opens cuBLAS on the first call (any thread). Throws Unsupported, naming

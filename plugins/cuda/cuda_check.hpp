@@ -12,7 +12,7 @@
 namespace pxcuda {
 
 // The function a call's source text names: "cudaMalloc(&p, n)" -> "cudaMalloc".
-// "cublas_create" of "blas_api_->cublas_create(&blas_)" too.
+// "cublasCreate" of "blas_api_->cublasCreate(&blas_)" too.
 inline std::string function_of(const char* call) {
     const std::string text(call);
     const std::string callee = text.substr(0, text.find('('));

@@ -48,8 +48,8 @@ Device::Device(int ord) : ordinal(ord) {
         // would use the legacy default stream, not ordered with ours).
         PX_CUDA(cudaMemsetAsync(status_, 0, sizeof(DeviceStatus), stream_));
         blas_api_ = &blas_api();
-        PX_BLAS(blas_api_->cublas_create(&blas_));
-        PX_BLAS(blas_api_->cublas_set_stream(blas_, stream_));
+        PX_BLAS(blas_api_->cublasCreate(&blas_));
+        PX_BLAS(blas_api_->cublasSetStream(blas_, stream_));
         size_t free_b = 0, total_b = 0;
         PX_CUDA(cudaMemGetInfo(&free_b, &total_b));
         total_bytes_ = total_b;
@@ -67,7 +67,7 @@ Device::~Device() {
 void Device::teardown() noexcept {
     // On a lost context these calls fail harmlessly.
     if (stream_) cudaStreamSynchronize(stream_);
-    if (blas_) blas_api_->cublas_destroy(blas_);
+    if (blas_) blas_api_->cublasDestroy(blas_);
     if (status_) cudaFree(status_);
     if (pool_) cudaMemPoolDestroy(pool_);  // blocks still in use go when they are freed
     if (marker_) cudaEventDestroy(marker_);
