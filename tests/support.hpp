@@ -3,13 +3,27 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "../tools/device_arg.hpp"
 #include "plexus/plexus.hpp"
 
 namespace pxtest {
+
+// A path in $TMPDIR (else /tmp) that names this process, so parallel test runs do not meet.
+inline std::string temp_path(const std::string& name) {
+    return std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/plexus-test-" +
+           std::to_string(::getpid()) + "-" + name;
+}
+
+inline void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
 
 // The device a conformance run targets: PLEXUS_TEST_DEVICE=cpu:1, gpu:0,
 // accel(0)... (cpu:0 when unset).

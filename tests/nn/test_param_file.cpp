@@ -28,20 +28,13 @@
 
 using namespace plexus;
 using pxtest::message_of;
+using pxtest::temp_path;
+using pxtest::write_bytes;
 using pxtest::values;
 namespace pf = plexus::nn::param_file;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-    return std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/plexus-test-" +
-           std::to_string(::getpid()) + "-" + name;
-}
-
-void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-}
 
 std::vector<unsigned char> read_bytes(const std::string& path) { return pf::read_file(path); }
 

@@ -16,19 +16,12 @@
 
 using namespace plexus;
 using pxtest::message_of;
+using pxtest::temp_path;
+using pxtest::write_bytes;
 namespace pf = plexus::nn::param_file;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-    return std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/plexus-load-" +
-           std::to_string(::getpid()) + "-" + name;
-}
-
-void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-}
 
 pf::Entry entry(const std::string& name, std::vector<int64_t> shape) {
     pf::Entry e;
