@@ -1,12 +1,11 @@
 #include "blas_library.hpp"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <mutex>
 #include <string>
 
 #include "cuda_check.hpp"
+#include "shared_library.hpp"
 
 // Where cuBLAS is looked for: the toolkit's soname (the plugin's RUNPATH
 // names the toolkit's folder); the CUDA emulator's build names its own.
@@ -22,21 +21,9 @@ std::atomic<bool> g_opened{false};
 BlasApi g_api{};
 std::string g_error;
 
-template <class F>
-bool find(void* lib, const char* name, F& out) {
-    out = reinterpret_cast<F>(dlsym(lib, name));
-    return out != nullptr;
-}
-
 void open_blas() {
-    void* lib = nullptr;
     std::string tried;
-    for (const char* name : {PXCUDA_CUBLAS_LIBRARIES}) {
-        lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-        if (lib) break;
-        const char* why = dlerror();
-        tried += std::string(tried.empty() ? "" : "; ") + name + ": " + (why ? why : "not found");
-    }
+    void* lib = open_first({PXCUDA_CUBLAS_LIBRARIES}, tried);
     if (!lib) {
         g_error = "cuBLAS could not be opened (" + tried + ")";
         return;

@@ -1,10 +1,9 @@
 #include "collective.hpp"
 
-#include <dlfcn.h>
-
 #include "clique.hpp"
 #include "cuda_check.hpp"
 #include "device.hpp"
+#include "shared_library.hpp"
 
 // Where NCCL is looked for; the CUDA emulator's build names its own
 // (tests/cuda_emu/emu_nccl.cpp).
@@ -13,16 +12,6 @@
 #endif
 
 namespace pxcuda {
-
-namespace {
-
-template <class F>
-bool find(void* lib, const char* name, F& out) {
-    out = reinterpret_cast<F>(dlsym(lib, name));
-    return out != nullptr;
-}
-
-}  // namespace
 
 ncclDataType_t nccl_type(int32_t dtype) {
     switch (dtype) {
@@ -41,13 +30,10 @@ const NcclApi& Collectives::api() {
     // Once per context, whichever thread (an all-reduce, a group) comes first.
     std::call_once(load_once_, [this] {
         NcclApi& loaded = loaded_;
-        for (const char* name : {PXCUDA_NCCL_LIBRARIES}) {
-            library_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-            if (library_) break;
-        }
+        std::string tried;
+        library_ = open_first({PXCUDA_NCCL_LIBRARIES}, tried);
         if (!library_) {
-            const char* why = dlerror();
-            load_error_ = std::string("NCCL is not available (") + (why ? why : "libnccl.so.2 not found") + ")";
+            load_error_ = "NCCL is not available (" + tried + ")";
         } else if (!find(library_, "ncclCommInitAll", loaded.comm_init_all) ||
                    !find(library_, "ncclCommDestroy", loaded.comm_destroy) ||
                    !find(library_, "ncclAllReduce", loaded.all_reduce) ||
