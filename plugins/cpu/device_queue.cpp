@@ -72,13 +72,32 @@ px_status DeviceQueue::wait(char* message, size_t size) {
         else if (other_failures_ == 0)
             std::snprintf(message, size, "%s", error_);
         else
-            std::snprintf(message, size, "%s (and %llu more failed since the last wait: %s)", error_,
-                          static_cast<unsigned long long>(other_failures_), others_);
+            write_failures(message, size);
     }
     error_status_ = PX_OK;
     other_failures_ = 0;
     others_[0] = '\0';
     return status;
+}
+
+void DeviceQueue::write_failures(char* message, size_t size) const noexcept {
+    const int head = std::snprintf(message, size, "%s (and %llu more failed since the last wait: ", error_,
+                                   static_cast<unsigned long long>(other_failures_));
+    if (head < 0 || size_t(head) + 8 > size) return;  // the first failure fills it
+    // Whole messages of the later ones while they fit, then "...", then ")".
+    const size_t room = size - size_t(head) - 2;
+    size_t len = std::strlen(others_);
+    if (len > room) {
+        len = 0;
+        for (const char* sep = others_; (sep = std::strstr(sep, "; ")) && size_t(sep - others_) + 5 <= room; sep += 2)
+            len = size_t(sep - others_);
+        std::memcpy(message + head, others_, len);
+        std::memcpy(message + head + len, len ? "; ..." : "...", len ? 5 : 3);
+        len += len ? 5 : 3;
+    } else {
+        std::memcpy(message + head, others_, len);
+    }
+    std::memcpy(message + head + len, ")", 2);
 }
 
 void DeviceQueue::worker() {

@@ -69,6 +69,8 @@ private:
     void execute(const Task& t);  // run + failure bookkeeping + staging release
     // Allocates nothing: it runs while memory may have run out.
     void record_failure(const Task& t, const char* what, px_status status) noexcept;
+    // The first failure, the count of the others and their messages, in `size` bytes. Under sleep_.
+    void write_failures(char* message, size_t size) const noexcept;
     void wait_for_head(uint64_t target);
 
     static constexpr uint64_t capacity = 1024;
