@@ -113,7 +113,7 @@ struct Reader {
     void bytes(unsigned char* dst, size_t n, const std::string& field) {
         need(n, field);
         take_bytes(src, dst, n, what, field);
-        crc = crc32_z(crc, dst, n);
+        if (n) crc = crc32_z(crc, dst, n);  // zlib gives the initial value for a null buffer (an empty entry's data)
         at += n;
     }
     uint64_t uint(int nbytes, const std::string& field) {

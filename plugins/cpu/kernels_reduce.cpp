@@ -22,7 +22,6 @@ namespace {
 template <class T>
 using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
 
-inline double value_of(double s) { return s; }
 inline int64_t value_of(uint64_t s) { return static_cast<int64_t>(s); }
 
 template <class T>

@@ -68,6 +68,13 @@ void replay_op_calls(const char* file) {
 
 TEST_CASE("the fuzz corpus and every recorded crash decode or fail cleanly", "[fuzz][errors]") {
     CHECK(replay("param-file", plexus::fuzz::param_file_input) >= 5);
+    // The parameter-file seeds are valid files (after the mode byte): each must
+    // decode, or the fuzzer starts from refusals and a decoder that refuses
+    // good files passes.
+    for_each_input("corpus", "param-file", [](const std::vector<uint8_t>& b) {
+        REQUIRE(b.size() > 1);
+        REQUIRE_NOTHROW(plexus::nn::param_file::decode(b.data() + 1, b.size() - 1, "a seed"));
+    });
     CHECK(replay("idx", plexus::fuzz::idx_input) >= 8);
 }
 
