@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "plexus/op_check.h"
+
 #include "collective.hpp"
 #include "cuda_check.hpp"
 #include "device.hpp"
@@ -553,17 +555,15 @@ const px_plugin_api api_table = {
 
 extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) { return &api_table; }
 
-// Test only (test_hook.hpp): 0 when the faulting kernel was queued on
-// device `ordinal` of the newest hooked context, blamed on `op`; -1 when no
-// context enabled the hooks or there is no such device.
-extern "C" PX_PLUGIN_EXPORT int px_cuda_test_fault(int32_t ordinal, int32_t op) {
+// Test builds only (test_hook.hpp, test_hook_export.cpp); not exported.
+int pxcuda::queue_on_hooked_device(int32_t ordinal, int32_t op, void (*launch)(cudaStream_t)) {
     std::lock_guard<std::mutex> lock(hooked_mutex());
     if (hooked_contexts().empty()) return -1;
     px_plugin_context* ctx = hooked_contexts().back();
     if (ordinal < 0 || ordinal >= int32_t(ctx->devices.size())) return -1;
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     px_status s = on_device(ctx->devices[size_t(ordinal)].get(), &err, [&](pxcuda::Device& dev) {
-        pxcuda::launch_bad_write(dev.stream());
+        launch(dev.stream());
         dev.queued(op, false);
         return PX_OK;
     });

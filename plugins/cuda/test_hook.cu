@@ -1,4 +1,4 @@
-// The kernel behind px_cuda_test_fault (test_hook.hpp).
+// The kernel behind px_cuda_test_fault (test_hook.hpp), in the test build only.
 #include "test_hook.hpp"
 
 #include <cstdint>

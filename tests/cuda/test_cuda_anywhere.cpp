@@ -30,7 +30,7 @@ TEST_CASE("the reason for zero devices names the cause and what to do", "[cuda]"
 
 namespace {
 struct Loaded : pxtest::LoadedPlugin {
-    Loaded() : LoadedPlugin(PLEXUS_CUDA_PLUGIN_FILE) {}
+    explicit Loaded(const char* file = PLEXUS_CUDA_PLUGIN_FILE) : LoadedPlugin(file) {}
 };
 }  // namespace
 
@@ -105,18 +105,23 @@ TEST_CASE("without a GPU, gpu(0) names the reason and try_gpu() falls back to cp
     CHECK((array({1, 2}) + 1).to_vector<float>() == std::vector<float>{2, 3});
 }
 
-TEST_CASE("the test-only fault hook is inert unless PLEXUS_CUDA_TEST_HOOKS=1 made the context", "[cuda]") {
+TEST_CASE("the release plugin has no fault hook, and the test build's is inert unless PLEXUS_CUDA_TEST_HOOKS=1 "
+          "made the context", "[cuda]") {
+    {
+        Loaded release;
+        CHECK(dlsym(release.lib, "px_cuda_test_fault") == nullptr);
+    }
     auto hook = [](Loaded& p) {
         auto f = reinterpret_cast<int (*)(int32_t, int32_t)>(dlsym(p.lib, "px_cuda_test_fault"));
         REQUIRE(f != nullptr);
         return f;
     };
     {
-        Loaded p;  // made without the variable: no context is hooked
+        Loaded p(PLEXUS_CUDA_TEST_PLUGIN_FILE);  // made without the variable: no context is hooked
         CHECK(hook(p)(0, PX_OP_ADD) == -1);
     }
     setenv("PLEXUS_CUDA_TEST_HOOKS", "1", 1);
-    Loaded hooked;
+    Loaded hooked(PLEXUS_CUDA_TEST_PLUGIN_FILE);
     unsetenv("PLEXUS_CUDA_TEST_HOOKS");
     int32_t count = 0;
     REQUIRE(hooked.api->device_count(hooked.ctx, &count, &hooked.err) == PX_OK);

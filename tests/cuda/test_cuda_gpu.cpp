@@ -255,17 +255,20 @@ TEST_CASE("TF32 is used only when the user opts in", "[cuda][gpu]") {
 TEST_CASE("a kernel fault is reported at the next wait naming the op, the device is lost and the CPU keeps working",
           "[cuda][gpu][fault]") {
     // The hook is off unless asked for before a plugin context is made, so
-    // this test makes its own runtime (the default one exists already).
+    // this test makes its own runtime (the default one exists already), on
+    // the plugin's test build: the release plugin has no hook.
     setenv("PLEXUS_CUDA_TEST_HOOKS", "1", 1);
     px_runtime* rt = nullptr;
-    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    const char* const files[] = {PLEXUS_CUDA_TEST_PLUGIN_FILE, PLEXUS_CPU_PLUGIN_FILE};
+    const px_runtime_options options{sizeof(px_runtime_options), files, 2, 1};
+    REQUIRE(px_runtime_create(&options, &rt) == PX_OK);
     unsetenv("PLEXUS_CUDA_TEST_HOOKS");
     const px_device g0{PX_DEVICE_GPU, 0}, c0{PX_DEVICE_CPU, 0};
     int64_t n = 1000;
     px_tensor *before = nullptr, *after = nullptr, *host = nullptr;
     REQUIRE(px_tensor_full(rt, g0, PX_FLOAT32, 1, &n, 1.0, &before) == PX_OK);
     REQUIRE(px_runtime_synchronize(rt, g0) == PX_OK);
-    void* plugin = dlopen(PLEXUS_CUDA_PLUGIN_FILE, RTLD_NOW | RTLD_NOLOAD);
+    void* plugin = dlopen(PLEXUS_CUDA_TEST_PLUGIN_FILE, RTLD_NOW | RTLD_NOLOAD);
     REQUIRE(plugin != nullptr);
     auto inject = reinterpret_cast<int (*)(int32_t, int32_t)>(dlsym(plugin, "px_cuda_test_fault"));
     REQUIRE(inject != nullptr);

@@ -42,7 +42,8 @@ target_compile_options(plexus-cudart-emu PRIVATE -O2)
 target_link_libraries(plexus-cudart-emu PRIVATE ${PLEXUS_BLAS_LIBRARIES} Threads::Threads)
 set_target_properties(plexus-cudart-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
-plexus_add_plugin(plexus-cuda-emu ${host_sources} ${translated})
+# A test build, like plexus-cuda-test: it has the fault hook (test_hook.hpp).
+plexus_add_plugin(plexus-cuda-emu ${host_sources} ${translated} EXPORTS px_cuda_test_fault)
 target_include_directories(plexus-cuda-emu PRIVATE ${cuda_dir} ${emu_dir}
   ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(plexus-cuda-emu PRIVATE PLEXUS_CUDA_PLUGIN_VERSION="${PROJECT_VERSION}-emulated")

@@ -3,7 +3,8 @@
 # installed tree (it must be relocatable), then build against it only
 #   1. tests/downstream (CMake package: Plexus::nn, Plexus::plexus) and run it,
 #   2. the same C program through pkg-config,
-#   3. examples/threads-plugin (plexus_add_plugin) and pass plexus-conformance
+#   3. examples/threads-plugin (plexus_add_plugin), which like every installed
+#      plugin exports px_plugin_get_api alone, and pass plexus-conformance
 #      on its devices, found through PLEXUS_PLUGIN_PATH, and agree with the
 #      CPU plugin on the op-call fuzz inputs (plexus-op-call-agree).
 # usage: run_downstream.sh <plexus build dir> <source dir> <scratch dir>
@@ -31,6 +32,11 @@ cc -std=c99 -Wall -Werror "$source/tests/downstream/c_api.c" -o "$scratch/c_api_
 echo "== a plugin built outside the tree, through plexus_add_plugin"
 cmake -S "$source/examples/threads-plugin" -B "$scratch/plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/plugin" >/dev/null
+# Release plugins export px_plugin_get_api alone: the example, and every
+# plugin the package installed (issue 38).
+plugins="$scratch/plugin/libplexus-threads.so"
+for p in "$prefix"/lib*/plexus/plugins/*.so; do plugins="$plugins;$p"; done
+cmake -DNM="${NM:-nm}" -DPLUGINS="$plugins" -P "$source/tests/cmake/check_plugin_exports.cmake"
 PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/plexus-smi"
 # A malformed setting makes its create() fail with the reason; the host skips it.
 PLEXUS_THREADS_DEVICES=zero PLEXUS_PLUGIN_PATH="$scratch/plugin" "$prefix/bin/plexus-smi" |
