@@ -1,16 +1,24 @@
 // The checks every routed op shares, and the one call into a plugin's execute.
 #include "dispatch.hpp"
 
-#include "op_rules.hpp"
+#include "plexus/op_rows.h"
 
 namespace px::router {
 
 const char* name_of(int32_t op) { return px_op_name(op); }
 
+bool in_family(int32_t op, int32_t family) {
+    const px_op_row* row = px_op_row_of(op);
+    return row && row->family == family;
+}
+
+px_dtype result_dtype(int32_t op, px_dtype dtype) { return static_cast<px_dtype>(px_op_result_dtype(op, dtype)); }
+
 void check_accepts(int32_t op, px_dtype dtype) {
-    if (!op_accepts(op, dtype))
+    char takes[96];
+    if (!px_op_accepts(op, dtype))
         fail(PX_ERROR_DTYPE, name_of(op), ": does not take ", px_dtype_name(dtype), " (it takes ",
-             op_accepted_dtypes(op), "); cast the input first");
+             px_op_accepted_dtypes(op, takes, sizeof takes), "); cast the input first");
 }
 
 int32_t tf32_allowed(const DeviceImpl& dev) {

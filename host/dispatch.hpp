@@ -10,6 +10,10 @@
 namespace px::router {
 
 const char* name_of(int32_t op);
+// Whether `op` is a row of the op table in `family` (PX_FAMILY_*).
+bool in_family(int32_t op, int32_t family);
+// The dtype `op` writes for inputs of `dtype` (the op table's result rule).
+px_dtype result_dtype(int32_t op, px_dtype dtype);
 // PX_ERROR_DTYPE unless `op` means something on `dtype`.
 void check_accepts(int32_t op, px_dtype dtype);
 // PX_ERROR_DEVICE_MISMATCH naming both devices and how to move one.

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "dispatch.hpp"
-#include "op_rules.hpp"
 
 namespace px::router {
 namespace {
@@ -147,27 +146,25 @@ TensorObj* random(Runtime& rt, px_op op, const std::shared_ptr<DeviceImpl>& dev,
 }
 
 TensorObj* binary(px_op op, const TensorObj& a, const TensorObj& b) {
-    auto fam = op_family(op);
-    if (fam != OpFamily::binary && fam != OpFamily::comparison)
+    if (!in_family(op, PX_FAMILY_BINARY))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a binary elementwise op");
     check_same_device(op, {&a, &b});
     check_same_dtype(op, a, b);
     check_accepts(op, a.dtype);
     Shape shape = broadcast(a.shape, b.shape, name_of(op));
-    Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), shape));
+    Owned out(new_tensor(a.buffer->device, result_dtype(op, a.dtype), shape));
     px_tensor_desc in[2] = {broadcast_desc(a, shape), broadcast_desc(b, shape)}, o = out->desc();
     dispatch(a.device(), op, a.dtype, in, 2, &o, 1, nullptr, numel(shape) > 0);
     return out.release();
 }
 
 TensorObj* binary_scalar(px_op op, const TensorObj& a, double scalar, bool scalar_first) {
-    auto fam = op_family(op);
-    if (fam != OpFamily::binary && fam != OpFamily::comparison)
+    if (!in_family(op, PX_FAMILY_BINARY))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a binary elementwise op");
     check_accepts(op, a.dtype);
-    Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), a.shape));
+    Owned out(new_tensor(a.buffer->device, result_dtype(op, a.dtype), a.shape));
     px_binary_attrs attrs{sizeof(px_binary_attrs), scalar_first ? 1 : 2, scalar};
     px_tensor_desc in = a.desc(), o = out->desc();
     dispatch(a.device(), op, a.dtype, &in, 1, &o, 1, &attrs, numel(a.shape) > 0);
@@ -175,7 +172,7 @@ TensorObj* binary_scalar(px_op op, const TensorObj& a, double scalar, bool scala
 }
 
 TensorObj* unary(px_op op, const TensorObj& a) {
-    if (op_family(op) != OpFamily::unary)
+    if (!in_family(op, PX_FAMILY_UNARY))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a unary elementwise op");
     check_accepts(op, a.dtype);
@@ -200,7 +197,7 @@ TensorObj* where(const TensorObj& cond, const TensorObj& a, const TensorObj& b) 
 }
 
 TensorObj* reduce(px_op op, const TensorObj& a, bool all_axes, int32_t axis, bool keepdims) {
-    if (op_family(op) != OpFamily::reduce)
+    if (!in_family(op, PX_FAMILY_REDUCE))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a reduction");
     check_accepts(op, a.dtype);
@@ -227,7 +224,7 @@ TensorObj* reduce(px_op op, const TensorObj& a, bool all_axes, int32_t axis, boo
     if (extent == 0 && (op == PX_OP_MAX || op == PX_OP_MIN || op == PX_OP_ARGMAX))
         fail(PX_ERROR_SHAPE, name_of(op), ": the reduced extent of shape ", to_string(a.shape),
              " is empty, and an empty set has no ", name_of(op));
-    Owned out(new_tensor(a.buffer->device, op_result_dtype(op, a.dtype), shape));
+    Owned out(new_tensor(a.buffer->device, result_dtype(op, a.dtype), shape));
     px_reduce_attrs attrs{sizeof(px_reduce_attrs), axis, keepdims ? 1 : 0};
     px_tensor_desc in = a.desc(), o = out->desc();
     dispatch(a.device(), op, a.dtype, &in, 1, &o, 1, &attrs, numel(shape) > 0);

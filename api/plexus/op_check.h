@@ -1,5 +1,5 @@
 /* Plexus plugin ABI: the checks of an op call every plugin runs first in
- * execute, pure C99 (included by plugin.h). Other hosts than Plexus's may
+ * execute, pure C99. Other hosts than Plexus's may
  * send anything; these checks keep a plugin from reading or writing outside
  * its buffers whatever they send, in one place for every plugin. */
 #ifndef PLEXUS_OP_CHECK_H
@@ -8,66 +8,10 @@
 #include <stdio.h> /* snprintf, for the messages */
 
 #include "plexus/op_layout.h"
-#include "plexus/plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The size of the attrs struct an op cannot run without (0: none needed);
- * binary ops need px_binary_attrs only in their scalar form (one input). A
- * plugin rejects a call whose attrs are missing or smaller than this. */
-static inline uint32_t px_op_attrs_size(int32_t op, int32_t num_inputs) {
-    switch (op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
-    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
-        return num_inputs == 1 ? (uint32_t)sizeof(px_binary_attrs) : 0;
-    case PX_OP_SUM: case PX_OP_MEAN: case PX_OP_MAX: case PX_OP_MIN: case PX_OP_ARGMAX:
-        return (uint32_t)sizeof(px_reduce_attrs);
-    case PX_OP_FILL: return (uint32_t)sizeof(px_fill_attrs);
-    case PX_OP_ARANGE: return (uint32_t)sizeof(px_arange_attrs);
-    case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL: return (uint32_t)sizeof(px_random_attrs);
-    case PX_OP_GEMM: return (uint32_t)sizeof(px_gemm_attrs);
-    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
-        return (uint32_t)sizeof(px_conv2d_attrs);
-    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
-    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
-        return (uint32_t)sizeof(px_pool2d_attrs);
-    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: return (uint32_t)sizeof(px_dropout_attrs);
-    case PX_OP_SGD_UPDATE: return (uint32_t)sizeof(px_sgd_attrs);
-    default: return 0;
-    }
-}
-
-/* How many outputs a call of `op` has: SGD_UPDATE 1 (no momentum) or 2,
- * BIAS_RELU_MAX_POOL2D_BACKWARD exactly 2 (dx, db), every other op 1. A
- * plugin rejects a call outside [*least, *most]. */
-static inline void px_op_output_counts(int32_t op, int32_t* least, int32_t* most) {
-    *least = op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD ? 2 : 1;
-    *most = op == PX_OP_SGD_UPDATE || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD ? 2 : 1;
-}
-
-/* How many inputs a call of `op` has: the binary ops 2, or 1 in their scalar
- * form; SGD_UPDATE 2 (no momentum) or 3, one more than its outputs. A plugin
- * rejects a call outside [*least, *most]. */
-static inline void px_op_input_counts(int32_t op, int32_t* least, int32_t* most) {
-    switch (op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV: case PX_OP_POW:
-    case PX_OP_EQ: case PX_OP_NE: case PX_OP_LT: case PX_OP_LE: case PX_OP_GT: case PX_OP_GE:
-        *least = 1, *most = 2; return;
-    case PX_OP_FILL: case PX_OP_ARANGE: case PX_OP_RANDOM_UNIFORM: case PX_OP_RANDOM_NORMAL:
-        *least = *most = 0; return;
-    case PX_OP_MATMUL: case PX_OP_GEMM: case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT:
-    case PX_OP_CONV2D_BACKWARD_WEIGHT: case PX_OP_BIAS_ADD: case PX_OP_MAX_POOL2D_BACKWARD:
-    case PX_OP_RELU_BACKWARD: case PX_OP_SIGMOID_BACKWARD: case PX_OP_TANH_BACKWARD:
-    case PX_OP_LOG_SOFTMAX_BACKWARD: case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_BIAS_RELU_MAX_POOL2D:
-        *least = *most = 2; return;
-    case PX_OP_WHERE: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
-        *least = *most = 3; return;
-    case PX_OP_SGD_UPDATE: *least = 2, *most = 3; return;
-    default: *least = *most = 1; return;
-    }
-}
 
 /* Sets *end to the byte, from its buffer's start, just past the last element
  * `t` reaches (its offset when it has no element). Returns 0, leaving *end,
@@ -157,7 +101,8 @@ static inline int px_op_call_writes_nothing(const px_op_call* c) {
 static inline px_status px_op_call_check(const px_op_call* c, int32_t device_count, px_buffer_facts_fn facts,
                                          px_plugin_error* err) {
     char why[256];
-    const char* name = c && c->struct_size >= sizeof(px_op_call) ? px_op_name(c->op) : NULL;
+    const px_op_row* row = c && c->struct_size >= sizeof(px_op_call) ? px_op_row_of(c->op) : NULL;
+    const char* name = row ? row->name : NULL;
     px_status status = PX_ERROR_INVALID_ARGUMENT;
     int32_t in_least, in_most, out_least, out_most, i;
     uint32_t need, size;
@@ -167,14 +112,14 @@ static inline px_status px_op_call_check(const px_op_call* c, int32_t device_cou
     } else if (c->device < 0 || c->device >= device_count) {
         snprintf(why, sizeof why, "no device %d (the plugin has %d)", (int)c->device, (int)device_count);
         status = PX_ERROR_NO_DEVICE;
-    } else if (!name) {
+    } else if (!row) {
         snprintf(why, sizeof why, "unknown op %d", (int)c->op);
         status = PX_ERROR_UNSUPPORTED;
     } else {
         px_op_input_counts(c->op, &in_least, &in_most);
         px_op_output_counts(c->op, &out_least, &out_most);
         if (c->num_inputs < in_least || c->num_inputs > in_most || c->num_outputs < out_least ||
-            c->num_outputs > out_most || (c->op == PX_OP_SGD_UPDATE && c->num_outputs != c->num_inputs - 1) ||
+            c->num_outputs > out_most || (row->family == PX_FAMILY_SGD && c->num_outputs != c->num_inputs - 1) ||
             (c->num_inputs && !c->inputs) || !c->outputs)
             snprintf(why, sizeof why, "bad operand counts");
         for (i = 0; !why[0] && i < c->num_inputs + c->num_outputs; ++i) {

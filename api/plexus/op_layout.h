@@ -13,22 +13,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "plexus/plugin.h"
+#include "plexus/op_rows.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The dtype `op` writes for inputs of `dtype`: uint8 for comparisons, int64
- * for argmax and for sums of integers, float64 for means of integers, the
- * input's dtype otherwise. */
-static inline int32_t px_op_result_dtype(int32_t op, int32_t dtype) {
-    const int is_float = dtype == PX_FLOAT32 || dtype == PX_FLOAT64;
-    if (op >= PX_OP_EQ && op <= PX_OP_GE) return PX_UINT8;
-    if (op == PX_OP_ARGMAX || (op == PX_OP_SUM && !is_float)) return PX_INT64;
-    if (op == PX_OP_MEAN && !is_float) return PX_FLOAT64;
-    return dtype;
-}
 
 /* Nonzero when t's elements lie in row-major order without gaps (an axis of
  * length 1 may have any stride; an empty tensor is contiguous). Only for a
@@ -65,6 +54,7 @@ typedef struct px_layout_shape {
 /* The state of one px_op_layout_check: the first problem found wins. */
 typedef struct px_layout_state {
     const px_op_call* call;
+    const px_op_row* row; /* the call's op */
     char* why;
     size_t why_size;
     px_status status;
@@ -181,10 +171,10 @@ static inline px_layout_shape px_layout_4d(int64_t a, int64_t b, int64_t c, int6
  * broadcast input has stride 0 on its repeated axes). */
 static inline void px_layout_elementwise(px_layout_state* s) {
     const px_op_call* c = s->call;
-    const int32_t op = c->op, o = c->num_inputs, dtype = c->inputs[0].dtype;
+    const int32_t family = s->row->family, o = c->num_inputs, dtype = c->inputs[0].dtype;
     int32_t i;
     for (i = 0; i < c->num_inputs; ++i) px_layout_shape_of(s, i, o);
-    if (op <= PX_OP_GE) {
+    if (family == PX_FAMILY_BINARY) {
         const px_binary_attrs* b = (const px_binary_attrs*)c->attrs;
         const int32_t scalar = b && b->struct_size >= sizeof(px_binary_attrs) ? b->scalar_operand : 0;
         if (scalar < 0 || scalar > 2)
@@ -195,15 +185,15 @@ static inline void px_layout_elementwise(px_layout_state* s) {
                            (int)c->num_inputs, (int)scalar);
         if (c->num_inputs == 2) px_layout_dtype_is(s, 1, dtype);
         else px_layout_contiguous(s, 0);
-        px_layout_dtype_is(s, o, px_op_result_dtype(op, dtype));
-    } else if (op <= PX_OP_TANH) {
+        px_layout_dtype_is(s, o, px_op_result_dtype(c->op, dtype));
+    } else if (family == PX_FAMILY_UNARY) {
         px_layout_contiguous(s, 0);
         px_layout_dtype_is(s, o, dtype);
-    } else if (op == PX_OP_WHERE) {
+    } else if (family == PX_FAMILY_WHERE) {
         px_layout_dtype_is(s, 0, PX_UINT8);
         px_layout_dtype_is(s, 2, c->inputs[1].dtype);
         px_layout_dtype_is(s, o, c->inputs[1].dtype);
-    } else if (op == PX_OP_COPY) {
+    } else if (family == PX_FAMILY_COPY) {
         px_layout_dtype_is(s, o, dtype);
     } else { /* CAST */
         px_layout_contiguous(s, 0);
@@ -235,8 +225,8 @@ static inline void px_layout_reduce(px_layout_state* s) {
     }
     px_layout_shape_is(s, 1, &want);
     px_layout_dtype_is(s, 1, px_op_result_dtype(c->op, a->dtype));
-    if (nothing_reduced && !nothing_kept && (c->op == PX_OP_MAX || c->op == PX_OP_MIN || c->op == PX_OP_ARGMAX))
-        px_layout_fail(s, PX_ERROR_SHAPE, "the reduced extent is empty, and an empty set has no %s", px_op_name(c->op));
+    if (nothing_reduced && !nothing_kept && (s->row->flags & PX_OP_FLAG_NEEDS_ELEMENTS))
+        px_layout_fail(s, PX_ERROR_SHAPE, "the reduced extent is empty, and an empty set has no %s", s->row->name);
 }
 
 /* MATMUL: (B,M,K) x (B,K,N) -> (B,M,N), each matrix's rows stored with unit
@@ -283,10 +273,11 @@ static inline int64_t px_layout_window(px_layout_state* s, const char* axis, int
 static inline void px_layout_conv(px_layout_state* s) {
     const px_op_call* c = s->call;
     const px_conv2d_attrs* a = (const px_conv2d_attrs*)c->attrs;
-    /* Where x, w and y are among the operands, per op (y is dy backwards). */
-    const int32_t xi = c->op == PX_OP_CONV2D ? 0 : c->op == PX_OP_CONV2D_BACKWARD_INPUT ? 2 : 1;
-    const int32_t wi = c->op == PX_OP_CONV2D ? 1 : c->op == PX_OP_CONV2D_BACKWARD_INPUT ? 1 : 2;
-    const int32_t yi = c->op == PX_OP_CONV2D ? 2 : 0;
+    /* Where x, w and y are among the operands, per family (y is dy backwards). */
+    const int32_t family = s->row->family;
+    const int32_t xi = family == PX_FAMILY_CONV2D ? 0 : family == PX_FAMILY_CONV2D_BACKWARD_INPUT ? 2 : 1;
+    const int32_t wi = family == PX_FAMILY_CONV2D_BACKWARD_WEIGHT ? 2 : 1;
+    const int32_t yi = family == PX_FAMILY_CONV2D ? 2 : 0;
     const px_tensor_desc *x = px_layout_operand(s, xi), *w = px_layout_operand(s, wi);
     int64_t oh, ow;
     int32_t i;
@@ -315,14 +306,14 @@ static inline void px_layout_conv(px_layout_state* s) {
 static inline void px_layout_pool(px_layout_state* s) {
     const px_op_call* c = s->call;
     const px_pool2d_attrs* a = (const px_pool2d_attrs*)c->attrs;
-    const int32_t op = c->op;
-    /* x is the output of AVG_POOL2D_BACKWARD, the first input otherwise. */
-    const int32_t xi = op == PX_OP_AVG_POOL2D_BACKWARD ? 1 : 0;
-    const int fused = op == PX_OP_BIAS_RELU_MAX_POOL2D || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
+    const int backward = s->row->family == PX_FAMILY_POOL2D_BACKWARD;
+    /* x is the output when the gradient is the only input (average pooling's
+     * backward), the first input otherwise. */
+    const int32_t xi = backward && c->num_inputs == 1 ? 1 : 0;
+    /* The fused ops take the bias as input 1: forwards (x, b), backwards (x, b, dy). */
+    const int fused = c->num_inputs == (backward ? 3 : 2);
     /* y is dy backwards: the last input; forwards the output. */
-    const int32_t yi = op == PX_OP_MAX_POOL2D || op == PX_OP_AVG_POOL2D || op == PX_OP_BIAS_RELU_MAX_POOL2D
-                           ? c->num_inputs
-                           : c->num_inputs - 1;
+    const int32_t yi = backward ? c->num_inputs - 1 : c->num_inputs;
     const px_tensor_desc* x = px_layout_operand(s, xi);
     int64_t oh, ow;
     px_layout_rank(s, xi, 4, 0);
@@ -345,9 +336,8 @@ static inline void px_layout_pool(px_layout_state* s) {
         const px_layout_shape bias = px_layout_vector(x->shape[1]);
         px_layout_shape_is(s, yi, &pooled);
         if (fused) px_layout_shape_is(s, 1, &bias);
-        if (op == PX_OP_MAX_POOL2D_BACKWARD || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD)
-            px_layout_shape_of(s, c->num_inputs, 0); /* dx has x's shape */
-        if (op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD) px_layout_shape_is(s, c->num_inputs + 1, &bias);
+        if (backward && xi == 0) px_layout_shape_of(s, c->num_inputs, 0); /* dx has x's shape */
+        if (backward && fused) px_layout_shape_is(s, c->num_inputs + 1, &bias);
     }
 }
 
@@ -365,84 +355,96 @@ static inline void px_layout_sgd(px_layout_state* s) {
     }
 }
 
-/* The ABI 1.1 and 1.4 ops: contiguous operands of one float dtype (labels
- * aside), related as each op's comment in types.h says. */
+/* GEMM: op(a) (M,K) x op(b) (K,N) -> (M,N), op transposing a stored operand
+ * when its attrs ask. */
+static inline void px_layout_gemm(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_gemm_attrs* g = (const px_gemm_attrs*)c->attrs;
+    px_layout_shape want;
+    int32_t i;
+    for (i = 0; i < 3; ++i) px_layout_rank(s, i, 2, 0);
+    if (s->status != PX_OK) return;
+    want.ndim = 2;
+    want.dims[0] = c->outputs[0].shape[0], want.dims[1] = c->inputs[1].shape[g->trans_b ? 1 : 0];
+    if (g->trans_a) want.dims[0] = want.dims[1], want.dims[1] = c->outputs[0].shape[0];
+    px_layout_shape_is(s, 0, &want); /* op(a) is (M,K), with b's K */
+    want.dims[0] = c->inputs[1].shape[0], want.dims[1] = c->inputs[1].shape[1];
+    want.dims[g->trans_b ? 0 : 1] = c->outputs[0].shape[1];
+    px_layout_shape_is(s, 1, &want); /* op(b) is (K,N), with the output's N */
+}
+
+/* BIAS: with two inputs x (N,C,...), b (C) -> x's shape; with one, dy
+ * (N,C,...) -> (C). */
+static inline void px_layout_bias(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const int32_t o = c->num_inputs;
+    px_layout_shape bias;
+    px_layout_rank(s, 0, 2, 1);
+    if (s->status != PX_OK) return;
+    bias = px_layout_vector(c->inputs[0].shape[1]);
+    px_layout_shape_is(s, o == 2 ? 1 : o, &bias);
+    if (o == 2) px_layout_shape_of(s, o, 0);
+}
+
+/* SOFTMAX_CROSS_ENTROPY: logits (N,C) with C >= 1 and labels (N) int32 or
+ * int64 -> loss (N); with a third input dloss (N) -> dlogits (N,C). */
+static inline void px_layout_softmax_cross_entropy(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_tensor_desc* x = &c->inputs[0];
+    const int32_t o = c->num_inputs;
+    px_layout_shape rows;
+    px_layout_rank(s, 0, 2, 0);
+    if (s->status != PX_OK) return;
+    if (x->shape[1] < 1) px_layout_fail(s, PX_ERROR_SHAPE, "the logits have no classes");
+    if (c->inputs[1].dtype != PX_INT32 && c->inputs[1].dtype != PX_INT64)
+        px_layout_fail(s, PX_ERROR_DTYPE, "input 1 is %s; labels are int32 or int64", px_dtype_name(c->inputs[1].dtype));
+    rows = px_layout_vector(x->shape[0]);
+    px_layout_shape_is(s, 1, &rows);
+    if (o == 2) {
+        px_layout_shape_is(s, o, &rows);
+    } else {
+        px_layout_shape_is(s, 2, &rows);
+        px_layout_shape_of(s, o, 0);
+    }
+}
+
+/* The families from GEMM on (the ABI 1.1 and 1.4 ops): contiguous operands
+ * of one dtype the row accepts (labels aside), related as the family says. */
 static inline void px_layout_nn(px_layout_state* s) {
     const px_op_call* c = s->call;
-    const int32_t op = c->op, o = c->num_inputs, dtype = c->inputs[0].dtype;
-    const int labels = op == PX_OP_SOFTMAX_CROSS_ENTROPY || op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
-    const px_tensor_desc* x = &c->inputs[0];
+    const int32_t family = s->row->family, o = c->num_inputs, dtype = c->inputs[0].dtype;
+    const int labels = family == PX_FAMILY_SOFTMAX_CROSS_ENTROPY;
     int32_t i;
-    if (dtype != PX_FLOAT32 && dtype != PX_FLOAT64)
-        px_layout_fail(s, PX_ERROR_DTYPE, "input 0 is %s; the op takes float32 or float64", px_dtype_name(dtype));
+    if (!px_op_accepts(c->op, dtype)) {
+        char takes[96];
+        px_layout_fail(s, PX_ERROR_DTYPE, "input 0 is %s; the op takes %s", px_dtype_name(dtype),
+                       px_op_accepted_dtypes(c->op, takes, sizeof takes));
+    }
     for (i = 0; i < c->num_inputs + c->num_outputs; ++i) {
         px_layout_contiguous(s, i);
         if (!(labels && i == 1)) px_layout_dtype_is(s, i, dtype);
     }
     if (s->status != PX_OK) return;
-    switch (op) {
-    case PX_OP_GEMM: {
-        const px_gemm_attrs* g = (const px_gemm_attrs*)c->attrs;
-        px_layout_shape want;
-        for (i = 0; i < 3; ++i) px_layout_rank(s, i, 2, 0);
-        if (s->status != PX_OK) return;
-        want.ndim = 2;
-        want.dims[0] = c->outputs[0].shape[0], want.dims[1] = c->inputs[1].shape[g->trans_b ? 1 : 0];
-        if (g->trans_a) want.dims[0] = want.dims[1], want.dims[1] = c->outputs[0].shape[0];
-        px_layout_shape_is(s, 0, &want); /* op(a) is (M,K), with b's K */
-        want.dims[0] = c->inputs[1].shape[0], want.dims[1] = c->inputs[1].shape[1];
-        want.dims[g->trans_b ? 0 : 1] = c->outputs[0].shape[1];
-        px_layout_shape_is(s, 1, &want); /* op(b) is (K,N), with the output's N */
-        return;
-    }
-    case PX_OP_CONV2D: case PX_OP_CONV2D_BACKWARD_INPUT: case PX_OP_CONV2D_BACKWARD_WEIGHT:
+    switch (family) {
+    case PX_FAMILY_GEMM: px_layout_gemm(s); return;
+    case PX_FAMILY_CONV2D: case PX_FAMILY_CONV2D_BACKWARD_INPUT: case PX_FAMILY_CONV2D_BACKWARD_WEIGHT:
         px_layout_conv(s);
         return;
-    case PX_OP_MAX_POOL2D: case PX_OP_AVG_POOL2D: case PX_OP_MAX_POOL2D_BACKWARD: case PX_OP_AVG_POOL2D_BACKWARD:
-    case PX_OP_BIAS_RELU_MAX_POOL2D: case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD:
-        px_layout_pool(s);
-        return;
-    case PX_OP_BIAS_ADD: case PX_OP_BIAS_GRAD: {
-        px_layout_shape bias;
-        px_layout_rank(s, 0, 2, 1);
-        if (s->status != PX_OK) return;
-        bias = px_layout_vector(x->shape[1]);
-        px_layout_shape_is(s, op == PX_OP_BIAS_ADD ? 1 : o, &bias);
-        if (op == PX_OP_BIAS_ADD) px_layout_shape_of(s, o, 0);
-        return;
-    }
-    case PX_OP_LOG_SOFTMAX: case PX_OP_LOG_SOFTMAX_BACKWARD:
+    case PX_FAMILY_POOL2D: case PX_FAMILY_POOL2D_BACKWARD: px_layout_pool(s); return;
+    case PX_FAMILY_BIAS: px_layout_bias(s); return;
+    case PX_FAMILY_LOG_SOFTMAX:
         px_layout_rank(s, 0, 2, 0);
         for (i = 1; i <= o; ++i) px_layout_shape_of(s, i, 0);
         return;
-    case PX_OP_SOFTMAX_CROSS_ENTROPY: case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: {
-        px_layout_shape rows;
-        px_layout_rank(s, 0, 2, 0);
-        if (s->status != PX_OK) return;
-        if (x->shape[1] < 1) px_layout_fail(s, PX_ERROR_SHAPE, "the logits have no classes");
-        if (c->inputs[1].dtype != PX_INT32 && c->inputs[1].dtype != PX_INT64)
-            px_layout_fail(s, PX_ERROR_DTYPE, "input 1 is %s; labels are int32 or int64",
-                           px_dtype_name(c->inputs[1].dtype));
-        rows = px_layout_vector(x->shape[0]);
-        px_layout_shape_is(s, 1, &rows);
-        if (op == PX_OP_SOFTMAX_CROSS_ENTROPY) {
-            px_layout_shape_is(s, o, &rows);
-        } else {
-            px_layout_shape_is(s, 2, &rows);
-            px_layout_shape_of(s, o, 0);
-        }
-        return;
-    }
-    case PX_OP_DROPOUT: case PX_OP_DROPOUT_BACKWARD: {
+    case PX_FAMILY_SOFTMAX_CROSS_ENTROPY: px_layout_softmax_cross_entropy(s); return;
+    case PX_FAMILY_DROPOUT: {
         const double p = ((const px_dropout_attrs*)c->attrs)->p;
         if (!(p >= 0 && p < 1)) px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "the drop probability %g is not in [0, 1)", p);
         px_layout_shape_of(s, o, 0);
         return;
     }
-    case PX_OP_SGD_UPDATE:
-        px_layout_sgd(s);
-        return;
-    default: /* the activation gradients: (y, dy) -> dx, all of one shape */
+    case PX_FAMILY_SGD: px_layout_sgd(s); return;
+    default: /* PX_FAMILY_POINTWISE_GRAD: (y, dy) -> dx, all of one shape */
         px_layout_shape_of(s, 1, 0);
         px_layout_shape_of(s, o, 0);
         return;
@@ -450,22 +452,31 @@ static inline void px_layout_nn(px_layout_state* s) {
 }
 
 /* Checks how the operands of `c` relate, for a call whose form and operands
- * px_op_call_check has accepted one by one (counts, descs, extents, attrs
- * sizes): PX_OK, or the status with the reason written to `why`
- * ("input 1 has shape (4, 2); the call needs (3, 2)"). Every output but
- * COPY's is contiguous. */
+ * px_op_call_check has accepted one by one (a known op, counts, descs,
+ * extents, attrs sizes): PX_OK, or the status with the reason written to
+ * `why` ("input 1 has shape (4, 2); the call needs (3, 2)"), by the rule of
+ * the op's family. Every output but COPY's is contiguous. */
 static inline px_status px_op_layout_check(const px_op_call* c, char* why, size_t why_size) {
     px_layout_state s;
-    int32_t i;
-    s.call = c, s.why = why, s.why_size = why_size, s.status = PX_OK;
-    if (c->op != PX_OP_COPY)
+    int32_t i, family;
+    s.call = c, s.row = px_op_row_of(c->op), s.why = why, s.why_size = why_size, s.status = PX_OK;
+    if (!s.row) {
+        snprintf(why, why_size, "unknown op %d", (int)c->op);
+        return PX_ERROR_UNSUPPORTED;
+    }
+    family = s.row->family;
+    if (family != PX_FAMILY_COPY)
         for (i = 0; i < c->num_outputs; ++i) px_layout_contiguous(&s, c->num_inputs + i);
     if (s.status != PX_OK) return s.status;
-    if (c->op <= PX_OP_WHERE || c->op == PX_OP_COPY || c->op == PX_OP_CAST) px_layout_elementwise(&s);
-    else if (c->op >= PX_OP_SUM && c->op <= PX_OP_ARGMAX) px_layout_reduce(&s);
-    else if (c->op == PX_OP_MATMUL) px_layout_matmul(&s);
-    else if (c->op == PX_OP_GEMM || c->op >= PX_OP_CONV2D) px_layout_nn(&s);
-    /* else a creation op: one contiguous output, nothing to relate */
+    switch (family) {
+    case PX_FAMILY_BINARY: case PX_FAMILY_UNARY: case PX_FAMILY_WHERE: case PX_FAMILY_COPY: case PX_FAMILY_CAST:
+        px_layout_elementwise(&s);
+        break;
+    case PX_FAMILY_REDUCE: px_layout_reduce(&s); break;
+    case PX_FAMILY_MATMUL: px_layout_matmul(&s); break;
+    case PX_FAMILY_CREATION: break; /* one contiguous output, nothing to relate */
+    default: px_layout_nn(&s); break;
+    }
     return s.status;
 }
 

@@ -1,4 +1,5 @@
-/* Plexus plugin ABI, pure C99.
+/* Plexus plugin ABI, pure C99: the contract alone. The checks every plugin
+ * runs on an op call before it reads an operand are in plexus/op_check.h.
  *
  * A plugin is a shared library that exports exactly one symbol,
  * px_plugin_get_api, returning a pointer to a static px_plugin_api table.
@@ -461,8 +462,5 @@ typedef const px_plugin_api* (*px_plugin_get_api_fn)(void);
 #ifdef __cplusplus
 }
 #endif
-
-/* The checks every plugin runs on an op call before it reads an operand. */
-#include "plexus/op_check.h"
 
 #endif /* PLEXUS_PLUGIN_H */

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plexus/op_table.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -63,156 +65,27 @@ typedef struct px_device {
     int32_t index;
 } px_device;
 
-/* Op numbers: stable forever. Plugins receive these in px_op_call. */
+/* Op numbers: stable forever. Plugins receive these in px_op_call. Each op
+ * is a row of the op table (op_table.h), which says what it means. */
+#define PX_OP_ENUMERATOR_(op, number, ...) op = number,
 typedef PX_ENUM(px_op) {
-    /* elementwise binary, NumPy broadcasting; attrs: px_binary_attrs or NULL */
-    PX_OP_ADD = 1,
-    PX_OP_SUB = 2,
-    PX_OP_MUL = 3,
-    PX_OP_DIV = 4,
-    PX_OP_POW = 5,
-    PX_OP_EQ = 6, /* comparisons write uint8 0/1 */
-    PX_OP_NE = 7,
-    PX_OP_LT = 8,
-    PX_OP_LE = 9,
-    PX_OP_GT = 10,
-    PX_OP_GE = 11,
-    /* elementwise unary; no attrs */
-    PX_OP_NEG = 20,
-    PX_OP_EXP = 21,
-    PX_OP_LOG = 22,
-    PX_OP_SQRT = 23,
-    PX_OP_ABS = 24,
-    PX_OP_RELU = 25,
-    PX_OP_SIGMOID = 26,
-    PX_OP_TANH = 27,
-    /* where(cond uint8, a, b), broadcasting over all three; no attrs */
-    PX_OP_WHERE = 30,
-    /* reductions; attrs: px_reduce_attrs */
-    PX_OP_SUM = 40,
-    PX_OP_MEAN = 41,
-    PX_OP_MAX = 42,
-    PX_OP_MIN = 43,
-    PX_OP_ARGMAX = 44,
-    /* matrix product, 2-D or batched 3-D; attrs: px_matmul_attrs or NULL */
-    PX_OP_MATMUL = 50,
-    /* data movement */
-    PX_OP_COPY = 60, /* strided input -> strided output, same dtype; no attrs */
-    PX_OP_CAST = 61, /* contiguous input -> contiguous output of another dtype */
-    /* creation; output only */
-    PX_OP_FILL = 70,           /* attrs: px_fill_attrs */
-    PX_OP_ARANGE = 71,         /* attrs: px_arange_attrs */
-    PX_OP_RANDOM_UNIFORM = 72, /* attrs: px_random_attrs */
-    PX_OP_RANDOM_NORMAL = 73,  /* attrs: px_random_attrs */
-
-    /* ---- ABI 1.1: neural-network ops (float32, float64) ---- */
-    /* 2-D op(a) x op(b), where op transposes when asked; attrs: px_gemm_attrs */
-    PX_OP_GEMM = 51,
-    /* x (N,C,H,W), w (O,C,KH,KW) -> y (N,O,OH,OW); attrs: px_conv2d_attrs */
-    PX_OP_CONV2D = 100,
-    PX_OP_CONV2D_BACKWARD_INPUT = 101,  /* dy, w -> dx; the output desc gives x's shape */
-    PX_OP_CONV2D_BACKWARD_WEIGHT = 102, /* dy, x -> dw; the output desc gives w's shape */
-    PX_OP_BIAS_ADD = 103,  /* x (N,C,...), b (C) -> x + b along axis 1; no attrs */
-    PX_OP_BIAS_GRAD = 104, /* dy (N,C,...) -> (C), the sum over every axis but 1 */
-    /* x (N,C,H,W) -> (N,C,OH,OW); attrs: px_pool2d_attrs. Average pooling
-     * divides by the whole window, padding included. */
-    PX_OP_MAX_POOL2D = 110,
-    PX_OP_AVG_POOL2D = 111,
-    PX_OP_MAX_POOL2D_BACKWARD = 112, /* x, dy -> dx; ties go to the first maximum */
-    PX_OP_AVG_POOL2D_BACKWARD = 113, /* dy -> dx; the output desc gives x's shape */
-    /* activation gradients from the forward result y: (y, dy) -> dx */
-    PX_OP_RELU_BACKWARD = 120,
-    PX_OP_SIGMOID_BACKWARD = 121,
-    PX_OP_TANH_BACKWARD = 122,
-    /* over the last axis of a 2-D input (N,C) */
-    PX_OP_LOG_SOFTMAX = 130,
-    PX_OP_LOG_SOFTMAX_BACKWARD = 131, /* y, dy -> dx */
-    /* logits (N,C), labels (N) int32 or int64 -> loss (N); a label outside
-     * [0, C) fails on the device */
-    PX_OP_SOFTMAX_CROSS_ENTROPY = 132,
-    PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD = 133, /* logits, labels, dloss (N) -> dlogits */
-    /* inverted dropout, the mask drawn from Philox; attrs: px_dropout_attrs */
-    PX_OP_DROPOUT = 140,
-    PX_OP_DROPOUT_BACKWARD = 141, /* dy -> dx with the same attrs (same mask) */
-    /* one SGD step in place; attrs: px_sgd_attrs. Inputs (param, grad) or
-     * (param, grad, momentum); outputs the same param (and momentum) buffers. */
-    PX_OP_SGD_UPDATE = 150,
-
-    /* ---- ABI 1.4: fused ops (float32, float64); optional: a plugin may
-     * leave them out, and the frontend then runs the unfused ops ---- */
-    /* x (N,C,H,W), b (C) -> relu(max_pool2d(x) + b) (N,C,OH,OW), the same
-     * values as max_pool2d(relu(bias_add(x, b))) in one pass over x;
-     * attrs: px_pool2d_attrs. A NaN counts as 0, as relu(NaN) is 0
-     * (docs/semantics.md). */
-    PX_OP_BIAS_RELU_MAX_POOL2D = 114,
-    /* x, b, dy -> dx (N,C,H,W) and db (C), two outputs: each window's dy goes
-     * to the first maximum of x + b when relu passed it (max + b > 0). */
-    PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD = 115
+    PX_OP_TABLE(PX_OP_ENUMERATOR_)
 } px_op;
+#undef PX_OP_ENUMERATOR_
 
 /* One past the largest op number; a table indexed by op may use this size. */
 #define PX_OP_NUMBER_LIMIT 256
 
 /* Names for messages; NULL for a number that is not an op. */
+#define PX_OP_NAME_CASE_(op, number, name, ...) \
+    case op: return name;
 static inline const char* px_op_name(int32_t op) {
     switch (op) {
-    case PX_OP_ADD: return "add";
-    case PX_OP_SUB: return "sub";
-    case PX_OP_MUL: return "mul";
-    case PX_OP_DIV: return "div";
-    case PX_OP_POW: return "pow";
-    case PX_OP_EQ: return "eq";
-    case PX_OP_NE: return "ne";
-    case PX_OP_LT: return "lt";
-    case PX_OP_LE: return "le";
-    case PX_OP_GT: return "gt";
-    case PX_OP_GE: return "ge";
-    case PX_OP_NEG: return "neg";
-    case PX_OP_EXP: return "exp";
-    case PX_OP_LOG: return "log";
-    case PX_OP_SQRT: return "sqrt";
-    case PX_OP_ABS: return "abs";
-    case PX_OP_RELU: return "relu";
-    case PX_OP_SIGMOID: return "sigmoid";
-    case PX_OP_TANH: return "tanh";
-    case PX_OP_WHERE: return "where";
-    case PX_OP_SUM: return "sum";
-    case PX_OP_MEAN: return "mean";
-    case PX_OP_MAX: return "max";
-    case PX_OP_MIN: return "min";
-    case PX_OP_ARGMAX: return "argmax";
-    case PX_OP_MATMUL: return "matmul";
-    case PX_OP_COPY: return "copy";
-    case PX_OP_CAST: return "cast";
-    case PX_OP_FILL: return "fill";
-    case PX_OP_ARANGE: return "arange";
-    case PX_OP_RANDOM_UNIFORM: return "random_uniform";
-    case PX_OP_RANDOM_NORMAL: return "random_normal";
-    case PX_OP_GEMM: return "gemm";
-    case PX_OP_CONV2D: return "conv2d";
-    case PX_OP_CONV2D_BACKWARD_INPUT: return "conv2d_backward_input";
-    case PX_OP_CONV2D_BACKWARD_WEIGHT: return "conv2d_backward_weight";
-    case PX_OP_BIAS_ADD: return "bias_add";
-    case PX_OP_BIAS_GRAD: return "bias_grad";
-    case PX_OP_MAX_POOL2D: return "max_pool2d";
-    case PX_OP_AVG_POOL2D: return "avg_pool2d";
-    case PX_OP_MAX_POOL2D_BACKWARD: return "max_pool2d_backward";
-    case PX_OP_AVG_POOL2D_BACKWARD: return "avg_pool2d_backward";
-    case PX_OP_RELU_BACKWARD: return "relu_backward";
-    case PX_OP_SIGMOID_BACKWARD: return "sigmoid_backward";
-    case PX_OP_TANH_BACKWARD: return "tanh_backward";
-    case PX_OP_LOG_SOFTMAX: return "log_softmax";
-    case PX_OP_LOG_SOFTMAX_BACKWARD: return "log_softmax_backward";
-    case PX_OP_SOFTMAX_CROSS_ENTROPY: return "softmax_cross_entropy";
-    case PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: return "softmax_cross_entropy_backward";
-    case PX_OP_DROPOUT: return "dropout";
-    case PX_OP_DROPOUT_BACKWARD: return "dropout_backward";
-    case PX_OP_SGD_UPDATE: return "sgd_update";
-    case PX_OP_BIAS_RELU_MAX_POOL2D: return "bias_relu_max_pool2d";
-    case PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD: return "bias_relu_max_pool2d_backward";
+    PX_OP_TABLE(PX_OP_NAME_CASE_)
     default: return NULL;
     }
 }
+#undef PX_OP_NAME_CASE_
 
 /* Names for messages; NULL for a number that is not a dtype. */
 static inline const char* px_dtype_name(int32_t dtype) {

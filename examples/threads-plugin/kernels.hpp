@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plexus/op_check.h"
 #include "plexus/plugin.h"
 
 struct px_plugin_buffer {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "plexus/op_check.h"
 #include "plexus/plugin.h"
 
 #include "arena.hpp"

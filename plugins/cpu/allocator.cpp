@@ -54,7 +54,7 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
                 mem = allocate_host_block(cls);
             }
             if (mem) {
-                b = new (std::nothrow) px_plugin_buffer{static_cast<char*>(mem), 0, cls, device_};
+                b = new (std::nothrow) px_plugin_buffer{static_cast<char*>(mem), 0, cls, device_, 0};
                 if (!b) {  // the block was there; its small record was not
                     std::free(mem);
                     why = "out of host memory for the record of a block on cpu(" + std::to_string(device_) + ")";

@@ -15,6 +15,8 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "plexus/op_check.h"
+
 #include "allocator.hpp"
 #include "conv_direct.hpp"
 #include "device_queue.hpp"

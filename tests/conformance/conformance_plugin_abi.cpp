@@ -14,6 +14,7 @@
 
 #include "conformance.hpp"
 #include "opened_plugin.hpp"
+#include "plexus/op_check.h"
 
 using namespace plexus;
 using pxconf::Opened;

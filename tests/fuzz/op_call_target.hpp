@@ -29,6 +29,7 @@
 #include <cstring>
 #include <string>
 
+#include "plexus/op_check.h"
 #include "plexus/plugin.h"
 
 namespace plexus::fuzz {

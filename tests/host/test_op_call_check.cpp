@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <set>
 #include <string>
 
+#include "plexus/op_check.h"
 #include "plexus/plugin.h"
 
 struct px_plugin_buffer {
@@ -231,4 +233,62 @@ TEST_CASE("px_op_call_writes_nothing: every output empty, not just one", "[host]
     CHECK(px_op_call_writes_nothing(&call) == 1);
     outs[0] = scalar;  // a 0-D tensor holds one element
     CHECK(px_op_call_writes_nothing(&call) == 0);
+}
+
+TEST_CASE("the op table: numbers and names unique, counts ordered, every family known, the dtypes as documented",
+          "[host][plugin-abi]") {
+    std::set<int32_t> numbers;
+    std::set<std::string> names;
+    int rows = 0;
+#define PX_TEST_ROW_(op, number, name, family, in_least, in_most, out_least, out_most, attrs, dtypes, result, flags, \
+                     minor)                                                                                        \
+    CHECK(numbers.insert(number).second);                                                                          \
+    CHECK(names.insert(name).second);                                                                              \
+    CHECK(op == number);                                                                                           \
+    ++rows;
+    PX_OP_TABLE(PX_TEST_ROW_)
+#undef PX_TEST_ROW_
+    CHECK(rows == 54);
+    for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) {
+        const px_op_row* row = px_op_row_of(op);
+        INFO("op " << op);
+        REQUIRE((row != nullptr) == (numbers.count(op) == 1));
+        if (!row) continue;
+        CHECK(op < PX_OP_NUMBER_LIMIT);
+        CHECK(std::string(row->name) == px_op_name(op));
+        CHECK(row->family >= PX_FAMILY_BINARY);
+        CHECK(row->family <= PX_FAMILY_SGD);
+        CHECK((0 <= row->inputs_least && row->inputs_least <= row->inputs_most && row->inputs_most <= 3));
+        CHECK((1 <= row->outputs_least && row->outputs_least <= row->outputs_most && row->outputs_most <= 2));
+        CHECK(row->dtypes != 0);
+        CHECK((row->dtypes & ~uint32_t(PX_DTYPES_ALL)) == 0);
+        CHECK((row->abi_minor == 0 || row->abi_minor == 1 || row->abi_minor == 4));
+    }
+    // What each op means something on, as op_table.h's rows and docs/semantics.md say.
+    CHECK(px_op_accepts(PX_OP_ADD, PX_UINT8));
+    CHECK_FALSE(px_op_accepts(PX_OP_NEG, PX_UINT8));
+    CHECK(px_op_accepts(PX_OP_NEG, PX_INT64));
+    CHECK_FALSE(px_op_accepts(PX_OP_EXP, PX_INT32));
+    CHECK_FALSE(px_op_accepts(PX_OP_CONV2D, PX_INT32));
+    CHECK(px_op_accepts(PX_OP_CONV2D, PX_FLOAT64));
+    CHECK_FALSE(px_op_accepts(PX_OP_ADD, 0));
+    CHECK_FALSE(px_op_accepts(PX_OP_ADD, 6));  // no such dtype
+    CHECK_FALSE(px_op_accepts(9999, PX_FLOAT32));
+    char text[96];
+    CHECK(std::string(px_op_accepted_dtypes(PX_OP_RELU, text, sizeof text)) == "float32, float64, int32, int64");
+    CHECK(std::string(px_op_accepted_dtypes(PX_OP_WHERE, text, sizeof text)) == "float32, float64, int32, int64, uint8");
+    CHECK(std::string(px_op_accepted_dtypes(PX_OP_SQRT, text, 12)) == "float32, fl");  // cut to the buffer
+    CHECK(std::string(px_op_accepted_dtypes(-4, text, sizeof text)).empty());
+    // Attrs: the binary family's only in the scalar form; matmul's are optional.
+    CHECK(px_op_attrs_size(PX_OP_MUL, 2) == 0);
+    CHECK(px_op_attrs_size(PX_OP_MUL, 1) == sizeof(px_binary_attrs));
+    CHECK(px_op_attrs_size(PX_OP_MATMUL, 2) == 0);
+    CHECK(px_op_attrs_size(PX_OP_CONV2D_BACKWARD_WEIGHT, 2) == sizeof(px_conv2d_attrs));
+    CHECK(px_op_attrs_size(PX_OP_SGD_UPDATE, 3) == sizeof(px_sgd_attrs));
+    CHECK(px_op_attrs_size(9999, 1) == 0);
+    int32_t least = 0, most = 0;
+    px_op_output_counts(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, &least, &most);
+    CHECK((least == 2 && most == 2));
+    px_op_output_counts(PX_OP_SGD_UPDATE, &least, &most);
+    CHECK((least == 1 && most == 2));
 }
