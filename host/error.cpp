@@ -42,6 +42,12 @@ void set_last_error(px_status status, const char* function, std::string_view mes
     }
 }
 
+void clear_last_error() noexcept {
+    t_status = PX_OK;
+    t_short_in_use = false;
+    if (!t_message_gone) t_message.text.clear();  // keeps its capacity: no allocation
+}
+
 }  // namespace px
 
 extern "C" const char* px_last_error(void) {

@@ -37,12 +37,15 @@ template <class... Args>
 
 // Never throws: with no memory left for the text, a short fixed one is kept.
 void set_last_error(px_status status, const char* function, std::string_view message) noexcept;
+// A call that succeeded: the thread's last error becomes PX_OK and "".
+void clear_last_error() noexcept;
 
 // Runs `body` for the C API function `function`; nothing escapes it.
 template <class F>
 px_status guard(const char* function, F&& body) noexcept {
     try {
         body();
+        clear_last_error();
         return PX_OK;
     } catch (const Failure& f) {
         set_last_error(f.status, function, f.message);

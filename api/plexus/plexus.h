@@ -6,7 +6,8 @@
  *
  * Every function returns a px_status. On failure, px_last_error() returns a
  * message for the calling thread that names the function and the problem;
- * out-pointers are left untouched.
+ * out-pointers are left untouched. A call that succeeds clears the thread's
+ * last error (see "the last error" below).
  *
  * Ownership: a px_tensor* returned through an out-pointer is owned by the
  * caller, who releases it with px_tensor_release. Strings returned inside
@@ -52,10 +53,19 @@ typedef struct px_tensor px_tensor;
 
 /* ---- errors ---- */
 
-/* The message of the calling thread's last failure ("" when none). Valid
- * until the thread's next failing call. Never NULL. */
+/* The last error: every function that returns a px_status sets it for the
+ * calling thread. One that returns PX_OK clears it (px_last_status() is then
+ * PX_OK and px_last_error() ""); one that fails replaces it. The functions
+ * that return no status (px_last_error, px_last_status, px_status_name,
+ * px_version, px_fork_generation, and the name helpers) leave it alone, so
+ * it is read after the failing call, before the next call with a status. */
+
+/* The message of the calling thread's last call that returned a status: ""
+ * when it succeeded. Valid until the thread's next call that returns a
+ * status. Never NULL. */
 PX_API const char* px_last_error(void);
-/* The status of the calling thread's last failure (PX_OK when none). */
+/* The status of the calling thread's last call that returned a status (PX_OK
+ * when it succeeded, or when there was none). */
 PX_API px_status px_last_status(void);
 /* "PX_ERROR_SHAPE" and so on; "unknown status" for other numbers. */
 PX_API const char* px_status_name(px_status status);
@@ -78,7 +88,13 @@ typedef struct px_runtime_options {
  * PX_ERROR_OUT_OF_MEMORY): that fails it with PX_ERROR_OUT_OF_MEMORY, rather
  * than give a runtime quietly short of a device. */
 PX_API px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
-/* Waits for queued work. Tensors still alive keep their plugin loaded. */
+/* Waits for queued work, then destroys the runtime. PX_OK means the runtime
+ * is gone; any other status means it was not destroyed and nothing changed
+ * (a handle that is not a live runtime: PX_ERROR_INVALID_HANDLE). So the
+ * status never reports an error once the runtime is gone: a failure of
+ * queued work that this wait finds is not reported here; call
+ * px_runtime_synchronize_all first to see it. Tensors still alive keep
+ * their plugin loaded. */
 PX_API px_status px_runtime_destroy(px_runtime* runtime);
 /* 0 in the process that loaded libplexus, one more in each child forked
  * since. A child cannot compute on the CPU devices of a runtime made before
@@ -306,6 +322,90 @@ PX_API px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uin
  * m = momentum * m + g and param -= learning_rate * m, else param -= learning_rate * g. */
 PX_API px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
                         double learning_rate, double momentum, double weight_decay, double rescale);
+
+/* ---- versions, and what FFI callers need ---- */
+
+/* What px_version() describes. Fields are appended, never moved: read a
+ * field only when struct_size covers it. */
+typedef struct px_version_info {
+    uint32_t struct_size;      /* sizeof(px_version_info) in the library */
+    uint32_t major;            /* libplexus's version: PLEXUS_VERSION_MAJOR it was built with */
+    uint32_t minor;
+    uint32_t patch;
+    uint32_t abi;              /* the C API's ABI (libplexus.so.<abi>): a program built
+                                  against another number cannot use this library */
+    uint32_t plugin_abi_major; /* the plugin ABI it loads: plugins of this major, any minor */
+    uint32_t plugin_abi_minor;
+    const char* text;          /* "0.1.0"; static storage */
+    uint32_t dlpack_major;     /* the DLPack version px_tensor_to_dlpack writes, and whose */
+    uint32_t dlpack_minor;     /* major px_tensor_from_dlpack reads */
+} px_version_info;
+
+/* The running library's versions. Never NULL, never fails; the struct is
+ * static. A program compares it with the PLEXUS_VERSION_* it was built with. */
+PX_API const px_version_info* px_version(void);
+
+/* libplexus also exports px_dtype_name, px_dtype_size, px_op_name and
+ * px_device_kind_name (types.h) as symbols of those names, with the same
+ * answers as the inline functions, for callers that cannot use a C header
+ * (ctypes, cffi): look them up with dlsym. */
+
+/* ---- DLPack: tensors exchanged with other runtimes ----
+ *
+ * The DLPack structs are in plexus/dlpack.h (DLPack 1.1, as its
+ * specification defines them); here they are named as structs only, so this
+ * header needs neither that one nor the official one. The versioned
+ * functions speak DLPack 1.x (DLManagedTensorVersioned: version, flags), the
+ * unversioned ones DLPack 0.x (DLManagedTensor), which NumPy before 2.0 and
+ * PyTorch before 2.4 speak.
+ *
+ * Every Plexus dtype is carried (float32, float64, int32, int64, uint8 as
+ * DLPack's float/int/uint of those widths, one lane).
+ *
+ * Sharing memory: today no plugin gives the host the address of its
+ * buffers, nor takes memory it did not allocate (the plugin ABI has no slot
+ * for either), so every exchange copies: `copy` PX_DLPACK_COPY_NEVER is
+ * refused with PX_ERROR_UNSUPPORTED saying so, and the default,
+ * PX_DLPACK_COPY_IF_NEEDED, copies. The flag is part of the API so that a
+ * caller's code stays right once plugins can share. */
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
+#define PX_DLPACK_COPY_IF_NEEDED 0 /* share the memory where it can be shared, else copy */
+#define PX_DLPACK_COPY_NEVER 1     /* share, or fail with PX_ERROR_UNSUPPORTED saying why */
+#define PX_DLPACK_COPY_ALWAYS 2    /* always a copy */
+
+/* The DLPack device (a DLDeviceType: kDLCPU 1, kDLCUDA 2, kDLExtDev 12)
+ * and device id the tensor lives on, as the array API's __dlpack_device__
+ * gives them: cpu(i) is (kDLCPU, 0); a GPU of the "cuda" plugin is
+ * (kDLCUDA, its CUDA ordinal); any other device is (kDLExtDev, its index). */
+PX_API px_status px_tensor_dlpack_device(px_tensor* tensor, int32_t* device_type, int32_t* device_id);
+
+/* The tensor's values as a new DLPack tensor in host memory (kDLCPU, id 0),
+ * compact row-major with its strides written out, byte_offset 0. It is
+ * complete when this returns (this waits for the tensor's device, and a
+ * failure of the work that made it is returned here). *out is the caller's:
+ * its deleter frees it, and may be called from any thread, at any time, even
+ * after the runtime is destroyed. The versioned one has version 1.1 and
+ * flags DLPACK_FLAG_BITMASK_IS_COPIED (never READ_ONLY: the copy is the
+ * consumer's to write). */
+PX_API px_status px_tensor_to_dlpack(px_tensor* tensor, int32_t copy, struct DLManagedTensorVersioned** out);
+PX_API px_status px_tensor_to_dlpack_unversioned(px_tensor* tensor, int32_t copy, struct DLManagedTensor** out);
+
+/* A new tensor on `device` with the values of the DLPack tensor `in`, which
+ * must be readable by the host (kDLCPU or kDLCUDAHost), have a dtype Plexus
+ * has, and any strides (in elements; negative and zero ones too; NULL for
+ * compact row-major) and byte_offset. The producer's work on it must be done
+ * before this is called (for host memory DLPack has no stream to wait on).
+ * On PX_OK, `in` belongs to Plexus, which calls its deleter (at once, as
+ * the values are copied); on failure it is still the caller's and its
+ * deleter has not been called. The versioned one refuses a tensor of
+ * another DLPack major version (PX_ERROR_UNSUPPORTED) without reading
+ * past its version. */
+PX_API px_status px_tensor_from_dlpack(px_runtime* runtime, px_device device, struct DLManagedTensorVersioned* in,
+                                       int32_t copy, px_tensor** out);
+PX_API px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_device device, struct DLManagedTensor* in,
+                                                   int32_t copy, px_tensor** out);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "plexus/dlpack.h"
 #include "plexus/plexus.h"
 
 namespace {
@@ -77,6 +78,26 @@ std::map<std::string, Entry> entries() {
     m["px_last_status"] = Entry{Takes::nothing, 0, false, 0, nullptr};
     m["px_status_name"] = Entry{Takes::nothing, 0, false, 0, nullptr};
     m["px_fork_generation"] = Entry{Takes::nothing, 0, false, 0, nullptr};
+    m["px_version"] = Entry{Takes::nothing, 0, false, 0, nullptr};  // tests/host/test_capi_ffi.cpp
+    // DLPack (tests/host/test_dlpack.cpp has the rest of their refusals).
+    m["px_tensor_dlpack_device"] = ts(1, [](const Args& a) {
+        static int32_t type, id;
+        return px_tensor_dlpack_device(a.t[0], a.null_out ? nullptr : &type, &id);
+    });
+    m["px_tensor_to_dlpack"] = ts(1, [](const Args& a) {
+        static DLManagedTensorVersioned* m;
+        return px_tensor_to_dlpack(a.t[0], PX_DLPACK_COPY_IF_NEEDED, a.null_out ? nullptr : &m);
+    });
+    m["px_tensor_to_dlpack_unversioned"] = ts(1, [](const Args& a) {
+        static DLManagedTensor* m;
+        return px_tensor_to_dlpack_unversioned(a.t[0], PX_DLPACK_COPY_IF_NEEDED, a.null_out ? nullptr : &m);
+    });
+    m["px_tensor_from_dlpack"] = rt([cpu0](const Args& a) {
+        return px_tensor_from_dlpack(a.rt, cpu0, nullptr, PX_DLPACK_COPY_IF_NEEDED, out(a));
+    });
+    m["px_tensor_from_dlpack_unversioned"] = rt([cpu0](const Args& a) {
+        return px_tensor_from_dlpack_unversioned(a.rt, cpu0, nullptr, PX_DLPACK_COPY_IF_NEEDED, out(a));
+    });
     m["px_runtime_create"] = Entry{Takes::nothing, 0, false, 0, nullptr};  // its own case below
     m["px_runtime_destroy"] = rt([](const Args& a) { return px_runtime_destroy(a.rt); }, false);
     m["px_runtime_plugin_count"] = rt([](const Args& a) { return px_runtime_plugin_count(a.rt, a.null_out ? nullptr : &i32); });

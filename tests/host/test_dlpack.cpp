@@ -1,0 +1,515 @@
+// DLPack through the C API (plexus.h, "DLPack"): every dtype both ways, in
+// both forms; views; any strides on import; ownership and the deleter; the
+// wait before an export; every refusal with its status and reason; on the
+// CPU plugin, a plugin whose work fails, and the CUDA emulator's GPUs.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "plexus/dlpack.h"
+#include "plexus/plexus.h"
+
+#if __has_include(<dlpack/dlpack.h>) && defined(PLEXUS_TEST_SYSTEM_DLPACK)
+#define HAVE_SYSTEM_DLPACK 1
+#endif
+
+namespace {
+
+const px_device cpu0{PX_DEVICE_CPU, 0};
+
+struct Rt {
+    px_runtime* rt = nullptr;
+    explicit Rt(const std::vector<std::string>& plugins = {PLEXUS_CPU_PLUGIN_FILE}) {
+        std::vector<const char*> paths;
+        paths.reserve(plugins.size());
+        for (const auto& p : plugins) paths.push_back(p.c_str());
+        px_runtime_options o{sizeof o, paths.data(), static_cast<int32_t>(paths.size()), 1};
+        REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    }
+    ~Rt() {
+        if (rt) px_runtime_destroy(rt);
+    }
+    Rt(const Rt&) = delete;
+    Rt& operator=(const Rt&) = delete;
+};
+
+bool says(const std::string& needle) {
+    const std::string e = px_last_error();
+    const bool found = e.find(needle) != std::string::npos;
+    if (!found) UNSCOPED_INFO("last error: " << e);
+    return found;
+}
+
+template <class T>
+px_tensor* from_values(px_runtime* rt, px_dtype dtype, const std::vector<T>& v, std::vector<int64_t> shape,
+                       px_device dev = cpu0) {
+    px_tensor* t = nullptr;
+    REQUIRE(px_tensor_from_host(rt, dev, dtype, static_cast<int32_t>(shape.size()), shape.data(), v.data(),
+                                v.size() * sizeof(T), &t) == PX_OK);
+    return t;
+}
+
+template <class T>
+std::vector<T> values(px_tensor* t) {
+    int64_t n = 0;
+    REQUIRE(px_tensor_numel(t, &n) == PX_OK);
+    std::vector<T> v(static_cast<size_t>(n));
+    REQUIRE(px_tensor_to_host(t, v.data(), v.size() * sizeof(T)) == PX_OK);
+    return v;
+}
+
+// A producer's DLPack tensor over memory the test owns, counting deleter calls.
+struct Produced {
+    std::vector<int64_t> shape, strides;
+    int deleted = 0;
+    DLManagedTensor plain{};
+    DLManagedTensorVersioned versioned{};
+
+    Produced(void* data, DLDataType dtype, std::vector<int64_t> shp, std::vector<int64_t> str, uint64_t offset = 0,
+             DLDevice device = DLDevice{kDLCPU, 0})
+        : shape(std::move(shp)), strides(std::move(str)) {
+        DLTensor t{};
+        t.data = data;
+        t.device = device;
+        t.ndim = static_cast<int32_t>(shape.size());
+        t.dtype = dtype;
+        t.shape = shape.data();
+        t.strides = strides.empty() ? nullptr : strides.data();
+        t.byte_offset = offset;
+        plain.dl_tensor = t;
+        plain.manager_ctx = this;
+        plain.deleter = [](DLManagedTensor* self) { ++static_cast<Produced*>(self->manager_ctx)->deleted; };
+        versioned.version = DLPackVersion{1, 0};
+        versioned.dl_tensor = t;
+        versioned.manager_ctx = this;
+        versioned.deleter = [](DLManagedTensorVersioned* self) { ++static_cast<Produced*>(self->manager_ctx)->deleted; };
+    }
+};
+
+template <class T>
+void round_trip_one_dtype(px_runtime* rt, px_dtype dtype, DLDataType expected, std::vector<T> v) {
+    INFO(px_dtype_name(dtype));
+    px_tensor* t = from_values(rt, dtype, v, {2, static_cast<int64_t>(v.size() / 2)});
+    // Versioned.
+    DLManagedTensorVersioned* m = nullptr;
+    REQUIRE(px_tensor_to_dlpack(t, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_OK);
+    CHECK(px_last_status() == PX_OK);
+    CHECK(m->version.major == 1);
+    CHECK(m->version.minor == 1);
+    CHECK(m->flags == DLPACK_FLAG_BITMASK_IS_COPIED);
+    CHECK((m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0);
+    const DLTensor& d = m->dl_tensor;
+    CHECK(d.device.device_type == kDLCPU);
+    CHECK(d.device.device_id == 0);
+    CHECK(d.ndim == 2);
+    CHECK(d.dtype.code == expected.code);
+    CHECK(d.dtype.bits == expected.bits);
+    CHECK(d.dtype.lanes == 1);
+    CHECK(d.shape[0] == 2);
+    CHECK(d.shape[1] == static_cast<int64_t>(v.size() / 2));
+    CHECK(d.strides[0] == static_cast<int64_t>(v.size() / 2));
+    CHECK(d.strides[1] == 1);
+    CHECK(d.byte_offset == 0);
+    CHECK(reinterpret_cast<uintptr_t>(d.data) % 64 == 0);
+    CHECK(std::memcmp(d.data, v.data(), v.size() * sizeof(T)) == 0);
+    // And back into Plexus, onto the CPU: the same values; the deleter runs once.
+    px_tensor* back = nullptr;
+    REQUIRE(px_tensor_from_dlpack(rt, cpu0, m, PX_DLPACK_COPY_IF_NEEDED, &back) == PX_OK);
+    px_dtype dt{};
+    REQUIRE(px_tensor_dtype(back, &dt) == PX_OK);
+    CHECK(dt == dtype);
+    CHECK(values<T>(back) == v);
+    // Unversioned.
+    DLManagedTensor* u = nullptr;
+    REQUIRE(px_tensor_to_dlpack_unversioned(t, PX_DLPACK_COPY_ALWAYS, &u) == PX_OK);
+    CHECK(u->dl_tensor.dtype.code == expected.code);
+    CHECK(u->dl_tensor.dtype.bits == expected.bits);
+    CHECK(std::memcmp(u->dl_tensor.data, v.data(), v.size() * sizeof(T)) == 0);
+    px_tensor* back2 = nullptr;
+    REQUIRE(px_tensor_from_dlpack_unversioned(rt, cpu0, u, PX_DLPACK_COPY_ALWAYS, &back2) == PX_OK);
+    CHECK(values<T>(back2) == v);
+    px_tensor_release(back2);
+    px_tensor_release(back);
+    px_tensor_release(t);
+}
+
+}  // namespace
+
+TEST_CASE("every Plexus dtype goes out and back through DLPack, versioned and unversioned", "[dlpack]") {
+    Rt r;
+    round_trip_one_dtype<float>(r.rt, PX_FLOAT32, DLDataType{kDLFloat, 32, 1},
+                                {1.5f, -2.25f, 3.0e38f, std::numeric_limits<float>::denorm_min(), -0.0f, 7.0f});
+    round_trip_one_dtype<double>(r.rt, PX_FLOAT64, DLDataType{kDLFloat, 64, 1},
+                                 {1e-300, -2.5, 1.0 / 3.0, 4.0, std::numeric_limits<double>::infinity(), 6.0});
+    round_trip_one_dtype<int32_t>(r.rt, PX_INT32, DLDataType{kDLInt, 32, 1},
+                                  {std::numeric_limits<int32_t>::min(), -1, 0, 1, 2, std::numeric_limits<int32_t>::max()});
+    round_trip_one_dtype<int64_t>(r.rt, PX_INT64, DLDataType{kDLInt, 64, 1},
+                                  {std::numeric_limits<int64_t>::min(), -1, 0, 1, 5000000000LL,
+                                   std::numeric_limits<int64_t>::max()});
+    round_trip_one_dtype<uint8_t>(r.rt, PX_UINT8, DLDataType{kDLUInt, 8, 1}, {0, 1, 127, 128, 200, 255});
+}
+
+TEST_CASE("an exported view carries the view's elements only, and a scalar and an empty tensor go too", "[dlpack]") {
+    Rt r;
+    std::vector<int32_t> v(24);
+    for (int i = 0; i < 24; ++i) v[static_cast<size_t>(i)] = i * 3;
+    px_tensor* t = from_values(r.rt, PX_INT32, v, {24});
+    px_tensor *shaped = nullptr, *rows = nullptr;
+    int64_t shape[3] = {4, 3, 2};
+    REQUIRE(px_tensor_reshape(t, 3, shape, &shaped) == PX_OK);
+    REQUIRE(px_tensor_slice(shaped, 1, 3, &rows) == PX_OK);  // elements 6..17, at a byte offset in the buffer
+    DLManagedTensorVersioned* m = nullptr;
+    REQUIRE(px_tensor_to_dlpack(rows, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_OK);
+    CHECK(m->dl_tensor.ndim == 3);
+    CHECK(m->dl_tensor.shape[0] == 2);
+    CHECK(m->dl_tensor.strides[0] == 6);
+    CHECK(m->dl_tensor.strides[1] == 2);
+    const auto* got = static_cast<const int32_t*>(m->dl_tensor.data);
+    for (int i = 0; i < 12; ++i) CHECK(got[i] == (i + 6) * 3);
+    m->deleter(m);
+    // A scalar: rank 0.
+    px_tensor* s = from_values<double>(r.rt, PX_FLOAT64, {2.5}, {});
+    DLManagedTensor* u = nullptr;
+    REQUIRE(px_tensor_to_dlpack_unversioned(s, PX_DLPACK_COPY_IF_NEEDED, &u) == PX_OK);
+    CHECK(u->dl_tensor.ndim == 0);
+    CHECK(*static_cast<const double*>(u->dl_tensor.data) == 2.5);
+    u->deleter(u);
+    // No elements: the data pointer is still not NULL.
+    px_tensor* e = nullptr;
+    int64_t zero_shape[2] = {0, 3};
+    REQUIRE(px_tensor_empty(r.rt, cpu0, PX_FLOAT32, 2, zero_shape, &e) == PX_OK);
+    REQUIRE(px_tensor_to_dlpack(e, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_OK);
+    CHECK(m->dl_tensor.data != nullptr);
+    CHECK(m->dl_tensor.shape[0] == 0);
+    px_tensor* e2 = nullptr;
+    REQUIRE(px_tensor_from_dlpack(r.rt, cpu0, m, PX_DLPACK_COPY_IF_NEEDED, &e2) == PX_OK);
+    int64_t n = -1;
+    CHECK(px_tensor_numel(e2, &n) == PX_OK);
+    CHECK(n == 0);
+    for (px_tensor* x : {t, shaped, rows, s, e, e2}) px_tensor_release(x);
+}
+
+TEST_CASE("an import reads any strides and byte offset: transposed, reversed, broadcast, every other element",
+          "[dlpack]") {
+    Rt r;
+    std::vector<float> host(64);
+    for (int i = 0; i < 64; ++i) host[static_cast<size_t>(i)] = static_cast<float>(i) + 0.5f;
+    struct Case {
+        const char* name;
+        std::vector<int64_t> shape, strides;
+        uint64_t offset;  // bytes
+    };
+    const Case cases[] = {
+        {"compact, strides given", {4, 4}, {4, 1}, 0},
+        {"compact, strides NULL", {4, 4}, {}, 0},
+        {"transposed", {4, 4}, {1, 4}, 0},
+        {"every other element", {3, 5}, {10, 2}, 0},
+        {"reversed rows, at an offset", {3, 4}, {-4, 1}, 32 * sizeof(float)},
+        {"broadcast (stride 0)", {3, 4}, {0, 1}, 4},
+        {"three axes, all shuffled", {2, 3, 4}, {1, 16, 2}, 4},
+        {"a size-1 axis with any stride", {1, 4}, {999, 1}, 0},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        Produced p(host.data(), DLDataType{kDLFloat, 32, 1}, c.shape, c.strides, c.offset);
+        px_tensor* t = nullptr;
+        REQUIRE(px_tensor_from_dlpack(r.rt, cpu0, &p.versioned, PX_DLPACK_COPY_IF_NEEDED, &t) == PX_OK);
+        CHECK(p.deleted == 1);
+        // The reference: walk the indices with the strides, independently of the host's gather.
+        std::vector<int64_t> st = c.strides;
+        if (st.empty()) {
+            st.assign(c.shape.size(), 1);
+            for (size_t i = c.shape.size() - 1; i > 0; --i) st[i - 1] = st[i] * c.shape[i];
+        }
+        std::vector<float> want;
+        const size_t nd = c.shape.size();
+        std::vector<int64_t> idx(nd, 0);
+        int64_t total = 1;
+        for (int64_t d : c.shape) total *= d;
+        for (int64_t k = 0; k < total; ++k) {
+            int64_t off = static_cast<int64_t>(c.offset / sizeof(float));
+            for (size_t i = 0; i < nd; ++i) off += idx[i] * st[i];
+            want.push_back(host[static_cast<size_t>(off)]);
+            for (size_t i = nd; i-- > 0;) {
+                if (++idx[i] < c.shape[i]) break;
+                idx[i] = 0;
+            }
+        }
+        CHECK(values<float>(t) == want);
+        int64_t shape_back[PX_MAX_DIMS] = {};
+        REQUIRE(px_tensor_shape(t, shape_back, PX_MAX_DIMS) == PX_OK);
+        for (size_t i = 0; i < nd; ++i) CHECK(shape_back[i] == c.shape[i]);
+        px_tensor_release(t);
+    }
+    // Pinned host memory (kDLCUDAHost) is host memory too.
+    Produced pinned(host.data(), DLDataType{kDLFloat, 32, 1}, {2}, {}, 0, DLDevice{kDLCUDAHost, 0});
+    px_tensor* t = nullptr;
+    REQUIRE(px_tensor_from_dlpack_unversioned(r.rt, cpu0, &pinned.plain, PX_DLPACK_COPY_IF_NEEDED, &t) == PX_OK);
+    CHECK(values<float>(t) == std::vector<float>{0.5f, 1.5f});
+    px_tensor_release(t);
+}
+
+TEST_CASE("what cannot be exchanged is refused with the reason, and a refused import stays the caller's",
+          "[dlpack][errors]") {
+    Rt r;
+    std::vector<float> host(16, 1.0f);
+    px_tensor* t = from_values(r.rt, PX_FLOAT32, host, {16});
+    px_tensor* out = nullptr;
+    DLManagedTensorVersioned* m = nullptr;
+    DLManagedTensor* u = nullptr;
+
+    // No copy asked: nothing can be shared yet, and the message says why and what to pass.
+    CHECK(px_tensor_to_dlpack(t, PX_DLPACK_COPY_NEVER, &m) == PX_ERROR_UNSUPPORTED);
+    CHECK(says("px_tensor_to_dlpack: PX_DLPACK_COPY_NEVER: sharing the memory of a tensor on cpu(0) without a copy "
+               "needs its plugin 'cpu' to share buffer memory"));
+    CHECK(says("pass PX_DLPACK_COPY_IF_NEEDED to copy"));
+    CHECK(m == nullptr);
+    CHECK(px_tensor_to_dlpack_unversioned(t, 7, &u) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("px_tensor_to_dlpack_unversioned: copy 7 is not PX_DLPACK_COPY_IF_NEEDED (0)"));
+    CHECK(u == nullptr);
+    CHECK(px_tensor_to_dlpack(t, PX_DLPACK_COPY_IF_NEEDED, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+
+    auto refused = [&](Produced& p, bool versioned, int32_t copy, px_status status, const std::string& why) {
+        out = nullptr;
+        const px_status s = versioned ? px_tensor_from_dlpack(r.rt, cpu0, &p.versioned, copy, &out)
+                                      : px_tensor_from_dlpack_unversioned(r.rt, cpu0, &p.plain, copy, &out);
+        CHECK(s == status);
+        CHECK(says(why));
+        CHECK(out == nullptr);
+        CHECK(p.deleted == 0);  // still the caller's
+    };
+    const DLDataType f32{kDLFloat, 32, 1};
+    {
+        Produced p(host.data(), f32, {4}, {});
+        refused(p, true, PX_DLPACK_COPY_NEVER, PX_ERROR_UNSUPPORTED,
+                "px_tensor_from_dlpack: PX_DLPACK_COPY_NEVER: importing memory onto cpu(0) without a copy");
+        refused(p, false, -1, PX_ERROR_INVALID_ARGUMENT, "px_tensor_from_dlpack_unversioned: copy -1 is not");
+    }
+    {
+        Produced p(host.data(), f32, {4}, {});
+        p.versioned.version = DLPackVersion{2, 0};
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_UNSUPPORTED,
+                "the tensor is DLPack 2.0; this Plexus reads DLPack 1.x (1.1 and older minors)");
+    }
+    {
+        Produced p(host.data(), f32, {4}, {}, 0, DLDevice{kDLCUDA, 0});
+        refused(p, false, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_UNSUPPORTED,
+                "the tensor is on kDLCUDA (2, id 0), which the host cannot read");
+    }
+    const std::pair<DLDataType, const char*> bad_types[] = {
+        {DLDataType{kDLBool, 8, 1}, "DLPack dtype bool8 (code 6) has no Plexus dtype"},
+        {DLDataType{kDLFloat, 16, 1}, "DLPack dtype float16 (code 2) has no Plexus dtype"},
+        {DLDataType{kDLFloat, 32, 4}, "DLPack dtype float32 x4 lanes (code 2)"},
+        {DLDataType{kDLComplex, 64, 1}, "complex64"},
+        {DLDataType{kDLUInt, 16, 1}, "uint16"},
+    };
+    for (auto [type, why] : bad_types) {
+        Produced p(host.data(), type, {4}, {});
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_DTYPE, why);
+    }
+    {
+        Produced p(host.data(), f32, std::vector<int64_t>(9, 1), {});
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_SHAPE, "the tensor's rank 9 is outside 0..8");
+    }
+    {
+        Produced p(host.data(), f32, {2, -3}, {});
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_SHAPE, "the tensor's shape");
+    }
+    {
+        Produced p(host.data(), f32, {2}, {});
+        p.versioned.dl_tensor.shape = nullptr;
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_INVALID_ARGUMENT, "the tensor's shape is NULL for rank 1");
+    }
+    {
+        Produced p(nullptr, f32, {2}, {});
+        refused(p, false, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_INVALID_ARGUMENT, "the tensor's data is NULL for 2 elements");
+    }
+    {
+        Produced p(host.data(), f32, {3, 2}, {int64_t(1) << 62, 1});
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_SHAPE, "stride 4611686018427387904 of axis 0 overflows 64 bits");
+    }
+    {
+        Produced p(host.data(), f32, {2}, {});
+        out = nullptr;
+        CHECK(px_tensor_from_dlpack(r.rt, px_device{PX_DEVICE_GPU, 5}, &p.versioned, 0, &out) == PX_ERROR_NO_DEVICE);
+        CHECK(p.deleted == 0);
+        CHECK(px_tensor_from_dlpack(r.rt, cpu0, nullptr, 0, &out) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(says("px_tensor_from_dlpack: 'in' is NULL"));
+        CHECK(px_tensor_from_dlpack_unversioned(r.rt, cpu0, &p.plain, 0, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(p.deleted == 0);
+    }
+    int32_t type = 0, id = 0;
+    CHECK(px_tensor_dlpack_device(t, nullptr, &id) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("'device_type' is NULL"));
+    CHECK(px_tensor_dlpack_device(t, &type, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("'device_id' is NULL"));
+    px_tensor_release(t);
+}
+
+TEST_CASE("a DLPack tensor outlives the runtime and the tensor it came from, and an import outlives its producer",
+          "[dlpack][lifetime]") {
+    DLManagedTensorVersioned* m = nullptr;
+    DLManagedTensor* u = nullptr;
+    px_tensor* imported = nullptr;
+    std::vector<double> want{1, 2, 3, 4, 5, 6};
+    {
+        Rt r;
+        px_tensor* t = from_values(r.rt, PX_FLOAT64, want, {3, 2});
+        px_tensor* doubled = nullptr;
+        REQUIRE(px_binary_scalar(PX_OP_MUL, t, 2.0, 0, &doubled) == PX_OK);
+        REQUIRE(px_tensor_to_dlpack(doubled, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_OK);
+        REQUIRE(px_tensor_to_dlpack_unversioned(t, PX_DLPACK_COPY_IF_NEEDED, &u) == PX_OK);
+        px_tensor_release(t);  // the producer's tensors go first
+        px_tensor_release(doubled);
+        // The import's producer goes as soon as it is imported: its memory is freed below.
+        auto* heap = new std::vector<double>(want);
+        auto* p = new Produced(heap->data(), DLDataType{kDLFloat, 64, 1}, {6}, {});
+        p->plain.manager_ctx = heap;
+        p->plain.deleter = [](DLManagedTensor* self) { delete static_cast<std::vector<double>*>(self->manager_ctx); };
+        REQUIRE(px_tensor_from_dlpack_unversioned(r.rt, cpu0, &p->plain, 0, &imported) == PX_OK);
+        delete p;
+        CHECK(values<double>(imported) == want);
+    }  // the runtime is destroyed here
+    // Read after the runtime is gone (ASan would see a use after free), then delete.
+    const auto* d = static_cast<const double*>(m->dl_tensor.data);
+    for (size_t i = 0; i < want.size(); ++i) CHECK(d[i] == want[i] * 2);
+    const auto* e = static_cast<const double*>(u->dl_tensor.data);
+    for (size_t i = 0; i < want.size(); ++i) CHECK(e[i] == want[i]);
+    m->deleter(m);
+    u->deleter(u);
+    CHECK(values<double>(imported) == want);  // tensors outlive their runtime too
+    CHECK(px_tensor_release(imported) == PX_OK);
+}
+
+TEST_CASE("an export waits for the work that makes its tensor, and reports that work's failure", "[dlpack]") {
+    {
+        Rt r;
+        // A product that takes the CPU device a while: queued, not yet run, when the export starts.
+        px_tensor *a = nullptr, *p = nullptr;
+        int64_t shape[2] = {384, 384};
+        REQUIRE(px_tensor_full(r.rt, cpu0, PX_FLOAT32, 2, shape, 0.5, &a) == PX_OK);
+        REQUIRE(px_matmul(a, a, &p) == PX_OK);
+        DLManagedTensor* u = nullptr;
+        REQUIRE(px_tensor_to_dlpack_unversioned(p, PX_DLPACK_COPY_IF_NEEDED, &u) == PX_OK);
+        const auto* v = static_cast<const float*>(u->dl_tensor.data);
+        CHECK(v[0] == 96.0f);  // 384 * 0.25
+        CHECK(v[384 * 384 - 1] == 96.0f);
+        u->deleter(u);
+        px_tensor_release(p);
+        px_tensor_release(a);
+    }
+    {
+        Rt r({PLEXUS_FAULT_PLUGIN_DIR "/libfault-async.so"});
+        const px_device accel0{PX_DEVICE_ACCELERATOR, 0};
+        px_tensor* t = nullptr;
+        int64_t n = 2;
+        REQUIRE(px_tensor_full(r.rt, accel0, PX_FLOAT32, 1, &n, 1.0, &t) == PX_OK);
+        DLManagedTensorVersioned* m = nullptr;
+        CHECK(px_tensor_to_dlpack(t, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_ERROR_DEVICE);
+        CHECK(says("px_tensor_to_dlpack: "));
+        CHECK(says("simulated asynchronous failure"));
+        CHECK(m == nullptr);
+        int32_t type = 0, id = -1;
+        REQUIRE(px_tensor_dlpack_device(t, &type, &id) == PX_OK);
+        CHECK(type == kDLExtDev);
+        CHECK(id == 0);
+        px_tensor_release(t);
+    }
+}
+
+TEST_CASE("__dlpack_device__'s answer: cpu(i) is (kDLCPU, 0)", "[dlpack]") {
+    Rt r;
+    px_tensor* t = from_values<float>(r.rt, PX_FLOAT32, {1}, {1});
+    int32_t type = 0, id = -1;
+    REQUIRE(px_tensor_dlpack_device(t, &type, &id) == PX_OK);
+    CHECK(type == kDLCPU);
+    CHECK(id == 0);
+    px_tensor_release(t);
+}
+
+#ifdef PLEXUS_CUDA_EMU_PLUGIN_FILE
+TEST_CASE("on the CUDA emulator's GPUs: (kDLCUDA, ordinal), values out and in, and the wait for the stream",
+          "[dlpack][emulator]") {
+    Rt r({PLEXUS_CPU_PLUGIN_FILE, PLEXUS_CUDA_EMU_PLUGIN_FILE});
+    int32_t gpus = 0;
+    REQUIRE(px_runtime_device_count(r.rt, PX_DEVICE_GPU, &gpus) == PX_OK);
+    REQUIRE(gpus >= 2);
+    const px_device gpu1{PX_DEVICE_GPU, 1};
+    std::vector<int64_t> v{1, -2, 3, -4, 5, -6};
+    px_tensor* t = from_values(r.rt, PX_INT64, v, {2, 3}, gpu1);
+    int32_t type = 0, id = -1;
+    REQUIRE(px_tensor_dlpack_device(t, &type, &id) == PX_OK);
+    CHECK(type == kDLCUDA);
+    CHECK(id == 1);
+    // Work queued on the emulated stream (which runs it only when waited for):
+    // the export must wait for it.
+    px_tensor* neg = nullptr;
+    REQUIRE(px_unary(PX_OP_NEG, t, &neg) == PX_OK);
+    DLManagedTensorVersioned* m = nullptr;
+    REQUIRE(px_tensor_to_dlpack(neg, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_OK);
+    CHECK(m->dl_tensor.device.device_type == kDLCPU);  // a host copy
+    const auto* got = static_cast<const int64_t*>(m->dl_tensor.data);
+    for (size_t i = 0; i < v.size(); ++i) CHECK(got[i] == -v[i]);
+    CHECK(px_tensor_to_dlpack(neg, PX_DLPACK_COPY_NEVER, &m) == PX_ERROR_UNSUPPORTED);
+    CHECK(says("a tensor on gpu(1) without a copy needs its plugin 'cuda'"));
+    // Imported onto a GPU.
+    px_tensor* back = nullptr;
+    REQUIRE(px_tensor_from_dlpack(r.rt, gpu1, m, PX_DLPACK_COPY_IF_NEEDED, &back) == PX_OK);
+    px_device where{};
+    REQUIRE(px_tensor_device(back, &where) == PX_OK);
+    CHECK(where.kind == PX_DEVICE_GPU);
+    CHECK(where.index == 1);
+    std::vector<int64_t> want(v.size());
+    for (size_t i = 0; i < v.size(); ++i) want[i] = -v[i];
+    CHECK(values<int64_t>(back) == want);
+    for (px_tensor* x : {t, neg, back}) px_tensor_release(x);
+}
+#endif
+
+#ifdef HAVE_SYSTEM_DLPACK
+// Debian's libdlpack-dev (DLPack 0.x), in a namespace of its own: our
+// structs must have its layout and numbers, field by field.
+#undef DLPACK_DLPACK_H_
+#undef DLPACK_MAJOR_VERSION
+#undef DLPACK_MINOR_VERSION
+#undef DLPACK_VERSION
+#undef DLPACK_ABI_VERSION
+#undef DLPACK_EXTERN_C
+#undef DLPACK_DLL
+namespace system_dlpack {
+#include <dlpack/dlpack.h>
+}
+#define SAME_FIELD(S, f) CHECK(offsetof(::S, f) == offsetof(system_dlpack::S, f))
+TEST_CASE("plexus/dlpack.h has the layout and numbers of the system's DLPack header", "[dlpack]") {
+    CHECK(sizeof(::DLDevice) == sizeof(system_dlpack::DLDevice));
+    CHECK(sizeof(::DLDataType) == sizeof(system_dlpack::DLDataType));
+    CHECK(sizeof(::DLTensor) == sizeof(system_dlpack::DLTensor));
+    CHECK(sizeof(::DLManagedTensor) == sizeof(system_dlpack::DLManagedTensor));
+    SAME_FIELD(DLTensor, data);
+    SAME_FIELD(DLTensor, device);
+    SAME_FIELD(DLTensor, ndim);
+    SAME_FIELD(DLTensor, dtype);
+    SAME_FIELD(DLTensor, shape);
+    SAME_FIELD(DLTensor, strides);
+    SAME_FIELD(DLTensor, byte_offset);
+    SAME_FIELD(DLManagedTensor, dl_tensor);
+    SAME_FIELD(DLManagedTensor, manager_ctx);
+    SAME_FIELD(DLManagedTensor, deleter);
+    SAME_FIELD(DLDataType, code);
+    SAME_FIELD(DLDataType, bits);
+    SAME_FIELD(DLDataType, lanes);
+    CHECK(int(::kDLCPU) == int(system_dlpack::kDLCPU));
+    CHECK(int(::kDLCUDA) == int(system_dlpack::kDLCUDA));
+    CHECK(int(::kDLCUDAHost) == int(system_dlpack::kDLCUDAHost));
+    CHECK(int(::kDLExtDev) == int(system_dlpack::kDLExtDev));
+    CHECK(int(::kDLROCM) == int(system_dlpack::kDLROCM));
+    CHECK(int(::kDLInt) == int(system_dlpack::kDLInt));
+    CHECK(int(::kDLUInt) == int(system_dlpack::kDLUInt));
+    CHECK(int(::kDLFloat) == int(system_dlpack::kDLFloat));
+    CHECK(int(::kDLBfloat) == int(system_dlpack::kDLBfloat));
+}
+#endif
