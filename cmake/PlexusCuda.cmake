@@ -1,11 +1,18 @@
-# CUDA, detected once for the whole tree: PLEXUS_HAVE_CUDA says whether the
-# CUDA plugin (and plexus-bench's GPU rows) are built. Included by the root
-# CMakeLists.txt, so CUDA is enabled at the top level with its
-# architectures already in the cache, and every folder that compiles a .cu
-# sees the same setting (a plain `cmake -S . -B build` once failed with
-# "CUDA_ARCHITECTURES is empty for target plexus-bench").
-set(PLEXUS_WITH_CUDA AUTO CACHE STRING "Build the CUDA plugin: AUTO, ON or OFF")
-set_property(CACHE PLEXUS_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)
+# CUDA, detected once for the whole tree (included by the root
+# CMakeLists.txt, after the options):
+#   PLEXUS_HAVE_CUDA          the CUDA plugin (plugins/cuda) and plexus-bench's
+#                             GPU rows are built: nvcc and the toolkit found
+#                             (PLEXUS_WITH_CUDA=AUTO) or required (ON);
+#   PLEXUS_HAVE_CUDA_HEADERS  the toolkit's headers are there, which is all
+#                             the CUDA emulator (tests/cuda_emu) and the GPU
+#                             op-call fuzzers need, even with
+#                             PLEXUS_WITH_CUDA=OFF (the sanitizer and fuzz builds).
+# CUDA is enabled here, at the top level, with its architectures already in
+# the cache, so every folder that compiles a .cu (all of them are under
+# plugins/cuda/) sees the same setting: a plain `cmake -S . -B build` once
+# failed with "CUDA_ARCHITECTURES is empty for target plexus-bench", when the
+# plugins' folder enabled CUDA and set the architectures for itself alone
+# (CTest's build.plain_configure_and_cuda_build guards it).
 if(NOT PLEXUS_WITH_CUDA MATCHES "^(AUTO|ON|OFF)$")
   message(FATAL_ERROR "PLEXUS_WITH_CUDA is '${PLEXUS_WITH_CUDA}'; use AUTO, ON or OFF")
 endif()
@@ -15,8 +22,14 @@ if(NOT PLEXUS_WITH_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     # Turing to Hopper as machine code, plus PTX that newer GPUs compile at
-    # load time. Override with -DCMAKE_CUDA_ARCHITECTURES=90 (or native).
-    set(CMAKE_CUDA_ARCHITECTURES "75-real;80-real;86-real;89-real;90-real;90-virtual"
+    # load time. Override with -DCMAKE_CUDA_ARCHITECTURES=90 (or native), or
+    # CMake's own CUDAARCHS environment variable.
+    if(DEFINED ENV{CUDAARCHS})
+      set(default_architectures "$ENV{CUDAARCHS}")
+    else()
+      set(default_architectures "75-real;80-real;86-real;89-real;90-real;90-virtual")
+    endif()
+    set(CMAKE_CUDA_ARCHITECTURES "${default_architectures}"
         CACHE STRING "CUDA architectures the CUDA plugin is built for")
     enable_language(CUDA)
     find_package(CUDAToolkit)
@@ -30,4 +43,13 @@ if(NOT PLEXUS_WITH_CUDA STREQUAL "OFF")
   else()
     message(STATUS "CUDA plugin: not built (no CUDA compiler or toolkit found)")
   endif()
+endif()
+# The headers alone, for the emulator: no compiler needed.
+if(NOT CUDAToolkit_FOUND AND (PLEXUS_CUDA_EMULATOR OR PLEXUS_FUZZ))
+  find_package(CUDAToolkit QUIET)
+endif()
+if(CUDAToolkit_FOUND)
+  set(PLEXUS_HAVE_CUDA_HEADERS ON)
+else()
+  set(PLEXUS_HAVE_CUDA_HEADERS OFF)
 endif()
