@@ -5,7 +5,7 @@
 // when the plugin's context is made: px_cuda_test_fault(ordinal, op)
 // (test_hook_export.cpp) queues a kernel that writes through a bad address
 // on that device's stream, blamed on `op`, so tests on a real GPU can show
-// the lost-device path (tests/cuda/test_cuda_gpu.cpp). It is not part of
+// the lost-device path (tests/plugins/cuda/test_cuda_gpu.cpp). It is not part of
 // the plugin ABI.
 #pragma once
 

@@ -1,6 +1,6 @@
 // A small LeNet and a few data-parallel SGD steps on it, shared by the tests
 // that compare training on several devices with training on one
-// (tests/nn/test_data_parallel.cpp, tests/cuda/test_cuda_nn.cpp).
+// (tests/nn/test_data_parallel.cpp, tests/plugins/cuda/test_cuda_nn.cpp).
 #pragma once
 
 #include <catch2/catch.hpp>

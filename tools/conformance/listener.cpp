@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "../../tests/conformance/conformance.hpp"
+#include "conformance.hpp"
 #include "results.hpp"
 
 namespace pxconformance {

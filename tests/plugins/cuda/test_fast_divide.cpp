@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../plugins/cuda/fast_divide.cuh"
+#include "fast_divide.cuh"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "plexus/plexus.hpp"
 #include "plexus/plugin.h"
-#include "../loaded_plugin.hpp"
+#include "../../loaded_plugin.hpp"
 #include "probe.hpp"
 
 using Catch::Matchers::Contains;

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "../math_accuracy.hpp"
-#include "../support.hpp"
+#include "../../math_accuracy.hpp"
+#include "../../support.hpp"
 
 using Catch::Matchers::Contains;
 using namespace plexus;

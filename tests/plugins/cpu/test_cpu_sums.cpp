@@ -2,7 +2,7 @@
 // axis, and over all axes): the order of the additions is fixed by the
 // plugin (kernels_reduce.cpp, SumRunLoop), not by the instruction set it was
 // compiled for, so CTest runs this file once per set the CPU has
-// (host.math_random_and_sums_with_*_loops) and each must give the bits of
+// (cpu_plugin.math_random_and_sums_with_*_loops) and each must give the bits of
 // that order, written out again here. The values span 2^-20..2^20, so another
 // order gives other bits. Accuracy is checked against a long double sum.
 #include <catch2/catch.hpp>
@@ -16,7 +16,7 @@
 
 #include "plexus/plexus.hpp"
 #include "task.hpp"  // parallel_grain: the chunks of a sum over all axes
-#include "../math_accuracy.hpp"
+#include "../../math_accuracy.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The CPU plugin's exp, log, tanh and sigmoid: SLEEF's deterministic float64
 // functions, vectorized for the plugin's instruction set (CTest runs this
-// file once per set the CPU has: host.math_random_and_sums_with_*_loops).
+// file once per set the CPU has: cpu_plugin.math_random_and_sums_with_*_loops).
 // Checked twice: bit for bit against SLEEF's scalar copy of the same kind,
 // and for accuracy against glibc's long double functions (float32 rounded
 // once from float64 is correctly rounded on every input here; float64 within
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "plexus/plexus.hpp"
-#include "../math_accuracy.hpp"
+#include "../../math_accuracy.hpp"
 #include "sleef_reference.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../nn/small_training.hpp"
+#include "../../nn/small_training.hpp"
 #include "plexus/nn.hpp"
 
 using namespace plexus;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "plexus/plugin.h"
-#include "../loaded_plugin.hpp"
+#include "../../loaded_plugin.hpp"
 
 namespace {
 struct Loaded : pxtest::LoadedPlugin {

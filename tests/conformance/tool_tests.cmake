@@ -1,0 +1,103 @@
+# The CTest tests that run plexus-conformance (tools/conformance) and its
+# suite (this folder), written here with the suite. Included by
+# tools/conformance/CMakeLists.txt where tests are built, since
+# catch_discover_tests must be called in the folder that makes its target;
+# nothing of the suite is compiled there (it is plexus-conformance-suite).
+#
+# ---- the conformance suite, registered once per device ----
+# Each test case is its own CTest test; one more test runs the whole suite
+# through plexus-conformance's table and JSON.
+add_dependencies(plexus-conformance plexus-cpu)
+foreach(dev cpu:0 cpu:1)
+  string(REPLACE ":" "" prefix ${dev})
+  catch_discover_tests(plexus-conformance
+    TEST_PREFIX "conformance.${prefix}."
+    EXTRA_ARGS --warn NoTests --device ${dev}
+    PROPERTIES ENVIRONMENT "PLEXUS_CPU_DEVICES=2"
+               LABELS "conformance;${prefix}")
+endforeach()
+# The runs above give each of the two devices half the cores: one thread
+# each on a 2-core machine, where the CPU plugin's parallel paths (split
+# sums and extremes, tiled copies, chunked loops) would never run. One
+# device with four threads, whatever the machine, runs them.
+add_test(NAME conformance.cpu0.four_threads COMMAND plexus-conformance --device cpu:0)
+set_tests_properties(conformance.cpu0.four_threads PROPERTIES LABELS "conformance;cpu0"
+  ENVIRONMENT "PLEXUS_CPU_DEVICES=1;OMP_NUM_THREADS=4;OMP_WAIT_POLICY=passive")
+# The CUDA devices: `ctest -R cuda`. On a machine without a GPU each test
+# is reported as skipped, with the plugin's reason in its output.
+if(PLEXUS_HAVE_CUDA)
+  add_dependencies(plexus-conformance plexus-cuda)
+  foreach(dev gpu:0)
+    string(REPLACE ":" "" prefix ${dev})
+    catch_discover_tests(plexus-conformance
+      TEST_PREFIX "conformance.cuda.${prefix}."
+      EXTRA_ARGS --warn NoTests --device ${dev} --skip-absent
+      PROPERTIES SKIP_RETURN_CODE 4 LABELS "conformance;cuda")
+  endforeach()
+endif()
+# The CPU plugin's other compiled loops and conv path, each through the nn
+# and reduction tests (the reductions' column and row loops are compiled per
+# instruction set too).
+foreach(variant "baseline;direct" "avx2;direct" "avx512;direct" "best;im2col")
+  list(GET variant 0 isa)
+  list(GET variant 1 conv)
+  add_test(NAME conformance.cpu0.nn_and_reduce_with_${isa}_loops_${conv}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/run_cpu_variant.sh ${isa} ${conv} $<TARGET_FILE:plexus-conformance>
+            --device cpu:0 "[nn],[reduce]")
+  set_tests_properties(conformance.cpu0.nn_and_reduce_with_${isa}_loops_${conv} PROPERTIES
+    SKIP_RETURN_CODE 77 LABELS "conformance;cpu0")
+endforeach()
+add_test(NAME conformance.tool.every_device_json
+  COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance.json
+          -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_json.cmake)
+set_tests_properties(conformance.tool.every_device_json PROPERTIES
+  ENVIRONMENT "PLEXUS_CPU_DEVICES=2" LABELS "conformance;tool")
+add_test(NAME conformance.tool.json_after_a_crash
+  COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DPLUGIN=$<TARGET_FILE:fault-accept-all>
+          -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance-crash.json
+          -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_crash.cmake)
+set_tests_properties(conformance.tool.json_after_a_crash PROPERTIES LABELS "conformance;tool;tools")
+
+
+# The tool's own failure paths: a plugin with a wrong result fails (exit 1,
+# citing the requirement), bad arguments and unloadable plugins exit 2.
+set(threads ${PROJECT_SOURCE_DIR}/examples/threads-plugin)
+plexus_add_plugin(threads-wrong-exp ${threads}/plugin.cpp ${threads}/arena.cpp ${threads}/worker.cpp
+                  ${threads}/kernels.cpp)
+target_compile_definitions(threads-wrong-exp PRIVATE THREADS_PLUGIN_WRONG_EXP)
+target_link_libraries(threads-wrong-exp PRIVATE Threads::Threads)
+set_target_properties(threads-wrong-exp PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_dependencies(plexus-conformance threads-wrong-exp)
+
+set(check ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_exit.cmake)
+set(tool $<TARGET_FILE:plexus-conformance>)
+function(conformance_tool_test name rc expect args)
+  add_test(NAME conformance.tool.${name}
+    COMMAND ${CMAKE_COMMAND} -DTOOL=${tool} "-DARGS=${args}" -DRC=${rc} "-DEXPECT=${expect}" -P ${check})
+  set_tests_properties(conformance.tool.${name} PROPERTIES LABELS "conformance;tool")
+endfunction()
+conformance_tool_test(fails_a_plugin_with_a_wrong_exp 1
+  "exp +FAIL +FAIL.*FAIL R10: unary math on floats.*accel\\(0\\): op x dtype [0-9]+ pass, 2 fail"
+  "--plugin $<TARGET_FILE:threads-wrong-exp> --device accel:0")
+# Process groups (R17) on the test plugin that has them; its accel(0) runs
+# none of the other requirements' ops, so only R17 is asked.
+conformance_tool_test(checks_process_groups_on_the_test_plugin 0 "All tests passed.*checks 1 pass, 0 fail, 0 skipped"
+  "--plugin $<TARGET_FILE:fault-group> --device accel:0 [R17]")
+add_dependencies(plexus-conformance fault-group)
+conformance_tool_test(perf_times_every_supported_op 0
+  "PERF OP.*add +float32 +4M \\+ 4M.*matmul +float64 +512\\^3 .*GFLOP/s.*op x dtype 0 pass, 0 fail"
+  "--device cpu:0 --perf [R1]")
+conformance_tool_test(json_to_stdout 0 "^{\"devices\":\\[{\"device\":\"cpu\\(0\\)\".*\"failures\":0}"
+  "--device cpu:0 --json - [R1]")
+conformance_tool_test(reports_an_unwritable_json_file 2 "cannot write /nonexistent/dir/out.json"
+  "--device cpu:0 --json /nonexistent/dir/out.json [R1]")
+conformance_tool_test(rejects_an_unknown_device 2 "'warp:0' is not a device" "--device warp:0")
+conformance_tool_test(rejects_a_malformed_index 2 "'cpu:1[)]' is not a device" "--device cpu:1)")
+conformance_tool_test(rejects_a_missing_device 2 "gpu\\(3\\)" "--device gpu:3")
+conformance_tool_test(needs_a_value 2 "--json needs a value" "--json")
+conformance_tool_test(rejects_an_unknown_option 2 "Unrecognised token: --frobnicate" "--device cpu:0 --frobnicate")
+conformance_tool_test(reports_a_plugin_that_did_not_load 2
+  "the plugin .*libfault-create-fails.so did not load: .*simulated init failure"
+  "--plugin ${PROJECT_BINARY_DIR}/tests/fault-plugins/libfault-create-fails.so")
+conformance_tool_test(reports_a_missing_plugin 2 "the plugin /nonexistent/libx.so did not load"
+  "--plugin /nonexistent/libx.so")
