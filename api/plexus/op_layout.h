@@ -103,6 +103,15 @@ static inline const char* px_layout_shape_text(int32_t ndim, const int64_t* dims
     return text;
 }
 
+/* Nonzero when the call has attrs; a rule that reads them asks first (as
+ * px_op_call_check has refused a call without the attrs its op needs, this
+ * fails only for a caller of the layout check alone). */
+static inline int px_layout_has_attrs(px_layout_state* s, const void* attrs) {
+    if (attrs) return 1;
+    px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "needs an attrs struct, got none");
+    return 0;
+}
+
 /* Operand i must have the shape `want`. */
 static inline void px_layout_shape_is(px_layout_state* s, int32_t i, const px_layout_shape* want) {
     const px_tensor_desc* t = px_layout_operand(s, i);
@@ -210,6 +219,7 @@ static inline void px_layout_reduce(px_layout_state* s) {
     int nothing_reduced = 0, nothing_kept = 0;
     int32_t k;
     px_layout_contiguous(s, 0);
+    if (!px_layout_has_attrs(s, r)) return;
     if (r->axis < -1 || r->axis >= a->ndim) {
         px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "axis %d is out of range for rank %d (-1 means every axis)",
                        (int)r->axis, (int)a->ndim);
@@ -282,6 +292,7 @@ static inline void px_layout_conv(px_layout_state* s) {
     int64_t oh, ow;
     int32_t i;
     for (i = 0; i < 3; ++i) px_layout_rank(s, i, 4, 0);
+    if (!px_layout_has_attrs(s, a)) return;
     if (a->stride_h < 1 || a->stride_w < 1 || a->pad_h < 0 || a->pad_w < 0)
         px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "strides %dx%d must be >= 1 and padding %dx%d >= 0",
                        (int)a->stride_h, (int)a->stride_w, (int)a->pad_h, (int)a->pad_w);
@@ -317,6 +328,7 @@ static inline void px_layout_pool(px_layout_state* s) {
     const px_tensor_desc* x = px_layout_operand(s, xi);
     int64_t oh, ow;
     px_layout_rank(s, xi, 4, 0);
+    if (!px_layout_has_attrs(s, a)) return;
     if (a->kernel_h < 1 || a->kernel_w < 1 || a->stride_h < 1 || a->stride_w < 1 || a->pad_h < 0 || a->pad_w < 0 ||
         a->pad_h > a->kernel_h / 2 || a->pad_w > a->kernel_w / 2)
         px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT,
@@ -363,7 +375,7 @@ static inline void px_layout_gemm(px_layout_state* s) {
     px_layout_shape want;
     int32_t i;
     for (i = 0; i < 3; ++i) px_layout_rank(s, i, 2, 0);
-    if (s->status != PX_OK) return;
+    if (s->status != PX_OK || !px_layout_has_attrs(s, g)) return;
     want.ndim = 2;
     want.dims[0] = c->outputs[0].shape[0], want.dims[1] = c->inputs[1].shape[g->trans_b ? 1 : 0];
     if (g->trans_a) want.dims[0] = want.dims[1], want.dims[1] = c->outputs[0].shape[0];
@@ -438,7 +450,10 @@ static inline void px_layout_nn(px_layout_state* s) {
         return;
     case PX_FAMILY_SOFTMAX_CROSS_ENTROPY: px_layout_softmax_cross_entropy(s); return;
     case PX_FAMILY_DROPOUT: {
-        const double p = ((const px_dropout_attrs*)c->attrs)->p;
+        const px_dropout_attrs* d = (const px_dropout_attrs*)c->attrs;
+        double p;
+        if (!px_layout_has_attrs(s, d)) return;
+        p = d->p;
         if (!(p >= 0 && p < 1)) px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "the drop probability %g is not in [0, 1)", p);
         px_layout_shape_of(s, o, 0);
         return;

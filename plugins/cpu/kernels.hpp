@@ -1,9 +1,27 @@
 // The CPU kernels by op family (one file each).
 #pragma once
 
+#include <vector>
+
+#include "plexus/plugin_kit.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
+
+using Runner = void (*)(const OpTask&);
+// The ops one kernel file runs, each named there once (kit::KernelTable).
+using Kernels = std::vector<plexus::kit::Kernel<Runner>>;
+Kernels elementwise_kernels();
+Kernels reduce_kernels();
+Kernels matmul_kernels();  // matmul and gemm
+Kernels data_kernels();
+Kernels random_kernels();
+Kernels conv_kernels();
+Kernels pool_kernels();
+Kernels pool_fused_kernels();
+Kernels nn_pointwise_kernels();
+Kernels dropout_kernels();
+Kernels softmax_kernels();
 
 void run_elementwise(const OpTask& t);  // binary, comparisons, unary, where
 void run_reduce(const OpTask& t);       // sum, mean, max, min, argmax

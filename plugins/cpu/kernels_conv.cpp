@@ -159,4 +159,8 @@ void run_conv(const OpTask& t) {
     throw KernelError("conv2d needs float32 or float64");
 }
 
+Kernels conv_kernels() {
+    return {{PX_OP_CONV2D, run_conv}, {PX_OP_CONV2D_BACKWARD_INPUT, run_conv}, {PX_OP_CONV2D_BACKWARD_WEIGHT, run_conv}};
+}
+
 }  // namespace pxcpu

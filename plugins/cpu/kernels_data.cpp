@@ -143,4 +143,8 @@ void run_data(const OpTask& t) {
     }
 }
 
+Kernels data_kernels() {
+    return {{PX_OP_COPY, run_data}, {PX_OP_CAST, run_data}, {PX_OP_FILL, run_data}, {PX_OP_ARANGE, run_data}};
+}
+
 }  // namespace pxcpu

@@ -48,4 +48,8 @@ void run_dropout(const OpTask& t) {
     throw KernelError("dropout needs float32 or float64");
 }
 
+Kernels dropout_kernels() {
+    return {{PX_OP_DROPOUT, run_dropout}, {PX_OP_DROPOUT_BACKWARD, run_dropout}};
+}
+
 }  // namespace pxcpu

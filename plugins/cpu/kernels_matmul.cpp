@@ -66,4 +66,9 @@ void run_gemm(const OpTask& t) {
     throw KernelError("gemm needs float32 or float64");
 }
 
+Kernels matmul_kernels() {
+    // Through OpenBLAS, which has no integer gemm.
+    return {{PX_OP_MATMUL, run_matmul, PX_DTYPES_FLOAT}, {PX_OP_GEMM, run_gemm}};
+}
+
 }  // namespace pxcpu

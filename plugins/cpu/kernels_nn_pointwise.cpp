@@ -116,4 +116,8 @@ void run_nn_pointwise(const OpTask& t) {
     throw KernelError("nn ops need float32 or float64");
 }
 
+Kernels nn_pointwise_kernels() {
+    return {{PX_OP_BIAS_ADD, run_nn_pointwise}, {PX_OP_BIAS_GRAD, run_nn_pointwise}, {PX_OP_RELU_BACKWARD, run_nn_pointwise}, {PX_OP_SIGMOID_BACKWARD, run_nn_pointwise}, {PX_OP_TANH_BACKWARD, run_nn_pointwise}, {PX_OP_SGD_UPDATE, run_nn_pointwise}};
+}
+
 }  // namespace pxcpu

@@ -190,4 +190,8 @@ void run_pool(const OpTask& t) {
     throw KernelError("pooling needs float32 or float64");
 }
 
+Kernels pool_kernels() {
+    return {{PX_OP_MAX_POOL2D, run_pool}, {PX_OP_AVG_POOL2D, run_pool}, {PX_OP_MAX_POOL2D_BACKWARD, run_pool}, {PX_OP_AVG_POOL2D_BACKWARD, run_pool}};
+}
+
 }  // namespace pxcpu

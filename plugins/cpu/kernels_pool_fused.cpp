@@ -169,4 +169,8 @@ void run_pool_fused(const OpTask& t) {
     throw KernelError("bias_relu_max_pool2d needs float32 or float64");
 }
 
+Kernels pool_fused_kernels() {
+    return {{PX_OP_BIAS_RELU_MAX_POOL2D, run_pool_fused}, {PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, run_pool_fused}};
+}
+
 }  // namespace pxcpu

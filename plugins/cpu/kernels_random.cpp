@@ -78,4 +78,8 @@ void run_random(const OpTask& t) {
     throw KernelError("random numbers need float32 or float64");
 }
 
+Kernels random_kernels() {
+    return {{PX_OP_RANDOM_UNIFORM, run_random}, {PX_OP_RANDOM_NORMAL, run_random}};
+}
+
 }  // namespace pxcpu

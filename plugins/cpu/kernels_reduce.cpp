@@ -421,4 +421,8 @@ void sum_columns(const double* a, int64_t rows, int64_t cols, double* out) {
     reduce_blocks<double>(PX_OP_SUM, reinterpret_cast<char*>(out), a, 1, rows, cols);
 }
 
+Kernels reduce_kernels() {
+    return {{PX_OP_SUM, run_reduce}, {PX_OP_MEAN, run_reduce}, {PX_OP_MAX, run_reduce}, {PX_OP_MIN, run_reduce}, {PX_OP_ARGMAX, run_reduce}};
+}
+
 }  // namespace pxcpu

@@ -145,4 +145,8 @@ void run_softmax(const OpTask& t) {
     throw KernelError("softmax needs float32 or float64");
 }
 
+Kernels softmax_kernels() {
+    return {{PX_OP_LOG_SOFTMAX, run_softmax}, {PX_OP_LOG_SOFTMAX_BACKWARD, run_softmax}, {PX_OP_SOFTMAX_CROSS_ENTROPY, run_softmax}, {PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, run_softmax}};
+}
+
 }  // namespace pxcpu

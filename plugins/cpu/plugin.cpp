@@ -15,7 +15,7 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include "plexus/op_check.h"
+#include "plexus/plugin_kit.hpp"
 
 #include "allocator.hpp"
 #include "conv_direct.hpp"
@@ -50,38 +50,19 @@ namespace {
 
 using namespace pxcpu;
 
-// The kernels, less the fused ops when PLEXUS_CPU_FUSED=off (so that the
-// frontend's unfused path is tested and timed on the same machine).
-bool offers(const px_plugin_context* ctx, int32_t op, int32_t dtype) {
-    const bool fused = op == PX_OP_BIAS_RELU_MAX_POOL2D || op == PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD;
-    return kernel_supports(op, dtype) && (ctx->fused_ops || !fused);
-}
+using plexus::kit::report;
 
-// Takes a view, so that reporting "out of host memory" needs no memory.
-px_status report(px_plugin_error* err, px_status status, std::string_view message) noexcept {
-    if (err && err->struct_size >= sizeof(px_plugin_error)) {
-        std::snprintf(err->message, sizeof err->message, "%.*s", static_cast<int>(message.size()), message.data());
-    }
-    return status;
+// The kernels, less the optional (fused) ops when PLEXUS_CPU_FUSED=off (so
+// that the frontend's unfused path is tested and timed on the same machine).
+bool offers(const px_plugin_context* ctx, int32_t op, int32_t dtype) {
+    if (!kernel_supports(op, dtype)) return false;
+    return ctx->fused_ops || !(px_op_row_of(op)->flags & PX_OP_FLAG_OPTIONAL);
 }
 
 // Every entry point runs inside this: no exception crosses the boundary.
 template <class F>
 px_status safely(px_plugin_error* err, F&& body) noexcept {
-    try {
-        return body();
-    } catch (const std::bad_alloc&) {
-        return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
-    } catch (const std::system_error& e) {
-        // A worker thread the system would not start: resources, like memory, ran out.
-        if (e.code() == std::errc::resource_unavailable_try_again)
-            return report(err, PX_ERROR_OUT_OF_MEMORY, std::string("no thread could be started: ") + e.what());
-        return report(err, PX_ERROR_INTERNAL, e.what());
-    } catch (const std::exception& e) {
-        return report(err, PX_ERROR_INTERNAL, e.what());
-    } catch (...) {
-        return report(err, PX_ERROR_INTERNAL, "unknown exception");
-    }
+    return plexus::kit::guard(err, std::forward<F>(body));
 }
 
 // Whether ctx's devices can work in this process (fork_guard.hpp): not
@@ -95,13 +76,14 @@ Device* device_at(px_plugin_context* ctx, int32_t index) {
     return ctx->devices[index].get();
 }
 
-px_status bad_device(px_plugin_error* err, int32_t index) {
-    return report(err, PX_ERROR_NO_DEVICE, "cpu plugin: no device " + std::to_string(index));
-}
+px_status bad_device(px_plugin_error* err, int32_t index) { return plexus::kit::no_device(err, "cpu", index); }
 
 px_status create(px_plugin_context** out, px_plugin_error* err) {
     return safely(err, [&] {
         if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        if (const int32_t op = kernel_list_problem())  // a kernel file's list is wrong: never ship it
+            return report(err, PX_ERROR_INTERNAL, "cpu plugin: op " + std::to_string(op) +
+                                                      " is listed twice or is not a row of the op table");
         int count = 1;
         if (const char* env = std::getenv("PLEXUS_CPU_DEVICES")) {
             char* end = nullptr;
@@ -188,10 +170,7 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
         mine.memory_in_use = f.in_use;
         mine.memory_reserved = f.reserved;
         mine.memory_peak = f.peak;
-        uint32_t theirs = info->struct_size;
-        std::memcpy(info, &mine, theirs < sizeof mine ? theirs : sizeof mine);
-        info->struct_size = theirs;
-        return PX_OK;
+        return plexus::kit::copy_device_info(mine, info, err);
     });
 }
 

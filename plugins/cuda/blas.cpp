@@ -70,4 +70,9 @@ void run_gemm(const OpArgs& t, const Launch& l) {
                    c.data, n, 0, 1, 0.0, g.allow_tf32 != 0);
 }
 
+Kernels blas_kernels() {
+    // cuBLAS has no integer gemm with these semantics.
+    return {{PX_OP_MATMUL, run_matmul, PX_DTYPES_FLOAT}, {PX_OP_GEMM, run_gemm}};
+}
+
 }  // namespace pxcuda

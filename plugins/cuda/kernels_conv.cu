@@ -174,4 +174,8 @@ void run_conv(const OpArgs& t, const Launch& l) {
     with_float(t.in[0].dtype, "conv2d", [&](auto v) { conv_typed<decltype(v)>(t, l); });
 }
 
+Kernels conv_kernels() {
+    return {{PX_OP_CONV2D, run_conv}, {PX_OP_CONV2D_BACKWARD_INPUT, run_conv}, {PX_OP_CONV2D_BACKWARD_WEIGHT, run_conv}};
+}
+
 }  // namespace pxcuda

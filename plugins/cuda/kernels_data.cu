@@ -188,4 +188,8 @@ void run_data(const OpArgs& t, const Launch& l) {
     }
 }
 
+Kernels data_kernels() {
+    return {{PX_OP_COPY, run_data}, {PX_OP_CAST, run_data}, {PX_OP_FILL, run_data}, {PX_OP_ARANGE, run_data}, {PX_OP_RANDOM_UNIFORM, run_data}, {PX_OP_RANDOM_NORMAL, run_data}};
+}
+
 }  // namespace pxcuda

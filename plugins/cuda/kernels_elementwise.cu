@@ -245,4 +245,8 @@ void run_elementwise(const OpArgs& t, const Launch& l) {
     with_dtype(dtype, [&](auto v) { arithmetic<decltype(v)>(t, l); });
 }
 
+Kernels elementwise_kernels() {
+    return {{PX_OP_ADD, run_elementwise}, {PX_OP_SUB, run_elementwise}, {PX_OP_MUL, run_elementwise}, {PX_OP_DIV, run_elementwise}, {PX_OP_POW, run_elementwise}, {PX_OP_EQ, run_elementwise}, {PX_OP_NE, run_elementwise}, {PX_OP_LT, run_elementwise}, {PX_OP_LE, run_elementwise}, {PX_OP_GT, run_elementwise}, {PX_OP_GE, run_elementwise}, {PX_OP_NEG, run_elementwise}, {PX_OP_EXP, run_elementwise}, {PX_OP_LOG, run_elementwise}, {PX_OP_SQRT, run_elementwise}, {PX_OP_ABS, run_elementwise}, {PX_OP_RELU, run_elementwise}, {PX_OP_SIGMOID, run_elementwise}, {PX_OP_TANH, run_elementwise}, {PX_OP_WHERE, run_elementwise}};
+}
+
 }  // namespace pxcuda

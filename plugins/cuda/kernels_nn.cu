@@ -107,4 +107,8 @@ void run_nn_pointwise(const OpArgs& t, const Launch& l) {
     with_float(t.in[0].dtype, "nn ops", [&](auto v) { pointwise_typed<decltype(v)>(t, l); });
 }
 
+Kernels nn_pointwise_kernels() {
+    return {{PX_OP_BIAS_ADD, run_nn_pointwise}, {PX_OP_BIAS_GRAD, run_nn_pointwise}, {PX_OP_RELU_BACKWARD, run_nn_pointwise}, {PX_OP_SIGMOID_BACKWARD, run_nn_pointwise}, {PX_OP_TANH_BACKWARD, run_nn_pointwise}, {PX_OP_DROPOUT, run_nn_pointwise}, {PX_OP_DROPOUT_BACKWARD, run_nn_pointwise}, {PX_OP_SGD_UPDATE, run_nn_pointwise}};
+}
+
 }  // namespace pxcuda

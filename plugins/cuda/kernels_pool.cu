@@ -93,4 +93,8 @@ void run_pool(const OpArgs& t, const Launch& l) {
     with_float(t.out.dtype, "pooling", [&](auto v) { pool_typed<decltype(v)>(t, l); });
 }
 
+Kernels pool_kernels() {
+    return {{PX_OP_MAX_POOL2D, run_pool}, {PX_OP_AVG_POOL2D, run_pool}, {PX_OP_MAX_POOL2D_BACKWARD, run_pool}, {PX_OP_AVG_POOL2D_BACKWARD, run_pool}};
+}
+
 }  // namespace pxcuda

@@ -117,4 +117,8 @@ void run_pool_fused(const OpArgs& t, const Launch& l) {
     with_float(t.in[0].dtype, "bias_relu_max_pool2d", [&](auto v) { fused_typed<decltype(v)>(t, l); });
 }
 
+Kernels pool_fused_kernels() {
+    return {{PX_OP_BIAS_RELU_MAX_POOL2D, run_pool_fused}, {PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, run_pool_fused}};
+}
+
 }  // namespace pxcuda

@@ -204,4 +204,8 @@ void run_reduce(const OpArgs& t, const Launch& l) {
     with_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t, l); });
 }
 
+Kernels reduce_kernels() {
+    return {{PX_OP_SUM, run_reduce}, {PX_OP_MEAN, run_reduce}, {PX_OP_MAX, run_reduce}, {PX_OP_MIN, run_reduce}, {PX_OP_ARGMAX, run_reduce}};
+}
+
 }  // namespace pxcuda

@@ -104,4 +104,8 @@ void run_softmax(const OpArgs& t, const Launch& l) {
     with_float(t.in[0].dtype, "softmax", [&](auto v) { softmax_typed<decltype(v)>(t, l); });
 }
 
+Kernels softmax_kernels() {
+    return {{PX_OP_LOG_SOFTMAX, run_softmax}, {PX_OP_LOG_SOFTMAX_BACKWARD, run_softmax}, {PX_OP_SOFTMAX_CROSS_ENTROPY, run_softmax}, {PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, run_softmax}};
+}
+
 }  // namespace pxcuda

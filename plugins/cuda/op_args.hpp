@@ -8,7 +8,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <vector>
+
 #include "plexus/plugin.h"
+#include "plexus/plugin_kit.hpp"
 
 namespace pxcuda {
 
@@ -122,7 +125,24 @@ void gemm_row_major(const Launch& l, int32_t dtype, bool trans_a, bool trans_b, 
                     const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
                     void* c, int64_t ldc, int64_t stride_c, int64_t batch, double beta, bool allow_tf32);
 
+// The ops each kernel file runs, each named there once (kit::KernelTable);
+// dispatch.cpp gathers them.
+using Runner = void (*)(const OpArgs&, const Launch&);
+using Kernels = std::vector<plexus::kit::Kernel<Runner>>;
+Kernels elementwise_kernels();
+Kernels reduce_kernels();
+Kernels blas_kernels();  // matmul and gemm
+Kernels data_kernels();
+Kernels conv_kernels();
+Kernels pool_kernels();
+Kernels pool_fused_kernels();
+Kernels softmax_kernels();
+Kernels nn_pointwise_kernels();
+
 bool kernel_supports(int32_t op, int32_t dtype);
 void run_op(const OpArgs& t, const Launch& l);
+// The first op a kernel list names that the op table lacks or another list
+// names too (0: none); create() refuses to start with one.
+int32_t kernel_list_problem();
 
 }  // namespace pxcuda

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plexus/op_check.h"
+#include "plexus/plugin_kit.hpp"
 
 #include "collective.hpp"
 #include "cuda_check.hpp"
@@ -46,13 +46,7 @@ using namespace pxcuda;
 // Pinned sources at least this large are copied directly (no staging memcpy).
 constexpr uint64_t kDirectPinnedCopy = uint64_t(1) << 20;
 
-// Takes a view, so that reporting "out of host memory" needs no memory.
-px_status report(px_plugin_error* err, px_status status, std::string_view message) noexcept {
-    if (err && err->struct_size >= sizeof(px_plugin_error)) {
-        std::snprintf(err->message, sizeof err->message, "%.*s", static_cast<int>(message.size()), message.data());
-    }
-    return status;
-}
+using plexus::kit::report;
 
 Device* device_at(px_plugin_context* ctx, int32_t index) {
     if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
@@ -61,9 +55,7 @@ Device* device_at(px_plugin_context* ctx, int32_t index) {
 
 Device* device_of(px_plugin_context* ctx, const px_plugin_buffer* b) { return b ? device_at(ctx, b->device) : nullptr; }
 
-px_status bad_device(px_plugin_error* err, int32_t index) {
-    return report(err, PX_ERROR_NO_DEVICE, "cuda plugin: no device " + std::to_string(index));
-}
+px_status bad_device(px_plugin_error* err, int32_t index) { return plexus::kit::no_device(err, "cuda", index); }
 
 // Turns what a body throws into a status; no exception crosses the boundary.
 // A CUDA error that loses the context marks the device failed (on_error).
@@ -71,33 +63,31 @@ px_status bad_device(px_plugin_error* err, int32_t index) {
 // forget its buffer): see guarded().
 template <class F>
 px_status guarded_at_exit_too(px_plugin_error* err, Device* d, F&& body) noexcept {
-    try {
-        return body();
-    } catch (const CudaError& e) {
-        // The thread's last error is cleared whatever it was, or the next
-        // launch check (on any device) would take it for its own.
-        cudaGetLastError();
-        if (e.code == cudaErrorMemoryAllocation) return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
-        if (!d) return report(err, PX_ERROR_DEVICE, e.what());
+    // The plugin's own exceptions; the kit's guard takes the rest.
+    auto translate = [d](px_plugin_error* e) -> px_status {
         try {
-            return report(err, PX_ERROR_DEVICE, d->on_error(e.code, "cuda plugin: " + e.function));
-        } catch (const std::bad_alloc&) {  // no memory for the words: the device is still marked
-            d->on_error_without_memory(e.code);
-            return report(err, PX_ERROR_DEVICE, e.what());
+            throw;
+        } catch (const CudaError& x) {
+            // The thread's last error is cleared whatever it was, or the next
+            // launch check (on any device) would take it for its own.
+            cudaGetLastError();
+            if (x.code == cudaErrorMemoryAllocation) return report(e, PX_ERROR_OUT_OF_MEMORY, x.what());
+            if (!d) return report(e, PX_ERROR_DEVICE, x.what());
+            try {
+                return report(e, PX_ERROR_DEVICE, d->on_error(x.code, "cuda plugin: " + x.function));
+            } catch (const std::bad_alloc&) {  // no memory for the words: the device is still marked
+                d->on_error_without_memory(x.code);
+                return report(e, PX_ERROR_DEVICE, x.what());
+            }
+        } catch (const OutOfMemory& x) {
+            return report(e, PX_ERROR_OUT_OF_MEMORY, x.what());
+        } catch (const Unsupported& x) {
+            return report(e, PX_ERROR_UNSUPPORTED, x.what());
+        } catch (const DeviceFailure& x) {
+            return report(e, PX_ERROR_DEVICE, x.what());
         }
-    } catch (const OutOfMemory& e) {
-        return report(err, PX_ERROR_OUT_OF_MEMORY, e.what());
-    } catch (const Unsupported& e) {
-        return report(err, PX_ERROR_UNSUPPORTED, e.what());
-    } catch (const DeviceFailure& e) {
-        return report(err, PX_ERROR_DEVICE, e.what());
-    } catch (const std::bad_alloc&) {
-        return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
-    } catch (const std::exception& e) {
-        return report(err, PX_ERROR_INTERNAL, e.what());
-    } catch (...) {
-        return report(err, PX_ERROR_INTERNAL, "unknown exception");
-    }
+    };
+    return plexus::kit::guard(err, std::forward<F>(body), translate);
 }
 
 // guarded_at_exit_too, refused once CUDA has shut down at exit (shutdown.hpp).
@@ -133,6 +123,9 @@ px_status on_device(Device* d, px_plugin_error* err, F&& body) noexcept {
 px_status create(px_plugin_context** out, px_plugin_error* err) {
     return guarded_at_exit_too(err, nullptr, [&] {
         if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        if (const int32_t op = kernel_list_problem())  // a kernel file's list is wrong: never ship it
+            return report(err, PX_ERROR_INTERNAL, "cuda plugin: op " + std::to_string(op) +
+                                                      " is listed twice or is not a row of the op table");
         auto ctx = std::make_unique<px_plugin_context>();
         int count = 0;
         // A runtime made by a static destructor at exit: CUDA is gone, and
@@ -220,10 +213,7 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
             mine.memory_total = f.total, mine.memory_free = f.free, mine.memory_in_use = f.in_use;
             mine.memory_reserved = f.reserved, mine.memory_peak = f.peak;
         }
-        uint32_t theirs = info->struct_size;
-        std::memcpy(info, &mine, theirs < sizeof mine ? theirs : sizeof mine);
-        info->struct_size = theirs;
-        return PX_OK;
+        return plexus::kit::copy_device_info(mine, info, err);
     });
 }
 

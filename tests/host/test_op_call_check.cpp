@@ -292,3 +292,29 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
     px_op_output_counts(PX_OP_SGD_UPDATE, &least, &most);
     CHECK((least == 1 && most == 2));
 }
+
+TEST_CASE("px_op_layout_check called alone refuses a call without the attrs its rule reads", "[host][abi]") {
+    px_plugin_buffer buf{0, 1 << 20};
+    const px_tensor_desc x = desc(&buf, PX_FLOAT32, {1, 1, 4, 4}, {16, 16, 4, 1});
+    const px_tensor_desc w = desc(&buf, PX_FLOAT32, {1, 1, 3, 3}, {9, 9, 3, 1});
+    const px_tensor_desc y = desc(&buf, PX_FLOAT32, {1, 1, 2, 2}, {4, 4, 2, 1});
+    const px_tensor_desc v = desc(&buf, PX_FLOAT32, {4}, {1});
+    const px_tensor_desc scalar = desc(&buf, PX_FLOAT32, {}, {});
+    const px_tensor_desc mat = desc(&buf, PX_FLOAT32, {2, 2}, {2, 1});
+    const px_tensor_desc conv_in[2] = {x, w}, gemm_in[2] = {mat, mat};
+    for (const px_op_call& c :
+         {px_op_call{sizeof(px_op_call), PX_OP_SUM, 0, 1, &v, 1, &scalar, nullptr},
+          px_op_call{sizeof(px_op_call), PX_OP_CONV2D, 0, 2, conv_in, 1, &y, nullptr},
+          px_op_call{sizeof(px_op_call), PX_OP_MAX_POOL2D, 0, 1, &x, 1, &y, nullptr},
+          px_op_call{sizeof(px_op_call), PX_OP_GEMM, 0, 2, gemm_in, 1, &mat, nullptr},
+          px_op_call{sizeof(px_op_call), PX_OP_DROPOUT, 0, 1, &v, 1, &v, nullptr}}) {
+        char why[256] = "";
+        INFO(px_op_name(c.op));
+        CHECK(px_op_layout_check(&c, why, sizeof why) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(why) == "needs an attrs struct, got none");
+    }
+    const px_op_call unknown{sizeof unknown, 4242, 0, 1, &v, 1, &v, nullptr};
+    char why[64] = "";
+    CHECK(px_op_layout_check(&unknown, why, sizeof why) == PX_ERROR_UNSUPPORTED);
+    CHECK(std::string(why) == "unknown op 4242");
+}

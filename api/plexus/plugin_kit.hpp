@@ -1,0 +1,160 @@
+// The plugin kit: optional, header-only C++17 help for writing a Plexus
+// plugin (docs/writing-a-plugin.md). The ABI stays plain C (plugin.h); a
+// plugin written in C ignores this file. What it holds is the boundary code
+// every C++ plugin needs once: the guard that turns every exception into a
+// status and a message, error and device-info writing that stop where the
+// caller's struct_size ends, and the table of kernels a plugin offers, rows
+// of the op table (op_table.h) that answer supports() and find the kernel
+// execute() runs.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <initializer_list>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "plexus/op_check.h"
+#include "plexus/plugin.h"
+
+namespace plexus::kit {
+
+// Thrown inside a guarded entry point to return `status` with `message`.
+class Refusal : public std::exception {
+public:
+    Refusal(px_status status, std::string message) : status_(status), message_(std::move(message)) {}
+    px_status status() const noexcept { return status_; }
+    const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+    px_status status_;
+    std::string message_;
+};
+
+// Writes `message` into `err` when the caller's struct holds a whole
+// px_plugin_error (an older or NULL one is left alone), cut to fit; returns
+// `status`. Takes a view, so reporting "out of host memory" needs no memory.
+inline px_status report(px_plugin_error* err, px_status status, std::string_view message) noexcept {
+    if (err && err->struct_size >= sizeof(px_plugin_error))
+        std::snprintf(err->message, sizeof err->message, "%.*s", static_cast<int>(message.size()), message.data());
+    return status;
+}
+
+namespace detail {
+// The exception being handled, as a status: the plugin's own translation
+// first (it rethrows what it does not know), then the kit's.
+template <class Translate>
+px_status current_exception_status(px_plugin_error* err, Translate& translate) noexcept {
+    try {
+        try {
+            throw;
+        } catch (...) {
+            return translate(err);
+        }
+    } catch (const Refusal& r) {
+        return report(err, r.status(), r.what());
+    } catch (const std::bad_alloc&) {
+        return report(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::system_error& e) {
+        // A thread the system would not start: resources, like memory, ran out.
+        if (e.code() == std::errc::resource_unavailable_try_again)
+            return report(err, PX_ERROR_OUT_OF_MEMORY, std::string("no thread could be started: ") + e.what());
+        return report(err, PX_ERROR_INTERNAL, e.what());
+    } catch (const std::exception& e) {
+        return report(err, PX_ERROR_INTERNAL, e.what());
+    } catch (...) {
+        return report(err, PX_ERROR_INTERNAL, "unknown exception");
+    }
+}
+}  // namespace detail
+
+// A translation that knows no exception of its own: the kit's alone.
+struct NoTranslation {
+    [[noreturn]] px_status operator()(px_plugin_error*) const { throw; }
+};
+
+// Runs `body` (which returns a px_status) so that nothing crosses the
+// boundary as an exception: a Refusal gives its status and message,
+// std::bad_alloc and a thread that could not start PX_ERROR_OUT_OF_MEMORY,
+// anything else PX_ERROR_INTERNAL with its text. `translate(err)`, called
+// inside a catch, may map the plugin's own exceptions first by rethrowing
+// (`try { throw; } catch (const MyError& e) {...}`); what it lets escape
+// goes to the kit's rules.
+template <class F, class Translate = NoTranslation>
+px_status guard(px_plugin_error* err, F&& body, Translate translate = {}) noexcept {
+    try {
+        return body();
+    } catch (...) {
+        return detail::current_exception_status(err, translate);
+    }
+}
+
+// Copies `mine` into the caller's `info` as far as the caller's struct_size
+// reaches (an older, smaller struct gets its fields, a newer one keeps the
+// rest), leaving info->struct_size as the caller set it.
+inline px_status copy_device_info(const px_device_info& mine, px_device_info* info, px_plugin_error* err) noexcept {
+    if (!info) return report(err, PX_ERROR_INVALID_ARGUMENT, "device_info: info is NULL");
+    const uint32_t theirs = info->struct_size;
+    if (theirs < sizeof(uint32_t)) return report(err, PX_ERROR_INVALID_ARGUMENT, "device_info: info->struct_size is too small");
+    std::memcpy(info, &mine, theirs < sizeof mine ? theirs : sizeof mine);
+    info->struct_size = theirs;
+    return PX_OK;
+}
+
+// The answer to a call for a device a plugin does not have.
+inline px_status no_device(px_plugin_error* err, const char* plugin, int32_t index) {
+    return report(err, PX_ERROR_NO_DEVICE, std::string(plugin) + " plugin: no device " + std::to_string(index));
+}
+
+// One kernel a plugin offers: the op (a row of the op table), the function
+// that runs it, and the dtypes this plugin offers it on (by default every
+// dtype the row accepts; a plugin may narrow them, never widen them).
+template <class Runner>
+struct Kernel {
+    int32_t op;
+    Runner run;
+    uint32_t dtypes = ~0u;
+};
+
+// The kernels of a plugin, gathered from lists its kernel files keep (so
+// each op is named once in a plugin, beside its kernel), indexed by op.
+template <class Runner>
+class KernelTable {
+public:
+    template <class... Lists>
+    explicit KernelTable(const Lists&... lists) {
+        (add(lists), ...);
+    }
+
+    // Whether the plugin runs `op` on inputs of `dtype` (the output's for
+    // creation ops): the row accepts the dtype and a kernel offers it.
+    bool offers(int32_t op, int32_t dtype) const {
+        return px_op_accepts(op, dtype) && entries_[size_t(op)].run && (entries_[size_t(op)].dtypes & PX_DTYPE_BIT(dtype));
+    }
+    // The kernel of `op`; only for an op offers() accepted.
+    const Runner& runner(int32_t op) const { return entries_[size_t(op)].run; }
+    // The first op listed that the table lacks or that was listed twice (a
+    // plugin's bug, which each plugin's test of its kernels catches); 0 if none.
+    int32_t bad_op() const { return bad_op_; }
+
+private:
+    template <class List>
+    void add(const List& list) {
+        for (const Kernel<Runner>& k : list) {
+            if (!px_op_row_of(k.op) || entries_[size_t(k.op)].run) {
+                if (!bad_op_) bad_op_ = k.op ? k.op : -1;
+                continue;
+            }
+            entries_[size_t(k.op)] = k;
+        }
+    }
+    std::array<Kernel<Runner>, PX_OP_NUMBER_LIMIT> entries_{};
+    int32_t bad_op_ = 0;
+};
+
+}  // namespace plexus::kit
