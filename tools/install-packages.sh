@@ -11,7 +11,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 packages=(cmake ninja-build g++ pkg-config libboost-dev libopenblas-openmp-dev libsleef-dev catch2 zlib1g-dev dataset-fashion-mnist
-          libopenmpi-dev openmpi-bin "$@")
+          libopenmpi-dev openmpi-bin
+          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libdlpack-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,117 @@
+"""Python-side figures of issue 39, each beside its baseline measured in the same run:
+  - per-op overhead of a 1-element add from Python, beside PyTorch's (target: lower than PyTorch's);
+  - a DLPack round trip NumPy -> Plexus -> NumPy of 1 element (target < 2 us);
+  - a LeNet epoch driven from Python (examples/python/lenet.py) beside plexus-train's (target <= 1.1x).
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/bench.py [--plexus-train build/bin/plexus-train]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import plexus
+
+
+def per_call(fn, n, repeats=5):
+    """The best of `repeats` runs of `n` calls, in ns per call."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        fn(n)
+        best = min(best, (time.perf_counter_ns() - t0) / n)
+    return best
+
+
+def row(what, value, unit, baseline_name=None, baseline=None):
+    line = "%-52s %10.1f %-6s" % (what, value, unit)
+    if baseline is not None:
+        line += "  %-28s %10.1f %-6s ratio %.2fx" % (baseline_name, baseline, unit, value / baseline)
+    print(line, flush=True)
+
+
+def add_overhead(n):
+    a, b = plexus.ones(1), plexus.ones(1)
+    c = None
+
+    def run(k):
+        nonlocal c
+        for _ in range(k):
+            c = a + b
+        c.wait_to_read()
+    run(1000)
+    return per_call(run, n)
+
+
+def library_add_overhead(lib, n):
+    """The same loop on a 1-element float32 array of `lib` (torch or numpy)."""
+    a, b = lib.ones(1, dtype=lib.float32), lib.ones(1, dtype=lib.float32)
+
+    def run(k):
+        for _ in range(k):
+            c = a + b  # noqa: F841
+    run(1000)
+    return per_call(run, n)
+
+
+def dlpack_round_trip(n):
+    import numpy
+    x = numpy.ones(1, numpy.float32)
+
+    def run(k):
+        for _ in range(k):
+            numpy.from_dlpack(plexus.from_dlpack(x))
+    run(100)
+    return per_call(run, n)
+
+
+def numpy_copy_round_trip(n):
+    import numpy
+    x = numpy.ones(1, numpy.float32)
+
+    def run(k):
+        for _ in range(k):
+            numpy.array(numpy.array(x))
+    run(100)
+    return per_call(run, n)
+
+
+def epoch_seconds(command):
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"Epoch 0: loss [0-9.]+,.*?in ([0-9.]+) sec", out)
+    if not m:
+        raise RuntimeError("no epoch line in the output of %s:\n%s" % (" ".join(command), out))
+    return float(m.group(1))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--plexus-train", default=None, help="plexus-train for the LeNet baseline")
+    p.add_argument("--skip-training", action="store_true")
+    args = p.parse_args()
+    print("plexus %s, Python %s, on %s" % (plexus.__version__, sys.version.split()[0], plexus.try_gpu()))
+    try:
+        import torch as baseline
+        baseline_name = "PyTorch eager, same loop"
+    except ImportError:
+        import numpy as baseline
+        baseline_name = "NumPy, same loop (no PyTorch)"
+    ns = add_overhead(100000)
+    row("per-op overhead, 1-element add from Python", ns, "ns/op", baseline_name,
+        library_add_overhead(baseline, 100000))
+    row("DLPack round trip NumPy -> Plexus -> NumPy, 1 elt", dlpack_round_trip(20000) / 1000, "us",
+        "NumPy copy -> copy", numpy_copy_round_trip(20000) / 1000)
+    if args.skip_training:
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    train = args.plexus_train or os.path.join(here, "..", "..", "build", "bin", "plexus-train")
+    device = "gpu:0" if plexus.num_gpus() else "cpu:0"
+    native = epoch_seconds([train, "--epochs", "1", "--device", device, "--out", "/tmp/plexus-bench-train"])
+    python = epoch_seconds([sys.executable, os.path.join(here, "lenet.py"), "--epochs", "1"])
+    row("LeNet epoch (Fashion-MNIST) driven from Python", python, "s", "plexus-train, same device", native)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Plexus for Python: tensors on devices that plugins provide, autograd, Gluon-style
+layers, and tensors exchanged with NumPy and PyTorch through DLPack.
+
+    >>> import plexus
+    >>> x = plexus.array([1, 2, 3])
+    >>> print(x)
+    [1. 2. 3.]
+    <Tensor 3 @cpu(0)>
+"""
+from . import _plexus
+from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, concat,
+                      softmax, norm, maximum, minimum, dot, matmul, autograd,
+                      Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
+                      UnsupportedError, InvalidArgumentError, DeviceError)
+from . import random, nn, loss, data
+import sys as _sys
+_sys.modules[__name__ + ".autograd"] = autograd
+
+version = _plexus.version
+__version__ = _plexus.version()[0]
+
+__all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
+           "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
+           "maximum", "minimum", "dot", "matmul", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
+           "autograd", "random", "nn", "loss", "data", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
+           "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
+
+
+def _device(device, ctx):
+    """The device= argument, or MXNet's ctx=; None means cpu(0)."""
+    if device is not None and ctx is not None and device != ctx:
+        raise ValueError("device=%s and ctx=%s disagree: give one" % (device, ctx))
+    return device if device is not None else ctx
+
+
+def _dtype_of(values):
+    import numpy
+    a = numpy.asarray(values)
+    return a, a.dtype
+
+
+def array(data, device=None, dtype=None, ctx=None):
+    """A new tensor with the values of `data` (a list, a NumPy array, a Plexus tensor, anything
+    numpy.asarray takes), on `device` (default cpu(0)). The dtype is `dtype`, else the source's for an
+    array or tensor of a Plexus dtype, else float32 (as MXNet's nd.array)."""
+    import numpy
+    dev = _device(device, ctx)
+    if isinstance(data, Tensor):
+        data = data.asnumpy()
+    source_typed = isinstance(data, numpy.ndarray) or hasattr(data, "__array_interface__")
+    values = numpy.asarray(data)
+    if dtype is None:
+        name = values.dtype.name
+        dtype = name if source_typed and name in ("float32", "float64", "int32", "int64", "uint8") else "float32"
+    return _plexus._from_numpy(values, dev if dev is not None else cpu(), dtype)
+
+
+def empty(shape, device=None, dtype="float32", ctx=None):
+    """Uninitialized values."""
+    return _plexus._empty(shape, _device(device, ctx), dtype)
+
+
+def zeros(shape, device=None, dtype="float32", ctx=None):
+    return _plexus._full(shape, 0.0, _device(device, ctx), dtype)
+
+
+def ones(shape, device=None, dtype="float32", ctx=None):
+    return _plexus._full(shape, 1.0, _device(device, ctx), dtype)
+
+
+def full(shape, val, device=None, dtype="float32", ctx=None):
+    return _plexus._full(shape, float(val), _device(device, ctx), dtype)
+
+
+def arange(start, stop=None, step=1.0, device=None, dtype="float32", ctx=None):
+    """start, start+step, ... below stop; arange(n) counts from 0."""
+    if stop is None:
+        start, stop = 0.0, start
+    return _plexus._arange(float(start), float(stop), float(step), _device(device, ctx), dtype)
+
+
+def zeros_like(x):
+    return zeros(x.shape, x.device, x.dtype)
+
+
+def ones_like(x):
+    return ones(x.shape, x.device, x.dtype)
+
+
+def from_dlpack(x, device=None, copy=None):
+    """A Plexus tensor with the values of `x`: any object with __dlpack__ (a NumPy array, a PyTorch
+    tensor, a Plexus tensor) or a DLPack capsule. It speaks DLPack 1.x where the producer does and 0.x
+    otherwise. Today the values are copied (no plugin takes foreign memory yet): copy=False raises
+    BufferError saying so. The tensor goes on `device` (default cpu(0))."""
+    dev = device if device is not None else cpu()
+    if not hasattr(x, "__dlpack__"):
+        return _plexus._from_capsule(x, dev, copy)
+    try:
+        capsule = x.__dlpack__(max_version=(1, 1))
+    except TypeError:  # a producer of DLPack 0.x (NumPy < 2, PyTorch < 2.4): no max_version
+        capsule = x.__dlpack__()
+    return _plexus._from_capsule(capsule, dev, copy)
+
+
+def _tensor_dtype(self):
+    """The dtype, as a numpy.dtype (compares equal to 'float32' and numpy.float32)."""
+    try:
+        import numpy
+        return numpy.dtype(self._dtype_name)
+    except ImportError:
+        return self._dtype_name
+
+
+Tensor.dtype = property(_tensor_dtype)
+Tensor.context = property(lambda self: self.device)
+Tensor.ctx = property(lambda self: self.device)
+
+
+def _unary(name):
+    def f(x):
+        return getattr(x, name)()
+    f.__name__ = name
+    f.__doc__ = "Elementwise %s, on x's device." % name
+    return f
+
+
+exp, log, sqrt, abs, relu, sigmoid, tanh = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "relu", "sigmoid",
+                                                                  "tanh"))
+
+
+Tensor.__float__ = lambda self: float(self.item())
+Tensor.__int__ = lambda self: int(self.item())

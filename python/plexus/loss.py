@@ -1,0 +1,4 @@
+"""Losses."""
+from ._plexus.loss import SoftmaxCrossEntropyLoss
+
+__all__ = ["SoftmaxCrossEntropyLoss"]

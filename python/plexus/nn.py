@@ -1,0 +1,51 @@
+"""Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dropout; parameters,
+Trainer and split_and_load."""
+from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dropout,
+                         Sequential, Trainer, split_and_load)
+
+__all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "Flatten",
+           "Dropout", "Sequential", "Trainer", "split_and_load"]
+
+
+def _devices(device, ctx):
+    from . import _device, cpu
+    d = _device(device, ctx)
+    if d is None:
+        return [cpu()]
+    return list(d) if isinstance(d, (list, tuple)) else [d]
+
+
+def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
+    """Makes the parameters on `device` (a device or a list of them; ctx= as in Gluon; default cpu(0)).
+    Weights are Xavier-uniform and biases zero; `init` is accepted for Gluon's spelling and must be None
+    or 'xavier'."""
+    if init not in (None, "xavier") and not (hasattr(init, "__class__") and init.__class__.__name__ == "Xavier"):
+        raise ValueError("initialize: only the Xavier-uniform initializer is offered, got %r" % (init,))
+    self._initialize(_devices(device, ctx), force_reinit)
+
+
+def _load_parameters(self, filename, device=None, ctx=None):
+    """Reads parameters saved by save_parameters onto `device` (or a list of devices)."""
+    self._load_parameters(filename, _devices(device, ctx))
+
+
+def _reset_ctx(self, device):
+    """Moves every parameter to `device` (or a list of devices)."""
+    self.collect_params().reset_ctx(_devices(device, None))
+
+
+def _params_initialize(self, init=None, device=None, ctx=None, force_reinit=False):
+    ParameterDict._initialize_raw(self, _devices(device, ctx), force_reinit)
+
+
+def _params_reset_ctx(self, device):
+    ParameterDict._reset_ctx_raw(self, _devices(device, None))
+
+
+Block.initialize = _initialize
+Block.load_parameters = _load_parameters
+Block.reset_ctx = _reset_ctx
+ParameterDict._initialize_raw = ParameterDict.initialize
+ParameterDict._reset_ctx_raw = ParameterDict.reset_ctx
+ParameterDict.initialize = _params_initialize
+ParameterDict.reset_ctx = _params_reset_ctx

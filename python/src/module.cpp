@@ -1,0 +1,738 @@
+// plexus._plexus: the C++ frontend (plexus.hpp, nn.hpp, data.hpp) for
+// Python, through pybind11. The Python package (python/plexus/) adds the
+// MXNet/Gluon spellings on top. Waits (reading values, printing, training
+// steps, loading data) run with the GIL released; a long wait polls for
+// Python's signals so that Ctrl-C interrupts it (interruptible() below).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "plexus/data.hpp"
+#include "plexus/dlpack.h"
+#include "plexus/nn.hpp"
+#include "plexus/plexus.hpp"
+
+namespace py = pybind11;
+using plexus::Device;
+using plexus::DType;
+using plexus::Shape;
+using plexus::Tensor;
+
+namespace {
+
+// ---- errors: the C++ types as Python classes that are also built-in kinds ----
+
+struct Errors {
+    PyObject *base, *device_mismatch, *shape, *dtype, *oom, *plugin, *unsupported, *invalid, *device;
+};
+Errors errors;
+
+PyObject* new_error(py::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc) {
+    py::tuple b(bases.size());
+    size_t i = 0;
+    for (PyObject* p : bases) b[i++] = py::reinterpret_borrow<py::object>(p);
+    std::string qualified = std::string("plexus.") + name;
+    PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, b.ptr(), nullptr);
+    if (!cls) throw py::error_already_set();
+    m.attr(name) = py::reinterpret_borrow<py::object>(cls);
+    return cls;
+}
+
+void register_errors(py::module_& m) {
+    errors.base = new_error(m, "Error", {PyExc_Exception}, "Every Plexus error; the message is the C API's.");
+    errors.device_mismatch = new_error(m, "DeviceMismatchError", {errors.base, PyExc_ValueError},
+                                       "Inputs on different devices; the message says how to move one.");
+    errors.shape = new_error(m, "ShapeError", {errors.base, PyExc_ValueError}, "Shapes that do not fit the op.");
+    errors.dtype = new_error(m, "DTypeError", {errors.base, PyExc_TypeError}, "Dtypes that do not fit the op.");
+    errors.oom = new_error(m, "OutOfMemoryError", {errors.base, PyExc_MemoryError}, "A device or the host ran out.");
+    errors.plugin = new_error(m, "PluginError", {errors.base, PyExc_RuntimeError},
+                              "A plugin is missing, failed to load, or lacks an (op, dtype).");
+    errors.unsupported = new_error(m, "UnsupportedError", {errors.plugin}, "The device's plugin lacks this.");
+    errors.invalid = new_error(m, "InvalidArgumentError", {errors.base, PyExc_RuntimeError},
+                               "A bad argument or handle.");
+    errors.device = new_error(m, "DeviceError", {errors.base, PyExc_RuntimeError},
+                              "Work queued on a device failed; reported at the next wait.");
+    // pybind11's translator type takes the pointer by value.
+    py::register_exception_translator([](std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const plexus::DeviceMismatchError& e) {
+            PyErr_SetString(errors.device_mismatch, e.what());
+        } catch (const plexus::ShapeError& e) {
+            PyErr_SetString(errors.shape, e.what());
+        } catch (const plexus::DTypeError& e) {
+            PyErr_SetString(errors.dtype, e.what());
+        } catch (const plexus::OutOfMemoryError& e) {
+            PyErr_SetString(errors.oom, e.what());
+        } catch (const plexus::UnsupportedError& e) {
+            PyErr_SetString(errors.unsupported, e.what());
+        } catch (const plexus::PluginError& e) {
+            PyErr_SetString(errors.plugin, e.what());
+        } catch (const plexus::InvalidArgumentError& e) {
+            PyErr_SetString(errors.invalid, e.what());
+        } catch (const plexus::DeviceError& e) {
+            PyErr_SetString(errors.device, e.what());
+        } catch (const plexus::Error& e) {
+            PyErr_SetString(errors.base, e.what());
+        }
+    });
+}
+
+// ---- waits that Ctrl-C interrupts ----
+
+// One thread that runs waits handed to it, so that the caller can poll for
+// Python's signals meanwhile. A wait abandoned by Ctrl-C finishes on it
+// later; what it needs (the tensors) is held by the job.
+class Waiter {
+public:
+    static Waiter& get() {
+        static auto* w = new Waiter();  // never destroyed: a job may still run at exit
+        return *w;
+    }
+    // Runs `job` on the waiter thread; returns once it is done, or throws
+    // error_already_set when a signal handler raised (KeyboardInterrupt).
+    void run(std::function<void()> job) {
+        auto done = std::make_shared<Done>();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            queue_.push_back([job = std::move(job), done] {
+                try {
+                    job();
+                } catch (...) {
+                    done->error = std::current_exception();
+                }
+                std::lock_guard<std::mutex> l(done->mutex);
+                done->finished = true;
+                done->cv.notify_all();
+            });
+            cv_.notify_one();
+        }
+        for (;;) {
+            {
+                py::gil_scoped_release release;
+                std::unique_lock<std::mutex> lock(done->mutex);
+                if (done->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done->finished; })) break;
+            }
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        }
+        if (done->error) std::rethrow_exception(done->error);
+    }
+
+private:
+    struct Done {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool finished = false;
+        std::exception_ptr error;
+    };
+    Waiter() {
+        std::thread([this] {
+            for (;;) {
+                std::function<void()> job;
+                {
+                    std::unique_lock<std::mutex> lock(mutex_);
+                    cv_.wait(lock, [&] { return !queue_.empty(); });
+                    job = std::move(queue_.front());
+                    queue_.erase(queue_.begin());
+                }
+                job();
+            }
+        }).detach();
+    }
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<std::function<void()>> queue_;
+};
+
+// Waits for the work that makes `t`, interruptibly. Reads after it are quick.
+// `held` is a copy: the job keeps the tensor alive even when the caller is interrupted.
+void wait_for(Tensor held) {
+    Device d = held.device();
+    Waiter::get().run([held, d] { plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw())); });
+}
+
+// ---- dtypes and devices ----
+
+DType parse_dtype(const py::handle& h) {
+    std::string name;
+    if (py::isinstance<py::str>(h)) {
+        name = h.cast<std::string>();
+    } else if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) {
+        name = "float64";
+    } else if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) {
+        name = "int64";
+    } else if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) {
+        name = "bool";
+    } else if (py::hasattr(h, "name") && py::isinstance<py::str>(h.attr("name"))) {
+        name = h.attr("name").cast<std::string>();  // numpy.dtype
+    } else if (py::hasattr(h, "__name__")) {
+        name = h.attr("__name__").cast<std::string>();  // numpy.float32
+    } else {
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "dtype " + py::repr(h).cast<std::string>() + " is not a dtype");
+    }
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
+        if (name == plexus::name(d)) return d;
+    throw plexus::DTypeError(PX_ERROR_DTYPE,
+                             "dtype '" + name + "' is not a Plexus dtype (float32, float64, int32, int64, uint8)");
+}
+
+Device device_or_cpu(const std::optional<Device>& d) { return d ? *d : plexus::cpu(); }
+
+Shape to_shape(const py::handle& h) {
+    if (py::isinstance<py::int_>(h)) return Shape{h.cast<int64_t>()};
+    Shape s;
+    for (auto v : h) s.push_back(v.cast<int64_t>());
+    return s;
+}
+
+py::tuple shape_tuple(const Shape& s) {
+    py::tuple t(s.size());
+    for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
+    return t;
+}
+
+// ---- values to and from NumPy (copies) ----
+
+template <class T>
+py::array read_as(const Tensor& t) {
+    Shape s = t.shape();
+    py::array_t<T> out(std::vector<py::ssize_t>(s.begin(), s.end()));
+    wait_for(t);
+    {
+        py::gil_scoped_release release;
+        plexus::check(px_tensor_to_host(t.handle(), out.mutable_data(), uint64_t(t.size()) * sizeof(T)));
+    }
+    return std::move(out);
+}
+
+py::array asnumpy(const Tensor& t) {
+    switch (t.dtype()) {
+    case DType::float32: return read_as<float>(t);
+    case DType::float64: return read_as<double>(t);
+    case DType::int32: return read_as<int32_t>(t);
+    case DType::int64: return read_as<int64_t>(t);
+    case DType::uint8: return read_as<uint8_t>(t);
+    }
+    throw plexus::DTypeError(PX_ERROR_DTYPE, "no NumPy type for this dtype");
+}
+
+template <class T>
+Tensor from_array_as(const py::handle& values, Device d, DType dt) {
+    auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(values);
+    if (!a) throw py::error_already_set();
+    Shape s(a.shape(), a.shape() + a.ndim());
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_from_host(plexus::runtime(), d.raw(), static_cast<px_dtype>(dt), int32_t(s.size()), s.data(),
+                                   a.data(), uint64_t(a.size()) * sizeof(T), o);
+    });
+}
+
+// `values`: anything numpy.asarray takes; converted to `dt` (NumPy's casting rules).
+Tensor from_numpy(const py::handle& values, Device d, DType dt) {
+    switch (dt) {
+    case DType::float32: return from_array_as<float>(values, d, dt);
+    case DType::float64: return from_array_as<double>(values, d, dt);
+    case DType::int32: return from_array_as<int32_t>(values, d, dt);
+    case DType::int64: return from_array_as<int64_t>(values, d, dt);
+    case DType::uint8: return from_array_as<uint8_t>(values, d, dt);
+    }
+    throw plexus::DTypeError(PX_ERROR_DTYPE, "bad dtype");
+}
+
+py::object item(const Tensor& t) {
+    if (t.size() != 1)
+        throw plexus::ShapeError(PX_ERROR_SHAPE,
+                                 "item: the tensor has " + std::to_string(t.size()) + " elements, not 1");
+    py::array a = asnumpy(t);
+    return a.attr("reshape")(-1).attr("tolist")().cast<py::list>()[0];
+}
+
+std::string printed(const Tensor& t) {
+    wait_for(t);
+    py::gil_scoped_release release;
+    return plexus::values_string(t) + "\n" + plexus::describe(t);
+}
+
+// ---- DLPack capsules ----
+
+constexpr const char* kCapsule = "dltensor";
+constexpr const char* kUsedCapsule = "used_dltensor";
+constexpr const char* kVersionedCapsule = "dltensor_versioned";
+constexpr const char* kUsedVersionedCapsule = "used_dltensor_versioned";
+
+void capsule_destructor(PyObject* capsule) {
+    // Not consumed: the producer (us) deletes it. A consumed one is renamed.
+    if (PyCapsule_IsValid(capsule, kCapsule)) {
+        auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
+        if (m && m->deleter) m->deleter(m);
+    } else if (PyCapsule_IsValid(capsule, kVersionedCapsule)) {
+        auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersionedCapsule));
+        if (m && m->deleter) m->deleter(m);
+    }
+}
+
+int32_t copy_policy(const py::object& copy) {
+    if (copy.is_none()) return PX_DLPACK_COPY_IF_NEEDED;
+    return copy.cast<bool>() ? PX_DLPACK_COPY_ALWAYS : PX_DLPACK_COPY_NEVER;
+}
+
+// The array API's __dlpack__: a capsule of the tensor's values in host
+// memory, versioned when the consumer's max_version allows it.
+py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object& max_version,
+                     const py::object& dl_device, const py::object& copy) {
+    int32_t type = 0, id = 0;
+    plexus::check(px_tensor_dlpack_device(t.handle(), &type, &id));
+    bool to_host = true;
+    if (!dl_device.is_none()) {
+        auto want = dl_device.cast<std::pair<int, int>>();
+        if (want.first != kDLCPU)
+            throw py::buffer_error("__dlpack__: dl_device " + py::repr(dl_device).cast<std::string>() +
+                                   " is not offered; Plexus exports to host memory (kDLCPU, 0)");
+    } else if (type != kDLCPU) {
+        to_host = false;
+    }
+    if (!to_host)
+        throw py::buffer_error("__dlpack__: the tensor is on " + t.device().str() +
+                               ", whose memory no plugin shares yet; ask for a host copy with "
+                               "dl_device=(1, 0) (kDLCPU), or copy it with .copyto(plexus.cpu())");
+    if (type == kDLCPU && !stream.is_none() && !stream.equal(py::int_(-1)))
+        throw py::buffer_error("__dlpack__: stream must be None for host memory, got " +
+                               py::repr(stream).cast<std::string>());
+    const int32_t policy = copy_policy(copy);
+    const bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
+    px_status s = PX_OK;
+    wait_for(t);
+    void* made = nullptr;
+    {
+        py::gil_scoped_release release;
+        if (versioned) {
+            DLManagedTensorVersioned* m = nullptr;
+            s = px_tensor_to_dlpack(t.handle(), policy, &m);
+            made = m;
+        } else {
+            DLManagedTensor* m = nullptr;
+            s = px_tensor_to_dlpack_unversioned(t.handle(), policy, &m);
+            made = m;
+        }
+    }
+    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(std::string("__dlpack__: ") + px_last_error());
+    plexus::check(s);
+    return py::reinterpret_steal<py::object>(
+        PyCapsule_New(made, versioned ? kVersionedCapsule : kCapsule, capsule_destructor));
+}
+
+Tensor from_capsule(const py::object& capsule, Device d, const py::object& copy) {
+    const int32_t policy = copy_policy(copy);
+    PyObject* c = capsule.ptr();
+    if (!PyCapsule_CheckExact(c))
+        throw py::value_error("from_dlpack: " + py::repr(capsule).cast<std::string>() +
+                              " has no __dlpack__ and is not a DLPack capsule");
+    px_tensor* out = nullptr;
+    px_status s = PX_OK;
+    if (PyCapsule_IsValid(c, kVersionedCapsule)) {
+        auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kVersionedCapsule));
+        s = px_tensor_from_dlpack(plexus::runtime(), d.raw(), m, policy, &out);
+        if (s == PX_OK) PyCapsule_SetName(c, kUsedVersionedCapsule);
+    } else if (PyCapsule_IsValid(c, kCapsule)) {
+        auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kCapsule));
+        s = px_tensor_from_dlpack_unversioned(plexus::runtime(), d.raw(), m, policy, &out);
+        if (s == PX_OK) PyCapsule_SetName(c, kUsedCapsule);
+    } else {
+        throw py::value_error("from_dlpack: not a DLPack capsule (named 'dltensor' or 'dltensor_versioned'), "
+                              "or one already consumed");
+    }
+    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(std::string("from_dlpack: ") + px_last_error());
+    plexus::check(s);
+    return Tensor(out);
+}
+
+// ---- indexing: x[i], x[a:b] along the first axis ----
+
+Tensor getitem(const Tensor& t, const py::object& key) {
+    Shape s = t.shape();
+    if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be indexed");
+    const int64_t n = s[0];
+    if (py::isinstance<py::slice>(key)) {
+        py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+        if (!key.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
+        if (step == 1) return t.slice(start, start + len);
+        if (step > 1) return t.slice_axis(0, start, start + (len - 1) * step + 1, step);
+        throw py::index_error("a negative step is not supported");
+    }
+    int64_t i = key.cast<int64_t>();
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) throw py::index_error("index " + std::to_string(key.cast<int64_t>()) +
+                                               " is out of bounds for axis 0 of size " + std::to_string(n));
+    Shape rest(s.begin() + 1, s.end());
+    return t.slice(i, i + 1).reshape(rest);
+}
+
+// ---- autograd scopes as context managers ----
+
+struct ScopeManager {
+    bool recording = false, training = false;
+    std::optional<plexus::autograd::Scope> scope;
+    void enter() { scope.emplace(recording, training); }
+    void exit() { scope.reset(); }
+};
+
+template <class B>
+using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
+
+}  // namespace
+
+PYBIND11_MODULE(_plexus, m) {
+    m.doc() = "Plexus tensors, devices, autograd and nn (the C++ frontend through pybind11)";
+    register_errors(m);
+
+    // ---- devices ----
+    py::class_<Device>(m, "Device")
+        .def(py::init([](const std::string& kind, int index) {
+                 if (kind == "cpu") return plexus::cpu(index);
+                 if (kind == "gpu") return plexus::gpu(index);
+                 if (kind == "accel") return plexus::accel(index);
+                 throw py::value_error("device kind '" + kind + "' is not cpu, gpu or accel");
+             }),
+             py::arg("kind"), py::arg("index") = 0)
+        .def_property_readonly("device_type", [](const Device& d) { return std::string(px_device_kind_name(d.kind)); })
+        .def_property_readonly("device_id", [](const Device& d) { return d.index; })
+        .def("__repr__", &Device::str)
+        .def("__str__", &Device::str)
+        .def("__eq__", [](const Device& a, const py::object& b) {
+            return py::isinstance<Device>(b) && a == b.cast<Device>();
+        })
+        .def("__hash__", [](const Device& d) { return (int64_t(d.kind) << 32) ^ d.index; });
+    m.def("cpu", &plexus::cpu, py::arg("i") = 0);
+    m.def("gpu", &plexus::gpu, py::arg("i") = 0);
+    m.def("num_gpus", &plexus::num_gpus);
+    m.def("try_gpu", &plexus::try_gpu, py::arg("i") = 0);
+    m.def("try_all_gpus", &plexus::try_all_gpus);
+    m.def("device_plugin", &plexus::plugin_of);
+    m.def("waitall", [] {
+        Waiter::get().run([] { plexus::check(px_runtime_synchronize_all(plexus::runtime())); });
+    });
+    m.def("seed", [](uint64_t s) { plexus::check(px_runtime_seed(plexus::runtime(), s)); });
+    m.def("version", [] {
+        const px_version_info* v = px_version();
+        return py::make_tuple(v->text, v->abi, py::make_tuple(v->plugin_abi_major, v->plugin_abi_minor),
+                              py::make_tuple(v->dlpack_major, v->dlpack_minor));
+    });
+
+    // ---- tensors ----
+    py::class_<Tensor> tensor(m, "Tensor");
+    tensor.def_property_readonly("device", &Tensor::device)
+        .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
+        .def_property_readonly("_dtype_name", [](const Tensor& t) { return std::string(plexus::name(t.dtype())); })
+        .def_property_readonly("ndim", &Tensor::ndim)
+        .def_property_readonly("size", &Tensor::size)
+        .def("__len__", [](const Tensor& t) {
+            Shape s = t.shape();
+            if (s.empty()) throw py::type_error("len() of a scalar tensor");
+            return s[0];
+        })
+        .def("copyto", &Tensor::copyto, py::arg("device"))
+        .def("as_in_context", &Tensor::as_in_context, py::arg("device"))
+        .def("as_in_ctx", &Tensor::as_in_context, py::arg("device"))
+        .def("asnumpy", &asnumpy)
+        .def("__array__", [](const Tensor& t, const py::object& dtype) {
+            py::array a = asnumpy(t);
+            return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
+        }, py::arg("dtype") = py::none())
+        .def("item", &item)
+        .def("tolist", [](const Tensor& t) { return asnumpy(t).attr("tolist")(); })
+        .def("wait_to_read", [](const Tensor& t) { wait_for(t); })
+        .def("__repr__", &printed)
+        .def("__str__", &printed)
+        .def("is_", [](const Tensor& a, const Tensor& b) { return a.is(b); })
+        .def("reshape", [](const Tensor& t, const py::args& args) {
+            if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return t.reshape(to_shape(args[0]));
+            return t.reshape(to_shape(args));
+        })
+        .def("transpose", [](const Tensor& t, const py::args& args) {
+            std::vector<int32_t> perm;
+            py::handle axes = args.size() == 1 && !py::isinstance<py::int_>(args[0]) ? args[0] : args;
+            if (!axes.is_none())
+                for (auto a : axes) perm.push_back(a.cast<int32_t>());
+            return t.transpose(perm);
+        })
+        .def_property_readonly("T", &Tensor::T)
+        .def("astype", [](const Tensor& t, const py::object& d) { return t.astype(parse_dtype(d)); })
+        .def("__getitem__", &getitem)
+        .def("slice_axis", &Tensor::slice_axis, py::arg("axis"), py::arg("begin"), py::arg("end"), py::arg("step") = 1)
+        // arithmetic: Tensor op Tensor, Tensor op scalar, scalar op Tensor
+        .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator())
+        .def("__add__", [](const Tensor& a, double b) { return a + b; }, py::is_operator())
+        .def("__radd__", [](const Tensor& a, double b) { return b + a; }, py::is_operator())
+        .def("__sub__", [](const Tensor& a, const Tensor& b) { return a - b; }, py::is_operator())
+        .def("__sub__", [](const Tensor& a, double b) { return a - b; }, py::is_operator())
+        .def("__rsub__", [](const Tensor& a, double b) { return b - a; }, py::is_operator())
+        .def("__mul__", [](const Tensor& a, const Tensor& b) { return a * b; }, py::is_operator())
+        .def("__mul__", [](const Tensor& a, double b) { return a * b; }, py::is_operator())
+        .def("__rmul__", [](const Tensor& a, double b) { return b * a; }, py::is_operator())
+        .def("__truediv__", [](const Tensor& a, const Tensor& b) { return a / b; }, py::is_operator())
+        .def("__truediv__", [](const Tensor& a, double b) { return a / b; }, py::is_operator())
+        .def("__rtruediv__", [](const Tensor& a, double b) { return b / a; }, py::is_operator())
+        .def("__pow__", [](const Tensor& a, const Tensor& b) { return a.pow(b); }, py::is_operator())
+        .def("__pow__", [](const Tensor& a, double b) { return a.pow(b); }, py::is_operator())
+        .def("__rpow__", [](const Tensor& a, double b) { return plexus::pow(b, a); }, py::is_operator())
+        .def("__matmul__", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); }, py::is_operator())
+        .def("__neg__", [](const Tensor& a) { return -a; })
+        .def("__lt__", [](const Tensor& a, const Tensor& b) { return a < b; }, py::is_operator())
+        .def("__lt__", [](const Tensor& a, double b) { return a < b; }, py::is_operator())
+        .def("__le__", [](const Tensor& a, const Tensor& b) { return a <= b; }, py::is_operator())
+        .def("__le__", [](const Tensor& a, double b) { return a <= b; }, py::is_operator())
+        .def("__gt__", [](const Tensor& a, const Tensor& b) { return a > b; }, py::is_operator())
+        .def("__gt__", [](const Tensor& a, double b) { return a > b; }, py::is_operator())
+        .def("__ge__", [](const Tensor& a, const Tensor& b) { return a >= b; }, py::is_operator())
+        .def("__ge__", [](const Tensor& a, double b) { return a >= b; }, py::is_operator())
+        .def("__eq__", [](const Tensor& a, const Tensor& b) { return plexus::equal(a, b); }, py::is_operator())
+        .def("__eq__", [](const Tensor& a, double b) { return a.scalar_op(PX_OP_EQ, b, false); }, py::is_operator())
+        .def("__ne__", [](const Tensor& a, const Tensor& b) { return plexus::not_equal(a, b); }, py::is_operator())
+        .def("__ne__", [](const Tensor& a, double b) { return a.scalar_op(PX_OP_NE, b, false); }, py::is_operator())
+        .def("__hash__", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.handle()); })
+        .def("__bool__", [](const Tensor& t) {
+            if (t.size() != 1)
+                throw py::value_error("the truth value of a tensor of " + std::to_string(t.size()) +
+                                      " elements is ambiguous; use .item() on a one-element tensor");
+            return item(t).cast<bool>();
+        })
+        // elementwise
+        .def("exp", &Tensor::exp)
+        .def("log", &Tensor::log)
+        .def("sqrt", &Tensor::sqrt)
+        .def("abs", &Tensor::abs)
+        .def("__abs__", &Tensor::abs)
+        .def("relu", &Tensor::relu)
+        .def("sigmoid", &Tensor::sigmoid)
+        .def("tanh", &Tensor::tanh)
+        // autograd
+        .def("attach_grad", &Tensor::attach_grad)
+        .def_property_readonly("grad", &Tensor::grad)
+        .def("backward", [](const Tensor& t, const std::optional<Tensor>& head) {
+            if (head) t.backward(*head);
+            else t.backward();
+        }, py::arg("out_grad") = py::none())
+        .def("detach", &Tensor::detach)
+        // interop
+        .def("__dlpack__", &to_dlpack, py::arg("stream") = py::none(),
+             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+        .def("__dlpack_device__", [](const Tensor& t) {
+            int32_t type = 0, id = 0;
+            plexus::check(px_tensor_dlpack_device(t.handle(), &type, &id));
+            return py::make_tuple(type, id);
+        });
+    // reductions: over all axes (axis None) or one
+    auto reduction = [&](const char* name, px_op op) {
+        tensor.def(name, [op](const Tensor& t, const std::optional<int>& axis, bool keepdims) {
+            return axis ? t.reduce(op, *axis, keepdims) : t.reduce(op);
+        }, py::arg("axis") = py::none(), py::arg("keepdims") = false);
+    };
+    reduction("sum", PX_OP_SUM);
+    reduction("mean", PX_OP_MEAN);
+    reduction("max", PX_OP_MAX);
+    reduction("min", PX_OP_MIN);
+    reduction("argmax", PX_OP_ARGMAX);
+
+    m.def("_from_numpy", [](const py::object& values, const Device& d, const py::object& dtype) {
+        return from_numpy(values, d, parse_dtype(dtype));
+    });
+    m.def("_parse_dtype", [](const py::object& d) { return std::string(plexus::name(parse_dtype(d))); });
+    m.def("_full", [](const py::object& shape, double value, const std::optional<Device>& d, const py::object& dt) {
+        return plexus::full(to_shape(shape), value, device_or_cpu(d), parse_dtype(dt));
+    });
+    m.def("_empty", [](const py::object& shape, const std::optional<Device>& d, const py::object& dt) {
+        return plexus::empty(to_shape(shape), device_or_cpu(d), parse_dtype(dt));
+    });
+    m.def("_arange", [](double start, double stop, double step, const std::optional<Device>& d,
+                        const py::object& dt) { return plexus::arange(start, stop, step, device_or_cpu(d), parse_dtype(dt)); });
+    m.def("_uniform", [](double low, double high, const py::object& shape, const std::optional<Device>& d,
+                         const py::object& dt) {
+        return plexus::random_uniform(to_shape(shape), low, high, device_or_cpu(d), parse_dtype(dt));
+    });
+    m.def("_normal", [](double mean, double std, const py::object& shape, const std::optional<Device>& d,
+                        const py::object& dt) {
+        return plexus::random_normal(to_shape(shape), mean, std, device_or_cpu(d), parse_dtype(dt));
+    });
+    m.def("_from_capsule", &from_capsule);
+    m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
+    m.def("concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
+          py::arg("tensors"), py::arg("axis") = 0);
+    m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
+    m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
+    m.def("maximum", [](const Tensor& a, const Tensor& b) { return plexus::maximum(a, b); });
+    m.def("minimum", [](const Tensor& a, const Tensor& b) { return plexus::minimum(a, b); });
+    m.def("dot", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
+    m.def("matmul", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
+
+    // ---- autograd ----
+    py::module_ ag = m.def_submodule("autograd", "Recording ops for gradients (plexus.autograd.record())");
+    py::class_<ScopeManager>(ag, "_Scope")
+        .def("__enter__", [](ScopeManager& s) { s.enter(); return &s; }, py::return_value_policy::reference)
+        .def("__exit__", [](ScopeManager& s, const py::args&) { s.exit(); return false; });
+    auto scope = [](bool recording, bool training) {
+        auto s = std::make_unique<ScopeManager>();
+        s->recording = recording;
+        s->training = training;
+        return s;
+    };
+    ag.def("record", [scope](bool train_mode) { return scope(true, train_mode); }, py::arg("train_mode") = true);
+    ag.def("pause", [scope](bool train_mode) { return scope(false, train_mode); }, py::arg("train_mode") = false);
+    ag.def("train_mode", [scope] { return scope(plexus::autograd::is_recording(), true); });
+    ag.def("predict_mode", [scope] { return scope(plexus::autograd::is_recording(), false); });
+    ag.def("is_recording", &plexus::autograd::is_recording);
+    ag.def("is_training", &plexus::autograd::is_training);
+
+    // ---- nn ----
+    namespace nn = plexus::nn;
+    py::module_ mnn = m.def_submodule("nn", "Gluon-style layers, parameters and the trainer");
+    py::class_<nn::Parameter>(mnn, "Parameter")
+        .def_property_readonly("name", &nn::Parameter::name)
+        .def_property_readonly("shape", [](const nn::Parameter& p) { return shape_tuple(p.shape()); })
+        .def("data", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.data(*d) : p.data(); },
+             py::arg("device") = py::none())
+        .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.grad(*d) : p.grad(); },
+             py::arg("device") = py::none())
+        .def("list_data", &nn::Parameter::list_data)
+        .def("list_grad", &nn::Parameter::list_grad)
+        .def("list_ctx", &nn::Parameter::devices)
+        .def("set_data", &nn::Parameter::set_data)
+        .def("__repr__", [](const nn::Parameter& p) {
+            std::string dims;
+            for (auto d : p.shape()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+            return "Parameter " + p.name() + " (shape=(" + dims + "))";
+        });
+    // A ParameterDict points into its block: it keeps the block alive (keep_alive below).
+    py::class_<nn::ParameterDict>(mnn, "ParameterDict")
+        .def("__len__", &nn::ParameterDict::size)
+        .def("__getitem__", &nn::ParameterDict::operator[], py::return_value_policy::reference_internal)
+        .def("keys", [](const nn::ParameterDict& d) {
+            std::vector<std::string> k;
+            for (const auto& [name, p] : d) k.push_back(name);
+            return k;
+        })
+        .def("items", [](const nn::ParameterDict& d) {
+            py::list out;
+            for (const auto& [name, p] : d) out.append(py::make_tuple(name, py::cast(p, py::return_value_policy::reference)));
+            return out;
+        }, py::keep_alive<0, 1>())
+        .def("initialize", [](nn::ParameterDict& d, const std::vector<Device>& ds, bool force) { d.initialize(ds, force); },
+             py::arg("devices"), py::arg("force_reinit") = false)
+        .def("reset_ctx", [](nn::ParameterDict& d, const std::vector<Device>& ds) { d.reset_ctx(ds); });
+
+    py::class_<nn::Block, std::shared_ptr<nn::Block>>(mnn, "Block")
+        .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
+        .def("forward", [](nn::Block& b, const Tensor& x) { return b.forward(x); })
+        .def("collect_params", &nn::Block::collect_params, py::keep_alive<0, 1>())
+        .def("_initialize", [](nn::Block& b, const std::vector<Device>& ds, bool force) { b.initialize(ds, force); })
+        .def("save_parameters", [](nn::Block& b, const std::string& path) {
+            py::gil_scoped_release release;
+            b.save_parameters(path);
+        })
+        .def("_load_parameters", [](nn::Block& b, const std::string& path, const std::vector<Device>& ds) {
+            py::gil_scoped_release release;
+            b.load_parameters(path, ds);
+        })
+        .def_property_readonly("weight", &nn::Block::weight, py::return_value_policy::reference_internal)
+        .def_property_readonly("bias", &nn::Block::bias, py::return_value_policy::reference_internal)
+        .def("__repr__", &nn::Block::describe);
+    BlockClass<nn::Dense>(mnn, "Dense")
+        .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias) {
+                 return std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias);
+             }),
+             py::arg("units"), py::arg("activation") = py::none(), py::arg("in_units") = 0, py::arg("use_bias") = true);
+    auto pair = [](const py::object& o) {
+        if (py::isinstance<py::int_>(o)) return plexus::Pair2(o.cast<int>());
+        auto p = o.cast<std::pair<int, int>>();
+        return plexus::Pair2(p.first, p.second);
+    };
+    BlockClass<nn::Conv2D>(mnn, "Conv2D")
+        .def(py::init([pair](int64_t channels, const py::object& kernel, const py::object& strides,
+                             const py::object& padding, const std::optional<std::string>& activation, int64_t in_channels,
+                             bool use_bias) {
+                 return std::make_shared<nn::Conv2D>(channels, pair(kernel), pair(strides), pair(padding),
+                                                     activation.value_or(""), in_channels, use_bias);
+             }),
+             py::arg("channels"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = 0,
+             py::arg("activation") = py::none(), py::arg("in_channels") = 0, py::arg("use_bias") = true);
+    BlockClass<nn::MaxPool2D>(mnn, "MaxPool2D")
+        .def(py::init([pair](const py::object& size, const py::object& strides, const py::object& padding) {
+                 return std::make_shared<nn::MaxPool2D>(pair(size), strides.is_none() ? plexus::Pair2(0) : pair(strides),
+                                                        pair(padding));
+             }),
+             py::arg("pool_size") = 2, py::arg("strides") = py::none(), py::arg("padding") = 0);
+    py::class_<nn::AvgPool2D, nn::MaxPool2D, std::shared_ptr<nn::AvgPool2D>>(mnn, "AvgPool2D")
+        .def(py::init([pair](const py::object& size, const py::object& strides, const py::object& padding) {
+                 return std::make_shared<nn::AvgPool2D>(pair(size), strides.is_none() ? plexus::Pair2(0) : pair(strides),
+                                                        pair(padding));
+             }),
+             py::arg("pool_size") = 2, py::arg("strides") = py::none(), py::arg("padding") = 0);
+    BlockClass<nn::Flatten>(mnn, "Flatten").def(py::init<>());
+    BlockClass<nn::Dropout>(mnn, "Dropout").def(py::init<double>(), py::arg("rate"));
+    BlockClass<nn::Sequential>(mnn, "Sequential")
+        .def(py::init<>())
+        .def("add", [](nn::Sequential& s, const py::args& blocks) {
+            for (auto b : blocks) s.add_shared(b.cast<std::shared_ptr<nn::Block>>());
+        })
+        .def("__len__", &nn::Sequential::size)
+        .def("__getitem__", [](nn::Sequential& s, size_t i) -> nn::Block& {
+            if (i >= s.size()) throw py::index_error("layer " + std::to_string(i) + " of " + std::to_string(s.size()));
+            return s[i];
+        }, py::return_value_policy::reference_internal);
+    mnn.def("split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"));
+    py::class_<nn::Trainer>(mnn, "Trainer")
+        .def(py::init<const nn::ParameterDict&, const std::string&, const std::map<std::string, double>&>(),
+             py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = std::map<std::string, double>{},
+             py::keep_alive<1, 2>())
+        .def("step", [](nn::Trainer& t, int64_t batch_size) {
+            py::gil_scoped_release release;
+            t.step(batch_size);
+        }, py::arg("batch_size"))
+        .def_property_readonly("learning_rate", &nn::Trainer::learning_rate)
+        .def("set_learning_rate", &nn::Trainer::set_learning_rate);
+
+    py::module_ loss = m.def_submodule("loss", "Losses");
+    py::class_<plexus::loss::SoftmaxCrossEntropyLoss>(loss, "SoftmaxCrossEntropyLoss")
+        .def(py::init<>())
+        .def("__call__", &plexus::loss::SoftmaxCrossEntropyLoss::operator());
+
+    // ---- data ----
+    namespace data = plexus::data;
+    py::module_ md = m.def_submodule("data", "Fashion-MNIST and its loader");
+    py::class_<data::ImageDataset, std::shared_ptr<data::ImageDataset>>(md, "ImageDataset")
+        .def("__len__", [](const data::ImageDataset& d) { return d.count; })
+        .def_readonly("rows", &data::ImageDataset::rows)
+        .def_readonly("cols", &data::ImageDataset::cols);
+    md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
+        py::gil_scoped_release release;
+        return std::make_shared<data::ImageDataset>(
+            data::fashion_mnist(train, folder.value_or(data::default_fashion_mnist_folder())));
+    }, py::arg("train") = true, py::arg("folder") = py::none());
+    py::class_<data::DataLoader>(md, "DataLoader")
+        .def(py::init([](const std::shared_ptr<data::ImageDataset>& ds, int64_t batch_size, bool shuffle,
+                         const std::optional<Device>& d, uint64_t seed) {
+                 return std::make_unique<data::DataLoader>(*ds, batch_size, shuffle, device_or_cpu(d), seed);
+             }),
+             py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle") = false, py::arg("device") = py::none(),
+             py::arg("seed") = 0, py::keep_alive<1, 2>())
+        .def("__len__", &data::DataLoader::num_batches)
+        .def("begin_epoch", &data::DataLoader::begin_epoch)
+        .def("_next", [](data::DataLoader& l) -> py::object {
+            data::Batch b;
+            bool got = false;
+            {
+                py::gil_scoped_release release;
+                got = l.next(b);
+            }
+            if (!got) return py::none();
+            return py::make_tuple(b.data, b.label);
+        });
+}

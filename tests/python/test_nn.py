@@ -1,0 +1,126 @@
+"""Autograd, layers, the trainer, parameter files and the data loader from Python."""
+import os
+
+import pytest
+
+import plexus
+from plexus import autograd, nn
+from conftest import need
+
+
+def test_gradients_of_recorded_ops():
+    np = need("numpy")
+    x = plexus.array([1.0, -2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        assert autograd.is_recording() and autograd.is_training()
+        y = (x * x * 2 + x.exp()).sum()
+    assert not autograd.is_recording()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), 4 * np.array([1, -2, 3]) + np.exp([1, -2, 3]), rtol=1e-6)
+    # Outside a scope nothing is recorded; pause() stops recording inside one.
+    with autograd.record():
+        with autograd.pause():
+            assert not autograd.is_recording()
+            z = (x * 3).sum()
+        w = (x * 5).sum()
+    w.backward()
+    assert x.grad.tolist() == [5.0, 5.0, 5.0]
+    with pytest.raises(plexus.Error):
+        z.backward()  # z was not recorded
+
+
+def test_layers_shapes_and_printing():
+    net = nn.Sequential()
+    net.add(nn.Conv2D(channels=6, kernel_size=5, padding=2, activation="relu"), nn.MaxPool2D(pool_size=2, strides=2),
+            nn.Conv2D(16, kernel_size=(3, 3)), nn.AvgPool2D(2), nn.Flatten(), nn.Dropout(0.5), nn.Dense(10))
+    net.initialize(ctx=plexus.cpu())
+    x = plexus.random.uniform(shape=(4, 1, 28, 28))
+    assert net(x).shape == (4, 10)
+    assert len(net) == 7 and net[0].weight.shape == (6, 1, 5, 5) and net[6].weight.shape == (10, 576)
+    assert repr(net).startswith("Sequential(\n  (0): Conv2D(1 -> 6, kernel 5x5")
+    keys = net.collect_params().keys()
+    assert keys == ["0.weight", "0.bias", "2.weight", "2.bias", "6.weight", "6.bias"]
+    # Dropout drops only in training.
+    d = nn.Dropout(0.5)
+    ones = plexus.ones((1000,))
+    assert d(ones).tolist() == [1.0] * 1000
+    with autograd.record():
+        kept = d(ones).asnumpy()
+    assert set(kept.tolist()) <= {0.0, 2.0} and 300 < (kept == 0).sum() < 700
+
+
+def test_a_small_network_learns_and_its_parameters_round_trip_through_a_file(tmp_path):
+    np = need("numpy")
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(512, 2)).astype(np.float32)
+    labels = (features[:, 0] + features[:, 1] > 0).astype(np.int32)
+    X, y = plexus.array(features), plexus.array(labels)
+    net = nn.Sequential()
+    net.add(nn.Dense(16, activation="relu"), nn.Dense(2))
+    net.initialize()
+    loss_fn = plexus.loss.SoftmaxCrossEntropyLoss()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+    first = None
+    for _ in range(60):
+        with autograd.record():
+            loss = loss_fn(net(X), y)
+        loss.backward()
+        trainer.step(512)
+        first = first if first is not None else loss.mean().item()
+    last = loss.mean().item()
+    accuracy = (net(X).argmax(axis=1).astype("int32") == y).astype("float32").mean().item()
+    assert last < first / 3 and accuracy > 0.95
+    path = str(tmp_path / "net.params")
+    net.save_parameters(path)
+    other = nn.Sequential()
+    other.add(nn.Dense(16, activation="relu"), nn.Dense(2))
+    other.load_parameters(path, device=plexus.cpu(1))
+    assert other[0].weight.data().device == plexus.cpu(1)
+    assert other[0].weight.data().tolist() == net[0].weight.data().tolist()
+    assert (other(X.copyto(plexus.cpu(1))).asnumpy() == net(X).asnumpy()).all()
+    other.reset_ctx(plexus.cpu(0))
+    assert other[1].bias.data().device == plexus.cpu(0)
+    with pytest.raises(plexus.Error, match="nowhere"):
+        other.load_parameters(str(tmp_path / "nowhere.params"))
+
+
+def test_data_parallel_step_over_two_devices():
+    devices = [plexus.cpu(0), plexus.cpu(1)]
+    net = nn.Sequential()
+    net.add(nn.Dense(3))
+    net.collect_params().initialize(force_reinit=True, ctx=devices)
+    data = plexus.random.uniform(shape=(8, 4))
+    parts = nn.split_and_load(data, devices)
+    assert [p.device for p in parts] == devices and [p.shape for p in parts] == [(4, 4), (4, 4)]
+    label = plexus.array([0, 1, 2, 0, 1, 2, 0, 1], dtype="int32")
+    labels = nn.split_and_load(label, devices)
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
+    with autograd.record():
+        losses = [plexus.loss.SoftmaxCrossEntropyLoss()(net(X), y) for X, y in zip(parts, labels)]
+    for l in losses:
+        l.backward()
+    trainer.step(8)
+    w0, w1 = net[0].weight.list_data()
+    assert w0.device == plexus.cpu(0) and w1.device == plexus.cpu(1)
+    assert w0.tolist() == w1.tolist()  # the replicas took the same summed step
+    assert trainer.learning_rate == 0.1
+
+
+def test_fashion_mnist_loader():
+    folder = os.environ.get("PLEXUS_FASHION_MNIST", "/usr/share/datasets/fashion-mnist")
+    if not os.path.exists(os.path.join(folder, "train-images-idx3-ubyte.gz")):
+        pytest.skip("Fashion-MNIST is not installed in %s (apt-get install dataset-fashion-mnist)" % folder)
+    test_set = plexus.data.fashion_mnist(train=False)
+    assert len(test_set) == 10000 and test_set.rows == 28
+    loader = plexus.data.DataLoader(test_set, 256, shuffle=True)
+    assert len(loader) == 40
+    batches = list(loader)
+    assert len(batches) == 40
+    data, label = batches[0]
+    assert data.shape == (256, 1, 28, 28) and data.dtype == "float32"
+    assert label.shape == (256,) and label.dtype == "int32"
+    assert sum(b[1].shape[0] for b in batches) == 10000
+    assert 0 <= label.asnumpy().min() and label.asnumpy().max() <= 9
+    with pytest.raises(plexus.Error, match="cannot open"):
+        plexus.data.fashion_mnist(train=True, folder="/nonexistent")

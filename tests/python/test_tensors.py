@@ -1,0 +1,165 @@
+"""Tensors from Python: creation, every dtype, operators and reductions against NumPy, views, errors as
+Python's built-in kinds, and waits that release the GIL and give way to Ctrl-C."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import plexus
+from conftest import need
+
+DTYPES = ["float32", "float64", "int32", "int64", "uint8"]
+
+
+def test_creation_and_attributes():
+    np = need("numpy")
+    assert plexus.zeros((2, 3)).tolist() == [[0.0] * 3] * 2
+    assert plexus.ones(4, dtype="int32").tolist() == [1, 1, 1, 1]
+    assert plexus.full((2,), 7.5, dtype="float64").tolist() == [7.5, 7.5]
+    assert plexus.arange(3, dtype="int64").tolist() == [0, 1, 2]
+    assert plexus.arange(1, 2, 0.25).tolist() == [1.0, 1.25, 1.5, 1.75]
+    assert plexus.empty((0, 4)).shape == (0, 4)
+    x = plexus.array(np.arange(6, dtype=np.int32).reshape(2, 3))
+    assert x.dtype == np.int32 and x.dtype == "int32" and x.shape == (2, 3) and x.ndim == 2 and len(x) == 2
+    assert plexus.array([1, 2]).dtype == np.float32  # lists are float32, as in MXNet
+    assert plexus.array([1, 2], dtype=np.int64).dtype == np.int64
+    assert plexus.array(x).dtype == np.int32 and plexus.array(x).tolist() == x.tolist()
+    plexus.seed(5)
+    u = plexus.random.uniform(-1, 1, (1000,)).asnumpy()
+    assert u.min() >= -1 and u.max() < 1 and abs(u.mean()) < 0.1
+    plexus.seed(5)
+    assert (plexus.random.uniform(-1, 1, (1000,)).asnumpy() == u).all()  # seeded: reproducible
+    n = plexus.random.normal(3, 2, (4000,), dtype="float64").asnumpy()
+    assert abs(n.mean() - 3) < 0.15 and abs(n.std() - 2) < 0.15
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_in_and_out_of_numpy(dtype):
+    np = need("numpy")
+    values = np.array([0, 1, 2, 100, 127, 3], dtype=dtype).reshape(2, 3)
+    t = plexus.array(values)
+    assert t.dtype == np.dtype(dtype)
+    back = t.asnumpy()
+    assert back.dtype == np.dtype(dtype) and (back == values).all()
+    assert (np.asarray(t) == values).all() and np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert t[1].tolist() == values[1].tolist()
+    assert type(t[0][1].item()) is (float if dtype.startswith("float") else int)
+
+
+def test_operators_and_functions_against_numpy():
+    np = need("numpy")
+    rng = np.random.default_rng(1)
+    a_np = rng.uniform(0.5, 2, (3, 4)).astype(np.float32)
+    b_np = rng.uniform(0.5, 2, (4,)).astype(np.float32)
+    a, b = plexus.array(a_np), plexus.array(b_np)
+    close = lambda t, ref: np.testing.assert_allclose(t.asnumpy(), ref, rtol=2e-6, atol=1e-6)
+    close(a + b, a_np + b_np)
+    close(a - b, a_np - b_np)
+    close(a * b, a_np * b_np)
+    close(a / b, a_np / b_np)
+    close(a ** 2, a_np ** 2)
+    close(2 ** a, 2 ** a_np)
+    close(a ** b, a_np ** b_np)
+    close(1 - a, 1 - a_np)
+    close(3 / a, 3 / a_np)
+    close(-a, -a_np)
+    close(abs(-a), a_np)
+    close(a @ a.T, a_np @ a_np.T)
+    for name in ("exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh"):
+        refs = {"relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v))}
+        ref = refs[name] if name in refs else getattr(np, name)
+        close(getattr(plexus, name)(a - 1), ref(a_np - 1))
+    assert ((a > 1).asnumpy() == (a_np > 1)).all() and (a > 1).dtype == np.uint8
+    assert ((a <= b).asnumpy() == (a_np <= b_np)).all()
+    assert ((a == a).asnumpy() == 1).all() and ((a != a).asnumpy() == 0).all()
+    for name in ("sum", "mean", "max", "min"):
+        close(getattr(a, name)(), getattr(a_np, name)())
+        close(getattr(a, name)(axis=1), getattr(a_np, name)(axis=1))
+        close(getattr(a, name)(axis=0, keepdims=True), getattr(a_np, name)(axis=0, keepdims=True))
+    assert (a.argmax(axis=1).asnumpy() == a_np.argmax(axis=1)).all()
+    close(a.T, a_np.T)
+    close(a.transpose(1, 0), a_np.T)
+    close(a.reshape((4, 3)), a_np.reshape(4, 3))
+    close(a[1:3], a_np[1:3])
+    close(a[::2], a_np[::2])
+    close(a[-1], a_np[-1])
+    close(a.astype("float64"), a_np.astype(np.float64))
+    assert a.astype(np.int32).dtype == np.int32
+    close(plexus.where(a > 1, a, b), np.where(a_np > 1, a_np, b_np))
+
+
+def test_errors_are_plexus_types_and_builtin_kinds():
+    a = plexus.ones((2, 3))
+    with pytest.raises(plexus.ShapeError) as e:
+        a + plexus.ones((4,))
+    assert isinstance(e.value, ValueError) and isinstance(e.value, plexus.Error)
+    assert "px_binary: add: shapes (2, 3) and (4,) cannot be broadcast together" in str(e.value)
+    with pytest.raises(plexus.DTypeError) as e:
+        a.astype("complex64")
+    assert isinstance(e.value, TypeError) and "'complex64' is not a Plexus dtype" in str(e.value)
+    with pytest.raises(TypeError):
+        plexus.ones(3, dtype="int32") @ plexus.ones(3, dtype="int32").reshape(3, 1).astype("float32")
+    with pytest.raises(plexus.OutOfMemoryError) as e:
+        plexus.empty((1 << 45,), dtype="float64")  # 256 TiB
+    assert isinstance(e.value, MemoryError)
+    with pytest.raises(plexus.PluginError) as e:
+        plexus.ones(2, device=plexus.Device("accel", 7))
+    assert isinstance(e.value, RuntimeError) and "accel(7)" in str(e.value)
+    with pytest.raises(plexus.ShapeError):
+        plexus.ones((2, 2)).item()
+    with pytest.raises(IndexError):
+        plexus.ones((2, 2))[5]
+    with pytest.raises(ValueError):
+        bool(plexus.ones(3))
+    with pytest.raises(ValueError):
+        plexus.ones(2, device=plexus.cpu(0), ctx=plexus.cpu(1))
+
+
+def test_a_failure_on_the_device_is_a_device_error_at_the_wait():
+    zero = plexus.zeros(4, dtype="int32")
+    quotient = plexus.ones(4, dtype="int32") / zero  # integer division by zero fails on the device
+    with pytest.raises(plexus.DeviceError) as e:
+        quotient.asnumpy()
+    assert isinstance(e.value, RuntimeError) and "div" in str(e.value)
+
+
+def _long_work():
+    """Queued work that takes the CPU device seconds: 2048x2048 products, chained (each gives the
+    same matrix of 1/2048s back, so no value under- or overflows)."""
+    x = plexus.full((2048, 2048), 1.0 / 2048)
+    for _ in range(12):
+        x = x @ x
+    return x
+
+
+def test_a_wait_releases_the_gil_and_ctrl_c_interrupts_it():
+    x = _long_work()
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            x.asnumpy()
+        interrupted_after = time.monotonic() - start
+    finally:
+        stop.set()
+        t.join()
+        timer.cancel()
+    # Ctrl-C came at 0.5 s; the wait gave way within the waiter's poll (50 ms), long before the work ended.
+    assert interrupted_after < 1.5, interrupted_after
+    # Another Python thread ran while the main thread waited.
+    assert len([s for s in ticks if s - start < 0.5]) >= 10
+    plexus.waitall()  # the abandoned wait's work finishes; the runtime stays usable
+    assert plexus.ones(2).sum().item() == 2.0
