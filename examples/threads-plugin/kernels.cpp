@@ -199,22 +199,39 @@ void fill(const Work& w) {
     });
 }
 
-bool is_float(int32_t dtype) { return dtype == PX_FLOAT32 || dtype == PX_FLOAT64; }
+// A kernel over float32 or float64, picked by the first operand's dtype.
+template <void (*F32)(const Work&), void (*F64)(const Work&)>
+void floating(const Work& w) {
+    const int32_t dtype = w.inputs.empty() ? w.outputs[0].dtype : w.inputs[0].dtype;
+    if (dtype == PX_FLOAT32) F32(w);
+    else F64(w);
+}
+
+// The ops this plugin runs (rows of the op table), on the dtypes each kernel
+// takes: the kit answers supports() and finds the kernel from this list.
+const plexus::kit::KernelTable<Runner>& kernels() {
+    static const std::vector<plexus::kit::Kernel<Runner>> list = {
+        {PX_OP_ADD, floating<binary<float>, binary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_SUB, floating<binary<float>, binary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_MUL, floating<binary<float>, binary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_DIV, floating<binary<float>, binary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_NEG, floating<unary<float>, unary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_EXP, floating<unary<float>, unary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_RELU, floating<unary<float>, unary<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_SUM, floating<sum<float>, sum<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_MATMUL, floating<matmul<float>, matmul<double>>, PX_DTYPES_FLOAT},
+        {PX_OP_COPY, copy},
+        {PX_OP_CAST, cast},
+        {PX_OP_FILL, fill},
+        {PX_OP_ARANGE, arange},
+    };
+    static const plexus::kit::KernelTable<Runner> table(list);
+    return table;
+}
 
 }  // namespace
 
-bool supported(int32_t op, int32_t dtype) {
-    switch (op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV:
-    case PX_OP_NEG: case PX_OP_EXP: case PX_OP_RELU:
-    case PX_OP_SUM: case PX_OP_MATMUL:
-        return is_float(dtype);
-    case PX_OP_COPY: case PX_OP_CAST: case PX_OP_FILL: case PX_OP_ARANGE:
-        return px_dtype_size(dtype) != 0;
-    default:
-        return false;
-    }
-}
+bool supported(int32_t op, int32_t dtype) { return kernels().offers(op, dtype); }
 
 Refusal check_call(const px_op_call& call) {
     const std::string name = px_op_name(call.op);
@@ -242,26 +259,6 @@ Work capture(const px_op_call& call) {
     return w;
 }
 
-std::string run(const Work& w) {
-    const int32_t dtype = w.inputs.empty() ? w.outputs[0].dtype : w.inputs[0].dtype;
-    auto floating = [&](auto kernel_f32, auto kernel_f64) {
-        if (dtype == PX_FLOAT32) kernel_f32(w);
-        else kernel_f64(w);
-    };
-    switch (w.op) {
-    case PX_OP_ADD: case PX_OP_SUB: case PX_OP_MUL: case PX_OP_DIV:
-        floating(binary<float>, binary<double>); break;
-    case PX_OP_NEG: case PX_OP_EXP: case PX_OP_RELU:
-        floating(unary<float>, unary<double>); break;
-    case PX_OP_SUM: floating(sum<float>, sum<double>); break;
-    case PX_OP_MATMUL: floating(matmul<float>, matmul<double>); break;
-    case PX_OP_COPY: copy(w); break;
-    case PX_OP_CAST: cast(w); break;
-    case PX_OP_FILL: fill(w); break;
-    case PX_OP_ARANGE: arange(w); break;
-    default: return std::string("op ") + std::to_string(w.op) + " reached the worker unsupported";
-    }
-    return "";
-}
+void run(const Work& w) { kernels().runner(w.op)(w); }
 
 }  // namespace threads_plugin

@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "plexus/op_check.h"
-#include "plexus/plugin.h"
+#include "plexus/plugin_kit.hpp"
 
 struct px_plugin_buffer {
     char* data;
@@ -40,7 +39,8 @@ struct Refusal {
 };
 Refusal check_call(const px_op_call& call);
 Work capture(const px_op_call& call);
-// Runs on the device's worker: "" on success, else the failure.
-std::string run(const Work& work);
+// Runs on the device's worker an op check_call has accepted.
+using Runner = void (*)(const Work&);
+void run(const Work& work);
 
 }  // namespace threads_plugin

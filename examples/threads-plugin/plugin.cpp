@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "plexus/op_check.h"
-#include "plexus/plugin.h"
+#include "plexus/plugin_kit.hpp"
 
 #include "arena.hpp"
 #include "kernels.hpp"
@@ -38,23 +37,13 @@ namespace {
 using threads_plugin::Device;
 
 px_status fail(px_plugin_error* err, px_status status, const std::string& message) {
-    if (err && err->struct_size >= sizeof(px_plugin_error))
-        std::snprintf(err->message, sizeof err->message, "threads plugin: %s", message.c_str());
-    return status;
+    return plexus::kit::report(err, status, "threads plugin: " + message);
 }
 
-// No exception crosses the boundary.
+// No exception crosses the boundary (the kit's guard).
 template <class F>
 px_status guarded(px_plugin_error* err, F&& body) noexcept {
-    try {
-        return body();
-    } catch (const std::bad_alloc&) {
-        return fail(err, PX_ERROR_OUT_OF_MEMORY, "out of host memory");
-    } catch (const std::exception& e) {
-        return fail(err, PX_ERROR_INTERNAL, e.what());
-    } catch (...) {
-        return fail(err, PX_ERROR_INTERNAL, "unknown exception");
-    }
+    return plexus::kit::guard(err, std::forward<F>(body));
 }
 
 Device* device_at(px_plugin_context* ctx, int32_t index) {
@@ -98,18 +87,19 @@ px_status device_count(px_plugin_context* ctx, int32_t* count, px_plugin_error* 
 px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* info, px_plugin_error* err) {
     Device* dev = device_at(ctx, index);
     if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
-    if (!info || info->struct_size < sizeof(px_device_info))
-        return fail(err, PX_ERROR_INVALID_ARGUMENT, "device_info: info is NULL or older than ABI 1.0");
-    uint64_t in_use = dev->arena.in_use();
-    info->kind = PX_DEVICE_ACCELERATOR;
-    std::snprintf(info->name, sizeof info->name, "worker thread %d (%llu MiB arena)", index,
+    px_device_info mine{};
+    mine.struct_size = sizeof mine;
+    const uint64_t in_use = dev->arena.in_use();
+    mine.kind = PX_DEVICE_ACCELERATOR;
+    std::snprintf(mine.name, sizeof mine.name, "worker thread %d (%llu MiB arena)", index,
                   static_cast<unsigned long long>(dev->arena.capacity() >> 20));
-    info->memory_total = dev->arena.capacity();
-    info->memory_free = dev->arena.capacity() - in_use;
-    info->memory_in_use = in_use;
-    info->memory_reserved = in_use;
-    info->memory_peak = dev->arena.peak();
-    return PX_OK;
+    mine.memory_total = dev->arena.capacity();
+    mine.memory_free = dev->arena.capacity() - in_use;
+    mine.memory_in_use = in_use;
+    mine.memory_reserved = in_use;
+    mine.memory_peak = dev->arena.peak();
+    // As far as the caller's struct_size reaches: an older, smaller struct too.
+    return plexus::kit::copy_device_info(mine, info, err);
 }
 
 int32_t supports(px_plugin_context* ctx, int32_t index, int32_t op, int32_t dtype) {
@@ -224,8 +214,12 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         if (px_op_call_writes_nothing(call)) return PX_OK;  // nothing to compute
         auto work = std::make_shared<threads_plugin::Work>(threads_plugin::capture(*call));
         dev->worker.submit([work] {
-            std::string failure = threads_plugin::run(*work);
-            return failure.empty() ? failure : std::string(px_op_name(work->op)) + " failed: " + failure;
+            try {
+                threads_plugin::run(*work);
+            } catch (const std::exception& e) {
+                return std::string(px_op_name(work->op)) + " failed: " + e.what();
+            }
+            return std::string();
         });
         return PX_OK;
     });

@@ -126,6 +126,21 @@ TEST_CASE("contexts are independent and devices describe themselves", "[conforma
     REQUIRE(info.memory_in_use == base);
 }
 
+TEST_CASE("device_info fills an older, smaller px_device_info as far as its struct_size reaches", "[conformance][abi][R4]") {
+    // plugin.h: a callee writes into a caller's struct only as far as the
+    // caller's struct_size reaches, and such a caller is served, not refused.
+    Opened p;
+    px_device_info older;
+    std::memset(&older, 0x5a, sizeof older);
+    older.struct_size = uint32_t(offsetof(px_device_info, memory_free));  // a caller that knows memory_total last
+    REQUIRE(p.api->device_info(p.ctx, p.device, &older, &p.err) == PX_OK);
+    REQUIRE(older.struct_size == offsetof(px_device_info, memory_free));
+    REQUIRE(px_device_kind_name(older.kind));
+    REQUIRE(older.memory_total > 0);
+    REQUIRE(older.memory_free == 0x5a5a5a5a5a5a5a5aull);  // past the caller's struct: untouched
+    REQUIRE(older.memory_peak == 0x5a5a5a5a5a5a5a5aull);
+}
+
 TEST_CASE("buffers: zero bytes, out of memory is an error, and the device stays usable", "[conformance][abi][R6]") {
     Opened p;
     px_plugin_buffer *empty = nullptr, *huge = nullptr, *small = nullptr;
