@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clang-tidy over the C++ that Plexus ships (host/, plugins/, tools/,
+# clang-tidy over the C++ that Plexus ships (host/, nn/, mpi/, plugins/, tools/,
 # examples/ and the headers they include) with the checks of .clang-tidy,
 # every warning an error. Run by CI after the tests; it reads build/ (made by
 # tools/setup.sh) for the compile commands. The full log is
@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 tools/install-packages.sh clang-tidy
 [ -f build/compile_commands.json ] || tools/setup.sh
 runner=$(command -v run-clang-tidy || command -v run-clang-tidy-14)
-files="^$PWD/(host|plugins|tools|examples)/.*\.cpp$"
-count=$(grep -oE "\"file\": \"$PWD/(host|plugins|tools|examples)/[^\"]*\.cpp\"" build/compile_commands.json | sort -u | wc -l)
+files="^$PWD/(host|nn|mpi|plugins|tools|examples)/.*\.cpp$"
+count=$(grep -oE "\"file\": \"$PWD/(host|nn|mpi|plugins|tools|examples)/[^\"]*\.cpp\"" build/compile_commands.json | sort -u | wc -l)
 echo "run-static-analysis: clang-tidy over $count files"
 start=$(date +%s)
 if "$runner" -p build -j "$(nproc)" -quiet "$files" >build/clang-tidy.log 2>&1; then

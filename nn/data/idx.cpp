@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "../regular_file.hpp"
+#include "regular_file.hpp"
 #include "plexus/data.hpp"
 
 namespace plexus::data {

@@ -15,7 +15,7 @@
 #include <functional>
 #include <set>
 
-#include "../regular_file.hpp"
+#include "regular_file.hpp"
 #include "plexus/plexus.hpp"
 
 namespace plexus::nn::param_file {
