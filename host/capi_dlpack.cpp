@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plexus/dlpack.h"
+#include "plexus/plugin.h"  // PX_PLUGIN_ABI_MAJOR/MINOR, for the refusals
 #include "router.hpp"
 
 using namespace px;

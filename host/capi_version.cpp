@@ -3,6 +3,7 @@
 #include "ffi_names.hpp"
 #include "plexus/dlpack.h"
 #include "plexus/plexus.h"
+#include "plexus/plugin.h"  // PX_PLUGIN_ABI_MAJOR/MINOR
 
 static_assert(PLEXUS_VERSION_MAJOR == PLEXUS_PROJECT_VERSION_MAJOR &&
                   PLEXUS_VERSION_MINOR == PLEXUS_PROJECT_VERSION_MINOR &&

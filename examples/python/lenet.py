@@ -45,7 +45,7 @@ def main():
     valid_data = plexus.data.DataLoader(plexus.data.fashion_mnist(train=False), args.batch_size,
                                         device=devices[0])
     for epoch in range(args.epochs):
-        train_loss, batches = 0.0, 0
+        total, batches = None, 0
         tic = time.time()
         for data, label in train_data:
             data_list = nn.split_and_load(data, devices)
@@ -55,10 +55,15 @@ def main():
             for l in losses:
                 l.backward()
             trainer.step(data.shape[0])
-            train_loss += sum(float(l.sum()) for l in losses)
+            # The seed adds float(l.sum()) here, which waits for every batch; summed on the device
+            # instead (as plexus-train does), the loop queues the next batch while this one runs.
+            for l in losses:
+                s = l.sum().astype("float64").as_in_context(devices[0])
+                total = s if total is None else total + s
             batches += 1
             if args.max_batches and batches >= args.max_batches:
                 break
+        train_loss = float(total)
         seconds = time.time() - tic
         test_acc = accuracy(net, valid_data)
         print("Epoch %d: loss %.3f, in %.1f sec, test acc %.3f" % (

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "plexus/plexus.h"
+#include "plexus/plugin.h"  // PX_PLUGIN_ABI_MAJOR/MINOR
 
 namespace {
 

@@ -90,8 +90,27 @@ def test_seed_003_exercise_products_logging_the_norm_on_the_device():
     assert plexus.concat(log).tolist() == one_at_a_time
 
 
-def test_seed_004_tensor_basics_as_pytorch_writes_them():
-    # Seed 004 (PyTorch): x = torch.arange(12); x.reshape(3, 4); x.sum(); torch.exp(x); x[-1], x[1:3].
+def test_seed_004_tensors_and_a_network_on_a_device():
+    # Seed 004 (PyTorch, 6.7.2-6.7.3): x.device; X on try_gpu(), Y on try_gpu(1); Z = X.cuda(1); Y + Z;
+    # net = nn.Sequential(nn.LazyLinear(1)).to(try_gpu()); net(X); net[0].weight.data.device.
+    x = plexus.array([1, 2, 3])
+    assert x.device == plexus.cpu()
+    X = plexus.ones((2, 3), device=first())
+    Y = plexus.random.uniform(shape=(2, 3), device=second())
+    Z = X.copyto(second())
+    assert str(X) == "[[1. 1. 1.]\n [1. 1. 1.]]\n<Tensor 2x3 @%s>" % first()
+    assert str(Z) == "[[1. 1. 1.]\n [1. 1. 1.]]\n<Tensor 2x3 @%s>" % second()
+    assert (Y + Z).device == second()
+    net = plexus.nn.Sequential()
+    net.add(plexus.nn.Dense(1))  # the input size is inferred at the first call, as LazyLinear's
+    net.initialize(device=first())
+    out = net(X)
+    assert out.shape == (2, 1) and out.device == first()
+    assert net[0].weight.data().device == first() and net[0].weight.shape == (1, 3)
+
+
+def test_tensor_basics_as_the_seeds_write_them():
+    # x = arange(12); x.reshape(3, 4); x.sum(); exp(x); x[-1], x[1:3].
     x = plexus.arange(12)
     assert x.shape == (12,) and x.size == 12
     X = x.reshape(3, 4)

@@ -157,9 +157,11 @@ def test_a_wait_releases_the_gil_and_ctrl_c_interrupts_it():
         stop.set()
         t.join()
         timer.cancel()
-    # Ctrl-C came at 0.5 s; the wait gave way within the waiter's poll (50 ms), long before the work ended.
-    assert interrupted_after < 1.5, interrupted_after
-    # Another Python thread ran while the main thread waited.
-    assert len([s for s in ticks if s - start < 0.5]) >= 10
+    # Ctrl-C came at 0.5 s; the wait gave way within the waiter's poll (50 ms, more on a loaded machine)...
+    assert interrupted_after < 3.0, interrupted_after
+    # ... while the work was still running: waiting for it now still takes a while.
     plexus.waitall()  # the abandoned wait's work finishes; the runtime stays usable
+    assert time.monotonic() - start > interrupted_after + 0.2
+    # Another Python thread ran while the main thread waited.
+    assert len([s for s in ticks if s - start < 0.5]) >= 3
     assert plexus.ones(2).sum().item() == 2.0
