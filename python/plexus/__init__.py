@@ -95,11 +95,20 @@ def from_dlpack(x, device=None, copy=None):
     dev = device if device is not None else cpu()
     if not hasattr(x, "__dlpack__"):
         return _plexus._from_capsule(x, dev, copy)
-    try:
-        capsule = x.__dlpack__(max_version=(1, 1))
-    except TypeError:  # a producer of DLPack 0.x (NumPy < 2, PyTorch < 2.4): no max_version
+    kind = type(x)
+    if kind in _speaks_dlpack_0:
         capsule = x.__dlpack__()
+    else:
+        try:
+            capsule = x.__dlpack__(max_version=(1, 1))
+        except TypeError:  # a producer of DLPack 0.x (NumPy < 2, PyTorch < 2.4): no max_version
+            capsule = x.__dlpack__()
+            _speaks_dlpack_0.add(kind)
     return _plexus._from_capsule(capsule, dev, copy)
+
+
+# Producer types whose __dlpack__ takes no max_version (learnt at their first exchange).
+_speaks_dlpack_0 = set()
 
 
 def _tensor_dtype(self):

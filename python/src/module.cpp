@@ -310,9 +310,11 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
     const int32_t policy = copy_policy(copy);
     const bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
     px_status s = PX_OK;
-    wait_for(t);
     void* made = nullptr;
     {
+        // The export waits for the tensor's work itself, here on the calling
+        // thread with the GIL released: no hand-off to the waiter (about 10 us),
+        // so Ctrl-C is seen only once that work is done.
         py::gil_scoped_release release;
         if (versioned) {
             DLManagedTensorVersioned* m = nullptr;
