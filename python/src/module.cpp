@@ -155,7 +155,7 @@ private:
 
 // Waits for the work that makes `t`, interruptibly. Reads after it are quick.
 // `held` is a copy: the job keeps the tensor alive even when the caller is interrupted.
-void wait_for(Tensor held) {
+void wait_for(Tensor held) {  // NOLINT(performance-unnecessary-value-param): the job keeps this copy
     Device d = held.device();
     Waiter::get().run([held, d] { plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw())); });
 }
