@@ -56,6 +56,10 @@ public:
     void hold_for_fork() noexcept;
     void resume_after_fork() noexcept;  // in the parent and in the child
     bool held_for_fork() const noexcept { return held_.load(); }
+    // Whether the caller is this queue's worker: a task that ends the process
+    // (libgomp calls exit() when it cannot start a thread) must not wait at
+    // exit for its own queue to drain.
+    bool is_worker_thread() const noexcept { return thread_.get_id() == std::this_thread::get_id(); }
 
     // QueueProgress: tasks run inline count in neither, as they are done
     // before push() returns.

@@ -27,9 +27,10 @@ struct LiveQueues {
     ~LiveQueues() {
         std::lock_guard<std::mutex> lock(mu);
         g_registry_gone.store(true);  // under the lock: a fork now leaves the list alone
-        // A forked child's inherited queues have no worker to wait for.
+        // A forked child's inherited queues have no worker to wait for, and a
+        // worker that exits (a task's library calling exit()) cannot run its own.
         for (ExitLink* l = head.next; l; l = l->next)
-            if (l->generation == fork_generation()) l->queue->drain();
+            if (l->generation == fork_generation() && !l->queue->is_worker_thread()) l->queue->drain();
     }
     static void lock_for_fork();
     static void unlock_after_fork();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "blas_guard.hpp"
 #include "blas_util.hpp"
 #include "conv_common.hpp"
 #include "conv_direct.hpp"
@@ -85,6 +86,7 @@ void conv_forward(const OpTask& t) {
     T* py = reinterpret_cast<T*>(y.data);
     const bool direct = g.is_identity_im2col();
     const ThreadScratch<T> scratch(t.scratch, team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         const T* xi = px + i * g.c * g.h * g.w;
         if (!direct) im2col(xi, g, cols);
@@ -102,6 +104,7 @@ void conv_backward_input(const OpTask& t) {
     T* pdx = reinterpret_cast<T*>(dx.data);
     const bool direct = g.is_identity_im2col();
     const ThreadScratch<T> scratch(t.scratch, team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         T* dxi = pdx + i * g.c * g.h * g.w;
         T* dst = direct ? dxi : cols;
@@ -126,6 +129,7 @@ void conv_backward_weight(const OpTask& t) {
     // Scratch per thread: the image's columns, then the thread's partial dW.
     const size_t cols = direct ? 0 : size_t(g.ckk() * g.ohw());
     const ThreadScratch<T> scratch(t.scratch, team_for(g.n), cols + size_t(wsize));
+    const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* s) {
         const T* xi = px + i * g.c * g.h * g.w;
         if (!direct) im2col(xi, g, s);

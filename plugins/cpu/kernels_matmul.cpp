@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "blas_guard.hpp"
 #include "kernels.hpp"
 
 namespace pxcpu {
@@ -16,6 +17,7 @@ void run_matmul(const OpTask& t) {
         std::memset(c.data, 0, static_cast<size_t>(c.numel()) * px_dtype_size(c.dtype));
         return;
     }
+    const BlasWork blas(1);  // one gemm at a time, on this thread
     for (int64_t i = 0; i < batch; ++i) {
         if (a.dtype == PX_FLOAT32) {
             const float* pa = reinterpret_cast<const float*>(a.data) + i * a.strides[0];
@@ -54,6 +56,7 @@ void gemm_typed(const OpTask& t) {
         std::memset(c.data, 0, static_cast<size_t>(c.numel()) * sizeof(T));
         return;
     }
+    const BlasWork blas(1);
     gemm(ta, tb, int(m), int(n), int(k), T(1), reinterpret_cast<const T*>(a.data), int(a.shape[1]),
          reinterpret_cast<const T*>(b.data), int(b.shape[1]), T(0), reinterpret_cast<T*>(c.data), int(n));
 }

@@ -67,6 +67,34 @@ elseif(CASE STREQUAL "empty_test_set")
   if(svg MATCHES "test acc" OR NOT svg MATCHES "train acc")
     message(FATAL_ERROR "the SVG should have the train curves and no test curve:\n${svg}")
   endif()
+elseif(CASE STREQUAL "address_space_limits")
+  # Under `ulimit -v` (issue 37, item 10) training spun forever in OpenBLAS's
+  # allocator (600000) or ended with a bare "std::bad_alloc" (400000), and
+  # libgomp, unable to start a thread, hung at exit (350000). Each limit now
+  # ends within the time-out, trained or with exit 1 and a message that
+  # names what ran out. Two threads each, so the footprint is the same on
+  # every machine; the small set and Fashion-MNIST (its 47 MB of images).
+  set(named "plexus-train: out of host memory while [a-z]|OpenBLAS needs a work buffer of 128 MiB for this op's matrix products and the address space has no room for it .mmap: Cannot allocate memory; [0-9]+ MiB mapped of the [0-9]+ MiB that RLIMIT_AS .ulimit -v. allows|libgomp: Thread creation failed")
+  foreach(run "350000|${DATA}/small" "450000|${DATA}/small" "600000|${DATA}/small" "400000|${FASHION}" "600000|${FASHION}")
+    string(REPLACE "|" ";" run "${run}")
+    list(GET run 0 kib)
+    list(GET run 1 data)
+    if(NOT EXISTS ${data}/train-images-idx3-ubyte.gz)
+      message(STATUS "no data set in ${data}: skipped")
+      continue()
+    endif()
+    execute_process(COMMAND sh -c "ulimit -v ${kib} && exec env OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 timeout 60 \"$@\""
+      sh ${train} --epochs 1 --max-batches 3 --data ${data} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+    message(STATUS "ulimit -v ${kib}, ${data}: exit ${rc}\n${stderr}")
+    if(rc STREQUAL "124")
+      message(FATAL_ERROR "ulimit -v ${kib}: still running after 60 s")
+    elseif(NOT rc STREQUAL "0" AND NOT (rc STREQUAL "1" AND stderr MATCHES "${named}"))
+      message(FATAL_ERROR "ulimit -v ${kib}: exit ${rc} without a message naming what ran out")
+    endif()
+    if(stderr MATCHES "std::bad_alloc")
+      message(FATAL_ERROR "ulimit -v ${kib}: a bare std::bad_alloc")
+    endif()
+  endforeach()
 else()
   message(FATAL_ERROR "unknown CASE '${CASE}'")
 endif()

@@ -4,6 +4,7 @@
 // the trained parameters to --out. With --distributed (under mpirun) every
 // rank trains on its shard of each batch and the gradients are summed over
 // the ranks every step; rank 0 prints, plots and saves.
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -219,12 +221,37 @@ void check_ranks_agree(Ranks& ranks, const Options& o, const data::ImageDataset&
     if (!why.empty()) ranks.stop(why);
 }
 
+// What memory running out in the host (a std::bad_alloc, which names
+// nothing) is reported with: the stage, and the process's address space
+// against its limit (ulimit -v), from /proc/self/status.
+std::string host_memory_ran_out(const std::string& stage) {
+    std::string why = "out of host memory while " + stage;
+    auto mib = [](unsigned long long bytes) { return std::to_string(bytes >> 20) + " MiB"; };
+    unsigned long long size_kib = 0, peak_kib = 0;
+    if (FILE* f = std::fopen("/proc/self/status", "r")) {
+        char line[256];
+        while (std::fgets(line, sizeof line, f)) {
+            if (std::strncmp(line, "VmSize:", 7) == 0) size_kib = std::strtoull(line + 7, nullptr, 10);
+            if (std::strncmp(line, "VmPeak:", 7) == 0) peak_kib = std::strtoull(line + 7, nullptr, 10);
+        }
+        std::fclose(f);
+    }
+    why += " (address space: " + mib(size_kib << 10) + " mapped, at most " + mib(peak_kib << 10);
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+        why += ", of the " + mib(limit.rlim_cur) + " that RLIMIT_AS (ulimit -v) allows)";
+    else
+        why += "; no address-space limit)";
+    return why;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     Options o = parse(argc, argv);
     Ranks ranks(o.distributed, argc, argv);
     const bool lead = ranks.rank == 0;
+    std::string stage = "starting";  // for an error that names nothing (std::bad_alloc)
     try {
         std::vector<Device> devices;
         if (o.device_given) devices = parse_devices(o.device);
@@ -236,6 +263,7 @@ int main(int argc, char** argv) {
         if (lead) make_folder(o.out);
         seed(o.seed);
         if (lead) std::cout << "Loading Fashion-MNIST from " << o.data << "\n";
+        stage = "loading Fashion-MNIST from " + o.data;
         data::ImageDataset train_set = data::fashion_mnist(true, o.data), test_set = data::fashion_mnist(false, o.data);
         if (train_set.count == 0)  // thrown, not die(): the other ranks must stop too
             throw std::runtime_error(o.data + "/train-images-idx3-ubyte.gz has no images: nothing to train on (see --data)");
@@ -246,6 +274,7 @@ int main(int argc, char** argv) {
             test_data.shard(ranks.rank, ranks.size);
         }
 
+        stage = "making the network";
         nn::Sequential net;
         o.net->add(net);
         net.initialize(devices);
@@ -265,11 +294,13 @@ int main(int argc, char** argv) {
         for (int epoch = 0; epoch < o.epochs; ++epoch) {
             const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
                                                       : train_data.num_batches();
+            stage = "training epoch " + std::to_string(epoch);
             train::ProgressBar bar(o.progress && lead, batches);
             train::EpochResult r = train::train_epoch(
                 net, train_data, trainer, uint64_t(epoch), [&](int64_t done, double s) { bar.update(done, s); },
                 o.max_batches, devices);
             bar.finish();
+            stage = "testing after epoch " + std::to_string(epoch);
             auto t0 = std::chrono::steady_clock::now();
             train::Evaluation test = train::evaluate(net, test_data);
             double test_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -289,11 +320,14 @@ int main(int argc, char** argv) {
             train::write_csv(o.out + "/metrics.csv", rows);
             train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on Fashion-MNIST, " + where);
         }
+        stage = "saving the parameters";
         if (lead) {
             const std::string params = o.out + "/" + o.net->flag + ".params";
             net.save_parameters(params);
             std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << params << "\n";
         }
+    } catch (const std::bad_alloc&) {
+        ranks.fail(host_memory_ran_out(stage));
     } catch (const std::exception& e) {
         ranks.fail(e.what());
     }
