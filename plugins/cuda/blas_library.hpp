@@ -6,6 +6,9 @@
 
 #include <cublas_v2.h>
 
+#include <initializer_list>
+#include <string>
+
 namespace pxcuda {
 
 // Named as the functions are, so an error names the cuBLAS call
@@ -27,5 +30,12 @@ const BlasApi& blas_api();
 
 // Whether cuBLAS has been opened in this process (for tests).
 bool blas_opened();
+
+// What blas_api() does once, for the names it is given (a test gives its own):
+// opens the first of `names` that loads and fills `api` from it. Returns ""
+// when every entry point is there; otherwise why not: each name tried with
+// the loader's reason, or the library's path and the function it lacks
+// (then `api` is left empty and the library closed).
+std::string open_blas_library(std::initializer_list<const char*> names, BlasApi& api);
 
 }  // namespace pxcuda
