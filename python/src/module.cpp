@@ -7,6 +7,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -94,8 +97,19 @@ void register_errors(py::module_& m) {
 // later; what it needs (the tensors) is held by the job.
 class Waiter {
 public:
+    // The process's waiter. A child made by fork() has none of the parent's
+    // threads: its first wait starts a waiter of its own.
     static Waiter& get() {
-        static auto* w = new Waiter();  // never destroyed: a job may still run at exit
+        static std::atomic<Waiter*> current{nullptr};
+        static std::mutex making;
+        Waiter* w = current.load(std::memory_order_acquire);
+        if (w && w->pid_ == getpid()) return *w;
+        std::lock_guard<std::mutex> lock(making);
+        w = current.load(std::memory_order_acquire);
+        if (!w || w->pid_ != getpid()) {
+            w = new Waiter();  // never destroyed: a job may still run at exit (a parent's, after fork, is left)
+            current.store(w, std::memory_order_release);
+        }
         return *w;
     }
     // Runs `job` on the waiter thread; returns once it is done, or throws
@@ -134,7 +148,7 @@ private:
         bool finished = false;
         std::exception_ptr error;
     };
-    Waiter() {
+    Waiter() : pid_(getpid()) {
         std::thread([this] {
             for (;;) {
                 std::function<void()> job;
@@ -148,6 +162,7 @@ private:
             }
         }).detach();
     }
+    pid_t pid_;
     std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<std::function<void()>> queue_;

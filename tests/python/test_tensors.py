@@ -165,3 +165,18 @@ def test_a_wait_releases_the_gil_and_ctrl_c_interrupts_it():
     # Another Python thread ran while the main thread waited.
     assert len([s for s in ticks if s - start < 0.5]) >= 3
     assert plexus.ones(2).sum().item() == 2.0
+
+
+def test_a_forked_child_reads_values_with_waiter_and_runtime_of_its_own():
+    before = plexus.full((3,), 2.0)
+    assert before.sum().item() == 6.0  # the parent's waiter thread exists now
+    pid = os.fork()
+    if pid == 0:  # the child: no thread of the parent's is here
+        try:
+            ok = plexus.ones(4).sum().item() == 4.0 and plexus.arange(3).tolist() == [0.0, 1.0, 2.0]
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert before.sum().item() == 6.0  # and the parent goes on
