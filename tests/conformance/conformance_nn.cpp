@@ -558,7 +558,9 @@ TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][
     REQUIRE(px_conv2d_backward_input(dy.handle(), w.handle(), 9, 8, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
     PX_REQUIRE_MENTIONS(px_last_error(), "does not fit the weight");
     REQUIRE(px_conv2d_backward_input(dy.handle(), w.handle(), 0, 8, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
-    REQUIRE(px_conv2d_backward_weight(dy.handle(), zeros({3, 3, 8, 8}, dev).handle(), 3, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+    // Held by name: a temporary's release would succeed, and a success clears the last error (plexus.h).
+    Tensor other_x = zeros({3, 3, 8, 8}, dev);
+    REQUIRE(px_conv2d_backward_weight(dy.handle(), other_x.handle(), 3, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
     PX_REQUIRE_MENTIONS(px_last_error(), "does not fit the input");
     REQUIRE(px_conv2d_backward_weight(dy.handle(), x.handle(), 0, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
     REQUIRE(out == nullptr);
