@@ -101,3 +101,29 @@ conformance_tool_test(reports_a_plugin_that_did_not_load 2
   "--plugin ${PROJECT_BINARY_DIR}/tests/fault-plugins/libfault-create-fails.so")
 conformance_tool_test(reports_a_missing_plugin 2 "the plugin /nonexistent/libx.so did not load"
   "--plugin /nonexistent/libx.so")
+
+# Isolation: each check runs in a child process, so a plugin that crashes,
+# aborts, exits, hangs, writes past its output or leaks in one op (the
+# misbehave plugin, tests/plugins/misbehave) fails that op's cell and check,
+# naming what happened, and the run still ends with the table, the JSON and
+# exit status 1.
+add_dependencies(plexus-conformance misbehave)
+function(conformance_misbehave_test how op cell detail args)
+  add_test(NAME conformance.tool.isolates_${how}_in_${op}
+    COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DPLUGIN=$<TARGET_FILE:misbehave>
+            -DHOW=${how} -DOP=${op} "-DCELL=${cell}" "-DDETAIL=${detail}" "-DARGS=${args}"
+            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance-${how}-${op}.json
+            -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_misbehave.cmake)
+  set_tests_properties(conformance.tool.isolates_${how}_in_${op} PROPERTIES LABELS "conformance;tool")
+endfunction()
+conformance_misbehave_test(segv exp "exp float32" "^crashed: SIGSEGV .* in exp float32$" "")
+conformance_misbehave_test(abort exp "exp float32" "^crashed: SIGABRT .* in exp float32$" "")
+conformance_misbehave_test(exit exp "exp float32" "^the process exited with status 3 .* in exp float32$" "")
+conformance_misbehave_test(hang exp "exp float32" "^timed out after 1.0 s .* in exp float32$" "--timeout 1")
+conformance_misbehave_test(overrun add "add int32" "after == 0" "")
+conformance_misbehave_test(leak exp "" "^R6: 4096 bytes of accel.0. still in use" "")
+# Every op hangs: each check that runs one times out, and the budget (here
+# 5 s; 540 s by default) shrinks their time-outs so the report still comes.
+conformance_misbehave_test(hang all "add float32" "^timed out after 0.3 s" "--timeout 0.3 --budget 5")
+conformance_tool_test(rejects_a_timeout_that_is_not_a_number 2 "--timeout needs a number of seconds above 0, not 'soon'"
+  "--timeout soon")

@@ -21,6 +21,28 @@ std::function<void(const std::string&)>& on_crash() {
     return f;
 }
 
+std::function<void(std::pair<int, int>, bool, Outcome)>& on_cell() {
+    static std::function<void(std::pair<int, int>, bool, Outcome)> f;
+    return f;
+}
+
+std::vector<std::string> requirement_ids(const std::vector<std::string>& tags) {
+    std::vector<std::string> ids;
+    for (const auto& tag : tags)
+        if (tag.size() > 1 && tag[0] == 'R' && std::isdigit(static_cast<unsigned char>(tag[1]))) ids.push_back(tag);
+    return ids;
+}
+
+void DeviceResults::merge_cell(std::pair<int, int> cell, Outcome o) {
+    if (o == Outcome::unsupported) {
+        cells.emplace(cell, o);
+        return;
+    }
+    Outcome& c = cells[cell];
+    if (o == Outcome::fail) c = Outcome::fail;
+    else if (c != Outcome::fail) c = Outcome::pass;
+}
+
 namespace {
 
 // (op, dtype) named by the first two words of a section name, if they are.
@@ -53,13 +75,15 @@ public:
     void testCaseStarting(const Catch::TestCaseInfo& info) override {
         check_ = Check{};
         check_.name = info.name;
-        for (const auto& tag : info.tags)
-            if (tag.size() > 1 && tag[0] == 'R' && std::isdigit(static_cast<unsigned char>(tag[1])))
-                check_.requirements.push_back(tag);
+        check_.requirements = requirement_ids(info.tags);
         pxconf::record().skipped.clear();
     }
 
-    void sectionStarting(const Catch::SectionInfo& info) override { open_.push_back({info.name, false}); }
+    void sectionStarting(const Catch::SectionInfo& info) override {
+        open_.push_back({info.name, false});
+        int op, dtype;
+        if (on_cell() && parse_cell(info.name, op, dtype)) on_cell()({op, dtype}, true, Outcome::pass);
+    }
 
     bool assertionEnded(const Catch::AssertionStats& stats) override {
         if (stats.assertionResult.isOk()) return true;
@@ -82,9 +106,10 @@ public:
         open_.pop_back();
         int op, dtype;
         if (!current() || !parse_cell(name, op, dtype)) return;
-        Outcome& cell = current()->cells[{op, dtype}];
-        if (failed) cell = Outcome::fail;
-        else if (cell != Outcome::fail) cell = Outcome::pass;
+        const Outcome outcome = failed ? Outcome::fail : Outcome::pass;
+        current()->merge_cell({op, dtype}, outcome);
+        // Not after a signal: the parent, told nothing, names this cell as the one the child died in.
+        if (on_cell() && crash_.empty()) on_cell()({op, dtype}, false, outcome);
     }
 
     void testCaseEnded(const Catch::TestCaseStats& stats) override {
@@ -102,9 +127,18 @@ public:
             check_.why = pxconf::record().skipped;
         }
         current()->checks.push_back(check_);
-        for (const auto& pair : pxconf::record().unsupported)
-            current()->cells.emplace(pair, Outcome::unsupported);
+        for (const auto& pair : pxconf::record().unsupported) current()->merge_cell(pair, Outcome::unsupported);
         pxconf::record().unsupported.clear();
+    }
+
+    void testRunEnded(const Catch::TestRunStats& stats) override {
+        TestEventListenerBase::testRunEnded(stats);
+        if (!current()) return;
+        CatchTotals& t = current()->totals;
+        t.assertions_passed += long(stats.totals.assertions.passed);
+        t.assertions_failed += long(stats.totals.assertions.failed);
+        t.cases_passed += int(stats.totals.testCases.passed);
+        t.cases_failed += int(stats.totals.testCases.failed);
     }
 
 private:

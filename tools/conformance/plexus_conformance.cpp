@@ -11,10 +11,12 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../device_arg.hpp"
+#include "isolate.hpp"
 #include "perf.hpp"
 #include "plexus/plexus.hpp"
 #include "report.hpp"
@@ -27,13 +29,18 @@ using pxconformance::DeviceResults;
 
 const char* kUsage =
     "usage: plexus-conformance [--plugin FILE]... [--device ID]... [--json FILE|-] [--perf]\n"
-    "                          [Catch options and test names]\n"
+    "                          [--timeout S] [--budget S] [--in-process] [Catch options and test names]\n"
     "  --plugin FILE  load this plugin file first and test its devices\n"
     "  --device ID    test this device (cpu:0, gpu:1, accel:0; also cpu(0))\n"
     "                 default: every device of the --plugin files, else of every loaded plugin\n"
-    "  --json FILE    write the results as JSON to FILE, or to stdout with '-'; a check\n"
-    "                 that crashes writes what was found before, with \"crashed\"\n"
+    "  --json FILE    write the results as JSON to FILE, or to stdout with '-'\n"
     "  --perf         time representative calls of every supported op\n"
+    "  --timeout S    each check runs in a child process; one that crashes, exits or runs\n"
+    "                 longer than S seconds (default 60) fails, and the run goes on\n"
+    "  --budget S     the whole run's time (default 540): when hangs have spent it, the\n"
+    "                 checks left get 1 s each, so a report always comes\n"
+    "  --in-process   run the checks in this process (for a debugger); a crash ends the\n"
+    "                 run, and --json then holds what was found before, with \"crashed\"\n"
     "  --skip-absent  a --device that does not exist is skipped (exit 4), not an error\n"
     "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments or a\n"
     "plugin that did not load, 4 when --skip-absent skipped every device.\n";
@@ -48,6 +55,14 @@ bool write_json(const std::string& path, const std::string& json) {
     f << json;
     f.close();
     return bool(f);
+}
+
+// A positive number of seconds, or nothing.
+std::optional<double> seconds(const std::string& s) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end || !(v > 0)) return std::nullopt;
+    return v;
 }
 
 int usage_error(const std::string& message) {
@@ -75,16 +90,21 @@ std::vector<Device> devices_of(const std::vector<std::string>& plugins) {
 int main(int argc, char** argv) try {
     std::vector<std::string> plugin_files, device_ids;
     std::string json_path;
-    bool perf = false, skip_absent = false;
+    bool perf = false, skip_absent = false, in_process = false;
+    pxconformance::Clock clock;
     std::vector<char*> catch_args = {argv[0]};
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--plugin" || a == "--device" || a == "--json") {
+        if (a == "--plugin" || a == "--device" || a == "--json" || a == "--timeout" || a == "--budget") {
             if (i + 1 >= argc) return usage_error(a + " needs a value");
             std::string v = argv[++i];
             if (a == "--plugin") plugin_files.push_back(v);
             else if (a == "--device") device_ids.push_back(v);
-            else json_path = v;
+            else if (a == "--json") json_path = v;
+            else if (auto s = seconds(v)) (a == "--timeout" ? clock.timeout_s : clock.budget_s) = *s;
+            else return usage_error(a + " needs a number of seconds above 0, not '" + v + "'");
+        } else if (a == "--in-process") {
+            in_process = true;
         } else if (a == "--perf") {
             perf = true;
         } else if (a == "--skip-absent") {
@@ -139,6 +159,12 @@ int main(int argc, char** argv) try {
     if (session.configData().showHelp) return 0;
     if (json_path == "-") session.configData().outputFilename = "/dev/null";  // stdout is the JSON's
 
+    // Listing, or filters that match nothing: Catch says so, in this process.
+    const Catch::ConfigData& cd = session.configData();
+    const std::vector<pxconformance::Check> checks = pxconformance::selected_checks(session.config());
+    if (cd.listTests || cd.listTestNamesOnly || cd.listTags || cd.listReporters || checks.empty()) in_process = true;
+    clock.checks_left = int(checks.size() * devices.size());
+
     std::vector<DeviceResults> results;
     int rc = 0;
     for (Device d : devices) {
@@ -148,6 +174,19 @@ int main(int argc, char** argv) try {
         r.plugin = plugin_of(d);
         for (const auto& info : plugins())
             if (info.loaded && r.plugin == info.name) r.file = info.file;
+        if (!in_process) {
+            // In the child: the session, narrowed to the one check.
+            const auto run_spec = [&session](const std::string& spec) {
+                Catch::ConfigData data = session.configData();
+                data.testsOrTags = {spec};
+                session.useConfigData(data);
+                session.run();
+            };
+            pxconformance::run_isolated(run_spec, d, checks, clock, json_path != "-", r);
+            if (perf) r.perf = pxconformance::measure_ops(d);
+            results.push_back(std::move(r));
+            continue;
+        }
         pxconformance::current() = &r;
         // A crash ends the process inside session.run(): write what we have.
         pxconformance::on_crash() = [&](const std::string& why) {
@@ -167,6 +206,16 @@ int main(int argc, char** argv) try {
     bool ran = false;
     for (const auto& r : results) ran |= !r.checks.empty();
     if (!ran) return rc;  // listing tests, or nothing matched the filters
+    if (!in_process && json_path != "-") {
+        pxconformance::CatchTotals sum;
+        for (const auto& r : results) {
+            sum.assertions_passed += r.totals.assertions_passed;
+            sum.assertions_failed += r.totals.assertions_failed;
+            sum.cases_passed += r.totals.cases_passed;
+            sum.cases_failed += r.totals.cases_failed;
+        }
+        pxconformance::print_catch_summary(sum);
+    }
     int failures = 0;
     for (const auto& r : results) {
         failures += r.failures();
@@ -176,7 +225,7 @@ int main(int argc, char** argv) try {
         if (!write_json(json_path, pxconformance::to_json(results))) return usage_error("cannot write " + json_path);
     }
     return failures > 0 || rc != 0 ? 1 : 0;
-} catch (const plexus::Error& e) {
+} catch (const std::exception& e) {  // plexus errors, and a fork or pipe the system refused
     std::fprintf(stderr, "plexus-conformance: %s\n", e.what());
     return 2;
 }

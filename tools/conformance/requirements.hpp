@@ -34,6 +34,8 @@ inline constexpr Requirement requirements[] = {
     {"R15", "neural-network ops and their gradients match references and finite differences"},
     {"R16", "all_reduce (optional, ABI 1.2): every device ends with the same exact sum; bad calls are refused"},
     {"R17", "process groups (optional, ABI 1.3): all four slots or none; a group of one joins, sums, refuses bad calls"},
+    {"R18", "fused ops (optional, ABI 1.4): bias_relu_max_pool2d and its backward give the three ops' values"},
+    {"R19", "an op writes every element of its outputs and no byte outside them"},
 };
 
 inline const char* requirement_title(const char* id) {

@@ -27,14 +27,28 @@ struct PerfRow {
     std::string unit;         // "GB/s" or "GFLOP/s"
 };
 
+// Catch's counts, kept so that a run split over child processes still ends
+// with Catch's one summary line.
+struct CatchTotals {
+    long assertions_passed = 0, assertions_failed = 0;
+    int cases_passed = 0, cases_failed = 0;
+};
+
 struct DeviceResults {
     std::string device;  // "cpu(0)"
     std::string plugin, file;
     std::map<std::pair<int, int>, Outcome> cells;  // (op, dtype)
     std::vector<Check> checks;
     std::vector<PerfRow> perf;
+    CatchTotals totals;
     int failures() const;
+    // Adds a cell's outcome as the listener does: a failure stays, a pass
+    // replaces "unsupported", "unsupported" only fills a cell not yet seen.
+    void merge_cell(std::pair<int, int> cell, Outcome o);
 };
+
+// The requirement ids ("R7") among a test case's tags.
+std::vector<std::string> requirement_ids(const std::vector<std::string>& tags);
 
 // The results of the device being tested; the listener writes here.
 DeviceResults*& current();
@@ -43,5 +57,10 @@ DeviceResults*& current();
 // before it re-raises it and the process dies), with "<check>: <signal>", so
 // what was found so far still reaches --json.
 std::function<void(const std::string&)>& on_crash();
+
+// Called by the listener when a cell's section opens (`open`) and when it
+// closes with its outcome, so that a parent learns which cell a child
+// process was in when it died (isolate.cpp).
+std::function<void(std::pair<int, int> cell, bool open, Outcome o)>& on_cell();
 
 }  // namespace pxconformance
