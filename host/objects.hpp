@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "handles.hpp"
 #include "plexus/plexus.h"
+#include "plexus/plugin.h"
 #include "refcount.hpp"
 #include "shape.hpp"
 

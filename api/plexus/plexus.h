@@ -27,7 +27,6 @@
 #define PLEXUS_PLEXUS_H
 
 #include "plexus/types.h"
-#include "plexus/plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -191,17 +190,18 @@ PX_API px_status px_tensor_slice(px_tensor* tensor, int64_t start, int64_t stop,
 
 /* ---- ops: the result is on the inputs' device ---- */
 
-/* PX_OP_ADD .. PX_OP_GE, NumPy broadcasting. */
+/* An op of family PX_FAMILY_BINARY (op_table.h: add, sub, ..., ge), NumPy
+ * broadcasting. */
 PX_API px_status px_binary(px_op op, px_tensor* a, px_tensor* b, px_tensor** out);
 /* Tensor with a scalar; scalar_first nonzero computes (scalar op a). The
  * scalar takes the tensor's dtype. */
 PX_API px_status px_binary_scalar(px_op op, px_tensor* a, double scalar, int32_t scalar_first,
                            px_tensor** out);
-/* PX_OP_NEG .. PX_OP_TANH. */
+/* An op of family PX_FAMILY_UNARY (op_table.h: neg, exp, ..., tanh). */
 PX_API px_status px_unary(px_op op, px_tensor* a, px_tensor** out);
 /* cond (uint8) ? a : b, broadcasting over all three. */
 PX_API px_status px_where(px_tensor* cond, px_tensor* a, px_tensor* b, px_tensor** out);
-/* PX_OP_SUM .. PX_OP_ARGMAX over one axis (negative counts from the end) or
+/* An op of family PX_FAMILY_REDUCE (sum, mean, max, min, argmax) over one axis (negative counts from the end) or
  * over all axes when all_axes is nonzero. sum of integers gives int64
  * (wrapping like two's complement), mean of integers float64 (summed in
  * float64, as NumPy's), argmax int64. */
@@ -278,7 +278,7 @@ PX_API px_status px_conv2d_backward_input(px_tensor* dy, px_tensor* w, int64_t i
 PX_API px_status px_conv2d_backward_weight(px_tensor* dy, px_tensor* x, int64_t kernel_h, int64_t kernel_w,
                                     int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                                     px_tensor** out);
-/* op is PX_OP_MAX_POOL2D or PX_OP_AVG_POOL2D; padding at most half the
+/* op is max_pool2d or avg_pool2d (family PX_FAMILY_POOL2D); padding at most half the
  * window. Average pooling divides by the whole window. */
 PX_API px_status px_pool2d(px_op op, px_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
                     int32_t stride_w, int32_t pad_h, int32_t pad_w, px_tensor** out);
@@ -289,7 +289,7 @@ PX_API px_status px_pool2d_backward(px_op op, px_tensor* x, px_tensor* dy, int32
 /* relu(max_pool2d(x) + bias) of x (N,C,H,W) and bias (C), in one pass: the
  * values of px_pool2d(MAX, relu(bias_add(x, bias))). An optional op of plugin
  * ABI 1.4: PX_ERROR_UNSUPPORTED on a device whose plugin lacks
- * PX_OP_BIAS_RELU_MAX_POOL2D (see px_runtime_device_supports). */
+ * the op bias_relu_max_pool2d (see px_runtime_device_supports). */
 PX_API px_status px_bias_relu_max_pool2d(px_tensor* x, px_tensor* bias, int32_t kernel_h, int32_t kernel_w,
                                          int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                                          px_tensor** out);
@@ -300,7 +300,7 @@ PX_API px_status px_bias_relu_max_pool2d_backward(px_tensor* x, px_tensor* bias,
 /* x (N,C,...) + bias (C) along axis 1; px_bias_grad sums dy over every axis but 1. */
 PX_API px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out);
 PX_API px_status px_bias_grad(px_tensor* dy, px_tensor** out);
-/* The gradient of PX_OP_RELU, PX_OP_SIGMOID or PX_OP_TANH from its result y. */
+/* The gradient of relu, sigmoid or tanh (op is the forward op) from its result y. */
 PX_API px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out);
 /* Over the last axis of a 2-D tensor; the backward takes the forward result y. */
 PX_API px_status px_log_softmax(px_tensor* x, px_tensor** out);

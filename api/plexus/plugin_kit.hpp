@@ -141,6 +141,14 @@ public:
     // The first op listed that the table lacks or that was listed twice (a
     // plugin's bug, which each plugin's test of its kernels catches); 0 if none.
     int32_t bad_op() const { return bad_op_; }
+    // For create(): a list that names an op twice or an op the table lacks is
+    // the plugin's own bug, so the plugin refuses to start rather than run
+    // the wrong kernel. PX_OK when the lists are right.
+    px_status refuse_wrong_lists(px_plugin_error* err, std::string_view plugin) const {
+        if (!bad_op_) return PX_OK;
+        return report(err, PX_ERROR_INTERNAL, std::string(plugin) + " plugin: op " + std::to_string(bad_op_) +
+                                                  " is listed twice or is not a row of the op table");
+    }
 
 private:
     template <class List>

@@ -121,6 +121,32 @@ static inline const char* px_device_kind_name(int32_t kind) {
     }
 }
 
+/* Structs the application API and the plugin ABI share (recorded in
+ * api/abi/plugin_abi.layout with plugin.h's). */
+
+/* Filled by device_info and px_runtime_device_info. Owned by the caller. */
+typedef struct px_device_info {
+    uint32_t struct_size;
+    int32_t kind;              /* px_device_kind */
+    char name[128];            /* e.g. "CPU (2 cores, OpenBLAS 0.3.21)" */
+    uint64_t memory_total;     /* bytes the device has */
+    uint64_t memory_free;      /* bytes still available on the device */
+    uint64_t memory_in_use;    /* bytes in live buffers of this runtime */
+    uint64_t memory_reserved;  /* in use + kept in the plugin's cache */
+    uint64_t memory_peak;      /* the highest memory_in_use seen */
+    /* ---- ABI 1.0 ends here ---- */
+} px_device_info;
+
+/* (ABI 1.3) Names a process group before it exists. One process makes it (the
+ * group_make_id slot, through px_group_make_id); the application carries it
+ * to the others (e.g. with MPI_Bcast), and every process joins with it. */
+#define PX_GROUP_ID_BYTES 128
+typedef struct px_group_id {
+    uint32_t struct_size;
+    char plugin[32];                        /* the host writes the maker's name; joins check it */
+    unsigned char bytes[PX_GROUP_ID_BYTES]; /* the plugin's (e.g. an ncclUniqueId) */
+} px_group_id;
+
 #ifdef __cplusplus
 }
 #endif

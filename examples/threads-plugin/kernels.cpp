@@ -233,6 +233,8 @@ const plexus::kit::KernelTable<Runner>& kernels() {
 
 bool supported(int32_t op, int32_t dtype) { return kernels().offers(op, dtype); }
 
+px_status refuse_wrong_kernel_list(px_plugin_error* err) { return kernels().refuse_wrong_lists(err, "threads"); }
+
 Refusal check_call(const px_op_call& call) {
     const std::string name = px_op_name(call.op);
     int32_t dtype = call.num_inputs > 0 ? call.inputs[0].dtype : call.outputs[0].dtype;

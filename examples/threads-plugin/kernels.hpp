@@ -18,6 +18,9 @@ struct px_plugin_buffer {
 namespace threads_plugin {
 
 bool supported(int32_t op, int32_t dtype);
+// PX_OK, or create()'s refusal when the kernel list names an op twice or one
+// the op table lacks.
+px_status refuse_wrong_kernel_list(px_plugin_error* err);
 
 // One queued op: copies of the call's descs and attrs, which live only until
 // execute returns.

@@ -64,6 +64,7 @@ bool env_number(const char* name, long lo, long hi, long fallback, long& out) {
 px_status create(px_plugin_context** out, px_plugin_error* err) {
     return guarded(err, [&] {
         if (!out) return fail(err, PX_ERROR_INVALID_ARGUMENT, "create: out is NULL");
+        if (const px_status st = threads_plugin::refuse_wrong_kernel_list(err)) return st;
         long count = 0, mib = 0;
         if (!env_number("PLEXUS_THREADS_DEVICES", 1, 16, 2, count))
             return fail(err, PX_ERROR_INVALID_ARGUMENT, "PLEXUS_THREADS_DEVICES must be a number in 1..16");
@@ -241,6 +242,7 @@ const px_plugin_api table = {
     execute, synchronize,
     nullptr,  // all_reduce (ABI 1.2): not offered; the host falls back to copies and adds
     nullptr, nullptr, nullptr, nullptr,  // process groups (ABI 1.3): not offered
+    nullptr, nullptr,  // buffer_memory, buffer_wrap (ABI 1.5): not offered; DLPack copies
 };
 
 }  // namespace

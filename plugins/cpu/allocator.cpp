@@ -6,6 +6,7 @@
 #include <new>
 #include <unistd.h>
 
+#include "address_space.hpp"
 #include "host_blocks.hpp"
 
 namespace pxcpu {
@@ -41,6 +42,7 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
     uint64_t cls = size_class(bytes);
     std::unique_lock<std::mutex> lock(mutex_);
     px_plugin_buffer* b = nullptr;
+    bool system_refused = false;
     if (cls && fits_locked(cls)) {
         auto& list = free_list(cls);
         if (!list.empty()) {
@@ -61,11 +63,14 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
                     return nullptr;
                 }
                 reserved_ += cls;
+            } else {
+                system_refused = true;
             }
         }
     }
     if (!b) {
         why = refusal_locked(bytes, " bytes");
+        if (system_refused) why += "; the system refused the block (" + address_space_text() + ")";
         return nullptr;
     }
     b->bytes = bytes;

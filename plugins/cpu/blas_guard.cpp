@@ -3,17 +3,15 @@
 #include <cblas.h>
 #include <omp.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
+#include "address_space.hpp"
 #include "scratch_pool.hpp"
 
 // OpenBLAS's allocator: exported by libopenblas, not declared in cblas.h.
@@ -27,22 +25,6 @@ namespace {
 // with the page it adds and the page its malloc fallback adds.
 constexpr size_t buffer_bytes = (size_t(32) << 22) + size_t(2 * 4096);
 
-std::string mib(double bytes) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.0f MiB", bytes / double(1 << 20));
-    return b;
-}
-
-// Bytes of address space the process has mapped (/proc/self/statm's first figure), or -1.
-double mapped_bytes() {
-    FILE* f = std::fopen("/proc/self/statm", "r");
-    if (!f) return -1;
-    char line[128];
-    const bool read = std::fgets(line, sizeof line, f) != nullptr;
-    std::fclose(f);
-    return read ? double(std::strtoull(line, nullptr, 10)) * double(sysconf(_SC_PAGESIZE)) : -1;
-}
-
 bool address_space_room(std::string& why) {
     void* p = mmap(nullptr, buffer_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {
@@ -50,16 +32,9 @@ bool address_space_room(std::string& why) {
         return true;
     }
     const int err = errno;
-    why = "OpenBLAS needs a work buffer of " + mib(double(buffer_bytes)) +
-          " for this op's matrix products and the address space has no room for it (mmap: " + std::strerror(err);
-    const double mapped = mapped_bytes();
-    if (mapped >= 0) why += "; " + mib(mapped) + " mapped";
-    rlimit limit{};
-    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-        why += " of the " + mib(double(limit.rlim_cur)) + " that RLIMIT_AS (ulimit -v) allows";
-    else
-        why += ", with no address-space limit: the system refused it";
-    why += ")";
+    why = "OpenBLAS needs a work buffer of " + mib_text(double(buffer_bytes)) +
+          " for this op's matrix products and the address space has no room for it (mmap: " + std::strerror(err) +
+          "; " + address_space_text() + ")";
     return false;
 }
 

@@ -15,6 +15,6 @@ bool kernel_supports(int32_t op, int32_t dtype) { return table().offers(op, dtyp
 
 void run_op(const OpTask& t) { table().runner(t.op)(t); }
 
-int32_t kernel_list_problem() { return table().bad_op(); }
+px_status refuse_wrong_kernel_lists(px_plugin_error* err) { return table().refuse_wrong_lists(err, "cpu"); }
 
 }  // namespace pxcpu

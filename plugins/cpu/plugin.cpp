@@ -21,6 +21,7 @@
 #include "conv_direct.hpp"
 #include "device_queue.hpp"
 #include "fork_guard.hpp"
+#include "pinned_libraries.hpp"
 #include "kernel_util.hpp"
 
 #ifndef PLEXUS_CPU_PLUGIN_VERSION
@@ -81,9 +82,7 @@ px_status bad_device(px_plugin_error* err, int32_t index) { return plexus::kit::
 px_status create(px_plugin_context** out, px_plugin_error* err) {
     return safely(err, [&] {
         if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
-        if (const int32_t op = kernel_list_problem())  // a kernel file's list is wrong: never ship it
-            return report(err, PX_ERROR_INTERNAL, "cpu plugin: op " + std::to_string(op) +
-                                                      " is listed twice or is not a row of the op table");
+        if (const px_status st = refuse_wrong_kernel_lists(err)) return st;
         int count = 1;
         if (const char* env = std::getenv("PLEXUS_CPU_DEVICES")) {
             char* end = nullptr;
@@ -121,6 +120,7 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
             ctx->profile = std::make_shared<ProfileReport>(sink, size_t(count));
             write_at_exit(ctx->profile);
         }
+        if (!pin_runtime_libraries(why)) return report(err, PX_ERROR_INTERNAL, why);
         // With several devices each gets its share of the cores; one device gets them all.
         const int threads = count > 1 ? std::max(1, omp_get_max_threads() / count) : 0;
 #ifdef OPENBLAS_VERSION

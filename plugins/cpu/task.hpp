@@ -86,9 +86,9 @@ struct KernelError : std::runtime_error {
 void run_op(const OpTask& t);
 // Whether the CPU kernels implement (op, dtype).
 bool kernel_supports(int32_t op, int32_t dtype);
-// The first op a kernel list names that the op table lacks or another list
-// names too (0: none); the plugin's tests hold it to 0.
-int32_t kernel_list_problem();
+// PX_OK, or the refusal create() gives when a kernel list names an op twice
+// or one the op table lacks.
+px_status refuse_wrong_kernel_lists(px_plugin_error* err);
 
 // Elements per thread below which kernels stay on one thread.
 constexpr int64_t parallel_grain = 1 << 15;

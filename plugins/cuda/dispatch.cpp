@@ -16,6 +16,6 @@ bool kernel_supports(int32_t op, int32_t dtype) { return table().offers(op, dtyp
 
 void run_op(const OpArgs& t, const Launch& l) { table().runner(t.op)(t, l); }
 
-int32_t kernel_list_problem() { return table().bad_op(); }
+px_status refuse_wrong_kernel_lists(px_plugin_error* err) { return table().refuse_wrong_lists(err, "cuda"); }
 
 }  // namespace pxcuda

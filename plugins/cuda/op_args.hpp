@@ -141,8 +141,8 @@ Kernels nn_pointwise_kernels();
 
 bool kernel_supports(int32_t op, int32_t dtype);
 void run_op(const OpArgs& t, const Launch& l);
-// The first op a kernel list names that the op table lacks or another list
-// names too (0: none); create() refuses to start with one.
-int32_t kernel_list_problem();
+// PX_OK, or the refusal create() gives when a kernel list names an op twice
+// or one the op table lacks.
+px_status refuse_wrong_kernel_lists(px_plugin_error* err);
 
 }  // namespace pxcuda

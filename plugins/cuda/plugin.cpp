@@ -123,9 +123,7 @@ px_status on_device(Device* d, px_plugin_error* err, F&& body) noexcept {
 px_status create(px_plugin_context** out, px_plugin_error* err) {
     return guarded_at_exit_too(err, nullptr, [&] {
         if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
-        if (const int32_t op = kernel_list_problem())  // a kernel file's list is wrong: never ship it
-            return report(err, PX_ERROR_INTERNAL, "cuda plugin: op " + std::to_string(op) +
-                                                      " is listed twice or is not a row of the op table");
+        if (const px_status st = refuse_wrong_kernel_lists(err)) return st;
         auto ctx = std::make_unique<px_plugin_context>();
         int count = 0;
         // A runtime made by a static destructor at exit: CUDA is gone, and

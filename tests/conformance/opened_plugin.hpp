@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../support.hpp"
+#include "plexus/plugin.h"
 
 namespace pxconf {
 

@@ -3,6 +3,8 @@
 #include "plexus/plugin.h"
 #include "plexus/op_check.h"
 #include "plexus/op_layout.h"
+#include "plexus/op_rows.h"
+#include "plexus/op_table.h"
 #include "plexus/philox.h"
 
 int plexus_c99_check(void) {

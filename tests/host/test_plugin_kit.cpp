@@ -63,7 +63,7 @@ TEST_CASE("kit::guard lets a plugin map its own exceptions first", "[host][plugi
 
 TEST_CASE("kit::report writes only into a whole px_plugin_error, cut to fit", "[host][plugin-kit]") {
     px_plugin_error e = fresh_error();
-    const std::string long_text(2 * PX_MESSAGE_MAX, 'x');
+    const std::string long_text(size_t(2) * PX_MESSAGE_MAX, 'x');
     CHECK(kit::report(&e, PX_ERROR_DEVICE, long_text) == PX_ERROR_DEVICE);
     CHECK(std::strlen(e.message) == PX_MESSAGE_MAX - 1);
     px_plugin_error old{};
@@ -135,4 +135,11 @@ TEST_CASE("kit::KernelTable offers the rows its lists name, on the dtypes the ro
     CHECK(kit::KernelTable<Runner>(twice).bad_op() == PX_OP_SUB);
     const std::vector<kit::Kernel<Runner>> unknown = {{12, run_a}};
     CHECK(kit::KernelTable<Runner>(unknown).bad_op() == 12);
+
+    // create()'s refusal, worded once for every plugin.
+    px_plugin_error err{sizeof(px_plugin_error), {}};
+    CHECK(table.refuse_wrong_lists(&err, "cpu") == PX_OK);
+    CHECK(std::string(err.message).empty());
+    CHECK(kit::KernelTable<Runner>(twice).refuse_wrong_lists(&err, "cpu") == PX_ERROR_INTERNAL);
+    CHECK(std::string(err.message) == "cpu plugin: op 2 is listed twice or is not a row of the op table");
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plexus/plexus.h"
+#include "plexus/plugin.h"
 
 #include "plugin_runtime.hpp"
 

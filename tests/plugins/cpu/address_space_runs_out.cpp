@@ -40,6 +40,18 @@ unsigned long long mapped_bytes() {
     return pages * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE));
 }
 
+// Lowers the soft RLIMIT_AS to what the process maps plus `room` bytes;
+// `old` (when given) gets the limit before. False, said, when refused.
+bool leave_room(unsigned long long room, rlimit* old = nullptr) {
+    rlimit limit{};
+    getrlimit(RLIMIT_AS, &limit);
+    if (old) *old = limit;
+    limit.rlim_cur = mapped_bytes() + room;
+    if (setrlimit(RLIMIT_AS, &limit) == 0) return true;
+    std::perror("setrlimit");
+    return false;
+}
+
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
 // 0 when every step holds; says which did not otherwise.
@@ -50,13 +62,7 @@ int product_refused() {
     (a * 2.0 + 1.0).exp().to_vector<float>();  // the worker and its OpenMP team start, under no limit
 
     rlimit old{};
-    getrlimit(RLIMIT_AS, &old);
-    rlimit tight = old;
-    tight.rlim_cur = mapped_bytes() + (48ull << 20);
-    if (setrlimit(RLIMIT_AS, &tight) != 0) {
-        std::perror("setrlimit");
-        return 2;
-    }
+    if (!leave_room(48ull << 20, &old)) return 2;
     int failures = 0;
     try {
         matmul(a, a).to_vector<float>();
@@ -96,6 +102,35 @@ int product_refused() {
     return failures == 0 ? 0 : 1;
 }
 
+// A tensor larger than the room left: the system refuses the block, and the
+// error says so with the figures, not only the machine's free memory (which
+// is plenty). Then a tensor that fits is made.
+int tensor_refused() {
+    const Device dev = cpu(0);
+    full({4}, 1.0, dev).to_vector<float>();
+    if (!leave_room(48ull << 20)) return 2;
+    int failures = 0;
+    try {
+        full({64 << 18}, 1.0, dev).to_vector<float>();  // 64 MiB
+        std::fprintf(stderr, "  a 64 MiB tensor was made: did the limit not hold?\n");
+        ++failures;
+    } catch (const OutOfMemoryError& e) {
+        const std::string m = e.what();
+        std::fprintf(stderr, "  refused: %s\n", m.c_str());
+        if (!has(m, "out of memory on cpu(0)") || !has(m, "the system refused the block (") ||
+            !has(m, "MiB mapped of the ") || !has(m, "that RLIMIT_AS (ulimit -v) allows")) {
+            std::fprintf(stderr, "  the message lacks the figures\n");
+            ++failures;
+        }
+    }
+    const std::vector<float> small = full({1 << 18}, 3.0, dev).to_vector<float>();  // 1 MiB
+    if (small.front() != 3.0f || small.back() != 3.0f) {
+        std::fprintf(stderr, "  a tensor that fits is wrong after the refusal\n");
+        ++failures;
+    }
+    return failures == 0 ? 0 : 1;
+}
+
 // The limit set before the device's OpenMP team has started: libgomp cannot
 // start its threads and ends the process with exit(1) from the device's
 // worker, whose own queue the exit drain then waited for, forever. Exits
@@ -104,13 +139,7 @@ int team_cannot_start() {
     const Device dev = cpu(0);
     Tensor small = full({4}, 1.0, dev);  // the runtime and the device's worker, no team yet
     small.to_vector<float>();
-    rlimit tight{};
-    getrlimit(RLIMIT_AS, &tight);
-    tight.rlim_cur = mapped_bytes() + (6ull << 20);  // a tensor of 1 MiB, not a thread's 8 MiB stack
-    if (setrlimit(RLIMIT_AS, &tight) != 0) {
-        std::perror("setrlimit");
-        return 2;
-    }
+    if (!leave_room(6ull << 20)) return 2;  // a tensor of 1 MiB, not a thread's 8 MiB stack
     (random_uniform({512, 512}, -1, 1, dev) * 2.0).exp().to_vector<float>();
     std::fprintf(stderr, "  the op ran: did OpenMP start its threads under the limit?\n");
     return 3;
@@ -163,6 +192,8 @@ void in_child(const char* name, int (*body)(), int want, const char* says) {
 
 int main() {
     in_child("a matrix product with no room for OpenBLAS's buffer is an out-of-memory error", product_refused, 0, "");
+    in_child("a tensor with no room in the address space is an out-of-memory error with the figures", tensor_refused,
+             0, "");
     in_child("OpenMP unable to start a thread ends the process instead of hanging at exit", team_cannot_start, 1,
              "libgomp: Thread creation failed");
     return failures == 0 ? 0 : 1;
