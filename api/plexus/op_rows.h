@@ -30,7 +30,7 @@ typedef struct px_op_row {
 #define PX_OP_ROW_CASE_(op_, number, name, family, in_least, in_most, out_least, out_most, attrs, dtypes, result, \
                         flags, minor)                                                                            \
     case op_: {                                                                                                  \
-        static const px_op_row row = {op_,     name,   family,    in_least, in_most,                             \
+        static const px_op_row row = {op_,     #name,  family,    in_least, in_most,                             \
                                       out_least, out_most, (uint32_t)(attrs), dtypes, result, flags, minor};    \
         return &row;                                                                                             \
     }

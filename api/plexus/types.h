@@ -78,7 +78,7 @@ typedef PX_ENUM(px_op) {
 
 /* Names for messages; NULL for a number that is not an op. */
 #define PX_OP_NAME_CASE_(op, number, name, ...) \
-    case op: return name;
+    case op: return #name;
 static inline const char* px_op_name(int32_t op) {
     switch (op) {
     PX_OP_TABLE(PX_OP_NAME_CASE_)

@@ -243,7 +243,7 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
 #define PX_TEST_ROW_(op, number, name, family, in_least, in_most, out_least, out_most, attrs, dtypes, result, flags, \
                      minor)                                                                                        \
     CHECK(numbers.insert(number).second);                                                                          \
-    CHECK(names.insert(name).second);                                                                              \
+    CHECK(names.insert(#name).second);                                                                              \
     CHECK(op == number);                                                                                           \
     ++rows;
     PX_OP_TABLE(PX_TEST_ROW_)

@@ -60,6 +60,34 @@ constexpr DType dtype_of() {
     else static_assert(sizeof(T) == 0, "no Plexus dtype for this C++ type");
 }
 
+// The methods the op table's rows give a Tensor, by family (used inside the
+// class below). A family the frontend has no method form for gives none;
+// its ops have functions of their own.
+#define PLEXUS_OP_METHODS_(op, number, name, family, ...) PLEXUS_OP_METHODS_##family(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_UNARY(op, name) \
+    Tensor name() const { return unary(op); }
+#define PLEXUS_OP_METHODS_PX_FAMILY_REDUCE(op, name)                        \
+    Tensor name() const { return reduce(op); }                              \
+    Tensor name(int axis, bool keepdims = false) const { return reduce(op, axis, keepdims); }
+#define PLEXUS_OP_METHODS_PX_FAMILY_BINARY(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_WHERE(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_MATMUL(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_COPY(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_CAST(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_CREATION(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_GEMM(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_CONV2D(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_CONV2D_BACKWARD_INPUT(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_CONV2D_BACKWARD_WEIGHT(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_POOL2D(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_POOL2D_BACKWARD(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_BIAS(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_POINTWISE_GRAD(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_LOG_SOFTMAX(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_SOFTMAX_CROSS_ENTROPY(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_DROPOUT(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_SGD(op, name)
+
 class Tensor {
 public:
     Tensor() = default;
@@ -202,27 +230,13 @@ public:
     Tensor T() const { return transpose(); }
 
     Tensor unary(px_op op) const;
-    Tensor neg() const { return unary(PX_OP_NEG); }
-    Tensor exp() const { return unary(PX_OP_EXP); }
-    Tensor log() const { return unary(PX_OP_LOG); }
-    Tensor sqrt() const { return unary(PX_OP_SQRT); }
-    Tensor abs() const { return unary(PX_OP_ABS); }
-    Tensor relu() const { return unary(PX_OP_RELU); }
-    Tensor sigmoid() const { return unary(PX_OP_SIGMOID); }
-    Tensor tanh() const { return unary(PX_OP_TANH); }
-
     Tensor reduce(px_op op) const { return reduce_impl(op, true, 0, false); }
     Tensor reduce(px_op op, int axis, bool keepdims = false) const { return reduce_impl(op, false, axis, keepdims); }
-    Tensor sum() const { return reduce(PX_OP_SUM); }
-    Tensor sum(int axis, bool keepdims = false) const { return reduce(PX_OP_SUM, axis, keepdims); }
-    Tensor mean() const { return reduce(PX_OP_MEAN); }
-    Tensor mean(int axis, bool keepdims = false) const { return reduce(PX_OP_MEAN, axis, keepdims); }
-    Tensor max() const { return reduce(PX_OP_MAX); }
-    Tensor max(int axis, bool keepdims = false) const { return reduce(PX_OP_MAX, axis, keepdims); }
-    Tensor min() const { return reduce(PX_OP_MIN); }
-    Tensor min(int axis, bool keepdims = false) const { return reduce(PX_OP_MIN, axis, keepdims); }
-    Tensor argmax() const { return reduce(PX_OP_ARGMAX); }
-    Tensor argmax(int axis, bool keepdims = false) const { return reduce(PX_OP_ARGMAX, axis, keepdims); }
+
+    // One method per unary op of the op table (x.exp(), x.relu(), ...) and
+    // two per reduction (x.sum(), x.sum(axis, keepdims)), named as its row:
+    // a row added to op_table.h is a method here, with nothing else to edit.
+    PX_OP_TABLE(PLEXUS_OP_METHODS_)
 
     Tensor pow(double p) const { return scalar_op(PX_OP_POW, p, false); }
     Tensor pow(const Tensor& p) const { return binary_op(PX_OP_POW, p); }
