@@ -1,8 +1,9 @@
-// C API: DLPack export and import (plexus.h, "DLPack"). No plugin gives the
-// host its buffers' addresses or takes foreign memory yet, so both
-// directions copy through host memory: an export is a compact row-major
-// host copy owned by the DLPack tensor; an import reads the producer's
-// memory (any strides) and copies it onto the device.
+// C API: DLPack export and import (plexus.h, "DLPack"). Memory is shared
+// where the device's plugin gives its buffers' addresses (plugin ABI 1.5's
+// buffer_memory) and takes memory it did not allocate (buffer_wrap); a
+// plugin without those slots, a layout Plexus cannot describe, or a
+// read-only DLPack tensor goes through a copy in host memory instead, and a
+// caller that asked for no copy is told why.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -36,16 +37,18 @@ void check_copy_policy(int32_t copy) {
              " is not PX_DLPACK_COPY_IF_NEEDED (0), PX_DLPACK_COPY_NEVER (1) or PX_DLPACK_COPY_ALWAYS (2)");
 }
 
-// Why memory cannot be shared today, worded for the refusal of COPY_NEVER.
-[[noreturn]] void refuse_sharing(const char* direction, const DeviceImpl* device) {
-    if (device)
-        fail(PX_ERROR_UNSUPPORTED, "PX_DLPACK_COPY_NEVER: ", direction, " ", device->label,
-             " without a copy needs its plugin '", device->plugin->name,
-             "' to share buffer memory, which the plugin ABI (", PX_PLUGIN_ABI_MAJOR, ".", PX_PLUGIN_ABI_MINOR,
-             ") has no slot for yet; pass PX_DLPACK_COPY_IF_NEEDED to copy");
-    fail(PX_ERROR_UNSUPPORTED, "PX_DLPACK_COPY_NEVER: ", direction,
-         " without a copy needs the device's plugin to take foreign memory, which the plugin ABI (",
-         PX_PLUGIN_ABI_MAJOR, ".", PX_PLUGIN_ABI_MINOR, ") has no slot for yet; pass PX_DLPACK_COPY_IF_NEEDED to copy");
+// The refusal of COPY_NEVER: what was asked, and why it cannot be shared.
+[[noreturn]] void refuse_sharing(const char* direction, const DeviceImpl& device, const std::string& why) {
+    fail(PX_ERROR_UNSUPPORTED, "PX_DLPACK_COPY_NEVER: ", direction, " ", device.label, " without a copy: ", why,
+         "; pass PX_DLPACK_COPY_IF_NEEDED to copy");
+}
+
+// Why `device`'s plugin cannot share: it lacks `slot` (plugin ABI 1.5).
+std::string lacks_slot(const DeviceImpl& device, const char* slot, const char* what) {
+    const PluginInstance& p = *device.plugin;
+    const uint32_t minor = p.table->abi_minor;
+    return cat("its plugin '", p.name, "' (plugin ABI ", p.table->abi_major, ".", minor, ") lacks the slot ", slot,
+               " (plugin ABI 1.5), which ", what, minor < 5 ? "; the plugin was built before 1.5" : "");
 }
 
 DLDataType to_dl(px_dtype dtype) {
@@ -125,34 +128,120 @@ struct Export {
     static void deleter(Managed* self) { delete static_cast<Export*>(self->manager_ctx); }
 };
 
-template <class Managed>
-Managed* export_copy(const TensorObj& t, int32_t copy) {
-    check_copy_policy(copy);
-    if (copy == PX_DLPACK_COPY_NEVER) refuse_sharing("sharing the memory of a tensor on", &t.device());
-    const DLDataType dtype = to_dl(t.dtype);
-    auto e = std::make_unique<Export<Managed>>();
-    const uint64_t bytes = t.bytes();
-    // Never NULL, even for no elements: some consumers read the pointer.
-    e->data.reset(::operator new(bytes ? bytes : kDataAlignment, std::align_val_t(kDataAlignment)));
-    router::to_host(t, e->data.get(), bytes);  // waits for the work that makes t; reports its failure
+// Fills an export's DLPack tensor (compact row-major strides written out,
+// byte_offset 0) and hands it to the consumer, whose deleter frees `e`.
+template <class E>
+auto finish_export(std::unique_ptr<E> e, const TensorObj& t, void* data, DLDevice device, DLDataType dtype,
+                   uint64_t flags) {
     for (int i = 0; i < t.shape.ndim; ++i) e->shape[i] = t.shape.dims[i];
     contiguous_strides(t.shape, e->strides);
     DLTensor& d = e->managed.dl_tensor;
-    d.data = e->data.get();
-    d.device = DLDevice{kDLCPU, 0};
+    d.data = data;
+    d.device = device;
     d.ndim = t.shape.ndim;
     d.dtype = dtype;
     d.shape = e->shape;
     d.strides = e->strides;
     d.byte_offset = 0;
     e->managed.manager_ctx = e.get();
-    e->managed.deleter = &Export<Managed>::deleter;
-    if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
+    e->managed.deleter = &E::deleter;
+    if constexpr (std::is_same_v<decltype(e->managed), DLManagedTensorVersioned>) {
         e->managed.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-        e->managed.flags = DLPACK_FLAG_BITMASK_IS_COPIED;
+        e->managed.flags = flags;
+    } else {
+        static_cast<void>(flags);  // the unversioned form has none
     }
     return &e.release()->managed;
 }
+
+// One exported tensor sharing the tensor's memory: the buffer stays alive
+// (and with it the plugin's context and library, objects.hpp) until the
+// consumer's deleter runs, whether or not the tensor or the runtime still are.
+template <class Managed>
+struct SharedExport {
+    Managed managed{};
+    int64_t shape[PX_MAX_DIMS] = {};
+    int64_t strides[PX_MAX_DIMS] = {};
+    std::shared_ptr<Buffer> buffer;
+
+    static void deleter(Managed* self) { delete static_cast<SharedExport*>(self->manager_ctx); }
+};
+
+// Where `t`'s buffer lives, if its plugin says (PX_OK); else why not (the
+// copy's reason). A plugin failure other than PX_ERROR_UNSUPPORTED throws.
+bool buffer_memory_of(const TensorObj& t, px_buffer_memory& mem, std::string& why) {
+    const DeviceImpl& dev = t.device();
+    const PluginInstance& p = *dev.plugin;
+    if (!p.api->buffer_memory) {
+        why = lacks_slot(dev, "buffer_memory", "gives a buffer's address");
+        return false;
+    }
+    std::memset(&mem, 0, sizeof mem);
+    mem.struct_size = sizeof mem;
+    px_plugin_error err;
+    err.struct_size = sizeof err;
+    err.message[0] = '\0';
+    px_status s = PX_ERROR_PLUGIN;
+    try {
+        s = p.api->buffer_memory(p.context, t.buffer->handle, &mem, &err);
+    } catch (...) {
+        p.escaped(cat("buffer_memory on ", dev.label));
+    }
+    if (s == PX_ERROR_UNSUPPORTED) {
+        err.message[PX_MESSAGE_MAX - 1] = '\0';
+        why = cat("its plugin '", p.name, "' does not share this buffer: ", err.message);
+        return false;
+    }
+    if (s != PX_OK) p.raise(s, cat("asking for the address of a buffer on ", dev.label), err);
+    if (mem.memory_kind == PX_MEMORY_HOST) return true;
+    if (mem.memory_kind == PX_MEMORY_CUDA) return true;
+    why = cat("its plugin '", p.name, "' gave memory of kind ", mem.memory_kind, ", which DLPack cannot name");
+    return false;
+}
+
+template <class Managed>
+Managed* export_shared(const TensorObj& t, const px_buffer_memory& mem) {
+    const DLDataType dtype = to_dl(t.dtype);
+    if (t.bytes() > 0 && (!mem.address || t.offset > mem.bytes || t.bytes() > mem.bytes - t.offset))
+        fail(PX_ERROR_PLUGIN, "plugin ", t.device().plugin->name, " gave ", mem.bytes, " bytes at ", mem.address,
+             " for a buffer that holds ", t.offset + t.bytes(), " [buffer_memory]");
+    // Complete before the consumer reads: the device's queue has run the
+    // work that makes t (for CUDA: every stream the consumer may name waits
+    // trivially). A failure of that work is reported here.
+    t.device().synchronize();
+    auto e = std::make_unique<SharedExport<Managed>>();
+    e->buffer = t.buffer;
+    // The view's offset goes into data, byte_offset stays 0: PyTorch 1.13
+    // ignores byte_offset, and PyTorch's own exports do the same.
+    void* data = mem.address ? static_cast<char*>(mem.address) + t.offset : nullptr;
+    const DLDevice device = mem.memory_kind == PX_MEMORY_CUDA ? DLDevice{kDLCUDA, mem.device_id} : DLDevice{kDLCPU, 0};
+    return finish_export(std::move(e), t, data, device, dtype, 0);  // flags 0: shared and writable
+}
+
+template <class Managed>
+Managed* export_copy(const TensorObj& t) {
+    const DLDataType dtype = to_dl(t.dtype);
+    auto e = std::make_unique<Export<Managed>>();
+    const uint64_t bytes = t.bytes();
+    // Never NULL, even for no elements: some consumers read the pointer.
+    e->data.reset(::operator new(bytes ? bytes : kDataAlignment, std::align_val_t(kDataAlignment)));
+    router::to_host(t, e->data.get(), bytes);  // waits for the work that makes t; reports its failure
+    void* data = e->data.get();
+    return finish_export(std::move(e), t, data, DLDevice{kDLCPU, 0}, dtype, DLPACK_FLAG_BITMASK_IS_COPIED);
+}
+
+template <class Managed>
+Managed* export_tensor(const TensorObj& t, int32_t copy) {
+    check_copy_policy(copy);
+    if (copy != PX_DLPACK_COPY_ALWAYS && t.bytes() > 0) {  // no elements: nothing to share, a copy of nothing
+        px_buffer_memory mem;
+        std::string why;
+        if (buffer_memory_of(t, mem, why)) return export_shared<Managed>(t, mem);
+        if (copy == PX_DLPACK_COPY_NEVER) refuse_sharing("sharing the memory of a tensor on", t.device(), why);
+    }
+    return export_copy<Managed>(t);
+}
+
 
 // ---- import ----
 
@@ -174,37 +263,123 @@ void gather(const unsigned char* src, const int64_t* shape, const int64_t* strid
     for (int64_t i = 0; i < n; ++i) gather(src + i * step, shape, strides, ndim, axis + 1, elem, dst);
 }
 
+// A DLPack tensor a wrapped buffer holds: release is what the plugin calls
+// once when the buffer is freed (plugin ABI 1.5's buffer_wrap), and hands
+// `in` back to its producer unless the import failed after the wrap (then
+// `in` is still the caller's, and `in` is NULL here).
 template <class Managed>
-TensorObj* import_copy(Runtime& rt, px_device device, Managed* in, int32_t copy) {
-    if (!in) fail(PX_ERROR_INVALID_ARGUMENT, "'in' is NULL");
-    check_copy_policy(copy);
-    if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
-        if (in->version.major != DLPACK_MAJOR_VERSION)
-            fail(PX_ERROR_UNSUPPORTED, "the tensor is DLPack ", in->version.major, ".", in->version.minor,
-                 "; this Plexus reads DLPack ", DLPACK_MAJOR_VERSION, ".x (", DLPACK_MAJOR_VERSION, ".",
-                 DLPACK_MINOR_VERSION, " and older minors)");
+struct Hold {
+    Managed* in = nullptr;
+    static void release(void* context) {
+        auto* h = static_cast<Hold*>(context);
+        if (h->in && h->in->deleter) h->in->deleter(h->in);
+        delete h;
     }
+};
+
+// Whether `t`'s elements are compact row-major from data + byte_offset
+// (axes of length 1 may have any stride), which a Plexus tensor describes.
+bool compact_layout(const DLTensor& t, const Shape& shape) {
+    if (!t.strides) return true;
+    int64_t compact[PX_MAX_DIMS];
+    contiguous_strides(shape, compact);
+    for (int i = 0; i < t.ndim; ++i)
+        if (shape.dims[i] > 1 && t.strides[i] != compact[i]) return false;
+    return true;
+}
+
+// The memory `t` lies in, as a plugin takes it; false (with why) when DLPack's device has no such kind.
+bool dl_memory_kind(const DLTensor& t, px_buffer_memory& mem, std::string& why) {
+    switch (t.device.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:
+        mem.memory_kind = PX_MEMORY_HOST, mem.device_id = 0;
+        return true;
+    case kDLCUDA:
+        mem.memory_kind = PX_MEMORY_CUDA, mem.device_id = t.device.device_id;
+        return true;
+    default:
+        why = cat("the tensor is on ", dl_device_name(t.device.device_type), ", which no plugin takes");
+        return false;
+    }
+}
+
+// A tensor over the producer's memory, when `dev`'s plugin takes it; else
+// nullptr with the reason in `why`. On success `in` is the plugin's: it
+// calls in's deleter when the last tensor using the buffer is gone.
+template <class Managed>
+TensorObj* import_shared(const std::shared_ptr<DeviceImpl>& dev, Managed* in, px_dtype dtype, const Shape& shape,
+                         Hold<Managed>*& hold, std::string& why) {
     const DLTensor& t = in->dl_tensor;
-    const auto& dev = rt.device(device);
+    if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
+        if (in->flags & DLPACK_FLAG_BITMASK_READ_ONLY) {
+            why = "the tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY), and a Plexus tensor may be written";
+            return nullptr;
+        }
+    }
+    if (!compact_layout(t, shape)) {
+        why = "its strides are not compact row-major, which a Plexus tensor cannot describe";
+        return nullptr;
+    }
+    px_buffer_memory mem;
+    std::memset(&mem, 0, sizeof mem);
+    mem.struct_size = sizeof mem;
+    if (!dl_memory_kind(t, mem, why)) return nullptr;
+    const uint64_t bytes = byte_size(shape, dtype);
+    mem.address = bytes ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
+    mem.bytes = bytes;
+    if (reinterpret_cast<uintptr_t>(mem.address) % px_dtype_size(dtype) != 0) {
+        why = cat("data + byte_offset is not aligned to the ", px_dtype_size(dtype), " bytes of ", px_dtype_name(dtype));
+        return nullptr;
+    }
+    const PluginInstance& p = *dev->plugin;
+    if (!p.api->buffer_wrap) {
+        why = lacks_slot(*dev, "buffer_wrap", "takes memory the plugin did not allocate");
+        return nullptr;
+    }
+    auto held = std::make_unique<Hold<Managed>>();
+    held->in = in;
+    mem.release = &Hold<Managed>::release;
+    mem.release_context = held.get();
+    auto made = std::make_unique<TensorObj>();  // before the wrap: nothing may fail after it
+    made->dtype = dtype;
+    made->shape = shape;
+    made->buffer = std::make_shared<Buffer>(dev, nullptr, bytes, Buffer::Adopt{});  // no handle: frees nothing
+    px_plugin_buffer* handle = nullptr;
+    px_plugin_error err;
+    err.struct_size = sizeof err;
+    err.message[0] = '\0';
+    px_status s = PX_ERROR_PLUGIN;
+    try {
+        s = p.api->buffer_wrap(p.context, dev->local, &mem, &handle, &err);
+    } catch (...) {
+        p.escaped(cat("buffer_wrap on ", dev->label));
+    }
+    if (s == PX_ERROR_UNSUPPORTED) {
+        err.message[PX_MESSAGE_MAX - 1] = '\0';
+        why = cat("its plugin '", p.name, "' does not take this memory: ", err.message);
+        return nullptr;
+    }
+    if (s != PX_OK) p.raise(s, cat("wrapping ", bytes, " bytes of the producer's memory on ", dev->label), err);
+    if (!handle) fail(PX_ERROR_PLUGIN, "plugin ", p.name, " returned a NULL buffer from buffer_wrap");
+    hold = held.release();  // the plugin's now: it calls release exactly once
+    made->buffer->handle = handle;
+    return made.release();
+}
+
+// The values of `t`, copied onto `dev`.
+// (`why`: why it was not shared, for the refusal; empty when not tried.)
+TensorObj* import_copy(const std::shared_ptr<DeviceImpl>& dev, const DLTensor& t, px_dtype dtype, const Shape& shape,
+                       const std::string& why) {
     if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
         fail(PX_ERROR_UNSUPPORTED, "the tensor is on ", dl_device_name(t.device.device_type), " (",
              static_cast<int32_t>(t.device.device_type), ", id ", t.device.device_id,
-             "), which the host cannot read; Plexus imports memory of kDLCPU and kDLCUDAHost");
-    const px_dtype dtype = from_dl(t.dtype);
-    if (t.ndim < 0 || t.ndim > PX_MAX_DIMS)
-        fail(PX_ERROR_SHAPE, "the tensor's rank ", t.ndim, " is outside 0..", PX_MAX_DIMS);
-    if (t.ndim > 0 && !t.shape) fail(PX_ERROR_INVALID_ARGUMENT, "the tensor's shape is NULL for rank ", t.ndim);
-    const Shape shape = make_shape(t.ndim, t.shape, "the tensor's shape");
+             "), which the host cannot read to copy; Plexus copies memory of kDLCPU and kDLCUDAHost, and shares "
+             "kDLCUDA memory of a GPU of the 'cuda' plugin when imported onto that GPU",
+             why.empty() ? std::string() : cat(" (not shared onto ", dev->label, ": ", why, ")"));
     const uint64_t bytes = byte_size(shape, dtype);
-    if (bytes > 0 && !t.data) fail(PX_ERROR_INVALID_ARGUMENT, "the tensor's data is NULL for ", numel(shape), " elements");
-    if (copy == PX_DLPACK_COPY_NEVER) refuse_sharing("importing memory onto", dev.get());
     const auto* base = static_cast<const unsigned char*>(t.data) + t.byte_offset;
-    int64_t compact[PX_MAX_DIMS];
-    contiguous_strides(shape, compact);
-    bool is_compact = true;
-    for (int i = 0; i < t.ndim; ++i)
-        if (t.strides && shape.dims[i] > 1 && t.strides[i] != compact[i]) is_compact = false;
-    if (is_compact || bytes == 0) return router::from_host(dev, dtype, shape, base, bytes);
+    if (compact_layout(t, shape) || bytes == 0) return router::from_host(dev, dtype, shape, base, bytes);
     // Every element's offset in bytes must fit in 64 bits before anything is read.
     const uint64_t elem = px_dtype_size(dtype);
     for (int i = 0; i < t.ndim; ++i) {
@@ -220,11 +395,47 @@ TensorObj* import_copy(Runtime& rt, px_device device, Managed* in, int32_t copy)
     return router::from_host(dev, dtype, shape, packed.data(), bytes);
 }
 
-// Publishes the copy, then hands `in` back to its producer: on a failure
-// before this point `in` is still the caller's.
+// Imports `in` onto `device`, sharing where it can. Publishes the tensor;
+// `in` is Plexus's from then on (a copy hands it back at once, a shared
+// tensor when its buffer goes). On a failure `in` is still the caller's.
 template <class Managed>
-void finish_import(TensorObj* made, Managed* in, px_tensor** out) {
-    *out = publish(made);
+void import_tensor(Runtime& rt, px_device device, Managed* in, int32_t copy, px_tensor** out) {
+    if (!in) fail(PX_ERROR_INVALID_ARGUMENT, "'in' is NULL");
+    check_copy_policy(copy);
+    if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
+        if (in->version.major != DLPACK_MAJOR_VERSION)
+            fail(PX_ERROR_UNSUPPORTED, "the tensor is DLPack ", in->version.major, ".", in->version.minor,
+                 "; this Plexus reads DLPack ", DLPACK_MAJOR_VERSION, ".x (", DLPACK_MAJOR_VERSION, ".",
+                 DLPACK_MINOR_VERSION, " and older minors)");
+    }
+    const DLTensor& t = in->dl_tensor;
+    const auto& dev = rt.device(device);
+    const px_dtype dtype = from_dl(t.dtype);
+    if (t.ndim < 0 || t.ndim > PX_MAX_DIMS)
+        fail(PX_ERROR_SHAPE, "the tensor's rank ", t.ndim, " is outside 0..", PX_MAX_DIMS);
+    if (t.ndim > 0 && !t.shape) fail(PX_ERROR_INVALID_ARGUMENT, "the tensor's shape is NULL for rank ", t.ndim);
+    const Shape shape = make_shape(t.ndim, t.shape, "the tensor's shape");
+    const uint64_t bytes = byte_size(shape, dtype);
+    if (bytes > 0 && !t.data) fail(PX_ERROR_INVALID_ARGUMENT, "the tensor's data is NULL for ", numel(shape), " elements");
+    std::string why;
+    if (copy != PX_DLPACK_COPY_ALWAYS && bytes > 0) {  // no elements: nothing to share, a copy of nothing
+        Hold<Managed>* hold = nullptr;
+        if (TensorObj* shared = import_shared(dev, in, dtype, shape, hold, why)) {
+            std::unique_ptr<TensorObj> owned(shared);
+            uint64_t handle = 0;
+            try {
+                handle = tensor_table().insert(shared);
+            } catch (...) {
+                hold->in = nullptr;  // `in` stays the caller's; the buffer goes with `owned`
+                throw;
+            }
+            static_cast<void>(owned.release());  // the table owns it now
+            *out = reinterpret_cast<px_tensor*>(handle);
+            return;
+        }
+        if (copy == PX_DLPACK_COPY_NEVER) refuse_sharing("importing memory onto", *dev, why);
+    }
+    *out = publish(import_copy(dev, t, dtype, shape, why));
     if (in->deleter) in->deleter(in);
 }
 
@@ -252,7 +463,7 @@ px_status px_tensor_to_dlpack(px_tensor* tensor, int32_t copy, DLManagedTensorVe
     return guard("px_tensor_to_dlpack", [&] {
         const TensorObj& t = get_tensor(tensor);
         need_out(out);
-        *out = export_copy<DLManagedTensorVersioned>(t, copy);
+        *out = export_tensor<DLManagedTensorVersioned>(t, copy);
     });
 }
 
@@ -260,7 +471,7 @@ px_status px_tensor_to_dlpack_unversioned(px_tensor* tensor, int32_t copy, DLMan
     return guard("px_tensor_to_dlpack_unversioned", [&] {
         const TensorObj& t = get_tensor(tensor);
         need_out(out);
-        *out = export_copy<DLManagedTensor>(t, copy);
+        *out = export_tensor<DLManagedTensor>(t, copy);
     });
 }
 
@@ -269,7 +480,7 @@ px_status px_tensor_from_dlpack(px_runtime* runtime, px_device device, DLManaged
     return guard("px_tensor_from_dlpack", [&] {
         Runtime& rt = get_runtime(runtime);
         need_out(out);
-        finish_import(import_copy(rt, device, in, copy), in, out);
+        import_tensor(rt, device, in, copy, out);
     });
 }
 
@@ -278,7 +489,7 @@ px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_device devic
     return guard("px_tensor_from_dlpack_unversioned", [&] {
         Runtime& rt = get_runtime(runtime);
         need_out(out);
-        finish_import(import_copy(rt, device, in, copy), in, out);
+        import_tensor(rt, device, in, copy, out);
     });
 }
 

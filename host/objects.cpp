@@ -68,6 +68,7 @@ Buffer::Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n) : device(std::move(d))
 }
 
 Buffer::~Buffer() {
+    if (!handle) return;  // adopted, and the plugin never made it (capi_dlpack.cpp)
     const auto& p = *device->plugin;
     px_plugin_error err;
     err.struct_size = sizeof err;

@@ -89,6 +89,10 @@ struct Buffer {
     uint64_t bytes = 0;
 
     Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n);  // allocates
+    struct Adopt {};
+    // Takes `adopted` as it is (plugin ABI 1.5's buffer_wrap made it); freed like any other.
+    Buffer(std::shared_ptr<DeviceImpl> d, px_plugin_buffer* adopted, uint64_t n, Adopt) noexcept
+        : device(std::move(d)), handle(adopted), bytes(n) {}
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
     ~Buffer();  // frees, ordered after queued work

@@ -138,6 +138,15 @@ int main(void) {
     FIELD(px_group_call, count);
     FIELD(px_group_call, tensors);
 
+    STRUCT(px_buffer_memory);
+    FIELD(px_buffer_memory, struct_size);
+    FIELD(px_buffer_memory, memory_kind);
+    FIELD(px_buffer_memory, device_id);
+    FIELD(px_buffer_memory, address);
+    FIELD(px_buffer_memory, bytes);
+    FIELD(px_buffer_memory, release);
+    FIELD(px_buffer_memory, release_context);
+
     STRUCT(px_plugin_api);
     FIELD(px_plugin_api, struct_size);
     FIELD(px_plugin_api, abi_major);
@@ -161,6 +170,8 @@ int main(void) {
     FIELD(px_plugin_api, group_join);
     FIELD(px_plugin_api, group_all_reduce);
     FIELD(px_plugin_api, group_leave);
+    FIELD(px_plugin_api, buffer_memory);
+    FIELD(px_plugin_api, buffer_wrap);
 
     CONSTANT(PX_PLUGIN_ABI_MAJOR);
     CONSTANT(PX_PLUGIN_ABI_MINOR);
@@ -169,6 +180,8 @@ int main(void) {
     CONSTANT(PX_GROUP_ID_BYTES);
     CONSTANT(PX_OP_NUMBER_LIMIT);
     CONSTANT(PX_COLLECTIVE_SUM);
+    CONSTANT(PX_MEMORY_HOST);
+    CONSTANT(PX_MEMORY_CUDA);
     CONSTANT(PX_OK);
     CONSTANT(PX_ERROR_INVALID_ARGUMENT);
     CONSTANT(PX_ERROR_INVALID_HANDLE);

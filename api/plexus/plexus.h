@@ -362,12 +362,17 @@ PX_API const px_version_info* px_version(void);
  * Every Plexus dtype is carried (float32, float64, int32, int64, uint8 as
  * DLPack's float/int/uint of those widths, one lane).
  *
- * Sharing memory: today no plugin gives the host the address of its
- * buffers, nor takes memory it did not allocate (the plugin ABI has no slot
- * for either), so every exchange copies: `copy` PX_DLPACK_COPY_NEVER is
- * refused with PX_ERROR_UNSUPPORTED saying so, and the default,
- * PX_DLPACK_COPY_IF_NEEDED, copies. The flag is part of the API so that a
- * caller's code stays right once plugins can share. */
+ * Sharing memory: where the device's plugin gives its buffers' addresses and
+ * takes memory it did not allocate (plugin ABI 1.5: the CPU plugin, and the
+ * CUDA plugin for device memory of the same GPU), an export is the tensor's
+ * own memory and an import wraps the producer's. Copied instead (and refused
+ * with PX_ERROR_UNSUPPORTED saying why under PX_DLPACK_COPY_NEVER): a plugin
+ * without those slots; an import whose strides are not compact row-major
+ * (axes of length 1 aside), whose data + byte_offset is not aligned to its
+ * dtype, or that is read-only (DLPACK_FLAG_BITMASK_READ_ONLY: Plexus has no
+ * read-only tensors, and an in-place op such as px_sgd_update would write
+ * the producer's memory); and no elements (nothing to share; never refused).
+ * PX_DLPACK_COPY_ALWAYS always copies. */
 struct DLManagedTensor;
 struct DLManagedTensorVersioned;
 
@@ -381,27 +386,35 @@ struct DLManagedTensorVersioned;
  * (kDLCUDA, its CUDA ordinal); any other device is (kDLExtDev, its index). */
 PX_API px_status px_tensor_dlpack_device(px_tensor* tensor, int32_t* device_type, int32_t* device_id);
 
-/* The tensor's values as a new DLPack tensor in host memory (kDLCPU, id 0),
- * compact row-major with its strides written out, byte_offset 0. It is
- * complete when this returns (this waits for the tensor's device, and a
- * failure of the work that made it is returned here). *out is the caller's:
- * its deleter frees it, and may be called from any thread, at any time, even
- * after the runtime is destroyed. The versioned one has version 1.1 and
- * flags DLPACK_FLAG_BITMASK_IS_COPIED (never READ_ONLY: the copy is the
- * consumer's to write). */
+/* The tensor as a new DLPack tensor. Shared: the tensor's memory (kDLCPU, id
+ * 0, or kDLCUDA and the CUDA ordinal), data pointing at its first element
+ * (byte_offset 0), compact row-major strides written out, versioned flags 0;
+ * the tensor's buffer (with its plugin) lives until the deleter runs, and
+ * writes through either side are seen by the other. Copied: a compact
+ * row-major host copy (kDLCPU, id 0) that the consumer owns, versioned flags
+ * DLPACK_FLAG_BITMASK_IS_COPIED. Either way it is complete when this returns
+ * (this waits for the tensor's device, and a failure of the work that made
+ * it is returned here), never READ_ONLY, and *out is the caller's: its
+ * deleter may be called from any thread, at any time, even after the tensor
+ * is released and the runtime destroyed. The versioned one has version 1.1. */
 PX_API px_status px_tensor_to_dlpack(px_tensor* tensor, int32_t copy, struct DLManagedTensorVersioned** out);
 PX_API px_status px_tensor_to_dlpack_unversioned(px_tensor* tensor, int32_t copy, struct DLManagedTensor** out);
 
-/* A new tensor on `device` with the values of the DLPack tensor `in`, which
- * must be readable by the host (kDLCPU or kDLCUDAHost), have a dtype Plexus
- * has, and any strides (in elements; negative and zero ones too; NULL for
- * compact row-major) and byte_offset. The producer's work on it must be done
- * before this is called (for host memory DLPack has no stream to wait on).
- * On PX_OK, `in` belongs to Plexus, which calls its deleter (at once, as
- * the values are copied); on failure it is still the caller's and its
- * deleter has not been called. The versioned one refuses a tensor of
- * another DLPack major version (PX_ERROR_UNSUPPORTED) without reading
- * past its version. */
+/* A new tensor on `device` over (shared) or with (copied) the DLPack tensor
+ * `in`, which must have a dtype Plexus has. Shared when `device`'s plugin
+ * takes its memory (see above; host memory onto a CPU device, kDLCUDA memory
+ * onto the GPU of that ordinal); else copied, which needs memory the host can
+ * read (kDLCPU or kDLCUDAHost) with any strides (in elements; negative and
+ * zero ones too; NULL for compact row-major) and byte_offset. The producer's
+ * work on it must be done before this is called (for host memory DLPack has
+ * no stream to wait on; for CUDA memory, work ordered before the legacy
+ * default stream is waited for). On PX_OK, `in` belongs to Plexus: a copy
+ * calls its deleter at once; a shared one when the last tensor using the
+ * memory (views too) is released, after the work queued on it, from any
+ * thread, even after the runtime is destroyed. On failure it is still the
+ * caller's and its deleter has not been called. The versioned one refuses a
+ * tensor of another DLPack major version (PX_ERROR_UNSUPPORTED) without
+ * reading past its version. */
 PX_API px_status px_tensor_from_dlpack(px_runtime* runtime, px_device device, struct DLManagedTensorVersioned* in,
                                        int32_t copy, px_tensor** out);
 PX_API px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_device device, struct DLManagedTensor* in,

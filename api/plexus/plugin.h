@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 4
+#define PX_PLUGIN_ABI_MINOR 5
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -336,6 +336,27 @@ static inline const char* px_group_call_problem(const px_group_call* c) {
     return 0;
 }
 
+/* ---- ABI 1.5: memory shared with other runtimes (DLPack) ---- */
+
+/* What an address points at (px_buffer_memory.memory_kind). */
+#define PX_MEMORY_HOST 1 /* memory of this process that the host's threads read and write */
+#define PX_MEMORY_CUDA 2 /* CUDA device memory of the CUDA device `device_id` (its ordinal) */
+
+/* Where a buffer's bytes are, filled by buffer_memory, or memory the plugin
+ * did not allocate, given to buffer_wrap. Owned by whoever allocates it. */
+typedef struct px_buffer_memory {
+    uint32_t struct_size;
+    int32_t memory_kind;  /* PX_MEMORY_HOST or PX_MEMORY_CUDA */
+    int32_t device_id;    /* CUDA: the ordinal the memory belongs to; host: 0 */
+    void* address;        /* the first byte; may be NULL when bytes is 0 */
+    uint64_t bytes;       /* how many bytes from address belong to the buffer */
+    /* buffer_wrap only (buffer_memory leaves them as it finds them): called
+     * by the plugin exactly once, with release_context, when the wrapped
+     * buffer is freed (see buffer_wrap); may be NULL. */
+    void (*release)(void* release_context);
+    void* release_context;
+} px_buffer_memory;
+
 /* The function table. Pointers in it are valid while the library is loaded. */
 typedef struct px_plugin_api {
     uint32_t struct_size;
@@ -431,6 +452,40 @@ typedef struct px_plugin_api {
     /* Leaves the group and frees it, after its queued work has run or
      * failed. Never fails. */
     void (*group_leave)(px_plugin_context* ctx, px_plugin_group* group);
+
+    /* ---- ABI 1.5: memory shared with other runtimes (DLPack) ---- */
+
+    /* Both optional (NULL, or a table that ends before them: the host copies
+     * through copy_to_host and copy_from_host instead, and a caller that
+     * asked for no copy gets an error naming the plugin and the slot).
+     *
+     * Fills mem->memory_kind, device_id, address and bytes with where
+     * `buffer`'s bytes are: host memory the host may read and write directly,
+     * or CUDA device memory another runtime on that device may use. The
+     * address stays valid and the bytes stay put until buffer_free (the
+     * plugin never moves them). Does not wait for queued work: the host
+     * synchronizes the device before anyone reads. PX_ERROR_UNSUPPORTED when
+     * this buffer's memory cannot be shared (the host then copies). */
+    px_status (*buffer_memory)(px_plugin_context* ctx, px_plugin_buffer* buffer, px_buffer_memory* mem,
+                               px_plugin_error* err);
+    /* A buffer on `device` over memory the plugin did not allocate: `bytes`
+     * bytes at `address`, of `memory_kind` (host memory, or CUDA memory of
+     * this device's ordinal). The host has made sure the memory's producer
+     * has finished writing it before the first op that reads it (for CUDA:
+     * work ordered before the legacy default stream's current point, which a
+     * plugin with its own streams waits for here). The buffer is used like
+     * any other (ops, copies, buffer_memory); buffer_free is ordered after
+     * the work queued before it, after which the plugin calls
+     * mem->release(mem->release_context) exactly once, from any thread,
+     * holding none of its own locks (so release may call back into Plexus).
+     * destroy releases the wrapped buffers the host never freed. The plugin
+     * never caches, reuses or frees the memory itself, and never releases on
+     * failure: then the memory is still the caller's. The host passes an
+     * address aligned to the size of the dtype its tensors read there.
+     * PX_ERROR_UNSUPPORTED for memory the plugin cannot use (another kind,
+     * another device), with the reason. */
+    px_status (*buffer_wrap)(px_plugin_context* ctx, int32_t device, const px_buffer_memory* mem,
+                             px_plugin_buffer** out, px_plugin_error* err);
 } px_plugin_api;
 
 /* The one symbol a plugin exports. */

@@ -67,6 +67,28 @@ def dlpack_round_trip(n):
     return per_call(run, n)
 
 
+def dlpack_round_trip_copied(n):
+    """The same round trip through the copying path (copy=True both ways), as before plugin ABI 1.5."""
+    import numpy
+    x = numpy.ones(1, numpy.float32)
+
+    class Copied:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__(copy=True)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    def run(k):
+        for _ in range(k):
+            numpy.from_dlpack(Copied(plexus.from_dlpack(x, copy=True)))
+    run(100)
+    return per_call(run, n)
+
+
 def numpy_copy_round_trip(n):
     import numpy
     x = numpy.ones(1, numpy.float32)
@@ -102,6 +124,8 @@ def main():
     row("per-op overhead, 1-element add from Python", ns, "ns/op", baseline_name,
         library_add_overhead(baseline, 100000))
     row("DLPack round trip NumPy -> Plexus -> NumPy, 1 elt", dlpack_round_trip(20000) / 1000, "us",
+        "NumPy copy -> copy", numpy_copy_round_trip(20000) / 1000)
+    row("the same round trip, copy=True both ways", dlpack_round_trip_copied(20000) / 1000, "us",
         "NumPy copy -> copy", numpy_copy_round_trip(20000) / 1000)
     if args.skip_training:
         return

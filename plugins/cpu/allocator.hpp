@@ -26,6 +26,11 @@ struct px_plugin_buffer {
     uint64_t class_size;  // what was reserved
     int32_t device;
     uint64_t released_at;  // while cached: ops the device had queued when it was released
+    // ABI 1.5, buffer_wrap: memory the plugin did not allocate, never cached;
+    // release(release_context) runs once, when the buffer is freed.
+    bool foreign = false;
+    void (*release)(void*) = nullptr;
+    void* release_context = nullptr;
 };
 
 namespace pxcpu {

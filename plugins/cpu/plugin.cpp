@@ -1,15 +1,18 @@
 // The CPU plugin's entry points: PLEXUS_CPU_DEVICES devices, each with its own
 // queue and allocator, sharing the machine's cores (OpenMP + OpenBLAS).
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <system_error>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include <cblas.h>
@@ -45,6 +48,9 @@ struct px_plugin_context {
     std::vector<std::unique_ptr<pxcpu::Device>> devices;
     bool fused_ops = true;  // PLEXUS_CPU_FUSED=off hides the fused ops of ABI 1.4
     uint64_t generation = 0;  // the fork generation it was made in (fork_guard.hpp)
+    // Wrapped (foreign) buffers not yet freed, released by destroy if the host never frees them.
+    std::mutex foreign_mutex;
+    std::unordered_set<px_plugin_buffer*> foreign;
 };
 
 namespace {
@@ -136,12 +142,19 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
     });
 }
 
+// Hands a wrapped buffer's memory back to its owner, once (ABI 1.5).
+void release_foreign(px_plugin_buffer* b) noexcept {
+    if (b->release) b->release(b->release_context);
+    delete b;
+}
+
 void destroy(px_plugin_context* ctx) {
     if (!ctx) return;
     // Made before a fork: its workers are in the parent, and joining or
     // waiting for them would hang; the child's copy goes with the child.
     if (ctx->generation != fork_generation()) return;
     for (auto& d : ctx->devices) d->queue.wait();
+    for (px_plugin_buffer* b : ctx->foreign) release_foreign(b);  // never freed by the host
     if (ctx->profile) ctx->profile->write_once();
     delete ctx;
 }
@@ -198,8 +211,61 @@ px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugi
     Device* d = buffer ? device_at(ctx, buffer->device) : nullptr;
     if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
     if (ctx->generation != fork_generation()) return PX_OK;  // the parent's: goes with the child
+    if (buffer->foreign) {
+        {
+            std::lock_guard<std::mutex> lock(ctx->foreign_mutex);
+            if (ctx->foreign.erase(buffer) == 0) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+        }
+        // Never cached: the memory goes back to its owner once the ops queued
+        // before this free have run (waited for here; no lock of ours is held).
+        d->queue.wait_until_completed(d->queue.queued());
+        release_foreign(buffer);
+        return PX_OK;
+    }
     d->allocator.release(buffer);  // cached at once, freed after its ops: see allocator.hpp
     return PX_OK;
+}
+
+// ABI 1.5: a buffer's bytes are host memory, shared as they are.
+px_status buffer_memory(px_plugin_context* ctx, px_plugin_buffer* buffer, px_buffer_memory* mem, px_plugin_error* err) {
+    Device* d = buffer ? device_at(ctx, buffer->device) : nullptr;
+    if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (!mem || mem->struct_size < offsetof(px_buffer_memory, release))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, "mem is NULL or smaller than ABI 1.5's px_buffer_memory");
+    mem->memory_kind = PX_MEMORY_HOST;
+    mem->device_id = 0;
+    mem->address = buffer->data;
+    mem->bytes = buffer->bytes;
+    return PX_OK;
+}
+
+// ABI 1.5: host memory of another runtime as a buffer, never cached.
+px_status buffer_wrap(px_plugin_context* ctx, int32_t device, const px_buffer_memory* mem, px_plugin_buffer** out,
+                      px_plugin_error* err) {
+    return safely(err, [&] {
+        if (!device_at(ctx, device)) return bad_device(err, device);
+        if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+        if (!mem || mem->struct_size < sizeof(px_buffer_memory))
+            return report(err, PX_ERROR_INVALID_ARGUMENT, "mem is NULL or smaller than ABI 1.5's px_buffer_memory");
+        if (mem->memory_kind != PX_MEMORY_HOST)
+            return report(err, PX_ERROR_UNSUPPORTED, "memory of kind " + std::to_string(mem->memory_kind) +
+                                                         " is not host memory (PX_MEMORY_HOST), the only kind a CPU device reads");
+        if (mem->bytes && !mem->address) return report(err, PX_ERROR_INVALID_ARGUMENT, "address is NULL");
+        if (!usable_here(ctx)) return refuse_forked(err);
+        auto b = std::make_unique<px_plugin_buffer>();
+        b->data = static_cast<char*>(mem->address);
+        b->bytes = mem->bytes;
+        b->class_size = 0;
+        b->device = device;
+        b->released_at = 0;
+        b->foreign = true;
+        b->release = mem->release;
+        b->release_context = mem->release_context;
+        std::lock_guard<std::mutex> lock(ctx->foreign_mutex);
+        ctx->foreign.insert(b.get());
+        *out = b.release();
+        return PX_OK;
+    });
 }
 
 bool in_bounds(const px_plugin_buffer* b, uint64_t offset, uint64_t bytes) {
@@ -403,6 +469,9 @@ const px_plugin_api api_table = {
     nullptr,
     nullptr,
     nullptr,
+    // ABI 1.5: DLPack shares CPU tensors' memory as it is.
+    buffer_memory,
+    buffer_wrap,
 };
 
 }  // namespace

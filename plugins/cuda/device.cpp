@@ -127,6 +127,41 @@ void Device::release(px_plugin_buffer* b) {
     delete b;
 }
 
+px_plugin_buffer* Device::wrap(void* address, uint64_t bytes, std::string& why) {
+    const std::string here = "CUDA device " + std::to_string(ordinal);
+    if (bytes) {
+        cudaPointerAttributes a{};
+        if (cudaPointerGetAttributes(&a, address) != cudaSuccess) {
+            cudaGetLastError();
+            a.type = cudaMemoryTypeUnregistered;
+        }
+        if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged) {
+            why = "the address is not CUDA device memory, which " + here + " needs to share it";
+            return nullptr;
+        }
+        if (a.device != ordinal) {
+            why = "the memory belongs to CUDA device " + std::to_string(a.device) + ", not " + here;
+            return nullptr;
+        }
+    }
+    // The producer's work: ordered before the legacy default stream's
+    // current point (the array API's stream=1), which our own stream does
+    // not wait for (it is non-blocking), so it is waited for here.
+    PX_CUDA(cudaStreamSynchronize(nullptr));
+    auto b = std::make_unique<px_plugin_buffer>(px_plugin_buffer{address, bytes, ordinal});
+    b->foreign = true;
+    return b.release();
+}
+
+void Device::settle() noexcept {
+    if (!failed_.empty() || cuda_shut_down()) return;
+    try {
+        fence();
+    } catch (...) {  // a device failure is reported by its next wait; the memory is no longer ours to hold
+        cudaGetLastError();
+    }
+}
+
 void* Device::allocate(uint64_t bytes) {
     cudaError_t e;
     void* p = pool_malloc(bytes, e);

@@ -18,6 +18,11 @@ struct px_plugin_buffer {
     void* data;      // device memory from the pool; NULL for 0 bytes
     uint64_t bytes;
     int32_t device;  // the plugin's device index
+    // ABI 1.5, buffer_wrap: device memory of another runtime, never pooled;
+    // release(release_context) runs once, when the buffer is freed.
+    bool foreign = false;
+    void (*release)(void*) = nullptr;
+    void* release_context = nullptr;
 };
 
 namespace pxcuda {
@@ -67,6 +72,13 @@ public:
     // (after emptying the cache and trying again).
     px_plugin_buffer* allocate(uint64_t bytes, std::string& why);
     void release(px_plugin_buffer* b);  // stream-ordered: after the work queued so far
+    // ABI 1.5: `bytes` at `address`, memory of another runtime on this device
+    // (checked: PX_ERROR_UNSUPPORTED's reason in `why` otherwise), once the
+    // work the legacy default stream has queued so far is done. Not pooled.
+    px_plugin_buffer* wrap(void* address, uint64_t bytes, std::string& why);
+    // Waits for the work queued so far, never throwing: a wrapped buffer's
+    // memory may then go back to its owner.
+    void settle() noexcept;
     MemoryFigures figures();
 
     // ScratchSource, for kernels that need temporary memory.

@@ -3,6 +3,7 @@
 // return at once; errors found on the GPU come back at the next wait. With no
 // driver or no GPU the plugin still loads and says why it has no devices.
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,9 @@ struct px_plugin_context {
     bool test_hooks = false;  // PLEXUS_CUDA_TEST_HOOKS=1 at creation (test_hook.hpp)
     std::string no_devices_reason;  // why there are none, when there are none
     pxcuda::Collectives collectives;  // declared after devices: destroyed before them
+    // Wrapped (foreign) buffers not yet freed (ABI 1.5): destroy releases them.
+    std::mutex foreign_mutex;
+    std::vector<px_plugin_buffer*> foreign;
 };
 
 // A process group as the host holds it (plugin ABI 1.3).
@@ -172,6 +176,12 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
     });
 }
 
+// Hands a wrapped buffer's memory back to its owner, once (ABI 1.5).
+void release_foreign(px_plugin_buffer* b) noexcept {
+    if (b->release) b->release(b->release_context);
+    delete b;
+}
+
 void destroy(px_plugin_context* ctx) {
     if (!ctx) return;
     if (ctx->test_hooks) {
@@ -184,6 +194,7 @@ void destroy(px_plugin_context* ctx) {
         // wait() gives up on a collective whose peer cannot arrive, where a plain sync would hang.
         if (!cuda_shut_down() && d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) d->wait();
     }
+    for (px_plugin_buffer* b : ctx->foreign) release_foreign(b);  // wrapped, never freed by the host
     delete ctx;
 }
 
@@ -236,6 +247,21 @@ px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, p
 px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
     Device* d = device_of(ctx, buffer);
     if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (buffer->foreign) {
+        {
+            std::lock_guard<std::mutex> lock(ctx->foreign_mutex);
+            auto it = std::find(ctx->foreign.begin(), ctx->foreign.end(), buffer);
+            if (it == ctx->foreign.end()) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+            ctx->foreign.erase(it);
+        }
+        {
+            std::lock_guard<std::mutex> lock(d->mutex);  // the work queued before this free reads it
+            DeviceScope scope(d->ordinal);
+            d->settle();
+        }
+        release_foreign(buffer);  // none of our locks held: the owner's release may call back
+        return PX_OK;
+    }
     return guarded_at_exit_too(err, d, [&] {
         std::lock_guard<std::mutex> lock(d->mutex);
         if (d->failed().empty() && !cuda_shut_down()) {
@@ -244,6 +270,46 @@ px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugi
         } else {
             d->release(buffer);  // the context (or CUDA) is gone: only the bookkeeping is left to undo
         }
+        return PX_OK;
+    });
+}
+
+// ABI 1.5: a buffer's bytes are device memory of its CUDA ordinal.
+px_status buffer_memory(px_plugin_context* ctx, px_plugin_buffer* buffer, px_buffer_memory* mem, px_plugin_error* err) {
+    Device* d = device_of(ctx, buffer);
+    if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (!mem || mem->struct_size < offsetof(px_buffer_memory, release))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, "mem is NULL or smaller than ABI 1.5's px_buffer_memory");
+    mem->memory_kind = PX_MEMORY_CUDA;
+    mem->device_id = d->ordinal;
+    mem->address = buffer->data;
+    mem->bytes = buffer->bytes;
+    return PX_OK;
+}
+
+// ABI 1.5: device memory of another runtime on the same device as a buffer.
+px_status buffer_wrap(px_plugin_context* ctx, int32_t device, const px_buffer_memory* mem, px_plugin_buffer** out,
+                      px_plugin_error* err) {
+    Device* d = device_at(ctx, device);
+    if (!d) return bad_device(err, device);
+    if (!out) return report(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+    if (!mem || mem->struct_size < sizeof(px_buffer_memory))
+        return report(err, PX_ERROR_INVALID_ARGUMENT, "mem is NULL or smaller than ABI 1.5's px_buffer_memory");
+    if (mem->memory_kind != PX_MEMORY_CUDA || mem->device_id != d->ordinal)
+        return report(err, PX_ERROR_UNSUPPORTED,
+                      "memory of kind " + std::to_string(mem->memory_kind) + " on device " + std::to_string(mem->device_id) +
+                          " is not CUDA memory (PX_MEMORY_CUDA) of CUDA device " + std::to_string(d->ordinal));
+    if (mem->bytes && !mem->address) return report(err, PX_ERROR_INVALID_ARGUMENT, "address is NULL");
+    return on_device(d, err, [&](Device& dev) {
+        std::string why;
+        px_plugin_buffer* b = dev.wrap(mem->address, mem->bytes, why);
+        if (!b) return report(err, PX_ERROR_UNSUPPORTED, why);
+        b->release = mem->release;
+        b->release_context = mem->release_context;
+        std::unique_ptr<px_plugin_buffer> owned(b);
+        std::lock_guard<std::mutex> lock(ctx->foreign_mutex);
+        ctx->foreign.push_back(b);
+        *out = owned.release();
         return PX_OK;
     });
 }
@@ -537,6 +603,8 @@ const px_plugin_api api_table = {
     group_join,
     group_all_reduce,
     group_leave,
+    buffer_memory,
+    buffer_wrap,
 };
 
 }  // namespace

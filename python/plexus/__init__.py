@@ -88,23 +88,35 @@ def ones_like(x):
 
 
 def from_dlpack(x, device=None, copy=None):
-    """A Plexus tensor with the values of `x`: any object with __dlpack__ (a NumPy array, a PyTorch
+    """A Plexus tensor over the memory of `x`: any object with __dlpack__ (a NumPy array, a PyTorch
     tensor, a Plexus tensor) or a DLPack capsule. It speaks DLPack 1.x where the producer does and 0.x
-    otherwise. Today the values are copied (no plugin takes foreign memory yet): copy=False raises
-    BufferError saying so. The tensor goes on `device` (default cpu(0))."""
-    dev = device if device is not None else cpu()
+    otherwise. The memory is shared (writes show on both sides; `x`'s memory lives while the tensor
+    does) when the device's plugin takes it and Plexus can describe the layout: compact row-major,
+    aligned, writable. Otherwise the values are copied; copy=False then raises BufferError saying why,
+    copy=True always copies. The tensor goes on `device`: by default cpu(0), or gpu(i) for memory of
+    CUDA device i."""
+    kwargs = {}
+    if hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == _KDLCUDA:
+        # The producer orders its work before the legacy default stream, which the CUDA plugin waits for.
+        kwargs["stream"] = 1
+        dev = device if device is not None else gpu(x.__dlpack_device__()[1])
+    else:
+        dev = device if device is not None else cpu()
     if not hasattr(x, "__dlpack__"):
         return _plexus._from_capsule(x, dev, copy)
     kind = type(x)
     if kind in _speaks_dlpack_0:
-        capsule = x.__dlpack__()
+        capsule = x.__dlpack__(**kwargs)
     else:
         try:
-            capsule = x.__dlpack__(max_version=(1, 1))
+            capsule = x.__dlpack__(max_version=(1, 1), **kwargs)
         except TypeError:  # a producer of DLPack 0.x (NumPy < 2, PyTorch < 2.4): no max_version
-            capsule = x.__dlpack__()
+            capsule = x.__dlpack__(**kwargs)
             _speaks_dlpack_0.add(kind)
     return _plexus._from_capsule(capsule, dev, copy)
+
+
+_KDLCUDA = 2
 
 
 # Producer types whose __dlpack__ takes no max_version (learnt at their first exchange).

@@ -300,29 +300,34 @@ int32_t copy_policy(const py::object& copy) {
     return copy.cast<bool>() ? PX_DLPACK_COPY_ALWAYS : PX_DLPACK_COPY_NEVER;
 }
 
-// The array API's __dlpack__: a capsule of the tensor's values in host
-// memory, versioned when the consumer's max_version allows it.
+// The array API's __dlpack__: a capsule sharing the tensor's memory where
+// its plugin gives the address (a host copy otherwise, or when dl_device asks
+// for host memory of a GPU tensor), versioned when max_version allows it.
 py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object& max_version,
                      const py::object& dl_device, const py::object& copy) {
     int32_t type = 0, id = 0;
     plexus::check(px_tensor_dlpack_device(t.handle(), &type, &id));
-    bool to_host = true;
+    int32_t policy = copy_policy(copy);
     if (!dl_device.is_none()) {
         auto want = dl_device.cast<std::pair<int, int>>();
-        if (want.first != kDLCPU)
+        const bool same = want.first == type && want.second == id;
+        if (!same && want.first != kDLCPU)
             throw py::buffer_error("__dlpack__: dl_device " + py::repr(dl_device).cast<std::string>() +
-                                   " is not offered; Plexus exports to host memory (kDLCPU, 0)");
-    } else if (type != kDLCPU) {
-        to_host = false;
+                                   " is not offered; Plexus exports to the tensor's own device (" +
+                                   std::to_string(type) + ", " + std::to_string(id) + ") or to host memory (kDLCPU, 0)");
+        if (!same) {  // a GPU tensor asked for in host memory: a copy
+            if (policy == PX_DLPACK_COPY_NEVER)
+                throw py::buffer_error("__dlpack__: dl_device=(1, 0) of a tensor on " + t.device().str() +
+                                       " needs a copy, and copy=False was given");
+            policy = PX_DLPACK_COPY_ALWAYS;
+            type = kDLCPU;
+        }
     }
-    if (!to_host)
-        throw py::buffer_error("__dlpack__: the tensor is on " + t.device().str() +
-                               ", whose memory no plugin shares yet; ask for a host copy with "
-                               "dl_device=(1, 0) (kDLCPU), or copy it with .copyto(plexus.cpu())");
+    // Host memory has no stream; a GPU tensor's device is synchronized by the
+    // export, so any stream the consumer names may read it at once.
     if (type == kDLCPU && !stream.is_none() && !stream.equal(py::int_(-1)))
         throw py::buffer_error("__dlpack__: stream must be None for host memory, got " +
                                py::repr(stream).cast<std::string>());
-    const int32_t policy = copy_policy(copy);
     const bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
     px_status s = PX_OK;
     void* made = nullptr;
@@ -347,6 +352,46 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
         PyCapsule_New(made, versioned ? kVersionedCapsule : kCapsule, capsule_destructor));
 }
 
+// A producer's DLPack tensor as Plexus holds it when it shares the memory:
+// its deleter runs when the last Plexus tensor using it is released, which
+// may be on a thread without the GIL (the waiter's), while NumPy 1.24's
+// deleter calls Py_DECREF. So Plexus gets this copy of the struct, whose
+// deleter takes the GIL and then calls the producer's.
+template <class Managed>
+struct WithGil {
+    Managed outer;
+    Managed* inner;
+
+    static Managed* wrap(Managed* in) {
+        auto* w = new WithGil{*in, in};
+        w->outer.manager_ctx = w;
+        w->outer.deleter = &WithGil::deleter;
+        return &w->outer;
+    }
+    static void unwrap(Managed* outer) { delete static_cast<WithGil*>(outer->manager_ctx); }
+    static void deleter(Managed* self) {
+        auto* w = static_cast<WithGil*>(self->manager_ctx);
+        Managed* in = w->inner;
+        delete w;
+        if (!in->deleter || !Py_IsInitialized()) return;  // at exit: the producer's memory goes with the process
+        PyGILState_STATE gil = PyGILState_Ensure();
+        in->deleter(in);
+        PyGILState_Release(gil);
+    }
+};
+
+template <class Managed, class Import>
+px_status import_capsule(PyObject* c, const char* name, const char* used, Import&& import) {
+    auto* in = static_cast<Managed*>(PyCapsule_GetPointer(c, name));
+    Managed* held = WithGil<Managed>::wrap(in);
+    const px_status s = import(held);
+    if (s == PX_OK)
+        PyCapsule_SetName(c, used);  // the producer's tensor is Plexus's now
+    else
+        WithGil<Managed>::unwrap(held);  // still the capsule's
+    return s;
+}
+
 Tensor from_capsule(const py::object& capsule, Device d, const py::object& copy) {
     const int32_t policy = copy_policy(copy);
     PyObject* c = capsule.ptr();
@@ -356,13 +401,13 @@ Tensor from_capsule(const py::object& capsule, Device d, const py::object& copy)
     px_tensor* out = nullptr;
     px_status s = PX_OK;
     if (PyCapsule_IsValid(c, kVersionedCapsule)) {
-        auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kVersionedCapsule));
-        s = px_tensor_from_dlpack(plexus::runtime(), d.raw(), m, policy, &out);
-        if (s == PX_OK) PyCapsule_SetName(c, kUsedVersionedCapsule);
+        s = import_capsule<DLManagedTensorVersioned>(c, kVersionedCapsule, kUsedVersionedCapsule, [&](auto* m) {
+            return px_tensor_from_dlpack(plexus::runtime(), d.raw(), m, policy, &out);
+        });
     } else if (PyCapsule_IsValid(c, kCapsule)) {
-        auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kCapsule));
-        s = px_tensor_from_dlpack_unversioned(plexus::runtime(), d.raw(), m, policy, &out);
-        if (s == PX_OK) PyCapsule_SetName(c, kUsedCapsule);
+        s = import_capsule<DLManagedTensor>(c, kCapsule, kUsedCapsule, [&](auto* m) {
+            return px_tensor_from_dlpack_unversioned(plexus::runtime(), d.raw(), m, policy, &out);
+        });
     } else {
         throw py::value_error("from_dlpack: not a DLPack capsule (named 'dltensor' or 'dltensor_versioned'), "
                               "or one already consumed");

@@ -235,6 +235,7 @@ static px_plugin_api table = {
     copy_from_host, copy_to_host, copy_device, execute, synchronize,
     NULL, /* all_reduce (ABI 1.2): set by FAULT_COLLECTIVE */
     NULL, NULL, NULL, NULL, /* the process-group slots (ABI 1.3): set by FAULT_GROUP */
+    NULL, NULL,             /* buffer_memory, buffer_wrap (ABI 1.5): DLPack copies */
 };
 
 #ifndef FAULT_NO_SYMBOL

@@ -17,94 +17,11 @@
 #define HAVE_SYSTEM_DLPACK 1
 #endif
 
+#include "dlpack_support.hpp"
+
+using namespace dlpack_test;
+
 namespace {
-
-const px_device cpu0{PX_DEVICE_CPU, 0};
-
-// The CPU plugin's libraries (OpenBLAS, OpenMP) allocate when they are loaded
-// and hold it until exit. A runtime kept for the whole process keeps them
-// loaded, so that LeakSanitizer does not count that as leaked once the tests'
-// runtimes are destroyed and the plugin would otherwise be unloaded.
-void keep_cpu_plugin_loaded() {
-    static px_runtime* kept = [] {
-        const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-        px_runtime_options o{sizeof o, paths, 1, 1};
-        px_runtime* r = nullptr;
-        REQUIRE(px_runtime_create(&o, &r) == PX_OK);
-        return r;
-    }();
-    (void)kept;
-}
-
-struct Rt {
-    px_runtime* rt = nullptr;
-    explicit Rt(const std::vector<std::string>& plugins = {PLEXUS_CPU_PLUGIN_FILE}) {
-        keep_cpu_plugin_loaded();
-        std::vector<const char*> paths;
-        paths.reserve(plugins.size());
-        for (const auto& p : plugins) paths.push_back(p.c_str());
-        px_runtime_options o{sizeof o, paths.data(), static_cast<int32_t>(paths.size()), 1};
-        REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
-    }
-    ~Rt() {
-        if (rt) px_runtime_destroy(rt);
-    }
-    Rt(const Rt&) = delete;
-    Rt& operator=(const Rt&) = delete;
-};
-
-bool says(const std::string& needle) {
-    const std::string e = px_last_error();
-    const bool found = e.find(needle) != std::string::npos;
-    if (!found) UNSCOPED_INFO("last error: " << e);
-    return found;
-}
-
-template <class T>
-px_tensor* from_values(px_runtime* rt, px_dtype dtype, const std::vector<T>& v, std::vector<int64_t> shape,
-                       px_device dev = cpu0) {
-    px_tensor* t = nullptr;
-    REQUIRE(px_tensor_from_host(rt, dev, dtype, static_cast<int32_t>(shape.size()), shape.data(), v.data(),
-                                v.size() * sizeof(T), &t) == PX_OK);
-    return t;
-}
-
-template <class T>
-std::vector<T> values(px_tensor* t) {
-    int64_t n = 0;
-    REQUIRE(px_tensor_numel(t, &n) == PX_OK);
-    std::vector<T> v(static_cast<size_t>(n));
-    REQUIRE(px_tensor_to_host(t, v.data(), v.size() * sizeof(T)) == PX_OK);
-    return v;
-}
-
-// A producer's DLPack tensor over memory the test owns, counting deleter calls.
-struct Produced {
-    std::vector<int64_t> shape, strides;
-    int deleted = 0;
-    DLManagedTensor plain{};
-    DLManagedTensorVersioned versioned{};
-
-    Produced(void* data, DLDataType dtype, std::vector<int64_t> shp, std::vector<int64_t> str, uint64_t offset = 0,
-             DLDevice device = DLDevice{kDLCPU, 0})
-        : shape(std::move(shp)), strides(std::move(str)) {
-        DLTensor t{};
-        t.data = data;
-        t.device = device;
-        t.ndim = static_cast<int32_t>(shape.size());
-        t.dtype = dtype;
-        t.shape = shape.data();
-        t.strides = strides.empty() ? nullptr : strides.data();
-        t.byte_offset = offset;
-        plain.dl_tensor = t;
-        plain.manager_ctx = this;
-        plain.deleter = [](DLManagedTensor* self) { ++static_cast<Produced*>(self->manager_ctx)->deleted; };
-        versioned.version = DLPackVersion{1, 0};
-        versioned.dl_tensor = t;
-        versioned.manager_ctx = this;
-        versioned.deleter = [](DLManagedTensorVersioned* self) { ++static_cast<Produced*>(self->manager_ctx)->deleted; };
-    }
-};
 
 template <class T>
 void round_trip_one_dtype(px_runtime* rt, px_dtype dtype, DLDataType expected, std::vector<T> v) {
@@ -116,7 +33,7 @@ void round_trip_one_dtype(px_runtime* rt, px_dtype dtype, DLDataType expected, s
     CHECK(px_last_status() == PX_OK);
     CHECK(m->version.major == 1);
     CHECK(m->version.minor == 1);
-    CHECK(m->flags == DLPACK_FLAG_BITMASK_IS_COPIED);
+    CHECK(m->flags == 0);  // shared (the CPU plugin gives its buffers' addresses), and writable
     CHECK((m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0);
     const DLTensor& d = m->dl_tensor;
     CHECK(d.device.device_type == kDLCPU);
@@ -218,23 +135,25 @@ TEST_CASE("an import reads any strides and byte offset: transposed, reversed, br
         const char* name;
         std::vector<int64_t> shape, strides;
         uint64_t offset;  // bytes
+        bool shared;      // compact row-major: the import wraps the producer's memory
     };
     const Case cases[] = {
-        {"compact, strides given", {4, 4}, {4, 1}, 0},
-        {"compact, strides NULL", {4, 4}, {}, 0},
-        {"transposed", {4, 4}, {1, 4}, 0},
-        {"every other element", {3, 5}, {10, 2}, 0},
-        {"reversed rows, at an offset", {3, 4}, {-4, 1}, 32 * sizeof(float)},
-        {"broadcast (stride 0)", {3, 4}, {0, 1}, 4},
-        {"three axes, all shuffled", {2, 3, 4}, {1, 16, 2}, 4},
-        {"a size-1 axis with any stride", {1, 4}, {999, 1}, 0},
+        {"compact, strides given", {4, 4}, {4, 1}, 0, true},
+        {"compact, strides NULL", {4, 4}, {}, 0, true},
+        {"transposed", {4, 4}, {1, 4}, 0, false},
+        {"every other element", {3, 5}, {10, 2}, 0, false},
+        {"reversed rows, at an offset", {3, 4}, {-4, 1}, 32 * sizeof(float), false},
+        {"broadcast (stride 0)", {3, 4}, {0, 1}, 4, false},
+        {"three axes, all shuffled", {2, 3, 4}, {1, 16, 2}, 4, false},
+        {"a size-1 axis with any stride", {1, 4}, {999, 1}, 0, true},
+        {"compact at a byte offset", {2, 3}, {}, 8 * sizeof(float), true},
     };
     for (const Case& c : cases) {
         INFO(c.name);
         Produced p(host.data(), DLDataType{kDLFloat, 32, 1}, c.shape, c.strides, c.offset);
         px_tensor* t = nullptr;
         REQUIRE(px_tensor_from_dlpack(r.rt, cpu0, &p.versioned, PX_DLPACK_COPY_IF_NEEDED, &t) == PX_OK);
-        CHECK(p.deleted == 1);
+        CHECK(p.deleted == (c.shared ? 0 : 1));  // a copy hands it back at once, a shared one when released
         // The reference: walk the indices with the strides, independently of the host's gather.
         std::vector<int64_t> st = c.strides;
         if (st.empty()) {
@@ -260,6 +179,7 @@ TEST_CASE("an import reads any strides and byte offset: transposed, reversed, br
         REQUIRE(px_tensor_shape(t, shape_back, PX_MAX_DIMS) == PX_OK);
         for (size_t i = 0; i < nd; ++i) CHECK(shape_back[i] == c.shape[i]);
         px_tensor_release(t);
+        CHECK(p.deleted == 1);
     }
     // Pinned host memory (kDLCUDAHost) is host memory too.
     Produced pinned(host.data(), DLDataType{kDLFloat, 32, 1}, {2}, {}, 0, DLDevice{kDLCUDAHost, 0});
@@ -278,12 +198,11 @@ TEST_CASE("what cannot be exchanged is refused with the reason, and a refused im
     DLManagedTensorVersioned* m = nullptr;
     DLManagedTensor* u = nullptr;
 
-    // No copy asked: nothing can be shared yet, and the message says why and what to pass.
-    CHECK(px_tensor_to_dlpack(t, PX_DLPACK_COPY_NEVER, &m) == PX_ERROR_UNSUPPORTED);
-    CHECK(says("px_tensor_to_dlpack: PX_DLPACK_COPY_NEVER: sharing the memory of a tensor on cpu(0) without a copy "
-               "needs its plugin 'cpu' to share buffer memory"));
-    CHECK(says("pass PX_DLPACK_COPY_IF_NEEDED to copy"));
-    CHECK(m == nullptr);
+    // No copy asked of the CPU plugin (ABI 1.5): shared. (The refusals of
+    // COPY_NEVER are in test_dlpack_shared.cpp.)
+    REQUIRE(px_tensor_to_dlpack(t, PX_DLPACK_COPY_NEVER, &m) == PX_OK);
+    m->deleter(m);
+    m = nullptr;
     CHECK(px_tensor_to_dlpack_unversioned(t, 7, &u) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(says("px_tensor_to_dlpack_unversioned: copy 7 is not PX_DLPACK_COPY_IF_NEEDED (0)"));
     CHECK(u == nullptr);
@@ -300,9 +219,11 @@ TEST_CASE("what cannot be exchanged is refused with the reason, and a refused im
     };
     const DLDataType f32{kDLFloat, 32, 1};
     {
-        Produced p(host.data(), f32, {4}, {});
+        Produced p(host.data(), f32, {2, 2}, {1, 2});
         refused(p, true, PX_DLPACK_COPY_NEVER, PX_ERROR_UNSUPPORTED,
-                "px_tensor_from_dlpack: PX_DLPACK_COPY_NEVER: importing memory onto cpu(0) without a copy");
+                "px_tensor_from_dlpack: PX_DLPACK_COPY_NEVER: importing memory onto cpu(0) without a copy: its "
+                "strides are not compact row-major, which a Plexus tensor cannot describe; pass "
+                "PX_DLPACK_COPY_IF_NEEDED to copy");
         refused(p, false, -1, PX_ERROR_INVALID_ARGUMENT, "px_tensor_from_dlpack_unversioned: copy -1 is not");
     }
     {
@@ -314,7 +235,7 @@ TEST_CASE("what cannot be exchanged is refused with the reason, and a refused im
     {
         Produced p(host.data(), f32, {4}, {}, 0, DLDevice{kDLCUDA, 0});
         refused(p, false, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_UNSUPPORTED,
-                "the tensor is on kDLCUDA (2, id 0), which the host cannot read");
+                "the tensor is on kDLCUDA (2, id 0), which the host cannot read to copy");
     }
     const std::pair<DLDataType, const char*> bad_types[] = {
         {DLDataType{kDLBool, 8, 1}, "DLPack dtype bool8 (code 6) has no Plexus dtype"},
@@ -371,6 +292,7 @@ TEST_CASE("a DLPack tensor outlives the runtime and the tensor it came from, and
     DLManagedTensorVersioned* m = nullptr;
     DLManagedTensor* u = nullptr;
     px_tensor* imported = nullptr;
+    Produced* producer = nullptr;
     std::vector<double> want{1, 2, 3, 4, 5, 6};
     {
         Rt r;
@@ -381,13 +303,14 @@ TEST_CASE("a DLPack tensor outlives the runtime and the tensor it came from, and
         REQUIRE(px_tensor_to_dlpack_unversioned(t, PX_DLPACK_COPY_IF_NEEDED, &u) == PX_OK);
         px_tensor_release(t);  // the producer's tensors go first
         px_tensor_release(doubled);
-        // The import's producer goes as soon as it is imported: its memory is freed below.
+        // The import shares the producer's memory, which its deleter frees when the
+        // last tensor using it is released, after the runtime is gone.
         auto* heap = new std::vector<double>(want);
         auto* p = new Produced(heap->data(), DLDataType{kDLFloat, 64, 1}, {6}, {});
         p->plain.manager_ctx = heap;
         p->plain.deleter = [](DLManagedTensor* self) { delete static_cast<std::vector<double>*>(self->manager_ctx); };
         REQUIRE(px_tensor_from_dlpack_unversioned(r.rt, cpu0, &p->plain, 0, &imported) == PX_OK);
-        delete p;
+        producer = p;
         CHECK(values<double>(imported) == want);
     }  // the runtime is destroyed here
     // Read after the runtime is gone (ASan would see a use after free), then delete.
@@ -398,7 +321,8 @@ TEST_CASE("a DLPack tensor outlives the runtime and the tensor it came from, and
     m->deleter(m);
     u->deleter(u);
     CHECK(values<double>(imported) == want);  // tensors outlive their runtime too
-    CHECK(px_tensor_release(imported) == PX_OK);
+    CHECK(px_tensor_release(imported) == PX_OK);  // runs the producer's deleter (ASan: the vector is freed once)
+    delete producer;
 }
 
 TEST_CASE("an export waits for the work that makes its tensor, and reports that work's failure", "[dlpack]") {
@@ -466,12 +390,11 @@ TEST_CASE("on the CUDA emulator's GPUs: (kDLCUDA, ordinal), values out and in, a
     px_tensor* neg = nullptr;
     REQUIRE(px_unary(PX_OP_NEG, t, &neg) == PX_OK);
     DLManagedTensorVersioned* m = nullptr;
-    REQUIRE(px_tensor_to_dlpack(neg, PX_DLPACK_COPY_IF_NEEDED, &m) == PX_OK);
+    REQUIRE(px_tensor_to_dlpack(neg, PX_DLPACK_COPY_ALWAYS, &m) == PX_OK);
     CHECK(m->dl_tensor.device.device_type == kDLCPU);  // a host copy
+    CHECK(m->flags == DLPACK_FLAG_BITMASK_IS_COPIED);
     const auto* got = static_cast<const int64_t*>(m->dl_tensor.data);
     for (size_t i = 0; i < v.size(); ++i) CHECK(got[i] == -v[i]);
-    CHECK(px_tensor_to_dlpack(neg, PX_DLPACK_COPY_NEVER, &m) == PX_ERROR_UNSUPPORTED);
-    CHECK(says("a tensor on gpu(1) without a copy needs its plugin 'cuda'"));
     // Imported onto a GPU.
     px_tensor* back = nullptr;
     REQUIRE(px_tensor_from_dlpack(r.rt, gpu1, m, PX_DLPACK_COPY_IF_NEEDED, &back) == PX_OK);

@@ -1,9 +1,12 @@
 """Tensors exchanged with NumPy and PyTorch through DLPack: every dtype both ways, strides and views,
-the versioned and unversioned protocols, lifetimes, and what is refused. Today every exchange copies
-(no plugin shares its buffers yet: docs/python.md), so these tests also hold that: the flags say
-'copied', writes do not travel, copy=False is refused with the reason."""
+the versioned and unversioned protocols, lifetimes, and what is refused. The CPU plugin shares its
+buffers and takes foreign memory (plugin ABI 1.5), so exchanges share memory: the same address, and
+writes visible on both sides (docs/python.md); what Plexus cannot describe is copied, and copy=False
+then says why."""
+import ctypes
 import gc
 import sys
+import weakref
 
 import pytest
 
@@ -11,6 +14,7 @@ import plexus
 from conftest import need
 
 DTYPES = ["float32", "float64", "int32", "int64", "uint8"]
+PX_DEVICE_CPU, PX_FLOAT64 = 1, 2  # types.h
 
 
 def sample(np, dtype):
@@ -80,27 +84,125 @@ def test_versioned_and_unversioned_capsules_by_max_version():
     assert (np.from_dlpack(t) == np.arange(4, dtype=np.float32)).all()
 
 
-def test_today_every_exchange_is_a_copy_and_no_copy_is_refused_with_the_reason():
+def address(np, a):
+    return a.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_numpy_plexus_torch_share_one_memory_every_dtype(dtype):
     np, torch = need("numpy"), need("torch")
-    t = plexus.zeros(3)
-    a = torch.from_dlpack(t)
-    a[0] = 5  # a copy: the tensor keeps its values
-    assert t.tolist() == [0.0, 0.0, 0.0]
-    assert not np.from_dlpack(t).flags.writeable  # NumPy 1.24 marks what it imports read-only
+    a = sample(np, dtype)
+    t = plexus.from_dlpack(a)  # NumPy -> Plexus: wraps a's memory
+    b = np.from_dlpack(t)      # Plexus -> NumPy: the same memory again
+    w = torch.from_dlpack(t)   # Plexus -> PyTorch (the unversioned capsule)
+    assert address(np, b) == address(np, a) == w.data_ptr()
+    a[0, 1] = 9                # NumPy writes: Plexus, PyTorch and the other array see it
+    assert t.tolist()[0][1] == 9 and w[0, 1].item() == 9 and b[0, 1] == 9
+    w[1, 0] = 7                # PyTorch writes into the memory Plexus exported: NumPy sees it
+    assert a[1, 0] == 7 and t.tolist()[1][0] == 7 and b[1, 0] == 7
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_to_plexus_shares_and_plexus_to_torch_shares(dtype):
+    np, torch = need("numpy"), need("torch")
+    x = torch.from_numpy(sample(np, dtype))
+    t = plexus.from_dlpack(x)
+    y = torch.from_dlpack(t)
+    assert y.data_ptr() == x.data_ptr()
+    x[0, 0] = 3
+    assert t.tolist()[0][0] == 3 and y[0, 0].item() == 3
+    y[1, 2] = 4
+    assert x[1, 2].item() == 4 and t.tolist()[1][2] == 4
+
+
+def test_views_go_out_at_their_offset_in_the_tensor_memory():
+    np, torch = need("numpy"), need("torch")
+    x = plexus.arange(24, dtype="float32").reshape(4, 6)
+    whole, rows = np.from_dlpack(x), torch.from_dlpack(x[1:3])
+    assert rows.data_ptr() == address(np, whole) + 6 * 4
+    rows[0, 0] = -1
+    assert whole[1, 0] == -1 and x.tolist()[1][0] == -1
+
+
+def test_what_cannot_be_shared_is_copied_and_copy_false_says_why():
+    np, torch = need("numpy"), need("torch")
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for view, why in ((base.T, "its strides are not compact row-major"),
+                      (base[:, ::-1], "its strides are not compact row-major")):
+        with pytest.raises(BufferError, match="importing memory onto cpu.0. without a copy: " + why):
+            plexus.from_dlpack(view, copy=False)
+        before = view.tolist()
+        c = plexus.from_dlpack(view)  # copied
+        base[0, 0] += 100
+        assert c.tolist() == before
+        base[0, 0] -= 100
+    u = plexus.from_dlpack(np.ones(3), copy=True)  # asked to copy
+    assert u.tolist() == [1.0, 1.0, 1.0]
     src = np.zeros(3, dtype=np.float32)
-    u = plexus.from_dlpack(src)
-    src[1] = 7
-    assert u.tolist() == [0.0, 0.0, 0.0]
-    with pytest.raises(BufferError, match="PX_DLPACK_COPY_NEVER: sharing the memory of a tensor on cpu.0. "
-                                          "without a copy needs its plugin 'cpu' to share buffer memory"):
-        t.__dlpack__(copy=False)
-    with pytest.raises(BufferError, match="importing memory onto cpu.0. without a copy"):
-        plexus.from_dlpack(np.ones(2), copy=False)
-    assert plexus.from_dlpack(torch.ones(2), copy=True).tolist() == [1.0, 1.0]
+    v = plexus.from_dlpack(src, copy=True)
+    src[0] = 5
+    assert v.tolist() == [0.0, 0.0, 0.0]
+    t = plexus.zeros(3)
+    a = torch.from_dlpack(t.__dlpack__(copy=True))  # a copy
+    a[0] = 5
+    assert t.tolist() == [0.0, 0.0, 0.0]
+    assert torch.from_dlpack(t.__dlpack__(copy=False)).data_ptr() == address(np, np.from_dlpack(t))
     with pytest.raises(BufferError, match="stream must be None for host memory"):
         t.__dlpack__(stream=5)
     with pytest.raises(BufferError, match="dl_device .2, 0. is not offered"):
         t.__dlpack__(dl_device=(2, 0))
+
+
+def test_shared_memory_lives_as_long_as_its_last_user():
+    np, torch = need("numpy"), need("torch")
+    # Export: the consumers outlive the Plexus tensor.
+    t = plexus.arange(1000, dtype="float64")
+    a, b = np.from_dlpack(t), torch.from_dlpack(t)
+    del t
+    gc.collect()
+    assert a[999] == 999.0 and b[999].item() == 999.0
+    b[0] = -1
+    assert a[0] == -1
+    # Import: Plexus keeps the producer's array alive until its last tensor (a view too) goes.
+    src = np.arange(10, dtype=np.int64)
+    gone = weakref.ref(src.base if src.base is not None else src)
+    u = plexus.from_dlpack(src)
+    tail = u[5:]
+    del src, u
+    gc.collect()
+    assert gone() is not None and tail.tolist() == [5, 6, 7, 8, 9]
+    del tail
+    gc.collect()
+    assert gone() is None
+
+
+def test_an_export_outlives_the_runtime_that_made_it():
+    """A runtime of its own through the C API (ctypes): its tensor exported, then the tensor released
+    and the runtime destroyed before NumPy and PyTorch read and write the memory."""
+    np, torch = need("numpy"), need("torch")
+    with open("/proc/self/maps") as maps:  # the libplexus the module uses
+        path = next(line.split()[-1] for line in maps if "/libplexus.so" in line)
+    lib = ctypes.CDLL(path)
+    lib.px_last_error.restype = ctypes.c_char_p
+
+    class Device(ctypes.Structure):
+        _fields_ = [("kind", ctypes.c_int32), ("index", ctypes.c_int32)]
+
+    rt, t, m = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.px_runtime_create(None, ctypes.byref(rt)) == 0, lib.px_last_error()
+    shape = (ctypes.c_int64 * 1)(4)
+    assert lib.px_tensor_full(rt, Device(PX_DEVICE_CPU, 0), PX_FLOAT64, 1, shape, ctypes.c_double(2.5),
+                              ctypes.byref(t)) == 0, lib.px_last_error()
+    assert lib.px_tensor_to_dlpack_unversioned(t, 1, ctypes.byref(m)) == 0, lib.px_last_error()
+    assert lib.px_tensor_release(t) == 0 and lib.px_runtime_destroy(rt) == 0
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    x = torch.utils.dlpack.from_dlpack(new_capsule(m, b"dltensor", None))  # torch calls the deleter
+    assert x.tolist() == [2.5] * 4
+    x[1] = 7
+    assert x.tolist() == [2.5, 7.0, 2.5, 2.5]
+    del x
+    gc.collect()
 
 
 def test_what_plexus_has_no_dtype_for_is_refused():
@@ -123,7 +225,7 @@ def test_lifetimes_consumer_outlives_producer_and_unconsumed_capsules_are_freed(
     del t
     gc.collect()
     assert a[999] == 999.0 and b[999].item() == 999.0
-    # The producer's memory goes first on import: it was copied.
+    # The producer's array may go first on import: Plexus holds it.
     src = np.arange(10, dtype=np.int64)
     u = plexus.from_dlpack(src)
     del src
