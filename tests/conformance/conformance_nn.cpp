@@ -230,8 +230,8 @@ TEST_CASE("a label outside the classes fails at the next wait, naming the op", "
     Tensor l = zeros({3, 4}, dev);
     Tensor loss = softmax_cross_entropy(l, array(std::vector<int32_t>{0, 4, 1}, {3}, dev));
     auto msg = pxtest::message_of<DeviceError>([&] { loss.to_vector<float>(); });
-    PX_REQUIRE_MENTIONS(msg, "softmax_cross_entropy");
-    PX_REQUIRE_MENTIONS(msg, "label 4 in row 1");
+    PX_REQUIRE_MENTIONS(msg, "softmax_cross_entropy");  // R9.1
+    PX_REQUIRE_MENTIONS(msg, "label 4 in row 1");       // R9.2
     // The device still works afterwards.
     REQUIRE(values(softmax_cross_entropy(l, array(std::vector<int32_t>{0, 3, 1}, {3}, dev)))[1] ==
             Approx(std::log(4.0)));
@@ -538,64 +538,60 @@ TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][
     PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_FILL, DType::int32}, {PX_OP_CONV2D, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor x = zeros({2, 3, 8, 8}, dev), w = zeros({4, 3, 3, 3}, dev);
-    using pxtest::message_of;
+    // The typed error is the contract (R5); the words are the host's, the
+    // same on every device, and tested with the host.
     // conv2d: rank, channels, kernel larger than the input, bad stride, integer dtype, devices
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(zeros({3, 8, 8}, dev), w); }), "must be 4-D");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 2, 3, 3}, dev)); }), "has 3 channels");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 3, 9, 9}, dev)); }), "smaller than the kernel");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({0, 3, 3, 3}, dev)); }), "has no channels");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { conv2d(x, zeros({4, 3, 0, 3}, dev)); }), "kernel is empty");
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { conv2d(x, w, 0); }), "stride 0");
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { conv2d(x, w, 1, -1); }), "negative");
-    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { conv2d(x.astype(DType::int32), w.astype(DType::int32)); }),
-                        "does not take int32");
-    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { conv2d(x, w.astype(DType::float64)); }), "dtypes differ");
-    if (dev != cpu(0)) PX_REQUIRE_MENTIONS(message_of<DeviceMismatchError>([&] { conv2d(x, w.copyto(cpu(0))); }), "different devices");
+    REQUIRE_THROWS_AS(conv2d(zeros({3, 8, 8}, dev), w), ShapeError);
+    REQUIRE_THROWS_AS(conv2d(x, zeros({4, 2, 3, 3}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(conv2d(x, zeros({4, 3, 9, 9}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(conv2d(x, zeros({0, 3, 3, 3}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(conv2d(x, zeros({4, 3, 0, 3}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(conv2d(x, w, 0), InvalidArgumentError);
+    REQUIRE_THROWS_AS(conv2d(x, w, 1, -1), InvalidArgumentError);
+    REQUIRE_THROWS_AS(conv2d(x.astype(DType::int32), w.astype(DType::int32)), DTypeError);
+    REQUIRE_THROWS_AS(conv2d(x, w.astype(DType::float64)), DTypeError);
+    if (dev != cpu(0)) REQUIRE_THROWS_AS(conv2d(x, w.copyto(cpu(0))), DeviceMismatchError);
     // conv2d gradients: shapes that do not fit
     Tensor dy = zeros({2, 4, 6, 6}, dev);
     CHECK(px_conv2d_backward_input(dy.handle(), w.handle(), 9, 8, 1, 1, 0, 0, nullptr) == PX_ERROR_INVALID_ARGUMENT);
     px_tensor* out = nullptr;
     REQUIRE(px_conv2d_backward_input(dy.handle(), w.handle(), 9, 8, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
-    PX_REQUIRE_MENTIONS(px_last_error(), "does not fit the weight");
     REQUIRE(px_conv2d_backward_input(dy.handle(), w.handle(), 0, 8, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
     // Held by name: a temporary's release would succeed, and a success clears the last error (plexus.h).
     Tensor other_x = zeros({3, 3, 8, 8}, dev);
     REQUIRE(px_conv2d_backward_weight(dy.handle(), other_x.handle(), 3, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
-    PX_REQUIRE_MENTIONS(px_last_error(), "does not fit the input");
     REQUIRE(px_conv2d_backward_weight(dy.handle(), x.handle(), 0, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
     REQUIRE(out == nullptr);
     // pooling: rank, window, padding over half the window, a gradient of the wrong shape, the wrong op
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { max_pool2d(zeros({8, 8}, dev), 2, 2); }), "must be 4-D");
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { max_pool2d(x, 0, 2); }), "pool size");
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { avg_pool2d(x, 2, 2, 2); }), "at most half");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { max_pool2d(x, 9, 1); }), "smaller than the kernel");
+    REQUIRE_THROWS_AS(max_pool2d(zeros({8, 8}, dev), 2, 2), ShapeError);
+    REQUIRE_THROWS_AS(max_pool2d(x, 0, 2), InvalidArgumentError);
+    REQUIRE_THROWS_AS(avg_pool2d(x, 2, 2, 2), InvalidArgumentError);
+    REQUIRE_THROWS_AS(max_pool2d(x, 9, 1), ShapeError);
     REQUIRE(px_pool2d_backward(PX_OP_MAX_POOL2D, x.handle(), x.handle(), 2, 2, 2, 2, 0, 0, &out) == PX_ERROR_SHAPE);
     REQUIRE(px_pool2d(PX_OP_ADD, x.handle(), 2, 2, 2, 2, 0, 0, &out) == PX_ERROR_INVALID_ARGUMENT);
     REQUIRE(px_pool2d_backward(PX_OP_SUM, x.handle(), x.handle(), 2, 2, 2, 2, 0, 0, &out) == PX_ERROR_INVALID_ARGUMENT);
     // bias: rank, length
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { bias_add(zeros({4}, dev), zeros({4}, dev)); }), "channel axis");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { bias_add(x, zeros({4}, dev)); }), "has 3 channels");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { bias_add(x, zeros({3, 1}, dev)); }), "must be 1-D");
+    REQUIRE_THROWS_AS(bias_add(zeros({4}, dev), zeros({4}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(bias_add(x, zeros({4}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(bias_add(x, zeros({3, 1}, dev)), ShapeError);
     REQUIRE(px_bias_grad(zeros({3}, dev).handle(), &out) == PX_ERROR_SHAPE);
     // activation gradients: the wrong op, shapes that differ
     REQUIRE(px_activation_backward(PX_OP_EXP, x.handle(), x.handle(), &out) == PX_ERROR_INVALID_ARGUMENT);
     REQUIRE(px_activation_backward(PX_OP_RELU, x.handle(), w.handle(), &out) == PX_ERROR_SHAPE);
     // softmax: rank, labels of the wrong dtype, count or rank, a gradient of the wrong shape
     Tensor l = zeros({4, 10}, dev);
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { log_softmax(zeros({10}, dev)); }), "must be 2-D");
-    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { softmax_cross_entropy(l, zeros({4}, dev)); }), "int32 or int64");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { softmax_cross_entropy(l, zeros({3}, dev, DType::int32)); }),
-                        "one label per row");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { softmax_cross_entropy(zeros({4, 0}, dev), zeros({4}, dev, DType::int32)); }),
-                        "no classes");
+    REQUIRE_THROWS_AS(log_softmax(zeros({10}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(softmax_cross_entropy(l, zeros({4}, dev)), DTypeError);
+    REQUIRE_THROWS_AS(softmax_cross_entropy(l, zeros({3}, dev, DType::int32)), ShapeError);
+    REQUIRE_THROWS_AS(softmax_cross_entropy(zeros({4, 0}, dev), zeros({4}, dev, DType::int32)), ShapeError);
     REQUIRE(px_softmax_cross_entropy_backward(l.handle(), zeros({4}, dev, DType::int32).handle(), zeros({5}, dev).handle(),
                                               &out) == PX_ERROR_SHAPE);
     REQUIRE(px_softmax_cross_entropy_backward(l.handle(), zeros({4}, dev, DType::int32).handle(),
                                               zeros({4}, dev, DType::float64).handle(), &out) == PX_ERROR_DTYPE);
     REQUIRE(px_log_softmax_backward(l.handle(), zeros({4, 9}, dev).handle(), &out) == PX_ERROR_SHAPE);
     // gemm: rank, inner dimensions
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { gemm(zeros({2, 3}, dev), zeros({2, 3}, dev)); }), "inner dimensions");
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { gemm(zeros({2, 3, 1}, dev), zeros({3, 3}, dev)); }), "must be 2-D");
+    REQUIRE_THROWS_AS(gemm(zeros({2, 3}, dev), zeros({2, 3}, dev)), ShapeError);
+    REQUIRE_THROWS_AS(gemm(zeros({2, 3, 1}, dev), zeros({3, 3}, dev)), ShapeError);
     REQUIRE(gemm(zeros({2, 3}, dev), zeros({2, 3}, dev), false, true).shape() == Shape{2, 2});
     // dropout: p outside [0, 1)
     uint64_t s = 0, o = 0;

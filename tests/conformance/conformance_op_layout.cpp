@@ -53,14 +53,18 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
     auto in = [&](int32_t dtype, std::initializer_list<int64_t> dims) { return tensor(src, dtype, dims); };
     auto out = [&](int32_t dtype, std::initializer_list<int64_t> dims) { return tensor(dst, dtype, dims); };
 
-    // Refused, with this status and a message holding `why`.
+    // Refused, with this status and a message. `why` is the reason, as
+    // px_op_call_check words it, shown when the check fails; a plugin's
+    // own wording is its own (R2 requires a message, not these words).
     auto refused = [&](const px_op_call& call, px_status status, const std::string& why) {
-        INFO(px_op_name(call.op) << " should be refused with \"" << why << "\"");
+        INFO(px_op_name(call.op) << " should be refused (" << why << ")");
         const px_status got = p.api->execute(p.ctx, &call, &p.err);
         INFO("the plugin said " << got << ": " << p.err.message);
-        REQUIRE(got == status);
-        REQUIRE(std::string(p.err.message).find(why) != std::string::npos);
-        p.err.message[0] = 0;
+        // A plugin that lacks the op may refuse it as unsupported first (R5).
+        const int32_t dtype = call.num_inputs ? call.inputs[0].dtype : call.outputs[0].dtype;
+        const bool offered = p.api->supports(p.ctx, dev, call.op, dtype) != 0;
+        REQUIRE((got == status || (!offered && got == PX_ERROR_UNSUPPORTED)));
+        p.require_message();
     };
     // The call made whole runs (on the scratch buffer), or is refused only as
     // unsupported where the plugin lacks the op.

@@ -130,9 +130,11 @@ TEST_CASE("a failure does not stop later work, and every op that failed is named
     Tensor loss = softmax_cross_entropy(logits, labels);  // fails too: label 4 of 4 classes
     Tensor last = full({1000}, 1.5, dev) * 2.0;         // and more work after both
     std::string m = pxtest::message_of<DeviceError>([&] { synchronize(dev); });
-    PX_REQUIRE_MENTIONS(m, "div failed on ");
-    PX_REQUIRE_MENTIONS(m, "integer division by zero");
+    // R9.1: each op that failed is named by its table name.
+    PX_REQUIRE_MENTIONS(m, "div");
     PX_REQUIRE_MENTIONS(m, "softmax_cross_entropy");
+    // R9.2: the reason, in the words the clause gives.
+    PX_REQUIRE_MENTIONS(m, "integer division by zero");
     // The later ops ran: their values are right, and reading them reports nothing more.
     REQUIRE(values(after) == std::vector<double>{1, 2, 3, 4});
     REQUIRE(values(last) == std::vector<double>(1000, 3.0));
@@ -147,11 +149,12 @@ TEST_CASE("a failure on the device is reported at the next wait, then the device
     Tensor a = arange(0, 4, 1, dev, DType::int32);
     Tensor q = a / a;  // 0 / 0: found while running, not while queuing
     std::string m = pxtest::message_of<DeviceError>([&] { q.to_vector<int32_t>(); });
-    // The op and the reason from the plugin; the device as the host names it
-    // (a plugin knows only its own numbering: "CUDA device 0" may be gpu(1)).
-    PX_REQUIRE_MENTIONS(m, "div failed on ");
+    // The op (R9.1) and the reason (R9.2) from the plugin; the device as the
+    // host names it (a plugin knows only its own numbering: "CUDA device 0"
+    // may be gpu(1)), which the host adds.
+    PX_REQUIRE_MENTIONS(m, "div");
     PX_REQUIRE_MENTIONS(m, "integer division by zero");
-    PX_REQUIRE_MENTIONS(m, dev.str() + ": ");
+    PX_REQUIRE_MENTIONS(m, dev.str());
     // Reported once; the device keeps working.
     REQUIRE(values(a + 1.0) == std::vector<double>{1, 2, 3, 4});
     Tensor b = a / a;

@@ -127,3 +127,45 @@ conformance_misbehave_test(leak exp "" "^R6: 4096 bytes of accel.0. still in use
 conformance_misbehave_test(hang all "add float32" "^timed out after 0.3 s" "--timeout 0.3 --budget 5")
 conformance_tool_test(rejects_a_timeout_that_is_not_a_number 2 "--timeout needs a number of seconds above 0, not 'soon'"
   "--timeout soon")
+
+# docs/semantics.md has a section for every op row of the op table.
+add_test(NAME conformance.tool.semantics_page_covers_every_op
+  COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DPAGE=${PROJECT_SOURCE_DIR}/docs/semantics.md
+          -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_semantics_page.cmake)
+set_tests_properties(conformance.tool.semantics_page_covers_every_op PROPERTIES LABELS "conformance;tool")
+
+# The suite's own bugs (issue 41), each shown on the misbehave plugin with
+# ops taken out of its supports() or misbehaving (check_tool_withheld.cmake).
+function(conformance_withheld_test name)
+  cmake_parse_arguments(W "" "WITHHELD;HOW;OP;RC;MAX_FAILED;REQUIREMENT;ARGS" "FAILED;SKIPPED;UNTESTED;ROWS" ${ARGN})
+  foreach(list FAILED SKIPPED UNTESTED ROWS)  # one argument each: '|' between items
+    string(REPLACE ";" "|" W_${list} "${W_${list}}")
+  endforeach()
+  add_test(NAME conformance.tool.${name}
+    COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DPLUGIN=$<TARGET_FILE:misbehave>
+            "-DWITHHELD=${W_WITHHELD}" "-DHOW=${W_HOW}" "-DOP=${W_OP}" -DRC=${W_RC} -DMAX_FAILED=${W_MAX_FAILED}
+            "-DREQUIREMENT=${W_REQUIREMENT}" "-DARGS=${W_ARGS}" "-DFAILED=${W_FAILED}" "-DSKIPPED=${W_SKIPPED}"
+            "-DUNTESTED=${W_UNTESTED}" "-DROWS=${W_ROWS}" -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance-${name}.json
+            -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_withheld.cmake)
+  set_tests_properties(conformance.tool.${name} PROPERTIES LABELS "conformance;tool")
+endfunction()
+# Without cast the checks that read values through it are skipped, none
+# failed; the pairs it offers are "untested", never "unsup"; every op row
+# has its cells (gemm, the activation gradients, the backward ops).
+conformance_withheld_test(skips_what_needs_a_missing_cast WITHHELD cast RC 0 MAX_FAILED 0
+  UNTESTED "fill int32" "conv2d float32"
+  ROWS "gemm float32" "relu_backward float64" "conv2d_backward_input float32" "max_pool2d_backward float32"
+       "log_softmax_backward float64" "avg_pool2d_backward float32")
+# COPY is mandatory: its absence fails one check; the checks that call it
+# at the plugin boundary are skipped.
+conformance_withheld_test(fails_a_missing_copy_once WITHHELD copy RC 1 MAX_FAILED 1
+  FAILED "copy is offered on every dtype"
+  SKIPPED "execute refuses malformed operands and what it does not implement"
+          "execute refuses operands outside their buffer or device, and calls of the wrong form")
+# An exception escaping a plugin is an R2 failure, whichever check met it.
+conformance_withheld_test(files_an_escaping_exception_under_r2 HOW throw OP exp RC 1 MAX_FAILED 20
+  FAILED "unary math on floats" REQUIREMENT R2 ARGS "[R10]")
+# One op giving wrong values fails its own check; the checks that only use
+# it are skipped, naming it, not failed.
+conformance_withheld_test(counts_a_failing_helper_op_once HOW wrong OP arange RC 1 MAX_FAILED 2
+  FAILED "creation functions fill the right values")

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "../../tests/support.hpp"
+#include "conformance.hpp"
 #include "results.hpp"
 
 namespace pxconformance {
@@ -90,6 +91,8 @@ std::string cell_words(std::pair<int, int> cell) {
     on_cell() = [fd](std::pair<int, int> cell, bool open, Outcome o) {
         send(fd, open ? "open " + cell_words(cell) : "close " + cell_words(cell) + " " + std::to_string(int(o)));
     };
+    // Told at once, so that a check that dies still names what it used.
+    pxconf::record().on_use = [fd](std::pair<int, int> cell) { send(fd, "use " + cell_words(cell)); };
     std::string leak;
     try {
         // R6: the device's memory in use is back to its baseline after the check.
@@ -104,7 +107,10 @@ std::string cell_words(std::pair<int, int> cell) {
         leak = std::string("R6: the device failed outside the check: ") + e.what();
     }
     for (const auto& [cell, o] : r.cells) send(fd, "cell " + cell_words(cell) + " " + std::to_string(int(o)));
-    for (const auto& c : r.checks) send(fd, "check " + std::to_string(int(c.outcome)) + " " + escape(c.why));
+    for (const auto& c : r.checks) {
+        for (const auto& id : c.requirements) send(fd, "requirement " + id);
+        send(fd, "check " + std::to_string(int(c.outcome)) + " " + escape(c.why));
+    }
     if (!leak.empty()) send(fd, "leak " + escape(leak));
     const CatchTotals& t = r.totals;
     send(fd, "totals " + std::to_string(t.assertions_passed) + " " + std::to_string(t.assertions_failed) + " " +
@@ -137,6 +143,11 @@ void hear(const std::string& line, Heard& h, DeviceResults& r) {
     } else if ((word == "close" || word == "cell") && in >> op >> dtype >> o) {
         r.merge_cell({op, dtype}, Outcome(o));
         if (word == "close") h.open = {-1, -1};
+        if (word == "close" && Outcome(o) == Outcome::fail) h.check.failed_cells.insert({op, dtype});
+    } else if (word == "use" && in >> op >> dtype) {
+        h.check.uses.insert({op, dtype});
+    } else if (word == "requirement" && in >> word) {
+        add_requirement(h.check, word);
     } else if (word == "check" && in >> o) {
         h.reported = true;
         h.check.outcome = Outcome(o);
@@ -272,6 +283,7 @@ void run_isolated(const RunSpec& run, plexus::Device dev, const std::vector<Chec
             std::string why = what_happened(status, timed_out, limit);
             if (h.open.first >= 0) {
                 r.merge_cell(h.open, Outcome::fail);
+                h.check.failed_cells.insert(h.open);
                 why += std::string(" in ") + px_op_name(h.open.first) + " " + px_dtype_name(h.open.second);
             }
             if (!timed_out) add_requirement(h.check, "R2");  // "never throws or aborts"

@@ -4,6 +4,7 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES  // the listener and reporter types
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "conformance.hpp"
@@ -34,7 +35,7 @@ std::vector<std::string> requirement_ids(const std::vector<std::string>& tags) {
 }
 
 void DeviceResults::merge_cell(std::pair<int, int> cell, Outcome o) {
-    if (o == Outcome::unsupported) {
+    if (o == Outcome::unsupported || o == Outcome::skipped) {
         cells.emplace(cell, o);
         return;
     }
@@ -58,14 +59,37 @@ bool parse_cell(const std::string& section, int& op, int& dtype) {
     return op >= 0 && dtype >= 0;
 }
 
+// What failed, self-described: the expression and its values, or the
+// exception's message, and what the check said about it (INFO), each once;
+// no source path, since an author's installed package has no sources. The
+// report adds the requirement's text.
 std::string describe(const Catch::AssertionStats& stats) {
     const Catch::AssertionResult& r = stats.assertionResult;
     std::ostringstream out;
-    out << r.getSourceInfo().file << ":" << r.getSourceInfo().line << ": ";
-    if (r.hasExpression()) out << r.getExpressionInMacro() << " with " << r.getExpandedExpression();
-    if (r.hasMessage()) out << (r.hasExpression() ? "; " : "") << r.getMessage();
-    for (const auto& info : stats.infoMessages) out << " [" << info.message << "]";
+    std::string said;
+    if (r.hasExpression()) {
+        out << r.getExpressionInMacro();
+        std::string expanded = r.getExpandedExpression();
+        std::replace(expanded.begin(), expanded.end(), '\n', ' ');
+        if (expanded != r.getExpression()) out << " with " << expanded;
+    }
+    if (r.hasMessage()) said = r.getMessage();
+    if (!said.empty()) out << (r.hasExpression() ? "; " : "") << said;
+    for (const auto& info : stats.infoMessages)
+        if (info.message != said) out << " [" << info.message << "]";
     return out.str();
+}
+
+// "<op> on <dtype> is not supported on ...": the host's refusal of a pair
+// the device's supports() turned down; the pair, if it is one.
+bool refused_pair(std::string message, int& op, int& dtype) {
+    if (message.rfind("px_", 0) == 0 && message.find(": ") != std::string::npos)  // the C function's name
+        message.erase(0, message.find(": ") + 2);
+    std::istringstream words(message);
+    std::string op_name, on, dtype_name, rest;
+    words >> op_name >> on >> dtype_name;
+    std::getline(words, rest);
+    return on == "on" && rest.rfind(" is not supported on ", 0) == 0 && parse_cell(op_name + " " + dtype_name, op, dtype);
 }
 
 class ConformanceListener : public Catch::TestEventListenerBase {
@@ -77,10 +101,12 @@ public:
         check_.name = info.name;
         check_.requirements = requirement_ids(info.tags);
         pxconf::record().skipped.clear();
+        pxconf::record().uses.clear();
+        undeclared_.clear();
     }
 
     void sectionStarting(const Catch::SectionInfo& info) override {
-        open_.push_back({info.name, false});
+        open_.push_back({info.name, false, false});
         int op, dtype;
         if (on_cell() && parse_cell(info.name, op, dtype)) on_cell()({op, dtype}, true, Outcome::pass);
     }
@@ -91,22 +117,44 @@ public:
         // it then ends the check (testCaseEnded) and the run, and re-raises.
         if (stats.assertionResult.getResultType() == Catch::ResultWas::FatalErrorCondition)
             crash_ = stats.assertionResult.getMessage();
-        for (auto& s : open_) s.second = true;
-        if (check_.outcome != Outcome::fail) {
-            check_.outcome = Outcome::fail;
-            check_.why = describe(stats);
+        if (stats.assertionResult.getResultType() == Catch::ResultWas::ThrewException) {
+            const int status = pxconf::record().thrown_status;
+            pxconf::record().thrown_status = 0;
+            int op = -1, dtype = -1;
+            // The host refused a pair supports() turned down, which the check
+            // used without declaring it: the suite's gap, not the plugin's.
+            if (status == PX_ERROR_UNSUPPORTED && refused_pair(stats.assertionResult.getMessage(), op, dtype) &&
+                !pxconf::device_has(static_cast<px_op>(op), static_cast<plexus::DType>(dtype))) {
+                if (undeclared_.empty())
+                    undeclared_ = std::string("the device lacks ") + px_op_name(op) + " " + px_dtype_name(dtype) +
+                                  ", which this check uses";
+                for (auto& s : open_) s.undeclared = true;
+                return true;
+            }
+            // The host's word for a plugin that broke the ABI: a C++
+            // exception escaped, or a status the ABI does not define (R2).
+            if (status == PX_ERROR_PLUGIN && std::find(check_.requirements.begin(), check_.requirements.end(),
+                                                       "R2") == check_.requirements.end())
+                check_.requirements.insert(check_.requirements.begin(), "R2");
         }
+        for (auto& s : open_) s.failed = true;
+        if (check_.outcome == Outcome::fail) return true;
+        check_.outcome = Outcome::fail;
+        check_.why = describe(stats);
         return true;
     }
 
     void sectionEnded(const Catch::SectionStats& stats) override {
         if (open_.empty()) return;
-        bool failed = open_.back().second || stats.assertions.failed > 0;
-        std::string name = open_.back().first;
+        const OpenSection section = open_.back();
         open_.pop_back();
+        const bool failed = section.failed || (stats.assertions.failed > 0 && !section.undeclared);
+        const std::string& name = section.name;
         int op, dtype;
         if (!current() || !parse_cell(name, op, dtype)) return;
-        const Outcome outcome = failed ? Outcome::fail : Outcome::pass;
+        // A section that stopped at a pair the device lacks tested nothing.
+        const Outcome outcome = failed ? Outcome::fail : section.undeclared ? Outcome::skipped : Outcome::pass;
+        if (outcome == Outcome::fail) check_.failed_cells.insert({op, dtype});
         current()->merge_cell({op, dtype}, outcome);
         // Not after a signal: the parent, told nothing, names this cell as the one the child died in.
         if (on_cell() && crash_.empty()) on_cell()({op, dtype}, false, outcome);
@@ -121,14 +169,22 @@ public:
             if (on_crash()) on_crash()(check_.name + ": " + crash_);
             return;
         }
-        if (check_.outcome != Outcome::fail && stats.totals.assertions.failed > 0) check_.outcome = Outcome::fail;
+        if (check_.outcome != Outcome::fail && !undeclared_.empty()) {
+            check_.outcome = Outcome::skipped;
+            check_.why = undeclared_;
+        }
+        if (check_.outcome == Outcome::pass && undeclared_.empty() && stats.totals.assertions.failed > 0)
+            check_.outcome = Outcome::fail;
         if (check_.outcome != Outcome::fail && !pxconf::record().skipped.empty()) {
             check_.outcome = Outcome::skipped;
             check_.why = pxconf::record().skipped;
         }
+        check_.uses = pxconf::record().uses;
         current()->checks.push_back(check_);
         for (const auto& pair : pxconf::record().unsupported) current()->merge_cell(pair, Outcome::unsupported);
+        for (const auto& pair : pxconf::record().untested) current()->merge_cell(pair, Outcome::skipped);
         pxconf::record().unsupported.clear();
+        pxconf::record().untested.clear();
     }
 
     void testRunEnded(const Catch::TestRunStats& stats) override {
@@ -144,7 +200,12 @@ public:
 private:
     Check check_;
     std::string crash_;  // the signal that ended the running check
-    std::vector<std::pair<std::string, bool>> open_;  // open sections, and whether one failed inside
+    std::string undeclared_;  // a pair the check used that the device lacks
+    struct OpenSection {
+        std::string name;
+        bool failed, undeclared;  // whether a check failed inside; whether it met a pair the device lacks
+    };
+    std::vector<OpenSection> open_;
 };
 
 }  // namespace

@@ -42,6 +42,8 @@ const char* kUsage =
     "  --in-process   run the checks in this process (for a debugger); a crash ends the\n"
     "                 run, and --json then holds what was found before, with \"crashed\"\n"
     "  --skip-absent  a --device that does not exist is skipped (exit 4), not an error\n"
+    "  --list-ops     print every op of the op table (name, number, dtypes, result dtype,\n"
+    "                 ABI minor, optional) and exit; docs/semantics.md has a section for each\n"
     "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments or a\n"
     "plugin that did not load, 4 when --skip-absent skipped every device.\n";
 
@@ -109,6 +111,9 @@ int main(int argc, char** argv) try {
             perf = true;
         } else if (a == "--skip-absent") {
             skip_absent = true;
+        } else if (a == "--list-ops") {
+            pxconformance::print_op_table();
+            return 0;
         } else if (a == "--help" || a == "-h") {
             std::printf("%s\nCatch options:\n", kUsage);
             catch_args.push_back(argv[i]);
@@ -183,6 +188,8 @@ int main(int argc, char** argv) try {
                 session.run();
             };
             pxconformance::run_isolated(run_spec, d, checks, clock, json_path != "-", r);
+            pxconformance::attribute_failures(r);
+            pxconformance::complete_table(r, d);
             if (perf) r.perf = pxconformance::measure_ops(d);
             results.push_back(std::move(r));
             continue;
@@ -200,6 +207,8 @@ int main(int argc, char** argv) try {
         rc = std::max(rc, session.run());
         pxconformance::on_crash() = nullptr;
         pxconformance::current() = nullptr;
+        pxconformance::attribute_failures(r);
+        pxconformance::complete_table(r, d);
         if (perf) r.perf = pxconformance::measure_ops(d);
         results.push_back(std::move(r));
     }

@@ -3,8 +3,11 @@
 #include "report.hpp"
 
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include "../json_writer.hpp"
+#include "plexus/op_rows.h"
 #include "plexus/types.h"
 #include "requirements.hpp"
 
@@ -23,6 +26,69 @@ int DeviceResults::failures() const {
     int n = 0;
     for (const auto& c : checks) n += c.outcome == Outcome::fail;
     return n;
+}
+
+void complete_table(DeviceResults& r, plexus::Device d) {
+    for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+        if (!px_op_row_of(op)) continue;
+        for (int32_t dtype = 1; dtype < 16; ++dtype) {
+            if (!px_op_accepts(op, dtype)) continue;
+            const bool offered = plexus::supports(d, static_cast<px_op>(op), static_cast<px_dtype>(dtype));
+            auto [it, added] = r.cells.emplace(std::pair{op, dtype}, offered ? Outcome::skipped : Outcome::unsupported);
+            if (!added && it->second == Outcome::unsupported && offered) it->second = Outcome::skipped;
+        }
+    }
+}
+
+void attribute_failures(DeviceResults& r) {
+    // Where each cell failed: the failed checks that own it.
+    std::map<std::pair<int, int>, std::vector<const Check*>> owners;
+    for (const auto& c : r.checks)
+        if (c.outcome == Outcome::fail)
+            for (const auto& cell : c.failed_cells) owners[cell].push_back(&c);
+    // A root failed on its own: none of the helpers it used fails elsewhere.
+    const auto blamed = [&](const Check& c) {
+        std::vector<std::pair<std::pair<int, int>, const Check*>> out;
+        for (const auto& cell : c.uses) {
+            if (c.failed_cells.count(cell)) continue;
+            auto it = owners.find(cell);
+            if (it != owners.end())
+                for (const Check* o : it->second)
+                    if (o != &c) out.emplace_back(cell, o);
+        }
+        return out;
+    };
+    std::set<const Check*> roots;
+    for (const auto& c : r.checks)
+        if (c.outcome == Outcome::fail && blamed(c).empty()) roots.insert(&c);
+    std::vector<std::pair<Check*, std::string>> moved;
+    for (auto& c : r.checks) {
+        if (c.outcome != Outcome::fail || roots.count(&c)) continue;
+        for (const auto& [cell, owner] : blamed(c)) {
+            if (!roots.count(owner)) continue;
+            moved.emplace_back(&c, std::string("not counted: it uses ") + px_op_name(cell.first) + " " +
+                                       px_dtype_name(cell.second) + ", which fails its own check '" + owner->name +
+                                       "' (counted there). Its first failure here: " + c.why);
+            break;
+        }
+    }
+    for (auto& [c, why] : moved) {
+        c->outcome = Outcome::skipped;
+        c->why = why;
+    }
+}
+
+void print_op_table() {
+    static const char* const results[] = {"", "same", "uint8", "int64", "sum", "mean", "chosen"};
+    for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+        const px_op_row* row = px_op_row_of(op);
+        if (!row) continue;
+        char dtypes[96];
+        px_op_accepted_dtypes(op, dtypes, sizeof dtypes);
+        const int result = row->result >= 1 && row->result <= 6 ? row->result : 0;
+        std::printf("%s %d [%s] result=%s minor=%d%s\n", row->name, op, dtypes, results[result], row->abi_minor,
+                    (row->flags & PX_OP_FLAG_OPTIONAL) ? " optional" : "");
+    }
 }
 
 namespace {
@@ -55,7 +121,9 @@ void print_text(const DeviceResults& r) {
                 continue;
             }
             ++counts[int(it->second)];
-            std::printf(" %-11s", it->second == Outcome::unsupported ? "unsup" : outcome_name(it->second));
+            std::printf(" %-11s", it->second == Outcome::unsupported ? "unsup"
+                                  : it->second == Outcome::skipped  ? "untested"
+                                                                    : outcome_name(it->second));
         }
         std::printf("\n");
     }
@@ -73,8 +141,8 @@ void print_text(const DeviceResults& r) {
             std::printf("  %-24s %-8s %-22s %12.1f %8.2f %s\n", p.op.c_str(), p.dtype.c_str(), p.shape.c_str(),
                         p.microseconds, p.rate, p.unit.c_str());
     }
-    std::printf("\n  %s: op x dtype %d pass, %d fail, %d unsupported; checks %d pass, %d fail, %d skipped\n",
-                r.device.c_str(), counts[0], counts[1], counts[2], checks[0], checks[1], checks[3]);
+    std::printf("\n  %s: op x dtype %d pass, %d fail, %d unsupported, %d untested; checks %d pass, %d fail, %d skipped\n",
+                r.device.c_str(), counts[0], counts[1], counts[2], counts[3], checks[0], checks[1], checks[3]);
 }
 
 std::string to_json(const std::vector<DeviceResults>& all, const std::string& crashed) {
@@ -89,7 +157,9 @@ std::string to_json(const std::vector<DeviceResults>& all, const std::string& cr
             j.begin_object()
                 .field("op", px_op_name(key.first))
                 .field("dtype", px_dtype_name(key.second))
-                .field("result", outcome == Outcome::fail ? "fail" : outcome_name(outcome))
+                .field("result", outcome == Outcome::fail       ? "fail"
+                                 : outcome == Outcome::skipped ? "untested"
+                                                               : outcome_name(outcome))
                 .end_object();
         j.end_array().key("checks").begin_array();
         for (const auto& c : r.checks) {

@@ -4,9 +4,12 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "plexus/plexus.hpp"
 
 namespace pxconformance {
 
@@ -18,6 +21,8 @@ struct Check {
     std::vector<std::string> requirements;  // "R7", ...
     Outcome outcome = Outcome::pass;
     std::string why;                        // the first failure, or why it was skipped
+    std::set<std::pair<int, int>> uses;          // helper (op, dtype) it used (PX_NEEDS, casts)
+    std::set<std::pair<int, int>> failed_cells;  // its own (op, dtype) sections that failed
 };
 
 struct PerfRow {
@@ -43,9 +48,23 @@ struct DeviceResults {
     CatchTotals totals;
     int failures() const;
     // Adds a cell's outcome as the listener does: a failure stays, a pass
-    // replaces "unsupported", "unsupported" only fills a cell not yet seen.
+    // replaces "unsupported" and "untested" (skipped), which only fill a
+    // cell not yet seen.
     void merge_cell(std::pair<int, int> cell, Outcome o);
 };
+
+// Gives every (op, dtype) the op table defines a cell: "unsupported" where
+// the device's supports() says no, "untested" (skipped) where it says yes
+// but no check tested the pair; a cell recorded as unsupported that
+// supports() accepts becomes untested.
+void complete_table(DeviceResults& r, plexus::Device d);
+
+// Counts each failure where it happens: a failed check that used a helper
+// (op, dtype) that fails in a check of its own (one not failing the same
+// way) is marked skipped, naming the helper and that check, instead of
+// failing a second time. Checks whose failures all depend on each other
+// stay failed.
+void attribute_failures(DeviceResults& r);
 
 // The requirement ids ("R7") among a test case's tags.
 std::vector<std::string> requirement_ids(const std::vector<std::string>& tags);

@@ -7,15 +7,22 @@
 //   exit     calls exit(3)              hang   never returns
 //   overrun  writes one element past its first output, after computing it
 //   leak     allocates a buffer of 4096 bytes and never frees it
+//   throw    lets a C++ exception escape execute (the ABI forbids it)
+//   wrong    overwrites the first element of its first output with junk
 // so that the suite's isolation, guard bytes and leak check can be shown
-// to catch each. Everything else is the CPU plugin's.
+// to catch each. $MISBEHAVE_UNSUPPORTED ("cast", "copy,matmul:int32")
+// takes ops, or (op, dtype) pairs, out of supports(), and execute refuses
+// them as a truthful plugin would: a plugin that lacks them, for the
+// suite's skips. Everything else is the CPU plugin's.
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +39,38 @@ bool chosen(int32_t op) {
     return want && (std::strcmp(want, "all") == 0 || (name && std::strcmp(want, name) == 0));
 }
 
+// Whether $MISBEHAVE_UNSUPPORTED takes `op` on `dtype` away: an entry
+// "name" for every dtype, "name:dtype" for one.
+bool withheld(int32_t op, int32_t dtype) {
+    const char* list = std::getenv("MISBEHAVE_UNSUPPORTED");
+    const char* name = px_op_name(op);
+    const char* dname = px_dtype_name(dtype);
+    if (!list || !name) return false;
+    const std::string_view all = list;
+    for (size_t start = 0; start <= all.size();) {
+        const size_t end = std::min(all.find(',', start), all.size());
+        const std::string_view entry = all.substr(start, end - start);
+        const size_t colon = entry.find(':');
+        if (entry.substr(0, colon) == name &&
+            (colon == std::string_view::npos || (dname && entry.substr(colon + 1) == dname)))
+            return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+int32_t supports(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype) {
+    return withheld(op, dtype) ? 0 : g_cpu->supports(ctx, device, op, dtype);
+}
+
+// The dtype supports() is asked about for a call: the first input's (a's
+// for where), the output's for ops without inputs.
+int32_t dtype_of(const px_op_call& call) {
+    if (call.op == PX_OP_WHERE && call.num_inputs > 1 && call.inputs) return call.inputs[1].dtype;
+    if (call.num_inputs > 0 && call.inputs) return call.inputs[0].dtype;
+    return call.num_outputs > 0 && call.outputs ? call.outputs[0].dtype : 0;
+}
+
 // Bytes of a contiguous desc.
 uint64_t bytes_of(const px_tensor_desc& d) {
     uint64_t n = px_dtype_size(d.dtype);
@@ -41,6 +80,13 @@ uint64_t bytes_of(const px_tensor_desc& d) {
 
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
     const char* how = std::getenv("MISBEHAVE");
+    if (call && withheld(call->op, dtype_of(*call))) {
+        const char* dname = px_dtype_name(dtype_of(*call));
+        if (err && err->struct_size >= sizeof *err)
+            std::snprintf(err->message, sizeof err->message, "%s on %s is withheld here (MISBEHAVE_UNSUPPORTED)",
+                          px_op_name(call->op), dname ? dname : "an unknown dtype");
+        return PX_ERROR_UNSUPPORTED;
+    }
     if (!how || !call || !chosen(call->op)) return g_cpu->execute(ctx, call, err);
     const std::string_view what = how;
     if (what == "segv") ::raise(SIGSEGV);  // as a bad pointer would
@@ -48,10 +94,15 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
     if (what == "exit") std::exit(3);
     if (what == "hang")
         for (;;) ::pause();
+    if (what == "throw") throw std::runtime_error("misbehave: an exception through the C ABI");
     const px_status s = g_cpu->execute(ctx, call, err);
     if (s != PX_OK || call->num_outputs < 1) return s;
     px_plugin_error ignored{sizeof ignored, {0}};
-    if (what == "overrun") {
+    if (what == "wrong") {
+        const px_tensor_desc& out = call->outputs[0];
+        const std::vector<unsigned char> junk(px_dtype_size(out.dtype), 0x3c);
+        if (bytes_of(out) > 0) g_cpu->copy_from_host(ctx, out.buffer, out.offset, junk.data(), junk.size(), &ignored);
+    } else if (what == "overrun") {
         // Past the end: inside the buffer only when the caller left room
         // (the suite's guard bytes); otherwise the copy is refused.
         const px_tensor_desc& out = call->outputs[0];
@@ -83,5 +134,6 @@ extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     g_api.name = "misbehave";
     g_api.execute = execute;
     g_api.device_info = device_info;
+    g_api.supports = supports;
     return &g_api;
 }
