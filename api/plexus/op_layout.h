@@ -81,10 +81,48 @@ static inline void px_layout_fail(px_layout_state* s, px_status status, const ch
     va_end(args);
 }
 
-/* Writes "input 1" or "output 0" for operand i. */
+/* What operand i is to the ops of the neural-network families ("the
+ * weight"), by the call's form; NULL for the elementwise families, whose
+ * operands have no roles beyond their place. */
+static inline const char* px_layout_role(const px_layout_state* s, int32_t i) {
+    static const char* const conv[3][3] = {{"the input", "the weight", "the output"},
+                                           {"the output gradient", "the weight", "the input gradient"},
+                                           {"the output gradient", "the input", "the weight gradient"}};
+    const int32_t n = s->call->num_inputs, o = i - n;
+    switch (s->row->family) {
+    case PX_FAMILY_GEMM: return i == 0 ? "a" : i == 1 ? "b" : "the product";
+    case PX_FAMILY_CONV2D: case PX_FAMILY_CONV2D_BACKWARD_INPUT: case PX_FAMILY_CONV2D_BACKWARD_WEIGHT:
+        return i < 3 ? conv[s->row->family - PX_FAMILY_CONV2D][i] : NULL;
+    case PX_FAMILY_POOL2D: return i == 0 ? "the input" : i < n ? "the bias" : "the output";
+    case PX_FAMILY_POOL2D_BACKWARD:
+        if (o >= 0) return o == 0 ? "the input gradient" : "the bias gradient";
+        return i == n - 1 ? "the output gradient" : i == 0 ? "the input" : "the bias";
+    case PX_FAMILY_BIAS:
+        if (n == 1) return i == 0 ? "the gradient" : "the bias gradient";
+        return i == 0 ? "the input" : i == 1 ? "the bias" : "the output";
+    case PX_FAMILY_POINTWISE_GRAD: return i == 0 ? "y" : i == 1 ? "dy" : "dx";
+    case PX_FAMILY_LOG_SOFTMAX:
+        if (n == 1) return i == 0 ? "the input" : "the output";
+        return i == 0 ? "y" : i == 1 ? "dy" : "dx";
+    case PX_FAMILY_SOFTMAX_CROSS_ENTROPY:
+        if (o >= 0) return n == 2 ? "the loss" : "the logits gradient";
+        return i == 0 ? "the logits" : i == 1 ? "the labels" : "the loss gradient";
+    case PX_FAMILY_DROPOUT: return i == 0 ? "the input" : "the output";
+    case PX_FAMILY_SGD:
+        if (o >= 0) return o == 0 ? "the parameter" : "the momentum buffer";
+        return i == 0 ? "the parameter" : i == 1 ? "its gradient" : "the momentum buffer";
+    default: return NULL;
+    }
+}
+
+/* Writes "input 1" or "output 0" for operand i, after its role where it has
+ * one: "the weight (input 1)". */
 static inline const char* px_layout_name(const px_layout_state* s, int32_t i, char* name, size_t size) {
     const int input = i < s->call->num_inputs;
-    snprintf(name, size, "%s %d", input ? "input" : "output", (int)(input ? i : i - s->call->num_inputs));
+    const char* role = px_layout_role(s, i);
+    const int place = (int)(input ? i : i - s->call->num_inputs);
+    if (role) snprintf(name, size, "%s (%s %d)", role, input ? "input" : "output", place);
+    else snprintf(name, size, "%s %d", input ? "input" : "output", place);
     return name;
 }
 
@@ -115,7 +153,7 @@ static inline int px_layout_has_attrs(px_layout_state* s, const void* attrs) {
 /* Operand i must have the shape `want`. */
 static inline void px_layout_shape_is(px_layout_state* s, int32_t i, const px_layout_shape* want) {
     const px_tensor_desc* t = px_layout_operand(s, i);
-    char name[24], got[200], need[200];
+    char name[48], got[200], need[200];
     int32_t k;
     int same = t->ndim == want->ndim;
     for (k = 0; same && k < t->ndim; ++k) same = t->shape[k] == want->dims[k];
@@ -138,7 +176,7 @@ static inline void px_layout_shape_of(px_layout_state* s, int32_t i, int32_t j) 
 /* Operand i must have `ndim` axes (at least `ndim` when `or_more`). */
 static inline void px_layout_rank(px_layout_state* s, int32_t i, int32_t ndim, int or_more) {
     const px_tensor_desc* t = px_layout_operand(s, i);
-    char name[24], got[200];
+    char name[48], got[200];
     if (t->ndim == ndim || (or_more && t->ndim > ndim)) return;
     px_layout_fail(s, PX_ERROR_SHAPE, "%s must be %d-D%s, got shape %s", px_layout_name(s, i, name, sizeof name),
                    (int)ndim, or_more ? " or more" : "", px_layout_shape_text(t->ndim, t->shape, got, sizeof got));
@@ -147,14 +185,14 @@ static inline void px_layout_rank(px_layout_state* s, int32_t i, int32_t ndim, i
 /* Operand i must have the dtype `dtype`. */
 static inline void px_layout_dtype_is(px_layout_state* s, int32_t i, int32_t dtype) {
     const px_tensor_desc* t = px_layout_operand(s, i);
-    char name[24];
+    char name[48];
     if (t->dtype == dtype) return;
     px_layout_fail(s, PX_ERROR_DTYPE, "%s is %s; the call needs %s", px_layout_name(s, i, name, sizeof name),
                    px_dtype_name(t->dtype), px_dtype_name(dtype));
 }
 
 static inline void px_layout_contiguous(px_layout_state* s, int32_t i) {
-    char name[24];
+    char name[48];
     if (px_tensor_contiguous(px_layout_operand(s, i))) return;
     px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "%s is not contiguous (this op reads it in row-major order)",
                    px_layout_name(s, i, name, sizeof name));
@@ -246,7 +284,7 @@ static inline void px_layout_matmul(px_layout_state* s) {
     const px_op_call* c = s->call;
     const px_tensor_desc *a = &c->inputs[0], *out = &c->outputs[0];
     px_layout_shape want;
-    char name[24];
+    char name[48];
     int32_t i;
     for (i = 0; i < 3; ++i) px_layout_rank(s, i, 3, 0);
     if (s->status != PX_OK) return;
@@ -273,9 +311,15 @@ static inline void px_layout_matmul(px_layout_state* s) {
 static inline int64_t px_layout_window(px_layout_state* s, const char* axis, int64_t in, int64_t kernel, int32_t stride,
                                        int32_t pad) {
     const int64_t out = px_window_out(in, kernel, stride, pad);
-    if (out < 0)
-        px_layout_fail(s, PX_ERROR_SHAPE, "a %lld-cell window with padding %d does not fit the %s of %lld cells",
-                       (long long)kernel, (int)pad, axis, (long long)in);
+    if (out >= 0) return out;
+    if (kernel < 1)
+        px_layout_fail(s, PX_ERROR_SHAPE, "the kernel is empty along the %s", axis);
+    else if (in < 0 || in > INT64_MAX - 2 * (int64_t)pad) /* an empty batch allows a huge extent */
+        px_layout_fail(s, PX_ERROR_SHAPE, "the %s extent %lld with padding %d has more cells than fit in 64 bits", axis,
+                       (long long)in, (int)pad);
+    else
+        px_layout_fail(s, PX_ERROR_SHAPE, "the %s extent %lld with padding %d is smaller than the kernel (%lld)", axis,
+                       (long long)in, (int)pad, (long long)kernel);
     return out;
 }
 
@@ -297,6 +341,12 @@ static inline void px_layout_conv(px_layout_state* s) {
         px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "strides %dx%d must be >= 1 and padding %dx%d >= 0",
                        (int)a->stride_h, (int)a->stride_w, (int)a->pad_h, (int)a->pad_w);
     if (s->status != PX_OK) return;
+    if (family == PX_FAMILY_CONV2D && w->shape[1] != x->shape[1]) {
+        char xs[200], ws[200];
+        px_layout_fail(s, PX_ERROR_SHAPE, "the input has %lld channels (shape %s) but the weight expects %lld (shape %s)",
+                       (long long)x->shape[1], px_layout_shape_text(4, x->shape, xs, sizeof xs), (long long)w->shape[1],
+                       px_layout_shape_text(4, w->shape, ws, sizeof ws));
+    }
     if (w->shape[0] < 1 || w->shape[1] < 1)
         px_layout_fail(s, PX_ERROR_SHAPE, "the weight has no channels (shape (%lld, %lld, ...))", (long long)w->shape[0],
                        (long long)w->shape[1]);
@@ -307,7 +357,20 @@ static inline void px_layout_conv(px_layout_state* s) {
         const px_layout_shape wants_w = px_layout_4d(w->shape[0], x->shape[1], w->shape[2], w->shape[3]);
         const px_layout_shape wants_y = px_layout_4d(x->shape[0], w->shape[0], oh, ow);
         px_layout_shape_is(s, wi, &wants_w);
-        px_layout_shape_is(s, yi, &wants_y);
+        if (family == PX_FAMILY_CONV2D) {
+            px_layout_shape_is(s, yi, &wants_y);
+        } else if (s->status == PX_OK) {
+            const px_tensor_desc* y = px_layout_operand(s, yi);
+            char got[200], need[200];
+            int same = y->ndim == 4, k;
+            for (k = 0; same && k < 4; ++k) same = y->shape[k] == wants_y.dims[k];
+            if (!same)
+                px_layout_fail(s, PX_ERROR_SHAPE,
+                               "the output gradient (input 0) has shape %s, which does not fit the weight and the "
+                               "input: the call needs %s",
+                               px_layout_shape_text(y->ndim, y->shape, got, sizeof got),
+                               px_layout_shape_text(4, wants_y.dims, need, sizeof need));
+        }
     }
 }
 
@@ -329,13 +392,12 @@ static inline void px_layout_pool(px_layout_state* s) {
     int64_t oh, ow;
     px_layout_rank(s, xi, 4, 0);
     if (!px_layout_has_attrs(s, a)) return;
-    if (a->kernel_h < 1 || a->kernel_w < 1 || a->stride_h < 1 || a->stride_w < 1 || a->pad_h < 0 || a->pad_w < 0 ||
-        a->pad_h > a->kernel_h / 2 || a->pad_w > a->kernel_w / 2)
-        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT,
-                       "window %dx%d, strides %dx%d, padding %dx%d: sizes and strides must be >= 1 and padding in "
-                       "0..half the window",
-                       (int)a->kernel_h, (int)a->kernel_w, (int)a->stride_h, (int)a->stride_w, (int)a->pad_h,
-                       (int)a->pad_w);
+    if (a->kernel_h < 1 || a->kernel_w < 1 || a->stride_h < 1 || a->stride_w < 1)
+        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "pool size %dx%d and strides %dx%d must be >= 1",
+                       (int)a->kernel_h, (int)a->kernel_w, (int)a->stride_h, (int)a->stride_w);
+    else if (a->pad_h < 0 || a->pad_w < 0 || a->pad_h > a->kernel_h / 2 || a->pad_w > a->kernel_w / 2)
+        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "padding %dx%d must be >= 0 and at most half the pool size %dx%d",
+                       (int)a->pad_h, (int)a->pad_w, (int)a->kernel_h, (int)a->kernel_w);
     if (s->status != PX_OK) return;
     if (x->shape[2] == 0 || x->shape[3] == 0)
         px_layout_fail(s, PX_ERROR_SHAPE, "the input's planes are empty (%lldx%lld); a window would hold no cell",
@@ -409,9 +471,15 @@ static inline void px_layout_softmax_cross_entropy(px_layout_state* s) {
     if (s->status != PX_OK) return;
     if (x->shape[1] < 1) px_layout_fail(s, PX_ERROR_SHAPE, "the logits have no classes");
     if (c->inputs[1].dtype != PX_INT32 && c->inputs[1].dtype != PX_INT64)
-        px_layout_fail(s, PX_ERROR_DTYPE, "input 1 is %s; labels are int32 or int64", px_dtype_name(c->inputs[1].dtype));
+        px_layout_fail(s, PX_ERROR_DTYPE, "the labels (input 1) are %s; labels are int32 or int64 class indices",
+                       px_dtype_name(c->inputs[1].dtype));
     rows = px_layout_vector(x->shape[0]);
-    px_layout_shape_is(s, 1, &rows);
+    if (c->inputs[1].ndim != 1 || c->inputs[1].shape[0] != x->shape[0]) {
+        char got[200], logits[200];
+        px_layout_fail(s, PX_ERROR_SHAPE, "the labels (input 1) have shape %s; one label per row of the logits %s is needed",
+                       px_layout_shape_text(c->inputs[1].ndim, c->inputs[1].shape, got, sizeof got),
+                       px_layout_shape_text(x->ndim, x->shape, logits, sizeof logits));
+    }
     if (o == 2) {
         px_layout_shape_is(s, o, &rows);
     } else {
