@@ -379,8 +379,9 @@ typedef struct px_plugin_api {
     px_status (*device_count)(px_plugin_context* ctx, int32_t* count, px_plugin_error* err);
     px_status (*device_info)(px_plugin_context* ctx, int32_t device, px_device_info* info,
                              px_plugin_error* err);
-    /* Nonzero when `op` on inputs of `dtype` (the first input's dtype, or the
-     * output's for creation ops) runs on `device`. Never fails. */
+    /* Nonzero when `op` on inputs of `dtype` runs on `device`: the first
+     * input's dtype, except a's (the second input) for PX_OP_WHERE and the
+     * output's for creation ops. Never fails. */
     int32_t (*supports)(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype);
 
     /* Memory. A buffer of 0 bytes is valid. buffer_free is ordered after all
