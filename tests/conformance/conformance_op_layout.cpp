@@ -15,19 +15,6 @@
 
 namespace {
 
-// A contiguous desc of `dims` of `dtype` at the start of `buf`.
-px_tensor_desc tensor(px_plugin_buffer* buf, int32_t dtype, std::initializer_list<int64_t> dims) {
-    px_tensor_desc d = pxconf::vector_desc(buf, dtype, 0);
-    d.ndim = static_cast<int32_t>(dims.size());
-    int64_t stride = 1;
-    for (int32_t k = d.ndim - 1; k >= 0; --k) {
-        d.shape[k] = dims.begin()[k];
-        d.strides[k] = stride;
-        stride *= d.shape[k];
-    }
-    return d;
-}
-
 // A call over `in` and `out`, which must outlive it.
 px_op_call call_of(int32_t op, int32_t device, const std::vector<px_tensor_desc>& in,
                    const std::vector<px_tensor_desc>& out, const void* attrs) {
@@ -50,8 +37,8 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
     REQUIRE(p.api->copy_from_host(p.ctx, dst, 0, marks.data(), bytes, &p.err) == PX_OK);
     REQUIRE(p.api->copy_from_host(p.ctx, scratch, 0, zeros.data(), bytes, &p.err) == PX_OK);
     const int32_t dev = p.device;
-    auto in = [&](int32_t dtype, std::initializer_list<int64_t> dims) { return tensor(src, dtype, dims); };
-    auto out = [&](int32_t dtype, std::initializer_list<int64_t> dims) { return tensor(dst, dtype, dims); };
+    auto in = [&](int32_t dtype, std::initializer_list<int64_t> dims) { return pxconf::contiguous_desc(src, dtype, dims); };
+    auto out = [&](int32_t dtype, std::initializer_list<int64_t> dims) { return pxconf::contiguous_desc(dst, dtype, dims); };
 
     // Refused, with this status and a message. `why` is the reason, as
     // px_op_call_check words it, shown when the check fails; a plugin's
@@ -275,7 +262,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
     }
     SECTION("sgd_update works in place on operands of one shape") {
         const px_sgd_attrs sgd{sizeof(px_sgd_attrs), 0.1, 0.9, 0, 1};
-        const px_tensor_desc param = tensor(scratch, PX_FLOAT32, {6}), grad = in(PX_FLOAT32, {6});
+        const px_tensor_desc param = pxconf::contiguous_desc(scratch, PX_FLOAT32, {6}), grad = in(PX_FLOAT32, {6});
         px_tensor_desc momentum = param;
         momentum.offset = 64;
         const std::vector<px_tensor_desc> inputs{param, grad, momentum}, outputs{param, momentum};

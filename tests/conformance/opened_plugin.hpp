@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "../support.hpp"
@@ -71,6 +72,20 @@ inline px_tensor_desc vector_desc(px_plugin_buffer* buf, int32_t dtype, int64_t 
     d.ndim = 1;
     d.shape[0] = n;
     d.strides[0] = 1;
+    return d;
+}
+
+// A contiguous desc of `dims` of `dtype` at the start of `buf` (NULL for a
+// call that is only checked, never run).
+inline px_tensor_desc contiguous_desc(px_plugin_buffer* buf, int32_t dtype, std::initializer_list<int64_t> dims) {
+    px_tensor_desc d = vector_desc(buf, dtype, 0);
+    d.ndim = static_cast<int32_t>(dims.size());
+    int64_t stride = 1;
+    for (int32_t k = d.ndim - 1; k >= 0; --k) {
+        d.shape[k] = dims.begin()[k];
+        d.strides[k] = stride;
+        stride *= d.shape[k];
+    }
     return d;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../conformance/opened_plugin.hpp"
 #include "plexus/op_layout.h"
 #include "plexus/plexus.hpp"
 
@@ -15,21 +16,8 @@ using namespace plexus;
 
 namespace {
 
-px_plugin_buffer* const no_buffer = nullptr;
-
 px_tensor_desc desc(px_dtype dtype, std::initializer_list<int64_t> dims) {
-    px_tensor_desc d{};
-    d.struct_size = sizeof d;
-    d.dtype = dtype;
-    d.buffer = no_buffer;
-    d.ndim = int32_t(dims.size());
-    int64_t stride = 1;
-    for (int32_t k = d.ndim - 1; k >= 0; --k) {
-        d.shape[k] = dims.begin()[k];
-        d.strides[k] = stride;
-        stride *= d.shape[k];
-    }
-    return d;
+    return pxconf::contiguous_desc(nullptr, dtype, dims);  // checked, never run: no buffer
 }
 
 // What the plugin-side rule says of the call.
@@ -72,6 +60,30 @@ TEST_CASE("the router and px_op_layout_check refuse a bad nn call with the same 
         const std::string why = rule_says(PX_OP_MAX_POOL2D, {desc(f, {1, 3, 5, 5})}, {desc(f, {1, 3, 4, 4})}, &wide);
         CHECK(why == "padding 2x2 must be >= 0 and at most half the pool size 2x2");
         CHECK(router_says([] { max_pool2d(zeros({1, 3, 5, 5}), 2, 2, 2); }) == "px_pool2d: max_pool2d: " + why);
+    }
+    SECTION("a kernel with no cells, and an output gradient that fits no input") {
+        const px_conv2d_attrs one{sizeof(px_conv2d_attrs), 1, 1, 0, 0};
+        const Tensor dy = zeros({1, 4, 3, 3}), x = zeros({1, 2, 5, 5}), w = zeros({4, 2, 3, 3});
+        px_tensor* out = nullptr;
+        std::string why = rule_says(PX_OP_CONV2D_BACKWARD_WEIGHT, {desc(f, {1, 4, 3, 3}), desc(f, {1, 2, 5, 5})},
+                                    {desc(f, {4, 2, 0, 3})}, &one);
+        CHECK(why == "the kernel is empty along the height");
+        CHECK(px_conv2d_backward_weight(dy.need(), x.need(), 0, 3, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+        CHECK(std::string(px_last_error()) == "px_conv2d_backward_weight: conv2d_backward_weight: " + why);
+        why = rule_says(PX_OP_CONV2D_BACKWARD_INPUT, {desc(f, {1, 4, 3, 3}), desc(f, {4, 2, 3, 3})},
+                        {desc(f, {1, 2, 6, 6})}, &one);
+        CHECK(why == "the output gradient (input 0) has shape (1, 4, 3, 3), which does not fit the weight and the input: "
+                     "the call needs (1, 4, 4, 4)");
+        CHECK(px_conv2d_backward_input(dy.need(), w.need(), 6, 6, 1, 1, 0, 0, &out) == PX_ERROR_SHAPE);
+        CHECK(std::string(px_last_error()) == "px_conv2d_backward_input: conv2d_backward_input: " + why);
+        CHECK(out == nullptr);
+    }
+    SECTION("labels that are not class indices") {
+        const std::string why = rule_says(PX_OP_SOFTMAX_CROSS_ENTROPY, {desc(f, {2, 5}), desc(f, {2})}, {desc(f, {2})},
+                                          nullptr);
+        CHECK(why == "the labels (input 1) are float32; labels are int32 or int64 class indices");
+        CHECK(router_says([] { softmax_cross_entropy(zeros({2, 5}), zeros({2})); }) ==
+              "px_softmax_cross_entropy: softmax_cross_entropy: " + why);
     }
     SECTION("labels that are not one per row") {
         const std::string why = rule_says(PX_OP_SOFTMAX_CROSS_ENTROPY, {desc(f, {2, 5}), desc(PX_INT64, {3})},
