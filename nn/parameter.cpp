@@ -102,12 +102,14 @@ void Parameter::set_data(const Tensor& values) {
     data_ = make_replicas(values, devices());
 }
 
-std::vector<Tensor> Parameter::make_replicas(const Tensor& values, const std::vector<Device>& devices) const {
+std::vector<Tensor> Parameter::make_replicas(const Tensor& values, const std::vector<Device>& devices, bool take) const {
     const DType dtype = data_.empty() ? DType::float32 : data_[0].dtype();
     std::vector<Tensor> made;
     made.reserve(devices.size());
     for (auto d : devices) {
-        Tensor v = values.astype(dtype).copyto(d);
+        const bool itself = take && d == values.device() && values.dtype() == dtype;
+        take = take && !itself;
+        Tensor v = itself ? values : values.astype(dtype).copyto(d);
         v.attach_grad();
         made.push_back(v);
     }

@@ -73,12 +73,14 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    path + ": parameter '" + param_file::printable(stranger) + "' is not in the network");
     // Every parameter's new replicas are made before any is swapped in, so
-    // running out of memory half way loads nothing either. Each CPU copy is
-    // dropped once its replicas exist: the load holds about one file's worth.
+    // running out of memory half way loads nothing either. A CPU copy already
+    // in the parameter's dtype is its CPU replica, and one dropped once its
+    // replicas exist, so the load holds about one file's worth however far
+    // the device's queue lags behind.
     std::vector<std::vector<Tensor>> staged;
     staged.reserve(plan.size());
     for (auto& [p, found] : plan) {
-        staged.push_back(p->make_replicas(found->host, ds));  // converted to the parameter's dtype there
+        staged.push_back(p->make_replicas(found->host, ds, /*take=*/true));  // converted to the parameter's dtype there
         found->host = Tensor();
     }
     for (size_t i = 0; i < plan.size(); ++i) plan[i].first->adopt(std::move(plan[i].second->shape), std::move(staged[i]));

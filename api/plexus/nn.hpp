@@ -64,8 +64,10 @@ public:
 
 private:
     friend class Block;  // load_parameters: every parameter's replicas made first, then all swapped in
-    // New replicas of `values` on `devices`, in this parameter's dtype; changes nothing.
-    std::vector<Tensor> make_replicas(const Tensor& values, const std::vector<Device>& devices) const;
+    // New replicas of `values` on `devices`, in this parameter's dtype; changes
+    // nothing. With `take` (values no one else holds), values itself is the
+    // replica on its own device when already in this dtype: no second copy.
+    std::vector<Tensor> make_replicas(const Tensor& values, const std::vector<Device>& devices, bool take = false) const;
     // Takes `shape` and `replicas` as they are; cannot fail.
     void adopt(Shape shape, std::vector<Tensor> replicas) noexcept;
 
