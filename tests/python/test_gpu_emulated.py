@@ -48,3 +48,51 @@ def test_dlpack_from_a_gpu_tensor():
     assert host.tolist() == [[0, 2, 4], [6, 8, 10]] and host.device == plexus.cpu(0)
     back = plexus.from_dlpack(torch.arange(4, dtype=torch.float64), device=plexus.gpu(0))
     assert back.device == plexus.gpu(0) and back.dtype == np.float64 and back.tolist() == [0, 1, 2, 3]
+
+
+def cuda_torch():
+    """PyTorch with a CUDA device Plexus sees too (a real GPU; the emulator's GPUs are not PyTorch's)."""
+    torch = need("torch")
+    if not torch.cuda.is_available() or plexus.num_gpus() == 0:
+        pytest.skip("PyTorch sees no CUDA device: run on a real GPU")
+    return torch
+
+
+def test_torch_cuda_tensors_and_plexus_share_device_memory_both_ways():
+    torch = cuda_torch()
+    x = torch.arange(6, dtype=torch.float32, device="cuda:0").reshape(2, 3)
+    t = plexus.from_dlpack(x)  # onto gpu(0), over x's memory
+    assert t.device == plexus.gpu(0) and t.tolist() == [[0, 1, 2], [3, 4, 5]]
+    y = torch.from_dlpack(t)   # back to PyTorch: the same device pointer
+    assert y.data_ptr() == x.data_ptr() and y.device == x.device
+    x[0, 0] = 7                # PyTorch writes: Plexus reads it (PyTorch's stream is the legacy default one)
+    assert t.tolist()[0][0] == 7
+    z = torch.from_dlpack(t * 2)  # Plexus's own GPU memory goes out shared, complete when PyTorch reads it
+    assert z.device == x.device and z.tolist() == [[14, 2, 4], [6, 8, 10]]
+    with pytest.raises(BufferError, match="copy=False"):
+        plexus.from_dlpack(x.t(), copy=False)  # a transposed view Plexus cannot describe without a copy
+
+
+def test_torch_work_on_a_side_stream_is_done_before_plexus_reads_it():
+    # PyTorch writes on a stream of its own after holding that stream ~0.1 s: the import passes the
+    # producer's stream to __dlpack__ (stream=1), so Plexus's read waits; a missed wait reads zeros.
+    torch = cuda_torch()
+    n = 1 << 24
+    side = torch.cuda.Stream()
+    x = torch.zeros(n, device="cuda:0")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        x.fill_(3)
+        t = plexus.from_dlpack(x)
+    assert t.sum().item() == 3.0 * n
+
+
+def test_plexus_work_is_done_before_torch_reads_it_on_any_stream():
+    torch = cuda_torch()
+    a = plexus.ones((4096, 4096), plexus.gpu(0))
+    product = plexus.matmul(a, a)  # queued on Plexus's stream
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        y = torch.from_dlpack(product)
+        assert y.min().item() == 4096.0 and y.max().item() == 4096.0

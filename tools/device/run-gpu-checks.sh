@@ -8,6 +8,9 @@
 #              the seeds' walkthrough on the GPU, and exit with GPU work queued
 #   sanitizer  compute-sanitizer: memcheck on the GPU tests and the conformance
 #              suite on gpu:0, then racecheck on the GPU tests
+#   python     the Python package built for this machine's python3 (which
+#              has PyTorch with CUDA), then its GPU and DLPack tests: device
+#              memory shared with PyTorch both ways, and PyTorch's streams
 #   agree      plexus-op-call-agree: the real CUDA plugin against the CPU
 #              plugin on every op-call fuzz seed, the grown corpus and every
 #              recorded input, then again under compute-sanitizer memcheck
@@ -25,9 +28,9 @@ mkdir -p "$out"
 stages=()
 for s in "${@:-all}"; do
   case $s in
-    all) stages+=(smi tests sanitizer agree bench train mixed) ;;
-    smi | tests | sanitizer | agree | bench | train | mixed) stages+=("$s") ;;
-    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, sanitizer, agree, bench, train, mixed, all)" >&2; exit 2 ;;
+    all) stages+=(smi tests python sanitizer agree bench train mixed) ;;
+    smi | tests | python | sanitizer | agree | bench | train | mixed) stages+=("$s") ;;
+    *) echo "run-gpu-checks: unknown stage '$s' (smi, tests, python, sanitizer, agree, bench, train, mixed, all)" >&2; exit 2 ;;
   esac
 done
 if [ ! -f build-kit/kit.tar.xz ]; then
@@ -88,6 +91,17 @@ for s in "${stages[@]}"; do
       # Returning from main with work queued on the GPU and static destructors
       # that use Plexus after CUDA has shut down (CI runs it on the emulator).
       stage tests env PLEXUS_CPU_DEVICES=2 sh -c 'for i in 1 2 3 4 5; do "$0" || exit 1; done' "$bin/plexus-exit-with-work-queued" ;;
+    python)
+      # The kit's module is for the development machine's Python: build one
+      # for this python3 from the same source, over the kit's libraries.
+      pkg=/tmp/plexus-python/plexus
+      mkdir -p "$pkg" && cp python/plexus/*.py "$pkg/"
+      suffix=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+      # shellcheck disable=SC2046  # pybind11's include flags are several words
+      stage python c++ -O2 -std=c++17 -shared -fPIC -fvisibility=default $(python3 -m pybind11 --includes) -Iapi \
+        python/src/module.cpp -L"$build/lib" -lplexus-nn -lplexus -Wl,-rpath,"$build/lib" -o "$pkg/_plexus$suffix"
+      stage python env PYTHONPATH=/tmp/plexus-python PLEXUS_CPU_DEVICES=2 PLEXUS_TEST_GPUS=1 PYTHONDONTWRITEBYTECODE=1 \
+        python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu_emulated.py tests/python/test_dlpack.py ;;
     sanitizer)
       # Left out under memcheck: the [fault] test, whose kernel reads out of
       # bounds on purpose (memcheck rightly reports it; the tests stage runs
