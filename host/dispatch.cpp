@@ -35,10 +35,11 @@ void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
             if (a == b)  // one name, two runtimes (say a tensor made before a fork() and one made after)
                 fail(PX_ERROR_DEVICE_MISMATCH, name_of(op), ": inputs are on ", a,
                      " of two different runtimes; a tensor works only with its own runtime's tensors "
-                     "(copy one through the host, e.g. to_vector() and array())");
+                     "(copy one through the host: px_tensor_to_host and px_tensor_from_host in C, "
+                     "to_vector() and array() in C++, asnumpy() and array() in Python)");
             fail(PX_ERROR_DEVICE_MISMATCH, name_of(op), ": inputs are on different devices, ", a, " and ", b,
-                 "; move one explicitly, e.g. x.copyto(", a, ") or x.as_in_context(", a,
-                 ") (Plexus never copies between devices implicitly)");
+                 "; move one explicitly: px_tensor_copy_to in C, x.copyto(", a, ") or x.as_in_context(", a,
+                 ") in C++ and Python (Plexus never copies between devices implicitly)");
         }
     }
 }
@@ -46,7 +47,8 @@ void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
 void check_same_dtype(int32_t op, const TensorObj& a, const TensorObj& b) {
     if (a.dtype != b.dtype)
         fail(PX_ERROR_DTYPE, name_of(op), ": dtypes differ, ", px_dtype_name(a.dtype), " and ", px_dtype_name(b.dtype),
-             "; cast one with astype()");
+             "; cast one: px_cast in C, x.astype(DType::", px_dtype_name(a.dtype), ") in C++, x.astype('",
+             px_dtype_name(a.dtype), "') in Python");
 }
 
 // Queues `op` on `dev` after checking that its plugin supports it.

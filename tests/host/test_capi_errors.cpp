@@ -207,6 +207,29 @@ TEST_CASE_METHOD(Fixture, "tensors of two runtimes on devices of one name are no
     REQUIRE(px_runtime_destroy(other) == PX_OK);
 }
 
+TEST_CASE_METHOD(Fixture, "a hint names the C function for C callers and the call in C++ and in Python",
+                 "[capi][errors]") {
+    px_runtime* other = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &other) == PX_OK);
+    int64_t n = 4;
+    px_tensor *a = ones(4), *b = ones(4, PX_INT32), *theirs = nullptr, *on1 = nullptr, *out = nullptr;
+    REQUIRE(px_tensor_full(other, cpu0, PX_FLOAT32, 1, &n, 1.0, &theirs) == PX_OK);
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 1}, PX_FLOAT32, 1, &n, 1.0, &on1) == PX_OK);
+    CHECK(px_binary(PX_OP_ADD, a, theirs, &out) == PX_ERROR_DEVICE_MISMATCH);
+    CHECK(says("(copy one through the host: px_tensor_to_host and px_tensor_from_host in C, to_vector() and array() "
+               "in C++, asnumpy() and array() in Python)"));
+    CHECK(px_binary(PX_OP_ADD, a, on1, &out) == PX_ERROR_DEVICE_MISMATCH);
+    CHECK(says("px_binary: add: inputs are on different devices, cpu(0) and cpu(1); move one explicitly: "
+               "px_tensor_copy_to in C, x.copyto(cpu(0)) or x.as_in_context(cpu(0)) in C++ and Python (Plexus never "
+               "copies between devices implicitly)"));
+    CHECK(px_binary(PX_OP_ADD, a, b, &out) == PX_ERROR_DTYPE);
+    CHECK(says("px_binary: add: dtypes differ, float32 and int32; cast one: px_cast in C, x.astype(DType::float32) in "
+               "C++, x.astype('float32') in Python"));
+    CHECK(out == nullptr);
+    for (px_tensor* t : {a, b, theirs, on1}) px_tensor_release(t);
+    REQUIRE(px_runtime_destroy(other) == PX_OK);
+}
+
 TEST_CASE_METHOD(Fixture, "every router check answers with its own error", "[capi][errors]") {
     px_tensor* t = nullptr;
     int64_t two = 2;

@@ -99,8 +99,12 @@ def test_errors_are_plexus_types_and_builtin_kinds():
     with pytest.raises(plexus.DTypeError) as e:
         a.astype("complex64")
     assert isinstance(e.value, TypeError) and "'complex64' is not a Plexus dtype" in str(e.value)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as e:
         plexus.ones(3, dtype="int32") @ plexus.ones(3, dtype="int32").reshape(3, 1).astype("float32")
+    assert "x.astype('int32') in Python" in str(e.value)  # the hint names the Python call, beside C's and C++'s
+    with pytest.raises(plexus.DeviceMismatchError) as e:
+        a + plexus.ones((2, 3), device=plexus.cpu(1))
+    assert "x.copyto(cpu(0)) or x.as_in_context(cpu(0)) in C++ and Python" in str(e.value)
     with pytest.raises(plexus.OutOfMemoryError) as e:
         plexus.empty((1 << 45,), dtype="float64")  # 256 TiB
     assert isinstance(e.value, MemoryError)
