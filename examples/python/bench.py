@@ -4,6 +4,9 @@
   - a LeNet epoch driven from Python (examples/python/lenet.py) beside plexus-train's (target <= 1.1x).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/bench.py [--plexus-train build/bin/plexus-train]
+
+plexus-bench runs it (its group `python`) with --rows, which prints each figure as one tab-separated line
+(ROW, figure, value, unit, baseline, baseline value, target) for plexus-bench's table and JSON.
 """
 import argparse
 import os
@@ -25,10 +28,15 @@ def per_call(fn, n, repeats=5):
     return best
 
 
-def row(what, value, unit, baseline_name=None, baseline=None):
-    line = "%-52s %10.1f %-6s" % (what, value, unit)
-    if baseline is not None:
-        line += "  %-28s %10.1f %-6s ratio %.2fx" % (baseline_name, baseline, unit, value / baseline)
+ROWS = False  # --rows: tab-separated lines for plexus-bench
+
+
+def row(what, value, unit, baseline_name, baseline, target):
+    if ROWS:
+        print("\t".join(["ROW", what, "%.6g" % value, unit, baseline_name, "%.6g" % baseline, target]), flush=True)
+        return
+    line = "%-52s %10.1f %-6s  %-28s %10.1f %-6s ratio %.2fx  %s" % (
+        what, value, unit, baseline_name, baseline, unit, value / baseline, target)
     print(line, flush=True)
 
 
@@ -112,8 +120,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--plexus-train", default=None, help="plexus-train for the LeNet baseline")
     p.add_argument("--skip-training", action="store_true")
+    p.add_argument("--rows", action="store_true", help="tab-separated figures, for plexus-bench")
     args = p.parse_args()
-    print("plexus %s, Python %s, on %s" % (plexus.__version__, sys.version.split()[0], plexus.try_gpu()))
+    global ROWS
+    ROWS = args.rows
+    if not ROWS:
+        print("plexus %s, Python %s, on %s" % (plexus.__version__, sys.version.split()[0], plexus.try_gpu()))
     try:
         import torch as baseline
         baseline_name = "PyTorch eager, same loop"
@@ -121,12 +133,13 @@ def main():
         import numpy as baseline
         baseline_name = "NumPy, same loop (no PyTorch)"
     ns = add_overhead(100000)
-    row("per-op overhead, 1-element add from Python", ns, "ns/op", baseline_name,
-        library_add_overhead(baseline, 100000))
-    row("DLPack round trip NumPy -> Plexus -> NumPy, 1 elt", dlpack_round_trip(20000) / 1000, "us",
-        "NumPy copy -> copy", numpy_copy_round_trip(20000) / 1000)
-    row("the same round trip, copy=True both ways", dlpack_round_trip_copied(20000) / 1000, "us",
-        "NumPy copy -> copy", numpy_copy_round_trip(20000) / 1000)
+    row("1-element add from Python", ns, "ns/op", baseline_name, library_add_overhead(baseline, 100000),
+        "target < the baseline")
+    numpy_us = numpy_copy_round_trip(20000) / 1000
+    row("DLPack NumPy->Plexus->NumPy, 1 elt", dlpack_round_trip(20000) / 1000, "us", "NumPy copy -> copy", numpy_us,
+        "target < 2 us")
+    row("the same, copy=True both ways", dlpack_round_trip_copied(20000) / 1000, "us", "NumPy copy -> copy", numpy_us,
+        "before plugin ABI 1.5")
     if args.skip_training:
         return
     here = os.path.dirname(os.path.abspath(__file__))
@@ -134,7 +147,7 @@ def main():
     device = "gpu:0" if plexus.num_gpus() else "cpu:0"
     native = epoch_seconds([train, "--epochs", "1", "--device", device, "--out", "/tmp/plexus-bench-train"])
     python = epoch_seconds([sys.executable, os.path.join(here, "lenet.py"), "--epochs", "1"])
-    row("LeNet epoch (Fashion-MNIST) driven from Python", python, "s", "plexus-train, same device", native)
+    row("LeNet epoch driven from Python", python, "s", "plexus-train", native, "target <= 1.1x")
 
 
 if __name__ == "__main__":

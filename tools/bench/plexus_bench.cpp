@@ -20,6 +20,7 @@
 #include "../device_arg.hpp"
 #include "bench_layer_ops.hpp"
 #include "bench_parallel.hpp"
+#include "bench_python.hpp"
 #include "bench_tensor_ops.hpp"
 #include "bench_util.hpp"
 #ifdef PLEXUS_BENCH_CUDA
@@ -171,7 +172,7 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
 }
 
 // The groups of figures, for --only.
-const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "tensor-ops", "training", "devices"};
+const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "tensor-ops", "training", "devices", "python"};
 
 [[noreturn]] void refuse(const std::string& why) {
     std::fprintf(stderr, "plexus-bench: %s (try --help)\n", why.c_str());
@@ -269,6 +270,8 @@ int main(int argc, char** argv) try {
         std::printf("(one %s device: the two-device figures need a second one, e.g. PLEXUS_CPU_DEVICES=2)\n",
                     px_device_kind_name(kind));
     }
+    // The package picks its device as try_gpu() does.
+    const bool python_ok = !wanted("python") || bench_python(quick, json);
     if (json) {
         pxtools::Json out;
         out.begin_object().field("device", dev.str()).field("device_name", info.name);
@@ -281,7 +284,7 @@ int main(int argc, char** argv) try {
         out.end_array().end_object();
         std::printf("%s\n", out.str().c_str());
     }
-    return 0;
+    return python_ok ? 0 : 1;
 } catch (const std::exception& e) {  // plexus::Error, or a raw baseline's CUDA failure
     std::fprintf(stderr, "plexus-bench: %s\n", e.what());
     return 1;
