@@ -97,6 +97,19 @@ def dlpack_round_trip_copied(n):
     return per_call(run, n)
 
 
+def torch_round_trip(n):
+    """NumPy -> PyTorch -> NumPy through DLPack: the same exchange by PyTorch."""
+    import numpy
+    import torch
+    x = numpy.ones(1, numpy.float32)
+
+    def run(k):
+        for _ in range(k):
+            numpy.from_dlpack(torch.from_dlpack(x))
+    run(100)
+    return per_call(run, n)
+
+
 def numpy_copy_round_trip(n):
     import numpy
     x = numpy.ones(1, numpy.float32)
@@ -138,6 +151,9 @@ def main():
     numpy_us = numpy_copy_round_trip(20000) / 1000
     row("DLPack NumPy->Plexus->NumPy, 1 elt", dlpack_round_trip(20000) / 1000, "us", "NumPy copy -> copy", numpy_us,
         "target < 2 us")
+    if baseline.__name__ == "torch":
+        row("DLPack NumPy->Plexus->NumPy, 1 elt", dlpack_round_trip(20000) / 1000, "us",
+            "NumPy->PyTorch->NumPy", torch_round_trip(20000) / 1000, "PyTorch's own exchange")
     row("the same, copy=True both ways", dlpack_round_trip_copied(20000) / 1000, "us", "NumPy copy -> copy", numpy_us,
         "before plugin ABI 1.5")
     if args.skip_training:
