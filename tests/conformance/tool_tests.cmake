@@ -122,6 +122,11 @@ conformance_misbehave_test(exit exp "exp float32" "^the process exited with stat
 conformance_misbehave_test(hang exp "exp float32" "^timed out after 1.0 s .* in exp float32$" "--timeout 1")
 conformance_misbehave_test(overrun add "add int32" "after == 0" "")
 conformance_misbehave_test(leak exp "" "^R6: 4096 bytes of accel.0. still in use" "")
+# A plugin that, like CUDA, cannot make a context in a process forked from
+# one that made one: the children are fresh programs, so every check runs.
+conformance_tool_test(isolates_without_inheriting_a_context 0 "All tests passed.*accel\\(0\\): op x dtype [1-9][0-9]* pass, 0 fail"
+  "--plugin $<TARGET_FILE:misbehave> --device accel:0 [R1],[R6],[R10]")
+set_tests_properties(conformance.tool.isolates_without_inheriting_a_context PROPERTIES ENVIRONMENT "MISBEHAVE=fork")
 # Every op hangs: each check that runs one times out, and the budget (here
 # 5 s; 540 s by default) shrinks their time-outs so the report still comes.
 conformance_misbehave_test(hang all "add float32" "^timed out after 0.3 s" "--timeout 0.3 --budget 5")

@@ -83,8 +83,9 @@ std::string cell_words(std::pair<int, int> cell) {
     return std::to_string(cell.first) + " " + std::to_string(cell.second);
 }
 
-// The child: runs `check` and reports on `fd`; never returns.
-[[noreturn]] void run_child(const RunSpec& run, plexus::Device dev, const std::string& check, int fd) {
+}  // namespace
+
+[[noreturn]] void run_one_check(const RunSpec& run, plexus::Device dev, const std::string& check, int fd) {
     DeviceResults r;
     current() = &r;
     on_crash() = nullptr;
@@ -118,8 +119,10 @@ std::string cell_words(std::pair<int, int> cell) {
     send(fd, "done");
     std::cout.flush();
     std::fflush(stdout);
-    ::_exit(0);  // not the parent's atexit work, nor the plugins' teardown
+    ::_exit(0);  // not the atexit work, nor the plugins' teardown: the check is over
 }
+
+namespace {
 
 // What the parent heard from one child.
 struct Heard {
@@ -251,8 +254,8 @@ std::string read_all(FILE* f) {
 
 }  // namespace
 
-void run_isolated(const RunSpec& run, plexus::Device dev, const std::vector<Check>& checks, Clock& clock, bool echo,
-                  DeviceResults& r) {
+void run_isolated(const std::vector<std::string>& command, plexus::Device dev, const std::vector<Check>& checks,
+                  Clock& clock, bool echo, DeviceResults& r) {
     static bool banner_shown = false;
     for (const auto& check : checks) {
         const std::string& name = check.name;
@@ -263,6 +266,14 @@ void run_isolated(const RunSpec& run, plexus::Device dev, const std::vector<Chec
         int pipe_fds[2];
         FILE* out = std::tmpfile();
         if (!out || ::pipe(pipe_fds) != 0) throw std::runtime_error("cannot make a pipe or a temporary file");
+        // Made before the fork: the child may only exec.
+        std::vector<std::string> args = command;
+        args.insert(args.end(), {"--isolated-fd", std::to_string(pipe_fds[1]), "--isolated-device", dev.str(),
+                                 "--isolated-check", name});
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const std::string cannot_start = "check " + std::to_string(int(Outcome::fail)) + " cannot start the child\n";
         std::cout.flush();
         std::fflush(nullptr);
         const pid_t pid = ::fork();
@@ -270,7 +281,9 @@ void run_isolated(const RunSpec& run, plexus::Device dev, const std::vector<Chec
         if (pid == 0) {
             ::close(pipe_fds[0]);
             ::dup2(::fileno(out), STDOUT_FILENO);
-            run_child(run, dev, name, pipe_fds[1]);
+            ::execv("/proc/self/exe", argv.data());
+            (void)!::write(pipe_fds[1], cannot_start.data(), cannot_start.size());
+            ::_exit(127);
         }
         ::close(pipe_fds[1]);
         bool timed_out = false;

@@ -1,7 +1,9 @@
 // Each check (Catch test case) of plexus-conformance in a child process of
 // its own, so that a plugin that crashes, aborts, calls exit or hangs in one
 // op fails that check, naming the op, dtype and what happened, and the run
-// goes on to the whole table and JSON.
+// goes on to the whole table and JSON. The child is this program started
+// afresh (fork, then exec): a forked copy of a process whose plugins made a
+// CUDA context cannot use CUDA.
 #pragma once
 
 #include <chrono>
@@ -39,10 +41,17 @@ std::vector<Check> selected_checks(const Catch::IConfig& config);
 using RunSpec = std::function<void(const std::string& spec)>;
 
 // Runs `checks` on `dev`, each in a child, into `r` (cells, checks, Catch's
-// counts). The children's Catch output goes to stdout when `echo`, without
-// their per-child summary lines (print_catch_summary prints the sum).
-void run_isolated(const RunSpec& run, plexus::Device dev, const std::vector<Check>& checks, Clock& clock, bool echo,
-                  DeviceResults& r);
+// counts). A child runs `command` (this program's own arguments) with
+// --isolated-fd, --isolated-device and --isolated-check added, which make
+// its main call run_one_check. The children's Catch output goes to stdout
+// when `echo`, without their per-child summary lines (print_catch_summary
+// prints the sum).
+void run_isolated(const std::vector<std::string>& command, plexus::Device dev, const std::vector<Check>& checks,
+                  Clock& clock, bool echo, DeviceResults& r);
+
+// The child's part: runs the check `check` on `dev` and reports to the
+// parent on `fd`, one line at a time; never returns.
+[[noreturn]] void run_one_check(const RunSpec& run, plexus::Device dev, const std::string& check, int fd);
 
 // Catch's last lines, for the counts of every child.
 void print_catch_summary(const CatchTotals& t);

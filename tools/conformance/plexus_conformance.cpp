@@ -91,16 +91,21 @@ std::vector<Device> devices_of(const std::vector<std::string>& plugins) {
 
 int main(int argc, char** argv) try {
     std::vector<std::string> plugin_files, device_ids;
-    std::string json_path;
+    std::string json_path, isolated_device, isolated_check;
+    int isolated_fd = -1;  // a child of run_isolated: where to report
     bool perf = false, skip_absent = false, in_process = false;
     pxconformance::Clock clock;
     std::vector<char*> catch_args = {argv[0]};
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--plugin" || a == "--device" || a == "--json" || a == "--timeout" || a == "--budget") {
+        if (a == "--plugin" || a == "--device" || a == "--json" || a == "--timeout" || a == "--budget" ||
+            a == "--isolated-fd" || a == "--isolated-device" || a == "--isolated-check") {
             if (i + 1 >= argc) return usage_error(a + " needs a value");
             std::string v = argv[++i];
             if (a == "--plugin") plugin_files.push_back(v);
+            else if (a == "--isolated-fd") isolated_fd = std::atoi(v.c_str());
+            else if (a == "--isolated-device") isolated_device = v;
+            else if (a == "--isolated-check") isolated_check = v;
             else if (a == "--device") device_ids.push_back(v);
             else if (a == "--json") json_path = v;
             else if (auto s = seconds(v)) (a == "--timeout" ? clock.timeout_s : clock.budget_s) = *s;
@@ -163,6 +168,19 @@ int main(int argc, char** argv) try {
     if (session.applyCommandLine(int(catch_args.size()), catch_args.data()) != 0) return 2;
     if (session.configData().showHelp) return 0;
     if (json_path == "-") session.configData().outputFilename = "/dev/null";  // stdout is the JSON's
+    // In the child: the session, narrowed to one check.
+    const auto run_spec = [&session](const std::string& spec) {
+        Catch::ConfigData data = session.configData();
+        data.testsOrTags = {spec};
+        session.useConfigData(data);
+        session.run();
+    };
+    if (isolated_fd >= 0) {
+        const auto d = pxtools::parse_device_arg(isolated_device);
+        if (!d || isolated_check.empty()) return usage_error("--isolated-fd needs --isolated-device and --isolated-check");
+        setenv("PLEXUS_TEST_DEVICE", d->str().c_str(), 1);
+        pxconformance::run_one_check(run_spec, *d, isolated_check, isolated_fd);
+    }
 
     // Listing, or filters that match nothing: Catch says so, in this process.
     const Catch::ConfigData& cd = session.configData();
@@ -180,14 +198,8 @@ int main(int argc, char** argv) try {
         for (const auto& info : plugins())
             if (info.loaded && r.plugin == info.name) r.file = info.file;
         if (!in_process) {
-            // In the child: the session, narrowed to the one check.
-            const auto run_spec = [&session](const std::string& spec) {
-                Catch::ConfigData data = session.configData();
-                data.testsOrTags = {spec};
-                session.useConfigData(data);
-                session.run();
-            };
-            pxconformance::run_isolated(run_spec, d, checks, clock, json_path != "-", r);
+            pxconformance::run_isolated(std::vector<std::string>(argv, argv + argc), d, checks, clock,
+                                        json_path != "-", r);
             pxconformance::attribute_failures(r);
             pxconformance::complete_table(r, d);
             if (perf) r.perf = pxconformance::measure_ops(d);

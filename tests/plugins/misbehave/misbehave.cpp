@@ -9,6 +9,8 @@
 //   leak     allocates a buffer of 4096 bytes and never frees it
 //   throw    lets a C++ exception escape execute (the ABI forbids it)
 //   wrong    overwrites the first element of its first output with junk
+//   fork     create() fails in a process forked from one where it made a
+//            context, as CUDA's does (only a fresh program may)
 // so that the suite's isolation, guard bytes and leak check can be shown
 // to catch each. $MISBEHAVE_UNSUPPORTED ("cast", "copy,matmul:int32")
 // takes ops, or (op, dtype) pairs, out of supports(), and execute refuses
@@ -57,6 +59,23 @@ bool withheld(int32_t op, int32_t dtype) {
         start = end + 1;
     }
     return false;
+}
+
+// The process that made the first context: memory a fork copies, and exec
+// starts afresh.
+pid_t g_created_in = 0;
+
+px_status create(px_plugin_context** out, px_plugin_error* err) {
+    const char* how = std::getenv("MISBEHAVE");
+    if (how && std::string_view(how) == "fork" && g_created_in != 0 && g_created_in != ::getpid()) {
+        if (err && err->struct_size >= sizeof *err)
+            std::snprintf(err->message, sizeof err->message,
+                          "initialization error: this process was forked from one that made a context (MISBEHAVE=fork)");
+        return PX_ERROR_PLUGIN;
+    }
+    const px_status s = g_cpu->create(out, err);
+    if (s == PX_OK && g_created_in == 0) g_created_in = ::getpid();
+    return s;
 }
 
 int32_t supports(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dtype) {
@@ -132,6 +151,7 @@ extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     std::memcpy(&g_api, g_cpu, std::min<size_t>(sizeof g_api, g_cpu->struct_size));
     g_api.struct_size = std::min<uint32_t>(sizeof g_api, g_cpu->struct_size);
     g_api.name = "misbehave";
+    g_api.create = create;
     g_api.execute = execute;
     g_api.device_info = device_info;
     g_api.supports = supports;
