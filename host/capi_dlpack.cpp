@@ -37,10 +37,14 @@ void check_copy_policy(int32_t copy) {
              " is not PX_DLPACK_COPY_IF_NEEDED (0), PX_DLPACK_COPY_NEVER (1) or PX_DLPACK_COPY_ALWAYS (2)");
 }
 
-// The refusal of COPY_NEVER: what was asked, and why it cannot be shared.
-[[noreturn]] void refuse_sharing(const char* direction, const DeviceImpl& device, const std::string& why) {
+// The refusal of COPY_NEVER: what was asked, why it cannot be shared, and
+// whether a copy would do (not for memory the host cannot read).
+[[noreturn]] void refuse_sharing(const char* direction, const DeviceImpl& device, const std::string& why,
+                                 bool copyable = true) {
     fail(PX_ERROR_UNSUPPORTED, "PX_DLPACK_COPY_NEVER: ", direction, " ", device.label, " without a copy: ", why,
-         "; pass PX_DLPACK_COPY_IF_NEEDED to copy");
+         copyable ? "; pass PX_DLPACK_COPY_IF_NEEDED to copy"
+                  : "; nor can it be copied (the host cannot read GPU memory): give compact row-major memory "
+                    "(e.g. x.contiguous() in PyTorch)");
 }
 
 // Why `device`'s plugin cannot share: it lacks `slot` (plugin ABI 1.5).
@@ -433,7 +437,9 @@ void import_tensor(Runtime& rt, px_device device, Managed* in, int32_t copy, px_
             *out = reinterpret_cast<px_tensor*>(handle);
             return;
         }
-        if (copy == PX_DLPACK_COPY_NEVER) refuse_sharing("importing memory onto", *dev, why);
+        if (copy == PX_DLPACK_COPY_NEVER)
+            refuse_sharing("importing memory onto", *dev, why,
+                           t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost);
     }
     *out = publish(import_copy(dev, t, dtype, shape, why));
     if (in->deleter) in->deleter(in);

@@ -295,6 +295,21 @@ void capsule_destructor(PyObject* capsule) {
     }
 }
 
+// The C API's refusal of a copy in Python's words: copy=False for
+// PX_DLPACK_COPY_NEVER, copy=None for PX_DLPACK_COPY_IF_NEEDED, without the
+// C function's name.
+std::string in_python_words(const std::string& where, std::string m) {
+    const auto replace = [&m](const std::string& from, const std::string& to) {
+        const size_t at = m.find(from);
+        if (at != std::string::npos) m.replace(at, from.size(), to);
+    };
+    const size_t colon = m.find(": ");
+    if (m.rfind("px_tensor_", 0) == 0 && colon != std::string::npos) m.erase(0, colon + 2);
+    replace("PX_DLPACK_COPY_NEVER: ", "copy=False: ");
+    replace("; pass PX_DLPACK_COPY_IF_NEEDED to copy", "; leave copy=None to let Plexus copy");
+    return where + ": " + m;
+}
+
 int32_t copy_policy(const py::object& copy) {
     if (copy.is_none()) return PX_DLPACK_COPY_IF_NEEDED;
     return copy.cast<bool>() ? PX_DLPACK_COPY_ALWAYS : PX_DLPACK_COPY_NEVER;
@@ -346,7 +361,7 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
             made = m;
         }
     }
-    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(std::string("__dlpack__: ") + px_last_error());
+    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(in_python_words("__dlpack__", px_last_error()));
     plexus::check(s);
     return py::reinterpret_steal<py::object>(
         PyCapsule_New(made, versioned ? kVersionedCapsule : kCapsule, capsule_destructor));
@@ -412,7 +427,7 @@ Tensor from_capsule(const py::object& capsule, Device d, const py::object& copy)
         throw py::value_error("from_dlpack: not a DLPack capsule (named 'dltensor' or 'dltensor_versioned'), "
                               "or one already consumed");
     }
-    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(std::string("from_dlpack: ") + px_last_error());
+    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(in_python_words("from_dlpack", px_last_error()));
     plexus::check(s);
     return Tensor(out);
 }

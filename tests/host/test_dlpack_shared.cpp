@@ -258,7 +258,8 @@ TEST_CASE("on the CUDA emulator: a GPU tensor goes out as its device pointer and
     px_tensor* other = nullptr;
     CHECK(px_tensor_from_dlpack_unversioned(r.rt, gpu0, u, PX_DLPACK_COPY_NEVER, &other) == PX_ERROR_UNSUPPORTED);
     CHECK(says("importing memory onto gpu(0) without a copy: its plugin 'cuda' does not take this memory: memory of "
-               "kind 2 on device 1 is not CUDA memory (PX_MEMORY_CUDA) of CUDA device 0"));
+               "kind 2 on device 1 is not CUDA memory (PX_MEMORY_CUDA) of CUDA device 0; nor can it be copied (the host "
+               "cannot read GPU memory): give compact row-major memory (e.g. x.contiguous() in PyTorch)"));
     CHECK(px_tensor_from_dlpack_unversioned(r.rt, gpu0, u, PX_DLPACK_COPY_IF_NEEDED, &other) == PX_ERROR_UNSUPPORTED);
     CHECK(says("which the host cannot read to copy"));
     CHECK(says("(not shared onto gpu(0): its plugin 'cuda' does not take this memory"));

@@ -4,7 +4,8 @@
 # output to $OUT/STAGE.log (or ./gpu-checks/ when OUT is unset):
 #   smi        nvidia-smi and plexus-smi: what the runtime sees
 #   tests      ctest -R cuda: the CUDA plugin's tests and the conformance
-#              suite on gpu:0 (none may be skipped when a GPU is there),
+#              suite on gpu:0 (none may be skipped when a GPU is there; the
+#              build checks are CI's),
 #              the seeds' walkthrough on the GPU, and exit with GPU work queued
 #   sanitizer  compute-sanitizer: memcheck on the GPU tests and the conformance
 #              suite on gpu:0, then racecheck on the GPU tests
@@ -79,7 +80,7 @@ for s in "${stages[@]}"; do
     tests)
       # A skipped GPU test means the GPU was not found: that fails here. The
       # CUDA emulator's tests (label emulator) are CI's, not this machine's.
-      stage tests ctest --test-dir "$build" -R cuda -LE emulator --output-on-failure --timeout 300 --parallel 4
+      stage tests ctest --test-dir "$build" -R cuda -LE "emulator|build" --output-on-failure --timeout 300 --parallel 4
       if grep -q "Not Run\|Skipped" "$out/tests.log"; then
         # CTest keeps a skipped test's output only in its log: say why.
         echo "tests: some were skipped; their reasons:" | tee -a "$out/tests.log"
