@@ -11,7 +11,8 @@
 #              suite on gpu:0, then racecheck on the GPU tests
 #   python     the Python package built for this machine's python3 (which
 #              has PyTorch with CUDA), then its GPU and DLPack tests: device
-#              memory shared with PyTorch both ways, and PyTorch's streams
+#              memory shared with PyTorch both ways, and PyTorch's streams;
+#              then examples/python/bench.py's figures
 #   agree      plexus-op-call-agree: the real CUDA plugin against the CPU
 #              plugin on every op-call fuzz seed, the grown corpus and every
 #              recorded input, then again under compute-sanitizer memcheck
@@ -102,7 +103,10 @@ for s in "${stages[@]}"; do
       stage python c++ -O2 -std=c++17 -shared -fPIC -fvisibility=default $(python3 -m pybind11 --includes) -Iapi \
         python/src/module.cpp -L"$build/lib" -lplexus-nn -lplexus -Wl,-rpath,"$build/lib" -o "$pkg/_plexus$suffix"
       stage python env PYTHONPATH=/tmp/plexus-python PLEXUS_CPU_DEVICES=2 PLEXUS_TEST_GPUS=1 PYTHONDONTWRITEBYTECODE=1 \
-        python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu_emulated.py tests/python/test_dlpack.py ;;
+        python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu_emulated.py tests/python/test_dlpack.py
+      # The Python figures (plexus-bench's python group uses the kit's module, built for another Python).
+      stage python env PYTHONPATH=/tmp/plexus-python PYTHONUNBUFFERED=1 python3 examples/python/bench.py \
+        --plexus-train "$bin/plexus-train" ;;
     sanitizer)
       # Left out under memcheck: the [fault] test, whose kernel reads out of
       # bounds on purpose (memcheck rightly reports it; the tests stage runs
@@ -126,7 +130,7 @@ for s in "${stages[@]}"; do
       stage agree compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
         "$bin/plexus-op-call-agree" "$plugins/libplexus-cpu.so" "$plugins/libplexus-cuda.so" "${inputs[@]}" ;;
     bench)
-      stage bench "$bin/plexus-bench" --device gpu:0 ;;
+      stage bench "$bin/plexus-bench" --device gpu:0 --only overhead,add,sgemm,norm,tensor-ops,training,devices ;;
     train)
       stage train "$bin/plexus-train" --device gpu:0 --data "$data" --out "$out/train"
       cp "$out/train/metrics.csv" "$out/train/curves.svg" "$out/" 2>/dev/null
