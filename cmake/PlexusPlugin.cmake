@@ -13,6 +13,9 @@
 # plugin (plugins/cuda builds plexus-cuda-test with its fault hook), never
 # for the plugin you ship.
 #
+# Its sources are compiled without floating-point contraction
+# (plexus_no_fp_contraction below), as the contract needs.
+#
 # Install it where the runtime looks, e.g.
 #   install(TARGETS <target> LIBRARY DESTINATION ${PLEXUS_PLUGIN_INSTALL_DIR})
 # or name its folder in PLEXUS_PLUGIN_PATH.
@@ -20,6 +23,39 @@ if(NOT DEFINED PLEXUS_PLUGIN_INSTALL_DIR)
   include(GNUInstallDirs)
   set(PLEXUS_PLUGIN_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/plexus/plugins)
 endif()
+
+# ---- no floating-point contraction: the one place that decides it ----
+# A compiler may fuse a * b + c into one multiply-add, rounded once. The
+# contract fixes bits that need each product and sum rounded on its own:
+# philox.h's random streams (R14, whose px_mul_rn is a plain product in host
+# code) and the SGD update (R15). GCC and Clang fuse where the instruction set
+# has FMA (-march=native, -mfma, AVX-512 copies of a loop), nvcc always
+# (--fmad=true is its default). These are the flags that stop it, for
+# C and C++ sources and for CUDA sources compiled by nvcc; a source that may
+# fuse (its results are held to a tolerance, not to bits) says so with its
+# own COMPILE_OPTIONS, which come after these (plugins/cpu's conv_direct_*.cpp).
+set(PLEXUS_NO_FP_CONTRACTION_C_CXX -ffp-contract=off)
+set(PLEXUS_NO_FP_CONTRACTION_CUDA --fmad=false)
+
+# plexus_no_fp_contraction(<target> [LANGUAGES <C|CXX|CUDA>...])
+# Compiles the target's sources of those languages (all three by default)
+# with the flags above. plexus_add_plugin calls it for every plugin.
+function(plexus_no_fp_contraction target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "LANGUAGES")
+  if(NOT arg_LANGUAGES)
+    set(arg_LANGUAGES C CXX CUDA)
+  endif()
+  foreach(lang IN LISTS arg_LANGUAGES)
+    if(lang STREQUAL "C" OR lang STREQUAL "CXX")
+      set(flags ${PLEXUS_NO_FP_CONTRACTION_C_CXX})
+    elseif(lang STREQUAL "CUDA")
+      set(flags ${PLEXUS_NO_FP_CONTRACTION_CUDA})
+    else()
+      message(FATAL_ERROR "plexus_no_fp_contraction(${target}): '${lang}' is not one of the languages it knows (C, CXX, CUDA)")
+    endif()
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:${lang}>:${flags}>")
+  endforeach()
+endfunction()
 
 function(plexus_add_plugin target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "EXPORTS")
@@ -32,7 +68,9 @@ function(plexus_add_plugin target)
     PREFIX "lib"
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON)
+    VISIBILITY_INLINES_HIDDEN ON
+    PLEXUS_PLUGIN ON)  # what plexus_add_conformance_test asks for
+  plexus_no_fp_contraction(${target})
   if(CMAKE_SYSTEM_NAME STREQUAL "Linux")  # GNU ld, gold and lld all read version scripts
     set(globals px_plugin_get_api ${arg_EXPORTS})
     list(JOIN globals "; " globals)
@@ -41,4 +79,47 @@ function(plexus_add_plugin target)
     target_link_options(${target} PRIVATE "LINKER:--version-script=${map}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${map})
   endif()
+endfunction()
+
+# plexus_add_conformance_test(<target> [NAME <test>] [DEVICES <id>...] [ARGS <arg>...])
+#
+# Adds a CTest test (call enable_testing() first) that runs plexus-conformance
+# on the plugin <target> made by plexus_add_plugin:
+#   plexus-conformance --plugin $<TARGET_FILE:target> [--device <id>]...
+#                      --json <build folder>/<test>.json [<arg>...]
+# which fails when any check fails, or the plugin does not load. DEVICES
+# names devices as the tool does (accel:0); without them every device of the
+# plugin is tested. ARGS go to the tool as they are: --timeout 10, a Catch
+# filter "[R7]". The test is named <target>.conformance unless NAME says,
+# and labelled conformance. The tool is the target Plexus::conformance: the
+# installed plexus-conformance found with the package, or in the Plexus tree
+# the one it builds.
+function(plexus_add_conformance_test target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME" "DEVICES;ARGS")
+  set(me "plexus_add_conformance_test(${target})")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${me}: unexpected arguments '${arg_UNPARSED_ARGUMENTS}' (it takes NAME, DEVICES and ARGS)")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "${me}: there is no target ${target}; make it with plexus_add_plugin first")
+  endif()
+  get_target_property(is_plugin ${target} PLEXUS_PLUGIN)
+  if(NOT is_plugin)
+    message(FATAL_ERROR "${me}: ${target} is not a plugin; make it with plexus_add_plugin")
+  endif()
+  if(NOT TARGET Plexus::conformance)
+    message(FATAL_ERROR "${me}: this Plexus has no plexus-conformance (Plexus::conformance); "
+                        "it is built where Catch2 is found and PLEXUS_BUILD_TOOLS is ON")
+  endif()
+  if(NOT arg_NAME)
+    set(arg_NAME ${target}.conformance)
+  endif()
+  set(devices)
+  foreach(device IN LISTS arg_DEVICES)
+    list(APPEND devices --device ${device})
+  endforeach()
+  add_test(NAME ${arg_NAME}
+    COMMAND $<TARGET_FILE:Plexus::conformance> --plugin $<TARGET_FILE:${target}> ${devices}
+            --json ${CMAKE_CURRENT_BINARY_DIR}/${arg_NAME}.json ${arg_ARGS})
+  set_tests_properties(${arg_NAME} PROPERTIES LABELS conformance)
 endfunction()

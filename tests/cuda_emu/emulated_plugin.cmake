@@ -20,9 +20,10 @@ foreach(cu IN LISTS kernel_sources)
   list(APPEND translated ${out})
 endforeach()
 set_source_files_properties(${translated} PROPERTIES
-  # #pragma unroll is nvcc's. No FMA contraction: philox.h's px_mul_rn is a
-  # plain product here, and __dmul_rn on a GPU is never fused.
-  COMPILE_OPTIONS "-include;${emu_dir}/emu_kernel.hpp;-Wno-unknown-pragmas;-ffp-contract=off")
+  # #pragma unroll is nvcc's. No FMA contraction (plexus_add_plugin's flags,
+  # below): philox.h's px_mul_rn is a plain product here, and __dmul_rn on a
+  # GPU is never fused.
+  COMPILE_OPTIONS "-include;${emu_dir}/emu_kernel.hpp;-Wno-unknown-pragmas")
 # ThreadSanitizer checks the plugin's host code (its locks, queues and
 # staging), not the kernels: they run on ucontext fibers, whose switches
 # GCC 12's ThreadSanitizer cannot follow, so they and the launcher that
