@@ -174,3 +174,14 @@ conformance_withheld_test(files_an_escaping_exception_under_r2 HOW throw OP exp 
 # it are skipped, naming it, not failed.
 conformance_withheld_test(counts_a_failing_helper_op_once HOW wrong OP arange RC 1 MAX_FAILED 2
   FAILED "creation functions fill the right values")
+
+# plexus_add_conformance_test (cmake/PlexusPlugin.cmake) in this tree, where
+# Plexus::conformance is the tool built here, on the plugin template
+# (examples/plugin-template) built here too (so its source is in the compile
+# database clang-tidy reads): the whole suite passes. Its test failing on a
+# failing plugin, and the installed package's helper and tool, are checked by
+# downstream.installed_package.
+plexus_add_plugin(plugin-template ${PROJECT_SOURCE_DIR}/examples/plugin-template/plugin.cpp)
+set_target_properties(plugin-template PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_dependencies(plexus-conformance plugin-template)
+plexus_add_conformance_test(plugin-template NAME conformance.helper.passes_the_plugin_template)

@@ -6,7 +6,11 @@
 #   3. examples/threads-plugin (plexus_add_plugin), which like every installed
 #      plugin exports px_plugin_get_api alone, and pass plexus-conformance
 #      on its devices, found through PLEXUS_PLUGIN_PATH, and agree with the
-#      CPU plugin on the op-call fuzz inputs (plexus-op-call-agree).
+#      CPU plugin on the op-call fuzz inputs (plexus-op-call-agree),
+#   4. examples/plugin-template as an author copies it: its ctest runs the
+#      installed plexus-conformance through plexus_add_conformance_test and
+#      passes, fails on a copy whose mul adds, and the suite runs on its
+#      AddressSanitizer build as docs/writing-a-plugin.md says.
 # usage: run_downstream.sh <plexus build dir> <source dir> <scratch dir>
 set -euo pipefail
 build=$1 source=$2 scratch=$3
@@ -50,4 +54,40 @@ grep -q '"failures":0' "$scratch/threads.json"
 "$build/bin/plexus-op-call-agree" "$(find "$prefix" -name libplexus-cpu.so | head -1)" \
   "$scratch/plugin/libplexus-threads.so" "$source/tests/fuzz/corpus/op-call" "$source/tests/fuzz/corpus/op-call-grown" \
   "$source/tests/fuzz/regressions/op-call" "$source/tests/fuzz/regressions/op-call-diff"
+echo "== the plugin template: plexus_add_plugin, plexus_add_conformance_test, ctest"
+template=$scratch/template
+cp -r "$source/examples/plugin-template" "$template-src"
+cmake -S "$template-src" -B "$template" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+cmake --build "$template" >/dev/null
+grep -q -- "-ffp-contract=off" "$template/compile_commands.json"     # plexus_add_plugin's flags
+grep -q "\"$prefix/bin/plexus-conformance\" \"--plugin\"" "$template/CTestTestfile.cmake"  # the installed tool
+(cd "$template" && ctest --output-on-failure --no-tests=error) | tail -3
+grep -q '"failures":0' "$template/plexus-mydev.conformance.json"
+# The test fails with the suite: a copy of the template whose mul adds.
+cp -r "$template-src" "$template-broken-src"
+sed -i 's/binary<std::multiplies<float>>/binary<std::plus<float>>/' "$template-broken-src/plugin.cpp"
+if grep -q "std::multiplies" "$template-broken-src/plugin.cpp"; then
+  echo "the template's mul kernel is not where this test changes it"; exit 1
+fi
+cmake -S "$template-broken-src" -B "$template-broken" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$template-broken" >/dev/null
+if (cd "$template-broken" && ctest --output-on-failure) > "$template-broken.log" 2>&1; then
+  cat "$template-broken.log"; echo "ctest passed a template whose mul adds"; exit 1
+fi
+grep -E "^ +mul +FAIL" "$template-broken.log"
+grep -q "FAIL R10" "$template-broken.log"
+# Under AddressSanitizer, out of tree: the plugin built with it, the
+# installed tool run with the sanitizer's runtime preloaded.
+libasan=$("${CXX:-c++}" -print-file-name=libasan.so)
+if [ -f "$libasan" ]; then
+  cmake -S "$template-src" -B "$template-asan" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" >/dev/null
+  cmake --build "$template-asan" >/dev/null
+  LD_PRELOAD=$libasan ASAN_OPTIONS=abort_on_error=1 \
+    "$prefix/bin/plexus-conformance" --plugin "$template-asan/libplexus-mydev.so" | tail -1
+  LD_PRELOAD=$libasan ASAN_OPTIONS=abort_on_error=1 \
+    "$prefix/bin/plexus-conformance" --in-process --plugin "$template-asan/libplexus-mydev.so" | tail -1
+else
+  echo "no libasan.so beside ${CXX:-c++}: the AddressSanitizer run is left out"
+fi
 echo "downstream: all good"
