@@ -129,6 +129,14 @@ px_status px_runtime_synchronize_all(px_runtime* runtime) {
     });
 }
 
+px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds) {
+    return guard("px_runtime_synchronize_timeout", [&] {
+        if (!(seconds > 0) || seconds > 1e9)
+            fail(PX_ERROR_INVALID_ARGUMENT, "seconds ", seconds, " is not above 0 (and at most 1e9)");
+        get_runtime(runtime).device(device)->synchronize_within(seconds);
+    });
+}
+
 px_status px_runtime_seed(px_runtime* runtime, uint64_t seed) {
     return guard("px_runtime_seed", [&] {
         Runtime& rt = get_runtime(runtime);

@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 
+#include <condition_variable>
+#include <thread>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -42,9 +45,78 @@ void PluginInstance::escaped(const std::string& context_text) const {
          " escape through the C ABI, which forbids it [plugin ", name, "]");
 }
 
+struct DeviceImpl::PendingWait {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    px_status status = PX_OK;
+    std::string message;
+};
+
+namespace {
+
+// The plugin's synchronize of one device, its failure as a status and message.
+void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::string& label) {
+    plugin.call([&] { return cat("work queued on ", label, " failed"); },
+                [&](px_plugin_error* e) { return plugin.api->synchronize(plugin.context, local, e); });
+}
+
+}  // namespace
+
+// Forgets `w` once it has finished, and says how it ended.
+std::shared_ptr<DeviceImpl::PendingWait> DeviceImpl::take_finished_wait(std::shared_ptr<PendingWait>& w) const {
+    std::lock_guard<std::mutex> lock(wait_mutex_);
+    if (pending_wait_ == w) pending_wait_.reset();
+    return w;
+}
+
 void DeviceImpl::synchronize() const {
-    plugin->call([&] { return cat("work queued on ", label, " failed"); },
-                 [&](px_plugin_error* e) { return plugin->api->synchronize(plugin->context, local, e); });
+    std::shared_ptr<PendingWait> w;
+    {
+        std::lock_guard<std::mutex> lock(wait_mutex_);
+        w = pending_wait_;
+    }
+    if (w) {
+        std::unique_lock<std::mutex> lock(w->m);
+        w->cv.wait(lock, [&] { return w->done; });
+        lock.unlock();
+        take_finished_wait(w);
+        if (w->status != PX_OK) fail(w->status, w->message);
+    }
+    plugin_synchronize(*plugin, local, label);
+}
+
+void DeviceImpl::synchronize_within(double seconds) const {
+    std::shared_ptr<PendingWait> w;
+    {
+        std::lock_guard<std::mutex> lock(wait_mutex_);
+        if (!pending_wait_) {
+            pending_wait_ = std::make_shared<PendingWait>();
+            // The thread owns the plugin (never unloaded under it) and its wait.
+            std::thread([w = pending_wait_, p = plugin, local = local, label = label] {
+                px_status status = PX_OK;
+                std::string message;
+                try {
+                    plugin_synchronize(*p, local, label);
+                } catch (const Failure& f) {
+                    status = f.status, message = f.message;
+                } catch (const std::exception& e) {
+                    status = PX_ERROR_INTERNAL, message = cat("waiting for ", label, ": ", e.what());
+                }
+                std::lock_guard<std::mutex> lock(w->m);
+                w->status = status, w->message = std::move(message), w->done = true;
+                w->cv.notify_all();
+            }).detach();
+        }
+        w = pending_wait_;
+    }
+    std::unique_lock<std::mutex> lock(w->m);
+    if (!w->cv.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return w->done; }))
+        fail(PX_ERROR_DEVICE, label, ": its queued work did not finish within ", seconds,
+             " s; the wait goes on, and the next synchronize of ", label, " reports how it ended");
+    lock.unlock();
+    take_finished_wait(w);
+    if (w->status != PX_OK) fail(w->status, w->message);
 }
 
 std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {

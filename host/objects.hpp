@@ -8,6 +8,7 @@
 #include <bitset>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,22 @@ struct DeviceImpl {
         return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < 8 && supported[size_t(op) * 8 + size_t(dtype)];
     }
     // Waits for all queued work; a device failure becomes PX_ERROR_DEVICE.
+    // A wait that synchronize_within left running is waited for first, and
+    // its failure reported.
     void synchronize() const;
+    // The same, waiting at most `seconds`; work still running then is a
+    // PX_ERROR_DEVICE saying so, and the wait goes on beside the caller.
+    void synchronize_within(double seconds) const;
     // `d` in this device's runtime (for copies), failing once the runtime is gone.
     std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
+
+    // A wait of synchronize_within that was still running when it gave up.
+    struct PendingWait;
+
+private:
+    std::shared_ptr<PendingWait> take_finished_wait(std::shared_ptr<PendingWait>& w) const;
+    mutable std::mutex wait_mutex_;
+    mutable std::shared_ptr<PendingWait> pending_wait_;  // guarded by wait_mutex_
 };
 
 struct Buffer {

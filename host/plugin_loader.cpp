@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <set>
 
+#include <atomic>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 
+#include "bounded_call.hpp"
 #include "elf_check.hpp"
 
 namespace px {
@@ -94,8 +97,11 @@ const char* missing_slot(const px_plugin_api& t) {
     return nullptr;
 }
 
+// The plugin call a load is in, for the message of one that never returns.
+using Stage = std::atomic<const char*>;
+
 // Loads one file; on failure fills rec.message and returns nullptr.
-std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& rec) {
+std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& rec, Stage& stage) {
     rec.message = check_plugin_file(path);
     if (!rec.message.empty()) return nullptr;
     auto plugin = std::make_shared<PluginInstance>();
@@ -114,6 +120,7 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     }
     auto get_api = plugin->library.get<const px_plugin_api*()>(PX_PLUGIN_ENTRY_SYMBOL);
     const px_plugin_api* theirs = nullptr;
+    stage = PX_PLUGIN_ENTRY_SYMBOL "()";
     try {
         theirs = get_api();
     } catch (...) {
@@ -161,6 +168,7 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     px_plugin_context* ctx = nullptr;
     px_status created = PX_ERROR_PLUGIN;
+    stage = "create()";
     try {
         created = plugin->table->create(&ctx, &err);
     } catch (...) {
@@ -181,9 +189,10 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
 // Asks a loaded plugin for its devices and what each supports; false (with
 // rec.message) when it answers badly. Indexes and labels are given later.
 bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& rec,
-                   std::vector<std::shared_ptr<DeviceImpl>>& found) {
+                   std::vector<std::shared_ptr<DeviceImpl>>& found, Stage& stage) {
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     int32_t count = 0;
+    stage = "device_count()";
     const px_status counted = plugin->api->device_count(plugin->context, &count, &err);
     err.message[PX_MESSAGE_MAX - 1] = '\0';
     if (counted != PX_OK) {
@@ -202,6 +211,7 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
     for (int32_t i = 0; i < count; ++i) {
         px_device_info info{};
         info.struct_size = sizeof info;
+        stage = "device_info()";
         const px_status described = plugin->api->device_info(plugin->context, i, &info, &err);
         if (described != PX_OK || !px_device_kind_name(info.kind)) {
             err.message[PX_MESSAGE_MAX - 1] = '\0';
@@ -214,6 +224,7 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
         dev->local = i;
         dev->memory_total = info.memory_total;
         dev->id = px_device{info.kind, 0};
+        stage = "supports()";
         for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
             if (!px_op_name(op)) continue;
             for (int dt = 1; dt < 8; ++dt)
@@ -224,6 +235,52 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
     return true;
 }
 
+// One file loaded and its devices probed, on a thread of its own: what the
+// caller takes once it has finished.
+struct Load {
+    PluginRecord rec;
+    std::shared_ptr<PluginInstance> plugin;
+    std::vector<std::shared_ptr<DeviceImpl>> found;
+    Stage stage{"the loader"};
+};
+
+void load_and_probe(const std::string& path, Load& l) {
+    l.plugin = load_one(path, l.rec, l.stage);
+    if (!l.plugin) return;
+    bool ok = false;
+    try {
+        ok = probe_devices(l.plugin, l.rec, l.found, l.stage);
+    } catch (const Failure&) {
+        throw;  // out of memory (fail_out_of_memory)
+    } catch (const std::bad_alloc&) {
+        throw;
+    } catch (...) {
+        l.rec.message = "a C++ exception escaped device_count, device_info or supports, which the ABI forbids";
+    }
+    if (!ok) l.plugin.reset();
+}
+
+// How long one plugin may take to load: the options' plugin_timeout_s, else
+// PLEXUS_PLUGIN_TIMEOUT, else 60 s.
+double load_timeout(const px_runtime_options* options) {
+    if (options && options->struct_size >= offsetof(px_runtime_options, plugin_timeout_s) + sizeof(double)) {
+        const double t = options->plugin_timeout_s;
+        if (!(t >= 0) || t > 1e9)
+            fail(PX_ERROR_INVALID_ARGUMENT, "options->plugin_timeout_s ", t, " is not 0 (the default) or a number of "
+                 "seconds up to 1e9");
+        if (t > 0) return t;
+    }
+    if (const char* env = std::getenv("PLEXUS_PLUGIN_TIMEOUT")) {
+        char* end = nullptr;
+        const double t = std::strtod(env, &end);
+        if (end == env || *end || !(t > 0) || t > 1e9)
+            fail(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_PLUGIN_TIMEOUT='", env, "' is not a number of seconds above 0 "
+                 "(up to 1e9)");
+        return t;
+    }
+    return 60;
+}
+
 }  // namespace
 
 std::string default_plugin_folder() {
@@ -232,6 +289,7 @@ std::string default_plugin_folder() {
 }
 
 void load_plugins(Runtime& rt, const px_runtime_options* options) {
+    const double timeout = load_timeout(options);
     std::set<std::string> seen_files;
     for (const auto& c : candidates(options)) {
         PluginRecord rec;
@@ -244,7 +302,18 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
         std::error_code ec;
         std::string canonical = fs::weakly_canonical(c.path, ec).string();
         if (!seen_files.insert(ec ? c.path : canonical).second) continue;  // same file twice: once is enough
-        auto plugin = load_one(c.path, rec);
+        // A plugin that never returns from a call is skipped, not waited for.
+        auto l = std::make_shared<Load>();
+        l->rec = rec;
+        const std::string path = c.path;
+        if (!finish_within(timeout, [l, path] { load_and_probe(path, *l); })) {
+            rec.message = cat("did not finish loading within ", timeout, " s: its ", l->stage.load(),
+                              " has not returned (PLEXUS_PLUGIN_TIMEOUT)");
+            rt.records.push_back(rec);
+            continue;
+        }
+        rec = l->rec;
+        std::shared_ptr<PluginInstance> plugin = l->plugin;
         if (plugin) {
             for (const auto& other : rt.plugins) {
                 if (other->name == plugin->name) {
@@ -255,31 +324,17 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
             }
         }
         if (plugin) {
-            std::vector<std::shared_ptr<DeviceImpl>> found;
-            bool ok = false;
-            try {
-                ok = probe_devices(plugin, rec, found);
-            } catch (const Failure&) {
-                throw;  // out of memory (fail_out_of_memory)
-            } catch (const std::bad_alloc&) {
-                throw;
-            } catch (...) {
-                rec.message = "a C++ exception escaped device_count, device_info or supports, which the ABI forbids";
+            for (auto& dev : l->found) {
+                auto& list = rt.devices[dev->id.kind];
+                dev->id.index = static_cast<int32_t>(list.size());
+                dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
+                list.push_back(dev);
             }
-            if (!ok) {
-                plugin.reset();
-            } else {
-                for (auto& dev : found) {
-                    auto& list = rt.devices[dev->id.kind];
-                    dev->id.index = static_cast<int32_t>(list.size());
-                    dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
-                    list.push_back(dev);
-                }
-                rec.loaded = true;
-                rec.num_devices = static_cast<int32_t>(found.size());
-                rt.plugins.push_back(plugin);
-            }
+            rec.loaded = true;
+            rec.num_devices = static_cast<int32_t>(l->found.size());
+            rt.plugins.push_back(plugin);
         }
+        l.reset();
         rt.records.push_back(rec);
     }
 }

@@ -79,6 +79,12 @@ typedef struct px_runtime_options {
     int32_t num_plugin_paths;
     /* Nonzero: ignore PLEXUS_PLUGIN_PATH and the default folder. */
     int32_t only_given_paths;
+    /* ---- fields below: read only when struct_size reaches them ---- */
+    /* Seconds one plugin may take to load (its entry point, create,
+     * device_count, device_info and supports): one that has not finished by
+     * then is listed as skipped, naming the call it is stuck in, and its
+     * thread is left to it. 0: PLEXUS_PLUGIN_TIMEOUT, else 60. */
+    double plugin_timeout_s;
 } px_runtime_options;
 
 /* options may be NULL. Plugins that fail to load are listed with the reason
@@ -131,6 +137,11 @@ PX_API px_status px_runtime_device_supports(px_runtime* runtime, px_device devic
 PX_API px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
 /* Waits for every device. */
 PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
+/* px_runtime_synchronize, but waiting at most `seconds` (above 0): work
+ * still running then gives PX_ERROR_DEVICE, saying so, instead of blocking
+ * for ever (a device that hangs). The wait goes on beside the caller; the
+ * next synchronize of that device reports its outcome first. */
+PX_API px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
 /* Nonzero lets float32 matrix products (matmul, gemm) use reduced-precision

@@ -368,7 +368,11 @@ typedef struct px_plugin_api {
     /* ---- ABI 1.0 ---- */
 
     /* Starts the plugin. A plugin may be created more than once per process
-     * (one per runtime); each context is independent. */
+     * (one per runtime); each context is independent. The host calls the
+     * entry point, create, device_count, device_info and supports of a load
+     * on a thread of its own, which it stops waiting for after a time-out
+     * (the plugin is then skipped and that thread left to it): a plugin keeps
+     * no per-thread state from them for the calls that follow. */
     px_status (*create)(px_plugin_context** out, px_plugin_error* err);
     /* Waits for all queued work, frees everything. Never fails. */
     void (*destroy)(px_plugin_context* ctx);

@@ -48,6 +48,7 @@ struct px_plugin_context {
     std::vector<std::unique_ptr<pxcpu::Device>> devices;
     bool fused_ops = true;  // PLEXUS_CPU_FUSED=off hides the fused ops of ABI 1.4
     uint64_t generation = 0;  // the fork generation it was made in (fork_guard.hpp)
+    int threads = 0;          // each device's OpenMP team (0: every core)
     // Wrapped (foreign) buffers not yet freed, released by destroy if the host never frees them.
     std::mutex foreign_mutex;
     std::unordered_set<px_plugin_buffer*> foreign;
@@ -129,6 +130,7 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         if (!pin_runtime_libraries(why)) return report(err, PX_ERROR_INTERNAL, why);
         // With several devices each gets its share of the cores; one device gets them all.
         const int threads = count > 1 ? std::max(1, omp_get_max_threads() / count) : 0;
+        ctx->threads = threads;
 #ifdef OPENBLAS_VERSION
         // OpenBLAS sizes its teams from its own global setting, not the
         // calling thread's: left at every core, each device's products start
@@ -431,13 +433,18 @@ px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_
             if (s != PX_OK) return s;
         }
         const int64_t n = parts[0].numel();
+        // On the caller's thread, with a device's team as it runs (not the
+        // caller's OpenMP setting): one thread each when devices share the
+        // cores, which also keeps a forked child off its parent's stale team.
+        const int team = n >= parallel_grain ? (ctx->threads > 0 ? ctx->threads : omp_get_max_threads()) : 1;
         with_dtype(parts[0].dtype, [&](auto zero) {
             using T = decltype(zero);
-            parallel_for(n, [&](int64_t k) {
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+            for (int64_t k = 0; k < n; ++k) {
                 T acc = reinterpret_cast<const T*>(parts[0].data)[k];
                 for (size_t i = 1; i < parts.size(); ++i) acc += reinterpret_cast<const T*>(parts[i].data)[k];
                 for (auto& p : parts) reinterpret_cast<T*>(p.data)[k] = acc;
-            });
+            }
         });
         return PX_OK;
     });

@@ -9,7 +9,7 @@
 
 int plexus_c99_check(void) {
     px_device d = {PX_DEVICE_CPU, 0};
-    px_runtime_options o = {sizeof(px_runtime_options), 0, 0, 0};
+    px_runtime_options o = {sizeof(px_runtime_options), 0, 0, 0, 0};
     (void)o;
     return d.kind + (int)sizeof(px_plugin_api) + (px_op_name(PX_OP_ADD) != 0) + (int)px_philox4x32_10(1, 2).v[0];
 }

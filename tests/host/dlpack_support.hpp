@@ -23,7 +23,7 @@ inline const px_device cpu0{PX_DEVICE_CPU, 0};
 inline void keep_cpu_plugin_loaded() {
     static px_runtime* kept = [] {
         const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-        px_runtime_options o{sizeof o, paths, 1, 1};
+        px_runtime_options o{sizeof o, paths, 1, 1, 0};
         px_runtime* r = nullptr;
         REQUIRE(px_runtime_create(&o, &r) == PX_OK);
         return r;
@@ -38,7 +38,7 @@ struct Rt {
         std::vector<const char*> paths;
         paths.reserve(plugins.size());
         for (const auto& p : plugins) paths.push_back(p.c_str());
-        px_runtime_options o{sizeof o, paths.data(), static_cast<int32_t>(paths.size()), 1};
+        px_runtime_options o{sizeof o, paths.data(), static_cast<int32_t>(paths.size()), 1, 0};
         REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
     }
     ~Rt() {

@@ -16,7 +16,7 @@ struct Runtime {
     explicit Runtime(const std::vector<std::string>& paths, bool only = true) {
         std::vector<const char*> ps;
         for (auto& p : paths) ps.push_back(p.c_str());
-        px_runtime_options o{sizeof o, ps.data(), int32_t(ps.size()), only ? 1 : 0};
+        px_runtime_options o{sizeof o, ps.data(), int32_t(ps.size()), only ? 1 : 0, 0};
         REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
     }
     ~Runtime() { px_runtime_destroy(rt); }

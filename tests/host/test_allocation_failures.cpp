@@ -117,7 +117,7 @@ private:
 
     void compute(Outcome& o) {
         const char* paths[] = {plugin_};
-        px_runtime_options opts{sizeof opts, paths, 1, 1};
+        px_runtime_options opts{sizeof opts, paths, 1, 1, 0};
         PX_STEP(px_runtime_create(&opts, &rt_));
         int32_t n = 0;
         PX_STEP(px_runtime_device_count(rt_, dev_.kind, &n));
@@ -477,7 +477,7 @@ TEST_CASE("a GPU lost while host memory has run out is reported and the device s
     auto* injected = emulator_hook<const char*()>("plexus_emu_injected");
     keep_loaded(PLEXUS_CUDA_EMU_PLUGIN_FILE);
     const char* paths[] = {PLEXUS_CUDA_EMU_PLUGIN_FILE};
-    px_runtime_options opts{sizeof opts, paths, 1, 1};
+    px_runtime_options opts{sizeof opts, paths, 1, 1, 0};
     const px_device gpu0{PX_DEVICE_GPU, 0};
     const int64_t n4[] = {4};
     const float v[] = {1, 2, 3, 4};

@@ -129,7 +129,7 @@ TEST_CASE_METHOD(Fixture, "unknown devices and bad values are errors naming them
     CHECK(px_runtime_plugin_info(rt, 0, &info) == PX_ERROR_INVALID_ARGUMENT);
     info.struct_size = sizeof info;
     CHECK(px_runtime_plugin_info(rt, 99, &info) == PX_ERROR_INVALID_ARGUMENT);
-    px_runtime_options bad{sizeof bad, nullptr, 2, 0};
+    px_runtime_options bad{sizeof bad, nullptr, 2, 0, 0};
     px_runtime* r2 = nullptr;
     CHECK(px_runtime_create(&bad, &r2) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(t == nullptr);
@@ -207,14 +207,19 @@ TEST_CASE_METHOD(Fixture, "tensors of two runtimes on devices of one name are no
     REQUIRE(px_runtime_destroy(other) == PX_OK);
 }
 
-TEST_CASE_METHOD(Fixture, "a hint names the C function for C callers and the call in C++ and in Python",
-                 "[capi][errors]") {
-    px_runtime* other = nullptr;
+TEST_CASE("a hint names the C function for C callers and the call in C++ and in Python", "[capi][errors]") {
+    ::setenv("PLEXUS_CPU_DEVICES", "2", 1);  // read by the CPU plugin as each runtime loads it
+    px_runtime *rt = nullptr, *other = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
     REQUIRE(px_runtime_create(nullptr, &other) == PX_OK);
+    ::unsetenv("PLEXUS_CPU_DEVICES");
     int64_t n = 4;
-    px_tensor *a = ones(4), *b = ones(4, PX_INT32), *theirs = nullptr, *on1 = nullptr, *out = nullptr;
+    const px_device cpu0{PX_DEVICE_CPU, 0}, cpu1{PX_DEVICE_CPU, 1};
+    px_tensor *a = nullptr, *b = nullptr, *theirs = nullptr, *on1 = nullptr, *out = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, &n, 1.0, &a) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_INT32, 1, &n, 1.0, &b) == PX_OK);
     REQUIRE(px_tensor_full(other, cpu0, PX_FLOAT32, 1, &n, 1.0, &theirs) == PX_OK);
-    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 1}, PX_FLOAT32, 1, &n, 1.0, &on1) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu1, PX_FLOAT32, 1, &n, 1.0, &on1) == PX_OK);
     CHECK(px_binary(PX_OP_ADD, a, theirs, &out) == PX_ERROR_DEVICE_MISMATCH);
     CHECK(says("(copy one through the host: px_tensor_to_host and px_tensor_from_host in C, to_vector() and array() "
                "in C++, asnumpy() and array() in Python)"));
@@ -228,6 +233,7 @@ TEST_CASE_METHOD(Fixture, "a hint names the C function for C callers and the cal
     CHECK(out == nullptr);
     for (px_tensor* t : {a, b, theirs, on1}) px_tensor_release(t);
     REQUIRE(px_runtime_destroy(other) == PX_OK);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
 }
 
 TEST_CASE_METHOD(Fixture, "every router check answers with its own error", "[capi][errors]") {

@@ -117,6 +117,8 @@ std::map<std::string, Entry> entries() {
     });
     m["px_runtime_synchronize"] = rt([cpu0](const Args& a) { return px_runtime_synchronize(a.rt, cpu0); }, false);
     m["px_runtime_synchronize_all"] = rt([](const Args& a) { return px_runtime_synchronize_all(a.rt); }, false);
+    m["px_runtime_synchronize_timeout"] = rt([cpu0](const Args& a) { return px_runtime_synchronize_timeout(a.rt, cpu0, 5.0); },
+                                             false);  // tests/host/test_plugin_timeouts.cpp has the rest
     m["px_runtime_seed"] = rt([](const Args& a) { return px_runtime_seed(a.rt, 1); }, false);
     m["px_runtime_allow_tf32"] = rt([](const Args& a) { return px_runtime_allow_tf32(a.rt, 0); }, false);
     m["px_tensor_empty"] = rt([cpu0](const Args& a) { return px_tensor_empty(a.rt, cpu0, PX_FLOAT32, 2, shape2, out(a)); });
@@ -250,7 +252,7 @@ TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handl
     // group of one process.
     const std::string group_plugin = PLEXUS_FAULT_PLUGIN_DIR "/libfault-group.so";
     const char* group_paths[] = {group_plugin.c_str()};
-    px_runtime_options with_groups{sizeof(px_runtime_options), group_paths, 1, 1};
+    px_runtime_options with_groups{sizeof(px_runtime_options), group_paths, 1, 1, 0};
     px_runtime* group_rt = nullptr;
     REQUIRE(px_runtime_create(&with_groups, &group_rt) == PX_OK);
     const px_device accel0{PX_DEVICE_ACCELERATOR, 0};
@@ -310,12 +312,12 @@ TEST_CASE("the functions without handles: runtime creation, status names, the la
     CHECK(px_runtime_create(nullptr, nullptr) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(names("px_runtime_create"));
     CHECK(px_last_status() == PX_ERROR_INVALID_ARGUMENT);
-    px_runtime_options small{3, nullptr, 0, 0};  // a struct_size no version of the struct had
+    px_runtime_options small{3, nullptr, 0, 0, 0};  // a struct_size no version of the struct had
     px_runtime* rt = nullptr;
     CHECK(px_runtime_create(&small, &rt) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(rt == nullptr);
     CHECK(names("px_runtime_create"));
-    px_runtime_options no_paths{sizeof(px_runtime_options), nullptr, 2, 0};  // two paths, no array
+    px_runtime_options no_paths{sizeof(px_runtime_options), nullptr, 2, 0, 0};  // two paths, no array
     CHECK(px_runtime_create(&no_paths, &rt) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(rt == nullptr);
     CHECK(std::string(px_status_name(PX_ERROR_SHAPE)) == "PX_ERROR_SHAPE");

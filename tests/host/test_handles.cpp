@@ -133,7 +133,7 @@ TEST_CASE("two copies of libplexus in one process refuse each other's handles", 
 
     // Each copy's first runtime: without the tag both would be slot 0, generation 0.
     const char* none[] = {"/nonexistent-plugin.so"};
-    px_runtime_options o{sizeof o, none, 1, 1};
+    px_runtime_options o{sizeof o, none, 1, 1, 0};
     px_runtime *ours = nullptr, *theirs = nullptr;
     REQUIRE(px_runtime_create(&o, &ours) == PX_OK);
     REQUIRE(other_create(&o, &theirs) == PX_OK);

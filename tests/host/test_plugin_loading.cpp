@@ -29,7 +29,7 @@ TEST_CASE("a plugin out of memory in device_count or device_info fails the runti
         INFO(variant);
         const std::string file = fault(variant);
         const char* paths[] = {pxtest::cpu_plugin.c_str(), file.c_str()};
-        px_runtime_options o{sizeof o, paths, 2, 1};
+        px_runtime_options o{sizeof o, paths, 2, 1, 0};
         px_runtime* rt = nullptr;
         CHECK(px_runtime_create(&o, &rt) == PX_ERROR_OUT_OF_MEMORY);
         CHECK(rt == nullptr);
@@ -179,7 +179,7 @@ TEST_CASE("tensors outlive the runtime that loaded their plugin, which stays loa
           "[host][faults]") {
     const std::string file = fault("newer-minor");
     const char* paths[] = {file.c_str()};
-    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime_options o{sizeof o, paths, 1, 1, 0};
     px_runtime* rt = nullptr;
     REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
     int64_t shape[1] = {3};
@@ -268,7 +268,7 @@ TEST_CASE("destroying a runtime whose queued work failed destroys it and says PX
           "[host][faults]") {
     std::string file = fault("async");
     const char* paths[] = {file.c_str()};
-    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime_options o{sizeof o, paths, 1, 1, 0};
     px_runtime* rt = nullptr;
     REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
     int64_t shape[1] = {2};

@@ -32,7 +32,7 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
 
 int main() {
     const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-    px_runtime_options options{sizeof options, paths, 1, 1};
+    px_runtime_options options{sizeof options, paths, 1, 1, 0};
     px_runtime* rt = nullptr;
     refuse_threads.store(true);
     const px_status status = px_runtime_create(&options, &rt);

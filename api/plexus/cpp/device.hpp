@@ -112,6 +112,8 @@ inline bool supports(Device d, px_op op, px_dtype dtype) {
 // Waits for all work queued on `d` (or on every device).
 inline void synchronize(Device d) { check(px_runtime_synchronize(runtime(), d.raw())); }
 inline void synchronize_all() { check(px_runtime_synchronize_all(runtime())); }
+// Waits at most `seconds`: a DeviceError says when the work is still running.
+inline void synchronize(Device d, double seconds) { check(px_runtime_synchronize_timeout(runtime(), d.raw(), seconds)); }
 
 // Seeds the random stream; the same seed gives the same tensors.
 inline void seed(uint64_t s) { check(px_runtime_seed(runtime(), s)); }

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "plexus/plexus.hpp"
@@ -139,6 +140,9 @@ int team_cannot_start() {
     const Device dev = cpu(0);
     Tensor small = full({4}, 1.0, dev);  // the runtime and the device's worker, no team yet
     small.to_vector<float>();
+    // glibc keeps the stack of the thread the runtime loaded its plugins on
+    // for the next thread: a parked thread takes it, so the team needs new ones.
+    std::thread([] { ::pause(); }).detach();
     if (!leave_room(6ull << 20)) return 2;  // a tensor of 1 MiB, not a thread's 8 MiB stack
     (random_uniform({512, 512}, -1, 1, dev) * 2.0).exp().to_vector<float>();
     std::fprintf(stderr, "  the op ran: did OpenMP start its threads under the limit?\n");

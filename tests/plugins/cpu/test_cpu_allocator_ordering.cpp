@@ -83,7 +83,7 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT: trimming the cache never frees a block a que
           "[host][cpu-abi][oom]") {
     setenv("PLEXUS_CPU_MEMORY_LIMIT", "120M", 1);
     const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime_options o{sizeof o, paths, 1, 1, 0};
     px_runtime* rt = nullptr;
     const px_status created = px_runtime_create(&o, &rt);
     unsetenv("PLEXUS_CPU_MEMORY_LIMIT");

@@ -11,7 +11,7 @@
 TEST_CASE("forty failed ops before a wait: the first reported, the other 39 counted, the message bounded",
           "[host][cpu-abi][async]") {
     const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime_options o{sizeof o, paths, 1, 1, 0};
     px_runtime* rt = nullptr;
     REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
     const px_device cpu0{PX_DEVICE_CPU, 0};

@@ -113,7 +113,7 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
 static px_runtime* runtime_with_env(const std::vector<std::pair<std::string, std::string>>& env) {
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     const char* paths[] = {PLEXUS_CPU_PLUGIN_FILE};
-    px_runtime_options o{sizeof o, paths, 1, 1};
+    px_runtime_options o{sizeof o, paths, 1, 1, 0};
     px_runtime* rt = nullptr;
     px_status s = px_runtime_create(&o, &rt);
     for (const auto& [name, value] : env) unsetenv(name.c_str());

@@ -260,7 +260,7 @@ TEST_CASE("a kernel fault is reported at the next wait naming the op, the device
     setenv("PLEXUS_CUDA_TEST_HOOKS", "1", 1);
     px_runtime* rt = nullptr;
     const char* const files[] = {PLEXUS_CUDA_TEST_PLUGIN_FILE, PLEXUS_CPU_PLUGIN_FILE};
-    const px_runtime_options options{sizeof(px_runtime_options), files, 2, 1};
+    const px_runtime_options options{sizeof(px_runtime_options), files, 2, 1, 0};
     REQUIRE(px_runtime_create(&options, &rt) == PX_OK);
     unsetenv("PLEXUS_CUDA_TEST_HOOKS");
     const px_device g0{PX_DEVICE_GPU, 0}, c0{PX_DEVICE_CPU, 0};

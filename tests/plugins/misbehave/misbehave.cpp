@@ -11,6 +11,9 @@
 //   wrong    overwrites the first element of its first output with junk
 //   fork     create() fails in a process forked from one where it made a
 //            context, as CUDA's does (only a fresh program may)
+//   hang_create, hang_info   create() or device_info() never returns
+//   slow_sync   synchronize() sleeps $MISBEHAVE_SECONDS (default 2), then
+//               fails with PX_ERROR_DEVICE
 // so that the suite's isolation, guard bytes and leak check can be shown
 // to catch each. $MISBEHAVE_UNSUPPORTED ("cast", "copy,matmul:int32")
 // takes ops, or (op, dtype) pairs, out of supports(), and execute refuses
@@ -65,7 +68,17 @@ bool withheld(int32_t op, int32_t dtype) {
 // starts afresh.
 pid_t g_created_in = 0;
 
+bool misbehaving(const char* way) {
+    const char* how = std::getenv("MISBEHAVE");
+    return how && std::string_view(how) == way;
+}
+
+[[noreturn]] void hang() {
+    for (;;) ::pause();
+}
+
 px_status create(px_plugin_context** out, px_plugin_error* err) {
+    if (misbehaving("hang_create")) hang();
     const char* how = std::getenv("MISBEHAVE");
     if (how && std::string_view(how) == "fork" && g_created_in != 0 && g_created_in != ::getpid()) {
         if (err && err->struct_size >= sizeof *err)
@@ -135,9 +148,19 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
 }
 
 px_status device_info(px_plugin_context* ctx, int32_t device, px_device_info* info, px_plugin_error* err) {
+    if (misbehaving("hang_info")) hang();
     const px_status s = g_cpu->device_info(ctx, device, info, err);
     if (s == PX_OK) info->kind = PX_DEVICE_ACCELERATOR;
     return s;
+}
+
+px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* err) {
+    if (!misbehaving("slow_sync")) return g_cpu->synchronize(ctx, device, err);
+    const char* seconds = std::getenv("MISBEHAVE_SECONDS");
+    ::usleep(useconds_t((seconds ? std::atof(seconds) : 2.0) * 1e6));
+    if (err && err->struct_size >= sizeof *err)
+        std::snprintf(err->message, sizeof err->message, "slow_sync: failed after its sleep (MISBEHAVE=slow_sync)");
+    return PX_ERROR_DEVICE;
 }
 
 }  // namespace
@@ -154,6 +177,7 @@ extern "C" PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     g_api.create = create;
     g_api.execute = execute;
     g_api.device_info = device_info;
+    g_api.synchronize = synchronize;
     g_api.supports = supports;
     return &g_api;
 }
