@@ -101,7 +101,10 @@ const char* missing_slot(const px_plugin_api& t) {
 using Stage = std::atomic<const char*>;
 
 // Loads one file; on failure fills rec.message and returns nullptr.
-std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& rec, Stage& stage) {
+// Opens one file (its constructors run here: the caller's thread, since
+// a hang in them holds the loader's lock, which no time-out gets back);
+// on failure fills rec.message and returns nullptr.
+std::shared_ptr<PluginInstance> open_library(const std::string& path, PluginRecord& rec) {
     rec.message = check_plugin_file(path);
     if (!rec.message.empty()) return nullptr;
     auto plugin = std::make_shared<PluginInstance>();
@@ -118,6 +121,12 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
         rec.message = "not a Plexus plugin: it does not export " PX_PLUGIN_ENTRY_SYMBOL;
         return nullptr;
     }
+    return plugin;
+}
+
+// Asks an opened plugin for its table, checks it and creates a context; on
+// failure fills rec.message and returns nullptr.
+std::shared_ptr<PluginInstance> start_plugin(std::shared_ptr<PluginInstance> plugin, PluginRecord& rec, Stage& stage) {
     auto get_api = plugin->library.get<const px_plugin_api*()>(PX_PLUGIN_ENTRY_SYMBOL);
     const px_plugin_api* theirs = nullptr;
     stage = PX_PLUGIN_ENTRY_SYMBOL "()";
@@ -177,7 +186,7 @@ std::shared_ptr<PluginInstance> load_one(const std::string& path, PluginRecord& 
     if (created != PX_OK) {
         err.message[PX_MESSAGE_MAX - 1] = '\0';
         const char* words = err.message[0] ? err.message : "(no message)";
-        if (created == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(path, "create()", words);
+        if (created == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(plugin->file, "create()", words);
         rec.message = cat("its create() failed: ", words);
         return nullptr;
     }
@@ -235,17 +244,17 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
     return true;
 }
 
-// One file loaded and its devices probed, on a thread of its own: what the
-// caller takes once it has finished.
+// One opened file started and its devices probed, on a thread of its own:
+// what the caller takes once it has finished.
 struct Load {
     PluginRecord rec;
     std::shared_ptr<PluginInstance> plugin;
     std::vector<std::shared_ptr<DeviceImpl>> found;
-    Stage stage{"the loader"};
+    Stage stage{PX_PLUGIN_ENTRY_SYMBOL "()"};
 };
 
-void load_and_probe(const std::string& path, Load& l) {
-    l.plugin = load_one(path, l.rec, l.stage);
+void start_and_probe(Load& l) {
+    l.plugin = start_plugin(std::move(l.plugin), l.rec, l.stage);
     if (!l.plugin) return;
     bool ok = false;
     try {
@@ -261,21 +270,25 @@ void load_and_probe(const std::string& path, Load& l) {
 }
 
 // How long one plugin may take to load: the options' plugin_timeout_s, else
-// PLEXUS_PLUGIN_TIMEOUT, else 60 s.
+// PLEXUS_PLUGIN_TIMEOUT, else 60 s. 0 (from a negative plugin_timeout_s or
+// PLEXUS_PLUGIN_TIMEOUT=none): no time-out, the load runs on the caller's
+// thread (for a debugger, or a plugin that needs that thread).
 double load_timeout(const px_runtime_options* options) {
     if (options && options->struct_size >= offsetof(px_runtime_options, plugin_timeout_s) + sizeof(double)) {
         const double t = options->plugin_timeout_s;
-        if (!(t >= 0) || t > 1e9)
-            fail(PX_ERROR_INVALID_ARGUMENT, "options->plugin_timeout_s ", t, " is not 0 (the default) or a number of "
-                 "seconds up to 1e9");
+        if (t != t || t > 1e9)
+            fail(PX_ERROR_INVALID_ARGUMENT, "options->plugin_timeout_s ", t, " is not a number of seconds up to 1e9 "
+                 "(0: the default; below 0: none)");
+        if (t < 0) return 0;
         if (t > 0) return t;
     }
     if (const char* env = std::getenv("PLEXUS_PLUGIN_TIMEOUT")) {
+        if (std::strcmp(env, "none") == 0) return 0;
         char* end = nullptr;
         const double t = std::strtod(env, &end);
         if (end == env || *end || !(t > 0) || t > 1e9)
             fail(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_PLUGIN_TIMEOUT='", env, "' is not a number of seconds above 0 "
-                 "(up to 1e9)");
+                 "(up to 1e9) or none");
         return t;
     }
     return 60;
@@ -306,7 +319,12 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
         auto l = std::make_shared<Load>();
         l->rec = rec;
         const std::string path = c.path;
-        if (!finish_within(timeout, [l, path] { load_and_probe(path, *l); })) {
+        l->plugin = open_library(path, l->rec);
+        if (!l->plugin) {
+            // Not opened: nothing of the plugin's to call.
+        } else if (timeout == 0) {
+            start_and_probe(*l);
+        } else if (!finish_within(timeout, [l] { start_and_probe(*l); })) {
             rec.message = cat("did not finish loading within ", timeout, " s: its ", l->stage.load(),
                               " has not returned (PLEXUS_PLUGIN_TIMEOUT)");
             rt.records.push_back(rec);

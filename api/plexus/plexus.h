@@ -83,7 +83,9 @@ typedef struct px_runtime_options {
     /* Seconds one plugin may take to load (its entry point, create,
      * device_count, device_info and supports): one that has not finished by
      * then is listed as skipped, naming the call it is stuck in, and its
-     * thread is left to it. 0: PLEXUS_PLUGIN_TIMEOUT, else 60. */
+     * thread is left to it. 0: PLEXUS_PLUGIN_TIMEOUT (a number, or none),
+     * else 60. Below 0, like PLEXUS_PLUGIN_TIMEOUT=none: no time-out, and
+     * the load runs on the calling thread. */
     double plugin_timeout_s;
 } px_runtime_options;
 

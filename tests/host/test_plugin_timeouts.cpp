@@ -79,18 +79,38 @@ TEST_CASE("PLEXUS_PLUGIN_TIMEOUT sets the time-out, and a bad one is refused wit
         Env timeout("PLEXUS_PLUGIN_TIMEOUT", bad);
         px_runtime* rt = nullptr;
         CHECK(px_runtime_create(nullptr, &rt) == PX_ERROR_INVALID_ARGUMENT);
-        CHECK(says(std::string("PLEXUS_PLUGIN_TIMEOUT='") + bad + "' is not a number of seconds above 0 (up to 1e9)"));
+        CHECK(says(std::string("PLEXUS_PLUGIN_TIMEOUT='") + bad +
+                   "' is not a number of seconds above 0 (up to 1e9) or none"));
         CHECK(rt == nullptr);
     }
     px_runtime_options o{};
     o.struct_size = sizeof o;
-    o.plugin_timeout_s = -2;
+    o.plugin_timeout_s = 2e9;
     px_runtime* rt = nullptr;
     CHECK(px_runtime_create(&o, &rt) == PX_ERROR_INVALID_ARGUMENT);
-    CHECK(says("options->plugin_timeout_s -2 is not 0 (the default) or a number of seconds up to 1e9"));
+    CHECK(says("options->plugin_timeout_s 2e+09 is not a number of seconds up to 1e9 (0: the default; below 0: none)"));
     // A caller built before the field: its struct_size stops short, so the field is not read.
     o.struct_size = offsetof(px_runtime_options, plugin_timeout_s);
     REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+}
+
+TEST_CASE("without a time-out (none) a plugin loads on the calling thread", "[plugins][timeout]") {
+    // The misbehave plugin's create() refuses any thread but the main one.
+    Env misbehave("MISBEHAVE", "main_thread");
+    px_runtime* rt = misbehave_runtime(0);  // a thread of the loader's own
+    CHECK(record_of_first_plugin(rt) ==
+          "its create() failed: create() called off the main thread (MISBEHAVE=main_thread)");
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+    rt = misbehave_runtime(-1);  // none: this thread
+    int32_t n = 0;
+    REQUIRE(px_runtime_device_count(rt, PX_DEVICE_ACCELERATOR, &n) == PX_OK);
+    CHECK(n == 1);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+    Env none("PLEXUS_PLUGIN_TIMEOUT", "none");
+    rt = misbehave_runtime(0);
+    REQUIRE(px_runtime_device_count(rt, PX_DEVICE_ACCELERATOR, &n) == PX_OK);
+    CHECK(n == 1);
     REQUIRE(px_runtime_destroy(rt) == PX_OK);
 }
 

@@ -12,6 +12,7 @@
 //   fork     create() fails in a process forked from one where it made a
 //            context, as CUDA's does (only a fresh program may)
 //   hang_create, hang_info   create() or device_info() never returns
+//   main_thread   create() fails unless called on the process's main thread
 //   slow_sync   synchronize() sleeps $MISBEHAVE_SECONDS (default 2), then
 //               fails with PX_ERROR_DEVICE
 // so that the suite's isolation, guard bytes and leak check can be shown
@@ -79,6 +80,11 @@ bool misbehaving(const char* way) {
 
 px_status create(px_plugin_context** out, px_plugin_error* err) {
     if (misbehaving("hang_create")) hang();
+    if (misbehaving("main_thread") && ::gettid() != ::getpid()) {
+        if (err && err->struct_size >= sizeof *err)
+            std::snprintf(err->message, sizeof err->message, "create() called off the main thread (MISBEHAVE=main_thread)");
+        return PX_ERROR_PLUGIN;
+    }
     const char* how = std::getenv("MISBEHAVE");
     if (how && std::string_view(how) == "fork" && g_created_in != 0 && g_created_in != ::getpid()) {
         if (err && err->struct_size >= sizeof *err)
