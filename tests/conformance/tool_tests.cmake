@@ -130,6 +130,10 @@ set_tests_properties(conformance.tool.isolates_without_inheriting_a_context PROP
 # Every op hangs: each check that runs one times out, and the budget (here
 # 5 s; 540 s by default) shrinks their time-outs so the report still comes.
 conformance_misbehave_test(hang all "add float32" "^timed out after 0.3 s" "--timeout 0.3 --budget 5")
+conformance_tool_test(rejects_a_child_pipe_that_is_not_a_descriptor 2
+  "--isolated-fd .the parent's pipe. is not a file descriptor: '1'" "--isolated-fd 1 --isolated-device cpu:0 --isolated-check x")
+conformance_tool_test(rejects_a_child_without_its_check 2 "--isolated-fd needs --isolated-device and --isolated-check"
+  "--isolated-fd 5")
 conformance_tool_test(rejects_a_timeout_that_is_not_a_number 2 "--timeout needs a number of seconds above 0, not 'soon'"
   "--timeout soon")
 

@@ -11,6 +11,19 @@
 #include "plexus/plexus.h"
 
 namespace pxtest {
+
+// Options that load exactly `paths` (n of them), with a load time-out in
+// seconds (0: the default; below 0: none).
+inline px_runtime_options only_these(const char* const* paths, int32_t n, double timeout_s = 0) {
+    px_runtime_options o{};
+    o.struct_size = sizeof o;
+    o.plugin_paths = paths;
+    o.num_plugin_paths = n;
+    o.only_given_paths = 1;
+    o.plugin_timeout_s = timeout_s;
+    return o;
+}
+
 struct Runtime {
     px_runtime* rt = nullptr;
     explicit Runtime(const std::vector<std::string>& paths, bool only = true) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "plexus/plexus.h"
+#include "plugin_runtime.hpp"
 
 namespace {
 
@@ -26,12 +27,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 px_runtime* misbehave_runtime(double timeout_s) {
     const char* paths[] = {PLEXUS_MISBEHAVE_PLUGIN_FILE};
-    px_runtime_options o{};
-    o.struct_size = sizeof o;
-    o.plugin_paths = paths;
-    o.num_plugin_paths = 1;
-    o.only_given_paths = 1;
-    o.plugin_timeout_s = timeout_s;
+    const px_runtime_options o = pxtest::only_these(paths, 1, timeout_s);
     px_runtime* rt = nullptr;
     REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
     return rt;

@@ -19,6 +19,7 @@
 #include "plexus/op_rows.h"
 #include "plexus/plexus.h"
 #include "plexus/plugin.h"
+#include "plugin_runtime.hpp"
 
 namespace {
 
@@ -36,11 +37,7 @@ const char* const skew_plugins[] = {PLEXUS_SKEW_PLUGIN_FILES};
 px_runtime* runtime_of(const char* file) {
     ::setenv("PLEXUS_CPU_DEVICES", "2", 1);
     const char* paths[] = {file};
-    px_runtime_options o{};
-    o.struct_size = sizeof o;
-    o.plugin_paths = paths;
-    o.num_plugin_paths = 1;
-    o.only_given_paths = 1;
+    const px_runtime_options o = pxtest::only_these(paths, 1);
     px_runtime* rt = nullptr;
     const px_status made = px_runtime_create(&o, &rt);
     ::unsetenv("PLEXUS_CPU_DEVICES");

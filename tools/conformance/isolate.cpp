@@ -271,6 +271,7 @@ void run_isolated(const std::vector<std::string>& command, plexus::Device dev, c
         args.insert(args.end(), {"--isolated-fd", std::to_string(pipe_fds[1]), "--isolated-device", dev.str(),
                                  "--isolated-check", name});
         std::vector<char*> argv;
+        argv.reserve(args.size() + 1);
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
         const std::string cannot_start = "check " + std::to_string(int(Outcome::fail)) + " cannot start the child\n";

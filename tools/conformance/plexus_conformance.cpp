@@ -103,7 +103,13 @@ int main(int argc, char** argv) try {
             if (i + 1 >= argc) return usage_error(a + " needs a value");
             std::string v = argv[++i];
             if (a == "--plugin") plugin_files.push_back(v);
-            else if (a == "--isolated-fd") isolated_fd = std::atoi(v.c_str());
+            else if (a == "--isolated-fd") {
+                char* end = nullptr;
+                const long fd = std::strtol(v.c_str(), &end, 10);
+                if (end == v.c_str() || *end || fd < 3 || fd > 1 << 20)
+                    return usage_error("--isolated-fd (the parent's pipe) is not a file descriptor: '" + v + "'");
+                isolated_fd = int(fd);
+            }
             else if (a == "--isolated-device") isolated_device = v;
             else if (a == "--isolated-check") isolated_check = v;
             else if (a == "--device") device_ids.push_back(v);
