@@ -1,17 +1,20 @@
 # With --in-process, a check that crashes (the fault plugin raises SIGSEGV in execute) still
 # leaves JSON: the checks found before, the crashed one as a failure, and a
 # "crashed" field naming device, check and signal; to a file and to stdout.
+# The fault plugin does not check its arguments (R2's NULLs would crash it
+# first, and stop a UBSan build at the null store): the crash wanted here is
+# execute's, so R2 is left out.
 set(ENV{FAULT_CRASH_IN_EXECUTE} 1)
 file(REMOVE ${OUT})
 foreach(dest FILE STDOUT)
   if(dest STREQUAL FILE)
-    execute_process(COMMAND ${TOOL} --in-process --plugin ${PLUGIN} --json ${OUT} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    execute_process(COMMAND ${TOOL} --in-process --plugin ${PLUGIN} --json ${OUT} ~[R2] RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT EXISTS ${OUT})
       message(FATAL_ERROR "no JSON written after the crash (exit ${rc})\n${err}")
     endif()
     file(READ ${OUT} json)
   else()
-    execute_process(COMMAND ${TOOL} --in-process --plugin ${PLUGIN} --json - RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+    execute_process(COMMAND ${TOOL} --in-process --plugin ${PLUGIN} --json - ~[R2] RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
   endif()
   if(NOT rc MATCHES "Segmentation fault" AND NOT rc EQUAL 139)
     message(FATAL_ERROR "${dest}: expected the crash to end the process, got exit ${rc}\n${err}")

@@ -45,7 +45,7 @@ static px_status create(px_plugin_context** out, px_plugin_error* err) {
     (void)out;
     return say(err, PX_ERROR_PLUGIN, "simulated init failure: no such hardware");
 #else
-    (void)err;
+    if (!out) return say(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = (px_plugin_context*)calloc(1, sizeof(px_plugin_context));
     return *out ? PX_OK : PX_ERROR_OUT_OF_MEMORY;
 #endif
