@@ -62,7 +62,7 @@ public:
     explicit FileSource(int fd) : fd_(fd) {}
     bool read(unsigned char* dst, size_t n) override {
         const size_t buffered = std::min(n, end_ - at_);
-        std::memcpy(dst, buf_ + at_, buffered);
+        if (buffered) std::memcpy(dst, buf_ + at_, buffered);  // dst may be null for an entry of no bytes
         at_ += buffered, dst += buffered, n -= buffered;
         if (n >= sizeof buf_) return read_fd(dst, n);  // large data straight into place
         while (n) {
