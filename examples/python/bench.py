@@ -64,21 +64,26 @@ def library_add_overhead(lib, n):
     return per_call(run, n)
 
 
-def dlpack_round_trip(n):
+def round_trip(n, exchange):
+    """ns per call of exchange(x) on a 1-element float32 NumPy array, the best of a few runs."""
     import numpy
     x = numpy.ones(1, numpy.float32)
 
     def run(k):
         for _ in range(k):
-            numpy.from_dlpack(plexus.from_dlpack(x))
+            exchange(x)
     run(100)
     return per_call(run, n)
+
+
+def dlpack_round_trip(n):
+    import numpy
+    return round_trip(n, lambda x: numpy.from_dlpack(plexus.from_dlpack(x)))
 
 
 def dlpack_round_trip_copied(n):
     """The same round trip through the copying path (copy=True both ways), as before plugin ABI 1.5."""
     import numpy
-    x = numpy.ones(1, numpy.float32)
 
     class Copied:
         def __init__(self, t):
@@ -90,35 +95,19 @@ def dlpack_round_trip_copied(n):
         def __dlpack_device__(self):
             return self.t.__dlpack_device__()
 
-    def run(k):
-        for _ in range(k):
-            numpy.from_dlpack(Copied(plexus.from_dlpack(x, copy=True)))
-    run(100)
-    return per_call(run, n)
+    return round_trip(n, lambda x: numpy.from_dlpack(Copied(plexus.from_dlpack(x, copy=True))))
 
 
 def torch_round_trip(n):
     """NumPy -> PyTorch -> NumPy through DLPack: the same exchange by PyTorch."""
     import numpy
     import torch
-    x = numpy.ones(1, numpy.float32)
-
-    def run(k):
-        for _ in range(k):
-            numpy.from_dlpack(torch.from_dlpack(x))
-    run(100)
-    return per_call(run, n)
+    return round_trip(n, lambda x: numpy.from_dlpack(torch.from_dlpack(x)))
 
 
 def numpy_copy_round_trip(n):
     import numpy
-    x = numpy.ones(1, numpy.float32)
-
-    def run(k):
-        for _ in range(k):
-            numpy.array(numpy.array(x))
-    run(100)
-    return per_call(run, n)
+    return round_trip(n, lambda x: numpy.array(numpy.array(x)))
 
 
 def epoch_seconds(command):

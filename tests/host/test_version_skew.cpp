@@ -19,6 +19,7 @@
 #include "plexus/op_rows.h"
 #include "plexus/plexus.h"
 #include "plexus/plugin.h"
+#include "../conformance/opened_plugin.hpp"
 #include "plugin_runtime.hpp"
 
 namespace {
@@ -149,17 +150,8 @@ TEST_CASE("today's CPU plugin serves a host of minors 1.0 to 1.4 that knows only
     REQUIRE(t.buffer_alloc(ctx, 0, 16, &bc, &err) == PX_OK);
     REQUIRE(t.copy_from_host(ctx, ba, 0, a, 16, &err) == PX_OK);
     REQUIRE(t.copy_from_host(ctx, bb, 0, b, 16, &err) == PX_OK);
-    auto desc = [](px_plugin_buffer* buf) {
-        px_tensor_desc d{};
-        d.struct_size = sizeof d;
-        d.dtype = PX_FLOAT32;
-        d.buffer = buf;
-        d.ndim = 1;
-        d.shape[0] = 4;
-        d.strides[0] = 1;
-        return d;
-    };
-    const px_tensor_desc in[2] = {desc(ba), desc(bb)}, out = desc(bc);
+    const px_tensor_desc in[2] = {pxconf::vector_desc(ba, PX_FLOAT32, 4), pxconf::vector_desc(bb, PX_FLOAT32, 4)},
+                         out = pxconf::vector_desc(bc, PX_FLOAT32, 4);
     px_binary_attrs attrs{sizeof attrs, 0, 0.0};
     px_op_call call{sizeof call, PX_OP_ADD, 0, 2, in, 1, &out, &attrs};
     REQUIRE(t.execute(ctx, &call, &err) == PX_OK);
