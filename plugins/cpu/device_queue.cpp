@@ -154,6 +154,15 @@ void DeviceQueue::resume_after_fork() noexcept {
     produce_.unlock();
 }
 
+void DeviceQueue::release_in_child() noexcept {
+    new (&sleep_) std::mutex;
+    new (&wake_worker_) std::condition_variable;
+    new (&progress_) std::condition_variable;
+    new (&resumed_) std::condition_variable;
+    held_.store(false);
+    produce_.unlock();  // held by this thread, the one that forked
+}
+
 void DeviceQueue::execute(const Task& task) {
     // A failure does not stop the tasks after it: each runs (plugin.h).
     try {

@@ -54,7 +54,11 @@ public:
     // OpenBLAS or OpenMP, and its own runtime would wait on them forever.
     // Returns once no task runs here and none can start or be pushed.
     void hold_for_fork() noexcept;
-    void resume_after_fork() noexcept;  // in the parent and in the child
+    void resume_after_fork() noexcept;  // in the parent
+    // In the child, whose only thread is the one that forked: a lock another
+    // thread held at the fork (a waiter's, the worker's) stays held in the
+    // child's copy for good, so the queue's locks and conditions start anew.
+    void release_in_child() noexcept;
     bool held_for_fork() const noexcept { return held_.load(); }
     // Whether the caller is this queue's worker: a task that ends the process
     // (libgomp calls exit() when it cannot start a thread) must not wait at

@@ -23,7 +23,7 @@ struct LiveQueues {
     std::mutex mu;
     ExitLink head;  // head.next: the first live queue's link
     // Held across fork(), so that the child's copy of the list is whole.
-    LiveQueues() { pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork); }
+    LiveQueues() { pthread_atfork(lock_for_fork, unlock_in_parent, unlock_in_child); }
     ~LiveQueues() {
         std::lock_guard<std::mutex> lock(mu);
         g_registry_gone.store(true);  // under the lock: a fork now leaves the list alone
@@ -33,7 +33,8 @@ struct LiveQueues {
             if (l->generation == fork_generation() && !l->queue->is_worker_thread()) l->queue->drain();
     }
     static void lock_for_fork();
-    static void unlock_after_fork();
+    static void unlock_in_parent();
+    static void unlock_in_child();
 };
 
 LiveQueues& live_queues() {
@@ -50,11 +51,18 @@ void LiveQueues::lock_for_fork() {
     for (ExitLink* l = live.head.next; l; l = l->next)
         if (l->generation == fork_generation()) l->queue->hold_for_fork();
 }
-void LiveQueues::unlock_after_fork() {
+void LiveQueues::unlock_in_parent() {
     if (g_registry_gone.load()) return;
     LiveQueues& live = live_queues();
     for (ExitLink* l = live.head.next; l; l = l->next)
         if (l->queue->held_for_fork()) l->queue->resume_after_fork();
+    live.mu.unlock();
+}
+void LiveQueues::unlock_in_child() {
+    if (g_registry_gone.load()) return;
+    LiveQueues& live = live_queues();
+    for (ExitLink* l = live.head.next; l; l = l->next)
+        if (l->queue->held_for_fork()) l->queue->release_in_child();
     live.mu.unlock();
 }
 

@@ -74,12 +74,12 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
     if (const cudaError_t e = px_emu::refused("cublasCreate_v2", px_emu::current_device(), true))
         return e == cudaErrorMemoryAllocation ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_NOT_INITIALIZED;
     *h = new cublasContext;
-    px_emu::note_object(px_emu::Object::blas_handle, +1);
+    px_emu::note_object(px_emu::Object::blas_handle, *h, +1);
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
     px_emu::DriverScope driver;
-    if (h) px_emu::note_object(px_emu::Object::blas_handle, -1);
+    if (h) px_emu::note_object(px_emu::Object::blas_handle, h, -1);
     delete h;
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -4,9 +4,11 @@
 #include "emu_faults.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 
 #include "emu_runtime.hpp"
 
@@ -73,7 +75,22 @@ cudaError_t refused(const char* fn, int device, bool allocates) {
 
 bool link_fails(const char* fn, int device) { return fires(PLEXUS_EMU_NCCL_REMOTE_ERROR, fn, device); }
 
-void note_object(Object o, int delta) { held[int(o)] += delta; }
+bool reclaim_at_exit() {
+    static const bool reclaim = [] {
+        const char* v = std::getenv("PLEXUS_CUDA_EMU_EXIT");
+        return v && std::string(v) == "reclaim";
+    }();
+    return reclaim;
+}
+
+void note_object(Object o, const void* handle, int delta) {
+    held[int(o)] += delta;
+    if (!reclaim_at_exit()) return;
+    static auto* live = new std::pair<std::mutex, std::unordered_set<const void*>>;  // never destroyed
+    std::lock_guard<std::mutex> lock(live->first);
+    if (delta > 0) live->second.insert(handle);
+    else live->second.erase(handle);
+}
 
 }  // namespace px_emu
 

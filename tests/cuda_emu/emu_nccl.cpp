@@ -187,8 +187,10 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     std::shared_ptr<Clique> clique = make_clique(ndev);
     clique->joined = ndev;
-    for (int i = 0; i < ndev; ++i) comms[i] = new ncclComm{clique, i, {}};
-    px_emu::note_object(px_emu::Object::nccl_comm, ndev);
+    for (int i = 0; i < ndev; ++i) {
+        comms[i] = new ncclComm{clique, i, {}};
+        px_emu::note_object(px_emu::Object::nccl_comm, comms[i], +1);
+    }
     return ncclSuccess;
 }
 
@@ -206,7 +208,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
     if (clique->size != nranks) return ncclInvalidUsage;
     ++clique->joined;
     *comm = new ncclComm{clique, rank, {}};
-    px_emu::note_object(px_emu::Object::nccl_comm, +1);
+    px_emu::note_object(px_emu::Object::nccl_comm, *comm, +1);
     return ncclSuccess;
 }
 
@@ -265,7 +267,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     px_emu::DriverScope driver;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
-    if (comm) px_emu::note_object(px_emu::Object::nccl_comm, -1);
+    if (comm) px_emu::note_object(px_emu::Object::nccl_comm, comm, -1);
     delete comm;
     return ncclSuccess;
 }
@@ -276,7 +278,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     if (!comm) return ncclInvalidArgument;
     std::lock_guard<std::recursive_mutex> lock(px_emu::run_lock());
     comm->clique->aborted[size_t(comm->rank)] = true;
-    px_emu::note_object(px_emu::Object::nccl_comm, -1);
+    px_emu::note_object(px_emu::Object::nccl_comm, comm, -1);
     delete comm;
     return ncclSuccess;
 }

@@ -80,6 +80,10 @@ struct State {
 };
 
 State& state() {
+    if (px_emu::reclaim_at_exit()) {
+        static State* kept = new State;  // never destroyed: what is left at exit stays reachable
+        return *kept;
+    }
     static State s;
     return s;
 }
@@ -467,12 +471,12 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
     if (!e) return fail(cudaErrorInvalidValue);
     if (const cudaError_t refused = refuse(__func__, this_thread_device, true)) return refused;
     *e = new CUevent_st{};
-    px_emu::note_object(px_emu::Object::event, +1);
+    px_emu::note_object(px_emu::Object::event, *e, +1);
     return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
     px_emu::DriverScope driver;
-    if (e) px_emu::note_object(px_emu::Object::event, -1);
+    if (e) px_emu::note_object(px_emu::Object::event, e, -1);
     delete e;
     return cudaSuccess;
 }
@@ -550,12 +554,12 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props
     if (!pool || !props || !valid_device(props->location.id)) return fail(cudaErrorInvalidValue);
     if (const cudaError_t e = refuse(__func__, props->location.id, true)) return e;
     *pool = new CUmemPoolHandle_st{props->location.id};
-    px_emu::note_object(px_emu::Object::pool, +1);
+    px_emu::note_object(px_emu::Object::pool, *pool, +1);
     return cudaSuccess;
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
     px_emu::DriverScope driver;
-    if (pool) px_emu::note_object(px_emu::Object::pool, -1);
+    if (pool) px_emu::note_object(px_emu::Object::pool, pool, -1);
     std::lock_guard<std::mutex> lock(state().mutex);
     for (auto& [start, a] : state().allocations)
         if (a.pool == pool) a.pool = nullptr;  // blocks still in use outlive their pool

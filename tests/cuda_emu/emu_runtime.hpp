@@ -40,7 +40,13 @@ cudaError_t refused(const char* fn, int device, bool allocates = false);
 bool link_fails(const char* fn, int device);
 // What the emulator holds, counted where it is made and released.
 enum class Object { event, pool, blas_handle, nccl_comm, count };
-void note_object(Object o, int delta);
+void note_object(Object o, const void* handle, int delta);
+// PLEXUS_CUDA_EMU_EXIT=reclaim: what a process leaves at exit is the
+// driver's, reclaimed with the process as CUDA does, and so kept reachable
+// (LeakSanitizer does not report it). For the tests that exit with runtimes
+// alive on purpose (the plugin makes no CUDA call once CUDA has shut down).
+// By default it is freed or reported: a plugin that forgets a free leaks.
+bool reclaim_at_exit();
 // Live allocations and streams (emu_runtime.cpp).
 void count_memory(long& device_blocks, long& host_blocks, long& streams);
 // Frees the memory of lost devices, as the driver does when their contexts

@@ -11,10 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "plexus/plexus.hpp"
 
@@ -23,6 +27,21 @@ using namespace plexus;
 namespace {
 
 int failures = 0;
+
+// The child's status once it ends, or SIGKILL's after 30 s: a child that
+// hangs before its own alarm is set (in fork()'s handlers) is ended too.
+int wait_for(pid_t pid) {
+    int status = 0;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
+        if (waitpid(pid, &status, WNOHANG) == pid) return status;
+        if (std::chrono::steady_clock::now() > until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return status;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+}
 
 // Runs `body` in a child; it must end with exit status 0 within 30 s.
 void in_child(const char* name, const std::function<int()>& body) {
@@ -43,12 +62,46 @@ void in_child(const char* name, const std::function<int()>& body) {
         std::fflush(nullptr);
         _exit(code);
     }
-    int status = 0;
-    waitpid(pid, &status, 0);
+    const int status = wait_for(pid);
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) std::fprintf(stderr, "  %s: hung (30 s)\n", name);
+    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGALRM || WTERMSIG(status) == SIGKILL))
+        std::fprintf(stderr, "  %s: hung\n", name);
     std::printf("%s: %s\n", ok ? "ok  " : "FAIL", name);
     failures += ok ? 0 : 1;
+}
+
+// Forks `count` times while another thread waits on cpu(0) over and over
+// (each wait holds the queue's lock a moment); each child exits at once. A
+// child whose fork handler waited for a lock held by a thread it does not
+// have never got that far.
+void fork_while_another_thread_waits(const char* name, int count) {
+    std::atomic<bool> stop{false};
+    std::thread waiter([&stop] {
+        Tensor x = full({8}, 1.0, cpu(0));
+        while (!stop.load()) {
+            (void)(x + 1.0);
+            synchronize(cpu(0));
+        }
+    });
+    int hung = 0;
+    for (int i = 0; i < count && hung == 0; ++i) {
+        std::fflush(nullptr);
+        const pid_t pid = fork();
+        if (pid < 0) {
+            std::perror("fork");
+            std::exit(2);
+        }
+        if (pid == 0) _exit(0);
+        const int status = wait_for(pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            std::fprintf(stderr, "  %s: fork %d: the child never returned from fork()\n", name, i);
+            ++hung;
+        }
+    }
+    stop.store(true);
+    waiter.join();
+    std::printf("%s: %s\n", hung == 0 ? "ok  " : "FAIL", name);
+    failures += hung;
 }
 
 // 0 when `f` throws a DeviceError that names the fork.
@@ -106,6 +159,8 @@ int main() {
                      px_last_error());
         return 1;
     }
+
+    fork_while_another_thread_waits("a fork while another thread waits on the device: every child starts", 300);
 
     in_child("work on the parent's devices is refused, naming the fork", [&] {
         return refused([&] { (kept * 2.0).sum().item<float>(); }) + refused([&] { kept.to_vector<float>(); });
