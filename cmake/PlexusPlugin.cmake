@@ -88,7 +88,7 @@ endfunction()
 #   plexus-conformance --plugin $<TARGET_FILE:target> [--device <id>]...
 #                      --json <build folder>/<test>.json [<arg>...]
 # which fails when any check fails, or the plugin does not load. DEVICES
-# names devices as the tool does (accel:0); without them every device of the
+# names devices as the tool does (mydev:0, accel:0); without them every device of the
 # plugin is tested. ARGS go to the tool as they are: --timeout 10, a Catch
 # filter "[R7]". The test is named <target>.conformance unless NAME says,
 # and labelled conformance. The tool is the target Plexus::conformance: the

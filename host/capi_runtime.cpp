@@ -1,6 +1,7 @@
 // C API: runtimes, plugins, devices.
 #include <cstring>
 
+#include "device_kinds.hpp"
 #include "objects.hpp"
 #include "plugin_loader.hpp"
 
@@ -77,8 +78,33 @@ px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int32_t* ou
     return guard("px_runtime_device_count", [&] {
         Runtime& rt = get_runtime(runtime);
         need_out(out);
-        if (!px_device_kind_name(kind)) fail(PX_ERROR_INVALID_ARGUMENT, "device kind ", kind, " is not a px_device_kind");
-        *out = static_cast<int32_t>(rt.devices[kind].size());
+        *out = static_cast<int32_t>(rt.devices_of(kind).size());
+    });
+}
+
+const char* px_device_kind_label(int32_t kind) { return kind_label(kind); }
+
+px_status px_runtime_parse_device(px_runtime* runtime, const char* text, px_device* out) {
+    return guard("px_runtime_parse_device", [&] {
+        const Runtime& rt = get_runtime(runtime);
+        need_out(out);
+        if (!text) fail(PX_ERROR_INVALID_ARGUMENT, "text is NULL");
+        const ParsedDevice p = parse_device_text(text);
+        if (!p.problem.empty())
+            fail(PX_ERROR_INVALID_ARGUMENT, "'", text, "' does not name a device: ", p.problem,
+                 " (write kind:index, kind(index) or a kind alone, e.g. cpu:0, gpu(1), naive)");
+        const int32_t kind = kind_called(p.kind);
+        if (!kind || (kind >= PX_DEVICE_KIND_NAMED_FIRST && !rt.named.count(kind)))
+            fail(PX_ERROR_NO_DEVICE, "'", text, "': no plugin of this runtime gives '", p.kind,
+                 "' devices (it has ", rt.kind_names(), "; plexus-smi lists the plugins found and why any was skipped)");
+        *out = px_device{kind, p.index};
+    });
+}
+
+px_status px_runtime_resolve_device(px_runtime* runtime, px_device device, px_device* out) {
+    return guard("px_runtime_resolve_device", [&] {
+        const Runtime& rt = get_runtime(runtime);
+        *need_out(out) = rt.device(device)->id;
     });
 }
 

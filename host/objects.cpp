@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "device_kinds.hpp"
+
 namespace px {
 
 PluginInstance::~PluginInstance() {
@@ -175,10 +177,27 @@ void TensorObj::fill_desc(px_tensor_desc& d, int32_t ndim) const {
     for (int i = ndim; i < PX_MAX_DIMS; ++i) d.shape[i] = 0, d.strides[i] = 0;
 }
 
+const std::vector<std::shared_ptr<DeviceImpl>>& Runtime::devices_of(int32_t kind) const {
+    if (px_device_kind_name(kind)) return devices[kind];
+    if (!kind_label(kind))
+        fail(PX_ERROR_INVALID_ARGUMENT, "device kind ", kind,
+             " is not a px_device_kind, nor one a plugin named (px_runtime_parse_device finds a kind by name)");
+    static const std::vector<std::shared_ptr<DeviceImpl>> none;
+    const auto it = named.find(kind);
+    return it == named.end() ? none : it->second;
+}
+
+std::string Runtime::kind_names() const {
+    std::string out;
+    for (int32_t k = PX_DEVICE_CPU; k <= PX_DEVICE_ACCELERATOR; ++k)
+        if (!devices[k].empty()) out += cat(out.empty() ? "" : ", ", px_device_kind_name(k));
+    for (const auto& [k, list] : named) out += cat(out.empty() ? "" : ", ", kind_label(k));
+    return out.empty() ? "none" : out;
+}
+
 const std::shared_ptr<DeviceImpl>& Runtime::device(px_device d) const {
-    const char* kind = px_device_kind_name(d.kind);
-    if (!kind) fail(PX_ERROR_INVALID_ARGUMENT, "device kind ", d.kind, " is not a px_device_kind");
-    const auto& list = devices[d.kind];
+    const auto& list = devices_of(d.kind);
+    const char* kind = kind_label(d.kind);
     if (d.index >= 0 && static_cast<size_t>(d.index) < list.size()) return list[d.index];
     if (list.empty()) {
         std::string found;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bitset>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -130,13 +131,21 @@ struct TensorObj {
 struct Runtime {
     std::vector<PluginRecord> records;
     std::vector<std::shared_ptr<PluginInstance>> plugins;
-    std::vector<std::shared_ptr<DeviceImpl>> devices[4];  // by px_device_kind
+    // By px_device_kind: every device once (accel: every accelerator, named or not).
+    std::vector<std::shared_ptr<DeviceImpl>> devices[4];
+    // By a kind a plugin named (device_kinds.hpp): the same accelerators again.
+    std::map<int32_t, std::vector<std::shared_ptr<DeviceImpl>>> named;
     std::atomic<uint64_t> seed{0};
     std::atomic<uint64_t> rng_offset{0};
     std::atomic<bool> allow_tf32{false};  // px_runtime_allow_tf32
 
     // The device, or PX_ERROR_NO_DEVICE naming what exists and why.
     const std::shared_ptr<DeviceImpl>& device(px_device d) const;
+    // The devices of `kind` (built in or named); PX_ERROR_INVALID_ARGUMENT
+    // for a number that is no kind. Empty for a kind this runtime lacks.
+    const std::vector<std::shared_ptr<DeviceImpl>>& devices_of(int32_t kind) const;
+    // The kinds this runtime has, as "cpu, gpu, naive".
+    std::string kind_names() const;
     // Reserves `count` counters of the random stream; returns the first.
     uint64_t take_random_offset(uint64_t count) { return rng_offset.fetch_add(count); }
 };

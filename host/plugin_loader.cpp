@@ -13,6 +13,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include "bounded_call.hpp"
+#include "device_kinds.hpp"
 #include "elf_check.hpp"
 
 namespace px {
@@ -342,11 +343,20 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
             }
         }
         if (plugin) {
+            std::string unnamed_why;
+            const int32_t own_kind = named_kind(plugin->name, unnamed_why);
             for (auto& dev : l->found) {
                 auto& list = rt.devices[dev->id.kind];
                 dev->id.index = static_cast<int32_t>(list.size());
-                dev->label = cat(px_device_kind_name(dev->id.kind), "(", dev->id.index, ")");
                 list.push_back(dev);
+                if (dev->id.kind == PX_DEVICE_ACCELERATOR && own_kind) {  // naive(0), and accel(i) as well
+                    auto& own = rt.named[own_kind];
+                    dev->id = px_device{own_kind, static_cast<int32_t>(own.size())};
+                    own.push_back(dev);
+                }
+                else if (dev->id.kind == PX_DEVICE_ACCELERATOR && rec.message.empty())
+                    rec.message = cat("its devices are accel(i) only: ", unnamed_why);
+                dev->label = cat(kind_label(dev->id.kind), "(", dev->id.index, ")");
             }
             rec.loaded = true;
             rec.num_devices = static_cast<int32_t>(l->found.size());

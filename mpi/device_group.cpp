@@ -80,7 +80,8 @@ void World::join_group(const Device& device) {
     reducer_ = "the " + plugin + " plugin's process group on the devices (rank 0 on " + device.str() + ")";
 }
 
-nn::Trainer::GradientHook World::gradient_reducer(const Device& device) {
+nn::Trainer::GradientHook World::gradient_reducer(const Device& given) {
+    const Device device = resolve(given);  // the name the gradients carry (naive(0) for accel(0))
     if (group_)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "mpi::World: gradient_reducer(device) was already called (a World joins one "

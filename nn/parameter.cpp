@@ -76,6 +76,10 @@ void Parameter::infer_shape(const Shape& shape) {
 Tensor Parameter::data(Device d) const {
     for (auto& t : data_)
         if (t.device() == d) return t;
+    // accel(i) of a plugin that names its devices: the replicas carry that name.
+    if (d.kind == PX_DEVICE_ACCELERATOR && !data_.empty())
+        for (auto& t : data_)
+            if (t.device() == resolve(d)) return t;
     if (data_.empty())
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "parameter " + name_ + " is not initialized; call initialize() on the network first" +

@@ -26,12 +26,13 @@ inline void write_bytes(const std::string& path, const std::vector<unsigned char
 }
 
 // The device a conformance run targets: PLEXUS_TEST_DEVICE=cpu:1, gpu:0,
-// accel(0)... (cpu:0 when unset).
+// naive:0... (cpu:0 when unset).
 inline plexus::Device device_under_test() {
     const char* env = std::getenv("PLEXUS_TEST_DEVICE");
     const std::string s = env ? env : "cpu:0";
-    if (auto d = pxtools::parse_device_arg(s)) return *d;
-    throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_TEST_DEVICE='" + s + "' does not name a device");
+    std::string why;
+    if (auto d = pxtools::parse_device_arg(s, &why)) return *d;
+    throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_TEST_DEVICE: " + why);
 }
 
 // Values as float64, whatever the tensor's dtype.

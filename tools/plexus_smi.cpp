@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "plexus/plexus.h"
 #include "json_writer.hpp"
@@ -64,27 +65,33 @@ int main(int argc, char** argv) {
     out.end_array();
     out.key("devices").begin_array();
     if (!json)
-        std::printf("\nDevices\n  %-8s %-10s %-12s %-12s %-12s %-12s %s\n", "ID", "PLUGIN", "TOTAL", "IN USE", "PEAK",
+        std::printf("\nDevices\n  %-16s %-10s %-12s %-12s %-12s %-12s %s\n", "ID", "PLUGIN", "TOTAL", "IN USE", "PEAK",
                     "FREE", "NAME");
     int shown = 0;
-    for (int kind : {PX_DEVICE_CPU, PX_DEVICE_GPU, PX_DEVICE_ACCELERATOR}) {
+    // Each device once, by its own name (an accelerator's plugin may name it: naive(0)).
+    std::vector<int32_t> kinds = {PX_DEVICE_CPU, PX_DEVICE_GPU, PX_DEVICE_ACCELERATOR};
+    for (int32_t k = PX_DEVICE_KIND_NAMED_FIRST; px_device_kind_label(k); ++k)
+        kinds.push_back(k);
+    for (int32_t kind : kinds) {
         int32_t n = 0;
         if (px_runtime_device_count(rt, kind, &n) != PX_OK) return fail("counting devices");
         for (int i = 0; i < n; ++i) {
-            px_device d{kind, i};
+            px_device d{kind, i}, own{};
+            if (px_runtime_resolve_device(rt, d, &own) != PX_OK) return fail("naming a device");
+            if (own.kind != kind) continue;  // listed under its own name
             px_device_info info{};
             info.struct_size = sizeof info;
             const char* plugin = "";
             if (px_runtime_device_info(rt, d, &info) != PX_OK || px_runtime_device_plugin(rt, d, &plugin) != PX_OK)
                 return fail("reading device info");
-            std::string id = std::string(px_device_kind_name(kind)) + "(" + std::to_string(i) + ")";
+            std::string id = std::string(px_device_kind_label(kind)) + "(" + std::to_string(i) + ")";
             if (json) {
                 out.begin_object().field("id", id).field("plugin", plugin).field("name", info.name);
                 out.field("memory_total", info.memory_total).field("memory_in_use", info.memory_in_use);
                 out.field("memory_reserved", info.memory_reserved).field("memory_peak", info.memory_peak);
                 out.field("memory_free", info.memory_free).end_object();
             } else {
-                std::printf("  %-8s %-10s %-12s %-12s %-12s %-12s %s\n", id.c_str(), plugin, mib(info.memory_total).c_str(),
+                std::printf("  %-16s %-10s %-12s %-12s %-12s %-12s %s\n", id.c_str(), plugin, mib(info.memory_total).c_str(),
                             mib(info.memory_in_use).c_str(), mib(info.memory_peak).c_str(),
                             mib(info.memory_free).c_str(), info.name);
             }

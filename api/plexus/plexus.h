@@ -127,6 +127,30 @@ PX_API px_status px_runtime_plugin_info(px_runtime* runtime, int32_t index, px_p
 
 /* Devices of one kind, over all plugins. */
 PX_API px_status px_runtime_device_count(px_runtime* runtime, int32_t kind, int32_t* out);
+
+/* Kinds that plugins name: the devices of an accelerator plugin called
+ * "naive" are naive(0), naive(1)... (and accel(i) as well, counted over all
+ * accelerator plugins in load order); tensors report them by that name. A
+ * plugin's name names devices when it is a lower-case letter and then up to
+ * 30 of a-z, 0-9, '_' and '-', and not cpu, gpu or accel. The numbers are
+ * the process's, the same in each runtime, given from
+ * PX_DEVICE_KIND_NAMED_FIRST as names are first loaded: look them up by
+ * name (px_runtime_parse_device) rather than keep them. */
+#define PX_DEVICE_KIND_NAMED_FIRST 64
+#define PX_DEVICE_KIND_NAME_MAX 31 /* characters */
+/* "cpu", "gpu", "accel" or the name of a kind a plugin named; NULL for a
+ * number that names no kind (the named ones are consecutive: a loop from
+ * PX_DEVICE_KIND_NAMED_FIRST to the first NULL visits each). Static storage. */
+PX_API const char* px_device_kind_label(int32_t kind);
+/* The device that `text` names in `runtime`: "naive:0", "naive(0)",
+ * "gpu:1", or a kind alone ("cpu": index 0). The kind must be cpu, gpu,
+ * accel or one of the runtime's plugins names; whether the index exists is
+ * for the call that uses the device to say. */
+PX_API px_status px_runtime_parse_device(px_runtime* runtime, const char* text, px_device* out);
+/* The name `device` has of its own: naive(0) for the accel(i) of the plugin
+ * naive; `device` itself when that is its own. PX_ERROR_NO_DEVICE when it
+ * does not exist. */
+PX_API px_status px_runtime_resolve_device(px_runtime* runtime, px_device device, px_device* out);
 /* Fills `out` as far as out->struct_size reaches. */
 PX_API px_status px_runtime_device_info(px_runtime* runtime, px_device device, px_device_info* out);
 /* The name of the plugin that provides `device` (valid as long as the runtime). */

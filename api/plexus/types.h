@@ -58,10 +58,12 @@ typedef PX_ENUM(px_device_kind) {
     PX_DEVICE_ACCELERATOR = 3 /* anything else a plugin offers */
 } px_device_kind;
 
-/* A device as applications name it: cpu(0), gpu(1). The index counts the
- * devices of that kind over all loaded plugins, in load order. */
+/* A device as applications name it: cpu(0), gpu(1), naive(0). The index
+ * counts the devices of that kind over all loaded plugins, in load order.
+ * An accelerator's kind is its plugin's name where that can name devices
+ * (plexus.h, PX_DEVICE_KIND_NAMED_FIRST); accel(i) names it as well. */
 typedef struct px_device {
-    int32_t kind;  /* a px_device_kind */
+    int32_t kind;  /* a px_device_kind, or a kind a plugin names (plexus.h) */
     int32_t index;
 } px_device;
 
@@ -111,7 +113,8 @@ static inline size_t px_dtype_size(int32_t dtype) {
     }
 }
 
-/* "cpu", "gpu", "accel"; NULL for a number that is not a kind. */
+/* "cpu", "gpu", "accel"; NULL for any other number (px_device_kind_label,
+ * plexus.h, also knows the kinds plugins name). */
 static inline const char* px_device_kind_name(int32_t kind) {
     switch (kind) {
     case PX_DEVICE_CPU: return "cpu";

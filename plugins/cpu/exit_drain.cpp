@@ -33,8 +33,9 @@ struct LiveQueues {
             if (l->generation == fork_generation() && !l->queue->is_worker_thread()) l->queue->drain();
     }
     static void lock_for_fork();
-    static void unlock_in_parent();
-    static void unlock_in_child();
+    static void unlock_after_fork(void (DeviceQueue::*resume)() noexcept);
+    static void unlock_in_parent() { unlock_after_fork(&DeviceQueue::resume_after_fork); }
+    static void unlock_in_child() { unlock_after_fork(&DeviceQueue::release_in_child); }
 };
 
 LiveQueues& live_queues() {
@@ -51,18 +52,11 @@ void LiveQueues::lock_for_fork() {
     for (ExitLink* l = live.head.next; l; l = l->next)
         if (l->generation == fork_generation()) l->queue->hold_for_fork();
 }
-void LiveQueues::unlock_in_parent() {
+void LiveQueues::unlock_after_fork(void (DeviceQueue::*resume)() noexcept) {
     if (g_registry_gone.load()) return;
     LiveQueues& live = live_queues();
     for (ExitLink* l = live.head.next; l; l = l->next)
-        if (l->queue->held_for_fork()) l->queue->resume_after_fork();
-    live.mu.unlock();
-}
-void LiveQueues::unlock_in_child() {
-    if (g_registry_gone.load()) return;
-    LiveQueues& live = live_queues();
-    for (ExitLink* l = live.head.next; l; l = l->next)
-        if (l->queue->held_for_fork()) l->queue->release_in_child();
+        if (l->queue->held_for_fork()) (l->queue->*resume)();
     live.mu.unlock();
 }
 

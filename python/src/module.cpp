@@ -477,10 +477,17 @@ PYBIND11_MODULE(_plexus, m) {
                  if (kind == "cpu") return plexus::cpu(index);
                  if (kind == "gpu") return plexus::gpu(index);
                  if (kind == "accel") return plexus::accel(index);
-                 throw py::value_error("device kind '" + kind + "' is not cpu, gpu or accel");
+                 // A kind a plugin names ("naive"): known once the plugins are loaded.
+                 if (index < 0) throw py::value_error("device index " + std::to_string(index) + " is below 0");
+                 return plexus::parse_device(kind + ":" + std::to_string(index));
              }),
              py::arg("kind"), py::arg("index") = 0)
-        .def_property_readonly("device_type", [](const Device& d) { return std::string(px_device_kind_name(d.kind)); })
+        .def_static("parse", &plexus::parse_device, py::arg("text"),
+                    "The device 'naive:0', 'naive(0)', 'gpu:1' or 'cpu' names (a kind alone: index 0)")
+        .def_property_readonly("device_type", [](const Device& d) {
+            const char* k = px_device_kind_label(d.kind);
+            return std::string(k ? k : "kind" + std::to_string(int(d.kind)));
+        })
         .def_property_readonly("device_id", [](const Device& d) { return d.index; })
         .def("__repr__", &Device::str)
         .def("__str__", &Device::str)

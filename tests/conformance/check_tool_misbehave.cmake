@@ -12,7 +12,7 @@ execute_process(COMMAND ${TOOL} --plugin ${PLUGIN} --json ${OUT} ${args}
 if(NOT rc STREQUAL "1")
   message(FATAL_ERROR "expected exit status 1, got '${rc}'\n${out}\n${err}")
 endif()
-if(NOT out MATCHES "accel\\(0\\): op x dtype [0-9]+ pass, [0-9]+ fail.*checks [0-9]+ pass, [1-9][0-9]* fail")
+if(NOT out MATCHES "misbehave\\(0\\): op x dtype [0-9]+ pass, [0-9]+ fail.*checks [0-9]+ pass, [1-9][0-9]* fail")
   message(FATAL_ERROR "the table's summary is missing:\n${out}")
 endif()
 file(READ ${OUT} json)

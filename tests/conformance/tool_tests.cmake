@@ -80,7 +80,7 @@ function(conformance_tool_test name rc expect args)
   set_tests_properties(conformance.tool.${name} PROPERTIES LABELS "conformance;tool")
 endfunction()
 conformance_tool_test(fails_a_plugin_with_a_wrong_exp 1
-  "exp +FAIL +FAIL.*FAIL R10: unary math on floats.*accel\\(0\\): op x dtype [0-9]+ pass, 2 fail"
+  "exp +FAIL +FAIL.*FAIL R10: unary math on floats.*threads\\(0\\): op x dtype [0-9]+ pass, 2 fail"
   "--plugin $<TARGET_FILE:threads-wrong-exp> --device accel:0")
 # Process groups (R17) on the test plugin that has them; its accel(0) runs
 # none of the other requirements' ops, so only R17 is asked.
@@ -94,8 +94,8 @@ conformance_tool_test(json_to_stdout 0 "^{\"devices\":\\[{\"device\":\"cpu\\(0\\
   "--device cpu:0 --json - [R1]")
 conformance_tool_test(reports_an_unwritable_json_file 2 "cannot write /nonexistent/dir/out.json"
   "--device cpu:0 --json /nonexistent/dir/out.json [R1]")
-conformance_tool_test(rejects_an_unknown_device 2 "'warp:0' is not a device" "--device warp:0")
-conformance_tool_test(rejects_a_malformed_index 2 "'cpu:1[)]' is not a device" "--device cpu:1)")
+conformance_tool_test(rejects_an_unknown_device 2 "'warp:0': no plugin of this runtime gives 'warp' devices" "--device warp:0")
+conformance_tool_test(rejects_a_malformed_index 2 "'cpu:1[)]' does not name a device: the index '1[)]' is not a whole number" "--device cpu:1)")
 conformance_tool_test(rejects_a_missing_device 2 "gpu\\(3\\)" "--device gpu:3")
 conformance_tool_test(needs_a_value 2 "--json needs a value" "--json")
 conformance_tool_test(rejects_an_unknown_option 2 "Unrecognised token: --frobnicate" "--device cpu:0 --frobnicate")
@@ -129,10 +129,10 @@ conformance_misbehave_test(abort exp "exp float32" "^crashed: SIGABRT .* in exp 
 conformance_misbehave_test(exit exp "exp float32" "^the process exited with status 3 .* in exp float32$" "")
 conformance_misbehave_test(hang exp "exp float32" "^timed out after 1.0 s .* in exp float32$" "--timeout 1")
 conformance_misbehave_test(overrun add "add int32" "after == 0" "")
-conformance_misbehave_test(leak exp "" "^R6: 4096 bytes of accel.0. still in use" "")
+conformance_misbehave_test(leak exp "" "^R6: 4096 bytes of misbehave.0. still in use" "")
 # A plugin that, like CUDA, cannot make a context in a process forked from
 # one that made one: the children are fresh programs, so every check runs.
-conformance_tool_test(isolates_without_inheriting_a_context 0 "All tests passed.*accel\\(0\\): op x dtype [1-9][0-9]* pass, 0 fail"
+conformance_tool_test(isolates_without_inheriting_a_context 0 "All tests passed.*misbehave\\(0\\): op x dtype [1-9][0-9]* pass, 0 fail"
   "--plugin $<TARGET_FILE:misbehave> --device accel:0 [R1],[R6],[R10]")
 set_tests_properties(conformance.tool.isolates_without_inheriting_a_context PROPERTIES ENVIRONMENT "MISBEHAVE=fork")
 # Every op hangs: each check that runs one times out, and the budget (here

@@ -251,6 +251,10 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     table.struct_size = 4; /* not even the size, majors and minors */
 #elif defined(FAULT_NO_NAME)
     table.name = "";
+#elif defined(FAULT_RESERVED_NAME)
+    table.name = "gpu"; /* its accelerators cannot be gpu(i) */
+#elif defined(FAULT_ODD_NAME)
+    table.name = "Odd Name 1.0"; /* nor Odd Name 1.0(i) */
 #elif defined(FAULT_NULL_SLOT)
     table.copy_device = NULL;
 #elif defined(FAULT_COLLECTIVE)

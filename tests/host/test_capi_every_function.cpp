@@ -105,6 +105,15 @@ std::map<std::string, Entry> entries() {
         static px_plugin_info info{sizeof(px_plugin_info), 0, 0, 0, 0, 0, 0, 0, 0};
         return px_runtime_plugin_info(a.rt, 0, a.null_out ? nullptr : &info);
     });
+    m["px_device_kind_label"] = Entry{Takes::nothing, 0, false, 0, nullptr};  // tests/host/test_named_devices.cpp
+    m["px_runtime_parse_device"] = rt([](const Args& a) {
+        static px_device d;
+        return px_runtime_parse_device(a.rt, "cpu:0", a.null_out ? nullptr : &d);
+    });
+    m["px_runtime_resolve_device"] = rt([cpu0](const Args& a) {
+        static px_device d;
+        return px_runtime_resolve_device(a.rt, cpu0, a.null_out ? nullptr : &d);
+    });
     m["px_runtime_device_count"] = rt([](const Args& a) { return px_runtime_device_count(a.rt, PX_DEVICE_CPU, a.null_out ? nullptr : &i32); });
     m["px_runtime_device_info"] = rt([cpu0](const Args& a) {
         static px_device_info info{};

@@ -123,7 +123,7 @@ TEST_CASE("joining: the host refuses bad ranks, sizes, time-outs and ids before 
     changed = id;
     std::snprintf(changed.plugin, sizeof changed.plugin, "cuda");
     CHECK(px_group_join(r.rt, accel0, &changed, 0, 1, 5, &g) == PX_ERROR_INVALID_ARGUMENT);
-    CHECK(said("the id was made by plugin cuda, but accel(0) is from plugin fault-group"));
+    CHECK(said("the id was made by plugin cuda, but fault-group(0) is from plugin fault-group"));
     // The bytes are the plugin's to check; its words come back.
     changed = id;
     std::memset(changed.bytes, 0, sizeof changed.bytes);
@@ -136,7 +136,7 @@ TEST_CASE("joining: the host refuses bad ranks, sizes, time-outs and ids before 
     unsetenv("GROUP_TEST_NULL_GROUP");
     // Several processes need MPI, which this test plugin was built without.
     CHECK(px_group_join(r.rt, accel0, &id, 0, 2, 5, &g) == PX_ERROR_UNSUPPORTED);
-    CHECK(said("joining a group of 2 as rank 0 on accel(0)"));
+    CHECK(said("joining a group of 2 as rank 0 on fault-group(0)"));
     CHECK(g == nullptr);
 }
 
@@ -167,12 +167,12 @@ TEST_CASE("a group's all-reduce: checked tensors, the plugin's result, and a rel
         px_tensor* on_cpu = tensor(r.rt, cpu0, PX_FLOAT32, {1});
         px_tensor* mixed[2] = {a, on_cpu};
         CHECK(px_group_all_reduce_sum(g, mixed, 2) == PX_ERROR_DEVICE_MISMATCH);
-        CHECK(said("tensors[1] is on cpu(0); this process's member of the group is accel(0)"));
+        CHECK(said("tensors[1] is on cpu(0); this process's member of the group is fault-group(0)"));
         px_tensor_release(on_cpu);
         Runtime other({cpu_plugin, fault("group")});
         px_tensor* elsewhere = tensor(other.rt, accel0, PX_FLOAT32, {1});
         CHECK(px_group_all_reduce_sum(g, &elsewhere, 1) == PX_ERROR_DEVICE_MISMATCH);
-        CHECK(said("is on accel(0) of another runtime"));
+        CHECK(said("is on fault-group(0) of another runtime"));
         px_tensor_release(elsewhere);
     }
     SECTION("a dtype that is not summed") {

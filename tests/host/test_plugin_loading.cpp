@@ -91,7 +91,7 @@ TEST_CASE("a plugin of a newer minor works through the 1.0 slots", "[host][loade
     // What the plugin does not support is an error naming op, dtype, device and plugin.
     px_tensor* d = nullptr;
     CHECK(px_binary(PX_OP_MUL, a, b, &d) == PX_ERROR_UNSUPPORTED);
-    CHECK(contains(px_last_error(), "mul on float32 is not supported on accel(0) by plugin 'fault-newer-minor'"));
+    CHECK(contains(px_last_error(), "mul on float32 is not supported on fault-newer-minor(0) by plugin 'fault-newer-minor'"));
     for (px_tensor* t : {a, b, c}) px_tensor_release(t);
 }
 
@@ -101,7 +101,7 @@ TEST_CASE("an op that returns an error is reported with op, device and plugin", 
     int64_t shape[1] = {2};
     px_tensor* a = nullptr;
     CHECK(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &a) == PX_ERROR_DEVICE);
-    CHECK(contains(px_last_error(), "fill on accel(0): simulated op failure [plugin fault-op-error]"));
+    CHECK(contains(px_last_error(), "fill on fault-op-error(0): simulated op failure [plugin fault-op-error]"));
     float v[2] = {1, 2};
     REQUIRE(px_tensor_from_host(r.rt, acc, PX_FLOAT32, 1, shape, v, sizeof v, &a) == PX_OK);
     px_tensor* c = nullptr;
@@ -129,7 +129,7 @@ TEST_CASE("a C++ exception thrown out of a plugin's op is an error, and everythi
     int64_t shape[1] = {2};
     px_tensor* a = nullptr;
     CHECK(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 1.0, &a) == PX_ERROR_PLUGIN);
-    CHECK(contains(px_last_error(), "fill on accel(0): the plugin let a C++ exception (simulated C++ exception in "
+    CHECK(contains(px_last_error(), "fill on fault-throws(0): the plugin let a C++ exception (simulated C++ exception in "
                                     "execute) escape through the C ABI, which forbids it [plugin fault-throws]"));
     CHECK(a == nullptr);
     // The device's other slots still work, and so does the CPU.
@@ -208,7 +208,7 @@ TEST_CASE("work that fails asynchronously is reported at the next wait", "[host]
     float out[2];
     CHECK(px_tensor_to_host(a, out, sizeof out) == PX_ERROR_DEVICE);
     CHECK(contains(px_last_error(), "fill failed on the device: simulated asynchronous failure"));
-    CHECK(contains(px_last_error(), "accel(0)"));
+    CHECK(contains(px_last_error(), "fault-async(0)"));
     CHECK(px_runtime_synchronize(r.rt, acc) == PX_OK);  // reported once
     px_tensor_release(a);
     // Every wait reports it: synchronizing all devices, and reading an empty
@@ -275,7 +275,7 @@ TEST_CASE("destroying a runtime whose queued work failed destroys it and says PX
     px_tensor* a = nullptr;
     REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_ACCELERATOR, 0}, PX_FLOAT32, 1, shape, 1.0, &a) == PX_OK);
     CHECK(px_runtime_synchronize_all(rt) == PX_ERROR_DEVICE);
-    CHECK(contains(px_last_error(), "px_runtime_synchronize_all: work queued on accel(0) failed"));
+    CHECK(contains(px_last_error(), "px_runtime_synchronize_all: work queued on fault-async(0) failed"));
     px_tensor* b = nullptr;
     REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_ACCELERATOR, 0}, PX_FLOAT32, 1, shape, 1.0, &b) == PX_OK);
     // The runtime goes whatever its last wait finds, and the status says so.

@@ -120,15 +120,15 @@ TEST_CASE("a synchronize that outlasts its time-out says so, and the next synchr
     CHECK(px_runtime_synchronize_timeout(rt, accel0, 0.2) == PX_ERROR_DEVICE);
     CHECK(seconds_since(t0) < 1.0);
     CHECK(std::string(px_last_error()) ==
-          "px_runtime_synchronize_timeout: accel(0): its queued work did not finish within 0.2 s; the wait goes on, "
-          "and the next synchronize of accel(0) reports how it ended");
+          "px_runtime_synchronize_timeout: misbehave(0): its queued work did not finish within 0.2 s; the wait goes on, "
+          "and the next synchronize of misbehave(0) reports how it ended");
     // A second timed call waits on the same wait, not on a new one.
     CHECK(px_runtime_synchronize_timeout(rt, accel0, 0.2) == PX_ERROR_DEVICE);
     // The untimed one waits for it and reports its failure, not a new wait's.
     t0 = std::chrono::steady_clock::now();
     CHECK(px_runtime_synchronize(rt, accel0) == PX_ERROR_DEVICE);
     CHECK(seconds_since(t0) < 1.45);
-    CHECK(says("work queued on accel(0) failed: slow_sync: failed after its sleep (MISBEHAVE=slow_sync)"));
+    CHECK(says("work queued on misbehave(0) failed: slow_sync: failed after its sleep (MISBEHAVE=slow_sync)"));
     // A wait within its time-out reports the plugin's answer itself.
     CHECK(px_runtime_synchronize_timeout(rt, accel0, 10) == PX_ERROR_DEVICE);
     CHECK(says("slow_sync: failed after its sleep"));

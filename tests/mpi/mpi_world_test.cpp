@@ -125,7 +125,7 @@ void group(mpi::World& w, const Device dev) {
     try {
         hook(elsewhere);
     } catch (const DeviceMismatchError& e) {
-        refused = contains(e.what(), "summed on " + dev.str() + ", but one is on cpu(0)");
+        refused = contains(e.what(), "summed on " + resolve(dev).str() + ", but one is on cpu(0)");
     }
     expect(refused, "group: a gradient on another device is refused", r);
     refused = false;

@@ -82,6 +82,22 @@ TEST_CASE("parameters live where they were initialized and move with reset_ctx",
     REQUIRE(d(zeros({4, 2}, cpu(0))).device() == cpu(0));
 }
 
+// Run by nn.parameters_on_a_device_a_plugin_names with the misbehave test
+// plugin (the CPU plugin under that name, with accelerators) loaded.
+TEST_CASE("parameters initialized on accel(0) are found by it and by the plugin's name", "[.named]") {
+    REQUIRE(num_devices(PX_DEVICE_ACCELERATOR) >= 1);
+    const Device own = parse_device("misbehave:0");
+    REQUIRE(resolve(accel(0)) == own);
+    nn::Dense d(3, "", 2);
+    d.initialize(accel(0));
+    REQUIRE(d.weight().data().device() == own);  // by its own name
+    REQUIRE(d.weight().data(accel(0)).device() == own);
+    REQUIRE(d.weight().data(own).device() == own);
+    REQUIRE(d(zeros({4, 2}, accel(0))).device() == own);
+    auto msg = message_of<DeviceMismatchError>([&] { d(zeros({4, 2}, cpu(0))); });
+    PX_REQUIRE_MENTIONS(msg, "lives on misbehave(0), not on cpu(0)");
+}
+
 TEST_CASE("a Dense layer's SGD step matches the hand computation", "[nn][trainer]") {
     // y = x W^T + b, loss = sum(y) over a batch of 2; dW = sum of rows of x, db = 2.
     nn::Dense d(2, "", 3);

@@ -111,6 +111,16 @@ def test_errors_are_plexus_types_and_builtin_kinds():
     with pytest.raises(plexus.PluginError) as e:
         plexus.ones(2, device=plexus.Device("accel", 7))
     assert isinstance(e.value, RuntimeError) and "accel(7)" in str(e.value)
+    # Device strings, and kinds that plugins name (none here but cpu and gpu).
+    assert plexus.Device.parse("cpu:1") == plexus.cpu(1) and plexus.Device.parse("gpu(2)") == plexus.gpu(2)
+    with pytest.raises(plexus.PluginError) as e:
+        plexus.Device("tpu", 0)
+    assert "'tpu:0': no plugin of this runtime gives 'tpu' devices (it has cpu" in str(e.value)
+    with pytest.raises(plexus.InvalidArgumentError) as e:
+        plexus.Device.parse("cpu:x")
+    assert "'cpu:x' does not name a device: the index 'x' is not a whole number" in str(e.value)
+    with pytest.raises(ValueError):
+        plexus.Device("tpu", -1)
     with pytest.raises(plexus.ShapeError):
         plexus.ones((2, 2)).item()
     with pytest.raises(IndexError):

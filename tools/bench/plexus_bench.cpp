@@ -215,8 +215,9 @@ int main(int argc, char** argv) try {
         else if (arg == "--quick") quick = true;
         else if (arg == "--device") {
             std::string d = argv[++i];
-            auto parsed = pxtools::parse_device_arg(d);
-            if (!parsed) refuse("--device wants cpu:N, gpu:N or accel:N, got '" + d + "'");
+            std::string why;
+            auto parsed = pxtools::parse_device_arg(d, &why);
+            if (!parsed) refuse("--device: " + why);
             dev = *parsed;
         } else if (arg == "--only") {
             only = parse_only(argv[++i]);

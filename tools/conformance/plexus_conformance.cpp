@@ -75,14 +75,10 @@ int usage_error(const std::string& message) {
 // Every device, in kind order, whose plugin is in `plugins` (all when empty).
 std::vector<Device> devices_of(const std::vector<std::string>& plugins) {
     std::vector<Device> out;
-    for (int kind = 1; kind < 8; ++kind) {
-        if (!px_device_kind_name(kind)) continue;
-        for (int i = 0; i < num_devices(px_device_kind(kind)); ++i) {
-            Device d{static_cast<px_device_kind>(kind), i};
-            bool wanted = plugins.empty();
-            for (const auto& p : plugins) wanted |= plugin_of(d) == p;
-            if (wanted) out.push_back(d);
-        }
+    for (const Device& d : all_devices()) {
+        bool wanted = plugins.empty();
+        for (const auto& p : plugins) wanted |= plugin_of(d) == p;
+        if (wanted) out.push_back(d);
     }
     return out;
 }
@@ -154,10 +150,11 @@ int main(int argc, char** argv) try {
     std::vector<Device> devices;
     for (const auto& id : device_ids) {
         Device d{};
-        if (auto parsed = pxtools::parse_device_arg(id)) d = *parsed;
-        else return usage_error("'" + id + "' is not a device (cpu:0, gpu:1, accel:0)");
+        std::string why;
+        if (auto parsed = pxtools::parse_device_arg(id, &why)) d = *parsed;
+        else return usage_error("--device: " + why);
         try {
-            device_info(d);  // NoDeviceError, naming the reason, when it does not exist
+            d = resolve(d);  // by its own name (naive(0) for accel:0); NoDeviceError, naming the reason, when absent
         } catch (const PluginError& e) {
             if (!skip_absent || e.status() != PX_ERROR_NO_DEVICE) throw;
             std::printf("plexus-conformance: skipped: %s\n", e.what());

@@ -130,9 +130,10 @@ Options parse(int argc, char** argv) {
 }
 
 Device parse_device(const std::string& s, const std::string& list) {
-    if (s.empty()) die("--device names no device in '" + list + "': give cpu:N, gpu:N or accel:N");
-    if (auto d = pxtools::parse_device_arg(s)) return *d;
-    die("--device wants cpu:N, gpu:N or accel:N, got '" + s + "'");
+    if (s.empty()) die("--device names no device in '" + list + "': give cpu:N, gpu:N or a plugin's kind, e.g. naive:0");
+    std::string why;
+    if (auto d = pxtools::parse_device_arg(s, &why)) return *d;
+    die("--device: " + why);
 }
 
 std::vector<Device> parse_devices(const std::string& list) {

@@ -12,13 +12,17 @@
 
 namespace plexus {
 
-// A device name: cpu(0), gpu(1). Cheap to copy; checked when used.
+// A device name: cpu(0), gpu(1), naive(0) (a kind a plugin names: plexus.h,
+// and parse_device below). Cheap to copy; checked when used.
 struct Device {
     px_device_kind kind = PX_DEVICE_CPU;
     int index = 0;
 
     px_device raw() const { return px_device{kind, index}; }
-    std::string str() const { return std::string(px_device_kind_name(kind)) + "(" + std::to_string(index) + ")"; }
+    std::string str() const {
+        const char* k = px_device_kind_label(kind);
+        return (k ? std::string(k) : "kind" + std::to_string(int(kind))) + "(" + std::to_string(index) + ")";
+    }
     bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
     bool operator!=(const Device& o) const { return !(*this == o); }
 };
@@ -54,10 +58,40 @@ inline px_runtime* runtime() {
     return fresh;
 }
 
+// The device "naive:0", "naive(0)", "gpu:1" or "cpu" names in the default
+// runtime; the kind must be cpu, gpu, accel or one its plugins name.
+inline Device parse_device(const std::string& text) {
+    px_device d{};
+    check(px_runtime_parse_device(runtime(), text.c_str(), &d));
+    return Device{static_cast<px_device_kind>(d.kind), d.index};
+}
+
 inline int num_devices(px_device_kind kind) {
     int32_t n = 0;
     check(px_runtime_device_count(runtime(), kind, &n));
     return n;
+}
+
+// The name `d` has of its own: naive(0) for accel(i) of the plugin naive.
+inline Device resolve(Device d) {
+    px_device own{};
+    check(px_runtime_resolve_device(runtime(), d.raw(), &own));
+    return Device{static_cast<px_device_kind>(own.kind), own.index};
+}
+
+// Every device of the default runtime once, by its own name: cpu, gpu,
+// the accelerators without a name of their own, then the named kinds.
+inline std::vector<Device> all_devices() {
+    std::vector<Device> out;
+    auto add_kind = [&out](int32_t kind) {
+        for (int i = 0; i < num_devices(static_cast<px_device_kind>(kind)); ++i) {
+            const Device d{static_cast<px_device_kind>(kind), i};
+            if (resolve(d) == d) out.push_back(d);
+        }
+    };
+    for (int32_t k = PX_DEVICE_CPU; k <= PX_DEVICE_ACCELERATOR; ++k) add_kind(k);
+    for (int32_t k = PX_DEVICE_KIND_NAMED_FIRST; px_device_kind_label(k); ++k) add_kind(k);
+    return out;
 }
 
 inline int num_gpus() { return num_devices(PX_DEVICE_GPU); }
