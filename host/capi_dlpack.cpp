@@ -460,7 +460,7 @@ px_status px_tensor_dlpack_device(px_tensor* tensor, int32_t* device_type, int32
         } else if (d.id.kind == PX_DEVICE_GPU && d.plugin->name == "cuda") {
             *device_type = kDLCUDA, *device_id = d.local;
         } else {
-            *device_type = kDLExtDev, *device_id = d.id.index;
+            *device_type = kDLExtDev, *device_id = d.accel_index >= 0 ? d.accel_index : d.id.index;
         }
     });
 }

@@ -104,7 +104,8 @@ px_status px_runtime_parse_device(px_runtime* runtime, const char* text, px_devi
 px_status px_runtime_resolve_device(px_runtime* runtime, px_device device, px_device* out) {
     return guard("px_runtime_resolve_device", [&] {
         const Runtime& rt = get_runtime(runtime);
-        *need_out(out) = rt.device(device)->id;
+        need_out(out);
+        *out = rt.device(device)->id;
     });
 }
 

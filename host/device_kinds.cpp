@@ -1,5 +1,6 @@
 #include "device_kinds.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <deque>
@@ -21,6 +22,14 @@ Names& names() {
     return *n;
 }
 
+constexpr const char* kKindCharacters = "abcdefghijklmnopqrstuvwxyz0123456789_-";
+
+// A lower-case letter, then up to PX_DEVICE_KIND_NAME_MAX - 1 of kKindCharacters.
+bool is_kind_name(const std::string& s) {
+    return !s.empty() && s.size() <= PX_DEVICE_KIND_NAME_MAX && s[0] >= 'a' && s[0] <= 'z' &&
+           s.find_first_not_of(kKindCharacters) == std::string::npos;
+}
+
 int32_t builtin_kind(const std::string& name) noexcept {
     for (int32_t k = PX_DEVICE_CPU; k <= PX_DEVICE_ACCELERATOR; ++k)
         if (name == px_device_kind_name(k)) return k;
@@ -29,15 +38,15 @@ int32_t builtin_kind(const std::string& name) noexcept {
 
 }  // namespace
 
+void lock_kinds_for_fork() { names().mutex.lock(); }
+void unlock_kinds_after_fork() { names().mutex.unlock(); }
+
 int32_t named_kind(const std::string& plugin_name, std::string& why) {
     if (builtin_kind(plugin_name)) {
         why = "'" + plugin_name + "' is a built-in device kind";
         return 0;
     }
-    const bool well_formed = !plugin_name.empty() && plugin_name.size() <= PX_DEVICE_KIND_NAME_MAX &&
-                             plugin_name[0] >= 'a' && plugin_name[0] <= 'z' &&
-                             plugin_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
-    if (!well_formed) {
+    if (!is_kind_name(plugin_name)) {
         why = "'" + plugin_name + "' is not a device name (a lower-case letter, then up to " +
               std::to_string(PX_DEVICE_KIND_NAME_MAX - 1) + " of a-z, 0-9, '_' and '-')";
         return 0;
@@ -63,8 +72,9 @@ ParsedDevice parse_device_text(const std::string& text) {
     ParsedDevice p;
     const size_t end = text.find_first_of(":(");
     p.kind = text.substr(0, end);
-    if (p.kind.empty() || p.kind.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
-        p.problem = "the kind '" + p.kind + "' is not a lower-case name";
+    if (!is_kind_name(p.kind)) {
+        p.problem = "the kind '" + p.kind + "' is not a device kind's name (a lower-case letter, then up to " +
+                    std::to_string(PX_DEVICE_KIND_NAME_MAX - 1) + " of a-z, 0-9, '_' and '-')";
         return p;
     }
     if (end == std::string::npos) return p;
@@ -80,11 +90,12 @@ ParsedDevice parse_device_text(const std::string& text) {
         p.problem = "the index '" + digits + "' is not a whole number of 0 or more";
         return p;
     }
-    if (digits.size() > 10 || std::stoll(digits) > INT32_MAX) {
+    const std::string value = digits.substr(std::min(digits.find_first_not_of('0'), digits.size() - 1));
+    if (value.size() > 10 || std::stoll(value) > INT32_MAX) {
         p.problem = "the index " + digits + " is above " + std::to_string(INT32_MAX);
         return p;
     }
-    p.index = int32_t(std::stoll(digits));
+    p.index = int32_t(std::stoll(value));
     return p;
 }
 

@@ -29,4 +29,8 @@ struct ParsedDevice {
 };
 ParsedDevice parse_device_text(const std::string& text);
 
+// Held across fork() (fork.cpp), so that a child's copy of the names is whole.
+void lock_kinds_for_fork();
+void unlock_kinds_after_fork();  // in the parent and the child, by the thread that forked
+
 }  // namespace px

@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "device_kinds.hpp"
 #include "objects.hpp"
 
 namespace px {
@@ -15,6 +16,7 @@ namespace {
 std::atomic<uint64_t> g_generation{0};
 
 void before_fork() {
+    lock_kinds_for_fork();
     runtime_table().lock_for_fork();
     tensor_table().lock_for_fork();
     group_table().lock_for_fork();
@@ -23,6 +25,7 @@ void in_parent() {
     group_table().unlock_after_fork();
     tensor_table().unlock_after_fork();
     runtime_table().unlock_after_fork();
+    unlock_kinds_after_fork();
 }
 void in_child() {
     in_parent();

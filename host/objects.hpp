@@ -71,7 +71,8 @@ struct DeviceImpl {
     std::shared_ptr<PluginInstance> plugin;
     std::weak_ptr<Runtime> runtime;  // tensors may outlive their runtime
     int32_t local = 0;  // the plugin's own index
-    px_device id{};
+    px_device id{};     // its own name: naive(0) for an accelerator its plugin names
+    int32_t accel_index = -1;  // i of accel(i), for an accelerator
     std::string label;  // "cpu(0)"
     uint64_t memory_total = 0;  // from device_info at load; 0 when the plugin does not say
     std::bitset<size_t(PX_OP_NUMBER_LIMIT) * 8> supported;  // (op, dtype) pairs, read once at load

@@ -344,11 +344,15 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
         }
         if (plugin) {
             std::string unnamed_why;
-            const int32_t own_kind = named_kind(plugin->name, unnamed_why);
+            const bool accelerators = std::any_of(l->found.begin(), l->found.end(), [](const auto& d) {
+                return d->id.kind == PX_DEVICE_ACCELERATOR;
+            });
+            const int32_t own_kind = accelerators ? named_kind(plugin->name, unnamed_why) : 0;
             for (auto& dev : l->found) {
                 auto& list = rt.devices[dev->id.kind];
                 dev->id.index = static_cast<int32_t>(list.size());
                 list.push_back(dev);
+                if (dev->id.kind == PX_DEVICE_ACCELERATOR) dev->accel_index = dev->id.index;
                 if (dev->id.kind == PX_DEVICE_ACCELERATOR && own_kind) {  // naive(0), and accel(i) as well
                     auto& own = rt.named[own_kind];
                     dev->id = px_device{own_kind, static_cast<int32_t>(own.size())};

@@ -77,9 +77,10 @@ Tensor Parameter::data(Device d) const {
     for (auto& t : data_)
         if (t.device() == d) return t;
     // accel(i) of a plugin that names its devices: the replicas carry that name.
-    if (d.kind == PX_DEVICE_ACCELERATOR && !data_.empty())
+    px_device own{};
+    if (d.kind == PX_DEVICE_ACCELERATOR && !data_.empty() && px_runtime_resolve_device(runtime(), d.raw(), &own) == PX_OK)
         for (auto& t : data_)
-            if (t.device() == resolve(d)) return t;
+            if (t.device() == Device{static_cast<px_device_kind>(own.kind), own.index}) return t;
     if (data_.empty())
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "parameter " + name_ + " is not initialized; call initialize() on the network first" +

@@ -12,10 +12,13 @@
 
 namespace pxtools {
 
-// The device, or nullopt with the reason in `why` (when given).
+// The device, or nullopt with the reason in `why` (when given). accel:i
+// comes back by the device's own name (naive(0)), as its tensors report it,
+// so that a device given twice under two names is one device.
 inline std::optional<plexus::Device> parse_device_arg(const std::string& s, std::string* why = nullptr) {
     try {
-        return plexus::parse_device(s);
+        const plexus::Device d = plexus::parse_device(s);
+        return d.kind == PX_DEVICE_ACCELERATOR ? plexus::resolve(d) : d;
     } catch (const plexus::Error& e) {
         if (why) *why = e.what();
         return std::nullopt;

@@ -476,7 +476,8 @@ PYBIND11_MODULE(_plexus, m) {
         .def(py::init([](const std::string& kind, int index) {
                  if (kind == "cpu") return plexus::cpu(index);
                  if (kind == "gpu") return plexus::gpu(index);
-                 if (kind == "accel") return plexus::accel(index);
+                 // By the device's own name (naive(0)), as its tensors report it.
+                 if (kind == "accel") return plexus::resolve(plexus::accel(index));
                  // A kind a plugin names ("naive"): known once the plugins are loaded.
                  if (index < 0) throw py::value_error("device index " + std::to_string(index) + " is below 0");
                  return plexus::parse_device(kind + ":" + std::to_string(index));

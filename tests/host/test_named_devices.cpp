@@ -69,7 +69,9 @@ TEST_CASE("an accelerator plugin names its devices, and accel(i) names them too"
 
 TEST_CASE("a kind's number is the process's: the same in another runtime", "[host][names]") {
     Runtime first({fault("collective")});
-    Runtime second({cpu_plugin, fault("collective")});
+    // Another named plugin loads first here: a number per runtime would differ.
+    Runtime second({cpu_plugin, fault("op-error"), fault("collective")});
+    CHECK(parsed(second.rt, "fault-op-error").kind != parsed(second.rt, "fault-collective").kind);
     CHECK(parsed(first.rt, "fault-collective:1").kind == parsed(second.rt, "fault-collective:1").kind);
     // A runtime without that plugin knows the kind and has none of it.
     Runtime third({cpu_plugin});
@@ -88,6 +90,7 @@ TEST_CASE("device strings are checked in full, and a bad one says what is wrong"
     CHECK((cpu1.kind == PX_DEVICE_CPU && cpu1.index == 1));
     CHECK(parsed(r.rt, "gpu(3)").kind == PX_DEVICE_GPU);  // whether gpu(3) exists is for its use to say
     CHECK(parsed(r.rt, "accel:1").kind == PX_DEVICE_ACCELERATOR);
+    CHECK(parsed(r.rt, "cpu:0000000000001").index == 1);  // leading zeros are no overflow
     px_device d{};
     const struct {
         const char* text;
@@ -102,9 +105,17 @@ TEST_CASE("device strings are checked in full, and a bad one says what is wrong"
         {"cpu(1", PX_ERROR_INVALID_ARGUMENT, "'(' without a closing ')' at the end"},
         {"cpu:1)", PX_ERROR_INVALID_ARGUMENT, "the index '1)' is not a whole number"},
         {"cpu:99999999999", PX_ERROR_INVALID_ARGUMENT, "the index 99999999999 is above 2147483647"},
-        {"CPU:0", PX_ERROR_INVALID_ARGUMENT, "the kind 'CPU' is not a lower-case name"},
-        {"", PX_ERROR_INVALID_ARGUMENT, "the kind '' is not a lower-case name"},
-        {":0", PX_ERROR_INVALID_ARGUMENT, "the kind '' is not a lower-case name"},
+        {"cpu:2147483648", PX_ERROR_INVALID_ARGUMENT, "the index 2147483648 is above 2147483647"},
+        {"cpu:000000000002147483648", PX_ERROR_INVALID_ARGUMENT, "the index 000000000002147483648 is above 2147483647"},
+        {"cpu()", PX_ERROR_INVALID_ARGUMENT, "the index '' is not a whole number"},
+        {"cpu(1)x", PX_ERROR_INVALID_ARGUMENT, "'(' without a closing ')' at the end"},
+        {"cpu::1", PX_ERROR_INVALID_ARGUMENT, "the index ':1' is not a whole number"},
+        {"CPU:0", PX_ERROR_INVALID_ARGUMENT, "the kind 'CPU' is not a device kind's name (a lower-case letter, then up to 30"},
+        {"1x:0", PX_ERROR_INVALID_ARGUMENT, "the kind '1x' is not a device kind's name"},
+        {"abcdefghijklmnopqrstuvwxyz012345:0", PX_ERROR_INVALID_ARGUMENT,
+         "the kind 'abcdefghijklmnopqrstuvwxyz012345' is not a device kind's name"},  // 32 characters
+        {"", PX_ERROR_INVALID_ARGUMENT, "the kind '' is not a device kind's name"},
+        {":0", PX_ERROR_INVALID_ARGUMENT, "the kind '' is not a device kind's name"},
     };
     for (const auto& b : bad) {
         INFO(b.text);
@@ -141,4 +152,17 @@ TEST_CASE("a plugin whose name cannot name devices keeps them accel(i), and says
     int32_t gpus = -1;
     REQUIRE(px_runtime_device_count(r.rt, PX_DEVICE_GPU, &gpus) == PX_OK);
     CHECK(gpus == 0);  // not gpu(0)
+}
+
+TEST_CASE("a plugin without accelerators names no kind", "[host][names]") {
+    // The default search: the CPU plugin, and the CUDA plugin where it was built (no GPU here, or gpu(i)).
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    for (int32_t k = PX_DEVICE_KIND_NAMED_FIRST; px_device_kind_label(k); ++k) {
+        INFO(px_device_kind_label(k));
+        CHECK(std::string(px_device_kind_label(k)) != "cuda");
+    }
+    px_device d{};
+    CHECK(px_runtime_parse_device(rt, "cuda:0", &d) == PX_ERROR_NO_DEVICE);
+    CHECK(px_runtime_destroy(rt) == PX_OK);
 }

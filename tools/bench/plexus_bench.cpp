@@ -269,7 +269,7 @@ int main(int argc, char** argv) try {
         bench_data_parallel(dev, other, quick, json);
     } else if (wanted("devices") && !json) {
         std::printf("(one %s device: the two-device figures need a second one, e.g. PLEXUS_CPU_DEVICES=2)\n",
-                    px_device_kind_name(kind));
+                    px_device_kind_label(kind));
     }
     // The package picks its device as try_gpu() does.
     const bool python_ok = !wanted("python") || bench_python(quick, json);

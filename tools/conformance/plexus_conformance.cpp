@@ -6,6 +6,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,7 +32,7 @@ const char* kUsage =
     "usage: plexus-conformance [--plugin FILE]... [--device ID]... [--json FILE|-] [--perf]\n"
     "                          [--timeout S] [--budget S] [--in-process] [Catch options and test names]\n"
     "  --plugin FILE  load this plugin file first and test its devices\n"
-    "  --device ID    test this device (cpu:0, gpu:1, accel:0; also cpu(0))\n"
+    "  --device ID    test this device (cpu:0, gpu:1, a plugin's own kind: naive:0; also cpu(0), accel:0)\n"
     "                 default: every device of the --plugin files, else of every loaded plugin\n"
     "  --json FILE    write the results as JSON to FILE, or to stdout with '-'\n"
     "  --perf         time representative calls of every supported op\n"
@@ -160,7 +161,7 @@ int main(int argc, char** argv) try {
             std::printf("plexus-conformance: skipped: %s\n", e.what());
             continue;
         }
-        devices.push_back(d);
+        if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
     }
     if (devices.empty() && !device_ids.empty()) return kSkipped;  // every named device was absent
     if (devices.empty()) devices = devices_of(plugin_names);

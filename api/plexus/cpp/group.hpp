@@ -48,7 +48,9 @@ public:
     ProcessGroup(Device device, const GroupId& id, int rank, int size, double timeout_seconds)
         : device_(device), rank_(rank), size_(size) {
         check(px_group_join(runtime(), device.raw(), &id, rank, size, timeout_seconds, &group_));
-        device_ = resolve(device);  // the name its tensors carry (naive(0) for accel(0))
+        px_device own{};  // the name its tensors carry (naive(0) for accel(0)); the join found the device
+        if (px_runtime_resolve_device(runtime(), device.raw(), &own) == PX_OK)
+            device_ = Device{static_cast<px_device_kind>(own.kind), own.index};
     }
     ~ProcessGroup() {
         if (group_) px_group_release(group_);  // a failure here has no one left to tell; see leave()
