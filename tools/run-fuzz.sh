@@ -4,7 +4,8 @@
 # any host may call it; each alone, then both side by side) with libFuzzer
 # under ASan and UBSan (clang from Debian): each target runs for
 # PLEXUS_FUZZ_SECONDS (120) or PLEXUS_FUZZ_RUNS (5 million) inputs, whichever
-# ends first, starting from tests/fuzz/corpus. A crash fails the run and is
+# ends first, as many targets at once as there are cores, starting from
+# tests/fuzz/corpus. A crash fails the run and is
 # left in build-fuzz/crashes/; copy it to tests/fuzz/regressions/<target>/
 # so every build replays it (nn.the fuzz corpus and every recorded crash...,
 # nn.the op-call corpus runs on..., nn.the CPU plugin and the emulated CUDA
@@ -30,23 +31,38 @@ cmake --build build-fuzz --target $(printf 'plexus-fuzz-%s ' $targets)
 seconds=${PLEXUS_FUZZ_SECONDS:-120}
 runs=${PLEXUS_FUZZ_RUNS:-5000000}
 mkdir -p build-fuzz/crashes
-for target in $targets; do
-  work=build-fuzz/corpus/$target
+
+fuzz_one() {
+  local target=$1 work=build-fuzz/corpus/$1 seeds=$1 leaks=1
   mkdir -p "$work"
-  seeds=$target
   case $target in op-call*) seeds="op-call op-call-grown" ;; esac
   for s in $seeds; do cp tests/fuzz/corpus/$s/* "$work"/; done
   # In op-call-diff, LeakSanitizer's tracer faulted (SIGSEGV) when libFuzzer
   # checked an input for leaks (2026-11-22; the emulator's fiber stacks are
   # the likely cause): leaks are the other targets' and the ASan suite's.
-  leaks=1
   [ "$target" = op-call-diff ] && leaks=0
   echo "run-fuzz: $target for ${seconds} s or ${runs} inputs"
-  build-fuzz/bin/plexus-fuzz-$target -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 -detect_leaks=$leaks \
-    -artifact_prefix=build-fuzz/crashes/$target- "$work" 2>build-fuzz/$target.log || {
-      tail -40 build-fuzz/$target.log
-      echo "run-fuzz: $target FAILED; the input is in build-fuzz/crashes/" >&2
-      exit 1
-    }
-  grep -E "^Done|stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/$target.log
+  if ! build-fuzz/bin/plexus-fuzz-$target -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 \
+      -detect_leaks=$leaks -artifact_prefix=build-fuzz/crashes/$target- "$work" 2>build-fuzz/$target.log; then
+    tail -40 build-fuzz/$target.log
+    echo "run-fuzz: $target FAILED; the input is in build-fuzz/crashes/" >&2
+    return 1
+  fi
+  grep -E "^Done|stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/$target.log | sed "s/^/$target: /"
+}
+
+# One target per core at a time: each is one process, and its time is wall-clock time.
+failed=0 running=0
+for target in $targets; do
+  if [ "$running" -ge "$(nproc)" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
+done
+[ "$failed" = 0 ] || exit 1
