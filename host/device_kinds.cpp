@@ -30,6 +30,13 @@ bool is_kind_name(const std::string& s) {
            s.find_first_not_of(kKindCharacters) == std::string::npos;
 }
 
+// The named kind called `name`, or 0. Under n.mutex.
+int32_t find_named(const Names& n, const std::string& name) {
+    for (size_t k = 0; k < n.by_number.size(); ++k)
+        if (n.by_number[k] == name) return PX_DEVICE_KIND_NAMED_FIRST + int32_t(k);
+    return 0;
+}
+
 int32_t builtin_kind(const std::string& name) noexcept {
     for (int32_t k = PX_DEVICE_CPU; k <= PX_DEVICE_ACCELERATOR; ++k)
         if (name == px_device_kind_name(k)) return k;
@@ -53,8 +60,7 @@ int32_t named_kind(const std::string& plugin_name, std::string& why) {
     }
     Names& n = names();
     std::lock_guard<std::mutex> lock(n.mutex);
-    for (size_t k = 0; k < n.by_number.size(); ++k)
-        if (n.by_number[k] == plugin_name) return PX_DEVICE_KIND_NAMED_FIRST + int32_t(k);
+    if (const int32_t known = find_named(n, plugin_name)) return known;
     n.by_number.push_back(plugin_name);
     return PX_DEVICE_KIND_NAMED_FIRST + int32_t(n.by_number.size() - 1);
 }
@@ -103,9 +109,7 @@ int32_t kind_called(const std::string& name) noexcept {
     if (const int32_t k = builtin_kind(name)) return k;
     Names& n = names();
     std::lock_guard<std::mutex> lock(n.mutex);
-    for (size_t k = 0; k < n.by_number.size(); ++k)
-        if (n.by_number[k] == name) return PX_DEVICE_KIND_NAMED_FIRST + int32_t(k);
-    return 0;
+    return find_named(n, name);
 }
 
 }  // namespace px

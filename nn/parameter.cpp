@@ -80,7 +80,7 @@ Tensor Parameter::data(Device d) const {
     px_device own{};
     if (d.kind == PX_DEVICE_ACCELERATOR && !data_.empty() && px_runtime_resolve_device(runtime(), d.raw(), &own) == PX_OK)
         for (auto& t : data_)
-            if (t.device() == Device{static_cast<px_device_kind>(own.kind), own.index}) return t;
+            if (t.device() == Device::of(own)) return t;
     if (data_.empty())
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "parameter " + name_ + " is not initialized; call initialize() on the network first" +

@@ -485,10 +485,7 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("kind"), py::arg("index") = 0)
         .def_static("parse", &plexus::parse_device, py::arg("text"),
                     "The device 'naive:0', 'naive(0)', 'gpu:1' or 'cpu' names (a kind alone: index 0)")
-        .def_property_readonly("device_type", [](const Device& d) {
-            const char* k = px_device_kind_label(d.kind);
-            return std::string(k ? k : "kind" + std::to_string(int(d.kind)));
-        })
+        .def_property_readonly("device_type", &Device::kind_name)
         .def_property_readonly("device_id", [](const Device& d) { return d.index; })
         .def("__repr__", &Device::str)
         .def("__str__", &Device::str)

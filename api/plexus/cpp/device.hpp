@@ -18,11 +18,14 @@ struct Device {
     px_device_kind kind = PX_DEVICE_CPU;
     int index = 0;
 
+    static Device of(px_device d) { return Device{static_cast<px_device_kind>(d.kind), d.index}; }
     px_device raw() const { return px_device{kind, index}; }
-    std::string str() const {
+    // "cpu", "gpu", "accel" or a plugin's name ("kind<N>" for a number no kind has).
+    std::string kind_name() const {
         const char* k = px_device_kind_label(kind);
-        return (k ? std::string(k) : "kind" + std::to_string(int(kind))) + "(" + std::to_string(index) + ")";
+        return k ? std::string(k) : "kind" + std::to_string(int(kind));
     }
+    std::string str() const { return kind_name() + "(" + std::to_string(index) + ")"; }
     bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
     bool operator!=(const Device& o) const { return !(*this == o); }
 };
@@ -63,7 +66,7 @@ inline px_runtime* runtime() {
 inline Device parse_device(const std::string& text) {
     px_device d{};
     check(px_runtime_parse_device(runtime(), text.c_str(), &d));
-    return Device{static_cast<px_device_kind>(d.kind), d.index};
+    return Device::of(d);
 }
 
 inline int num_devices(px_device_kind kind) {
@@ -76,7 +79,7 @@ inline int num_devices(px_device_kind kind) {
 inline Device resolve(Device d) {
     px_device own{};
     check(px_runtime_resolve_device(runtime(), d.raw(), &own));
-    return Device{static_cast<px_device_kind>(own.kind), own.index};
+    return Device::of(own);
 }
 
 // Every device of the default runtime once, by its own name: cpu, gpu,

@@ -50,7 +50,7 @@ public:
         check(px_group_join(runtime(), device.raw(), &id, rank, size, timeout_seconds, &group_));
         px_device own{};  // the name its tensors carry (naive(0) for accel(0)); the join found the device
         if (px_runtime_resolve_device(runtime(), device.raw(), &own) == PX_OK)
-            device_ = Device{static_cast<px_device_kind>(own.kind), own.index};
+            device_ = Device::of(own);
     }
     ~ProcessGroup() {
         if (group_) px_group_release(group_);  // a failure here has no one left to tell; see leave()

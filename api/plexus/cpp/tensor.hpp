@@ -112,7 +112,7 @@ public:
     Device device() const {
         px_device d{};
         check(px_tensor_device(need(), &d));
-        return Device{static_cast<px_device_kind>(d.kind), d.index};
+        return Device::of(d);
     }
     DType dtype() const {
         px_dtype d{};
