@@ -3,7 +3,7 @@
 # CPU plugin and of the CUDA plugin on the CUDA emulator (their execute, as
 # any host may call it; each alone, then both side by side) with libFuzzer
 # under ASan and UBSan (clang from Debian): each target runs for
-# PLEXUS_FUZZ_SECONDS (120) or PLEXUS_FUZZ_RUNS (5 million) inputs, whichever
+# PLEXUS_FUZZ_SECONDS (60) or PLEXUS_FUZZ_RUNS (5 million) inputs, whichever
 # ends first, as many targets at once as there are cores, starting from
 # tests/fuzz/corpus. A crash fails the run and is
 # left in build-fuzz/crashes/; copy it to tests/fuzz/regressions/<target>/
@@ -28,7 +28,7 @@ else
 fi
 cmake --build build-fuzz --target $(printf 'plexus-fuzz-%s ' $targets)
 
-seconds=${PLEXUS_FUZZ_SECONDS:-120}
+seconds=${PLEXUS_FUZZ_SECONDS:-60}
 runs=${PLEXUS_FUZZ_RUNS:-5000000}
 mkdir -p build-fuzz/crashes
 

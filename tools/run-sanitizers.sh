@@ -28,10 +28,13 @@ echo "run-sanitizers: ASan + UBSan + LSan build"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_SANITIZE=address,undefined \
   -DPLEXUS_WITH_CUDA=OFF >/dev/null
 cmake --build build-asan --parallel "$jobs"
-# The downstream test links a fresh program against the installed (here
-# instrumented) libraries without -fsanitize; it proves packaging, not memory
-# safety, and runs in the normal build.
-(cd build-asan && ctest --output-on-failure --parallel "$jobs" --timeout 600 -E '^downstream\.' -LE mpi)
+# Left to the normal build: the downstream test links a fresh program against
+# the installed (here instrumented) libraries without -fsanitize, and the
+# build.* tests run CMake; they prove packaging, not memory safety. The
+# emulator's conformance runs with work run as queued (eager) adds no code
+# path the default and random orders lack.
+(cd build-asan && ctest --output-on-failure --parallel "$jobs" --timeout 600 \
+  -E '^(downstream|build)\.|^cuda_emu\.conformance\.eager$' -LE mpi)
 # MPI's libraries have no frame pointers: slow unwinding gives LeakSanitizer
 # whole stacks, so its suppressions (tools/sanitizers/lsan.supp) can match.
 (cd build-asan && ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
