@@ -55,14 +55,18 @@ std::string lacks_slot(const DeviceImpl& device, const char* slot, const char* w
                " (plugin ABI 1.5), which ", what, minor < 5 ? "; the plugin was built before 1.5" : "");
 }
 
+// Each Plexus dtype's DLPack type, one lane.
+struct DlType {
+    px_dtype dtype;
+    uint8_t code, bits;
+};
+constexpr DlType kDlTypes[] = {{PX_FLOAT32, kDLFloat, 32}, {PX_FLOAT64, kDLFloat, 64}, {PX_INT32, kDLInt, 32},
+                               {PX_INT64, kDLInt, 64},     {PX_UINT8, kDLUInt, 8},     {PX_FLOAT16, kDLFloat, 16},
+                               {PX_BFLOAT16, kDLBfloat, 16}};
+
 DLDataType to_dl(px_dtype dtype) {
-    switch (dtype) {
-    case PX_FLOAT32: return DLDataType{kDLFloat, 32, 1};
-    case PX_FLOAT64: return DLDataType{kDLFloat, 64, 1};
-    case PX_INT32: return DLDataType{kDLInt, 32, 1};
-    case PX_INT64: return DLDataType{kDLInt, 64, 1};
-    case PX_UINT8: return DLDataType{kDLUInt, 8, 1};
-    }
+    for (const DlType& t : kDlTypes)
+        if (t.dtype == dtype) return DLDataType{t.code, t.bits, 1};
     fail(PX_ERROR_DTYPE, "dtype ", static_cast<int32_t>(dtype), " has no DLPack type");
 }
 
@@ -80,16 +84,14 @@ const char* dl_code_name(uint8_t code) {
 }
 
 px_dtype from_dl(const DLDataType& t) {
-    if (t.lanes == 1) {
-        if (t.code == kDLFloat && t.bits == 32) return PX_FLOAT32;
-        if (t.code == kDLFloat && t.bits == 64) return PX_FLOAT64;
-        if (t.code == kDLInt && t.bits == 32) return PX_INT32;
-        if (t.code == kDLInt && t.bits == 64) return PX_INT64;
-        if (t.code == kDLUInt && t.bits == 8) return PX_UINT8;
+    std::string have;
+    for (const DlType& d : kDlTypes) {
+        if (t.lanes == 1 && t.code == d.code && t.bits == d.bits) return d.dtype;
+        have += cat(have.empty() ? "" : ", ", px_dtype_name(d.dtype));
     }
     fail(PX_ERROR_DTYPE, "DLPack dtype ", dl_code_name(t.code), static_cast<int>(t.bits),
          t.lanes == 1 ? "" : cat(" x", t.lanes, " lanes"), " (code ", static_cast<int>(t.code),
-         ") has no Plexus dtype; Plexus has float32, float64, int32, int64 and uint8");
+         ") has no Plexus dtype; Plexus has ", have);
 }
 
 const char* dl_device_name(int32_t type) {
@@ -332,8 +334,9 @@ TensorObj* import_shared(const std::shared_ptr<DeviceImpl>& dev, Managed* in, px
     const uint64_t bytes = byte_size(shape, dtype);
     mem.address = bytes ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
     mem.bytes = bytes;
-    if (reinterpret_cast<uintptr_t>(mem.address) % px_dtype_size(dtype) != 0) {
-        why = cat("data + byte_offset is not aligned to the ", px_dtype_size(dtype), " bytes of ", px_dtype_name(dtype));
+    const size_t element = px_dtype_size(dtype);  // from_dl gives a Plexus dtype: never 0
+    if (element == 0 || reinterpret_cast<uintptr_t>(mem.address) % element != 0) {
+        why = cat("data + byte_offset is not aligned to the ", element, " bytes of ", px_dtype_name(dtype));
         return nullptr;
     }
     const PluginInstance& p = *dev->plugin;

@@ -75,10 +75,14 @@ struct DeviceImpl {
     int32_t accel_index = -1;  // i of accel(i), for an accelerator
     std::string label;  // "cpu(0)"
     uint64_t memory_total = 0;  // from device_info at load; 0 when the plugin does not say
-    std::bitset<size_t(PX_OP_NUMBER_LIMIT) * 8> supported;  // (op, dtype) pairs, read once at load
+    // (op, dtype) pairs, read once at load: kDtypeSlots bits per op.
+    static constexpr int kDtypeSlots = 8;
+    static_assert(PX_BFLOAT16 < kDtypeSlots, "a dtype past the table's slots: widen kDtypeSlots");
+    std::bitset<size_t(PX_OP_NUMBER_LIMIT) * kDtypeSlots> supported;
 
     bool supports(int32_t op, int32_t dtype) const {
-        return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < 8 && supported[size_t(op) * 8 + size_t(dtype)];
+        return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < kDtypeSlots &&
+               supported[size_t(op) * kDtypeSlots + size_t(dtype)];
     }
     // Waits for all queued work; a device failure becomes PX_ERROR_DEVICE.
     // A wait that synchronize_within left running is waited for first, and

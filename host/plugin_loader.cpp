@@ -235,10 +235,14 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
         dev->memory_total = info.memory_total;
         dev->id = px_device{info.kind, 0};
         stage = "supports()";
+        // A plugin is asked about no dtype newer than its ABI minor (one built
+        // before float16 knows nothing of it, whatever its supports() says).
         for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
             if (!px_op_name(op)) continue;
-            for (int dt = 1; dt < 8; ++dt)
-                if (px_dtype_name(dt) && plugin->api->supports(plugin->context, i, op, dt)) dev->supported.set(op * 8 + dt);
+            for (int dt = 1; dt < DeviceImpl::kDtypeSlots; ++dt)
+                if (px_dtype_name(dt) && px_dtype_abi_minor(dt) <= int32_t(plugin->table->abi_minor) &&
+                    plugin->api->supports(plugin->context, i, op, dt))
+                    dev->supported.set(size_t(op) * DeviceImpl::kDtypeSlots + size_t(dt));
         }
         found.push_back(dev);
     }

@@ -99,7 +99,7 @@ static int64_t saturated_integer(px_dtype dtype, double value) {
 
 TensorObj* full(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, double value) {
     px_fill_attrs attrs{sizeof(px_fill_attrs), value, 0};
-    if (dtype != PX_FLOAT32 && dtype != PX_FLOAT64) {
+    if (px_dtype_class(dtype) != PX_DTYPE_CLASS_FLOAT) {
         if (std::isnan(value)) fail(PX_ERROR_INVALID_ARGUMENT, "fill: NaN cannot be stored in ", px_dtype_name(dtype));
         attrs.int_value = saturated_integer(dtype, value);  // as cast converts a float
     }
@@ -362,6 +362,10 @@ TensorObj* concat(const std::vector<const TensorObj*>& parts, int32_t axis) {
 }
 
 TensorObj* cast(const TensorObj& a, px_dtype dtype) {
+    // The input's dtype is checked by dispatch; a plugin may cast from a dtype and not to another.
+    if (!a.device().supports(PX_OP_CAST, dtype))
+        fail(PX_ERROR_UNSUPPORTED, "cast to ", px_dtype_name(dtype), " is not supported on ", a.device().label,
+             " by plugin '", a.device().plugin->name, "'");
     Owned out(new_tensor(a.buffer->device, dtype, a.shape));
     px_tensor_desc in = a.desc(), o = out->desc();
     dispatch(a.device(), PX_OP_CAST, a.dtype, &in, 1, &o, 1, nullptr, numel(a.shape) > 0);

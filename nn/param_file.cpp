@@ -136,6 +136,15 @@ struct Reader {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// "1 float32, 2 float64, ...": the dtypes this build reads, for messages.
+std::string known_dtypes() {
+    std::string known;
+#define PLEXUS_KNOWN_DTYPE_(dtype, number, name, ...) known += (known.empty() ? "" : ", ") + std::string(#number " " #name);
+    PX_DTYPE_TABLE(PLEXUS_KNOWN_DTYPE_)
+#undef PLEXUS_KNOWN_DTYPE_
+    return known;
+}
+
 // The decoder over any source of `size` bytes: entry by entry to `take`.
 void decode_from(Source& src, uint64_t size, const std::string& what, const std::function<void(Entry&)>& take) {
     constexpr uint64_t header = 8 + 4 + 4 + 4;  // magic, version, entry count, checksum
@@ -173,7 +182,9 @@ void decode_from(Source& src, uint64_t size, const std::string& what, const std:
             if (!names.insert(e.name).second) bad(what, label + " appears twice");
             e.dtype = int32_t(r.uint(4, label + "'s dtype"));
             const size_t esize = px_dtype_size(e.dtype);
-            if (esize == 0) bad(what, label + " has unknown dtype " + std::to_string(e.dtype));
+            if (esize == 0)
+                bad(what, label + " has unknown dtype " + std::to_string(e.dtype) +
+                              " (a newer Plexus may have written it; this one reads " + known_dtypes() + ")");
             const uint64_t ndim = r.uint(4, label + "'s rank");
             if (ndim > PX_MAX_DIMS)
                 bad(what, label + " has rank " + std::to_string(ndim) + " (at most " + std::to_string(PX_MAX_DIMS) + ")");

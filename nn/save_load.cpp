@@ -65,7 +65,7 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
             for (auto v : found.shape) got += (got.empty() ? "" : ",") + std::to_string(v);
             throw ShapeError(PX_ERROR_SHAPE, path + ": parameter '" + name + "' has shape (" + got + ") in the file, the network needs (" + want + ")");
         }
-        if (found.dtype != PX_FLOAT32 && found.dtype != PX_FLOAT64)
+        if (px_dtype_class(found.dtype) != PX_DTYPE_CLASS_FLOAT)
             throw DTypeError(PX_ERROR_DTYPE, path + ": parameter '" + name + "' is " + px_dtype_name(found.dtype) + ", not a floating dtype");
         plan.emplace_back(p, &it->second);
     }

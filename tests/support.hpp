@@ -41,11 +41,25 @@ inline std::vector<double> values(const plexus::Tensor& t) {
 }
 
 // Tolerance for comparing a result of `dtype` with a float64 reference.
+// float16 and bfloat16: one ulp, the format's epsilon (2^-10, 2^-7), for a
+// result computed in float32 or wider and rounded once.
 inline double tolerance(plexus::DType d) {
     switch (d) {
     case plexus::DType::float32: return 2e-6;
     case plexus::DType::float64: return 1e-12;
+    case plexus::DType::float16: return 0x1p-10;
+    case plexus::DType::bfloat16: return 0x1p-7;
     default: return 0;
+    }
+}
+
+// `v` as a value of dtype `d` would hold it, for floats: rounded to nearest.
+inline double rounded_to(double v, plexus::DType d) {
+    switch (d) {
+    case plexus::DType::float32: return double(float(v));
+    case plexus::DType::float16: return double(plexus::float16(v));
+    case plexus::DType::bfloat16: return double(plexus::bfloat16(v));
+    default: return v;
     }
 }
 

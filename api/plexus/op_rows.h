@@ -71,7 +71,7 @@ static inline const char* px_op_accepted_dtypes(int32_t op, char* text, size_t s
  * the caller chooses). */
 static inline int32_t px_op_result_dtype(int32_t op, int32_t dtype) {
     const px_op_row* row = px_op_row_of(op);
-    const int is_float = dtype == PX_FLOAT32 || dtype == PX_FLOAT64;
+    const int is_float = px_dtype_class(dtype) == PX_DTYPE_CLASS_FLOAT;
     switch (row ? row->result : PX_RESULT_SAME) {
     case PX_RESULT_UINT8: return PX_UINT8;
     case PX_RESULT_INT64: return PX_INT64;

@@ -46,11 +46,20 @@ enum {
     PX_RESULT_CHOSEN = 6    /* the caller's choice: cast, and creation ops (the output's dtype) */
 };
 
-/* The dtypes an op means something on, as a mask of (1 << px_dtype). */
+/* Sets of dtypes, as masks of (1 << px_dtype). A plugin's kernel list names
+ * these; their meaning never widens, so a plugin rebuilt against a newer
+ * header claims no dtype it was not written for. */
 #define PX_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
-#define PX_DTYPES_FLOAT (PX_DTYPE_BIT(1) | PX_DTYPE_BIT(2))
-#define PX_DTYPES_SIGNED (PX_DTYPES_FLOAT | PX_DTYPE_BIT(3) | PX_DTYPE_BIT(4))
-#define PX_DTYPES_ALL (PX_DTYPES_SIGNED | PX_DTYPE_BIT(5))
+#define PX_DTYPES_FLOAT (PX_DTYPE_BIT(1) | PX_DTYPE_BIT(2))                  /* float32, float64 */
+#define PX_DTYPES_SIGNED (PX_DTYPES_FLOAT | PX_DTYPE_BIT(3) | PX_DTYPE_BIT(4)) /* and int32, int64 */
+#define PX_DTYPES_ALL (PX_DTYPES_SIGNED | PX_DTYPE_BIT(5))                    /* ABI 1.0's five, uint8 too */
+#define PX_DTYPES_HALF (PX_DTYPE_BIT(6) | PX_DTYPE_BIT(7))                    /* ABI 1.6: float16, bfloat16 */
+
+/* The dtypes an op row accepts (its meaning grows with the table's dtypes):
+ * the floats, the signed, or every dtype. */
+#define PX_ACCEPTS_FLOAT (PX_DTYPES_FLOAT | PX_DTYPES_HALF)
+#define PX_ACCEPTS_SIGNED (PX_DTYPES_SIGNED | PX_DTYPES_HALF)
+#define PX_ACCEPTS_ALL (PX_DTYPES_ALL | PX_DTYPES_HALF)
 
 /* Facts about one op that its family does not fix. */
 #define PX_OP_FLAG_NEEDS_ELEMENTS 1u /* a reduction over nothing has no value (max, min, argmax) */
@@ -62,110 +71,110 @@ enum {
  * The binary family needs its attrs only in the scalar form (one input). */
 #define PX_OP_TABLE(X)                                                                                              \
     /* elementwise binary, NumPy broadcasting; px_binary_attrs in the scalar form */                               \
-    X(PX_OP_ADD, 1, add, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0) \
-    X(PX_OP_SUB, 2, sub, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0) \
-    X(PX_OP_MUL, 3, mul, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0) \
+    X(PX_OP_ADD, 1, add, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
+    X(PX_OP_SUB, 2, sub, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
+    X(PX_OP_MUL, 3, mul, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
     /* integer division truncates toward zero; by zero it fails on the device */                                  \
-    X(PX_OP_DIV, 4, div, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0) \
-    X(PX_OP_POW, 5, pow, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 0) \
+    X(PX_OP_DIV, 4, div, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
+    X(PX_OP_POW, 5, pow, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0) \
     /* comparisons write uint8 0/1 */                                                                              \
-    X(PX_OP_EQ, 6, eq, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_UINT8, 0, 0) \
-    X(PX_OP_NE, 7, ne, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_UINT8, 0, 0) \
-    X(PX_OP_LT, 8, lt, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_UINT8, 0, 0) \
-    X(PX_OP_LE, 9, le, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_UINT8, 0, 0) \
-    X(PX_OP_GT, 10, gt, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_UINT8, 0, 0) \
-    X(PX_OP_GE, 11, ge, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_DTYPES_ALL, PX_RESULT_UINT8, 0, 0) \
+    X(PX_OP_EQ, 6, eq, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
+    X(PX_OP_NE, 7, ne, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
+    X(PX_OP_LT, 8, lt, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
+    X(PX_OP_LE, 9, le, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
+    X(PX_OP_GT, 10, gt, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
+    X(PX_OP_GE, 11, ge, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
     /* elementwise unary; no attrs. relu(NaN) is 0 */                                                              \
-    X(PX_OP_NEG, 20, neg, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_SIGNED, PX_RESULT_SAME, 0, 0)                 \
-    X(PX_OP_EXP, 21, exp, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 0)                  \
-    X(PX_OP_LOG, 22, log, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 0)                  \
-    X(PX_OP_SQRT, 23, sqrt, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 0)                \
-    X(PX_OP_ABS, 24, abs, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_SIGNED, PX_RESULT_SAME, 0, 0)                 \
-    X(PX_OP_RELU, 25, relu, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_SIGNED, PX_RESULT_SAME, 0, 0)               \
-    X(PX_OP_SIGMOID, 26, sigmoid, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 0)          \
-    X(PX_OP_TANH, 27, tanh, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 0)                \
+    X(PX_OP_NEG, 20, neg, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_SIGNED, PX_RESULT_SAME, 0, 0)                 \
+    X(PX_OP_EXP, 21, exp, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0)                  \
+    X(PX_OP_LOG, 22, log, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0)                  \
+    X(PX_OP_SQRT, 23, sqrt, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0)                \
+    X(PX_OP_ABS, 24, abs, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_SIGNED, PX_RESULT_SAME, 0, 0)                 \
+    X(PX_OP_RELU, 25, relu, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_SIGNED, PX_RESULT_SAME, 0, 0)               \
+    X(PX_OP_SIGMOID, 26, sigmoid, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0)          \
+    X(PX_OP_TANH, 27, tanh, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0)                \
     /* where(cond uint8, a, b); the dtype is a's */                                                                \
-    X(PX_OP_WHERE, 30, where, PX_FAMILY_WHERE, 3, 3, 1, 1, 0, PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0)                \
+    X(PX_OP_WHERE, 30, where, PX_FAMILY_WHERE, 3, 3, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0)                \
     /* reductions; px_reduce_attrs */                                                                              \
-    X(PX_OP_SUM, 40, sum, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_DTYPES_ALL, PX_RESULT_SUM, 0, 0) \
-    X(PX_OP_MEAN, 41, mean, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_DTYPES_ALL, PX_RESULT_MEAN, 0, 0) \
-    X(PX_OP_MAX, 42, max, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_DTYPES_ALL, PX_RESULT_SAME,   \
+    X(PX_OP_SUM, 40, sum, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_ACCEPTS_ALL, PX_RESULT_SUM, 0, 0) \
+    X(PX_OP_MEAN, 41, mean, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_ACCEPTS_ALL, PX_RESULT_MEAN, 0, 0) \
+    X(PX_OP_MAX, 42, max, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME,   \
       PX_OP_FLAG_NEEDS_ELEMENTS, 0)                                                                                \
-    X(PX_OP_MIN, 43, min, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_DTYPES_ALL, PX_RESULT_SAME,   \
+    X(PX_OP_MIN, 43, min, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME,   \
       PX_OP_FLAG_NEEDS_ELEMENTS, 0)                                                                                \
-    X(PX_OP_ARGMAX, 44, argmax, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_DTYPES_ALL,             \
+    X(PX_OP_ARGMAX, 44, argmax, PX_FAMILY_REDUCE, 1, 1, 1, 1, sizeof(px_reduce_attrs), PX_ACCEPTS_ALL,             \
       PX_RESULT_INT64, PX_OP_FLAG_NEEDS_ELEMENTS, 0)                                                               \
     /* matrix product, 2-D or batched 3-D; px_matmul_attrs or NULL */                                              \
-    X(PX_OP_MATMUL, 50, matmul, PX_FAMILY_MATMUL, 2, 2, 1, 1, 0, PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0)             \
+    X(PX_OP_MATMUL, 50, matmul, PX_FAMILY_MATMUL, 2, 2, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0)             \
     /* data movement: COPY strided to strided, one dtype; CAST contiguous to another dtype */                     \
-    X(PX_OP_COPY, 60, copy, PX_FAMILY_COPY, 1, 1, 1, 1, 0, PX_DTYPES_ALL, PX_RESULT_SAME, 0, 0)                   \
-    X(PX_OP_CAST, 61, cast, PX_FAMILY_CAST, 1, 1, 1, 1, 0, PX_DTYPES_ALL, PX_RESULT_CHOSEN, 0, 0)                 \
+    X(PX_OP_COPY, 60, copy, PX_FAMILY_COPY, 1, 1, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0)                   \
+    X(PX_OP_CAST, 61, cast, PX_FAMILY_CAST, 1, 1, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_CHOSEN, 0, 0)                 \
     /* creation, output only: px_fill_attrs, px_arange_attrs, px_random_attrs */                                   \
-    X(PX_OP_FILL, 70, fill, PX_FAMILY_CREATION, 0, 0, 1, 1, sizeof(px_fill_attrs), PX_DTYPES_ALL,                 \
+    X(PX_OP_FILL, 70, fill, PX_FAMILY_CREATION, 0, 0, 1, 1, sizeof(px_fill_attrs), PX_ACCEPTS_ALL,                 \
       PX_RESULT_CHOSEN, 0, 0)                                                                                      \
-    X(PX_OP_ARANGE, 71, arange, PX_FAMILY_CREATION, 0, 0, 1, 1, sizeof(px_arange_attrs), PX_DTYPES_ALL,           \
+    X(PX_OP_ARANGE, 71, arange, PX_FAMILY_CREATION, 0, 0, 1, 1, sizeof(px_arange_attrs), PX_ACCEPTS_ALL,           \
       PX_RESULT_CHOSEN, 0, 0)                                                                                      \
     X(PX_OP_RANDOM_UNIFORM, 72, random_uniform, PX_FAMILY_CREATION, 0, 0, 1, 1, sizeof(px_random_attrs),          \
-      PX_DTYPES_FLOAT, PX_RESULT_CHOSEN, 0, 0)                                                                     \
+      PX_ACCEPTS_FLOAT, PX_RESULT_CHOSEN, 0, 0)                                                                     \
     X(PX_OP_RANDOM_NORMAL, 73, random_normal, PX_FAMILY_CREATION, 0, 0, 1, 1, sizeof(px_random_attrs),            \
-      PX_DTYPES_FLOAT, PX_RESULT_CHOSEN, 0, 0)                                                                     \
+      PX_ACCEPTS_FLOAT, PX_RESULT_CHOSEN, 0, 0)                                                                     \
     /* ---- ABI 1.1: neural-network ops; every operand contiguous ---- */                                           \
     /* 2-D op(a) x op(b), op transposing when asked; px_gemm_attrs */                                             \
-    X(PX_OP_GEMM, 51, gemm, PX_FAMILY_GEMM, 2, 2, 1, 1, sizeof(px_gemm_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1) \
+    X(PX_OP_GEMM, 51, gemm, PX_FAMILY_GEMM, 2, 2, 1, 1, sizeof(px_gemm_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1) \
     /* x (N,C,H,W), w (O,C,KH,KW) -> y (N,O,OH,OW); px_conv2d_attrs. Backwards the output desc gives the shape */ \
-    X(PX_OP_CONV2D, 100, conv2d, PX_FAMILY_CONV2D, 2, 2, 1, 1, sizeof(px_conv2d_attrs), PX_DTYPES_FLOAT,          \
+    X(PX_OP_CONV2D, 100, conv2d, PX_FAMILY_CONV2D, 2, 2, 1, 1, sizeof(px_conv2d_attrs), PX_ACCEPTS_FLOAT,          \
       PX_RESULT_SAME, 0, 1)                                                                                        \
     X(PX_OP_CONV2D_BACKWARD_INPUT, 101, conv2d_backward_input, PX_FAMILY_CONV2D_BACKWARD_INPUT, 2, 2, 1, 1,       \
-      sizeof(px_conv2d_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
+      sizeof(px_conv2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
     X(PX_OP_CONV2D_BACKWARD_WEIGHT, 102, conv2d_backward_weight, PX_FAMILY_CONV2D_BACKWARD_WEIGHT, 2, 2, 1, 1,    \
-      sizeof(px_conv2d_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
+      sizeof(px_conv2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
     /* x (N,C,...), b (C) -> x + b along axis 1; dy (N,C,...) -> (C), the sum over every axis but 1 */            \
-    X(PX_OP_BIAS_ADD, 103, bias_add, PX_FAMILY_BIAS, 2, 2, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)        \
-    X(PX_OP_BIAS_GRAD, 104, bias_grad, PX_FAMILY_BIAS, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)      \
+    X(PX_OP_BIAS_ADD, 103, bias_add, PX_FAMILY_BIAS, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)        \
+    X(PX_OP_BIAS_GRAD, 104, bias_grad, PX_FAMILY_BIAS, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)      \
     /* x (N,C,H,W) -> (N,C,OH,OW); px_pool2d_attrs. Average pooling divides by the whole window, padding          \
      * included. Backwards: max (x, dy) -> dx, ties to the first maximum; avg dy -> dx, the output desc           \
      * giving x's shape */                                                                                         \
-    X(PX_OP_MAX_POOL2D, 110, max_pool2d, PX_FAMILY_POOL2D, 1, 1, 1, 1, sizeof(px_pool2d_attrs), PX_DTYPES_FLOAT,  \
+    X(PX_OP_MAX_POOL2D, 110, max_pool2d, PX_FAMILY_POOL2D, 1, 1, 1, 1, sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT,  \
       PX_RESULT_SAME, 0, 1)                                                                                        \
-    X(PX_OP_AVG_POOL2D, 111, avg_pool2d, PX_FAMILY_POOL2D, 1, 1, 1, 1, sizeof(px_pool2d_attrs), PX_DTYPES_FLOAT,  \
+    X(PX_OP_AVG_POOL2D, 111, avg_pool2d, PX_FAMILY_POOL2D, 1, 1, 1, 1, sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT,  \
       PX_RESULT_SAME, 0, 1)                                                                                        \
     X(PX_OP_MAX_POOL2D_BACKWARD, 112, max_pool2d_backward, PX_FAMILY_POOL2D_BACKWARD, 2, 2, 1, 1,                 \
-      sizeof(px_pool2d_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
+      sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
     X(PX_OP_AVG_POOL2D_BACKWARD, 113, avg_pool2d_backward, PX_FAMILY_POOL2D_BACKWARD, 1, 1, 1, 1,                 \
-      sizeof(px_pool2d_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
+      sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                              \
     /* activation gradients from the forward result y: (y, dy) -> dx */                                           \
-    X(PX_OP_RELU_BACKWARD, 120, relu_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_DTYPES_FLOAT,          \
+    X(PX_OP_RELU_BACKWARD, 120, relu_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,          \
       PX_RESULT_SAME, 0, 1)                                                                                        \
-    X(PX_OP_SIGMOID_BACKWARD, 121, sigmoid_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_DTYPES_FLOAT,    \
+    X(PX_OP_SIGMOID_BACKWARD, 121, sigmoid_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,    \
       PX_RESULT_SAME, 0, 1)                                                                                        \
-    X(PX_OP_TANH_BACKWARD, 122, tanh_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_DTYPES_FLOAT,          \
+    X(PX_OP_TANH_BACKWARD, 122, tanh_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,          \
       PX_RESULT_SAME, 0, 1)                                                                                        \
     /* over the last axis of a 2-D input (N,C); backward (y, dy) -> dx */                                          \
-    X(PX_OP_LOG_SOFTMAX, 130, log_softmax, PX_FAMILY_LOG_SOFTMAX, 1, 1, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, \
+    X(PX_OP_LOG_SOFTMAX, 130, log_softmax, PX_FAMILY_LOG_SOFTMAX, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, \
       0, 1)                                                                                                        \
     X(PX_OP_LOG_SOFTMAX_BACKWARD, 131, log_softmax_backward, PX_FAMILY_LOG_SOFTMAX, 2, 2, 1, 1, 0,                \
-      PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
+      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
     /* logits (N,C), labels (N) int32 or int64 -> loss (N); a label outside [0, C) fails on the device.            \
      * Backward: logits, labels, dloss (N) -> dlogits */                                                          \
     X(PX_OP_SOFTMAX_CROSS_ENTROPY, 132, softmax_cross_entropy, PX_FAMILY_SOFTMAX_CROSS_ENTROPY, 2, 2, 1, 1, 0,    \
-      PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
+      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
     X(PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, 133, softmax_cross_entropy_backward,                                  \
-      PX_FAMILY_SOFTMAX_CROSS_ENTROPY, 3, 3, 1, 1, 0, PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                       \
+      PX_FAMILY_SOFTMAX_CROSS_ENTROPY, 3, 3, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                       \
     /* inverted dropout, the mask drawn from Philox; backward dy -> dx with the same attrs (same mask) */          \
-    X(PX_OP_DROPOUT, 140, dropout, PX_FAMILY_DROPOUT, 1, 1, 1, 1, sizeof(px_dropout_attrs), PX_DTYPES_FLOAT,      \
+    X(PX_OP_DROPOUT, 140, dropout, PX_FAMILY_DROPOUT, 1, 1, 1, 1, sizeof(px_dropout_attrs), PX_ACCEPTS_FLOAT,      \
       PX_RESULT_SAME, 0, 1)                                                                                        \
     X(PX_OP_DROPOUT_BACKWARD, 141, dropout_backward, PX_FAMILY_DROPOUT, 1, 1, 1, 1, sizeof(px_dropout_attrs),     \
-      PX_DTYPES_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
+      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
     /* one SGD step in place; px_sgd_attrs. (param, grad) -> param, or (param, grad, m) -> (param, m) */          \
-    X(PX_OP_SGD_UPDATE, 150, sgd_update, PX_FAMILY_SGD, 2, 3, 1, 2, sizeof(px_sgd_attrs), PX_DTYPES_FLOAT,        \
+    X(PX_OP_SGD_UPDATE, 150, sgd_update, PX_FAMILY_SGD, 2, 3, 1, 2, sizeof(px_sgd_attrs), PX_ACCEPTS_FLOAT,        \
       PX_RESULT_SAME, 0, 1)                                                                                        \
     /* ---- ABI 1.4: fused ops; optional ---- */                                                                    \
     /* x (N,C,H,W), b (C) -> relu(max_pool2d(x) + b), the values of max_pool2d(relu(bias_add(x, b))) in one        \
      * pass; a NaN counts as 0, as relu(NaN) is 0. Backward: x, b, dy -> dx and db, each window's dy going to      \
      * the first maximum of x + b when relu passed it (max + b > 0) */                                             \
     X(PX_OP_BIAS_RELU_MAX_POOL2D, 114, bias_relu_max_pool2d, PX_FAMILY_POOL2D, 2, 2, 1, 1,                        \
-      sizeof(px_pool2d_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)                            \
+      sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)                            \
     X(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, 115, bias_relu_max_pool2d_backward, PX_FAMILY_POOL2D_BACKWARD, 3, 3,   \
-      2, 2, sizeof(px_pool2d_attrs), PX_DTYPES_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)
+      2, 2, sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)
 
 #endif /* PLEXUS_OP_TABLE_H */

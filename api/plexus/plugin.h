@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 5
+#define PX_PLUGIN_ABI_MINOR 6
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -491,6 +491,10 @@ typedef struct px_plugin_api {
      * another device), with the reason. */
     px_status (*buffer_wrap)(px_plugin_context* ctx, int32_t device, const px_buffer_memory* mem,
                              px_plugin_buffer** out, px_plugin_error* err);
+
+    /* ---- ABI 1.6: the dtypes float16 and bfloat16 (types.h, half.h); no
+     * slot. The host asks supports() before it queues an op in them, and a
+     * plugin of an older minor, which knows no such dtype, answers 0. ---- */
 } px_plugin_api;
 
 /* The one symbol a plugin exports. */

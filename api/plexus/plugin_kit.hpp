@@ -112,13 +112,16 @@ inline px_status no_device(px_plugin_error* err, const char* plugin, int32_t ind
 }
 
 // One kernel a plugin offers: the op (a row of the op table), the function
-// that runs it, and the dtypes this plugin offers it on (by default every
-// dtype the row accepts; a plugin may narrow them, never widen them).
+// that runs it, and the dtypes this plugin offers it on, of those the row
+// accepts: by default ABI 1.0's (PX_DTYPES_ALL), so that a kernel written
+// before float16 and bfloat16 does not claim them; a kernel that runs them
+// lists them (PX_DTYPES_ALL | PX_DTYPES_HALF, PX_DTYPES_FLOAT |
+// PX_DTYPES_HALF, ...). A plugin may narrow a row's dtypes, never widen them.
 template <class Runner>
 struct Kernel {
     int32_t op;
     Runner run;
-    uint32_t dtypes = ~0u;
+    uint32_t dtypes = PX_DTYPES_ALL;
 };
 
 // The kernels of a plugin, gathered from lists its kernel files keep (so

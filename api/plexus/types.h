@@ -44,13 +44,27 @@ typedef PX_ENUM(px_status) {
     PX_ERROR_INTERNAL = 11
 } px_status;
 
+/* The dtype table: every dtype is one row, and its enumerator, name, size
+ * and class come from it. X(enumerator, number, name, bytes, class, ABI
+ * minor it came in). uint8 is also the result of comparisons (0 or 1);
+ * float16 is IEEE binary16, bfloat16 float32's top half (half.h). */
+#define PX_DTYPE_CLASS_FLOAT 1
+#define PX_DTYPE_CLASS_SIGNED 2   /* signed integers */
+#define PX_DTYPE_CLASS_UNSIGNED 3 /* unsigned integers */
+#define PX_DTYPE_TABLE(X)                                  \
+    X(PX_FLOAT32, 1, float32, 4, PX_DTYPE_CLASS_FLOAT, 0)    \
+    X(PX_FLOAT64, 2, float64, 8, PX_DTYPE_CLASS_FLOAT, 0)    \
+    X(PX_INT32, 3, int32, 4, PX_DTYPE_CLASS_SIGNED, 0)       \
+    X(PX_INT64, 4, int64, 8, PX_DTYPE_CLASS_SIGNED, 0)       \
+    X(PX_UINT8, 5, uint8, 1, PX_DTYPE_CLASS_UNSIGNED, 0)     \
+    X(PX_FLOAT16, 6, float16, 2, PX_DTYPE_CLASS_FLOAT, 6)    \
+    X(PX_BFLOAT16, 7, bfloat16, 2, PX_DTYPE_CLASS_FLOAT, 6)
+
+#define PX_DTYPE_ENUMERATOR_(dtype, number, ...) dtype = number,
 typedef PX_ENUM(px_dtype) {
-    PX_FLOAT32 = 1,
-    PX_FLOAT64 = 2,
-    PX_INT32 = 3,
-    PX_INT64 = 4,
-    PX_UINT8 = 5 /* also the result of comparisons (0 or 1) */
+    PX_DTYPE_TABLE(PX_DTYPE_ENUMERATOR_)
 } px_dtype;
+#undef PX_DTYPE_ENUMERATOR_
 
 typedef PX_ENUM(px_device_kind) {
     PX_DEVICE_CPU = 1,
@@ -90,28 +104,45 @@ static inline const char* px_op_name(int32_t op) {
 #undef PX_OP_NAME_CASE_
 
 /* Names for messages; NULL for a number that is not a dtype. */
+#define PX_DTYPE_NAME_CASE_(dtype, number, name, ...) \
+    case dtype: return #name;
 static inline const char* px_dtype_name(int32_t dtype) {
     switch (dtype) {
-    case PX_FLOAT32: return "float32";
-    case PX_FLOAT64: return "float64";
-    case PX_INT32: return "int32";
-    case PX_INT64: return "int64";
-    case PX_UINT8: return "uint8";
+    PX_DTYPE_TABLE(PX_DTYPE_NAME_CASE_)
     default: return NULL;
     }
 }
+#undef PX_DTYPE_NAME_CASE_
 
-/* Bytes per element; 0 for a number that is not a dtype. */
+/* Bytes per element; 0 for a number that is not a dtype. (These look the
+ * table up with one `if` per row: dtypes share sizes and classes, which a
+ * switch would have as repeated branches.) */
+#define PX_DTYPE_SIZE_IF_(dtype_, number, name, bytes, ...) \
+    if (dtype == (dtype_)) return (bytes);
 static inline size_t px_dtype_size(int32_t dtype) {
-    switch (dtype) {
-    case PX_FLOAT32: return 4;
-    case PX_FLOAT64: return 8;
-    case PX_INT32: return 4;
-    case PX_INT64: return 8;
-    case PX_UINT8: return 1;
-    default: return 0;
-    }
+    PX_DTYPE_TABLE(PX_DTYPE_SIZE_IF_)
+    return 0;
 }
+#undef PX_DTYPE_SIZE_IF_
+
+/* The plugin ABI minor that added `dtype` (0 for 1.0's); -1 for a number
+ * that is not a dtype. A plugin of an older minor knows nothing of it. */
+#define PX_DTYPE_MINOR_IF_(dtype_, number, name, bytes, class_, minor) \
+    if (dtype == (dtype_)) return (minor);
+static inline int32_t px_dtype_abi_minor(int32_t dtype) {
+    PX_DTYPE_TABLE(PX_DTYPE_MINOR_IF_)
+    return -1;
+}
+#undef PX_DTYPE_MINOR_IF_
+
+/* PX_DTYPE_CLASS_*; 0 for a number that is not a dtype. */
+#define PX_DTYPE_CLASS_IF_(dtype_, number, name, bytes, class_, ...) \
+    if (dtype == (dtype_)) return (class_);
+static inline int32_t px_dtype_class(int32_t dtype) {
+    PX_DTYPE_TABLE(PX_DTYPE_CLASS_IF_)
+    return 0;
+}
+#undef PX_DTYPE_CLASS_IF_
 
 /* "cpu", "gpu", "accel"; NULL for any other number (px_device_kind_label,
  * plexus.h, also knows the kinds plugins name). */

@@ -1,8 +1,9 @@
 // plexus-mydev: a minimal Plexus plugin to copy (docs/writing-a-plugin.md).
 // One device whose memory is host memory (1 GiB of it), ops run at once in
 // execute(), so work is ordered and done when execute returns. It offers copy
-// and cast on every dtype (copy is mandatory; the conformance suite makes
-// inputs and reads results through cast) and add and mul on float32; every
+// on every dtype (it is mandatory), cast on ABI 1.0's five (the conformance
+// suite makes inputs and reads results through it) and add and mul on
+// float32; every
 // other (op, dtype) it refuses as unsupported. Add an op: a kernel and a row
 // in kernels().
 #include <algorithm>
@@ -91,7 +92,9 @@ void with_type(int32_t dtype, F&& f) {
     case PX_FLOAT64: f(double{}); break;
     case PX_INT32: f(int32_t{}); break;
     case PX_INT64: f(int64_t{}); break;
-    default: f(uint8_t{}); break;  // PX_UINT8, the last dtype px_op_call_check lets through
+    case PX_UINT8: f(uint8_t{}); break;
+    default:  // a cast to a dtype this plugin has no type for (float16, bfloat16): a host may send one
+        throw kit::Refusal(PX_ERROR_UNSUPPORTED, std::string("cast: no kernel for ") + px_dtype_name(dtype));
     }
 }
 
@@ -120,7 +123,7 @@ void cast(const px_op_call& c) {
 using Runner = void (*)(const px_op_call&);
 const kit::KernelTable<Runner>& kernels() {
     static const kit::Kernel<Runner> list[] = {
-        {PX_OP_COPY, copy},
+        {PX_OP_COPY, copy, PX_DTYPES_ALL | PX_DTYPES_HALF},  // bytes: every dtype
         {PX_OP_CAST, cast},
         {PX_OP_ADD, binary<std::plus<float>>, PX_DTYPE_BIT(PX_FLOAT32)},
         {PX_OP_MUL, binary<std::multiplies<float>>, PX_DTYPE_BIT(PX_FLOAT32)},

@@ -49,6 +49,8 @@ void with_type(int32_t dtype, F&& f) {
     case PX_INT32: f(int32_t{}); break;
     case PX_INT64: f(int64_t{}); break;
     case PX_UINT8: f(uint8_t{}); break;
+    default:  // a cast to a dtype this plugin has no type for (float16, bfloat16): the op fails, naming it
+        throw std::invalid_argument(std::string("no kernel for ") + px_dtype_name(dtype));
     }
 }
 
@@ -220,7 +222,7 @@ const plexus::kit::KernelTable<Runner>& kernels() {
         {PX_OP_RELU, floating<unary<float>, unary<double>>, PX_DTYPES_FLOAT},
         {PX_OP_SUM, floating<sum<float>, sum<double>>, PX_DTYPES_FLOAT},
         {PX_OP_MATMUL, floating<matmul<float>, matmul<double>>, PX_DTYPES_FLOAT},
-        {PX_OP_COPY, copy},
+        {PX_OP_COPY, copy, PX_DTYPES_ALL | PX_DTYPES_HALF},  // bytes: every dtype
         {PX_OP_CAST, cast},
         {PX_OP_FILL, fill},
         {PX_OP_ARANGE, arange},

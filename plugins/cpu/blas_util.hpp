@@ -1,8 +1,12 @@
 // Typed row-major gemm over OpenBLAS, so kernels are written once for float
-// and double: C = alpha * op(A) op(B) + beta * C.
+// and double: C = alpha * op(A) op(B) + beta * C; and the 16-bit floats'.
 #pragma once
 
 #include <cblas.h>
+
+#include <vector>
+
+#include "kernel_util.hpp"
 
 namespace pxcpu {
 
@@ -16,6 +20,29 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, double alpha, const doub
                  int ldb, double beta, double* c, int ldc) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
                 b, ldb, beta, c, ldc);
+}
+
+// float16 and bfloat16: C = op(A) op(B), the products of their exact
+// float32 values summed in float32 and each result rounded once, through
+// float32 copies of A and B and cblas_sgemm. (OpenBLAS's cblas_sbgemm is not
+// in Debian's 0.3.21 library, and with AVX512-BF16 it flushes subnormal
+// bfloat16 operands and results.)
+template <class H>
+void gemm_half(bool ta, bool tb, int m, int n, int k, const H* a, int lda, const H* b, int ldb, H* c, int ldc) {
+    const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans, op_b = tb ? CblasTrans : CblasNoTrans;
+    std::vector<float> product(size_t(m) * size_t(n));
+    // Each operand widened as stored: its rows (k or m of them, as transposed) of ld apart.
+    auto widened = [](const H* p, int rows, int cols, int ld) {
+        std::vector<float> w(size_t(rows) * size_t(cols));
+        for (int r = 0; r < rows; ++r)
+            for (int j = 0; j < cols; ++j) w[size_t(r) * size_t(cols) + size_t(j)] = p[size_t(r) * size_t(ld) + size_t(j)];
+        return w;
+    };
+    const std::vector<float> wa = widened(a, ta ? k : m, ta ? m : k, lda), wb = widened(b, tb ? n : k, tb ? k : n, ldb);
+    cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, wa.data(), ta ? m : k, wb.data(), tb ? k : n, 0.0f,
+                product.data(), n);
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) c[size_t(i) * size_t(ldc) + size_t(j)] = H(product[size_t(i) * size_t(n) + size_t(j)]);
 }
 
 }  // namespace pxcpu

@@ -9,15 +9,35 @@
 #include <limits>
 #include <type_traits>
 
+#include "plexus/cpp/half.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
 
+using plexus::bfloat16;
+using plexus::float16;
+
+// float16 and bfloat16: stored as 16-bit patterns, computed on as float.
+template <class T>
+constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+// The floating dtypes' C++ types, the 16-bit ones included.
+template <class T>
+constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_v<T>;
+// The type T's arithmetic is done in: float for the 16-bit floats, T itself otherwise.
+template <class T>
+using Compute = std::conditional_t<is_half_v<T>, float, T>;
+
 // A value as another dtype, as CAST and the binary ops' scalar operand make
-// it: float to integer saturates (NaN gives 0), so no conversion is undefined.
+// it: float to integer saturates (NaN gives 0), so no conversion is
+// undefined; to float16 or bfloat16 it rounds once, to nearest even (half.h).
 template <class To, class From>
 To convert(From v) {
-    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if constexpr (is_half_v<From>) {  // exact, by bits (a NaN keeps its payload)
+        if constexpr (std::is_same_v<To, double>) return static_cast<double>(v);
+        else return convert<To>(static_cast<float>(v));
+    } else if constexpr (is_half_v<To>) {
+        return To(v);
+    } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
         if (std::isnan(v)) return 0;
         if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
         if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
@@ -35,6 +55,17 @@ decltype(auto) with_dtype(int32_t dtype, F&& f) {
     case PX_INT64: return f(int64_t{});
     case PX_UINT8: return f(uint8_t{});
     default: throw KernelError("unknown dtype " + std::to_string(dtype));
+    }
+}
+
+// with_dtype's types and float16 and bfloat16, for the kernels that move or
+// convert values (copy, cast, fill, arange) rather than compute on them.
+template <class F>
+decltype(auto) with_any_dtype(int32_t dtype, F&& f) {
+    switch (dtype) {
+    case PX_FLOAT16: return f(float16{});
+    case PX_BFLOAT16: return f(bfloat16{});
+    default: return with_dtype(dtype, f);
     }
 }
 

@@ -11,6 +11,10 @@ namespace pxcpu {
 using Runner = void (*)(const OpTask&);
 // The ops one kernel file runs, each named there once (kit::KernelTable).
 using Kernels = std::vector<plexus::kit::Kernel<Runner>>;
+// What a kernel written for every dtype, or every float, offers (the op
+// table's row narrows it): ABI 1.0's dtypes and float16 and bfloat16.
+constexpr uint32_t kAllDtypes = PX_DTYPES_ALL | PX_DTYPES_HALF;
+constexpr uint32_t kFloatDtypes = PX_DTYPES_FLOAT | PX_DTYPES_HALF;
 Kernels elementwise_kernels();
 Kernels reduce_kernels();
 Kernels matmul_kernels();  // matmul and gemm

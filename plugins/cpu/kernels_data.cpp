@@ -96,13 +96,13 @@ void copy_sized(const Walk<2>& w) {
 void copy(const OpTask& t) {
     const Operand* ops[2] = {&t.out, &t.in[0]};
     const Walk<2> w = make_walk<2>(ops);
-    with_dtype(t.out.dtype, [&](auto v) { copy_sized<sizeof(v)>(w); });
+    with_any_dtype(t.out.dtype, [&](auto v) { copy_sized<sizeof(v)>(w); });
 }
 
 void cast(const OpTask& t) {
-    with_dtype(t.in[0].dtype, [&](auto from) {
+    with_any_dtype(t.in[0].dtype, [&](auto from) {
         using F = decltype(from);
-        with_dtype(t.out.dtype, [&](auto to) {
+        with_any_dtype(t.out.dtype, [&](auto to) {
             using T = decltype(to);
             const F* a = reinterpret_cast<const F*>(t.in[0].data);
             T* o = reinterpret_cast<T*>(t.out.data);
@@ -112,10 +112,10 @@ void cast(const OpTask& t) {
 }
 
 void fill(const OpTask& t) {
-    with_dtype(t.out.dtype, [&](auto v) {
+    with_any_dtype(t.out.dtype, [&](auto v) {
         using T = decltype(v);
         T value;
-        if constexpr (std::is_floating_point_v<T>) value = static_cast<T>(t.attrs.fill.value);
+        if constexpr (is_float_v<T>) value = convert<T>(t.attrs.fill.value);
         else value = static_cast<T>(t.attrs.fill.int_value);
         T* o = reinterpret_cast<T*>(t.out.data);
         parallel_for(t.out.numel(), [&](int64_t i) { o[i] = value; });
@@ -123,7 +123,7 @@ void fill(const OpTask& t) {
 }
 
 void arange(const OpTask& t) {
-    with_dtype(t.out.dtype, [&](auto v) {
+    with_any_dtype(t.out.dtype, [&](auto v) {
         using T = decltype(v);
         const double start = t.attrs.arange.start, step = t.attrs.arange.step;
         T* o = reinterpret_cast<T*>(t.out.data);
@@ -144,7 +144,10 @@ void run_data(const OpTask& t) {
 }
 
 Kernels data_kernels() {
-    return {{PX_OP_COPY, run_data}, {PX_OP_CAST, run_data}, {PX_OP_FILL, run_data}, {PX_OP_ARANGE, run_data}};
+    return {{PX_OP_COPY, run_data, kAllDtypes},
+            {PX_OP_CAST, run_data, kAllDtypes},
+            {PX_OP_FILL, run_data, kAllDtypes},
+            {PX_OP_ARANGE, run_data, kAllDtypes}};
 }
 
 }  // namespace pxcpu

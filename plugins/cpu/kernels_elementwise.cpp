@@ -2,6 +2,9 @@
 // unary math, where. Inner loops are plain contiguous loops the compiler
 // vectorizes, or SLEEF's vector functions for exp, log, tanh and sigmoid
 // (vector_math.hpp); broadcasting is handled per row, not per element.
+// float16 and bfloat16 compute in float32 and round once: for + - * / and
+// sqrt that is the correctly rounded result (float32 has more than twice
+// their precision, plus two bits).
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -23,6 +26,7 @@ using Arith = typename std::conditional_t<std::is_integral_v<T>, std::make_unsig
 template <class T>
 T negated(T a) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(Arith<T>(0) - static_cast<Arith<T>>(a));
+    else if constexpr (is_half_v<T>) return T::from_bits(uint16_t(a.bits ^ 0x8000u));  // the sign bit, as -x flips it
     else return -a;  // -0.0 stays negative zero
 }
 
@@ -98,8 +102,8 @@ void arithmetic(const OpTask& t) {
     case PX_OP_SUB: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(Arith<T>(a) - Arith<T>(b)); });
     case PX_OP_MUL: return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(Arith<T>(a) * Arith<T>(b)); });
     case PX_OP_DIV:
-        if constexpr (std::is_floating_point_v<T>) {
-            return binary_any<T, T>(t, [](T a, T b) { return a / b; });
+        if constexpr (is_float_v<T>) {
+            return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(a / b); });
         } else {
             std::atomic<bool> by_zero{false};
             binary_any<T, T>(t, [&](T a, T b) { return IntDivision<T>::apply(a, b, by_zero); });
@@ -107,13 +111,14 @@ void arithmetic(const OpTask& t) {
             return;
         }
     case PX_OP_POW:
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_float_v<T>) {
+            using C = Compute<T>;
             // x ** 2 (squared errors, norms) as x * x: the correctly rounded
             // square, for every x (NaN, infinities and -0.0 included), where
             // a pow call per element took 10x as long.
             if (t.num_inputs == 1 && t.attrs.binary.scalar_operand == 2 && t.attrs.binary.scalar == 2.0)
-                return binary_any<T, T>(t, [](T a, T) { return a * a; });
-            return binary_any<T, T>(t, [](T a, T b) { return std::pow(a, b); });
+                return binary_any<T, T>(t, [](T a, T) { return static_cast<T>(C(a) * C(a)); });
+            return binary_any<T, T>(t, [](T a, T b) { return static_cast<T>(std::pow(C(a), C(b))); });
         }
         break;
     case PX_OP_EQ: return binary_any<T, uint8_t>(t, [](T a, T b) { return uint8_t(a == b); });
@@ -140,8 +145,20 @@ template <class T>
 void unary_math(const OpTask& t, MathFn fn) {
     const T* a = reinterpret_cast<const T*>(t.in[0].data);
     T* o = reinterpret_cast<T*>(t.out.data);
-    parallel_chunks(t.out.numel(), parallel_grain,
-                    [&](int64_t lo, int64_t hi) { vector_math(fn, a + lo, o + lo, hi - lo); });
+    parallel_chunks(t.out.numel(), parallel_grain, [&](int64_t lo, int64_t hi) {
+        if constexpr (is_half_v<T>) {  // through float32, a stack block at a time
+            constexpr int64_t kBlock = 256;
+            float x[kBlock];
+            for (int64_t i = lo; i < hi; i += kBlock) {
+                const int64_t m = std::min(kBlock, hi - i);
+                for (int64_t k = 0; k < m; ++k) x[k] = a[i + k];
+                vector_math(fn, x, x, m);
+                for (int64_t k = 0; k < m; ++k) o[i + k] = T(x[k]);
+            }
+        } else {
+            vector_math(fn, a + lo, o + lo, hi - lo);
+        }
+    });
 }
 
 template <class T>
@@ -152,11 +169,11 @@ void unary(const OpTask& t) {
     case PX_OP_RELU: return unary_map<T>(t, [](T a) { return a > 0 ? a : T(0); });
     default: break;
     }
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_v<T>) {
         switch (t.op) {
         case PX_OP_EXP: return unary_math<T>(t, MathFn::exp);
         case PX_OP_LOG: return unary_math<T>(t, MathFn::log);
-        case PX_OP_SQRT: return unary_map<T>(t, [](T a) { return std::sqrt(a); });
+        case PX_OP_SQRT: return unary_map<T>(t, [](T a) { return static_cast<T>(std::sqrt(Compute<T>(a))); });
         case PX_OP_SIGMOID: return unary_math<T>(t, MathFn::sigmoid);
         case PX_OP_TANH: return unary_math<T>(t, MathFn::tanh);
         default: break;
@@ -191,14 +208,19 @@ void where(const OpTask& t) {
 }  // namespace
 
 void run_elementwise(const OpTask& t) {
-    if (t.op == PX_OP_WHERE) return with_dtype(t.in[1].dtype, [&](auto v) { where<decltype(v)>(t); });
+    if (t.op == PX_OP_WHERE) return with_any_dtype(t.in[1].dtype, [&](auto v) { where<decltype(v)>(t); });
     int32_t dtype = t.in[0].dtype;
-    if (t.op >= PX_OP_NEG && t.op <= PX_OP_TANH) return with_dtype(dtype, [&](auto v) { unary<decltype(v)>(t); });
-    with_dtype(dtype, [&](auto v) { arithmetic<decltype(v)>(t); });
+    if (t.op >= PX_OP_NEG && t.op <= PX_OP_TANH) return with_any_dtype(dtype, [&](auto v) { unary<decltype(v)>(t); });
+    with_any_dtype(dtype, [&](auto v) { arithmetic<decltype(v)>(t); });
 }
 
 Kernels elementwise_kernels() {
-    return {{PX_OP_ADD, run_elementwise}, {PX_OP_SUB, run_elementwise}, {PX_OP_MUL, run_elementwise}, {PX_OP_DIV, run_elementwise}, {PX_OP_POW, run_elementwise}, {PX_OP_EQ, run_elementwise}, {PX_OP_NE, run_elementwise}, {PX_OP_LT, run_elementwise}, {PX_OP_LE, run_elementwise}, {PX_OP_GT, run_elementwise}, {PX_OP_GE, run_elementwise}, {PX_OP_NEG, run_elementwise}, {PX_OP_EXP, run_elementwise}, {PX_OP_LOG, run_elementwise}, {PX_OP_SQRT, run_elementwise}, {PX_OP_ABS, run_elementwise}, {PX_OP_RELU, run_elementwise}, {PX_OP_SIGMOID, run_elementwise}, {PX_OP_TANH, run_elementwise}, {PX_OP_WHERE, run_elementwise}};
+    Kernels k;
+    for (int32_t op : {PX_OP_ADD, PX_OP_SUB, PX_OP_MUL, PX_OP_DIV, PX_OP_POW, PX_OP_EQ, PX_OP_NE, PX_OP_LT, PX_OP_LE,
+                       PX_OP_GT, PX_OP_GE, PX_OP_NEG, PX_OP_EXP, PX_OP_LOG, PX_OP_SQRT, PX_OP_ABS, PX_OP_RELU,
+                       PX_OP_SIGMOID, PX_OP_TANH, PX_OP_WHERE})
+        k.push_back({op, run_elementwise, kAllDtypes});
+    return k;
 }
 
 }  // namespace pxcpu

@@ -1,6 +1,7 @@
 // Reductions over all axes or one axis of a contiguous input, seen as
-// (outer, extent, inner). Float sums accumulate in float64; integer sums in
-// int64; means of every dtype in float64, as NumPy's do. max/min propagate
+// (outer, extent, inner). Float sums accumulate in float64 (float16's and
+// bfloat16's too, rounded once at the end); integer sums in int64; means of
+// every dtype in float64, as NumPy's do. max/min propagate
 // NaN and argmax returns the first NaN or maximum, as NumPy does.
 #include <algorithm>
 #include <cmath>
@@ -20,13 +21,13 @@ namespace {
 // leaves signed overflow undefined, so they accumulate as uint64_t, read
 // back through value_of.
 template <class T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+using Acc = std::conditional_t<is_float_v<T>, double, uint64_t>;
 
 inline int64_t value_of(uint64_t s) { return static_cast<int64_t>(s); }
 
 template <class T>
 bool is_nan(T v) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+    if constexpr (is_float_v<T>) return std::isnan(static_cast<double>(v));
     else return false;
 }
 
@@ -249,10 +250,10 @@ int64_t parallel_arg(const T* a, int64_t extent) {
     return best;
 }
 
-// A mean's dtype: float32 for float32, float64 for the others.
+// A mean's dtype: a float's own (rounded once), float64 for integers.
 template <class T>
 void store_mean(char* out, int64_t o, double m) {
-    if constexpr (std::is_same_v<T, float>) reinterpret_cast<float*>(out)[o] = static_cast<float>(m);
+    if constexpr (is_float_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(m);
     else reinterpret_cast<double*>(out)[o] = m;
 }
 
@@ -301,7 +302,7 @@ void reduce_blocks(int32_t op, char* out, const T* a, int64_t outer, int64_t ext
             Acc<T>* acc = s.sum.data();
             sum_as_acc(p, extent, inner, n, acc);
             for (int64_t j = 0; j < n; ++j) {
-                if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[at + j] = static_cast<T>(acc[j]);
+                if constexpr (is_float_v<T>) reinterpret_cast<T*>(out)[at + j] = static_cast<T>(acc[j]);
                 else reinterpret_cast<int64_t*>(out)[at + j] = value_of(acc[j]);
             }
             return;
@@ -356,7 +357,7 @@ void reduce_typed(const OpTask& t) {
         case PX_OP_SUM: {
             Acc<T> s = 0;
             sum(p, extent, &s);
-            if constexpr (std::is_floating_point_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(s);
+            if constexpr (is_float_v<T>) reinterpret_cast<T*>(out)[o] = static_cast<T>(s);
             else reinterpret_cast<int64_t*>(out)[o] = value_of(s);
             break;
         }
@@ -384,7 +385,7 @@ void reduce_typed(const OpTask& t) {
     if (nout == 1 && extent >= 2 * parallel_grain && (t.op == PX_OP_SUM || t.op == PX_OP_MEAN)) {
         if (t.op == PX_OP_MEAN) {
             store_mean<T>(out, 0, parallel_sum<double>(a, extent) / static_cast<double>(extent));
-        } else if constexpr (std::is_floating_point_v<T>) {
+        } else if constexpr (is_float_v<T>) {
             *reinterpret_cast<T*>(out) = static_cast<T>(parallel_sum<Acc<T>>(a, extent));
         } else {
             *reinterpret_cast<int64_t*>(out) = value_of(parallel_sum<Acc<T>>(a, extent));
@@ -411,7 +412,7 @@ void reduce_typed(const OpTask& t) {
 
 // Called for SUM, MEAN, MAX, MIN and ARGMAX only (kernels.cpp).
 void run_reduce(const OpTask& t) {
-    with_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t); });
+    with_any_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t); });
 }
 
 void sum_columns(const float* a, int64_t rows, int64_t cols, float* out) {
@@ -422,7 +423,11 @@ void sum_columns(const double* a, int64_t rows, int64_t cols, double* out) {
 }
 
 Kernels reduce_kernels() {
-    return {{PX_OP_SUM, run_reduce}, {PX_OP_MEAN, run_reduce}, {PX_OP_MAX, run_reduce}, {PX_OP_MIN, run_reduce}, {PX_OP_ARGMAX, run_reduce}};
+    return {{PX_OP_SUM, run_reduce, kAllDtypes},
+            {PX_OP_MEAN, run_reduce, kAllDtypes},
+            {PX_OP_MAX, run_reduce, kAllDtypes},
+            {PX_OP_MIN, run_reduce, kAllDtypes},
+            {PX_OP_ARGMAX, run_reduce, kAllDtypes}};
 }
 
 }  // namespace pxcpu

@@ -44,8 +44,15 @@ void gemm_row_major(const Launch& l, int32_t dtype, bool trans_a, bool trans_b, 
                                                     int(ldb), stride_b, a, CUDA_R_64F, int(lda), stride_a, &beta, c,
                                                     CUDA_R_64F, int(ldc), stride_c, int(batch), CUBLAS_COMPUTE_64F,
                                                     CUBLAS_GEMM_DEFAULT));
+    } else if (dtype == PX_FLOAT16 || dtype == PX_BFLOAT16) {
+        // float32 compute: the products summed in float32 (on tensor cores), each result rounded once.
+        const cudaDataType type = dtype == PX_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
+        const float alpha = 1.0f, beta_f = float(beta);
+        PX_BLAS(blas.cublasGemmStridedBatchedEx(l.blas, op_b, op_a, int(n), int(m), int(k), &alpha, b, type, int(ldb),
+                                                    stride_b, a, type, int(lda), stride_a, &beta_f, c, type, int(ldc),
+                                                    stride_c, int(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     } else {
-        throw Unsupported("matrix products need float32 or float64");
+        throw Unsupported("matrix products need a floating dtype");
     }
 }
 
@@ -72,7 +79,7 @@ void run_gemm(const OpArgs& t, const Launch& l) {
 
 Kernels blas_kernels() {
     // cuBLAS has no integer gemm with these semantics.
-    return {{PX_OP_MATMUL, run_matmul, PX_DTYPES_FLOAT}, {PX_OP_GEMM, run_gemm}};
+    return {{PX_OP_MATMUL, run_matmul, kFloatDtypes}, {PX_OP_GEMM, run_gemm, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

@@ -8,10 +8,14 @@
 #include <type_traits>
 
 #include "cuda_check.hpp"
+#include "plexus/cpp/half.hpp"
 #include "fast_divide.cuh"
 #include "op_args.hpp"
 
 namespace pxcuda {
+
+using plexus::bfloat16;
+using plexus::float16;
 
 // Calls f(T{}) with T the C++ type of `dtype`.
 template <class F>
@@ -23,6 +27,17 @@ decltype(auto) with_dtype(int32_t dtype, F&& f) {
     case PX_INT64: return f(int64_t{});
     case PX_UINT8: return f(uint8_t{});
     default: throw Unsupported("unknown dtype " + std::to_string(dtype));
+    }
+}
+
+// with_dtype's types and float16 and bfloat16, for the kernels that move or
+// convert values (copy, cast, fill, arange) rather than compute on them.
+template <class F>
+decltype(auto) with_any_dtype(int32_t dtype, F&& f) {
+    switch (dtype) {
+    case PX_FLOAT16: return f(float16{});
+    case PX_BFLOAT16: return f(bfloat16{});
+    default: return with_dtype(dtype, f);
     }
 }
 
@@ -163,11 +178,28 @@ __device__ inline void report_failure(DeviceStatus* s, int32_t code, int32_t op,
     }
 }
 
+// float16 and bfloat16: stored as 16-bit patterns, computed on as float.
+template <class T>
+constexpr bool is_half_v = std::is_same<T, float16>::value || std::is_same<T, bfloat16>::value;
+// The floating dtypes' C++ types, the 16-bit ones included.
+template <class T>
+constexpr bool is_float_v = std::is_floating_point<T>::value || is_half_v<T>;
+// The type T's arithmetic is done in: float for the 16-bit floats, T itself otherwise.
+template <class T>
+using Compute = std::conditional_t<is_half_v<T>, float, T>;
+
 // A value as another dtype, as CAST and the binary ops' scalar operand make
-// it: float to integer saturates (NaN gives 0), as on the CPU plugin.
+// it: float to integer saturates (NaN gives 0), as on the CPU plugin; to
+// float16 or bfloat16 it rounds once, to nearest even, with half.h's
+// functions, so the bits are the CPU plugin's.
 template <class To, class From>
 __host__ __device__ To convert(From v) {
-    if constexpr (std::is_integral<To>::value && std::is_floating_point<From>::value) {
+    if constexpr (is_half_v<From>) {  // exact, by bits (a NaN keeps its payload)
+        if constexpr (std::is_same<To, double>::value) return static_cast<double>(v);
+        else return convert<To>(static_cast<float>(v));
+    } else if constexpr (is_half_v<To>) {
+        return To(v);
+    } else if constexpr (std::is_integral<To>::value && std::is_floating_point<From>::value) {
         if (isnan(v)) return 0;
         if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
         if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
@@ -179,7 +211,7 @@ __host__ __device__ To convert(From v) {
 // int64_t through value_of: they wrap like two's complement, like the CPU
 // plugin's (signed overflow is undefined in C++ and CUDA alike).
 template <class T>
-using Acc = std::conditional_t<std::is_floating_point<T>::value, double, uint64_t>;
+using Acc = std::conditional_t<is_float_v<T>, double, uint64_t>;
 __host__ __device__ inline double value_of(double s) { return s; }
 __host__ __device__ inline int64_t value_of(uint64_t s) { return static_cast<int64_t>(s); }
 
@@ -191,6 +223,7 @@ using Arith = typename std::conditional_t<std::is_integral<T>::value, std::make_
 template <class T>
 __host__ __device__ T negated(T a) {
     if constexpr (std::is_integral<T>::value) return static_cast<T>(Arith<T>(0) - static_cast<Arith<T>>(a));
+    else if constexpr (is_half_v<T>) return T::from_bits(uint16_t(a.bits ^ 0x8000u));  // the sign bit, as -x flips it
     else return -a;  // -0.0 stays negative zero
 }
 

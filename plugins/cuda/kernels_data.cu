@@ -112,6 +112,7 @@ void copy(const OpArgs& t, const Launch& l) {
     // Elements are moved as unsigned integers of their size: a copy needs no arithmetic.
     switch (es) {
     case 1: return copy_sized<uint8_t>(w, n, t.in[0].data, t.out.data, l);
+    case 2: return copy_sized<uint16_t>(w, n, t.in[0].data, t.out.data, l);
     case 4: return copy_sized<uint32_t>(w, n, t.in[0].data, t.out.data, l);
     case 8: return copy_sized<uint64_t>(w, n, t.in[0].data, t.out.data, l);
     default: throw Unsupported("copy: unknown element size");
@@ -149,8 +150,8 @@ void run_data(const OpArgs& t, const Launch& l) {
     case PX_OP_COPY: return copy(t, l);
     case PX_OP_CAST:
         if (n == 0) return;
-        with_dtype(t.in[0].dtype, [&](auto from) {
-            with_dtype(t.out.dtype, [&](auto to) {
+        with_any_dtype(t.in[0].dtype, [&](auto from) {
+            with_any_dtype(t.out.dtype, [&](auto to) {
                 using F = decltype(from);
                 using T = decltype(to);
                 cast_flat<T, F><<<grid_for(n, l), kThreads, 0, l.stream>>>(reinterpret_cast<const F*>(t.in[0].data),
@@ -160,16 +161,15 @@ void run_data(const OpArgs& t, const Launch& l) {
         return check_launch("cast_flat");
     case PX_OP_FILL:
         if (n == 0) return;
-        with_dtype(t.out.dtype, [&](auto v) {
+        with_any_dtype(t.out.dtype, [&](auto v) {
             using T = decltype(v);
-            T value = std::is_floating_point<T>::value ? static_cast<T>(t.attrs.fill.value)
-                                                       : static_cast<T>(t.attrs.fill.int_value);
+            T value = is_float_v<T> ? convert<T>(t.attrs.fill.value) : convert<T>(t.attrs.fill.int_value);
             fill_flat<T><<<grid_for(n, l), kThreads, 0, l.stream>>>(reinterpret_cast<T*>(t.out.data), n, value);
         });
         return check_launch("fill_flat");
     case PX_OP_ARANGE:
         if (n == 0) return;
-        with_dtype(t.out.dtype, [&](auto v) {
+        with_any_dtype(t.out.dtype, [&](auto v) {
             using T = decltype(v);
             arange_flat<T><<<grid_for(n, l), kThreads, 0, l.stream>>>(reinterpret_cast<T*>(t.out.data), n,
                                                                       t.attrs.arange.start, t.attrs.arange.step);
@@ -189,7 +189,9 @@ void run_data(const OpArgs& t, const Launch& l) {
 }
 
 Kernels data_kernels() {
-    return {{PX_OP_COPY, run_data}, {PX_OP_CAST, run_data}, {PX_OP_FILL, run_data}, {PX_OP_ARANGE, run_data}, {PX_OP_RANDOM_UNIFORM, run_data}, {PX_OP_RANDOM_NORMAL, run_data}};
+    return {{PX_OP_COPY, run_data, kAllDtypes},  {PX_OP_CAST, run_data, kAllDtypes},
+            {PX_OP_FILL, run_data, kAllDtypes},  {PX_OP_ARANGE, run_data, kAllDtypes},
+            {PX_OP_RANDOM_UNIFORM, run_data}, {PX_OP_RANDOM_NORMAL, run_data}};
 }
 
 }  // namespace pxcuda

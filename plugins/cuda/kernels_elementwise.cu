@@ -2,6 +2,9 @@
 // and a scalar), comparisons, unary math, where. The common case, operands
 // laid out like the contiguous output, is a flat grid-stride loop with 16-byte
 // vector loads and no index math; broadcasting walks collapsed axes.
+// float16 and bfloat16 compute in float32 and round once with half.h, as on
+// the CPU plugin (the sign of a NaN that arithmetic makes may differ, as in
+// float32).
 #include <cmath>
 
 #include "kernel_util.cuh"
@@ -159,17 +162,18 @@ void arithmetic(const OpArgs& t, const Launch& l) {
     case PX_OP_SUB: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(Arith<T>(a) - Arith<T>(b)); });
     case PX_OP_MUL: return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(Arith<T>(a) * Arith<T>(b)); });
     case PX_OP_DIV:
-        if constexpr (std::is_floating_point<T>::value)
-            return binary_any<T, T>(t, l, [] __device__(T a, T b) { return a / b; });
+        if constexpr (is_float_v<T>)
+            return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(a / b); });
         else
             return binary_any<T, T>(t, l, IntDivide<T>{l.status});
     case PX_OP_POW:
-        if constexpr (std::is_floating_point<T>::value) {
+        if constexpr (is_float_v<T>) {
+            using C = Compute<T>;
             // x ** 2 as x * x, as on the CPU plugin: the correctly rounded
             // square by construction, whatever pow's error.
             if (t.num_inputs == 1 && t.attrs.binary.scalar_operand == 2 && t.attrs.binary.scalar == 2.0)
-                return binary_any<T, T>(t, l, [] __device__(T a, T) { return a * a; });
-            return binary_any<T, T>(t, l, [] __device__(T a, T b) { return pow(a, b); });
+                return binary_any<T, T>(t, l, [] __device__(T a, T) { return static_cast<T>(C(a) * C(a)); });
+            return binary_any<T, T>(t, l, [] __device__(T a, T b) { return static_cast<T>(pow(C(a), C(b))); });
         }
         break;
     case PX_OP_EQ: return binary_any<T, uint8_t>(t, l, [] __device__(T a, T b) { return uint8_t(a == b); });
@@ -201,12 +205,12 @@ void unary(const OpArgs& t, const Launch& l) {
     case PX_OP_NEG: return unary_map<T>(t, l, [] __device__(T a) { return negated(a); });
     default: break;
     }
-    if constexpr (std::is_signed<T>::value) {  // uint8 has neither
+    if constexpr (std::is_signed<T>::value || is_half_v<T>) {  // uint8 has neither
         if (t.op == PX_OP_ABS) return unary_map<T>(t, l, [] __device__(T a) { return a < 0 ? negated(a) : a; });
         if (t.op == PX_OP_RELU) return unary_map<T>(t, l, [] __device__(T a) { return a > 0 ? a : T(0); });
     }
-    if constexpr (std::is_floating_point<T>::value) {
-        // float32 goes through CUDA's float64 functions (1 ulp in float64) and
+    if constexpr (is_float_v<T>) {
+        // float32 (and float16, bfloat16) goes through CUDA's float64 functions (1 ulp in float64) and
         // is rounded once: correctly rounded, as the CPU plugin's (SLEEF's
         // float64 functions), unless the value lies within a float64 ulp of
         // halfway between two floats (one input in about 2^28). CUDA's float
@@ -215,7 +219,7 @@ void unary(const OpArgs& t, const Launch& l) {
         switch (t.op) {
         case PX_OP_EXP: return unary_map<T>(t, l, [] __device__(T a) { return T(exp(double(a))); });
         case PX_OP_LOG: return unary_map<T>(t, l, [] __device__(T a) { return T(log(double(a))); });
-        case PX_OP_SQRT: return unary_map<T>(t, l, [] __device__(T a) { return sqrt(a); });
+        case PX_OP_SQRT: return unary_map<T>(t, l, [] __device__(T a) { return static_cast<T>(sqrt(Compute<T>(a))); });
         case PX_OP_SIGMOID: return unary_map<T>(t, l, [] __device__(T a) { return T(1.0 / (1.0 + exp(-double(a)))); });
         case PX_OP_TANH: return unary_map<T>(t, l, [] __device__(T a) { return T(tanh(double(a))); });
         default: break;
@@ -239,14 +243,20 @@ void where(const OpArgs& t, const Launch& l) {
 }  // namespace
 
 void run_elementwise(const OpArgs& t, const Launch& l) {
-    if (t.op == PX_OP_WHERE) return with_dtype(t.in[1].dtype, [&](auto v) { where<decltype(v)>(t, l); });
+    if (t.op == PX_OP_WHERE) return with_any_dtype(t.in[1].dtype, [&](auto v) { where<decltype(v)>(t, l); });
     const int32_t dtype = t.in[0].dtype;
-    if (t.op >= PX_OP_NEG && t.op <= PX_OP_TANH) return with_dtype(dtype, [&](auto v) { unary<decltype(v)>(t, l); });
-    with_dtype(dtype, [&](auto v) { arithmetic<decltype(v)>(t, l); });
+    if (t.op >= PX_OP_NEG && t.op <= PX_OP_TANH)
+        return with_any_dtype(dtype, [&](auto v) { unary<decltype(v)>(t, l); });
+    with_any_dtype(dtype, [&](auto v) { arithmetic<decltype(v)>(t, l); });
 }
 
 Kernels elementwise_kernels() {
-    return {{PX_OP_ADD, run_elementwise}, {PX_OP_SUB, run_elementwise}, {PX_OP_MUL, run_elementwise}, {PX_OP_DIV, run_elementwise}, {PX_OP_POW, run_elementwise}, {PX_OP_EQ, run_elementwise}, {PX_OP_NE, run_elementwise}, {PX_OP_LT, run_elementwise}, {PX_OP_LE, run_elementwise}, {PX_OP_GT, run_elementwise}, {PX_OP_GE, run_elementwise}, {PX_OP_NEG, run_elementwise}, {PX_OP_EXP, run_elementwise}, {PX_OP_LOG, run_elementwise}, {PX_OP_SQRT, run_elementwise}, {PX_OP_ABS, run_elementwise}, {PX_OP_RELU, run_elementwise}, {PX_OP_SIGMOID, run_elementwise}, {PX_OP_TANH, run_elementwise}, {PX_OP_WHERE, run_elementwise}};
+    Kernels k;
+    for (int32_t op : {PX_OP_ADD, PX_OP_SUB, PX_OP_MUL, PX_OP_DIV, PX_OP_POW, PX_OP_EQ, PX_OP_NE, PX_OP_LT, PX_OP_LE,
+                       PX_OP_GT, PX_OP_GE, PX_OP_NEG, PX_OP_EXP, PX_OP_LOG, PX_OP_SQRT, PX_OP_ABS, PX_OP_RELU,
+                       PX_OP_SIGMOID, PX_OP_TANH, PX_OP_WHERE})
+        k.push_back({op, run_elementwise, kAllDtypes});
+    return k;
 }
 
 }  // namespace pxcuda

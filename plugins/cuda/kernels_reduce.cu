@@ -18,7 +18,7 @@ namespace {
 
 template <class T>
 __device__ bool is_nan_value(T v) {
-    if constexpr (std::is_floating_point<T>::value) return isnan(v);
+    if constexpr (is_float_v<T>) return isnan(static_cast<double>(v));
     else return false;
 }
 
@@ -58,16 +58,17 @@ struct ArgOp {
 // Output writers: what each reduction stores for its final state.
 template <class T>
 struct WriteSum {
-    using Out = std::conditional_t<std::is_floating_point<T>::value, T, int64_t>;
+    using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
     Out* out;
     int64_t extent;
     __device__ void operator()(int64_t o, Acc<T> s) const { out[o] = static_cast<Out>(value_of(s)); }
 };
 template <class T>
 struct WriteMean {
-    std::conditional_t<std::is_same<T, float>::value, float, double>* out;
+    using Out = std::conditional_t<is_float_v<T>, T, double>;  // a float's own dtype, else float64
+    Out* out;
     int64_t extent;
-    __device__ void operator()(int64_t o, double s) const { out[o] = s / double(extent); }
+    __device__ void operator()(int64_t o, double s) const { out[o] = static_cast<Out>(s / double(extent)); }
 };
 template <class T>
 struct WriteValue {
@@ -201,11 +202,15 @@ void reduce_typed(const OpArgs& t, const Launch& l) {
 }  // namespace
 
 void run_reduce(const OpArgs& t, const Launch& l) {
-    with_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t, l); });
+    with_any_dtype(t.in[0].dtype, [&](auto v) { reduce_typed<decltype(v)>(t, l); });
 }
 
 Kernels reduce_kernels() {
-    return {{PX_OP_SUM, run_reduce}, {PX_OP_MEAN, run_reduce}, {PX_OP_MAX, run_reduce}, {PX_OP_MIN, run_reduce}, {PX_OP_ARGMAX, run_reduce}};
+    return {{PX_OP_SUM, run_reduce, kAllDtypes},
+            {PX_OP_MEAN, run_reduce, kAllDtypes},
+            {PX_OP_MAX, run_reduce, kAllDtypes},
+            {PX_OP_MIN, run_reduce, kAllDtypes},
+            {PX_OP_ARGMAX, run_reduce, kAllDtypes}};
 }
 
 }  // namespace pxcuda

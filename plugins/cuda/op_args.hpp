@@ -129,6 +129,10 @@ void gemm_row_major(const Launch& l, int32_t dtype, bool trans_a, bool trans_b, 
 // dispatch.cpp gathers them.
 using Runner = void (*)(const OpArgs&, const Launch&);
 using Kernels = std::vector<plexus::kit::Kernel<Runner>>;
+// What a kernel written for every dtype, or every float, offers (the op
+// table's row narrows it): ABI 1.0's dtypes and float16 and bfloat16.
+constexpr uint32_t kAllDtypes = PX_DTYPES_ALL | PX_DTYPES_HALF;
+constexpr uint32_t kFloatDtypes = PX_DTYPES_FLOAT | PX_DTYPES_HALF;
 Kernels elementwise_kernels();
 Kernels reduce_kernels();
 Kernels blas_kernels();  // matmul and gemm

@@ -421,7 +421,7 @@ void to_operand(const px_tensor_desc& d, Operand& o) {
 
 // Ops whose kernels can find a failure in the data (see DeviceStatus).
 bool may_report(const OpArgs& t) {
-    if (t.op == PX_OP_DIV) return t.in[0].dtype != PX_FLOAT32 && t.in[0].dtype != PX_FLOAT64;
+    if (t.op == PX_OP_DIV) return px_dtype_class(t.in[0].dtype) != PX_DTYPE_CLASS_FLOAT;  // integers: by zero
     return t.op == PX_OP_SOFTMAX_CROSS_ENTROPY || t.op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
 }
 

@@ -46,12 +46,15 @@ def array(data, device=None, dtype=None, ctx=None):
     import numpy
     dev = _device(device, ctx)
     if isinstance(data, Tensor):
-        data = data.asnumpy()
+        if dtype is None:
+            dtype = data._dtype_name
+        # bfloat16 has no NumPy type; float32 holds its values exactly.
+        data = (data.astype("float32") if data._dtype_name == "bfloat16" else data).asnumpy()
     source_typed = isinstance(data, numpy.ndarray) or hasattr(data, "__array_interface__")
     values = numpy.asarray(data)
     if dtype is None:
         name = values.dtype.name
-        dtype = name if source_typed and name in ("float32", "float64", "int32", "int64", "uint8") else "float32"
+        dtype = name if source_typed and name in ("float32", "float64", "int32", "int64", "uint8", "float16") else "float32"
     return _plexus._from_numpy(values, dev if dev is not None else cpu(), dtype)
 
 
@@ -125,12 +128,14 @@ _speaks_dlpack_0 = set()
 
 
 def _tensor_dtype(self):
-    """The dtype, as a numpy.dtype (compares equal to 'float32' and numpy.float32)."""
+    """The dtype, as a numpy.dtype (compares equal to 'float32' and numpy.float32); bfloat16, which
+    NumPy lacks, as the string 'bfloat16'."""
+    name = self._dtype_name
     try:
         import numpy
-        return numpy.dtype(self._dtype_name)
-    except ImportError:
-        return self._dtype_name
+        return numpy.dtype(name)
+    except (ImportError, TypeError):
+        return name
 
 
 Tensor.dtype = property(_tensor_dtype)

@@ -194,10 +194,13 @@ DType parse_dtype(const py::handle& h) {
     } else {
         throw plexus::DTypeError(PX_ERROR_DTYPE, "dtype " + py::repr(h).cast<std::string>() + " is not a dtype");
     }
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
-        if (name == plexus::name(d)) return d;
-    throw plexus::DTypeError(PX_ERROR_DTYPE,
-                             "dtype '" + name + "' is not a Plexus dtype (float32, float64, int32, int64, uint8)");
+    std::string known;
+#define PLEXUS_PY_DTYPE_(dtype, number, dtype_name, ...)        \
+    if (name == #dtype_name) return DType::dtype_name;          \
+    known += std::string(known.empty() ? "" : ", ") + #dtype_name;
+    PX_DTYPE_TABLE(PLEXUS_PY_DTYPE_)
+#undef PLEXUS_PY_DTYPE_
+    throw plexus::DTypeError(PX_ERROR_DTYPE, "dtype '" + name + "' is not a Plexus dtype (" + known + ")");
 }
 
 Device device_or_cpu(const std::optional<Device>& d) { return d ? *d : plexus::cpu(); }
@@ -236,6 +239,11 @@ py::array asnumpy(const Tensor& t) {
     case DType::int32: return read_as<int32_t>(t);
     case DType::int64: return read_as<int64_t>(t);
     case DType::uint8: return read_as<uint8_t>(t);
+    case DType::float16: return read_as<uint16_t>(t).attr("view")("float16");  // the same bits
+    case DType::bfloat16:
+        throw plexus::DTypeError(PX_ERROR_DTYPE,
+                                 "bfloat16 has no NumPy type: t.astype('float32').asnumpy() gives its values exactly, "
+                                 "and torch.from_dlpack(t) shares it with PyTorch");
     }
     throw plexus::DTypeError(PX_ERROR_DTYPE, "no NumPy type for this dtype");
 }
@@ -259,15 +267,23 @@ Tensor from_numpy(const py::handle& values, Device d, DType dt) {
     case DType::int32: return from_array_as<int32_t>(values, d, dt);
     case DType::int64: return from_array_as<int64_t>(values, d, dt);
     case DType::uint8: return from_array_as<uint8_t>(values, d, dt);
+    // Through float64, which holds every NumPy float16 and float32 exactly, then rounded once on the device.
+    case DType::float16:
+    case DType::bfloat16: return from_array_as<double>(values, d, DType::float64).astype(dt);
     }
     throw plexus::DTypeError(PX_ERROR_DTYPE, "bad dtype");
+}
+
+// The values for Python numbers (item, tolist): bfloat16's through float32, which holds each exactly.
+py::array values_array(const Tensor& t) {
+    return asnumpy(t.dtype() == DType::bfloat16 ? t.astype(DType::float32) : t);
 }
 
 py::object item(const Tensor& t) {
     if (t.size() != 1)
         throw plexus::ShapeError(PX_ERROR_SHAPE,
                                  "item: the tensor has " + std::to_string(t.size()) + " elements, not 1");
-    py::array a = asnumpy(t);
+    py::array a = values_array(t);
     return a.attr("reshape")(-1).attr("tolist")().cast<py::list>()[0];
 }
 
@@ -530,7 +546,7 @@ PYBIND11_MODULE(_plexus, m) {
             return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
         }, py::arg("dtype") = py::none())
         .def("item", &item)
-        .def("tolist", [](const Tensor& t) { return asnumpy(t).attr("tolist")(); })
+        .def("tolist", [](const Tensor& t) { return values_array(t).attr("tolist")(); })
         .def("wait_to_read", [](const Tensor& t) { wait_for(t); })
         .def("__repr__", &printed)
         .def("__str__", &printed)

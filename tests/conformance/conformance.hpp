@@ -65,6 +65,14 @@ inline bool runs(px_op op, plexus::DType d) {
     return true;
 }
 
+// The plugin ABI minor the device under test's plugin was built with.
+inline uint32_t plugin_abi_minor() {
+    const std::string mine = plexus::plugin_of(pxtest::device_under_test());
+    for (const px_plugin_info& p : plexus::plugins())
+        if (p.loaded && mine == p.name) return p.abi_minor;
+    return 0;
+}
+
 // Whether every (op, dtype) is offered; records the test case as skipped if not.
 inline bool needs(std::initializer_list<std::pair<px_op, plexus::DType>> ops) {
     std::string missing;

@@ -16,7 +16,9 @@ using pxtest::values;
 
 TEST_CASE("creation functions fill the right values", "[conformance][creation][R14]") {
     Device dev = pxtest::device_under_test();
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8}) {
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8, DType::float16,
+                    DType::bfloat16}) {
+        const bool half = d == DType::float16 || d == DType::bfloat16;
         PX_OP_SECTION(PX_OP_FILL, d) {
             REQUIRE(values(zeros({2, 3}, dev, d)) == std::vector<double>(6, 0));
             REQUIRE(values(ones({4}, dev, d)) == std::vector<double>(4, 1));
@@ -30,7 +32,7 @@ TEST_CASE("creation functions fill the right values", "[conformance][creation][R
             // toward zero, as cast converts a float (issue 37: 3e9 as int32
             // gave -1294967296, 300 as uint8 gave 44).
             auto filled = [&](double v) { return full({1}, v, dev, d).astype(DType::int64).to_vector<int64_t>()[0]; };
-            if (d != DType::float32 && d != DType::float64 && pxconf::device_has(PX_OP_CAST, d)) {
+            if (!is_floating(d) && pxconf::device_has(PX_OP_CAST, d)) {
                 const int64_t lo = d == DType::int32 ? INT32_MIN : d == DType::uint8 ? 0 : INT64_MIN;
                 const int64_t hi = d == DType::int32 ? INT32_MAX : d == DType::uint8 ? 255 : INT64_MAX;
                 for (double big : {3e9, 300.0, 1e30, double(INFINITY)}) {
@@ -42,12 +44,23 @@ TEST_CASE("creation functions fill the right values", "[conformance][creation][R
                 CHECK(filled(2.9) == 2);
                 CHECK(filled(-2.9) == (d == DType::uint8 ? 0 : -2));
             }
+            if (half) {  // rounded once, to nearest even; -0.0 kept
+                for (double v : {1.0 / 3, 1e6, -0.0, 65519.0, 1e-30})
+                    CHECK(std::signbit(values(full({1}, v, dev, d))[0]) == std::signbit(v));
+                CHECK(values(full({3}, 1.0 / 3, dev, d)) == std::vector<double>(3, pxtest::rounded_to(1.0 / 3, d)));
+                CHECK(values(full({1}, 1e6, dev, d))[0] == pxtest::rounded_to(1e6, d));  // float16: inf
+            }
         }
         PX_OP_SECTION(PX_OP_ARANGE, d) {
             REQUIRE(values(arange(2, 11, 3, dev, d)) == std::vector<double>{2, 5, 8});
             REQUIRE(arange(5, 1, 1, dev, d).size() == 0);
             if (d == DType::float64)
                 REQUIRE(values(arange(1, 0, -0.25, dev, d)) == std::vector<double>{1, 0.75, 0.5, 0.25});
+            if (half) {  // each value start + i * step rounded once: 2049 is float16's tie, to 2048
+                std::vector<double> want;
+                for (int i = 2040; i < 2060; ++i) want.push_back(pxtest::rounded_to(i, d));
+                CHECK(values(arange(2040, 2060, 1, dev, d)) == want);
+            }
         }
     }
 }

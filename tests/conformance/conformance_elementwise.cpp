@@ -12,8 +12,9 @@ using pxtest::values;
 
 namespace {
 
-const std::vector<DType> all_dtypes = {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8};
-const std::vector<DType> float_dtypes = {DType::float32, DType::float64};
+const std::vector<DType> all_dtypes = {DType::float32, DType::float64, DType::int32, DType::int64,
+                                       DType::uint8,   DType::float16, DType::bfloat16};
+const std::vector<DType> float_dtypes = {DType::float32, DType::float64, DType::float16, DType::bfloat16};
 
 // Deterministic test data that every dtype can hold.
 std::vector<double> data_a(int n) {
@@ -33,10 +34,9 @@ Tensor make(const std::vector<double>& v, const Shape& s, DType d, Device dev) {
 
 double cast_to(double v, DType d) {
     switch (d) {
-    case DType::float32: return double(float(v));
     case DType::int32: case DType::int64: return std::trunc(v);
     case DType::uint8: return double(uint8_t(v));
-    default: return v;
+    default: return pxtest::rounded_to(v, d);
     }
 }
 
@@ -79,7 +79,7 @@ void check_binary(px_op op, const Ref2& ref, const std::vector<DType>& dtypes, b
 TEST_CASE("add, sub, mul broadcast on every dtype", "[conformance][elementwise][R10]") {
     check_binary(PX_OP_ADD, [](double x, double y) { return x + y; }, all_dtypes, false);
     check_binary(PX_OP_SUB, [](double x, double y) { return x - y; },
-                 {DType::float32, DType::float64, DType::int32, DType::int64}, false);
+                 {DType::float32, DType::float64, DType::int32, DType::int64, DType::float16, DType::bfloat16}, false);
     check_binary(PX_OP_MUL, [](double x, double y) { return x * y; }, all_dtypes, false);
 }
 

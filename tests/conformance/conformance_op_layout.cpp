@@ -158,7 +158,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
         refused(call_of(PX_OP_GEMM, dev, {in(PX_FLOAT32, {2, 3}), in(PX_FLOAT32, {3, 5})}, {out(PX_FLOAT32, {2, 4})}, &plain),
                 PX_ERROR_SHAPE, "input 1 has shape (3, 5); the call needs (3, 4)");
         refused(call_of(PX_OP_GEMM, dev, {in(PX_INT32, {2, 3}), in(PX_INT32, {3, 4})}, {out(PX_INT32, {2, 4})}, &plain),
-                PX_ERROR_DTYPE, "input 0 is int32; the op takes float32, float64");
+                PX_ERROR_DTYPE, "input 0 is int32; the op takes float32, float64, float16, bfloat16");
     }
     SECTION("convolutions: channels, windows, strides and padding") {
         const px_conv2d_attrs one{sizeof(px_conv2d_attrs), 1, 1, 0, 0}, still{sizeof(px_conv2d_attrs), 0, 1, 0, 0};

@@ -252,8 +252,9 @@ TEST_CASE("arange fills a contiguous output of any rank and converts as a cast d
 // once; the checks below that call it directly are then skipped.
 TEST_CASE("copy is offered on every dtype", "[conformance][abi][R5]") {
     std::string missing;
+    const int32_t minor = int32_t(pxconf::plugin_abi_minor());  // a dtype newer than the plugin is not required
     for (int32_t d = 1; d < 16; ++d)
-        if (px_op_accepts(PX_OP_COPY, d) && !pxconf::device_has(PX_OP_COPY, DType(d)))
+        if (px_op_accepts(PX_OP_COPY, d) && px_dtype_abi_minor(d) <= minor && !pxconf::device_has(PX_OP_COPY, DType(d)))
             missing += std::string(missing.empty() ? "" : ", ") + px_dtype_name(d);
     INFO("supports() turns down copy on " << missing << "; copy is mandatory on every dtype");
     REQUIRE(missing.empty());

@@ -46,25 +46,39 @@ std::vector<double> reduce_ref(const std::vector<double>& v, int axis, px_op op,
     return out;
 }
 
+const DType kReducedDtypes[] = {DType::float32, DType::float64, DType::int32,   DType::int64,
+                                DType::uint8,   DType::float16, DType::bfloat16};
+
+// A reduction's reference as its result dtype holds it: float16's sum of 66,000
+// values of up to 50 is infinity, as float64's sum rounded once is.
+std::vector<double> rounded(std::vector<double> v, DType d) {
+    for (double& x : v) x = pxtest::rounded_to(x, d);
+    return v;
+}
+
+// Integer-valued samples: sums exact in float32 and wider; float16 and
+// bfloat16 accumulate in float32 or wider and round once (R11).
+double reduce_tolerance(DType d) { return std::max(1e-6, pxtest::tolerance(d)); }
+
 }  // namespace
 
 TEST_CASE("reductions over all axes and each axis, every dtype", "[conformance][reduce][R11]") {
     Device dev = pxtest::device_under_test();
     auto v = sample(24, 1);
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
+    for (DType d : kReducedDtypes)
         for (px_op op : {PX_OP_SUM, PX_OP_MEAN, PX_OP_MAX, PX_OP_MIN, PX_OP_ARGMAX})
             PX_OP_SECTION(op, d) {
                 for (int axis : {-1, 0, 1, 2}) {
                     INFO("axis " << axis);
                     Tensor t = array(v, {2, 3, 4}, dev).astype(d);
                     Tensor r = axis < 0 ? t.reduce(op) : t.reduce(op, axis);
-                    bool is_float = d == DType::float32 || d == DType::float64;
+                    bool is_float = is_floating(d);
                     DType want_dtype = op == PX_OP_ARGMAX ? DType::int64
                                        : op == PX_OP_SUM && !is_float ? DType::int64
                                        : op == PX_OP_MEAN && !is_float ? DType::float64
                                                                        : d;
                     REQUIRE(r.dtype() == want_dtype);
-                    PX_REQUIRE_CLOSE(values(r), reduce_ref(v, axis, op), 1e-6);
+                    PX_REQUIRE_CLOSE(values(r), rounded(reduce_ref(v, axis, op), want_dtype), reduce_tolerance(d));
                 }
             }
 }
@@ -76,14 +90,15 @@ TEST_CASE("large reductions (a device's parallel paths) match the reference, eve
     Device dev = pxtest::device_under_test();
     const std::array<int, 3> shape{40, 50, 33};
     auto v = sample(40 * 50 * 33, 2);
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8})
+    for (DType d : kReducedDtypes)
         for (px_op op : {PX_OP_SUM, PX_OP_MEAN, PX_OP_MAX, PX_OP_MIN, PX_OP_ARGMAX})
             PX_OP_SECTION(op, d) {
                 Tensor t = array(v, {40, 50, 33}, dev).astype(d);
                 for (int axis : {-1, 0, 1, 2}) {
                     INFO("axis " << axis);
                     Tensor r = axis < 0 ? t.reduce(op) : t.reduce(op, axis);
-                    PX_REQUIRE_CLOSE(values(r), reduce_ref(v, axis, op, shape), 1e-6);
+                    PX_REQUIRE_CLOSE(values(r), rounded(reduce_ref(v, axis, op, shape), r.dtype()),
+                                     reduce_tolerance(d));
                 }
             }
 }
@@ -167,7 +182,7 @@ TEST_CASE("argmax max and min along rows: the first NaN or the first extreme whe
     Device dev = pxtest::device_under_test();
     const std::array<double, 6> pool{-2.0, -1.0, -0.0, 0.0, 1.0, 2.0};
     std::mt19937 g(7);
-    for (DType d : {DType::float32, DType::float64})
+    for (DType d : {DType::float32, DType::float64, DType::float16, DType::bfloat16})
         for (px_op op : {PX_OP_ARGMAX, PX_OP_MAX, PX_OP_MIN})
             PX_OP_SECTION(op, d) {
                 for (int len : {1, 5, 16, 31, 32, 33, 47, 64, 100, 1000, 4099}) {
@@ -201,7 +216,10 @@ TEST_CASE("argmax max and min along rows: the first NaN or the first extreme whe
 
 TEST_CASE("matmul 2-D and batched against a float64 reference", "[conformance][matmul][R12]") {
     Device dev = pxtest::device_under_test();
-    for (DType d : {DType::float32, DType::float64}) {
+    // Integers 0..50: every product and sum is exact in float32, so a float16
+    // or bfloat16 result is the reference rounded once.
+    for (DType d : {DType::float32, DType::float64, DType::float16, DType::bfloat16}) {
+        const double tol = reduce_tolerance(d);
         PX_OP_SECTION(PX_OP_MATMUL, d) {
             const int B = 3, M = 5, K = 7, N = 4;
             auto av = sample(B * M * K, 2), bv = sample(B * K * N, 3);
@@ -220,15 +238,15 @@ TEST_CASE("matmul 2-D and batched against a float64 reference", "[conformance][m
             REQUIRE(c.shape() == Shape{B, M, N});
             std::vector<double> want;
             for (int bi = 0; bi < B; ++bi) for (double x : ref(bi, false)) want.push_back(x);
-            PX_REQUIRE_CLOSE(values(c), want, 1e-6);
+            PX_REQUIRE_CLOSE(values(c), rounded(want, d), tol);
             // A 2-D right operand is shared by the whole batch.
             Tensor b0 = b.slice(0, 1).reshape({K, N});
             want.clear();
             for (int bi = 0; bi < B; ++bi) for (double x : ref(bi, true)) want.push_back(x);
-            PX_REQUIRE_CLOSE(values(matmul(a, b0)), want, 1e-6);
+            PX_REQUIRE_CLOSE(values(matmul(a, b0)), rounded(want, d), tol);
             // Plain 2-D.
             Tensor a0 = a.slice(0, 1).reshape({M, K});
-            PX_REQUIRE_CLOSE(values(matmul(a0, b0)), ref(0, true), 1e-6);
+            PX_REQUIRE_CLOSE(values(matmul(a0, b0)), rounded(ref(0, true), d), tol);
         }
     }
 }

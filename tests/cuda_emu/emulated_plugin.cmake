@@ -38,7 +38,7 @@ set(emu_sources emu_runtime.cpp emu_errors.cpp emu_streams.cpp emu_launch.cpp em
 list(TRANSFORM emu_sources PREPEND ${emu_dir}/)
 add_library(plexus-cudart-emu SHARED ${emu_sources})
 target_include_directories(plexus-cudart-emu PRIVATE ${emu_dir} ${CUDAToolkit_INCLUDE_DIRS}
-  ${PLEXUS_CBLAS_INCLUDE})
+  ${PLEXUS_CBLAS_INCLUDE} ${PROJECT_SOURCE_DIR}/api)  # the last: plexus/half.h
 target_compile_options(plexus-cudart-emu PRIVATE -O2)
 target_link_libraries(plexus-cudart-emu PRIVATE ${PLEXUS_BLAS_LIBRARIES} Threads::Threads)
 set_target_properties(plexus-cudart-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})

@@ -239,7 +239,8 @@ TEST_CASE("what cannot be exchanged is refused with the reason, and a refused im
     }
     const std::pair<DLDataType, const char*> bad_types[] = {
         {DLDataType{kDLBool, 8, 1}, "DLPack dtype bool8 (code 6) has no Plexus dtype"},
-        {DLDataType{kDLFloat, 16, 1}, "DLPack dtype float16 (code 2) has no Plexus dtype"},
+        {DLDataType{kDLFloat, 8, 1}, "DLPack dtype float8 (code 2) has no Plexus dtype"},
+        {DLDataType{kDLBfloat, 32, 1}, "DLPack dtype bfloat32 (code 4) has no Plexus dtype"},
         {DLDataType{kDLFloat, 32, 4}, "DLPack dtype float32 x4 lanes (code 2)"},
         {DLDataType{kDLComplex, 64, 1}, "complex64"},
         {DLDataType{kDLUInt, 16, 1}, "uint16"},

@@ -261,7 +261,7 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
         CHECK((0 <= row->inputs_least && row->inputs_least <= row->inputs_most && row->inputs_most <= 3));
         CHECK((1 <= row->outputs_least && row->outputs_least <= row->outputs_most && row->outputs_most <= 2));
         CHECK(row->dtypes != 0);
-        CHECK((row->dtypes & ~uint32_t(PX_DTYPES_ALL)) == 0);
+        CHECK((row->dtypes & ~uint32_t(PX_ACCEPTS_ALL)) == 0);
         CHECK((row->abi_minor == 0 || row->abi_minor == 1 || row->abi_minor == 4));
     }
     // What each op means something on, as op_table.h's rows and docs/semantics.md say.
@@ -272,11 +272,15 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
     CHECK_FALSE(px_op_accepts(PX_OP_CONV2D, PX_INT32));
     CHECK(px_op_accepts(PX_OP_CONV2D, PX_FLOAT64));
     CHECK_FALSE(px_op_accepts(PX_OP_ADD, 0));
-    CHECK_FALSE(px_op_accepts(PX_OP_ADD, 6));  // no such dtype
+    CHECK(px_op_accepts(PX_OP_ADD, PX_FLOAT16));
+    CHECK(px_op_accepts(PX_OP_CONV2D, PX_BFLOAT16));
+    CHECK_FALSE(px_op_accepts(PX_OP_ADD, 8));  // no such dtype
     CHECK_FALSE(px_op_accepts(9999, PX_FLOAT32));
     char text[96];
-    CHECK(std::string(px_op_accepted_dtypes(PX_OP_RELU, text, sizeof text)) == "float32, float64, int32, int64");
-    CHECK(std::string(px_op_accepted_dtypes(PX_OP_WHERE, text, sizeof text)) == "float32, float64, int32, int64, uint8");
+    CHECK(std::string(px_op_accepted_dtypes(PX_OP_RELU, text, sizeof text)) ==
+          "float32, float64, int32, int64, float16, bfloat16");
+    CHECK(std::string(px_op_accepted_dtypes(PX_OP_WHERE, text, sizeof text)) ==
+          "float32, float64, int32, int64, uint8, float16, bfloat16");
     CHECK(std::string(px_op_accepted_dtypes(PX_OP_SQRT, text, 12)) == "float32, fl");  // cut to the buffer
     CHECK(std::string(px_op_accepted_dtypes(-4, text, sizeof text)).empty());
     // Attrs: the binary family's only in the scalar form; matmul's are optional.

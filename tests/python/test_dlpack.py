@@ -13,7 +13,7 @@ import pytest
 import plexus
 from conftest import need
 
-DTYPES = ["float32", "float64", "int32", "int64", "uint8"]
+DTYPES = ["float32", "float64", "int32", "int64", "uint8", "float16"]
 PX_DEVICE_CPU, PX_FLOAT64 = 1, 2  # types.h
 
 
@@ -207,10 +207,25 @@ def test_an_export_outlives_the_runtime_that_made_it():
     gc.collect()
 
 
+def test_bfloat16_is_shared_with_torch_both_ways():
+    torch = need("torch")
+    a = torch.tensor([[1.0, -2.5], [1 / 3, 3e38]], dtype=torch.bfloat16)
+    t = plexus.from_dlpack(a)
+    assert t.dtype == "bfloat16" and t.shape == (2, 2)
+    assert t.tolist() == a.float().tolist()  # through float32, exactly
+    b = torch.from_dlpack(t)
+    assert b.dtype == torch.bfloat16 and torch.equal(a, b)
+    b[0, 0] = 4  # one memory
+    assert t.tolist()[0][0] == 4.0 and a[0, 0].item() == 4.0
+    with pytest.raises(plexus.DTypeError, match="bfloat16 has no NumPy type"):
+        t.asnumpy()
+
+
 def test_what_plexus_has_no_dtype_for_is_refused():
     np, torch = need("numpy"), need("torch")
-    with pytest.raises(plexus.DTypeError, match=r"DLPack dtype float16 \(code 2\) has no Plexus dtype"):
-        plexus.from_dlpack(np.ones(2, dtype=np.float16))
+    with pytest.raises(plexus.DTypeError, match=r"DLPack dtype complex64 \(code 5\) has no Plexus dtype; Plexus has "
+                                                r"float32, float64, int32, int64, uint8, float16, bfloat16"):
+        plexus.from_dlpack(np.ones(2, dtype=np.complex64))
     with pytest.raises(TypeError, match=r"DLPack dtype complex64 \(code 5\)"):
         plexus.from_dlpack(torch.ones(2, dtype=torch.complex64))
     with pytest.raises(TypeError, match="int16"):

@@ -10,7 +10,7 @@ import pytest
 import plexus
 from conftest import need
 
-DTYPES = ["float32", "float64", "int32", "int64", "uint8"]
+DTYPES = ["float32", "float64", "int32", "int64", "uint8", "float16"]
 
 
 def test_creation_and_attributes():
@@ -46,6 +46,21 @@ def test_every_dtype_in_and_out_of_numpy(dtype):
     assert (np.asarray(t) == values).all() and np.asarray(t, dtype=np.float64).dtype == np.float64
     assert t[1].tolist() == values[1].tolist()
     assert type(t[0][1].item()) is (float if dtype.startswith("float") else int)
+
+
+def test_half_precision_rounds_once_and_reads_back_exactly():
+    np = need("numpy")
+    values = np.array([1 / 3, 65519.0, 65520.0, 2.0 ** -25 * 3, -0.0, np.nan])
+    t = plexus.array(values, dtype="float16")  # float64 values, rounded once on the device
+    assert (t.asnumpy().view(np.uint16) == values.astype(np.float16).view(np.uint16)).all()
+    b = plexus.array(values, dtype="bfloat16")
+    assert b.dtype == "bfloat16" and str(b).endswith("<Tensor 6 bfloat16 @cpu(0)>")
+    assert b.tolist()[:2] == [0.333984375, 65536.0]  # float32's view of bfloat16, exact
+    assert plexus.array(b).dtype == "bfloat16"  # a tensor's dtype is kept
+    assert plexus.zeros(3, dtype="bfloat16").astype("float16").dtype == np.float16
+    assert str(plexus.array([0.1, 0.5, 2.0], dtype="float16")).startswith("[0.1 0.5 2. ]")
+    with pytest.raises(plexus.DTypeError, match="bfloat16 has no NumPy type"):
+        np.asarray(b)
 
 
 def test_operators_and_functions_against_numpy():

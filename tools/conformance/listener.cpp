@@ -80,8 +80,9 @@ std::string describe(const Catch::AssertionStats& stats) {
     return out.str();
 }
 
-// "<op> on <dtype> is not supported on ...": the host's refusal of a pair
-// the device's supports() turned down; the pair, if it is one.
+// "<op> on <dtype> is not supported on ..." (or "cast to <dtype> ...", the
+// output's dtype): the host's refusal of a pair the device's supports()
+// turned down; the pair, if it is one.
 bool refused_pair(std::string message, int& op, int& dtype) {
     if (message.rfind("px_", 0) == 0 && message.find(": ") != std::string::npos)  // the C function's name
         message.erase(0, message.find(": ") + 2);
@@ -89,7 +90,8 @@ bool refused_pair(std::string message, int& op, int& dtype) {
     std::string op_name, on, dtype_name, rest;
     words >> op_name >> on >> dtype_name;
     std::getline(words, rest);
-    return on == "on" && rest.rfind(" is not supported on ", 0) == 0 && parse_cell(op_name + " " + dtype_name, op, dtype);
+    return (on == "on" || (on == "to" && op_name == "cast")) && rest.rfind(" is not supported on ", 0) == 0 &&
+           parse_cell(op_name + " " + dtype_name, op, dtype);
 }
 
 class ConformanceListener : public Catch::TestEventListenerBase {

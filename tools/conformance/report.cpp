@@ -93,7 +93,10 @@ void print_op_table() {
 
 namespace {
 
-const int kDtypes[] = {PX_FLOAT32, PX_FLOAT64, PX_INT32, PX_INT64, PX_UINT8};
+// The table's columns: every row of the dtype table (types.h).
+#define PLEXUS_DTYPE_COLUMN_(dtype, ...) dtype,
+const int kDtypes[] = {PX_DTYPE_TABLE(PLEXUS_DTYPE_COLUMN_)};
+#undef PLEXUS_DTYPE_COLUMN_
 
 std::string requirement_list(const Check& c) {
     std::string s;

@@ -108,7 +108,7 @@ namespace plexus {
 
 inline void Tensor::attach_grad() {
     DType d = dtype();
-    if (d != DType::float32 && d != DType::float64)
+    if (!is_floating(d))
         throw DTypeError(PX_ERROR_DTYPE, std::string("attach_grad: gradients need a floating dtype, this tensor is ") +
                                              name(d));
     auto meta = std::make_shared<autograd::Meta>();

@@ -35,11 +35,8 @@ inline Tensor clip(const Tensor& x, double lo, double hi) {
 // signed integers; 255 - x for uint8).
 namespace detail {
 inline Tensor reversed_order(const Tensor& x) {
-    switch (x.dtype()) {
-    case DType::float32: case DType::float64: return -x;
-    case DType::uint8: return 255.0 - x;
-    default: return -1.0 - x;
-    }
+    if (is_floating(x.dtype())) return -x;
+    return x.dtype() == DType::uint8 ? 255.0 - x : -1.0 - x;
 }
 }  // namespace detail
 inline Tensor argmin(const Tensor& x) { return detail::reversed_order(x).argmax(); }

@@ -8,18 +8,22 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace plexus::format {
 
-// Shortest "%.*e" digits that round-trip `v` at float32 or float64 precision.
-inline int unique_digits(double v, bool single) {
+// A value rounded to a dtype's precision (float32's, float16's, ...), as the
+// tensor's values are: identity for float64.
+using Rounding = std::function<double(double)>;
+
+// Shortest "%.*e" digits that read back as `v` once rounded to the tensor's precision.
+inline int unique_digits(double v, const Rounding& round) {
     char buf[64];
     for (int p = 0; p < 17; ++p) {
         std::snprintf(buf, sizeof buf, "%.*e", p, v);
-        double back = std::strtod(buf, nullptr);
-        if (single ? static_cast<float>(back) == static_cast<float>(v) : back == v) return p;
+        if (round(std::strtod(buf, nullptr)) == v) return p;
     }
     return 17;
 }
@@ -30,7 +34,7 @@ struct Cell {
 };
 
 // Formats every value; all cells then share widths.
-inline std::vector<Cell> float_cells(const std::vector<double>& vals, bool single) {
+inline std::vector<Cell> float_cells(const std::vector<double>& vals, const Rounding& round) {
     double max_abs = 0, min_abs = INFINITY;
     for (double v : vals) {
         if (!std::isfinite(v)) continue;
@@ -44,11 +48,11 @@ inline std::vector<Cell> float_cells(const std::vector<double>& vals, bool singl
     int sci_digits = 0;  // in scientific mode every mantissa gets the same digits, as NumPy prints
     if (sci)
         for (double v : vals)
-            if (std::isfinite(v)) sci_digits = std::max(sci_digits, unique_digits(v, single));
+            if (std::isfinite(v)) sci_digits = std::max(sci_digits, unique_digits(v, round));
     for (double v : vals) {
         if (std::isnan(v)) { cells.push_back({"nan", "", true}); continue; }
         if (std::isinf(v)) { cells.push_back({v > 0 ? "inf" : "-inf", "", true}); continue; }
-        int p = unique_digits(v, single);
+        int p = unique_digits(v, round);
         if (sci) {
             std::snprintf(buf, sizeof buf, "%.*e", sci_digits, v);
         } else {

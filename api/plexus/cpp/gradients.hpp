@@ -147,10 +147,9 @@ inline Tensor gemm(const Tensor& a, const Tensor& b, bool trans_a = false, bool 
 }
 
 inline Tensor matmul(const Tensor& a, const Tensor& b) {
-    auto is_float = [](DType d) { return d == DType::float32 || d == DType::float64; };
     // 2-D float products go through GEMM, which has a gradient, on devices
     // that offer it; a plugin with MATMUL alone still multiplies.
-    if (a.ndim() == 2 && b.ndim() == 2 && is_float(a.dtype()) && a.dtype() == b.dtype() &&
+    if (a.ndim() == 2 && b.ndim() == 2 && is_floating(a.dtype()) && a.dtype() == b.dtype() &&
         supports(a.device(), PX_OP_GEMM, static_cast<px_dtype>(a.dtype())))
         return gemm(a, b);
     autograd::detail::no_gradient({&a, &b}, "batched matmul");

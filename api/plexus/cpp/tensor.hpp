@@ -16,20 +16,20 @@
 
 #include "plexus/cpp/device.hpp"
 #include "plexus/cpp/format.hpp"
+#include "plexus/cpp/half.hpp"
 
 namespace plexus {
 
 using Shape = std::vector<int64_t>;
 
-enum class DType : int32_t {
-    float32 = PX_FLOAT32,
-    float64 = PX_FLOAT64,
-    int32 = PX_INT32,
-    int64 = PX_INT64,
-    uint8 = PX_UINT8,
-};
+// One enumerator per row of the dtype table (types.h), named as its row.
+#define PLEXUS_DTYPE_ENUMERATOR_(dtype, number, name, ...) name = dtype,
+enum class DType : int32_t { PX_DTYPE_TABLE(PLEXUS_DTYPE_ENUMERATOR_) };
+#undef PLEXUS_DTYPE_ENUMERATOR_
 
 inline const char* name(DType d) { return px_dtype_name(static_cast<int32_t>(d)); }
+// float32, float64, float16, bfloat16: the dtypes gradients and the float ops take.
+inline bool is_floating(DType d) { return px_dtype_class(static_cast<int32_t>(d)) == PX_DTYPE_CLASS_FLOAT; }
 
 class Tensor;
 
@@ -57,6 +57,8 @@ constexpr DType dtype_of() {
     else if constexpr (std::is_same_v<T, int32_t>) return DType::int32;
     else if constexpr (std::is_same_v<T, int64_t>) return DType::int64;
     else if constexpr (std::is_same_v<T, uint8_t>) return DType::uint8;
+    else if constexpr (std::is_same_v<T, float16>) return DType::float16;
+    else if constexpr (std::is_same_v<T, bfloat16>) return DType::bfloat16;
     else static_assert(sizeof(T) == 0, "no Plexus dtype for this C++ type");
 }
 
@@ -206,7 +208,7 @@ public:
 
     Tensor astype(DType d) const {
         Tensor out = wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
-        if ((d == DType::float32 || d == DType::float64) && autograd::detail::wanted({this})) {
+        if (is_floating(d) && autograd::detail::wanted({this})) {
             DType from = dtype();
             autograd::detail::record(out, {this}, [from](const Tensor& dy) { return std::vector<Tensor>{dy.astype(from)}; },
                                      "astype");
@@ -401,18 +403,23 @@ inline std::string values_string(const Tensor& t) {
     }
     std::vector<format::Cell> cells;
     DType d = t.dtype();
-    if (d == DType::float32 || d == DType::float64) {
-        std::vector<double> all;
-        if (d == DType::float32) {
-            const std::vector<float> f = t.to_vector<float>();
-            all.assign(f.begin(), f.end());
-        } else {
-            all = t.to_vector<double>();
-        }
+    if (is_floating(d)) {
+        auto widen = [](const auto& v) { return std::vector<double>(v.begin(), v.end()); };
+        const std::vector<double> all = d == DType::float32   ? widen(t.to_vector<float>())
+                                        : d == DType::float16 ? widen(t.to_vector<float16>())
+                                        : d == DType::bfloat16 ? widen(t.to_vector<bfloat16>())
+                                                               : t.to_vector<double>();
         std::vector<double> vals;
         vals.reserve(flat.size());
         for (auto o : flat) vals.push_back(all[size_t(o)]);
-        cells = format::float_cells(vals, d == DType::float32);
+        cells = format::float_cells(vals, [d](double v) {
+            switch (d) {
+            case DType::float32: return double(float(v));
+            case DType::float16: return double(float16(v));
+            case DType::bfloat16: return double(bfloat16(v));
+            default: return v;
+            }
+        });
     } else {
         auto widen = [](const auto& v) { return std::vector<long long>(v.begin(), v.end()); };
         const std::vector<long long> all = d == DType::int32   ? widen(t.to_vector<int32_t>())

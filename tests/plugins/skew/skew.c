@@ -1,9 +1,10 @@
 /* The CPU plugin as a plugin built against an older minor of the ABI would
  * show itself, for the version-skew tests (issue 41, item 5): compiled once
- * per minor (SKEW_MINOR 0..4), its table is the CPU plugin's cut off where
+ * per minor (SKEW_MINOR 0..5), its table is the CPU plugin's cut off where
  * that minor's table ended, with that struct_size and abi_minor, and its
- * supports() knows no op added after that minor, as a plugin of that age
- * could not. The table lies at the very end of a page whose next page is
+ * supports() knows no op added after that minor. It passes dtypes through
+ * (today's CPU plugin offers float16 on copy): the host must not ask a
+ * plugin about a dtype newer than its minor. The table lies at the very end of a page whose next page is
  * inaccessible, so a host that reads one byte past struct_size faults. */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -20,8 +21,10 @@
 #define SKEW_TABLE_END (offsetof(px_plugin_api, all_reduce) + sizeof(void*))
 #elif SKEW_MINOR <= 4
 #define SKEW_TABLE_END (offsetof(px_plugin_api, group_leave) + sizeof(void*))
+#elif SKEW_MINOR == 5
+#define SKEW_TABLE_END (offsetof(px_plugin_api, buffer_wrap) + sizeof(void*))
 #else
-#error "SKEW_MINOR is 0..4: the plugins of earlier minors"
+#error "SKEW_MINOR is 0..5: the plugins of earlier minors"
 #endif
 
 #define STRINGIFY_(x) #x
