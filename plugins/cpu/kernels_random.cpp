@@ -72,14 +72,17 @@ void random_typed(const OpTask& t) {
 
 }  // namespace
 
+// float16 and bfloat16 take float32's stream (sizeof(T) < 8), each draw
+// rounded once from float64 to the 16-bit format.
 void run_random(const OpTask& t) {
-    if (t.out.dtype == PX_FLOAT32) return random_typed<float>(t);
-    if (t.out.dtype == PX_FLOAT64) return random_typed<double>(t);
-    throw KernelError("random numbers need float32 or float64");
+    with_any_dtype(t.out.dtype, [&](auto v) {
+        if constexpr (is_float_v<decltype(v)>) random_typed<decltype(v)>(t);
+        else throw KernelError("random numbers need a floating dtype");
+    });
 }
 
 Kernels random_kernels() {
-    return {{PX_OP_RANDOM_UNIFORM, run_random}, {PX_OP_RANDOM_NORMAL, run_random}};
+    return {{PX_OP_RANDOM_UNIFORM, run_random, kFloatDtypes}, {PX_OP_RANDOM_NORMAL, run_random, kFloatDtypes}};
 }
 
 }  // namespace pxcpu

@@ -178,10 +178,14 @@ void run_data(const OpArgs& t, const Launch& l) {
     case PX_OP_RANDOM_UNIFORM:
     case PX_OP_RANDOM_NORMAL:
         if (n == 0) return;
-        with_float(t.out.dtype, "random numbers", [&](auto v) {
+        // float16 and bfloat16 take float32's stream, each draw rounded once, as on the CPU plugin.
+        with_any_dtype(t.out.dtype, [&](auto v) {
             using T = decltype(v);
-            random_flat<T><<<grid_for(n, l), kThreads, 0, l.stream>>>(reinterpret_cast<T*>(t.out.data), n,
-                                                                      t.attrs.random, t.op == PX_OP_RANDOM_NORMAL);
+            if constexpr (is_float_v<T>)
+                random_flat<T><<<grid_for(n, l), kThreads, 0, l.stream>>>(reinterpret_cast<T*>(t.out.data), n,
+                                                                          t.attrs.random, t.op == PX_OP_RANDOM_NORMAL);
+            else
+                throw Unsupported("random numbers need a floating dtype");
         });
         return check_launch("random_flat");
     default: throw Unsupported("not a data op");
@@ -191,7 +195,7 @@ void run_data(const OpArgs& t, const Launch& l) {
 Kernels data_kernels() {
     return {{PX_OP_COPY, run_data, kAllDtypes},  {PX_OP_CAST, run_data, kAllDtypes},
             {PX_OP_FILL, run_data, kAllDtypes},  {PX_OP_ARANGE, run_data, kAllDtypes},
-            {PX_OP_RANDOM_UNIFORM, run_data}, {PX_OP_RANDOM_NORMAL, run_data}};
+            {PX_OP_RANDOM_UNIFORM, run_data, kFloatDtypes}, {PX_OP_RANDOM_NORMAL, run_data, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

@@ -67,7 +67,7 @@ TEST_CASE("creation functions fill the right values", "[conformance][creation][R
 
 TEST_CASE("random numbers are seeded, reproducible and well distributed", "[conformance][random][R14]") {
     Device dev = pxtest::device_under_test();
-    for (DType d : {DType::float32, DType::float64}) {
+    for (DType d : {DType::float32, DType::float64, DType::float16, DType::bfloat16}) {
         PX_OP_SECTION(PX_OP_RANDOM_UNIFORM, d) {
             seed(42);
             auto u1 = values(random_uniform({100000}, -2, 3, dev, d));
@@ -98,7 +98,8 @@ TEST_CASE("random numbers are seeded, reproducible and well distributed", "[conf
 TEST_CASE("cast between every pair of dtypes", "[conformance][cast][R13]") {
     Device dev = pxtest::device_under_test();
     std::vector<double> v = {0, 1, 2, 100, 255};
-    const DType all[] = {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8};
+    const DType all[] = {DType::float32, DType::float64, DType::int32,   DType::int64,
+                         DType::uint8,   DType::float16, DType::bfloat16};
     for (DType from : all)
         PX_OP_SECTION(PX_OP_CAST, from) {
             for (DType to : all) {
