@@ -64,7 +64,7 @@ std::vector<Parameter*> WeightedLayer::own_params() {
 }
 
 Tensor WeightedLayer::finish(const Tensor& y) const {
-    return activate(bias_ ? bias_add(y, bias_->data(y.device())) : y, activation_);
+    return activate(bias_ ? bias_add(y, autocast(bias_->data(y.device()))) : y, activation_);
 }
 
 std::string WeightedLayer::head(int64_t in) const {
@@ -82,7 +82,7 @@ Tensor Dense::forward(const Tensor& x) {
     if (in.ndim() != 2)
         throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
     weight_->infer_shape({outputs_, in.shape()[1]});
-    return finish(gemm(in, weight_->data(in.device()), false, true));
+    return finish(gemm(autocast(in), autocast(weight_->data(in.device())), false, true));
 }
 
 std::string Dense::describe() const { return with_activation(head(weight_->shape()[1]), activation_); }
@@ -106,7 +106,7 @@ Tensor Conv2D::convolve(const Tensor& x) {
         throw ShapeError(PX_ERROR_SHAPE, "Conv2D: the input must be (batch, channels, height, width), got rank " +
                                              std::to_string(x.ndim()));
     weight_->infer_shape({outputs_, x.shape()[1], kernel_.h, kernel_.w});
-    return conv2d(x, weight_->data(x.device()), strides_, padding_);
+    return conv2d(autocast(x), autocast(weight_->data(x.device())), strides_, padding_);
 }
 
 Tensor Conv2D::forward(const Tensor& x) { return finish(convolve(x)); }
@@ -114,7 +114,7 @@ Tensor Conv2D::forward(const Tensor& x) { return finish(convolve(x)); }
 Tensor Conv2D::forward_max_pooled(const Tensor& x, const MaxPool2D& pool) {
     if (!fuses_max_pool()) return max_pool2d(forward(x), pool.pool_size(), pool.strides(), pool.padding());
     Tensor y = convolve(x);
-    return bias_relu_max_pool2d(y, bias_->data(y.device()), pool.pool_size(), pool.strides(), pool.padding());
+    return bias_relu_max_pool2d(y, autocast(bias_->data(y.device())), pool.pool_size(), pool.strides(), pool.padding());
 }
 
 std::string Conv2D::describe() const {
@@ -197,7 +197,8 @@ namespace plexus::loss {
 Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label) const {
     DType d = label.dtype();
     Tensor l = d == DType::int32 || d == DType::int64 ? label : label.astype(DType::int32);
-    return softmax_cross_entropy(pred, l);
+    const bool widen = nn::Autocast::dtype() != DType::float32 && (pred.dtype() == DType::float16 || pred.dtype() == DType::bfloat16);
+    return softmax_cross_entropy(widen ? pred.astype(DType::float32) : pred, l);
 }
 
 }  // namespace plexus::loss

@@ -33,10 +33,39 @@ void Trainer::set_learning_rate(double lr) {
     lr_ = lr;
 }
 
-void Trainer::step(int64_t batch_size) {
+namespace {
+void check_batch_size(int64_t batch_size, const char* call) {
     if (batch_size < 1)
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: batch_size must be >= 1, got " +
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, std::string(call) + ": batch_size must be >= 1, got " +
                                                                   std::to_string(batch_size));
+}
+}  // namespace
+
+void Trainer::step(int64_t batch_size) {
+    check_batch_size(batch_size, "Trainer::step");
+    update(summed_gradients(), 1.0 / double(batch_size));
+}
+
+bool Trainer::step_if_finite(int64_t batch_size, double loss_scale) {
+    check_batch_size(batch_size, "Trainer::step_if_finite");
+    if (!(loss_scale > 0 && std::isfinite(loss_scale)))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step_if_finite: loss_scale must be finite and > 0");
+    std::vector<std::vector<Tensor>> grads = summed_gradients();
+    // g * 0 is 0 for every finite g and NaN for an infinity or a NaN, and so
+    // is its sum: one sum per gradient, added up on the first one's device
+    // and read once. The summed gradients are the same on every replica (and
+    // rank), so every one decides alike.
+    Tensor total;
+    for (auto& g : grads) {
+        Tensor s = (g[0] * 0.0).sum().astype(DType::float64);
+        total = total.defined() ? total + s.as_in_context(total.device()) : s;
+    }
+    if (total.defined() && !std::isfinite(total.item<double>())) return false;
+    update(grads, 1.0 / (double(batch_size) * loss_scale));
+    return true;
+}
+
+std::vector<std::vector<Tensor>> Trainer::summed_gradients() {
     // Every replica's gradient becomes the sum over the replicas.
     std::vector<std::vector<Tensor>> grads;
     for (Parameter* p : params_) {
@@ -60,7 +89,10 @@ void Trainer::step(int64_t batch_size) {
             for (size_t i = 0; i < grads[k].size(); ++i) grads[k][i] = first[k].as_in_context(grads[k][i].device());
         }
     }
-    const double rescale = 1.0 / double(batch_size);
+    return grads;
+}
+
+void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale) {
     for (size_t k = 0; k < params_.size(); ++k) {
         Parameter* p = params_[k];
         std::vector<Tensor> replicas = p->list_data();

@@ -1,6 +1,7 @@
 // Helpers for the test suites: the device under test, host references.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -61,6 +62,31 @@ inline double rounded_to(double v, plexus::DType d) {
     case plexus::DType::bfloat16: return double(plexus::bfloat16(v));
     default: return v;
     }
+}
+
+// `v` with every element rounded to dtype `d`: the inputs a float64
+// reference takes when the device's inputs are `v` in `d`.
+inline std::vector<double> rounded_to(std::vector<double> v, plexus::DType d) {
+    for (double& x : v) x = rounded_to(x, d);
+    return v;
+}
+
+inline bool is_half(plexus::DType d) { return d == plexus::DType::float16 || d == plexus::DType::bfloat16; }
+
+// The float dtypes, widest first.
+inline const std::vector<plexus::DType>& float_dtypes() {
+    static const std::vector<plexus::DType> all{plexus::DType::float64, plexus::DType::float32, plexus::DType::float16,
+                                                plexus::DType::bfloat16};
+    return all;
+}
+
+// The tolerance of an op computed in float32 (or wider) and rounded once to
+// `d`, against a float64 reference from the same (rounded) inputs: `f32` and
+// `f64` for those dtypes, the larger of `f32` and one ulp of the 16-bit ones.
+inline double tolerance(plexus::DType d, double f32, double f64) {
+    if (d == plexus::DType::float64) return f64;
+    if (d == plexus::DType::float32) return f32;
+    return std::max(f32, tolerance(d));
 }
 
 inline bool close(double got, double want, double tol) {

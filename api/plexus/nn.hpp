@@ -251,6 +251,12 @@ public:
     Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options);
     // One update; gradients are divided by batch_size.
     void step(int64_t batch_size);
+    // step() for the gradients of a loss multiplied by `loss_scale`
+    // (LossScaler): they are divided by batch_size * loss_scale. When a
+    // gradient, summed over the replicas (and by the hook), holds an
+    // infinity or a NaN, nothing changes and it returns false. It reads one
+    // value back, so it waits for the backward pass.
+    bool step_if_finite(int64_t batch_size, double loss_scale = 1);
     double learning_rate() const { return lr_; }
     void set_learning_rate(double lr);
     // Called by step() with one gradient per parameter (in collect_params
@@ -262,6 +268,10 @@ public:
     void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
 
 private:
+    // Each parameter's replicas' gradients, summed over the replicas and passed through the hook.
+    std::vector<std::vector<Tensor>> summed_gradients();
+    void update(const std::vector<std::vector<Tensor>>& grads, double rescale);
+
     GradientHook hook_;
     std::vector<Parameter*> params_;
     std::vector<std::string> names_;  // as collect_params() names them ("0.weight")
@@ -269,12 +279,65 @@ private:
     std::map<const Parameter*, std::vector<Tensor>> momentum_buffers_;
 };
 
+// Mixed precision, as PyTorch's autocast: inside the scope Dense and Conv2D
+// compute in `dtype`, float16 or bfloat16. Their input, weight and bias are
+// cast to it as autograd records, so the gradients reach the parameters,
+// which stay float32 ("master weights"), in float32, and the trainer sums
+// and steps in float32. SoftmaxCrossEntropyLoss computes in float32 inside
+// the scope. float32 gives a scope that casts nothing. Per thread; a scope
+// restores the one it replaced.
+//
+//   { auto r = autograd::record(); nn::Autocast half(DType::bfloat16); l = loss_fn(net(x), y); }
+class Autocast {
+public:
+    explicit Autocast(DType dtype);
+    ~Autocast();
+    Autocast(const Autocast&) = delete;
+    Autocast& operator=(const Autocast&) = delete;
+    // The dtype layers compute in on this thread now: float32 outside every scope.
+    static DType dtype();
+
+private:
+    DType saved_;
+};
+
+// `x` as the layers compute it: cast to Autocast::dtype() when x is a
+// float of another dtype inside a scope, x itself otherwise.
+Tensor autocast(const Tensor& x);
+
+// Dynamic loss scaling for float16 training, as PyTorch's GradScaler: the
+// loss is multiplied by a scale before backward, so small gradients do not
+// flush to zero in float16; step() divides it out, skips the update when a
+// gradient overflowed (infinity or NaN) and halves the scale, and doubles it
+// after growth_interval updates in a row that did not.
+//
+//   nn::LossScaler scaler;
+//   scaler.scale(l).backward();
+//   scaler.step(trainer, batch_size);
+class LossScaler {
+public:
+    explicit LossScaler(double init_scale = 65536.0, double growth_factor = 2.0, double backoff_factor = 0.5,
+                        int64_t growth_interval = 2000);
+    // loss times the scale, recorded for backward (inside record() or not).
+    Tensor scale(const Tensor& loss) const;
+    // trainer.step_if_finite(batch_size, loss_scale()), then the scale's
+    // change; whether the parameters were updated.
+    bool step(Trainer& trainer, int64_t batch_size);
+    double loss_scale() const { return scale_; }
+    int64_t skipped_steps() const { return skipped_; }
+
+private:
+    double scale_, growth_, backoff_;
+    int64_t interval_, good_ = 0, skipped_ = 0;
+};
+
 }  // namespace plexus::nn
 
 namespace plexus::loss {
 
 // Per-sample -log softmax(pred)[label]; labels are class indices (any dtype,
-// cast to int32 when not int32/int64).
+// cast to int32 when not int32/int64). Inside an nn::Autocast scope a 16-bit
+// float pred is cast to float32 first, and the loss is float32.
 class SoftmaxCrossEntropyLoss {
 public:
     Tensor operator()(const Tensor& pred, const Tensor& label) const;

@@ -168,4 +168,71 @@ private:
     int32_t bad_op_ = 0;
 };
 
+// float16 and bfloat16 through a plugin's float32 kernel, for ops whose
+// arithmetic is float32 anyway (convolutions, pooling, softmax, dropout, the
+// optimizer step): each 16-bit float input is widened, exactly, to a
+// contiguous float32 copy; the kernel runs on the copies; each 16-bit float
+// output is rounded once, to nearest even, from the float32 result. An output
+// that is one of the inputs (sgd_update's parameter and momentum) gets that
+// input's copy, so an op in place stays in place.
+//
+// `Task` is the plugin's op struct (op, in[num_inputs], out, out2 when
+// num_outputs is 2, has_attrs; operands with dtype, data, ndim, shape,
+// strides). `allocate(bytes)` gives float32 storage that lives until this
+// returns; `run_cast(task)` runs a cast (the plugin's cast kernel, ordered
+// before what is queued after it; the task is a copy of t, so what else t
+// carries, such as its device's scratch budget, comes along); `run(task)` is
+// the float32 kernel. The plugin's kernel table offers the op on the 16-bit
+// floats.
+inline bool is_half_dtype(int32_t dtype) { return dtype == PX_FLOAT16 || dtype == PX_BFLOAT16; }
+
+template <class Task, class Allocate, class RunCast, class Run>
+void run_in_float32(const Task& t, Allocate&& allocate, RunCast&& run_cast, Run&& run) {
+    auto cast = [&](const auto& from, const auto& to) {
+        Task c = t;
+        c.op = PX_OP_CAST;
+        c.num_inputs = 1;
+        c.num_outputs = 1;
+        c.has_attrs = false;
+        c.in[0] = from;
+        c.out = to;
+        run_cast(c);
+    };
+    Task wide = t;
+    auto float32_copy = [&](auto operand) {  // float32, contiguous, storage of its own
+        int64_t n = 1;
+        for (int i = operand.ndim - 1; i >= 0; --i) {
+            operand.strides[i] = n;
+            n *= operand.shape[i];
+        }
+        operand.dtype = PX_FLOAT32;
+        operand.data = static_cast<char*>(allocate(uint64_t(n) * sizeof(float)));
+        return operand;
+    };
+    for (int i = 0; i < t.num_inputs; ++i)
+        if (is_half_dtype(t.in[i].dtype)) {
+            wide.in[i] = float32_copy(t.in[i]);
+            cast(t.in[i], wide.in[i]);
+        }
+    auto output = [&](const auto& out) {
+        for (int i = 0; i < t.num_inputs; ++i)
+            if (is_half_dtype(t.in[i].dtype) && t.in[i].data == out.data) return wide.in[i];
+        return float32_copy(out);
+    };
+    const bool second = t.num_outputs > 1 && is_half_dtype(t.out2.dtype);
+    if (is_half_dtype(t.out.dtype)) wide.out = output(t.out);
+    if (second) wide.out2 = output(t.out2);
+    run(wide);
+    if (is_half_dtype(t.out.dtype)) cast(wide.out, t.out);
+    if (second) cast(wide.out2, t.out2);
+}
+
+// Whether any operand of `t` is a 16-bit float: run_in_float32's case.
+template <class Task>
+bool has_half_operand(const Task& t) {
+    for (int i = 0; i < t.num_inputs; ++i)
+        if (is_half_dtype(t.in[i].dtype)) return true;
+    return is_half_dtype(t.out.dtype) || (t.num_outputs > 1 && is_half_dtype(t.out2.dtype));
+}
+
 }  // namespace plexus::kit

@@ -49,7 +49,8 @@ void run_dropout(const OpTask& t) {
 }
 
 Kernels dropout_kernels() {
-    return {{PX_OP_DROPOUT, run_dropout}, {PX_OP_DROPOUT_BACKWARD, run_dropout}};
+    return {{PX_OP_DROPOUT, through_float32<run_dropout>, kFloatDtypes},
+            {PX_OP_DROPOUT_BACKWARD, through_float32<run_dropout>, kFloatDtypes}};
 }
 
 }  // namespace pxcpu

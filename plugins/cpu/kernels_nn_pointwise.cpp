@@ -117,7 +117,12 @@ void run_nn_pointwise(const OpTask& t) {
 }
 
 Kernels nn_pointwise_kernels() {
-    return {{PX_OP_BIAS_ADD, run_nn_pointwise}, {PX_OP_BIAS_GRAD, run_nn_pointwise}, {PX_OP_RELU_BACKWARD, run_nn_pointwise}, {PX_OP_SIGMOID_BACKWARD, run_nn_pointwise}, {PX_OP_TANH_BACKWARD, run_nn_pointwise}, {PX_OP_SGD_UPDATE, run_nn_pointwise}};
+    return {{PX_OP_BIAS_ADD, through_float32<run_nn_pointwise>, kFloatDtypes},
+            {PX_OP_BIAS_GRAD, through_float32<run_nn_pointwise>, kFloatDtypes},
+            {PX_OP_RELU_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
+            {PX_OP_SIGMOID_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
+            {PX_OP_TANH_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
+            {PX_OP_SGD_UPDATE, through_float32<run_nn_pointwise>, kFloatDtypes}};
 }
 
 }  // namespace pxcpu

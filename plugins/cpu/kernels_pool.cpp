@@ -191,7 +191,10 @@ void run_pool(const OpTask& t) {
 }
 
 Kernels pool_kernels() {
-    return {{PX_OP_MAX_POOL2D, run_pool}, {PX_OP_AVG_POOL2D, run_pool}, {PX_OP_MAX_POOL2D_BACKWARD, run_pool}, {PX_OP_AVG_POOL2D_BACKWARD, run_pool}};
+    return {{PX_OP_MAX_POOL2D, through_float32<run_pool>, kFloatDtypes},
+            {PX_OP_AVG_POOL2D, through_float32<run_pool>, kFloatDtypes},
+            {PX_OP_MAX_POOL2D_BACKWARD, through_float32<run_pool>, kFloatDtypes},
+            {PX_OP_AVG_POOL2D_BACKWARD, through_float32<run_pool>, kFloatDtypes}};
 }
 
 }  // namespace pxcpu

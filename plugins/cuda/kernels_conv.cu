@@ -175,7 +175,9 @@ void run_conv(const OpArgs& t, const Launch& l) {
 }
 
 Kernels conv_kernels() {
-    return {{PX_OP_CONV2D, run_conv}, {PX_OP_CONV2D_BACKWARD_INPUT, run_conv}, {PX_OP_CONV2D_BACKWARD_WEIGHT, run_conv}};
+    return {{PX_OP_CONV2D, through_float32<run_conv>, kFloatDtypes},
+            {PX_OP_CONV2D_BACKWARD_INPUT, through_float32<run_conv>, kFloatDtypes},
+            {PX_OP_CONV2D_BACKWARD_WEIGHT, through_float32<run_conv>, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

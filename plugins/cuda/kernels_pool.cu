@@ -94,7 +94,10 @@ void run_pool(const OpArgs& t, const Launch& l) {
 }
 
 Kernels pool_kernels() {
-    return {{PX_OP_MAX_POOL2D, run_pool}, {PX_OP_AVG_POOL2D, run_pool}, {PX_OP_MAX_POOL2D_BACKWARD, run_pool}, {PX_OP_AVG_POOL2D_BACKWARD, run_pool}};
+    return {{PX_OP_MAX_POOL2D, through_float32<run_pool>, kFloatDtypes},
+            {PX_OP_AVG_POOL2D, through_float32<run_pool>, kFloatDtypes},
+            {PX_OP_MAX_POOL2D_BACKWARD, through_float32<run_pool>, kFloatDtypes},
+            {PX_OP_AVG_POOL2D_BACKWARD, through_float32<run_pool>, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

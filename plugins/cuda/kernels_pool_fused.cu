@@ -118,7 +118,8 @@ void run_pool_fused(const OpArgs& t, const Launch& l) {
 }
 
 Kernels pool_fused_kernels() {
-    return {{PX_OP_BIAS_RELU_MAX_POOL2D, run_pool_fused}, {PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, run_pool_fused}};
+    return {{PX_OP_BIAS_RELU_MAX_POOL2D, through_float32<run_pool_fused>, kFloatDtypes},
+            {PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, through_float32<run_pool_fused>, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

@@ -105,7 +105,10 @@ void run_softmax(const OpArgs& t, const Launch& l) {
 }
 
 Kernels softmax_kernels() {
-    return {{PX_OP_LOG_SOFTMAX, run_softmax}, {PX_OP_LOG_SOFTMAX_BACKWARD, run_softmax}, {PX_OP_SOFTMAX_CROSS_ENTROPY, run_softmax}, {PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, run_softmax}};
+    return {{PX_OP_LOG_SOFTMAX, through_float32<run_softmax>, kFloatDtypes},
+            {PX_OP_LOG_SOFTMAX_BACKWARD, through_float32<run_softmax>, kFloatDtypes},
+            {PX_OP_SOFTMAX_CROSS_ENTROPY, through_float32<run_softmax>, kFloatDtypes},
+            {PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, through_float32<run_softmax>, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

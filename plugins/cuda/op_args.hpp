@@ -133,6 +133,17 @@ using Kernels = std::vector<plexus::kit::Kernel<Runner>>;
 // table's row narrows it): ABI 1.0's dtypes and float16 and bfloat16.
 constexpr uint32_t kAllDtypes = PX_DTYPES_ALL | PX_DTYPES_HALF;
 constexpr uint32_t kFloatDtypes = PX_DTYPES_FLOAT | PX_DTYPES_HALF;
+// Runs `t` by `float32_kernel`, its float16 and bfloat16 operands through
+// float32 copies (kit::run_in_float32; the copies are stream-ordered scratch).
+void run_in_float32(const OpArgs& t, const Launch& l, Runner float32_kernel);
+// The kernel R, which runs float32 and float64, on every float dtype: the
+// 16-bit floats through float32.
+template <Runner R>
+void through_float32(const OpArgs& t, const Launch& l) {
+    if (plexus::kit::has_half_operand(t)) run_in_float32(t, l, R);
+    else R(t, l);
+}
+
 Kernels elementwise_kernels();
 Kernels reduce_kernels();
 Kernels blas_kernels();  // matmul and gemm

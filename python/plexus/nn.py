@@ -1,10 +1,10 @@
 """Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dropout; parameters,
-Trainer and split_and_load."""
+Trainer and split_and_load; mixed precision: autocast and LossScaler."""
 from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dropout,
-                         Sequential, Trainer, split_and_load)
+                         Sequential, Trainer, split_and_load, autocast, autocast_dtype, LossScaler)
 
 __all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "Flatten",
-           "Dropout", "Sequential", "Trainer", "split_and_load"]
+           "Dropout", "Sequential", "Trainer", "split_and_load", "autocast", "autocast_dtype", "LossScaler"]
 
 
 def _devices(device, ctx):

@@ -478,6 +478,14 @@ struct ScopeManager {
     void exit() { scope.reset(); }
 };
 
+// nn.autocast(dtype) as a context manager; the dtype is checked when it is made.
+struct AutocastManager {
+    plexus::DType dtype = plexus::DType::float32;
+    std::optional<plexus::nn::Autocast> scope;
+    void enter() { scope.emplace(dtype); }
+    void exit() { scope.reset(); }
+};
+
 template <class B>
 using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
@@ -794,8 +802,32 @@ PYBIND11_MODULE(_plexus, m) {
             py::gil_scoped_release release;
             t.step(batch_size);
         }, py::arg("batch_size"))
+        .def("step_if_finite", [](nn::Trainer& t, int64_t batch_size, double loss_scale) {
+            py::gil_scoped_release release;
+            return t.step_if_finite(batch_size, loss_scale);
+        }, py::arg("batch_size"), py::arg("loss_scale") = 1.0)
         .def_property_readonly("learning_rate", &nn::Trainer::learning_rate)
         .def("set_learning_rate", &nn::Trainer::set_learning_rate);
+    py::class_<AutocastManager>(mnn, "_Autocast")
+        .def("__enter__", [](AutocastManager& a) { a.enter(); return &a; }, py::return_value_policy::reference)
+        .def("__exit__", [](AutocastManager& a, const py::args&) { a.exit(); return false; });
+    mnn.def("autocast", [](const py::object& dtype) {
+        auto a = std::make_unique<AutocastManager>();
+        a->dtype = parse_dtype(dtype);
+        nn::Autocast check(a->dtype);  // refuses a dtype layers cannot compute in, now
+        return a;
+    }, py::arg("dtype"));
+    mnn.def("autocast_dtype", [] { return std::string(plexus::name(nn::Autocast::dtype())); });
+    py::class_<nn::LossScaler>(mnn, "LossScaler")
+        .def(py::init<double, double, double, int64_t>(), py::arg("init_scale") = 65536.0,
+             py::arg("growth_factor") = 2.0, py::arg("backoff_factor") = 0.5, py::arg("growth_interval") = 2000)
+        .def("scale", &nn::LossScaler::scale, py::arg("loss"))
+        .def("step", [](nn::LossScaler& s, nn::Trainer& t, int64_t batch_size) {
+            py::gil_scoped_release release;
+            return s.step(t, batch_size);
+        }, py::arg("trainer"), py::arg("batch_size"))
+        .def_property_readonly("loss_scale", &nn::LossScaler::loss_scale)
+        .def_property_readonly("skipped_steps", &nn::LossScaler::skipped_steps);
 
     py::module_ loss = m.def_submodule("loss", "Losses");
     py::class_<plexus::loss::SoftmaxCrossEntropyLoss>(loss, "SoftmaxCrossEntropyLoss")

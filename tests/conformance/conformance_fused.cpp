@@ -76,7 +76,9 @@ TEST_CASE("bias_relu_max_pool2d gives the values of bias_add, relu and max_pool2
                       array(random_values(size_t(g.c), 52, -0.5, 0.5), {g.c}, dev).astype(d),
                       array(random_values(size_t(g.n) * g.c * oh * ow, 53), {g.n, g.c, oh, ow}, dev).astype(d)};
     };
-    for (DType d : {DType::float64, DType::float32}) {
+    // float16 and bfloat16 fuse in float32: relu and the maximum commute
+    // with rounding, and the sums of eighths and a bias stay apart after it.
+    for (DType d : pxtest::float_dtypes()) {
         PX_OP_SECTION(PX_OP_BIAS_RELU_MAX_POOL2D, d) {
             for (const Geometry& g : cases) {
                 CAPTURE(g.n, g.c, g.h, g.w, g.k, g.s, g.p);
@@ -96,7 +98,7 @@ TEST_CASE("bias_relu_max_pool2d gives the values of bias_add, relu and max_pool2
                 REQUIRE(dx.shape() == in.x.shape());
                 REQUIRE(db.shape() == in.b.shape());
                 CHECK(pxtest::same_values(values(dx), values(want.dx)));
-                PX_REQUIRE_CLOSE(values(db), values(want.db), d == DType::float32 ? 1e-6 : 1e-12);
+                PX_REQUIRE_CLOSE(values(db), values(want.db), pxtest::tolerance(d, 1e-6, 1e-12));
             }
         }
     }
@@ -113,7 +115,7 @@ TEST_CASE("bias_relu_max_pool2d by hand: ties, relu's cut, padding", "[conforman
                           1, 0, 0, 1,
                           0, 5, 2, 0,
                           2, 5, 0, 9};
-    for (DType d : {DType::float64, DType::float32})
+    for (DType d : pxtest::float_dtypes())
         PX_OP_SECTION(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, d) {
             Tensor tx = array(x, {1, 1, 4, 4}, dev).astype(d), tb = array(std::vector<double>{-1}, {1}, dev).astype(d);
             const Geometry g{1, 1, 4, 4, 2, 2, 0};

@@ -21,6 +21,11 @@ In rnd(Shape s, uint64_t seed, double lo = -1, double hi = 1) {
     for (auto d : s) n *= size_t(d);
     return {s, random_values(n, seed, lo, hi)};
 }
+// `v` rounded to multiples of 1/64.
+std::vector<double> sixty_fourths(std::vector<double> v) {
+    for (double& x : v) x = std::round(x * 64) / 64;
+    return v;
+}
 // A fixed random weighting, so that every output element matters to the loss.
 Tensor weigh(const Tensor& y, uint64_t seed) {
     Shape s = y.shape();
@@ -32,19 +37,19 @@ Tensor weigh(const Tensor& y, uint64_t seed) {
 TEST_CASE("conv2d matches the host reference", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     struct Case { int n, c, h, w, o, kh, kw, sh, sw, ph, pw; };
-    for (DType d : {DType::float64, DType::float32})
+    for (DType d : pxtest::float_dtypes())
         PX_OP_SECTION(PX_OP_CONV2D, d) {
             for (Case k : {Case{2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0}, Case{2, 2, 8, 9, 3, 3, 2, 2, 1, 1, 0},
                            Case{1, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{3, 4, 5, 5, 2, 1, 1, 1, 1, 0, 0}}) {
-                auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 1);
-                auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 2);
+                auto x = pxtest::rounded_to(random_values(size_t(k.n) * k.c * k.h * k.w, 1), d);
+                auto w = pxtest::rounded_to(random_values(size_t(k.o) * k.c * k.kh * k.kw, 2), d);
                 int oh, ow;
                 auto want = pxtest::conv2d_reference(x, w, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow);
                 Tensor tx = array(x, {k.n, k.c, k.h, k.w}, dev).astype(d), tw = array(w, {k.o, k.c, k.kh, k.kw}, dev).astype(d);
                 Tensor y = conv2d(tx, tw, {k.sh, k.sw}, {k.ph, k.pw});
                 REQUIRE(y.shape() == Shape{k.n, k.o, oh, ow});
                 REQUIRE(y.dtype() == d);
-                PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-5 : 1e-12);
+                PX_REQUIRE_CLOSE(values(y), want, pxtest::tolerance(d, 1e-5, 1e-12));
             }
         }
 }
@@ -55,7 +60,7 @@ TEST_CASE("conv2d matches the host reference", "[conformance][nn][R15]") {
 TEST_CASE("conv2d gradients match the host reference", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     struct Case { int n, c, h, w, o, kh, kw, sh, sw, ph, pw; };
-    for (DType d : {DType::float64, DType::float32})
+    for (DType d : pxtest::float_dtypes())
         PX_OP_SECTION(PX_OP_CONV2D_BACKWARD_WEIGHT, d) {
             for (Case k : {Case{5, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0}, Case{5, 6, 12, 12, 16, 3, 3, 1, 1, 0, 0},
                            Case{3, 2, 9, 13, 3, 3, 5, 1, 1, 1, 2}, Case{2, 3, 4, 5, 2, 2, 2, 1, 1, 3, 2},
@@ -67,9 +72,9 @@ TEST_CASE("conv2d gradients match the host reference", "[conformance][nn][R15]")
                            Case{40, 6, 12, 12, 16, 3, 3, 1, 1, 0, 0}, Case{3, 2, 150, 170, 3, 3, 3, 1, 1, 1, 1}}) {
                 CAPTURE(k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw);
                 const int oh = (k.h + 2 * k.ph - k.kh) / k.sh + 1, ow = (k.w + 2 * k.pw - k.kw) / k.sw + 1;
-                auto x = random_values(size_t(k.n) * k.c * k.h * k.w, 41);
-                auto w = random_values(size_t(k.o) * k.c * k.kh * k.kw, 42);
-                auto dy = random_values(size_t(k.n) * k.o * oh * ow, 43);
+                auto x = pxtest::rounded_to(random_values(size_t(k.n) * k.c * k.h * k.w, 41), d);
+                auto w = pxtest::rounded_to(random_values(size_t(k.o) * k.c * k.kh * k.kw, 42), d);
+                auto dy = pxtest::rounded_to(random_values(size_t(k.n) * k.o * oh * ow, 43), d);
                 std::vector<double> want_dx, want_dw;
                 pxtest::conv2d_gradients_reference(x, w, dy, k.n, k.c, k.h, k.w, k.o, k.kh, k.kw, k.sh, k.sw, k.ph,
                                                    k.pw, want_dx, want_dw);
@@ -85,18 +90,18 @@ TEST_CASE("conv2d gradients match the host reference", "[conformance][nn][R15]")
                 REQUIRE(tdx.shape() == Shape{k.n, k.c, k.h, k.w});
                 REQUIRE(tdw.shape() == Shape{k.o, k.c, k.kh, k.kw});
                 // dw sums up to N*OH*OW products: float32 gets a looser bound.
-                PX_REQUIRE_CLOSE(values(tdx), want_dx, d == DType::float32 ? 1e-5 : 1e-12);
-                PX_REQUIRE_CLOSE(values(tdw), want_dw, d == DType::float32 ? 2e-4 : 1e-11);
+                PX_REQUIRE_CLOSE(values(tdx), want_dx, pxtest::tolerance(d, 1e-5, 1e-12));
+                PX_REQUIRE_CLOSE(values(tdw), want_dw, pxtest::tolerance(d, 2e-4, 1e-11));
             }
         }
 }
 
 TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
-    auto x = random_values(2 * 3 * 7 * 6, 3);
     for (bool is_max : {true, false})
-        for (DType d : {DType::float64, DType::float32})
+        for (DType d : pxtest::float_dtypes())
             PX_OP_SECTION(is_max ? PX_OP_MAX_POOL2D : PX_OP_AVG_POOL2D, d) {
+                auto x = pxtest::rounded_to(random_values(2 * 3 * 7 * 6, 3), d);
                 // LeNet's 2x2; padded windows; windows without padding that
                 // overlap (3/2, 2/1) or do not (3/3); windows of two sizes.
                 for (pxtest::PoolGeom g : {pxtest::PoolGeom{2, 2, 2, 2, 0, 0}, {3, 3, 2, 2, 1, 1}, {3, 3, 1, 1, 1, 1},
@@ -109,7 +114,7 @@ TEST_CASE("pooling matches the host reference", "[conformance][nn][R15]") {
                     const Pair2 k{g.kh, g.kw}, s{g.sh, g.sw}, p{g.ph, g.pw};
                     Tensor y = is_max ? max_pool2d(tx, k, s, p) : avg_pool2d(tx, k, s, p);
                     REQUIRE(y.shape() == Shape{2, 3, oh, ow});
-                    PX_REQUIRE_CLOSE(values(y), want, d == DType::float32 ? 1e-6 : 1e-12);
+                    PX_REQUIRE_CLOSE(values(y), want, pxtest::tolerance(d, 1e-6, 1e-12));
                 }
             }
 }
@@ -125,7 +130,7 @@ TEST_CASE("max pooling: ties send the gradient to the first maximum, NaN propaga
                           0, 1, 6, 6, 4,
                           2, 0, 6, 6, 4,
                           4, 4, 4, 4, 4};
-    for (DType d : {DType::float64, DType::float32})
+    for (DType d : pxtest::float_dtypes())
         PX_OP_SECTION(PX_OP_MAX_POOL2D_BACKWARD, d) {
             Tensor tx = array(x, {1, 1, 5, 5}, dev).astype(d);
             tx.attach_grad();
@@ -202,24 +207,27 @@ TEST_CASE("max pooling: ties send the gradient to the first maximum, NaN propaga
 TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     // Logits of 1000 would overflow exp() without the max subtracted first.
-    std::vector<double> logits{1000, 1001, 1002, -3, 0, 3};
-    Tensor l = array(logits, {2, 3}, dev);
+    // bfloat16 holds 1000 and 1004, not 1001: the references take the
+    // logits as each dtype holds them.
     Tensor labels = array(std::vector<int32_t>{2, 0}, {2}, dev);
     auto lse = [](double a, double b, double c) {
         double m = std::max({a, b, c});
         return m + std::log(std::exp(a - m) + std::exp(b - m) + std::exp(c - m));
     };
-    std::vector<double> want{lse(1000, 1001, 1002) - 1002, lse(-3, 0, 3) + 3};
-    for (DType d : {DType::float64, DType::float32}) {
+    for (DType d : pxtest::float_dtypes()) {
+        auto x = pxtest::rounded_to(std::vector<double>{1000, 1001, 1002, -3, 0, 3}, d);
+        Tensor l = array(x, {2, 3}, dev).astype(d);
+        std::vector<double> want{lse(x[0], x[1], x[2]) - x[2], lse(x[3], x[4], x[5]) - x[3]};
+        const double tol = pxtest::tolerance(d, 1e-6, 1e-12);
         PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
-        PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l.astype(d), labels)), want, d == DType::float32 ? 1e-6 : 1e-12);
-        PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l.astype(d), labels.astype(DType::int64))), want,
-                         d == DType::float32 ? 1e-6 : 1e-12);
+        PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l, labels)), want, tol);
+        PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l, labels.astype(DType::int64))), want, tol);
         }
         PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) {
-        auto ls = values(log_softmax(l.astype(d)));
-        REQUIRE(ls[2] == Approx(1002 - lse(1000, 1001, 1002)).margin(1e-6));
-        REQUIRE(ls[3] == Approx(-3 - lse(-3, 0, 3)).margin(1e-6));
+        auto ls = values(log_softmax(l));
+        CAPTURE(ls[2], ls[3]);
+        REQUIRE(pxtest::close(ls[2], x[2] - lse(x[0], x[1], x[2]), tol));
+        REQUIRE(pxtest::close(ls[3], x[3] - lse(x[3], x[4], x[5]), tol));
         }
     }
 }
@@ -239,10 +247,13 @@ TEST_CASE("a label outside the classes fails at the next wait, naming the op", "
 
 namespace {
 // log_softmax, softmax_cross_entropy and the latter's gradient of (rows,
-// cols) logits on the device under test, in both float dtypes, against
+// cols) logits on the device under test, in every float dtype, against
 // float64 references computed here (a row holding a NaN is NaN throughout).
-void check_softmax_ops(const std::vector<double>& x, int rows, int cols, const std::vector<int64_t>& labels) {
+void check_softmax_ops(const std::vector<double>& logits, int rows, int cols, const std::vector<int64_t>& labels) {
     Device dev = pxtest::device_under_test();
+    Tensor tl = array(labels, {rows}, dev);
+    for (DType d : pxtest::float_dtypes()) {
+    const std::vector<double> x = pxtest::rounded_to(logits, d);
     std::vector<double> want_ls(x.size()), want_loss(static_cast<size_t>(rows)), want_grad(x.size());
     for (int r = 0; r < rows; ++r) {
         const double* row = x.data() + size_t(r) * size_t(cols);
@@ -257,9 +268,7 @@ void check_softmax_ops(const std::vector<double>& x, int rows, int cols, const s
         }
         want_loss[size_t(r)] = -want_ls[size_t(r * cols + labels[size_t(r)])];
     }
-    Tensor tl = array(labels, {rows}, dev);
-    for (DType d : {DType::float64, DType::float32}) {
-        const double tol = d == DType::float32 ? 1e-5 : 1e-12;
+        const double tol = pxtest::tolerance(d, 1e-5, 1e-12);
         Tensor tx = array(x, {rows, cols}, dev).astype(d);
         PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) { PX_REQUIRE_CLOSE(values(log_softmax(tx)), want_ls, tol); }
         PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
@@ -300,7 +309,8 @@ TEST_CASE("bias add and its gradient on a large batch match the reference", "[co
     // (64, 16, 10, 10): 102,400 values, enough for a device's parallel path.
     Device dev = pxtest::device_under_test();
     const int n = 64, c = 16, hw = 100;
-    auto x = random_values(size_t(n) * c * hw, 43, -2, 2), b = random_values(c, 44, -1, 1);
+    // Multiples of 1/64: every float dtype holds them (bfloat16's 8 bits).
+    auto x = sixty_fourths(random_values(size_t(n) * c * hw, 43, -2, 2)), b = sixty_fourths(random_values(c, 44, -1, 1));
     std::vector<double> want_y(x.size()), want_db(c, 0.0);
     for (int i = 0; i < n; ++i)
         for (int ch = 0; ch < c; ++ch)
@@ -309,14 +319,14 @@ TEST_CASE("bias add and its gradient on a large batch match the reference", "[co
                 want_y[at] = x[at] + b[size_t(ch)];
                 want_db[size_t(ch)] += x[at];  // the gradient of x's sum, taking x as dy
             }
-    for (DType d : {DType::float64, DType::float32}) {
+    for (DType d : pxtest::float_dtypes()) {
         Tensor tx = array(x, {n, c, 10, 10}, dev).astype(d), tb = array(b, {c}, dev).astype(d);
         PX_OP_SECTION(PX_OP_BIAS_ADD, d) {
-            PX_REQUIRE_CLOSE(values(bias_add(tx, tb)), want_y, d == DType::float32 ? 1e-6 : 1e-12);
+            PX_REQUIRE_CLOSE(values(bias_add(tx, tb)), want_y, pxtest::tolerance(d, 1e-6, 1e-12));
         }
         PX_OP_SECTION(PX_OP_BIAS_GRAD, d) {
             Tensor db = Tensor::wrap([&](px_tensor** o) { return px_bias_grad(tx.handle(), o); });
-            PX_REQUIRE_CLOSE(values(db), want_db, d == DType::float32 ? 1e-5 : 1e-12);
+            PX_REQUIRE_CLOSE(values(db), want_db, pxtest::tolerance(d, 1e-5, 1e-12));
         }
     }
 }
@@ -326,16 +336,16 @@ TEST_CASE("a dense layer's bias gradient on a large batch matches the reference"
     // values for a device's parallel path and columns for several blocks.
     Device dev = pxtest::device_under_test();
     const int n = 300, c = 700;
-    auto x = random_values(size_t(n) * c, 45, -2, 2);
+    auto x = sixty_fourths(random_values(size_t(n) * c, 45, -2, 2));
     std::vector<double> want(c, 0.0);
     for (int i = 0; i < n; ++i)
         for (int ch = 0; ch < c; ++ch) want[size_t(ch)] += x[size_t(i) * c + size_t(ch)];
-    for (DType d : {DType::float64, DType::float32}) {
+    for (DType d : pxtest::float_dtypes()) {
         Tensor tx = array(x, {n, c}, dev).astype(d);
         PX_OP_SECTION(PX_OP_BIAS_GRAD, d) {
             Tensor db = Tensor::wrap([&](px_tensor** o) { return px_bias_grad(tx.handle(), o); });
             REQUIRE(db.shape() == Shape{c});
-            PX_REQUIRE_CLOSE(values(db), want, d == DType::float32 ? 1e-5 : 1e-12);
+            PX_REQUIRE_CLOSE(values(db), want, pxtest::tolerance(d, 1e-5, 1e-12));
         }
     }
 }
@@ -426,7 +436,7 @@ TEST_CASE("dropout drops exactly the elements px_dropout_keeps names, at any off
     std::vector<double> x(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) x[size_t(i)] = double(i % 13) - 6.0;
     x[5] = NAN, x[6] = INFINITY, x[7] = -INFINITY, x[8] = NAN;
-    for (DType d : {DType::float32, DType::float64})
+    for (DType d : pxtest::float_dtypes())
         for (double p : {0.3, 0.0, 0.9}) {
             INFO("p " << p);
             const double scale = 1.0 / (1.0 - p);
@@ -437,7 +447,7 @@ TEST_CASE("dropout drops exactly the elements px_dropout_keeps names, at any off
                     const double want = keep ? x[size_t(i)] * scale : 0.0;  // a dropped NaN or Inf gives 0
                     INFO("element " << i << " (seed " << seed << ", offset " << offset << ")");
                     if (std::isnan(want)) REQUIRE(std::isnan(got[size_t(i)]));
-                    else REQUIRE(got[size_t(i)] == Approx(want).epsilon(1e-6));
+                    else REQUIRE(got[size_t(i)] == Approx(want).epsilon(pxtest::tolerance(d, 1e-6, 1e-6)));
                 }
             };
             PX_OP_SECTION(PX_OP_DROPOUT, d) {
@@ -460,7 +470,7 @@ TEST_CASE("dropout drops exactly the elements px_dropout_keeps names, at any off
 TEST_CASE("sgd_update matches the host reference, with and without momentum", "[conformance][nn][R15]") {
     Device dev = pxtest::device_under_test();
     auto p0 = random_values(50, 40), g = random_values(50, 41);
-    for (DType d : {DType::float64, DType::float32}) PX_OP_SECTION(PX_OP_SGD_UPDATE, d) {
+    for (DType d : pxtest::float_dtypes()) PX_OP_SECTION(PX_OP_SGD_UPDATE, d) {
         Tensor p = array(p0, {50}, dev).astype(d), m = zeros({50}, dev, d), grad = array(g, {50}, dev).astype(d);
         Tensor plain = array(p0, {50}, dev).astype(d);
         std::vector<double> want = p0, mom(50, 0.0), want_plain = p0;
@@ -474,7 +484,8 @@ TEST_CASE("sgd_update matches the host reference, with and without momentum", "[
                 want_plain[i] -= 0.1 * (0.5 * g[i] + 0.01 * want_plain[i]);
             }
         }
-        double tol = d == DType::float32 ? 1e-6 : 1e-12;
+        // Three steps, each rounding the parameter and momentum to d.
+        double tol = pxtest::tolerance(d, 1e-6, 1e-12) * (pxtest::is_half(d) ? 4 : 1);
         PX_REQUIRE_CLOSE(values(p), want, tol);
         PX_REQUIRE_CLOSE(values(m), mom, tol);
         PX_REQUIRE_CLOSE(values(plain), want_plain, tol);
@@ -515,9 +526,18 @@ TEST_CASE("sgd_update is the unfused formula bit for bit, so replicas on two plu
     Device dev = pxtest::device_under_test();
     const size_t n = 4096;
     auto p0 = random_values(n, 50, -2, 2), g0 = random_values(n, 51, -3, 3);
-    auto run = [&](auto zero, DType d) {
-        using T = decltype(zero);
-        std::vector<T> p(p0.begin(), p0.end()), g(g0.begin(), g0.end()), m(n, T(0)), plain = p, none;
+    // T: the dtype's arithmetic; S: its storage. float16 and bfloat16 run
+    // the float32 formula on their values widened, each step's parameter
+    // and momentum rounded back to S.
+    auto run = [&](auto compute, auto storage, DType d) {
+        using T = decltype(compute);
+        using S = decltype(storage);
+        auto held = [](std::vector<T>& v) {
+            for (T& x : v) x = T(S(x));
+        };
+        std::vector<T> p, g, m(n, T(0)), none;
+        for (size_t i = 0; i < n; ++i) p.push_back(T(S(p0[i]))), g.push_back(T(S(g0[i])));
+        std::vector<T> plain = p;
         Tensor tp = array(p0, {int64_t(n)}, dev).astype(d), tm = zeros({int64_t(n)}, dev, d);
         Tensor tplain = array(p0, {int64_t(n)}, dev).astype(d), tg = array(g0, {int64_t(n)}, dev).astype(d);
         for (int step = 0; step < 3; ++step) {
@@ -525,13 +545,16 @@ TEST_CASE("sgd_update is the unfused formula bit for bit, so replicas on two plu
             check(px_sgd_update(tplain.handle(), tg.handle(), nullptr, 0.1, 0, 0.01, 0.5));
             sgd_reference<T>(p, m, g, T(0.1), T(0.9), T(0.01), T(0.5));
             sgd_reference<T>(plain, none, g, T(0.1), T(0), T(0.01), T(0.5));
+            held(p), held(m), held(plain);
         }
         CHECK(differing(values(tp), p) == 0);
         CHECK(differing(values(tm), m) == 0);
         CHECK(differing(values(tplain), plain) == 0);
     };
-    PX_OP_SECTION(PX_OP_SGD_UPDATE, DType::float32) run(float{}, DType::float32);
-    PX_OP_SECTION(PX_OP_SGD_UPDATE, DType::float64) run(double{}, DType::float64);
+    PX_OP_SECTION(PX_OP_SGD_UPDATE, DType::float32) run(float{}, float{}, DType::float32);
+    PX_OP_SECTION(PX_OP_SGD_UPDATE, DType::float64) run(double{}, double{}, DType::float64);
+    PX_OP_SECTION(PX_OP_SGD_UPDATE, DType::float16) run(float{}, float16{}, DType::float16);
+    PX_OP_SECTION(PX_OP_SGD_UPDATE, DType::bfloat16) run(float{}, bfloat16{}, DType::bfloat16);
 }
 
 TEST_CASE("nn ops reject bad arguments before queuing anything", "[conformance][nn][errors][R5]") {

@@ -32,10 +32,11 @@ inline void build_small_lenet(plexus::nn::Sequential& net) {
 }
 
 // Builds the small LeNet (seed 11) on `devices` and runs k SGD steps with
-// momentum and weight decay, each batch split over the devices; returns each
-// step's mean loss.
+// momentum and weight decay, each batch split over the devices, the layers
+// computing in `compute` (nn::Autocast); returns each step's mean loss.
 inline std::vector<double> train_split(plexus::nn::Sequential& net, const std::vector<plexus::Device>& devices,
-                                       const plexus::Tensor& x, const plexus::Tensor& y, int k) {
+                                       const plexus::Tensor& x, const plexus::Tensor& y, int k,
+                                       plexus::DType compute = plexus::DType::float32) {
     using namespace plexus;
     seed(11);
     build_small_lenet(net);
@@ -49,6 +50,7 @@ inline std::vector<double> train_split(plexus::nn::Sequential& net, const std::v
         std::vector<Tensor> parts;
         {
             auto scope = autograd::record();
+            nn::Autocast precision(compute);
             for (size_t i = 0; i < devices.size(); ++i) parts.push_back(loss_fn(net(xs[i]), ys[i]));
         }
         double total = 0;

@@ -124,3 +124,47 @@ def test_fashion_mnist_loader():
     assert 0 <= label.asnumpy().min() and label.asnumpy().max() <= 9
     with pytest.raises(plexus.Error, match="cannot open"):
         plexus.data.fashion_mnist(train=True, folder="/nonexistent")
+
+
+def test_autocast_computes_the_layers_in_bfloat16_and_keeps_float32_parameters():
+    net = nn.Sequential()
+    net.add(nn.Dense(3))
+    net.initialize()
+    x = plexus.random.uniform(shape=(4, 5))
+    label = plexus.array([0, 1, 2, 0], dtype="int32")
+    with autograd.record():
+        with nn.autocast("bfloat16"):
+            assert nn.autocast_dtype() == "bfloat16"
+            out = net(x)
+            loss = plexus.loss.SoftmaxCrossEntropyLoss()(out, label)
+    assert nn.autocast_dtype() == "float32"
+    assert out.dtype == "bfloat16" and loss.dtype == "float32"
+    loss.backward()
+    assert net[0].weight.data().dtype == "float32" and net[0].weight.grad().dtype == "float32"
+    with pytest.raises(plexus.DTypeError, match="Autocast: layers compute in float32, float16 or bfloat16, not int32"):
+        nn.autocast("int32")
+
+
+def test_loss_scaler_skips_a_step_whose_float16_gradients_overflowed():
+    net = nn.Sequential()
+    net.add(nn.Dense(3, in_units=5))
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    scaler = nn.LossScaler(init_scale=2.0 ** 40, backoff_factor=2.0 ** -30)
+    x = plexus.random.uniform(shape=(4, 5))
+    label = plexus.array([0, 1, 2, 0], dtype="int32")
+    before = net[0].weight.data().tolist()
+    stepped = []
+    for _ in range(2):
+        with autograd.record():
+            with nn.autocast("float16"):
+                loss = plexus.loss.SoftmaxCrossEntropyLoss()(net(x), label)
+        scaler.scale(loss).backward()
+        stepped.append(scaler.step(trainer, 4))
+        if not stepped[-1]:
+            assert net[0].weight.data().tolist() == before  # nothing changed
+    assert stepped == [False, True]
+    assert scaler.skipped_steps == 1 and scaler.loss_scale == 2.0 ** 10
+    assert net[0].weight.data().tolist() != before
+    with pytest.raises(plexus.InvalidArgumentError, match="growth_interval must be >= 1"):
+        nn.LossScaler(growth_interval=0)

@@ -40,10 +40,12 @@ struct EpochResult {
 // devices each batch is split over them (split_and_load) and every device
 // runs its part, as in seed 002. Loss and accuracy are summed on the device
 // and read once, so the loop never waits for the device. `on_batch(done)` is
-// called per batch.
+// called per batch. The layers compute in `compute` (nn::Autocast); with a
+// `scaler` the loss is scaled and a step whose gradients overflowed is skipped.
 inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Trainer& trainer, uint64_t epoch,
                                const std::function<void(int64_t, double)>& on_batch = {}, int64_t max_batches = -1,
-                               const std::vector<Device>& devices = {}) {
+                               const std::vector<Device>& devices = {}, DType compute = DType::float32,
+                               nn::LossScaler* scaler = nullptr) {
     loss::SoftmaxCrossEntropyLoss loss_fn;
     auto t0 = std::chrono::steady_clock::now();
     loader.begin_epoch(epoch);
@@ -62,13 +64,19 @@ inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Tra
         }
         {
             auto scope = autograd::record();
+            nn::Autocast precision(compute);
             for (size_t i = 0; i < xs.size(); ++i) {
                 outs.push_back(net(xs[i]));
                 losses.push_back(loss_fn(outs.back(), ys[i]));
             }
         }
-        for (auto& l : losses) l.backward();
-        trainer.step(b.global_size);
+        if (scaler) {
+            for (auto& l : losses) scaler->scale(l).backward();
+            scaler->step(trainer, b.global_size);
+        } else {
+            for (auto& l : losses) l.backward();
+            trainer.step(b.global_size);
+        }
         for (size_t i = 0; i < xs.size(); ++i) {
             add(loss_sum, losses[i].detach().sum().astype(DType::float64));
             add(correct, equal(outs[i].detach().argmax(1), ys[i].astype(DType::int64)).sum());
@@ -86,12 +94,13 @@ inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Tra
 }
 
 // Correct predictions and samples of `net` over `loader` (no recording, no
-// dropout), on the loader's device.
+// dropout), on the loader's device, the layers computing in `compute`.
 struct Evaluation {
     int64_t correct = 0, samples = 0;
     double accuracy() const { return samples ? double(correct) / double(samples) : 0.0; }
 };
-inline Evaluation evaluate(nn::Block& net, data::DataLoader& loader) {
+inline Evaluation evaluate(nn::Block& net, data::DataLoader& loader, DType compute = DType::float32) {
+    nn::Autocast precision(compute);
     loader.begin_epoch(0);
     data::Batch b;
     Tensor correct;

@@ -46,12 +46,13 @@ struct Options {
     bool distributed = false;
     int64_t max_batches = -1;  // per epoch; -1: all
     const train::Network* net = &train::networks[0];
+    DType dtype = DType::float32;  // what the layers compute in (nn::Autocast)
 };
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
     "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp]\n"
-    "                    [--no-progress]\n"
+    "                    [--dtype float32|bfloat16|float16] [--no-progress]\n"
     "       mpirun -np N plexus-train --distributed [the same options]\n"
     "Trains seed 002's LeNet on Fashion-MNIST (SGD, lr 0.1, batch 256, 10 epochs by default) on the first GPU,\n"
     "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params (mlp.params) to --out.\n"
@@ -60,6 +61,8 @@ const char* usage =
     "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
     "  --max-batches N        stop each epoch after N batches\n"
     "  --net lenet|mlp        the network: seed 002's LeNet (default) or a 784-1024-1024-10 MLP\n"
+    "  --dtype D              mixed precision: the layers compute in bfloat16 or float16, the parameters,\n"
+    "                         gradients and SGD stay float32; float16 scales the loss dynamically\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
     "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
     "and --out), data set sizes and network; otherwise all stop, naming the first difference.\n";
@@ -123,6 +126,13 @@ Options parse(int argc, char** argv) {
             for (const auto& n : train::networks)
                 if (name == n.flag) o.net = &n;
             if (!o.net) die("--net wants lenet or mlp, got '" + name + "'");
+        }
+        else if (a == "--dtype") {
+            const std::string name = value();
+            if (name == "float32") o.dtype = DType::float32;
+            else if (name == "bfloat16") o.dtype = DType::bfloat16;
+            else if (name == "float16") o.dtype = DType::float16;
+            else die("--dtype wants float32, bfloat16 or float16, got '" + name + "'");
         }
         else die("unknown option '" + a + "'\n" + usage);
     }
@@ -211,6 +221,7 @@ void check_ranks_agree(Ranks& ranks, const Options& o, const data::ImageDataset&
                      {"--batch-size", std::to_string(o.batch_size)},
                      {"--max-batches", o.max_batches > 0 ? std::to_string(o.max_batches) : "all"},
                      {"--net", o.net->flag},
+                     {"--dtype", name(o.dtype)},
                      {"--seed", std::to_string(o.seed)},
                      {"--lr", g(o.lr)},
                      {"--momentum", g(o.momentum)},
@@ -282,13 +293,21 @@ int main(int argc, char** argv) {
         if (ranks.mpi) check_ranks_agree(ranks, o, train_set, test_set, net, dev);
         nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
         if (ranks.mpi) trainer.set_gradient_hook(ranks.mpi->gradient_reducer(dev));
+        // float16's range is narrow: its gradients need the loss scaled.
+        std::optional<nn::LossScaler> scaler;
+        if (o.dtype == DType::float16) scaler.emplace();
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
         if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.mpi->reducer() << "\n";
         if (lead)
             std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << train_set.count
-                      << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr << "\n"
+                      << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr
+                      << (o.dtype == DType::float32 ? std::string()
+                                                    : std::string(", layers in ") + name(o.dtype) +
+                                                          " (float32 parameters" +
+                                                          (scaler ? ", dynamic loss scaling)" : ")"))
+                      << "\n"
                       << net.describe() << "\n";
 
         std::vector<train::EpochFigures> rows;
@@ -299,11 +318,11 @@ int main(int argc, char** argv) {
             train::ProgressBar bar(o.progress && lead, batches);
             train::EpochResult r = train::train_epoch(
                 net, train_data, trainer, uint64_t(epoch), [&](int64_t done, double s) { bar.update(done, s); },
-                o.max_batches, devices);
+                o.max_batches, devices, o.dtype, scaler ? &*scaler : nullptr);
             bar.finish();
             stage = "testing after epoch " + std::to_string(epoch);
             auto t0 = std::chrono::steady_clock::now();
-            train::Evaluation test = train::evaluate(net, test_data);
+            train::Evaluation test = train::evaluate(net, test_data, o.dtype);
             double test_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             // Figures over every rank: sums of losses, hits and samples.
             std::vector<double> totals{r.loss * double(r.samples), r.accuracy * double(r.samples), double(r.samples),
@@ -315,8 +334,12 @@ int main(int argc, char** argv) {
                 totals[4] > 0 ? std::optional<double>(totals[3] / totals[4]) : std::nullopt;
             rows.push_back({epoch, loss, acc, test_acc, r.seconds, test_s});
             if (!lead) continue;
-            std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %s, in %.1f sec\n", epoch, loss, acc,
+            std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %s, in %.1f sec", epoch, loss, acc,
                         test_acc ? train::fixed(*test_acc, 3).c_str() : "n/a (no test images)", r.seconds);
+            if (scaler)
+                std::printf(" (loss scale %g, %lld steps skipped so far)", scaler->loss_scale(),
+                            static_cast<long long>(scaler->skipped_steps()));
+            std::printf("\n");
             std::fflush(stdout);
             train::write_csv(o.out + "/metrics.csv", rows);
             train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on Fashion-MNIST, " + where);
