@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "float16_convert.hpp"
 #include "kernel_util.hpp"
 #include "kernels.hpp"
 
@@ -106,7 +107,20 @@ void cast(const OpTask& t) {
             using T = decltype(to);
             const F* a = reinterpret_cast<const F*>(t.in[0].data);
             T* o = reinterpret_cast<T*>(t.out.data);
-            map_flat(t.out.numel(), o, [](F v) { return convert<T>(v); }, a);
+            const int64_t n = t.out.numel();
+            if constexpr (std::is_same_v<F, float16> && std::is_same_v<T, float>) {
+                if (auto widen = float16_widen_f16c())
+                    return parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) {
+                        widen(&a[lo].bits, o + lo, hi - lo);
+                    });
+            }
+            if constexpr (std::is_same_v<F, float> && std::is_same_v<T, float16>) {
+                if (auto narrow = float16_narrow_f16c())
+                    return parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) {
+                        narrow(a + lo, &o[lo].bits, hi - lo);
+                    });
+            }
+            map_flat(n, o, [](F v) { return convert<T>(v); }, a);
         });
     });
 }

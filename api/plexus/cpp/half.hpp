@@ -26,14 +26,18 @@ namespace detail {
 template <int ExpBits, int FracBits>
 struct half_format {
     static PLEXUS_HALF_HD uint16_t from_float(float v) {
-        return px_half_round_(px_half_float_as_double_bits_(v), ExpBits, FracBits);
+        if constexpr (ExpBits == 8) return px_float_to_bfloat16(v);  // branch-free: loops of it vectorize
+        else return px_half_round_(px_half_float_as_double_bits_(v), ExpBits, FracBits);
     }
     static PLEXUS_HALF_HD uint16_t from_double(double v) {
         return px_half_round_(px_half_double_bits_(v), ExpBits, FracBits);
     }
     static PLEXUS_HALF_HD uint16_t from_int64(int64_t v) { return from_double(px_half_int64_to_odd_double_(v)); }
     static PLEXUS_HALF_HD uint16_t from_uint64(uint64_t v) { return from_double(px_half_uint64_to_odd_double_(v)); }
-    static PLEXUS_HALF_HD float to_float(uint16_t bits) { return px_half_widen_float_(bits, ExpBits, FracBits); }
+    static PLEXUS_HALF_HD float to_float(uint16_t bits) {
+        if constexpr (ExpBits == 8) return px_bfloat16_to_float(bits);
+        else return px_half_widen_float_(bits, ExpBits, FracBits);
+    }
     static PLEXUS_HALF_HD double to_double(uint16_t bits) { return px_half_widen_double_(bits, ExpBits, FracBits); }
 };
 using float16_format = half_format<5, 10>;
