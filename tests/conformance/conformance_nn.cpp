@@ -216,15 +216,15 @@ TEST_CASE("softmax cross-entropy and log-softmax are exact and stable", "[confor
     };
     for (DType d : pxtest::float_dtypes()) {
         auto x = pxtest::rounded_to(std::vector<double>{1000, 1001, 1002, -3, 0, 3}, d);
-        Tensor l = array(x, {2, 3}, dev).astype(d);
         std::vector<double> want{lse(x[0], x[1], x[2]) - x[2], lse(x[3], x[4], x[5]) - x[3]};
         const double tol = pxtest::tolerance(d, 1e-6, 1e-12);
         PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
+        Tensor l = array(x, {2, 3}, dev).astype(d);
         PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l, labels)), want, tol);
         PX_REQUIRE_CLOSE(values(softmax_cross_entropy(l, labels.astype(DType::int64))), want, tol);
         }
         PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) {
-        auto ls = values(log_softmax(l));
+        auto ls = values(log_softmax(array(x, {2, 3}, dev).astype(d)));
         CAPTURE(ls[2], ls[3]);
         REQUIRE(pxtest::close(ls[2], x[2] - lse(x[0], x[1], x[2]), tol));
         REQUIRE(pxtest::close(ls[3], x[3] - lse(x[3], x[4], x[5]), tol));
@@ -269,12 +269,14 @@ void check_softmax_ops(const std::vector<double>& logits, int rows, int cols, co
         want_loss[size_t(r)] = -want_ls[size_t(r * cols + labels[size_t(r)])];
     }
         const double tol = pxtest::tolerance(d, 1e-5, 1e-12);
-        Tensor tx = array(x, {rows, cols}, dev).astype(d);
-        PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) { PX_REQUIRE_CLOSE(values(log_softmax(tx)), want_ls, tol); }
+        // Made in each section: a device may lack d altogether.
+        auto input = [&] { return array(x, {rows, cols}, dev).astype(d); };
+        PX_OP_SECTION(PX_OP_LOG_SOFTMAX, d) { PX_REQUIRE_CLOSE(values(log_softmax(input())), want_ls, tol); }
         PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY, d) {
-            PX_REQUIRE_CLOSE(values(softmax_cross_entropy(tx, tl)), want_loss, tol);
+            PX_REQUIRE_CLOSE(values(softmax_cross_entropy(input(), tl)), want_loss, tol);
         }
         PX_OP_SECTION(PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, d) {
+            Tensor tx = input();
             tx.attach_grad();
             Tensor loss;
             {
@@ -320,11 +322,13 @@ TEST_CASE("bias add and its gradient on a large batch match the reference", "[co
                 want_db[size_t(ch)] += x[at];  // the gradient of x's sum, taking x as dy
             }
     for (DType d : pxtest::float_dtypes()) {
-        Tensor tx = array(x, {n, c, 10, 10}, dev).astype(d), tb = array(b, {c}, dev).astype(d);
+        auto input = [&] { return array(x, {n, c, 10, 10}, dev).astype(d); };
         PX_OP_SECTION(PX_OP_BIAS_ADD, d) {
-            PX_REQUIRE_CLOSE(values(bias_add(tx, tb)), want_y, pxtest::tolerance(d, 1e-6, 1e-12));
+            PX_REQUIRE_CLOSE(values(bias_add(input(), array(b, {c}, dev).astype(d))), want_y,
+                             pxtest::tolerance(d, 1e-6, 1e-12));
         }
         PX_OP_SECTION(PX_OP_BIAS_GRAD, d) {
+            Tensor tx = input();
             Tensor db = Tensor::wrap([&](px_tensor** o) { return px_bias_grad(tx.handle(), o); });
             PX_REQUIRE_CLOSE(values(db), want_db, pxtest::tolerance(d, 1e-5, 1e-12));
         }
@@ -341,8 +345,8 @@ TEST_CASE("a dense layer's bias gradient on a large batch matches the reference"
     for (int i = 0; i < n; ++i)
         for (int ch = 0; ch < c; ++ch) want[size_t(ch)] += x[size_t(i) * c + size_t(ch)];
     for (DType d : pxtest::float_dtypes()) {
-        Tensor tx = array(x, {n, c}, dev).astype(d);
         PX_OP_SECTION(PX_OP_BIAS_GRAD, d) {
+            Tensor tx = array(x, {n, c}, dev).astype(d);
             Tensor db = Tensor::wrap([&](px_tensor** o) { return px_bias_grad(tx.handle(), o); });
             REQUIRE(db.shape() == Shape{c});
             PX_REQUIRE_CLOSE(values(db), want, pxtest::tolerance(d, 1e-5, 1e-12));
@@ -440,7 +444,7 @@ TEST_CASE("dropout drops exactly the elements px_dropout_keeps names, at any off
         for (double p : {0.3, 0.0, 0.9}) {
             INFO("p " << p);
             const double scale = 1.0 / (1.0 - p);
-            Tensor tx = array(x, {n}, dev).astype(d);
+            auto input = [&] { return array(x, {n}, dev).astype(d); };
             auto check_mask = [&](const std::vector<double>& got, uint64_t seed, uint64_t offset) {
                 for (int64_t i = 0; i < n; ++i) {
                     const bool keep = px_dropout_keeps(seed, offset, i, p);
@@ -452,10 +456,12 @@ TEST_CASE("dropout drops exactly the elements px_dropout_keeps names, at any off
             };
             PX_OP_SECTION(PX_OP_DROPOUT, d) {
                 uint64_t seed = 0, offset = 0;
+                Tensor tx = input();
                 Tensor y = Tensor::wrap([&](px_tensor** o) { return px_dropout(tx.handle(), p, &seed, &offset, o); });
                 check_mask(values(y), seed, offset);
             }
             PX_OP_SECTION(PX_OP_DROPOUT_BACKWARD, d) {
+                Tensor tx = input();
                 // Counters that cross 2^32 inside the tensor, and the top of the range.
                 for (uint64_t offset : {(uint64_t(1) << 32) - 1000, ~uint64_t(0) - 50}) {
                     const uint64_t seed = 0x0123456789ABCDEFull;

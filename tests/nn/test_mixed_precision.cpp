@@ -151,7 +151,7 @@ TEST_CASE("step_if_finite leaves every parameter when a gradient overflowed and 
     CHECK_THROWS_WITH(t_plain.step_if_finite(0, 1), Catch::Contains("batch_size must be >= 1, got 0"));
 }
 
-TEST_CASE("LossScaler: a float16 overflow skips the step and backs off; steps in a row grow the scale",
+TEST_CASE("LossScaler: a float16 overflow skips the step and backs off, steps in a row grow the scale",
           "[nn][mixed]") {
     const Batch b = small_batch();
     nn::Sequential net;

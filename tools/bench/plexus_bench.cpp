@@ -18,6 +18,7 @@
 
 #include "../json_writer.hpp"
 #include "../device_arg.hpp"
+#include "bench_half.hpp"
 #include "bench_layer_ops.hpp"
 #include "bench_parallel.hpp"
 #include "bench_python.hpp"
@@ -172,7 +173,8 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
 }
 
 // The groups of figures, for --only.
-const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "tensor-ops", "training", "devices", "python"};
+const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "tensor-ops", "training", "half", "devices",
+                              "python"};
 
 [[noreturn]] void refuse(const std::string& why) {
     std::fprintf(stderr, "plexus-bench: %s (try --help)\n", why.c_str());
@@ -261,6 +263,7 @@ int main(int argc, char** argv) try {
         std::printf("(layer-ops: CPU devices only, beside raw OpenMP loops; on a GPU see the training step)\n");
     if (wanted("norm")) bench_norm_log(dev, json);
     if (wanted("training")) bench_training(dev, quick, json, torch_script);
+    if (wanted("half")) bench_half(dev, quick, json);
     // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).
     const px_device_kind kind = static_cast<px_device_kind>(dev.kind);
     if (wanted("devices") && num_devices(kind) > 1) {
