@@ -4,8 +4,10 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <vector>
 
+#include "float16_convert.hpp"
 #include "kernel_util.hpp"
 
 namespace pxcpu {
@@ -27,6 +29,9 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, double alpha, const doub
 // float32 copies of A and B and cblas_sgemm. (OpenBLAS's cblas_sbgemm is not
 // in Debian's 0.3.21 library, and with AVX512-BF16 it flushes subnormal
 // bfloat16 operands and results.)
+// Rows of `cols` elements per parallel chunk: about parallel_grain elements.
+inline int64_t rows_per_chunk(int64_t cols) { return std::max<int64_t>(1, parallel_grain / std::max<int64_t>(1, cols)); }
+
 template <class H>
 void gemm_half(bool ta, bool tb, int m, int n, int k, const H* a, int lda, const H* b, int ldb, H* c, int ldc) {
     const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans, op_b = tb ? CblasTrans : CblasNoTrans;
@@ -34,15 +39,17 @@ void gemm_half(bool ta, bool tb, int m, int n, int k, const H* a, int lda, const
     // Each operand widened as stored: its rows (k or m of them, as transposed) of ld apart.
     auto widened = [](const H* p, int rows, int cols, int ld) {
         std::vector<float> w(size_t(rows) * size_t(cols));
-        for (int r = 0; r < rows; ++r)
-            for (int j = 0; j < cols; ++j) w[size_t(r) * size_t(cols) + size_t(j)] = p[size_t(r) * size_t(ld) + size_t(j)];
+        parallel_chunks(rows, rows_per_chunk(cols), [&](int64_t lo, int64_t hi) {
+            for (int64_t r = lo; r < hi; ++r) widen_to_float(p + r * ld, w.data() + r * cols, cols);
+        });
         return w;
     };
     const std::vector<float> wa = widened(a, ta ? k : m, ta ? m : k, lda), wb = widened(b, tb ? n : k, tb ? k : n, ldb);
     cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, wa.data(), ta ? m : k, wb.data(), tb ? k : n, 0.0f,
                 product.data(), n);
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) c[size_t(i) * size_t(ldc) + size_t(j)] = H(product[size_t(i) * size_t(n) + size_t(j)]);
+    parallel_chunks(m, rows_per_chunk(n), [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) narrow_from_float(product.data() + i * n, c + i * ldc, n);
+    });
 }
 
 }  // namespace pxcpu

@@ -109,18 +109,12 @@ void cast(const OpTask& t) {
             T* o = reinterpret_cast<T*>(t.out.data);
             const int64_t n = t.out.numel();
             if constexpr (std::is_same_v<F, float16> && std::is_same_v<T, float>) {
-                if (auto widen = float16_widen_f16c())
-                    return parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) {
-                        widen(&a[lo].bits, o + lo, hi - lo);
-                    });
+                return parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) { widen_to_float(a + lo, o + lo, hi - lo); });
+            } else if constexpr (std::is_same_v<F, float> && std::is_same_v<T, float16>) {
+                return parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) { narrow_from_float(a + lo, o + lo, hi - lo); });
+            } else {
+                map_flat(n, o, [](F v) { return convert<T>(v); }, a);
             }
-            if constexpr (std::is_same_v<F, float> && std::is_same_v<T, float16>) {
-                if (auto narrow = float16_narrow_f16c())
-                    return parallel_chunks(n, parallel_grain, [&](int64_t lo, int64_t hi) {
-                        narrow(a + lo, &o[lo].bits, hi - lo);
-                    });
-            }
-            map_flat(n, o, [](F v) { return convert<T>(v); }, a);
         });
     });
 }
