@@ -3,6 +3,7 @@
 // the quiet NaN of its sign, as half.h rounds it.
 #include "float16_convert.hpp"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstring>
@@ -36,7 +37,8 @@ __attribute__((target("avx2,f16c"))) void narrow(const float* in, uint16_t* out,
 bool usable() {
     static const bool cpu_has = [] {
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+        unsigned a = 0, b = 0, c = 0, d = 0;  // F16C is CPUID leaf 1's ECX bit 29 (clang's builtin lacks the name)
+        return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
     }();
     return cpu_has && std::strcmp(direct_conv_isa().name, "baseline") != 0;
 }

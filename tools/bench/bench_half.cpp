@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,9 +79,9 @@ void bench_lenet_half(Device dev, bool quick, bool json) {
         std::optional<nn::Trainer> trainer;
         std::optional<nn::LossScaler> scaler;
     };
-    std::vector<Run> runs(3);
     const DType dtypes[] = {DType::float32, DType::bfloat16, DType::float16};
-    for (size_t i = 0; i < runs.size(); ++i) {
+    std::vector<Run> runs(std::size(dtypes));
+    for (size_t i = 0; i < std::size(dtypes); ++i) {
         seed(0);
         runs[i].dtype = dtypes[i];
         train::add_lenet(runs[i].net);
