@@ -254,8 +254,9 @@ public:
     // step() for the gradients of a loss multiplied by `loss_scale`
     // (LossScaler): they are divided by batch_size * loss_scale. When a
     // gradient, summed over the replicas (and by the hook), holds an
-    // infinity or a NaN, nothing changes and it returns false. It reads one
-    // value back, so it waits for the backward pass.
+    // infinity or a NaN, no parameter or momentum changes and it returns
+    // false (the gradients are summed over the replicas, as by step()). It
+    // reads one value back, so it waits for the backward pass.
     bool step_if_finite(int64_t batch_size, double loss_scale = 1);
     double learning_rate() const { return lr_; }
     void set_learning_rate(double lr);
@@ -309,7 +310,11 @@ Tensor autocast(const Tensor& x);
 // loss is multiplied by a scale before backward, so small gradients do not
 // flush to zero in float16; step() divides it out, skips the update when a
 // gradient overflowed (infinity or NaN) and halves the scale, and doubles it
-// after growth_interval updates in a row that did not.
+// after growth_interval updates in a row that did not. The defaults are
+// GradScaler's, whose losses are usually a batch's mean; a Gluon-style loss
+// is per sample and backward() sums it, making gradients batch_size times
+// larger, so start at about 65536 / batch_size (plexus-train does) or expect
+// the first steps to be skipped while the scale backs off.
 //
 //   nn::LossScaler scaler;
 //   scaler.scale(l).backward();

@@ -178,8 +178,9 @@ private:
 //
 // `Task` is the plugin's op struct (op, in[num_inputs], out, out2 when
 // num_outputs is 2, has_attrs; operands with dtype, data, ndim, shape,
-// strides). `allocate(bytes)` gives float32 storage that lives until this
-// returns; `run_cast(task)` runs a cast (the plugin's cast kernel, ordered
+// strides). `allocate(bytes)` gives float32 storage that stays valid until
+// the work queued with it has run (the CPU plugin runs it before this
+// returns; the CUDA plugin releases its scratch in stream order); `run_cast(task)` runs a cast (the plugin's cast kernel, ordered
 // before what is queued after it; the task is a copy of t, so what else t
 // carries, such as its device's scratch budget, comes along); `run(task)` is
 // the float32 kernel. The plugin's kernel table offers the op on the 16-bit

@@ -24,13 +24,14 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, double alpha, const doub
                 b, ldb, beta, c, ldc);
 }
 
+// Rows of `cols` elements per parallel chunk: about parallel_grain elements.
+inline int64_t rows_per_chunk(int64_t cols) { return std::max<int64_t>(1, parallel_grain / std::max<int64_t>(1, cols)); }
+
 // float16 and bfloat16: C = op(A) op(B), the products of their exact
 // float32 values summed in float32 and each result rounded once, through
 // float32 copies of A and B and cblas_sgemm. (OpenBLAS's cblas_sbgemm is not
 // in Debian's 0.3.21 library, and with AVX512-BF16 it flushes subnormal
 // bfloat16 operands and results.)
-// Rows of `cols` elements per parallel chunk: about parallel_grain elements.
-inline int64_t rows_per_chunk(int64_t cols) { return std::max<int64_t>(1, parallel_grain / std::max<int64_t>(1, cols)); }
 
 template <class H>
 void gemm_half(bool ta, bool tb, int m, int n, int k, const H* a, int lda, const H* b, int ldb, H* c, int ldc) {

@@ -1,6 +1,6 @@
 // float32 <-> float16 over contiguous arrays with F16C (8 elements an
 // instruction): the bits of plexus/half.h, which the conformance suite's
-// casts check on all 65,536 patterns both ways.
+// casts check on all 65,536 float16 patterns and on float32's edge cases.
 #pragma once
 
 #include <cstdint>

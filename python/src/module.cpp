@@ -482,7 +482,12 @@ struct ScopeManager {
 struct AutocastManager {
     plexus::DType dtype = plexus::DType::float32;
     std::optional<plexus::nn::Autocast> scope;
-    void enter() { scope.emplace(dtype); }
+    void enter() {
+        if (scope)
+            throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                               "nn.autocast: this scope is already entered; make another with nn.autocast()");
+        scope.emplace(dtype);
+    }
     void exit() { scope.reset(); }
 };
 

@@ -143,6 +143,16 @@ def test_autocast_computes_the_layers_in_bfloat16_and_keeps_float32_parameters()
     assert net[0].weight.data().dtype == "float32" and net[0].weight.grad().dtype == "float32"
     with pytest.raises(plexus.DTypeError, match="Autocast: layers compute in float32, float16 or bfloat16, not int32"):
         nn.autocast("int32")
+    # One scope object is entered once at a time; the refusal leaves the outer one in force.
+    scope = nn.autocast("float16")
+    with scope:
+        with pytest.raises(plexus.InvalidArgumentError, match="this scope is already entered"):
+            with scope:
+                pass
+        assert nn.autocast_dtype() == "float16"
+    assert nn.autocast_dtype() == "float32"
+    with scope:  # and again after it was left
+        assert nn.autocast_dtype() == "float16"
 
 
 def test_loss_scaler_skips_a_step_whose_float16_gradients_overflowed():

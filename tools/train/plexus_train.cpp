@@ -295,7 +295,8 @@ int main(int argc, char** argv) {
         if (ranks.mpi) trainer.set_gradient_hook(ranks.mpi->gradient_reducer(dev));
         // float16's range is narrow: its gradients need the loss scaled.
         std::optional<nn::LossScaler> scaler;
-        if (o.dtype == DType::float16) scaler.emplace();
+        // GradScaler's 2^16 for a mean loss; backward here sums the batch's losses.
+        if (o.dtype == DType::float16) scaler.emplace(std::exp2(std::max(0.0, 16 - std::floor(std::log2(double(o.batch_size))))));
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
@@ -337,7 +338,7 @@ int main(int argc, char** argv) {
             std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %s, in %.1f sec", epoch, loss, acc,
                         test_acc ? train::fixed(*test_acc, 3).c_str() : "n/a (no test images)", r.seconds);
             if (scaler)
-                std::printf(" (loss scale %g, %lld steps skipped so far)", scaler->loss_scale(),
+                std::printf(" (loss scale %.17g, %lld steps skipped so far)", scaler->loss_scale(),
                             static_cast<long long>(scaler->skipped_steps()));
             std::printf("\n");
             std::fflush(stdout);
