@@ -65,13 +65,8 @@ void bench_gemm_half(Device dev, int64_t n, DType d, bool json) {
 // `batches` LeNet training batches of 256 with the layers in each dtype,
 // interleaved, beside float32.
 void bench_lenet_half(Device dev, bool quick, bool json) {
-    data::ImageDataset train_set;
-    try {
-        train_set = data::fashion_mnist(true);
-    } catch (const Error& e) {
-        if (!json) std::printf("%-40s skipped: %s\n", "LeNet in bfloat16 and float16", e.what());
-        return;
-    }
+    const auto train_set = training_set_or_skip("LeNet in bfloat16 and float16", json);
+    if (!train_set) return;
     const int64_t batches = quick ? 10 : 50;
     struct Run {
         DType dtype;
@@ -89,7 +84,7 @@ void bench_lenet_half(Device dev, bool quick, bool json) {
         runs[i].trainer.emplace(runs[i].net.collect_params(), "sgd", std::map<std::string, double>{{"learning_rate", 0.1}});
         if (dtypes[i] == DType::float16) runs[i].scaler.emplace();
     }
-    data::DataLoader loader(train_set, 256, true, dev, 0);
+    data::DataLoader loader(*train_set, 256, true, dev, 0);
     auto time_of = [&](Run& r) {
         return [&] {
             train::train_epoch(r.net, loader, *r.trainer, 1, {}, batches, {}, r.dtype, r.scaler ? &*r.scaler : nullptr);

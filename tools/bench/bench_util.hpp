@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "plexus/data.hpp"
 
 namespace pxbench {
 
@@ -94,6 +97,17 @@ inline std::string torch_baseline(const std::string& script, const std::string& 
         if (out.find("\"" + expected_key + "\"") != std::string::npos) return out;
     }
     return "";
+}
+
+// Fashion-MNIST's training set, or nothing when it cannot be read: then the
+// `figures` are skipped, with the reason printed (not in JSON).
+inline std::optional<plexus::data::ImageDataset> training_set_or_skip(const char* figures, bool json) {
+    try {
+        return plexus::data::fashion_mnist(true);
+    } catch (const plexus::Error& e) {
+        if (!json) std::printf("%-40s skipped: %s\n", figures, e.what());
+        return std::nullopt;
+    }
 }
 
 }  // namespace pxbench

@@ -124,20 +124,15 @@ void bench_norm_log(Device dev, bool json) {
 // Seed 002's LeNet at batch 256: one training step and one epoch, beside
 // PyTorch (default threads and one thread) in the same run.
 void bench_training(Device dev, bool quick, bool json, const std::string& torch_script) {
-    data::ImageDataset train_set;
-    try {
-        train_set = data::fashion_mnist(true);
-    } catch (const Error& e) {
-        if (!json) std::printf("%-40s skipped: %s\n", "LeNet training", e.what());
-        return;
-    }
+    const auto train_set = training_set_or_skip("LeNet training", json);
+    if (!train_set) return;
     seed(0);
     nn::Sequential net;
     train::add_lenet(net);
     net.initialize(dev);
     nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
     loss::SoftmaxCrossEntropyLoss loss_fn;
-    data::DataLoader loader(train_set, 256, true, dev, 0);
+    data::DataLoader loader(*train_set, 256, true, dev, 0);
     data::Batch b;
     loader.next(b);
     auto step = [&] {
