@@ -12,6 +12,36 @@ router::Window window(int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t ph
     w.kernel_h = kh, w.kernel_w = kw, w.stride_h = sh, w.stride_w = sw, w.pad_h = ph, w.pad_w = pw;
     return w;
 }
+
+// Refuses result slots that alias one another (a second result would
+// overwrite the first) before anything runs.
+void need_distinct(std::initializer_list<std::pair<px_tensor**, const char*>> outs) {
+    for (auto a = outs.begin(); a != outs.end(); ++a)
+        for (auto b = outs.begin(); b != a; ++b)
+            if (a->first && a->first == b->first)
+                fail(PX_ERROR_INVALID_ARGUMENT, b->second, " and ", a->second,
+                     " point to the same place; the second result would overwrite the first");
+}
+
+// Publishes every result (at most three) or none: on a failure the handles
+// made so far are released and the tensors not yet published freed. A null
+// tensor is skipped.
+void publish_all(std::initializer_list<std::pair<TensorObj*, px_tensor**>> results) {
+    std::unique_ptr<TensorObj> held[3];  // no allocation, so nothing is lost before ownership is taken
+    px_tensor* made[3] = {};
+    size_t n = 0;
+    for (const auto& r : results) held[n++].reset(r.first);
+    try {
+        for (size_t i = 0; i < n; ++i)
+            if (held[i]) made[i] = publish(held[i].release());
+    } catch (...) {
+        for (px_tensor* h : made)
+            if (h) release(h);
+        throw;
+    }
+    n = 0;
+    for (const auto& r : results) *r.second = made[n++];
+}
 }  // namespace
 
 extern "C" {
@@ -95,18 +125,9 @@ px_status px_bias_relu_max_pool2d_backward(px_tensor* x, px_tensor* bias, px_ten
         TensorObj& d = get_tensor(dy, "dy");
         need_out(dx, "dx");
         need_out(dbias, "dbias");
-        if (static_cast<void*>(dx) == static_cast<void*>(dbias))
-            fail(PX_ERROR_INVALID_ARGUMENT, "dx and dbias point to the same place; the second result would overwrite the first");
+        need_distinct({{dx, "dx"}, {dbias, "dbias"}});
         auto [gx, gb] = router::bias_relu_max_pool2d_backward(xi, b, d, window(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w));
-        std::unique_ptr<TensorObj> hold_b(gb);
-        px_tensor* hx = publish(gx);
-        try {
-            *dbias = publish(hold_b.release());
-        } catch (...) {
-            release(hx);
-            throw;
-        }
-        *dx = hx;
+        publish_all({{gx, dx}, {gb, dbias}});
     });
 }
 
@@ -203,6 +224,47 @@ px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_b
         router::SgdSettings s;
         s.lr = learning_rate, s.momentum = momentum, s.weight_decay = weight_decay, s.rescale = rescale;
         router::sgd_update(p, g, m, s);
+    });
+}
+
+px_status px_batch_norm_stats(px_tensor* x, px_tensor** mean, px_tensor** var) {
+    return guard("px_batch_norm_stats", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        need_out(mean, "mean");
+        need_out(var, "var");
+        need_distinct({{mean, "mean"}, {var, "var"}});
+        auto [m, v] = router::batch_norm_stats(xi);
+        publish_all({{m, mean}, {v, var}});
+    });
+}
+
+px_status px_batch_norm(px_tensor* x, px_tensor* mean, px_tensor* var, px_tensor* gamma, px_tensor* beta, double eps,
+                        px_tensor** out) {
+    return guard("px_batch_norm", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& m = get_tensor(mean, "mean");
+        TensorObj& v = get_tensor(var, "var");
+        TensorObj& g = get_tensor(gamma, "gamma");
+        TensorObj& b = get_tensor(beta, "beta");
+        need_out(out);
+        *out = publish(router::batch_norm(xi, m, v, g, b, eps));
+    });
+}
+
+px_status px_batch_norm_backward(px_tensor* x, px_tensor* dy, px_tensor* mean, px_tensor* var, px_tensor* gamma,
+                                 double eps, px_tensor** dx, px_tensor** dgamma, px_tensor** dbeta) {
+    return guard("px_batch_norm_backward", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& d = get_tensor(dy, "dy");
+        TensorObj& m = get_tensor(mean, "mean");
+        TensorObj& v = get_tensor(var, "var");
+        TensorObj& g = get_tensor(gamma, "gamma");
+        need_out(dgamma, "dgamma");
+        need_out(dbeta, "dbeta");
+        need_distinct({{dx, "dx"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}});
+        const router::BatchNormGrads grads = router::batch_norm_backward(xi, d, m, v, g, eps, dx != nullptr);
+        px_tensor* unused = nullptr;
+        publish_all({{grads.dx, dx ? dx : &unused}, {grads.dgamma, dgamma}, {grads.dbeta, dbeta}});
     });
 }
 

@@ -73,5 +73,16 @@ TensorObj* softmax_cross_entropy(const TensorObj& logits, const TensorObj& label
 TensorObj* softmax_cross_entropy_backward(const TensorObj& logits, const TensorObj& labels, const TensorObj& dloss);
 TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t seed, uint64_t offset);
 void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, const SgdSettings& s);
+// Batch normalisation over every axis but 1 (ABI 1.7): each channel's mean
+// and biased variance; the normalised x; the gradients by x's own
+// statistics, dx left out (null) unless `want_dx`.
+std::pair<TensorObj*, TensorObj*> batch_norm_stats(const TensorObj& x);
+TensorObj* batch_norm(const TensorObj& x, const TensorObj& mean, const TensorObj& var, const TensorObj& gamma,
+                      const TensorObj& beta, double eps);
+struct BatchNormGrads {
+    TensorObj *dx = nullptr, *dgamma = nullptr, *dbeta = nullptr;
+};
+BatchNormGrads batch_norm_backward(const TensorObj& x, const TensorObj& dy, const TensorObj& mean,
+                                   const TensorObj& var, const TensorObj& gamma, double eps, bool want_dx);
 
 }  // namespace px::router

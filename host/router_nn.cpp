@@ -313,4 +313,72 @@ void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, co
     dispatch(param.device(), op, param.dtype, in, n + 1, out, n, &attrs, numel(param.shape) > 0);
 }
 
+namespace {
+px_batch_norm_attrs batch_norm_attrs(double eps) {
+    px_batch_norm_attrs attrs;
+    std::memset(&attrs, 0, sizeof attrs);  // padding too: the layout check reads attrs by the op's family
+    attrs.struct_size = sizeof attrs;
+    attrs.eps = eps;
+    return attrs;
+}
+}  // namespace
+
+std::pair<TensorObj*, TensorObj*> batch_norm_stats(const TensorObj& x) {
+    const int32_t op = PX_OP_BATCH_NORM_STATS;
+    check_float_inputs(op, {&x});
+    const px_tensor_desc per_channel = planned(x.dtype, {x.shape.ndim > 1 ? x.shape.dims[1] : 0});
+    check_layout(op, {x.desc()}, {per_channel, per_channel}, nullptr);
+    Owned mean = make(x, per_channel), var = make(x, per_channel);
+    px_tensor_desc in = x.desc(), o[2] = {mean->desc(), var->desc()};
+    dispatch(x.device(), op, x.dtype, &in, 1, o, 2, nullptr, numel(mean->shape) > 0);
+    return {mean.release(), var.release()};
+}
+
+TensorObj* batch_norm(const TensorObj& x, const TensorObj& mean, const TensorObj& var, const TensorObj& gamma,
+                      const TensorObj& beta, double eps) {
+    const int32_t op = PX_OP_BATCH_NORM;
+    check_float_inputs(op, {&x, &mean, &var, &gamma, &beta});
+    const px_batch_norm_attrs attrs = batch_norm_attrs(eps);
+    px_tensor_desc in[5] = {x.desc(), mean.desc(), var.desc(), gamma.desc(), beta.desc()};
+    const px_tensor_desc planned_out = planned_like(x);
+    check_layout(op, in, 5, &planned_out, 1, &attrs);
+    Owned out = make(x, planned_out);
+    const px_tensor_desc o = out->desc();
+    dispatch(x.device(), op, x.dtype, in, 5, &o, 1, &attrs, numel(x.shape) > 0);
+    return out.release();
+}
+
+BatchNormGrads batch_norm_backward(const TensorObj& x, const TensorObj& dy, const TensorObj& mean,
+                                   const TensorObj& var, const TensorObj& gamma, double eps, bool want_dx) {
+    const int32_t reduce = PX_OP_BATCH_NORM_BACKWARD_REDUCE, op = PX_OP_BATCH_NORM_BACKWARD;
+    check_float_inputs(reduce, {&x, &dy, &mean, &var, &gamma});
+    const px_batch_norm_attrs attrs = batch_norm_attrs(eps);
+    px_tensor_desc in[7] = {x.desc(), dy.desc(), mean.desc(), var.desc(), gamma.desc()};
+    const px_tensor_desc sums[2] = {planned_like(gamma), planned_like(gamma)};
+    check_layout(reduce, in, 4, sums, 2, &attrs);
+    if (want_dx) {
+        in[5] = in[6] = sums[0];  // shapes only: the rule sees what the second op will be given
+        const px_tensor_desc planned_dx = planned_like(x);
+        check_layout(op, in, 7, &planned_dx, 1, &attrs);
+    }
+    const bool empty = numel(x.shape) == 0;
+    Owned dgamma, dbeta;
+    if (empty) {  // no value reaches gamma or beta
+        dgamma.reset(full(gamma.buffer->device, gamma.dtype, gamma.shape, 0.0));
+        dbeta.reset(full(gamma.buffer->device, gamma.dtype, gamma.shape, 0.0));
+    } else {
+        dgamma = make(gamma, sums[0]), dbeta = make(gamma, sums[1]);
+        const px_tensor_desc o[2] = {dgamma->desc(), dbeta->desc()};
+        dispatch(x.device(), reduce, x.dtype, in, 4, o, 2, &attrs, true);
+    }
+    Owned dx;
+    if (want_dx) {
+        dx = make(x, planned_like(x));
+        in[5] = dgamma->desc(), in[6] = dbeta->desc();
+        const px_tensor_desc o = dx->desc();
+        dispatch(x.device(), op, x.dtype, in, 7, &o, 1, &attrs, !empty);
+    }
+    return {dx.release(), dgamma.release(), dbeta.release()};
+}
+
 }  // namespace px::router

@@ -29,11 +29,18 @@ Tensor activate(const Tensor& x, const std::string& a) {
     return x;
 }
 
+Activation::Activation(std::string activation) : activation_(std::move(activation)) {
+    if (activation_.empty()) check_activation("none");
+    check_activation(activation_);
+}
+
 // ---- Block ----
 
 ParameterDict Block::collect_params() {
     ParameterDict d;
     for (Parameter* p : own_params()) d.add(p->name(), p);
+    for (auto& [child, block] : children_)
+        for (auto& [name, p] : block->collect_params()) d.add(child + "." + name, p);
     return d;
 }
 
@@ -145,6 +152,18 @@ std::string AvgPool2D::describe() const {
            std::to_string(strides_.h) + ")";
 }
 
+Tensor GlobalAvgPool2D::forward(const Tensor& x) {
+    if (x.ndim() != 4)
+        throw ShapeError(PX_ERROR_SHAPE, "GlobalAvgPool2D: the input must be (batch, channels, height, width), got rank " +
+                                             std::to_string(x.ndim()));
+    const Shape s = x.shape();
+    if (s[2] < 1 || s[3] < 1 || s[2] > INT32_MAX || s[3] > INT32_MAX)
+        throw ShapeError(PX_ERROR_SHAPE, "GlobalAvgPool2D: the input's planes are " + std::to_string(s[2]) + "x" +
+                                             std::to_string(s[3]) + "; they need at least one value");
+    const Pair2 plane{int(s[2]), int(s[3])};
+    return avg_pool2d(x, plane, plane);
+}
+
 Dropout::Dropout(double rate) : rate_(rate) {
     if (!(rate >= 0 && rate < 1))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Dropout: rate " + std::to_string(rate) + " is not in [0, 1)");
@@ -153,41 +172,43 @@ std::string Dropout::describe() const { return "Dropout(" + std::to_string(rate_
 
 // ---- Sequential ----
 
+void Sequential::add_shared(std::shared_ptr<Block> b) {
+    if (!b) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Sequential::add_shared: the block is null");
+    children_.emplace_back(std::to_string(children_.size()), std::move(b));
+}
+
 Block& Sequential::operator[](size_t i) const {
     if (i >= children_.size())
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Sequential: no block " + std::to_string(i) + " (it has " +
                                                                   std::to_string(children_.size()) + ")");
-    return *children_[i];
+    return *children_[i].second;
 }
 
 Tensor Sequential::forward(const Tensor& x) {
     Tensor y = x;
     for (size_t i = 0; i < children_.size(); ++i) {
-        Block& c = *children_[i];
+        Block& c = *children_[i].second;
         // Conv2D(relu) then MaxPool2D, both exactly those classes (a subclass
         // may change forward), run as one fused op.
-        if (i + 1 < children_.size() && typeid(c) == typeid(Conv2D) && typeid(*children_[i + 1]) == typeid(MaxPool2D) &&
-            static_cast<Conv2D&>(c).fuses_max_pool()) {
-            y = static_cast<Conv2D&>(c).forward_max_pooled(y, static_cast<const MaxPool2D&>(*children_[i + 1]));
+        if (!summarising() && i + 1 < children_.size() && typeid(c) == typeid(Conv2D) &&
+            typeid(*children_[i + 1].second) == typeid(MaxPool2D) && static_cast<Conv2D&>(c).fuses_max_pool()) {
+            y = static_cast<Conv2D&>(c).forward_max_pooled(y, static_cast<const MaxPool2D&>(*children_[i + 1].second));
             ++i;
             continue;
         }
-        y = c.forward(y);
+        y = c(y);
     }
     return y;
 }
 
 std::string Sequential::describe() const {
     std::string s = "Sequential(\n";
-    for (size_t i = 0; i < children_.size(); ++i) s += "  (" + std::to_string(i) + "): " + children_[i]->describe() + "\n";
+    for (auto& [name, block] : children_) {
+        std::string d = block->describe();
+        for (size_t at = d.find('\n'); at != std::string::npos; at = d.find('\n', at + 3)) d.replace(at, 1, "\n  ");
+        s += "  (" + name + "): " + d + "\n";
+    }
     return s + ")";
-}
-
-ParameterDict Sequential::collect_params() {
-    ParameterDict d;
-    for (size_t i = 0; i < children_.size(); ++i)
-        for (auto& [name, p] : children_[i]->collect_params()) d.add(std::to_string(i) + "." + name, p);
-    return d;
 }
 
 }  // namespace plexus::nn

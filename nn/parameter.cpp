@@ -13,6 +13,15 @@ std::string device_list(const std::vector<Device>& ds) {
     for (auto& d : ds) s += (s.empty() ? "" : ", ") + d.str();
     return s.empty() ? "no device" : s;
 }
+// Refuses a device list that names a device twice: replicas are one per device.
+void check_distinct(const std::string& who, const std::vector<Device>& ds) {
+    for (size_t i = 0; i < ds.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (ds[i] == ds[j])
+                throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                           who + ": the devices [" + device_list(ds) + "] name " + ds[i].str() +
+                                               " twice; a parameter has one replica per device");
+}
 bool known(const Shape& s) {
     return std::all_of(s.begin(), s.end(), [](int64_t d) { return d > 0; });
 }
@@ -35,8 +44,12 @@ Tensor Initializer::make(const Shape& shape, Device d, DType dtype) const {
     throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "unknown initializer");
 }
 
-Parameter::Parameter(std::string name, Shape shape, Initializer init)
-    : name_(std::move(name)), shape_(std::move(shape)), init_(init) {}
+Parameter::Parameter(std::string name, Shape shape, Initializer init, GradReq grad_req)
+    : name_(std::move(name)), shape_(std::move(shape)), init_(init), grad_req_(grad_req) {}
+
+void Parameter::attach(Tensor& t) const {
+    if (grad_req_ == GradReq::write) t.attach_grad();
+}
 
 std::vector<Device> Parameter::devices() const {
     std::vector<Device> out;
@@ -46,6 +59,7 @@ std::vector<Device> Parameter::devices() const {
 
 void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit) {
     if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": initialize() needs a device");
+    check_distinct(name_ + ": initialize()", devices);
     if (initialized() && !force_reinit)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    name_ + " is already initialized; pass force_reinit=true to initialize it again");
@@ -60,7 +74,7 @@ void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit
     made.reserve(devices.size());
     for (size_t i = 0; i < devices.size(); ++i) {
         Tensor t = i == 0 ? first : first.copyto(devices[i]);
-        t.attach_grad();
+        attach(t);
         made.push_back(t);
     }
     data_.swap(made);
@@ -96,6 +110,9 @@ Tensor Parameter::data() const {
 }
 
 std::vector<Tensor> Parameter::list_grad() const {
+    if (grad_req_ == GradReq::null)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "parameter " + name_ + " has no gradient (grad_req null: a layer updates it itself)");
     std::vector<Tensor> out;
     for (auto& t : data_) out.push_back(t.grad());
     return out;
@@ -107,6 +124,22 @@ void Parameter::set_data(const Tensor& values) {
     data_ = make_replicas(values, devices());
 }
 
+void Parameter::set_replica(const Tensor& values) {
+    if (values.shape() != shape_)
+        throw ShapeError(PX_ERROR_SHAPE, name_ + ": new values have another shape than the parameter");
+    for (Tensor& t : data_)
+        if (t.device() == values.device()) {
+            if (values.dtype() != t.dtype())
+                throw DTypeError(PX_ERROR_DTYPE, name_ + ": new values are " + plexus::name(values.dtype()) + ", the parameter " +
+                                                     plexus::name(t.dtype()));
+            Tensor v = values.detach();
+            attach(v);
+            t = v;
+            return;
+        }
+    data(values.device());  // the error naming where the parameter lives
+}
+
 std::vector<Tensor> Parameter::make_replicas(const Tensor& values, const std::vector<Device>& devices, bool take) const {
     const DType dtype = data_.empty() ? DType::float32 : data_[0].dtype();
     std::vector<Tensor> made;
@@ -115,7 +148,7 @@ std::vector<Tensor> Parameter::make_replicas(const Tensor& values, const std::ve
         const bool itself = take && d == values.device() && values.dtype() == dtype;
         take = take && !itself;
         Tensor v = itself ? values : values.astype(dtype).copyto(d);
-        v.attach_grad();
+        attach(v);
         made.push_back(v);
     }
     return made;
@@ -129,6 +162,7 @@ void Parameter::adopt(Shape shape, std::vector<Tensor> replicas) noexcept {
 
 void Parameter::reset_ctx(const std::vector<Device>& devices) {
     if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": reset_ctx() needs a device");
+    check_distinct(name_ + ": reset_ctx()", devices);
     if (data_.empty()) {
         pending_ = devices;
         return;
@@ -138,7 +172,7 @@ void Parameter::reset_ctx(const std::vector<Device>& devices) {
     moved.reserve(devices.size());
     for (auto d : devices) {
         Tensor t = src.detach().copyto(d);
-        t.attach_grad();
+        attach(t);
         moved.push_back(t);
     }
     data_ = std::move(moved);

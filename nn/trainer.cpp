@@ -22,6 +22,7 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, cons
     if (!(wd_ >= 0 && std::isfinite(wd_)))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: wd must be finite and >= 0");
     for (auto& [name, p] : params) {
+        if (p->grad_req() == GradReq::null) continue;
         params_.push_back(p);
         names_.push_back(name);
     }

@@ -110,6 +110,10 @@ int main(void) {
     FIELD(px_sgd_attrs, weight_decay);
     FIELD(px_sgd_attrs, rescale);
 
+    STRUCT(px_batch_norm_attrs);
+    FIELD(px_batch_norm_attrs, struct_size);
+    FIELD(px_batch_norm_attrs, eps);
+
     STRUCT(px_op_call);
     FIELD(px_op_call, struct_size);
     FIELD(px_op_call, op);

@@ -31,13 +31,19 @@ struct Initializer {
     Tensor make(const Shape& shape, Device d, DType dtype) const;
 };
 
+// Whether a parameter has a gradient: `write` (trained), or `null` for
+// state a layer updates itself, such as BatchNorm's running statistics,
+// which trainers leave alone and parameter files keep.
+enum class GradReq { write, null };
+
 class Parameter {
 public:
-    Parameter(std::string name, Shape shape, Initializer init = {});
+    Parameter(std::string name, Shape shape, Initializer init = {}, GradReq grad_req = GradReq::write);
 
     const std::string& name() const { return name_; }
     // 0 marks a dimension not known yet (inferred at the first forward call).
     const Shape& shape() const { return shape_; }
+    GradReq grad_req() const { return grad_req_; }
     bool initialized() const { return !data_.empty(); }
     std::vector<Device> devices() const;
 
@@ -59,6 +65,9 @@ public:
     // initialize() and reset_ctx() change nothing when they fail (out of
     // memory included).
     void set_data(const Tensor& values);
+    // Replaces the replica on values' device alone (state each device keeps
+    // for itself, as BatchNorm's running statistics); same shape and dtype.
+    void set_replica(const Tensor& values);
     // Moves every replica to `devices`, keeping the values.
     void reset_ctx(const std::vector<Device>& devices);
 
@@ -71,10 +80,14 @@ private:
     // Takes `shape` and `replicas` as they are; cannot fail.
     void adopt(Shape shape, std::vector<Tensor> replicas) noexcept;
 
+    // Gives t a gradient when this parameter has one.
+    void attach(Tensor& t) const;
+
     std::string name_;
     Shape shape_;
     Initializer init_;
-    std::vector<Tensor> data_;       // one per device, each with attach_grad()
+    GradReq grad_req_;
+    std::vector<Tensor> data_;       // one per device, each with attach_grad() unless grad_req is null
     std::vector<Device> pending_;    // initialize() before the shape was known
 };
 
@@ -101,7 +114,8 @@ class Block {
 public:
     virtual ~Block() = default;
     virtual Tensor forward(const Tensor& x) = 0;
-    Tensor operator()(const Tensor& x) { return forward(x); }
+    // forward(x); a block calls its children this way (so summary() sees them).
+    Tensor operator()(const Tensor& x);
     // One line, e.g. "Conv2D(1 -> 6, kernel 5x5, relu)".
     virtual std::string describe() const = 0;
 
@@ -125,13 +139,47 @@ public:
     void load_parameters(const std::string& path, Device d = cpu());
     void load_parameters(const std::string& path, const std::vector<Device>& ds);
 
+    // One line per block with its output shape and parameter count, for an
+    // input like `x` (run forward, outside autograd, in prediction mode),
+    // then the totals, as Gluon's summary prints it.
+    std::string summary(const Tensor& x);
+
 protected:
     // Own parameters (leaf layers).
     virtual std::vector<Parameter*> own_params() { return {}; }
+    // Whether summary() is running on this thread (Sequential then runs each
+    // block on its own rather than fused).
+    static bool summarising();
+    // Makes `block` a child named `name`: collect_params() gives its
+    // parameters as "name.weight". A block with children (a residual block)
+    // registers them in its constructor and calls them in forward().
+    template <class B>
+    std::shared_ptr<std::decay_t<B>> register_child(const std::string& name, B&& block) {
+        auto made = std::make_shared<std::decay_t<B>>(std::forward<B>(block));
+        children_.emplace_back(name, made);
+        return made;
+    }
+    // The registered children, in order.
+    const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children() const { return children_; }
+
+private:
+    friend class Sequential;
+    std::vector<std::pair<std::string, std::shared_ptr<Block>>> children_;
 };
 
 // Applies "relu", "sigmoid", "tanh" or nothing ("").
 Tensor activate(const Tensor& x, const std::string& activation);
+
+// An activation as a layer: "relu", "sigmoid" or "tanh".
+class Activation : public Block {
+public:
+    explicit Activation(std::string activation);
+    Tensor forward(const Tensor& x) override { return activate(x, activation_); }
+    std::string describe() const override { return "Activation(" + activation_ + ")"; }
+
+private:
+    std::string activation_;
+};
 
 // A layer with a weight, an optional bias added along axis 1, and an
 // activation: what Dense and Conv2D share.
@@ -210,6 +258,51 @@ public:
     std::string describe() const override { return "Flatten"; }
 };
 
+// Batch normalisation over every axis but 1 (channels), as Gluon's: while
+// training (autograd::is_training()) by the batch's statistics, updating
+// running = momentum * running + (1 - momentum) * batch, the variance
+// unbiased (n / (n - 1)) as cuDNN's and PyTorch's; when predicting by the
+// running statistics. Parameters gamma (ones), beta (zeros), running_mean
+// (zeros) and running_var (ones), the last two with GradReq::null. Each
+// device keeps its own running statistics (as d2l's multi-GPU training);
+// saving writes the first device's. Under nn::Autocast it computes in its
+// input's dtype, the running statistics staying float32.
+class BatchNorm : public Block {
+public:
+    explicit BatchNorm(double momentum = 0.9, double epsilon = 1e-5, int64_t in_channels = 0);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+
+protected:
+    std::vector<Parameter*> own_params() override;
+
+private:
+    double momentum_, epsilon_;
+    std::shared_ptr<Parameter> gamma_, beta_, running_mean_, running_var_;
+};
+
+// The mean of each channel's plane: (N,C,H,W) -> (N,C,1,1).
+class GlobalAvgPool2D : public Block {
+public:
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override { return "GlobalAvgPool2D"; }
+};
+
+// d2l's residual block: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)),
+// the convolutions 3x3 with padding 1, conv1 with `strides`; the shortcut
+// is x, or a 1x1 convolution with `strides` when use_1x1conv.
+class Residual : public Block {
+public:
+    explicit Residual(int64_t channels, bool use_1x1conv = false, int strides = 1);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+
+private:
+    int64_t channels_;
+    int strides_;
+    std::shared_ptr<Block> conv1_, bn1_, conv2_, bn2_, conv3_;
+};
+
 class Dropout : public Block {
 public:
     explicit Dropout(double rate);
@@ -220,22 +313,25 @@ private:
     double rate_;
 };
 
+// Its children in order, named "0", "1", ... in parameter names.
 class Sequential : public Block {
 public:
     template <class... B>
     void add(B&&... blocks) {
-        (children_.push_back(std::make_shared<std::decay_t<B>>(std::forward<B>(blocks))), ...);
+        (add_shared(std::make_shared<std::decay_t<B>>(std::forward<B>(blocks))), ...);
     }
-    void add_shared(std::shared_ptr<Block> b) { children_.push_back(std::move(b)); }
+    void add_shared(std::shared_ptr<Block> b);
     Block& operator[](size_t i) const;
-    size_t size() const { return children_.size(); }
+    size_t size() const { return children().size(); }
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;
-    ParameterDict collect_params() override;
-
-private:
-    std::vector<std::shared_ptr<Block>> children_;
 };
+
+// ResNet-18 as d2l builds it for Fashion-MNIST's 28x28 images: a 3x3
+// convolution (64 channels), BatchNorm and relu, no max pooling; four stages
+// of two Residual blocks (64, 128, 256, 512 channels, the last three halving
+// the size); global average pooling and a Dense layer of num_classes.
+Sequential resnet18(int64_t num_classes, int64_t in_channels = 1);
 
 // Splits `batch` along its first axis into one part per device, in order, and
 // puts each part on its device (as_in_context: a part already there is not
@@ -245,7 +341,8 @@ std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device
 
 // Sums each parameter's gradients over its replicas (all_reduce_sum: the
 // replicas' gradients are replaced by the sum) and applies SGD to every
-// replica identically. Options: learning_rate, momentum, wd.
+// replica identically. Options: learning_rate, momentum, wd. Parameters
+// with GradReq::null are left alone.
 class Trainer {
 public:
     Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options);

@@ -10,6 +10,7 @@
 #ifndef PLEXUS_OP_LAYOUT_H
 #define PLEXUS_OP_LAYOUT_H
 
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -111,6 +112,20 @@ static inline const char* px_layout_role(const px_layout_state* s, int32_t i) {
     case PX_FAMILY_SGD:
         if (o >= 0) return o == 0 ? "the parameter" : "the momentum buffer";
         return i == 0 ? "the parameter" : i == 1 ? "its gradient" : "the momentum buffer";
+    case PX_FAMILY_BATCH_NORM: {
+        /* The gradients' inputs, in order; the forward op's are x, mean, var, gamma, beta. */
+        static const char* const grads[7] = {"the input",    "the output gradient", "the mean",         "the variance",
+                                             "gamma",        "the gamma gradient",  "the beta gradient"};
+        static const char* const forward[5] = {"the input", "the mean", "the variance", "gamma", "beta"};
+        switch (s->call->op) {
+        case PX_OP_BATCH_NORM_STATS: return i == 0 ? "the input" : o == 0 ? "the mean" : "the variance";
+        case PX_OP_BATCH_NORM: return o >= 0 ? "the output" : i < 5 ? forward[i] : NULL;
+        case PX_OP_BATCH_NORM_BACKWARD_REDUCE:
+            if (o >= 0) return o == 0 ? "the gamma gradient" : "the beta gradient";
+            return i < 4 ? grads[i] : NULL;
+        default: return o >= 0 ? "the input gradient" : i < 7 ? grads[i] : NULL;
+        }
+    }
     default: return NULL;
     }
 }
@@ -429,6 +444,39 @@ static inline void px_layout_sgd(px_layout_state* s) {
     }
 }
 
+/* BATCH_NORM: x (N,C,...) with at least one value per channel for the
+ * statistics; dy, y and dx have x's shape, every other operand is (C); eps
+ * is finite and > 0. */
+static inline void px_layout_batch_norm(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_tensor_desc* x = &c->inputs[0];
+    const int32_t op = c->op, n = c->num_inputs;
+    const int gradient = op == PX_OP_BATCH_NORM_BACKWARD_REDUCE || op == PX_OP_BATCH_NORM_BACKWARD;
+    const int writes_x_shape = op == PX_OP_BATCH_NORM || op == PX_OP_BATCH_NORM_BACKWARD;
+    px_layout_shape channels;
+    int64_t per_channel = 1;
+    int32_t i;
+    px_layout_rank(s, 0, 2, 1);
+    if (s->status != PX_OK) return;
+    channels = px_layout_vector(x->shape[1]);
+    for (i = 1; i < n + c->num_outputs; ++i) {
+        if ((i == 1 && gradient) || (i >= n && writes_x_shape)) px_layout_shape_of(s, i, 0);
+        else px_layout_shape_is(s, i, &channels);
+    }
+    for (i = 0; i < x->ndim; ++i)
+        if (i != 1) per_channel = x->shape[i] ? per_channel : 0;
+    if (op == PX_OP_BATCH_NORM_STATS && per_channel == 0 && x->shape[1] > 0) {
+        char got[200];
+        px_layout_fail(s, PX_ERROR_SHAPE, "the input %s has no values per channel, and nothing has no mean",
+                       px_layout_shape_text(x->ndim, x->shape, got, sizeof got));
+    }
+    if (op != PX_OP_BATCH_NORM_STATS) {
+        const px_batch_norm_attrs* a = (const px_batch_norm_attrs*)c->attrs;
+        if (px_layout_has_attrs(s, a) && !(a->eps > 0 && a->eps <= DBL_MAX))
+            px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "eps %g must be finite and > 0", a->eps);
+    }
+}
+
 /* GEMM: op(a) (M,K) x op(b) (K,N) -> (M,N), op transposing a stored operand
  * when its attrs ask. */
 static inline void px_layout_gemm(px_layout_state* s) {
@@ -527,6 +575,7 @@ static inline void px_layout_nn(px_layout_state* s) {
         return;
     }
     case PX_FAMILY_SGD: px_layout_sgd(s); return;
+    case PX_FAMILY_BATCH_NORM: px_layout_batch_norm(s); return;
     default: /* PX_FAMILY_POINTWISE_GRAD: (y, dy) -> dx, all of one shape */
         px_layout_shape_of(s, 1, 0);
         px_layout_shape_of(s, o, 0);

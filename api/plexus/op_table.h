@@ -33,7 +33,8 @@ enum {
     PX_FAMILY_LOG_SOFTMAX = 17,             /* over the last axis of (N,C): x -> y; y, dy -> dx */
     PX_FAMILY_SOFTMAX_CROSS_ENTROPY = 18,   /* logits, labels -> loss; logits, labels, dloss -> dlogits */
     PX_FAMILY_DROPOUT = 19,                 /* x -> y of x's shape; px_dropout_attrs */
-    PX_FAMILY_SGD = 20                      /* in place: (param, grad[, m]) -> (param[, m]) */
+    PX_FAMILY_SGD = 20,                     /* in place: (param, grad[, m]) -> (param[, m]) */
+    PX_FAMILY_BATCH_NORM = 21               /* x (N,C,...) with per-channel (C) vectors; see the rows */
 };
 
 /* The dtype an op writes, from its (first input's) dtype. */
@@ -175,6 +176,20 @@ enum {
     X(PX_OP_BIAS_RELU_MAX_POOL2D, 114, bias_relu_max_pool2d, PX_FAMILY_POOL2D, 2, 2, 1, 1,                        \
       sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)                            \
     X(PX_OP_BIAS_RELU_MAX_POOL2D_BACKWARD, 115, bias_relu_max_pool2d_backward, PX_FAMILY_POOL2D_BACKWARD, 3, 3,   \
-      2, 2, sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)
+      2, 2, sizeof(px_pool2d_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_OPTIONAL, 4)                      \
+    /* ---- ABI 1.7: batch normalisation over every axis but 1; x (N,C,...), the rest (C) ---- */               \
+    /* x -> mean, var: each channel's mean and biased variance over its N*H*W... values (at least one) */        \
+    X(PX_OP_BATCH_NORM_STATS, 160, batch_norm_stats, PX_FAMILY_BATCH_NORM, 1, 1, 2, 2, 0, PX_ACCEPTS_FLOAT,          \
+      PX_RESULT_SAME, 0, 7)                                                                                        \
+    /* x, mean, var, gamma, beta -> y = (x - mean) / sqrt(var + eps) * gamma + beta; px_batch_norm_attrs */        \
+    X(PX_OP_BATCH_NORM, 161, batch_norm, PX_FAMILY_BATCH_NORM, 5, 5, 1, 1, sizeof(px_batch_norm_attrs),             \
+      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 7)                                                                       \
+    /* the gradient when mean and var are x's own statistics (training). x, dy, mean, var -> dgamma =              \
+     * sum(dy * xhat), dbeta = sum(dy), xhat = (x - mean) / sqrt(var + eps); then x, dy, mean, var, gamma,          \
+     * dgamma, dbeta -> dx = gamma / sqrt(var + eps) * (dy - (dbeta + xhat * dgamma) / M), M values per channel */  \
+    X(PX_OP_BATCH_NORM_BACKWARD_REDUCE, 162, batch_norm_backward_reduce, PX_FAMILY_BATCH_NORM, 4, 4, 2, 2,          \
+      sizeof(px_batch_norm_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 7)                                          \
+    X(PX_OP_BATCH_NORM_BACKWARD, 163, batch_norm_backward, PX_FAMILY_BATCH_NORM, 7, 7, 1, 1,                        \
+      sizeof(px_batch_norm_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 7)
 
 #endif /* PLEXUS_OP_TABLE_H */

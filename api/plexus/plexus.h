@@ -360,6 +360,21 @@ PX_API px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uin
 PX_API px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
                         double learning_rate, double momentum, double weight_decay, double rescale);
 
+/* Batch normalisation over every axis but 1: x is (N,C,...), every other
+ * tensor (C), all of x's dtype. px_batch_norm_stats gives each channel's
+ * mean and biased variance (it needs at least one value per channel);
+ * px_batch_norm computes (x - mean) / sqrt(var + eps) * gamma + beta, with
+ * eps finite and > 0, for any mean and var (a batch's, or running
+ * statistics). px_batch_norm_backward gives the gradients of px_batch_norm
+ * when mean and var are x's own statistics (training): dgamma, dbeta, and
+ * dx unless dx is NULL. */
+PX_API px_status px_batch_norm_stats(px_tensor* x, px_tensor** mean, px_tensor** var);
+PX_API px_status px_batch_norm(px_tensor* x, px_tensor* mean, px_tensor* var, px_tensor* gamma, px_tensor* beta,
+                               double eps, px_tensor** out);
+PX_API px_status px_batch_norm_backward(px_tensor* x, px_tensor* dy, px_tensor* mean, px_tensor* var,
+                                        px_tensor* gamma, double eps, px_tensor** dx, px_tensor** dgamma,
+                                        px_tensor** dbeta);
+
 /* ---- versions, and what FFI callers need ---- */
 
 /* What px_version() describes. Fields are appended, never moved: read a

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 6
+#define PX_PLUGIN_ABI_MINOR 7
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -175,6 +175,14 @@ typedef struct px_sgd_attrs {
     double rescale;
 } px_sgd_attrs;
 
+/* ---- ABI 1.7: attrs of the batch normalisation ops ---- */
+
+/* eps is added to the variance before its square root: finite and > 0. */
+typedef struct px_batch_norm_attrs {
+    uint32_t struct_size;
+    double eps;
+} px_batch_norm_attrs;
+
 /* One op to queue on one device.
  *
  * Layout the host guarantees (the router validates before it dispatches;
@@ -191,7 +199,7 @@ typedef struct px_sgd_attrs {
  *     batch stride may be 0 (one matrix shared by the batch); the last axis
  *     is contiguous and rows are at least a row apart.
  *   - COPY: any strides on both sides, same shape and dtype.
- *   - the ABI 1.1 ops: every input and output is contiguous; SGD_UPDATE
+ *   - the ABI 1.1 ops and later: every input and output is contiguous; SGD_UPDATE
  *     writes its outputs in place (they are its param and momentum inputs).
  *
  * The call, its descs and its attrs live only until execute returns; a

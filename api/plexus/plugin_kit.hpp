@@ -8,6 +8,7 @@
 // execute() runs.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,17 @@
 #include "plexus/plugin.h"
 
 namespace plexus::kit {
+
+// The most inputs and outputs an op of the table has: a plugin's op struct
+// holds this many operands (its own static_assert says so). The kit's
+// helpers know two outputs by name (out, out2).
+#define PX_KIT_INPUTS_MOST_(op, number, name, family, in_least, in_most, ...) in_most,
+#define PX_KIT_OUTPUTS_MOST_(op, number, name, family, in_least, in_most, out_least, out_most, ...) out_most,
+inline constexpr int32_t kMostOpInputs = std::max({PX_OP_TABLE(PX_KIT_INPUTS_MOST_)});
+inline constexpr int32_t kMostOpOutputs = std::max({PX_OP_TABLE(PX_KIT_OUTPUTS_MOST_)});
+#undef PX_KIT_INPUTS_MOST_
+#undef PX_KIT_OUTPUTS_MOST_
+static_assert(kMostOpOutputs <= 2, "an op with a third output needs the kit's task helpers extended");
 
 // Thrown inside a guarded entry point to return `status` with `message`.
 class Refusal : public std::exception {

@@ -37,6 +37,7 @@ Kernels pool_fused_kernels();
 Kernels nn_pointwise_kernels();
 Kernels dropout_kernels();
 Kernels softmax_kernels();
+Kernels batch_norm_kernels();
 
 void run_elementwise(const OpTask& t);  // binary, comparisons, unary, where
 void run_reduce(const OpTask& t);       // sum, mean, max, min, argmax

@@ -10,6 +10,7 @@
 
 #include "plexus/op_rows.h"
 #include "plexus/plugin.h"
+#include "plexus/plugin_kit.hpp"
 
 namespace pxcpu {
 
@@ -51,12 +52,13 @@ union Attrs {
     px_pool2d_attrs pool;
     px_dropout_attrs dropout;
     px_sgd_attrs sgd;
+    px_batch_norm_attrs batch_norm;
 };
 
 struct OpTask {
     int32_t op = 0;
     int32_t num_inputs = 0;
-    Operand in[3];
+    Operand in[plexus::kit::kMostOpInputs];
     Operand out;
     Operand out2;  // the second output (SGD_UPDATE's momentum, the fused pool gradient's db), when num_outputs is 2
     int32_t num_outputs = 1;

@@ -41,12 +41,13 @@ union Attrs {
     px_pool2d_attrs pool;
     px_dropout_attrs dropout;
     px_sgd_attrs sgd;
+    px_batch_norm_attrs batch_norm;
 };
 
 struct OpArgs {
     int32_t op = 0;
     int32_t num_inputs = 0;
-    Operand in[3];
+    Operand in[plexus::kit::kMostOpInputs];
     Operand out;
     Operand out2;  // SGD_UPDATE's momentum, or the fused pool gradient's db, when num_outputs is 2
     int32_t num_outputs = 1;
@@ -153,6 +154,7 @@ Kernels pool_kernels();
 Kernels pool_fused_kernels();
 Kernels softmax_kernels();
 Kernels nn_pointwise_kernels();
+Kernels batch_norm_kernels();
 
 bool kernel_supports(int32_t op, int32_t dtype);
 void run_op(const OpArgs& t, const Launch& l);

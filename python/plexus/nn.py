@@ -1,10 +1,13 @@
-"""Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dropout; parameters,
-Trainer and split_and_load; mixed precision: autocast and LossScaler."""
-from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dropout,
-                         Sequential, Trainer, split_and_load, autocast, autocast_dtype, LossScaler)
+"""Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D, Flatten, Dropout,
+Activation, BatchNorm, d2l's Residual and resnet18; parameters, Trainer and split_and_load; mixed precision:
+autocast and LossScaler."""
+from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D,
+                         Flatten, Dropout, Activation, BatchNorm, Residual, resnet18, Sequential, Trainer,
+                         split_and_load, autocast, autocast_dtype, LossScaler)
 
-__all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "Flatten",
-           "Dropout", "Sequential", "Trainer", "split_and_load", "autocast", "autocast_dtype", "LossScaler"]
+__all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
+           "Flatten", "Dropout", "Activation", "BatchNorm", "Residual", "resnet18", "Sequential", "Trainer",
+           "split_and_load", "autocast", "autocast_dtype", "LossScaler"]
 
 
 def _devices(device, ctx):

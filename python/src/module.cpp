@@ -708,6 +708,9 @@ PYBIND11_MODULE(_plexus, m) {
     py::class_<nn::Parameter>(mnn, "Parameter")
         .def_property_readonly("name", &nn::Parameter::name)
         .def_property_readonly("shape", [](const nn::Parameter& p) { return shape_tuple(p.shape()); })
+        .def_property_readonly("grad_req", [](const nn::Parameter& p) {
+            return std::string(p.grad_req() == nn::GradReq::write ? "write" : "null");
+        })
         .def("data", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.data(*d) : p.data(); },
              py::arg("device") = py::none())
         .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.grad(*d) : p.grad(); },
@@ -754,6 +757,7 @@ PYBIND11_MODULE(_plexus, m) {
         })
         .def_property_readonly("weight", &nn::Block::weight, py::return_value_policy::reference_internal)
         .def_property_readonly("bias", &nn::Block::bias, py::return_value_policy::reference_internal)
+        .def("summary", [](nn::Block& b, const Tensor& x) { py::print(b.summary(x), py::arg("end") = ""); })
         .def("__repr__", &nn::Block::describe);
     BlockClass<nn::Dense>(mnn, "Dense")
         .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias) {
@@ -788,6 +792,14 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("pool_size") = 2, py::arg("strides") = py::none(), py::arg("padding") = 0);
     BlockClass<nn::Flatten>(mnn, "Flatten").def(py::init<>());
     BlockClass<nn::Dropout>(mnn, "Dropout").def(py::init<double>(), py::arg("rate"));
+    BlockClass<nn::Activation>(mnn, "Activation").def(py::init<std::string>(), py::arg("activation"));
+    BlockClass<nn::BatchNorm>(mnn, "BatchNorm")
+        .def(py::init<double, double, int64_t>(), py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5,
+             py::arg("in_channels") = 0);
+    BlockClass<nn::GlobalAvgPool2D>(mnn, "GlobalAvgPool2D").def(py::init<>());
+    BlockClass<nn::Residual>(mnn, "Residual")
+        .def(py::init<int64_t, bool, int>(), py::arg("num_channels"), py::arg("use_1x1conv") = false,
+             py::arg("strides") = 1);
     BlockClass<nn::Sequential>(mnn, "Sequential")
         .def(py::init<>())
         .def("add", [](nn::Sequential& s, const py::args& blocks) {
@@ -798,6 +810,9 @@ PYBIND11_MODULE(_plexus, m) {
             if (i >= s.size()) throw py::index_error("layer " + std::to_string(i) + " of " + std::to_string(s.size()));
             return s[i];
         }, py::return_value_policy::reference_internal);
+    mnn.def("resnet18", [](int64_t num_classes, int64_t in_channels) {
+        return std::make_shared<nn::Sequential>(nn::resnet18(num_classes, in_channels));
+    }, py::arg("num_classes"), py::arg("in_channels") = 1);
     mnn.def("split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"));
     py::class_<nn::Trainer>(mnn, "Trainer")
         .def(py::init<const nn::ParameterDict&, const std::string&, const std::map<std::string, double>&>(),

@@ -19,11 +19,11 @@
 
 namespace {
 
-// The handles a call is made with: one runtime, up to three tensors, a
+// The handles a call is made with: one runtime, up to five tensors, a
 // group, and whether the out-pointer is NULL.
 struct Args {
     px_runtime* rt = nullptr;
-    px_tensor* t[3] = {};
+    px_tensor* t[5] = {};
     px_group* g = nullptr;
     bool null_out = false;
 };
@@ -56,6 +56,8 @@ px_tensor* out_t;  // where calls write their result (released after each)
 px_tensor** out(const Args& a) { return a.null_out ? nullptr : &out_t; }
 px_tensor* out_t2;  // the second result of a call that makes two
 px_tensor** out2(const Args& a) { return a.null_out ? nullptr : &out_t2; }
+px_tensor* out_t3;  // the third result of a call that makes three
+px_tensor** out3(const Args& a) { return a.null_out ? nullptr : &out_t3; }
 
 std::map<std::string, Entry> entries() {
     const px_device cpu0{PX_DEVICE_CPU, 0};
@@ -219,6 +221,13 @@ std::map<std::string, Entry> entries() {
     m["px_dropout_backward"] = ts(1, [](const Args& a) { return px_dropout_backward(a.t[0], 0.5, 1, 0, out(a)); });
     m["px_sgd_update"] = ts(3, [](const Args& a) { return px_sgd_update(a.t[0], a.t[1], a.t[2], 0.1, 0, 0, 1); },
                             false, /*momentum may be NULL*/ 1 << 2);
+    m["px_batch_norm_stats"] = ts(1, [](const Args& a) { return px_batch_norm_stats(a.t[0], out(a), out2(a)); });
+    m["px_batch_norm"] = ts(5, [](const Args& a) {
+        return px_batch_norm(a.t[0], a.t[1], a.t[2], a.t[3], a.t[4], 1e-5, out(a));
+    });
+    m["px_batch_norm_backward"] = ts(5, [](const Args& a) {
+        return px_batch_norm_backward(a.t[0], a.t[1], a.t[2], a.t[3], a.t[4], 1e-5, out(a), out2(a), out3(a));
+    });
     return m;
 }
 
@@ -283,12 +292,12 @@ TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handl
                 if (e.takes == Takes::tensors && b == 0 && (e.nullable >> pos & 1)) continue;
                 Args a;
                 a.rt = e.takes == Takes::runtime ? bad_rts[b] : rt;
-                for (int k = 0; k < 3; ++k) a.t[k] = good;
+                for (int k = 0; k < 5; ++k) a.t[k] = good;
                 a.g = group;
                 if (e.takes == Takes::tensors) a.t[pos] = bad_ts[b];
                 if (e.takes == Takes::group && pos == 0) a.g = bad_gs[b];
                 if (e.takes == Takes::group && pos > 0) a.t[pos - 1] = bad_ts[b];
-                out_t = out_t2 = nullptr;
+                out_t = out_t2 = out_t3 = nullptr;
                 px_status s = e.call(a);
                 INFO(name << " with a " << what[b] << " handle in position " << pos << ": " << px_last_error());
                 CHECK(s == PX_ERROR_INVALID_HANDLE);
@@ -296,11 +305,12 @@ TEST_CASE("every C function refuses NULL, released, wrong-kind and made-up handl
                 CHECK(names(name.c_str()));
                 CHECK(out_t == nullptr);  // nothing was made
                 CHECK(out_t2 == nullptr);
+                CHECK(out_t3 == nullptr);
             }
         if (!e.out) continue;
         Args a;
         a.rt = rt;
-        for (int k = 0; k < 3; ++k) a.t[k] = good;
+        for (int k = 0; k < 5; ++k) a.t[k] = good;
         a.null_out = true;
         px_status s = e.call(a);
         INFO(name << " with a NULL out-pointer: " << px_last_error());

@@ -486,6 +486,56 @@ void training_rows(std::vector<Row>& rows) {
                     [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.far({3}), nullptr, 0.1, 0); }});
 }
 
+void batch_norm_rows(std::vector<Row>& rows) {
+    const int32_t S = PX_OP_BATCH_NORM_STATS, N = PX_OP_BATCH_NORM, R = PX_OP_BATCH_NORM_BACKWARD_REDUCE,
+                  B = PX_OP_BATCH_NORM_BACKWARD;
+    // The results beyond the first belong to the maker, which releases them.
+    auto keep = [](Maker& m, px_tensor* t) {
+        if (t) m.owned.push_back(t);
+    };
+    auto stats = [=](Maker& m, px_tensor* x, px_tensor** o) {
+        px_tensor* var = nullptr;
+        const px_status st = px_batch_norm_stats(x, o, &var);
+        keep(m, var);
+        return st;
+    };
+    rows.push_back({S, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return stats(m, m.f({4, 3, 2}), o); }});
+    rows.push_back({S, "no values per channel", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return stats(m, m.f({0, 3}), o); }});
+    rows.push_back({S, "rank 1", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return stats(m, m.f({3}), o); }});
+    rows.push_back({S, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return stats(m, m.i32({4, 3}), o); }});
+    auto norm = [](Maker& m, px_tensor* x, px_tensor* gamma, double eps, px_tensor** o) {
+        return px_batch_norm(x, m.f({3}), m.f({3}), gamma, m.f({3}), eps, o);
+    };
+    rows.push_back({N, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return norm(m, m.f({4, 3, 2}), m.f({3}), 1e-5, o); }});
+    rows.push_back({N, "gamma of another length", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor** o) { return norm(m, m.f({4, 3, 2}), m.f({2}), 1e-5, o); }});
+    rows.push_back({N, "eps 0", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return norm(m, m.f({4, 3}), m.f({3}), 0, o); }});
+    rows.push_back({N, "eps infinite", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor** o) { return norm(m, m.f({4, 3}), m.f({3}), INFINITY, o); }});
+    rows.push_back({N, "gamma on another device", PX_ERROR_DEVICE_MISMATCH,
+                    [=](Maker& m, px_tensor** o) { return norm(m, m.f({4, 3}), m.far({3}), 1e-5, o); }});
+    // dx (with_dx) or dgamma goes to o.
+    auto grads = [=](Maker& m, px_tensor* x, px_tensor* dy, bool with_dx, px_tensor** o) {
+        px_tensor *dgamma = nullptr, *dbeta = nullptr;
+        const px_status st = px_batch_norm_backward(x, dy, m.f({3}), m.f({3}), m.f({3}), 1e-5, with_dx ? o : nullptr,
+                                                    with_dx ? &dgamma : o, &dbeta);
+        keep(m, with_dx ? dgamma : nullptr);
+        keep(m, dbeta);
+        return st;
+    };
+    for (const bool dx : {false, true}) {
+        const int32_t op = dx ? B : R;
+        rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return grads(m, m.f({4, 3}), m.f({4, 3}), dx, o); }});
+        rows.push_back({op, "dy of another shape", PX_ERROR_SHAPE,
+                        [=](Maker& m, px_tensor** o) { return grads(m, m.f({4, 3}), m.f({3, 4}), dx, o); }});
+        rows.push_back({op, "float64 dy", PX_ERROR_DTYPE,
+                        [=](Maker& m, px_tensor** o) { return grads(m, m.f({4, 3}), m.f64({4, 3}), dx, o); }});
+        rows.push_back({op, "a released x", PX_ERROR_INVALID_HANDLE,
+                        [=](Maker& m, px_tensor** o) { return grads(m, m.released(), m.f({4, 3}), dx, o); }});
+    }
+}
+
 std::vector<Row> all_rows() {
     std::vector<Row> rows;
     for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
@@ -503,6 +553,7 @@ std::vector<Row> all_rows() {
     fused_pool_rows(rows);
     activation_and_softmax_rows(rows);
     training_rows(rows);
+    batch_norm_rows(rows);
     return rows;
 }
 
@@ -542,7 +593,7 @@ TEST_CASE("every op has a valid call and at least three refused calls in the tab
         CHECK(valid[op] >= 1);
         CHECK(refused[op] >= 3);
     }
-    CHECK(ops == 54);  // the ops of ABI 1.4; a new op must bring its rows
+    CHECK(ops == 58);  // the ops of ABI 1.7; a new op must bring its rows
 }
 
 TEST_CASE("every op refuses bad arguments with the same status on every device, before dispatch",

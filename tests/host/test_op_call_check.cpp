@@ -257,7 +257,7 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
         CHECK(op < PX_OP_NUMBER_LIMIT);
         CHECK(std::string(row->name) == px_op_name(op));
         CHECK(row->family >= PX_FAMILY_BINARY);
-        CHECK(row->family <= PX_FAMILY_SGD);
+        CHECK(row->family <= PX_FAMILY_BATCH_NORM);
         CHECK((0 <= row->inputs_least && row->inputs_least <= row->inputs_most && row->inputs_most <= 3));
         CHECK((1 <= row->outputs_least && row->outputs_least <= row->outputs_most && row->outputs_most <= 2));
         CHECK(row->dtypes != 0);

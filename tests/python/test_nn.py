@@ -178,3 +178,51 @@ def test_loss_scaler_skips_a_step_whose_float16_gradients_overflowed():
     assert net[0].weight.data().tolist() != before
     with pytest.raises(plexus.InvalidArgumentError, match="growth_interval must be >= 1"):
         nn.LossScaler(growth_interval=0)
+
+
+def test_batch_norm_matches_pytorch_forward_backward_and_running_statistics():
+    np, torch = need("numpy"), need("torch")
+    rng = np.random.default_rng(3)
+    x0 = rng.normal(2.0, 3.0, size=(6, 4, 5, 5))
+    dy0 = rng.normal(size=x0.shape)
+    bn = nn.BatchNorm(momentum=0.9, epsilon=1e-5)
+    bn.initialize()
+    x = plexus.array(x0, dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        y = bn(x.astype("float32"))
+    y.backward(plexus.array(dy0, dtype="float32"))
+    # PyTorch's momentum is Gluon's 1 - momentum.
+    ref = torch.nn.BatchNorm2d(4, eps=1e-5, momentum=0.1).double().train()
+    tx = torch.tensor(x0, requires_grad=True)
+    ty = ref(tx)
+    ty.backward(torch.tensor(dy0))
+    np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-5)
+    params = bn.collect_params()
+    np.testing.assert_allclose(params["gamma"].grad().asnumpy(), ref.weight.grad.numpy(), rtol=1e-4)
+    np.testing.assert_allclose(params["beta"].grad().asnumpy(), ref.bias.grad.numpy(), rtol=1e-4)
+    np.testing.assert_allclose(params["running_mean"].data().asnumpy(), ref.running_mean.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(params["running_var"].data().asnumpy(), ref.running_var.numpy(), rtol=1e-5)
+    assert params["running_var"].grad_req == "null"
+    # Predicting: by the running statistics, as PyTorch's eval().
+    ref.eval()
+    np.testing.assert_allclose(bn(plexus.array(x0, dtype="float32")).asnumpy(),
+                               ref(torch.tensor(x0)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_resnet18_from_python():
+    net = nn.resnet18(10)
+    net.initialize()
+    assert net(plexus.zeros((2, 1, 28, 28))).shape == (2, 10)
+    assert isinstance(net[3][0], nn.Residual) and isinstance(net[5], nn.GlobalAvgPool2D)
+    assert "Parameters: 11183626" in _captured_summary(net)
+
+
+def _captured_summary(net):
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        net.summary(plexus.zeros((1, 1, 28, 28)))
+    return out.getvalue()

@@ -1,4 +1,4 @@
-// Seed 002's LeNet, a wider MLP for the scaling figures, and their training
+// Seed 002's LeNet, a wider MLP for the scaling figures, d2l's ResNet-18, and their training
 // loop, shared by plexus-train and plexus-bench so that both time the very
 // same work.
 #pragma once
@@ -22,12 +22,16 @@ inline void add_mlp(nn::Sequential& net) {
     net.add(nn::Flatten(), nn::Dense(1024, "relu", 784), nn::Dense(1024, "relu", 1024), nn::Dense(10, "", 1024));
 }
 
+// d2l's ResNet-18 for 28x28 images (nn::resnet18).
+inline void add_resnet18(nn::Sequential& net) { net = nn::resnet18(10, 1); }
+
 struct Network {
     const char* flag;   // --net NAME
     const char* title;  // for plots and messages
     void (*add)(nn::Sequential&);
 };
-inline const Network networks[] = {{"lenet", "LeNet", add_lenet}, {"mlp", "MLP 784-1024-1024-10", add_mlp}};
+inline const Network networks[] = {
+    {"lenet", "LeNet", add_lenet}, {"mlp", "MLP 784-1024-1024-10", add_mlp}, {"resnet18", "ResNet-18", add_resnet18}};
 
 struct EpochResult {
     double loss = 0, accuracy = 0, seconds = 0;

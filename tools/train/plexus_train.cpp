@@ -51,16 +51,17 @@ struct Options {
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
-    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp]\n"
+    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|resnet18]\n"
     "                    [--dtype float32|bfloat16|float16] [--no-progress]\n"
     "       mpirun -np N plexus-train --distributed [the same options]\n"
     "Trains seed 002's LeNet on Fashion-MNIST (SGD, lr 0.1, batch 256, 10 epochs by default) on the first GPU,\n"
-    "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params (mlp.params) to --out.\n"
+    "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params (NET.params) to --out.\n"
     "  --device cpu:0,cpu:1   split every batch over these devices (data parallelism in one process)\n"
     "  --distributed          one process per rank, each on its shard of every batch, gradients summed over\n"
     "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
     "  --max-batches N        stop each epoch after N batches\n"
-    "  --net lenet|mlp        the network: seed 002's LeNet (default) or a 784-1024-1024-10 MLP\n"
+    "  --net NAME             the network: seed 002's LeNet (lenet, the default), a 784-1024-1024-10 MLP (mlp)\n"
+    "                         or d2l's ResNet-18 with BatchNorm (resnet18; its statistics are per device)\n"
     "  --dtype D              mixed precision: the layers compute in bfloat16 or float16, the parameters,\n"
     "                         gradients and SGD stay float32; float16 scales the loss dynamically\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
@@ -125,7 +126,7 @@ Options parse(int argc, char** argv) {
             o.net = nullptr;
             for (const auto& n : train::networks)
                 if (name == n.flag) o.net = &n;
-            if (!o.net) die("--net wants lenet or mlp, got '" + name + "'");
+            if (!o.net) die("--net wants lenet, mlp or resnet18, got '" + name + "'");
         }
         else if (a == "--dtype") {
             const std::string name = value();

@@ -135,6 +135,57 @@ inline Tensor dropout(const Tensor& x, double p) {
     return out;
 }
 
+// Batch normalisation over every axis but 1 of x (N,C,...); the other
+// tensors are (C), of x's dtype.
+//
+// batch_norm with given statistics (running ones, when predicting): the
+// statistics are constants to autograd; x, gamma and beta get gradients.
+inline Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma,
+                         const Tensor& beta, double eps) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) {
+        return px_batch_norm(x.need(), mean.need(), var.need(), gamma.need(), beta.need(), eps, o);
+    });
+    if (!autograd::detail::wanted({&x, &gamma, &beta})) return out;
+    Tensor xd = x.detach(), m = mean.detach(), v = var.detach(), g = gamma.detach();
+    autograd::detail::record(out, {&x, &gamma, &beta}, [xd, m, v, g, eps](const Tensor& dy) {
+        px_tensor *dgamma = nullptr, *dbeta = nullptr;
+        check(px_batch_norm_backward(xd.handle(), dy.handle(), m.handle(), v.handle(), g.handle(), eps, nullptr,
+                                     &dgamma, &dbeta));
+        Tensor dg(dgamma), db(dbeta), zero = full(m.shape(), 0.0, m.device(), m.dtype());
+        // With fixed statistics dx is dy * gamma / sqrt(var + eps): the forward op with mean 0 and beta 0.
+        Tensor dx = Tensor::wrap([&](px_tensor** o) {
+            return px_batch_norm(dy.handle(), zero.handle(), v.handle(), g.handle(), zero.handle(), eps, o);
+        });
+        return std::vector<Tensor>{dx, dg, db};
+    }, "batch_norm");
+    return out;
+}
+
+// batch_norm by x's own statistics (training): y, and the batch's mean and
+// biased variance (for running statistics; constants to autograd). The
+// gradient of x accounts for the statistics depending on x.
+struct BatchNormResult {
+    Tensor y, mean, var;
+};
+inline BatchNormResult batch_norm_by_batch(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+    px_tensor *mean = nullptr, *var = nullptr;
+    check(px_batch_norm_stats(x.need(), &mean, &var));
+    BatchNormResult r{Tensor(), Tensor(mean), Tensor(var)};
+    r.y = Tensor::wrap([&](px_tensor** o) {
+        return px_batch_norm(x.handle(), r.mean.handle(), r.var.handle(), gamma.need(), beta.need(), eps, o);
+    });
+    if (!autograd::detail::wanted({&x, &gamma, &beta})) return r;
+    Tensor xd = x.detach(), g = gamma.detach();
+    const bool need_dx = x.autograd_meta() != nullptr;
+    autograd::detail::record(r.y, {&x, &gamma, &beta}, [xd, m = r.mean, v = r.var, g, eps, need_dx](const Tensor& dy) {
+        px_tensor *dx = nullptr, *dgamma = nullptr, *dbeta = nullptr;
+        check(px_batch_norm_backward(xd.handle(), dy.handle(), m.handle(), v.handle(), g.handle(), eps,
+                                     need_dx ? &dx : nullptr, &dgamma, &dbeta));
+        return std::vector<Tensor>{dx ? Tensor(dx) : Tensor(), Tensor(dgamma), Tensor(dbeta)};
+    }, "batch_norm");
+    return r;
+}
+
 // (N, ...) -> (N, rest), a view.
 inline Tensor flatten(const Tensor& x) {
     Shape s = x.shape();

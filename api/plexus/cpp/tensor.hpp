@@ -22,6 +22,13 @@ namespace plexus {
 
 using Shape = std::vector<int64_t>;
 
+// "(2, 3)", "(3,)" for one axis, "()" for none, as NumPy prints shapes.
+inline std::string str(const Shape& s) {
+    std::string out = "(";
+    for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
 // One enumerator per row of the dtype table (types.h), named as its row.
 #define PLEXUS_DTYPE_ENUMERATOR_(dtype, number, name, ...) name = dtype,
 enum class DType : int32_t { PX_DTYPE_TABLE(PLEXUS_DTYPE_ENUMERATOR_) };
@@ -89,6 +96,7 @@ constexpr DType dtype_of() {
 #define PLEXUS_OP_METHODS_PX_FAMILY_SOFTMAX_CROSS_ENTROPY(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_DROPOUT(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_SGD(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_BATCH_NORM(op, name)
 
 class Tensor {
 public:
