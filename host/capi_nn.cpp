@@ -27,6 +27,7 @@ void need_distinct(std::initializer_list<std::pair<px_tensor**, const char*>> ou
 // made so far are released and the tensors not yet published freed. A null
 // tensor is skipped.
 void publish_all(std::initializer_list<std::pair<TensorObj*, px_tensor**>> results) {
+    if (results.size() > 3) fail(PX_ERROR_INTERNAL, "publish_all: more than three results");
     std::unique_ptr<TensorObj> held[3];  // no allocation, so nothing is lost before ownership is taken
     px_tensor* made[3] = {};
     size_t n = 0;
@@ -41,6 +42,21 @@ void publish_all(std::initializer_list<std::pair<TensorObj*, px_tensor**>> resul
     }
     n = 0;
     for (const auto& r : results) *r.second = made[n++];
+}
+
+// px_sgd_update and px_nag_update.
+px_status step_sgd(const char* function, px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
+                   double learning_rate, double momentum, double weight_decay, double rescale, bool nesterov) {
+    return guard(function, [&] {
+        TensorObj& p = get_tensor(param, "param");
+        TensorObj& g = get_tensor(grad, "grad");
+        // Nesterov's buffer is not optional: NULL is a bad handle there.
+        TensorObj* m = momentum_buffer || nesterov ? &get_tensor(momentum_buffer, "momentum_buffer") : nullptr;
+        router::SgdSettings s;
+        s.lr = learning_rate, s.momentum = momentum, s.weight_decay = weight_decay, s.rescale = rescale;
+        s.nesterov = nesterov;
+        router::sgd_update(p, g, m, s);
+    });
 }
 }  // namespace
 
@@ -217,13 +233,25 @@ px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uint64_t o
 
 px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer, double learning_rate,
                         double momentum, double weight_decay, double rescale) {
-    return guard("px_sgd_update", [&] {
+    return step_sgd("px_sgd_update", param, grad, momentum_buffer, learning_rate, momentum, weight_decay, rescale, false);
+}
+
+px_status px_nag_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer, double learning_rate,
+                        double momentum, double weight_decay, double rescale) {
+    return step_sgd("px_nag_update", param, grad, momentum_buffer, learning_rate, momentum, weight_decay, rescale, true);
+}
+
+px_status px_adam_update(px_tensor* param, px_tensor* grad, px_tensor* state, double learning_rate, double beta1,
+                         double beta2, double epsilon, double weight_decay, double rescale, int64_t step,
+                         int32_t decoupled) {
+    return guard("px_adam_update", [&] {
         TensorObj& p = get_tensor(param, "param");
         TensorObj& g = get_tensor(grad, "grad");
-        TensorObj* m = momentum_buffer ? &get_tensor(momentum_buffer, "momentum_buffer") : nullptr;
-        router::SgdSettings s;
-        s.lr = learning_rate, s.momentum = momentum, s.weight_decay = weight_decay, s.rescale = rescale;
-        router::sgd_update(p, g, m, s);
+        TensorObj& st = get_tensor(state, "state");
+        router::AdamSettings s;
+        s.lr = learning_rate, s.beta1 = beta1, s.beta2 = beta2, s.eps = epsilon, s.weight_decay = weight_decay;
+        s.rescale = rescale, s.step = step, s.decoupled = decoupled != 0;
+        router::adam_update(p, g, st, s);
     });
 }
 

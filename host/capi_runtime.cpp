@@ -172,6 +172,24 @@ px_status px_runtime_seed(px_runtime* runtime, uint64_t seed) {
     });
 }
 
+px_status px_runtime_random_state(px_runtime* runtime, uint64_t* seed, uint64_t* offset) {
+    return guard("px_runtime_random_state", [&] {
+        Runtime& rt = get_runtime(runtime);
+        need_out(seed, "seed");
+        need_out(offset, "offset");
+        *seed = rt.seed.load();
+        *offset = rt.rng_offset.load();
+    });
+}
+
+px_status px_runtime_set_random_state(px_runtime* runtime, uint64_t seed, uint64_t offset) {
+    return guard("px_runtime_set_random_state", [&] {
+        Runtime& rt = get_runtime(runtime);
+        rt.seed = seed;
+        rt.rng_offset = offset;
+    });
+}
+
 px_status px_runtime_allow_tf32(px_runtime* runtime, int32_t allow) {
     return guard("px_runtime_allow_tf32", [&] { get_runtime(runtime).allow_tf32 = allow != 0; });
 }

@@ -49,6 +49,12 @@ struct Window {
 };
 struct SgdSettings {
     double lr = 0, momentum = 0, weight_decay = 0, rescale = 1;
+    bool nesterov = false;  // NAG_UPDATE: the C API requires the momentum buffer
+};
+struct AdamSettings {
+    double lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0, rescale = 1;
+    int64_t step = 1;        // the update's number, from 1: the bias corrections' exponent
+    bool decoupled = false;  // AdamW
 };
 
 TensorObj* gemm(const TensorObj& a, const TensorObj& b, bool trans_a, bool trans_b);
@@ -73,6 +79,8 @@ TensorObj* softmax_cross_entropy(const TensorObj& logits, const TensorObj& label
 TensorObj* softmax_cross_entropy_backward(const TensorObj& logits, const TensorObj& labels, const TensorObj& dloss);
 TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t seed, uint64_t offset);
 void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, const SgdSettings& s);
+// Adam's step in place; state is (2, n): m and v of param's n values.
+void adam_update(TensorObj& param, const TensorObj& grad, TensorObj& state, const AdamSettings& s);
 // Batch normalisation over every axis but 1 (ABI 1.7): each channel's mean
 // and biased variance; the normalised x; the gradients by x's own
 // statistics, dx left out (null) unless `want_dx`.

@@ -7,6 +7,7 @@
 // convolution's input size). Every operand of these ops is contiguous.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "dispatch.hpp"
 #include "plexus/op_layout.h"
@@ -289,19 +290,34 @@ TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t seed, uint64
     return out.release();
 }
 
+namespace {
+// Refuses a setting that is not finite or lies below `lo` or above `hi`
+// (at `hi` too when `open_hi`), saying which.
+void check_setting(const char* op, const char* what, double v, double lo, double hi, bool open_hi = false) {
+    const double huge = std::numeric_limits<double>::max();
+    if (std::isfinite(v) && v >= lo && v <= hi && !(open_hi && v == hi)) return;
+    if (lo == -huge) fail(PX_ERROR_INVALID_ARGUMENT, op, ": ", what, " ", v, " is not finite");
+    if (hi == huge) fail(PX_ERROR_INVALID_ARGUMENT, op, ": ", what, " ", v, " must be finite and ", lo > 0 ? "> 0" : ">= 0");
+    fail(PX_ERROR_INVALID_ARGUMENT, op, ": ", what, " ", v, " is not in [", lo, ", ", hi, open_hi ? ")" : "]");
+}
+// The optimizer state buffer must not be the parameter's memory.
+void check_apart(const char* op, const TensorObj& param, const TensorObj* state, const char* what) {
+    if (state && state->buffer == param.buffer)
+        fail(PX_ERROR_INVALID_ARGUMENT, op, ": the ", what, " shares memory with the parameter");
+}
+}  // namespace
+
 void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, const SgdSettings& s) {
-    const int32_t op = PX_OP_SGD_UPDATE;
+    const int32_t op = s.nesterov ? PX_OP_NAG_UPDATE : PX_OP_SGD_UPDATE;
+    const char* name = name_of(op);
     if (momentum) check_float_inputs(op, {&param, &grad, momentum});
     else check_float_inputs(op, {&param, &grad});
-    if (momentum && momentum->buffer == param.buffer)
-        fail(PX_ERROR_INVALID_ARGUMENT, "sgd_update: the momentum buffer shares memory with the parameter");
-    auto bad = [](double v) { return !std::isfinite(v); };
-    if (bad(s.lr) || s.lr < 0) fail(PX_ERROR_INVALID_ARGUMENT, "sgd_update: learning rate ", s.lr, " must be finite and >= 0");
-    if (bad(s.momentum) || s.momentum < 0 || s.momentum > 1)
-        fail(PX_ERROR_INVALID_ARGUMENT, "sgd_update: momentum ", s.momentum, " is not in [0, 1]");
-    if (bad(s.weight_decay) || s.weight_decay < 0)
-        fail(PX_ERROR_INVALID_ARGUMENT, "sgd_update: weight decay ", s.weight_decay, " must be finite and >= 0");
-    if (bad(s.rescale)) fail(PX_ERROR_INVALID_ARGUMENT, "sgd_update: rescale ", s.rescale, " is not finite");
+    check_apart(name, param, momentum, "momentum buffer");
+    const double huge = std::numeric_limits<double>::max();
+    check_setting(name, "learning rate", s.lr, 0, huge);
+    check_setting(name, "momentum", s.momentum, 0, 1);
+    check_setting(name, "weight decay", s.weight_decay, 0, huge);
+    check_setting(name, "rescale", s.rescale, -huge, huge);
     px_sgd_attrs attrs;
     std::memset(&attrs, 0, sizeof attrs);  // padding too: the layout check reads attrs by the op's family
     attrs = px_sgd_attrs{sizeof(px_sgd_attrs), s.lr, s.momentum, s.weight_decay, s.rescale};
@@ -311,6 +327,37 @@ void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, co
     if (momentum) check_layout(op, {in[0], in[1], in[2]}, {out[0], out[1]}, &attrs);
     else check_layout(op, {in[0], in[1]}, {out[0]}, &attrs);
     dispatch(param.device(), op, param.dtype, in, n + 1, out, n, &attrs, numel(param.shape) > 0);
+}
+
+void adam_update(TensorObj& param, const TensorObj& grad, TensorObj& state, const AdamSettings& s) {
+    const int32_t op = PX_OP_ADAM_UPDATE;
+    const char* name = name_of(op);
+    check_float_inputs(op, {&param, &grad, &state});
+    check_apart(name, param, &state, "state");
+    const double huge = std::numeric_limits<double>::max();
+    check_setting(name, "learning rate", s.lr, 0, huge);
+    check_setting(name, "beta1", s.beta1, 0, 1, true);
+    check_setting(name, "beta2", s.beta2, 0, 1, true);
+    check_setting(name, "epsilon", s.eps, std::numeric_limits<double>::min(), huge);
+    check_setting(name, "weight decay", s.weight_decay, 0, huge);
+    check_setting(name, "rescale", s.rescale, -huge, huge);
+    if (s.step < 1) fail(PX_ERROR_INVALID_ARGUMENT, name, ": step ", s.step, " must be >= 1 (the first update is 1)");
+    // The figures of the settings alone, here once for every plugin (this
+    // file is compiled without multiply-add fusion: the same bits everywhere).
+    px_adam_attrs attrs;
+    std::memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    attrs.decoupled = s.decoupled ? 1 : 0;
+    attrs.beta1 = s.beta1, attrs.beta2 = s.beta2, attrs.eps = s.eps;
+    attrs.weight_decay = s.weight_decay, attrs.rescale = s.rescale;
+    attrs.one_minus_beta1 = 1 - s.beta1, attrs.one_minus_beta2 = 1 - s.beta2;
+    const double product = s.lr * s.weight_decay;
+    attrs.decay = 1 - product;
+    attrs.step_size = s.lr / (1 - std::pow(s.beta1, double(s.step)));
+    attrs.root_correction2 = std::sqrt(1 - std::pow(s.beta2, double(s.step)));
+    const px_tensor_desc in[3] = {param.desc(), grad.desc(), state.desc()}, out[2] = {in[0], in[2]};
+    check_layout(op, in, 3, out, 2, &attrs);
+    dispatch(param.device(), op, param.dtype, in, 3, out, 2, &attrs, numel(param.shape) > 0);
 }
 
 namespace {
@@ -354,20 +401,19 @@ BatchNormGrads batch_norm_backward(const TensorObj& x, const TensorObj& dy, cons
     check_float_inputs(reduce, {&x, &dy, &mean, &var, &gamma});
     const px_batch_norm_attrs attrs = batch_norm_attrs(eps);
     px_tensor_desc in[7] = {x.desc(), dy.desc(), mean.desc(), var.desc(), gamma.desc()};
-    const px_tensor_desc sums[2] = {planned_like(gamma), planned_like(gamma)};
+    const px_tensor_desc per_channel = planned(x.dtype, {x.shape.ndim > 1 ? x.shape.dims[1] : 0});
+    const px_tensor_desc sums[2] = {per_channel, per_channel};
     check_layout(reduce, in, 4, sums, 2, &attrs);
-    if (want_dx) {
-        in[5] = in[6] = sums[0];  // shapes only: the rule sees what the second op will be given
-        const px_tensor_desc planned_dx = planned_like(x);
-        check_layout(op, in, 7, &planned_dx, 1, &attrs);
-    }
+    in[5] = in[6] = per_channel;  // shapes only: the rule sees what the second op would be given (gamma's too)
+    const px_tensor_desc planned_dx = planned_like(x);
+    check_layout(op, in, 7, &planned_dx, 1, &attrs);
     const bool empty = numel(x.shape) == 0;
     Owned dgamma, dbeta;
     if (empty) {  // no value reaches gamma or beta
-        dgamma.reset(full(gamma.buffer->device, gamma.dtype, gamma.shape, 0.0));
-        dbeta.reset(full(gamma.buffer->device, gamma.dtype, gamma.shape, 0.0));
+        dgamma.reset(full(x.buffer->device, x.dtype, make_shape(1, per_channel.shape), 0.0));
+        dbeta.reset(full(x.buffer->device, x.dtype, make_shape(1, per_channel.shape), 0.0));
     } else {
-        dgamma = make(gamma, sums[0]), dbeta = make(gamma, sums[1]);
+        dgamma = make(x, sums[0]), dbeta = make(x, sums[1]);
         const px_tensor_desc o[2] = {dgamma->desc(), dbeta->desc()};
         dispatch(x.device(), reduce, x.dtype, in, 4, o, 2, &attrs, true);
     }

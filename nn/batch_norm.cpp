@@ -39,7 +39,10 @@ Tensor BatchNorm::forward(const Tensor& x) {
     const int64_t channels = x.shape()[1];
     for (Parameter* p : own_params()) p->infer_shape({channels});
     const Device d = x.device();
-    // In x's dtype (a 16-bit one under Autocast); the parameters stay float32.
+    // A 16-bit input (under Autocast) is normalised in float32 and the result
+    // cast back: its per-channel sums (over N*H*W values, of a scaled loss's
+    // gradient) overflow float16, and its statistics lose digits.
+    if (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16) return forward(x.astype(DType::float32)).astype(x.dtype());
     auto as_x = [&](const Tensor& p) { return p.dtype() == x.dtype() ? p : p.astype(x.dtype()); };
     Tensor gamma = as_x(gamma_->data(d)), beta = as_x(beta_->data(d));
     if (!autograd::is_training())
@@ -52,8 +55,11 @@ Tensor BatchNorm::forward(const Tensor& x) {
     BatchNormResult r = batch_norm_by_batch(x, gamma, beta, epsilon_);
     const Tensor mean = running_mean_->data(d), var = running_var_->data(d);
     const double unbiased = double(per_channel) / double(per_channel - 1);
-    running_mean_->set_replica(mean * momentum_ + r.mean.astype(mean.dtype()) * (1 - momentum_));
-    running_var_->set_replica(var * momentum_ + r.var.astype(var.dtype()) * (unbiased * (1 - momentum_)));
+    // Both made before either is stored: a failure leaves both as they were.
+    Tensor new_mean = mean * momentum_ + r.mean.astype(mean.dtype()) * (1 - momentum_);
+    Tensor new_var = var * momentum_ + r.var.astype(var.dtype()) * (unbiased * (1 - momentum_));
+    running_mean_->set_replica(new_mean);
+    running_var_->set_replica(new_var);
     return r.y;
 }
 

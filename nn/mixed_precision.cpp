@@ -48,6 +48,16 @@ Tensor LossScaler::scale(const Tensor& loss) const {
     return loss * scale_;
 }
 
+void LossScaler::set_state(const State& s) {
+    if (!(s.scale > 0 && std::isfinite(s.scale)) || s.good < 0 || s.good >= interval_ || s.skipped < 0)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "LossScaler::set_state: scale " + std::to_string(s.scale) + ", good steps " +
+                                       std::to_string(s.good) + ", skipped " + std::to_string(s.skipped) +
+                                       " is not a state (scale finite and > 0, counts >= 0, good below " +
+                                       std::to_string(interval_) + ")");
+    scale_ = s.scale, good_ = s.good, skipped_ = s.skipped;
+}
+
 bool LossScaler::step(Trainer& trainer, int64_t batch_size) {
     if (!trainer.step_if_finite(batch_size, scale_)) {
         // A scale so small that it underflows stays above the smallest

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace plexus {
+class Tensor;
+}
+
 namespace plexus::nn::param_file {
 
 constexpr char magic[8] = {'P', 'X', 'P', 'A', 'R', 'A', 'M', 'S'};
@@ -22,6 +26,8 @@ struct Entry {
 };
 
 std::vector<unsigned char> encode(const std::vector<Entry>& entries);
+// An entry of `t`'s values, read back from its device (save_load.cpp).
+Entry entry_of(const std::string& name, const plexus::Tensor& t);
 // Throws plexus::Error (PX_ERROR_INVALID_ARGUMENT) naming `what` (the file)
 // and the first problem found.
 std::vector<Entry> decode(const unsigned char* bytes, size_t size, const std::string& what);

@@ -137,7 +137,10 @@ void Parameter::set_replica(const Tensor& values) {
             t = v;
             return;
         }
-    data(values.device());  // the error naming where the parameter lives
+    data(values.device());  // the error naming where the parameter lives, when it is not initialized or elsewhere
+    throw DeviceMismatchError(PX_ERROR_DEVICE_MISMATCH, name_ + ": set_replica needs values on a device the parameter "
+                                                                "has a replica on, by its own name, not " +
+                                                            values.device().str());
 }
 
 std::vector<Tensor> Parameter::make_replicas(const Tensor& values, const std::vector<Device>& devices, bool take) const {

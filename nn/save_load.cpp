@@ -7,18 +7,19 @@
 
 namespace plexus::nn {
 
+param_file::Entry param_file::entry_of(const std::string& name, const Tensor& t) {
+    param_file::Entry e;
+    e.name = name;
+    e.dtype = static_cast<int32_t>(t.dtype());
+    e.shape = t.shape();
+    e.data.resize(size_t(t.size()) * px_dtype_size(e.dtype));
+    check(px_tensor_to_host(t.handle(), e.data.data(), e.data.size()));
+    return e;
+}
+
 void Block::save_parameters(const std::string& path) {
     std::vector<param_file::Entry> entries;
-    for (auto& [name, p] : collect_params()) {
-        Tensor t = p->data();
-        param_file::Entry e;
-        e.name = name;
-        e.dtype = static_cast<int32_t>(t.dtype());
-        e.shape = t.shape();
-        e.data.resize(size_t(t.size()) * px_dtype_size(e.dtype));
-        check(px_tensor_to_host(t.handle(), e.data.data(), e.data.size()));
-        entries.push_back(std::move(e));
-    }
+    for (auto& [name, p] : collect_params()) entries.push_back(param_file::entry_of(name, p->data()));
     param_file::write_atomically(path, param_file::encode(entries));
 }
 

@@ -1,6 +1,7 @@
 // Block::operator() and Block::summary: a forward pass that, while a summary
 // is being taken, notes each block it runs with its output shape.
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "plexus/nn.hpp"
@@ -71,7 +72,9 @@ std::string Block::summary(const Tensor& x) {
         s << std::setw(width) << name << std::setw(22) << str(r.output) << r.params << "\n";
     }
     int64_t trainable = 0, fixed = 0;
-    for (auto& [name, p] : collect_params()) (p->grad_req() == GradReq::write ? trainable : fixed) += count(p->shape());
+    std::set<const Parameter*> counted;  // a block used twice shares its parameters: counted once
+    for (auto& [name, p] : collect_params())
+        if (counted.insert(p).second) (p->grad_req() == GradReq::write ? trainable : fixed) += count(p->shape());
     s << std::string(width + 32, '=') << "\n";
     s << "Parameters: " << trainable + fixed << " (trainable " << trainable << ", not trainable " << fixed << ")\n";
     return s.str();

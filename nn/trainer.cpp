@@ -1,31 +1,62 @@
-// Trainer: SGD over every replica of every parameter, one op per replica.
+// Trainer: SGD, NAG, Adam and AdamW over every replica of every parameter, one op per replica.
 #include <cmath>
 
 #include "plexus/nn.hpp"
 
 namespace plexus::nn {
 
-Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options) {
-    if (optimizer != "sgd")
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: unknown optimizer '" + optimizer + "' (\"sgd\" is available)");
+namespace {
+struct Optimizer {
+    const char* name;
+    std::vector<const char*> options;
+};
+const Optimizer optimizers[] = {{"sgd", {"learning_rate", "momentum", "wd"}},
+                                {"nag", {"learning_rate", "momentum", "wd"}},
+                                {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd"}},
+                                {"adamw", {"learning_rate", "beta1", "beta2", "epsilon", "wd"}}};
+
+std::string joined(const std::vector<const char*>& names) {
+    std::string s;
+    for (const char* n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+    return s;
+}
+
+void check_option(bool ok, const std::string& what) {
+    if (!ok) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: " + what);
+}
+}  // namespace
+
+Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options)
+    : optimizer_(optimizer) {
+    const Optimizer* chosen = nullptr;
+    for (const Optimizer& o : optimizers)
+        if (optimizer == o.name) chosen = &o;
+    check_option(chosen != nullptr, "unknown optimizer '" + optimizer + "' (sgd, nag, adam, adamw)");
+    const bool adam = optimizer == "adam" || optimizer == "adamw";
+    if (adam) lr_ = 0.001;
     for (auto& [key, value] : options) {
+        bool known = false;
+        for (const char* o : chosen->options) known = known || key == o;
+        check_option(known, "unknown " + optimizer + " option '" + key + "' (" + joined(chosen->options) + ")");
         if (key == "learning_rate") lr_ = value;
         else if (key == "momentum") momentum_ = value;
         else if (key == "wd") wd_ = value;
-        else
-            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                       "Trainer: unknown sgd option '" + key + "' (learning_rate, momentum, wd)");
+        else if (key == "beta1") beta1_ = value;
+        else if (key == "beta2") beta2_ = value;
+        else if (key == "epsilon") eps_ = value;
     }
     set_learning_rate(lr_);
-    if (!(momentum_ >= 0 && momentum_ <= 1))
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: momentum must be in [0, 1]");
-    if (!(wd_ >= 0 && std::isfinite(wd_)))
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: wd must be finite and >= 0");
+    check_option(momentum_ >= 0 && momentum_ <= 1, "momentum must be in [0, 1]");
+    check_option(optimizer != "nag" || momentum_ > 0, "nag needs a momentum above 0 (without one it is sgd)");
+    check_option(wd_ >= 0 && std::isfinite(wd_), "wd must be finite and >= 0");
+    check_option(beta1_ >= 0 && beta1_ < 1 && beta2_ >= 0 && beta2_ < 1, "beta1 and beta2 must be in [0, 1)");
+    check_option(eps_ > 0 && std::isfinite(eps_), "epsilon must be finite and > 0");
     for (auto& [name, p] : params) {
         if (p->grad_req() == GradReq::null) continue;
         params_.push_back(p);
         names_.push_back(name);
     }
+    states_.resize(params_.size());
 }
 
 void Trainer::set_learning_rate(double lr) {
@@ -93,19 +124,40 @@ std::vector<std::vector<Tensor>> Trainer::summed_gradients() {
     return grads;
 }
 
-void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale) {
-    for (size_t k = 0; k < params_.size(); ++k) {
-        Parameter* p = params_[k];
-        std::vector<Tensor> replicas = p->list_data();
-        auto& buffers = momentum_buffers_[p];
-        if (momentum_ > 0 && buffers.size() != replicas.size()) {
-            buffers.clear();
-            for (auto& r : replicas) buffers.push_back(zeros(r.shape(), r.device(), r.dtype()));
-        }
-        for (size_t i = 0; i < replicas.size(); ++i)
-            check(px_sgd_update(replicas[i].handle(), grads[k][i].handle(), momentum_ > 0 ? buffers[i].handle() : nullptr,
-                                lr_, momentum_, wd_, rescale));
+Tensor Trainer::state_of(size_t k, size_t i) {
+    const std::vector<Tensor> replicas = params_[k]->list_data();
+    std::vector<Tensor>& states = states_[k];
+    const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
+    if (!adam && momentum_ == 0) return Tensor();
+    if (states.size() != replicas.size()) {
+        std::vector<Tensor> made;
+        for (const Tensor& r : replicas)
+            made.push_back(adam ? zeros({2, r.size()}, r.device(), r.dtype()) : zeros(r.shape(), r.device(), r.dtype()));
+        states.swap(made);
     }
+    return states[i];
+}
+
+void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale) {
+    if (scheduler_) set_learning_rate((*scheduler_)(updates_));
+    const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
+    // Every state made before any step: running out of memory changes no replica.
+    for (size_t k = 0; k < params_.size(); ++k) state_of(k, 0);
+    for (size_t k = 0; k < params_.size(); ++k) {
+        std::vector<Tensor> replicas = params_[k]->list_data();
+        for (size_t i = 0; i < replicas.size(); ++i) {
+            const Tensor state = state_of(k, i);
+            px_tensor *p = replicas[i].handle(), *g = grads[k][i].handle();
+            if (adam)
+                check(px_adam_update(p, g, state.handle(), lr_, beta1_, beta2_, eps_, wd_, rescale, updates_ + 1,
+                                     optimizer_ == "adamw"));
+            else if (optimizer_ == "nag" && state.defined())
+                check(px_nag_update(p, g, state.handle(), lr_, momentum_, wd_, rescale));
+            else
+                check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr_, momentum_, wd_, rescale));
+        }
+    }
+    ++updates_;
 }
 
 }  // namespace plexus::nn

@@ -114,6 +114,20 @@ int main(void) {
     FIELD(px_batch_norm_attrs, struct_size);
     FIELD(px_batch_norm_attrs, eps);
 
+    STRUCT(px_adam_attrs);
+    FIELD(px_adam_attrs, struct_size);
+    FIELD(px_adam_attrs, decoupled);
+    FIELD(px_adam_attrs, beta1);
+    FIELD(px_adam_attrs, beta2);
+    FIELD(px_adam_attrs, eps);
+    FIELD(px_adam_attrs, weight_decay);
+    FIELD(px_adam_attrs, rescale);
+    FIELD(px_adam_attrs, one_minus_beta1);
+    FIELD(px_adam_attrs, one_minus_beta2);
+    FIELD(px_adam_attrs, decay);
+    FIELD(px_adam_attrs, step_size);
+    FIELD(px_adam_attrs, root_correction2);
+
     STRUCT(px_op_call);
     FIELD(px_op_call, struct_size);
     FIELD(px_op_call, op);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "plexus/lr_scheduler.hpp"
 #include "plexus/plexus.hpp"
 
 namespace plexus::nn {
@@ -265,8 +266,8 @@ public:
 // running statistics. Parameters gamma (ones), beta (zeros), running_mean
 // (zeros) and running_var (ones), the last two with GradReq::null. Each
 // device keeps its own running statistics (as d2l's multi-GPU training);
-// saving writes the first device's. Under nn::Autocast it computes in its
-// input's dtype, the running statistics staying float32.
+// saving writes the first device's. A 16-bit input (nn::Autocast) is
+// normalised in float32, the result cast back to its dtype.
 class BatchNorm : public Block {
 public:
     explicit BatchNorm(double momentum = 0.9, double epsilon = 1e-5, int64_t in_channels = 0);
@@ -340,9 +341,19 @@ Sequential resnet18(int64_t num_classes, int64_t in_channels = 1);
 std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device>& devices);
 
 // Sums each parameter's gradients over its replicas (all_reduce_sum: the
-// replicas' gradients are replaced by the sum) and applies SGD to every
-// replica identically. Options: learning_rate, momentum, wd. Parameters
-// with GradReq::null are left alone.
+// replicas' gradients are replaced by the sum) and updates every replica
+// identically, by one fused op per replica whose bits are the same on every
+// plugin. Parameters with GradReq::null are left alone. Optimizers and their
+// options (defaults in brackets):
+//   "sgd"   learning_rate [0.01], momentum [0], wd [0]
+//   "nag"   the same, with Nesterov momentum (PyTorch's SGD(nesterov=True));
+//           momentum must be above 0
+//   "adam"  learning_rate [0.001], beta1 [0.9], beta2 [0.999], epsilon [1e-8],
+//           wd [0] (added to the gradient, L2)
+//   "adamw" the same, wd decoupled (param *= 1 - learning_rate * wd first;
+//           PyTorch's AdamW defaults wd to 0.01, Plexus to 0)
+// wd is weight decay. The formulas are plugin.h's (px_sgd_attrs,
+// px_adam_attrs).
 class Trainer {
 public:
     Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options);
@@ -351,12 +362,25 @@ public:
     // step() for the gradients of a loss multiplied by `loss_scale`
     // (LossScaler): they are divided by batch_size * loss_scale. When a
     // gradient, summed over the replicas (and by the hook), holds an
-    // infinity or a NaN, no parameter or momentum changes and it returns
-    // false (the gradients are summed over the replicas, as by step()). It
-    // reads one value back, so it waits for the backward pass.
+    // infinity or a NaN, no parameter or optimizer state changes and it
+    // returns false (the gradients are summed over the replicas, as by
+    // step()). It reads one value back, so it waits for the backward pass.
     bool step_if_finite(int64_t batch_size, double loss_scale = 1);
     double learning_rate() const { return lr_; }
     void set_learning_rate(double lr);
+    const std::string& optimizer() const { return optimizer_; }
+    // Updates made so far (Adam's bias corrections count them).
+    int64_t num_update() const { return updates_; }
+    // Writes the optimizer's state: each parameter's momentum buffer or Adam
+    // moments (its first replica's; they are the same on every replica), the
+    // update count and the runtime's random stream (random_state()), in the
+    // parameter file format (docs/parameter-file.md), atomically. With the
+    // network's parameters (save_parameters), a run resumes exactly.
+    void save_states(const std::string& path) const;
+    // Reads what save_states wrote for the same optimizer and parameters,
+    // making each state on every device of its parameter, and restores the
+    // random stream. Everything is checked before anything changes.
+    void load_states(const std::string& path);
     // Called by step() with one gradient per parameter (in collect_params
     // order, already summed over this process's replicas) before any update;
     // it may replace them, e.g. with their sum over MPI ranks
@@ -364,18 +388,36 @@ public:
     // with the gradients it leaves.
     using GradientHook = std::function<void(std::vector<Tensor>& grads)>;
     void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
+    // Sets the learning rate of every later update from `scheduler`, by the
+    // update's number (num_update()); null goes back to a fixed rate.
+    void set_lr_scheduler(std::shared_ptr<const LRScheduler> scheduler) { scheduler_ = std::move(scheduler); }
 
 private:
     // Each parameter's replicas' gradients, summed over the replicas and passed through the hook.
     std::vector<std::vector<Tensor>> summed_gradients();
     void update(const std::vector<std::vector<Tensor>>& grads, double rescale);
+    // The state a replica's update needs (an empty tensor when none): zeros
+    // of the right shape, made at the first update.
+    Tensor state_of(size_t param, size_t replica);
 
     GradientHook hook_;
+    std::shared_ptr<const LRScheduler> scheduler_;
     std::vector<Parameter*> params_;
     std::vector<std::string> names_;  // as collect_params() names them ("0.weight")
-    double lr_ = 0.01, momentum_ = 0, wd_ = 0;
-    std::map<const Parameter*, std::vector<Tensor>> momentum_buffers_;
+    std::string optimizer_;
+    double lr_ = 0.01, momentum_ = 0, wd_ = 0, beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;
+    int64_t updates_ = 0;
+    // Per parameter (params_ order), one state per replica: momentum buffers or Adam's (2, n) moments.
+    std::vector<std::vector<Tensor>> states_;
 };
+
+// Scales `grads` (replacing each) so that their global L2 norm, over all of
+// them together, is at most max_norm, as Gluon's clip_global_norm; returns
+// the norm before clipping. It reads one value back (a wait). A NaN or an
+// infinite norm leaves them as they are. In a trainer's gradient hook it
+// clips the summed gradients before the update divides by the batch size:
+//   trainer.set_gradient_hook([](std::vector<Tensor>& g) { nn::clip_global_norm(g, 5.0 * batch); });
+double clip_global_norm(std::vector<Tensor>& grads, double max_norm);
 
 // Mixed precision, as PyTorch's autocast: inside the scope Dense and Conv2D
 // compute in `dtype`, float16 or bfloat16. Their input, weight and bias are
@@ -427,6 +469,15 @@ public:
     bool step(Trainer& trainer, int64_t batch_size);
     double loss_scale() const { return scale_; }
     int64_t skipped_steps() const { return skipped_; }
+    // What resuming a run needs: the scale, the good steps since it last
+    // changed, the steps skipped. set_state checks each (scale finite and
+    // > 0, counts >= 0, good below growth_interval).
+    struct State {
+        double scale = 0;
+        int64_t good = 0, skipped = 0;
+    };
+    State state() const { return State{scale_, good_, skipped_}; }
+    void set_state(const State& s);
 
 private:
     double scale_, growth_, backoff_;
@@ -441,6 +492,23 @@ namespace plexus::loss {
 // cast to int32 when not int32/int64). Inside an nn::Autocast scope a 16-bit
 // float pred is cast to float32 first, and the loss is float32.
 class SoftmaxCrossEntropyLoss {
+public:
+    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+};
+
+// Per-sample losses as Gluon's, each the mean over every axis but the first
+// of: L2Loss (pred - label)^2 / 2; L1Loss |pred - label|;
+// SigmoidBinaryCrossEntropyLoss, from logits, max(x, 0) - x * label +
+// log(1 + exp(-|x|)) (stable for any x). label has pred's shape.
+class L2Loss {
+public:
+    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+};
+class L1Loss {
+public:
+    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+};
+class SigmoidBinaryCrossEntropyLoss {
 public:
     Tensor operator()(const Tensor& pred, const Tensor& label) const;
 };

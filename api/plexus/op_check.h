@@ -119,7 +119,8 @@ static inline px_status px_op_call_check(const px_op_call* c, int32_t device_cou
         px_op_input_counts(c->op, &in_least, &in_most);
         px_op_output_counts(c->op, &out_least, &out_most);
         if (c->num_inputs < in_least || c->num_inputs > in_most || c->num_outputs < out_least ||
-            c->num_outputs > out_most || (row->family == PX_FAMILY_SGD && c->num_outputs != c->num_inputs - 1) ||
+            c->num_outputs > out_most ||
+            ((row->family == PX_FAMILY_SGD || row->family == PX_FAMILY_ADAM) && c->num_outputs != c->num_inputs - 1) ||
             (c->num_inputs && !c->inputs) || !c->outputs)
             snprintf(why, sizeof why, "bad operand counts");
         for (i = 0; !why[0] && i < c->num_inputs + c->num_outputs; ++i) {

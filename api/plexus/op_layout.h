@@ -112,6 +112,9 @@ static inline const char* px_layout_role(const px_layout_state* s, int32_t i) {
     case PX_FAMILY_SGD:
         if (o >= 0) return o == 0 ? "the parameter" : "the momentum buffer";
         return i == 0 ? "the parameter" : i == 1 ? "its gradient" : "the momentum buffer";
+    case PX_FAMILY_ADAM:
+        if (o >= 0) return o == 0 ? "the parameter" : "the state";
+        return i == 0 ? "the parameter" : i == 1 ? "its gradient" : "the state";
     case PX_FAMILY_BATCH_NORM: {
         /* The gradients' inputs, in order; the forward op's are x, mean, var, gamma, beta. */
         static const char* const grads[7] = {"the input",    "the output gradient", "the mean",         "the variance",
@@ -430,18 +433,40 @@ static inline void px_layout_pool(px_layout_state* s) {
     }
 }
 
-/* SGD_UPDATE works in place: output j is input 0 (param), output 1 input 2
- * (momentum), and every operand has the param's shape. */
-static inline void px_layout_sgd(px_layout_state* s) {
+/* The optimizer steps work in place: output 0 is input 0 (param), output 1
+ * input 2 (the momentum buffer, or Adam's state). */
+static inline void px_layout_in_place(px_layout_state* s) {
     const px_op_call* c = s->call;
     int32_t i;
-    for (i = 1; i < c->num_inputs + c->num_outputs; ++i) px_layout_shape_of(s, i, 0);
     for (i = 0; i < c->num_outputs; ++i) {
         const px_tensor_desc *out = &c->outputs[i], *in = &c->inputs[i == 0 ? 0 : 2];
         if (out->buffer != in->buffer || out->offset != in->offset)
             px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "output %d is not input %d (the update is in place)", (int)i,
                            (int)(i == 0 ? 0 : 2));
     }
+}
+
+/* SGD_UPDATE and NAG_UPDATE: every operand has the param's shape. */
+static inline void px_layout_sgd(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    int32_t i;
+    for (i = 1; i < c->num_inputs + c->num_outputs; ++i) px_layout_shape_of(s, i, 0);
+    px_layout_in_place(s);
+}
+
+/* ADAM_UPDATE: the gradient has the param's shape, the state (2, n) for the
+ * param's n values (rows m and v). */
+static inline void px_layout_adam(px_layout_state* s) {
+    const px_tensor_desc* p = &s->call->inputs[0];
+    px_layout_shape state;
+    int32_t k;
+    state.ndim = 2, state.dims[0] = 2, state.dims[1] = 1;
+    for (k = 0; k < p->ndim; ++k) state.dims[1] *= p->shape[k];
+    px_layout_shape_of(s, 1, 0);
+    px_layout_shape_is(s, 2, &state);
+    px_layout_shape_of(s, 3, 0);
+    px_layout_shape_is(s, 4, &state);
+    px_layout_in_place(s);
 }
 
 /* BATCH_NORM: x (N,C,...) with at least one value per channel for the
@@ -576,6 +601,7 @@ static inline void px_layout_nn(px_layout_state* s) {
     }
     case PX_FAMILY_SGD: px_layout_sgd(s); return;
     case PX_FAMILY_BATCH_NORM: px_layout_batch_norm(s); return;
+    case PX_FAMILY_ADAM: px_layout_adam(s); return;
     default: /* PX_FAMILY_POINTWISE_GRAD: (y, dy) -> dx, all of one shape */
         px_layout_shape_of(s, 1, 0);
         px_layout_shape_of(s, o, 0);

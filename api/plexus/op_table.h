@@ -34,7 +34,8 @@ enum {
     PX_FAMILY_SOFTMAX_CROSS_ENTROPY = 18,   /* logits, labels -> loss; logits, labels, dloss -> dlogits */
     PX_FAMILY_DROPOUT = 19,                 /* x -> y of x's shape; px_dropout_attrs */
     PX_FAMILY_SGD = 20,                     /* in place: (param, grad[, m]) -> (param[, m]) */
-    PX_FAMILY_BATCH_NORM = 21               /* x (N,C,...) with per-channel (C) vectors; see the rows */
+    PX_FAMILY_BATCH_NORM = 21,              /* x (N,C,...) with per-channel (C) vectors; see the rows */
+    PX_FAMILY_ADAM = 22                     /* in place: (param, grad, state (2, n)) -> (param, state) */
 };
 
 /* The dtype an op writes, from its (first input's) dtype. */
@@ -190,6 +191,14 @@ enum {
     X(PX_OP_BATCH_NORM_BACKWARD_REDUCE, 162, batch_norm_backward_reduce, PX_FAMILY_BATCH_NORM, 4, 4, 2, 2,          \
       sizeof(px_batch_norm_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 7)                                          \
     X(PX_OP_BATCH_NORM_BACKWARD, 163, batch_norm_backward, PX_FAMILY_BATCH_NORM, 7, 7, 1, 1,                        \
-      sizeof(px_batch_norm_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 7)
+      sizeof(px_batch_norm_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 7)                                          \
+    /* ---- ABI 1.7: optimizer steps in place, each the unfused formula of its attrs (plugin.h) ---- */          \
+    /* SGD with Nesterov momentum; px_sgd_attrs. (param, grad, m) -> (param, m) */                                 \
+    X(PX_OP_NAG_UPDATE, 151, nag_update, PX_FAMILY_SGD, 3, 3, 2, 2, sizeof(px_sgd_attrs), PX_ACCEPTS_FLOAT,          \
+      PX_RESULT_SAME, 0, 7)                                                                                        \
+    /* Adam and AdamW; px_adam_attrs. (param, grad, state) -> (param, state); state (2, n) holds m and v for the    \
+     * n values of param */                                                                                        \
+    X(PX_OP_ADAM_UPDATE, 152, adam_update, PX_FAMILY_ADAM, 3, 3, 2, 2, sizeof(px_adam_attrs), PX_ACCEPTS_FLOAT,      \
+      PX_RESULT_SAME, 0, 7)
 
 #endif /* PLEXUS_OP_TABLE_H */

@@ -170,6 +170,11 @@ PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
 PX_API px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
+/* The runtime's random stream as a checkpoint holds it: its seed and the
+ * offset of the next number it gives; setting both resumes the stream where
+ * it was (px_runtime_seed(s) is setting s and offset 0). */
+PX_API px_status px_runtime_random_state(px_runtime* runtime, uint64_t* seed, uint64_t* offset);
+PX_API px_status px_runtime_set_random_state(px_runtime* runtime, uint64_t seed, uint64_t offset);
 /* Nonzero lets float32 matrix products (matmul, gemm) use reduced-precision
  * tensor-core math (TF32: 10-bit mantissa inputs) where a plugin has it.
  * Off by default: results then match float32 within the usual tolerance. */
@@ -359,6 +364,19 @@ PX_API px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uin
  * m = momentum * m + g and param -= learning_rate * m, else param -= learning_rate * g. */
 PX_API px_status px_sgd_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer,
                         double learning_rate, double momentum, double weight_decay, double rescale);
+/* SGD with Nesterov momentum, in place on param and momentum_buffer (both
+ * needed): g = rescale * grad + weight_decay * param; m = momentum * m + g;
+ * param -= learning_rate * (g + momentum * m). */
+PX_API px_status px_nag_update(px_tensor* param, px_tensor* grad, px_tensor* momentum_buffer, double learning_rate,
+                               double momentum, double weight_decay, double rescale);
+/* One Adam step (AdamW when decoupled is nonzero), in place on param and
+ * state, a (2, n) tensor of param's dtype holding m and v for param's n
+ * values (zeros before the first step); step counts the updates from 1.
+ * The formula is px_adam_attrs' in plugin.h; beta1 and beta2 in [0, 1),
+ * epsilon > 0. */
+PX_API px_status px_adam_update(px_tensor* param, px_tensor* grad, px_tensor* state, double learning_rate,
+                                double beta1, double beta2, double epsilon, double weight_decay, double rescale,
+                                int64_t step, int32_t decoupled);
 
 /* Batch normalisation over every axis but 1: x is (N,C,...), every other
  * tensor (C), all of x's dtype. px_batch_norm_stats gives each channel's

@@ -175,13 +175,42 @@ typedef struct px_sgd_attrs {
     double rescale;
 } px_sgd_attrs;
 
-/* ---- ABI 1.7: attrs of the batch normalisation ops ---- */
+/* ---- ABI 1.7: attrs of batch normalisation and of Adam ---- */
 
 /* eps is added to the variance before its square root: finite and > 0. */
 typedef struct px_batch_norm_attrs {
     uint32_t struct_size;
     double eps;
 } px_batch_norm_attrs;
+
+/* NAG_UPDATE (SGD with Nesterov momentum) takes px_sgd_attrs:
+ * g = rescale * grad + weight_decay * param; m = momentum * m + g;
+ * param -= lr * (g + momentum * m).
+ *
+ * ADAM_UPDATE, with m and v rows 0 and 1 of the state: g = rescale * grad,
+ * plus weight_decay * param unless decoupled (Adam); with decoupled
+ * (AdamW) param = param * decay first. Then
+ * m = beta1 * m + one_minus_beta1 * g; v = beta2 * v + (one_minus_beta2 * g) * g;
+ * param -= step_size * (m / (sqrt(v) / root_correction2 + eps)).
+ * The host computes the figures of the settings alone in float64: decay =
+ * 1 - lr * weight_decay, step_size = lr / (1 - beta1^t), root_correction2 =
+ * sqrt(1 - beta2^t) at step t. As for SGD_UPDATE, a plugin rounds each
+ * field once to the type its arithmetic is done in (the parameter's dtype;
+ * float32 for float16 and bfloat16) and every product, quotient, sum and
+ * square root on its own, in the order written, never fused: the same bits
+ * on every plugin. */
+typedef struct px_adam_attrs {
+    uint32_t struct_size;
+    int32_t decoupled;
+    double beta1, beta2;
+    double eps;
+    double weight_decay;
+    double rescale;
+    double one_minus_beta1, one_minus_beta2;
+    double decay;
+    double step_size;
+    double root_correction2;
+} px_adam_attrs;
 
 /* One op to queue on one device.
  *

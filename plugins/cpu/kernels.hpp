@@ -38,6 +38,7 @@ Kernels nn_pointwise_kernels();
 Kernels dropout_kernels();
 Kernels softmax_kernels();
 Kernels batch_norm_kernels();
+Kernels optimizer_kernels();
 
 void run_elementwise(const OpTask& t);  // binary, comparisons, unary, where
 void run_reduce(const OpTask& t);       // sum, mean, max, min, argmax
@@ -52,7 +53,7 @@ void run_gemm(const OpTask& t);         // OpenBLAS gemm with transposes
 void run_conv(const OpTask& t);         // conv2d and its gradients (direct loops, or im2col + gemm)
 void run_pool(const OpTask& t);         // max / average pooling and their gradients
 void run_pool_fused(const OpTask& t);   // bias + relu + max pooling in one pass, and its gradient
-void run_nn_pointwise(const OpTask& t); // bias, activation gradients, sgd
+void run_nn_pointwise(const OpTask& t); // bias, activation gradients
 void run_dropout(const OpTask& t);      // dropout and its gradient
 void run_softmax(const OpTask& t);      // log-softmax, softmax cross-entropy
 

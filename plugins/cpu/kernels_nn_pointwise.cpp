@@ -1,6 +1,6 @@
-// The nn ops that touch each element once: bias add and its gradient,
-// activation gradients and the SGD update in place (dropout:
-// kernels_dropout.cpp).
+// The nn ops that touch each element once: bias add and its gradient and
+// the activation gradients (dropout: kernels_dropout.cpp; the optimizer
+// steps: kernels_optimizers.cpp).
 #include <cmath>
 #include <vector>
 
@@ -87,23 +87,6 @@ void pointwise_typed(const OpTask& t) {
     case PX_OP_TANH_BACKWARD:
         parallel_for(n, [=](int64_t i) { out[i] = b[i] * (T(1) - a[i] * a[i]); });
         return;
-    case PX_OP_SGD_UPDATE: {  // in: param, grad[, momentum]; out: param[, momentum], in place
-        const px_sgd_attrs& s = t.attrs.sgd;
-        const T lr = T(s.lr), wd = T(s.weight_decay), rescale = T(s.rescale), mu = T(s.momentum);
-        T* p = out;
-        const T* g = b;
-        if (t.num_inputs == 3) {
-            T* m = reinterpret_cast<T*>(t.out2.data);
-            parallel_for(n, [=](int64_t i) {
-                T gi = rescale * g[i] + wd * p[i];
-                m[i] = mu * m[i] + gi;
-                p[i] -= lr * m[i];
-            });
-        } else {
-            parallel_for(n, [=](int64_t i) { p[i] -= lr * (rescale * g[i] + wd * p[i]); });
-        }
-        return;
-    }
     default: throw KernelError("not a pointwise nn op");
     }
 }
@@ -121,8 +104,7 @@ Kernels nn_pointwise_kernels() {
             {PX_OP_BIAS_GRAD, through_float32<run_nn_pointwise>, kFloatDtypes},
             {PX_OP_RELU_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
             {PX_OP_SIGMOID_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
-            {PX_OP_TANH_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
-            {PX_OP_SGD_UPDATE, through_float32<run_nn_pointwise>, kFloatDtypes}};
+            {PX_OP_TANH_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes}};
 }
 
 }  // namespace pxcpu

@@ -53,6 +53,7 @@ union Attrs {
     px_dropout_attrs dropout;
     px_sgd_attrs sgd;
     px_batch_norm_attrs batch_norm;
+    px_adam_attrs adam;
 };
 
 struct OpTask {
@@ -60,7 +61,7 @@ struct OpTask {
     int32_t num_inputs = 0;
     Operand in[plexus::kit::kMostOpInputs];
     Operand out;
-    Operand out2;  // the second output (SGD_UPDATE's momentum, the fused pool gradient's db), when num_outputs is 2
+    Operand out2;  // the second output (an optimizer step's momentum or state, the fused pool gradient's db), when num_outputs is 2
     int32_t num_outputs = 1;
     Attrs attrs;  // valid when has_attrs
     bool has_attrs = false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -94,6 +95,26 @@ __device__ inline T add_rn(T a, T b) {
     else return __dadd_rn(a, b);
 #else
     return a + b;
+#endif
+}
+// a / b and sqrt(a), correctly rounded (what nvcc gives by default, said
+// here so that no fast-math flag can change the optimizer steps' bits).
+template <class T>
+__device__ inline T div_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same<T, float>::value) return __fdiv_rn(a, b);
+    else return __ddiv_rn(a, b);
+#else
+    return a / b;
+#endif
+}
+template <class T>
+__device__ inline T sqrt_rn(T a) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same<T, float>::value) return __fsqrt_rn(a);
+    else return __dsqrt_rn(a);
+#else
+    return std::sqrt(a);
 #endif
 }
 

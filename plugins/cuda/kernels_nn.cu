@@ -1,6 +1,7 @@
 // The nn ops that touch each element once: bias add and its gradient (a
-// block per channel, summed in float64), activation gradients, dropout (the
-// mask recomputed from Philox, never stored) and the SGD update in place.
+// block per channel, summed in float64), activation gradients and dropout
+// (the mask recomputed from Philox, never stored). The optimizer steps:
+// kernels_optimizers.cu.
 #include "kernel_util.cuh"
 #include "plexus/philox.h"
 
@@ -76,26 +77,6 @@ void pointwise_typed(const OpArgs& t, const Launch& l) {
         });
         break;
     }
-    case PX_OP_SGD_UPDATE: {  // in: param, grad[, momentum]; out: param[, momentum], in place
-        const px_sgd_attrs& s = t.attrs.sgd;
-        const T lr = T(s.lr), wd = T(s.weight_decay), rescale = T(s.rescale), mu = T(s.momentum);
-        T* p = out;
-        const T* g = b;
-        if (t.num_inputs == 3) {
-            T* m = reinterpret_cast<T*>(t.out2.data);
-            // Unfused, as the CPU plugin computes it (kernel_util.cuh's mul_rn).
-            pointwise<<<grid, kThreads, 0, l.stream>>>(n, [=] __device__(int64_t i) {
-                const T gi = add_rn(mul_rn(rescale, g[i]), mul_rn(wd, p[i]));
-                m[i] = add_rn(mul_rn(mu, m[i]), gi);
-                p[i] = add_rn(p[i], -mul_rn(lr, m[i]));
-            });
-        } else {
-            pointwise<<<grid, kThreads, 0, l.stream>>>(n, [=] __device__(int64_t i) {
-                p[i] = add_rn(p[i], -mul_rn(lr, add_rn(mul_rn(rescale, g[i]), mul_rn(wd, p[i]))));
-            });
-        }
-        break;
-    }
     default: throw Unsupported("not a pointwise nn op");
     }
     check_launch("pointwise");
@@ -114,8 +95,7 @@ Kernels nn_pointwise_kernels() {
             {PX_OP_SIGMOID_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
             {PX_OP_TANH_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
             {PX_OP_DROPOUT, through_float32<run_nn_pointwise>, kFloatDtypes},
-            {PX_OP_DROPOUT_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes},
-            {PX_OP_SGD_UPDATE, through_float32<run_nn_pointwise>, kFloatDtypes}};
+            {PX_OP_DROPOUT_BACKWARD, through_float32<run_nn_pointwise>, kFloatDtypes}};
 }
 
 }  // namespace pxcuda

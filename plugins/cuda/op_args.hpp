@@ -42,6 +42,7 @@ union Attrs {
     px_dropout_attrs dropout;
     px_sgd_attrs sgd;
     px_batch_norm_attrs batch_norm;
+    px_adam_attrs adam;
 };
 
 struct OpArgs {
@@ -49,7 +50,7 @@ struct OpArgs {
     int32_t num_inputs = 0;
     Operand in[plexus::kit::kMostOpInputs];
     Operand out;
-    Operand out2;  // SGD_UPDATE's momentum, or the fused pool gradient's db, when num_outputs is 2
+    Operand out2;  // an optimizer step's momentum or state, or the fused pool gradient's db, when num_outputs is 2
     int32_t num_outputs = 1;
     Attrs attrs{};
     bool has_attrs = false;
@@ -118,7 +119,7 @@ void run_conv(const OpArgs& t, const Launch& l);         // conv2d and its gradi
 void run_pool(const OpArgs& t, const Launch& l);         // max / average pooling and their gradients
 void run_pool_fused(const OpArgs& t, const Launch& l);   // bias + relu + max pooling in one pass, and its gradient
 void run_softmax(const OpArgs& t, const Launch& l);      // log-softmax, softmax cross-entropy
-void run_nn_pointwise(const OpArgs& t, const Launch& l); // bias, activation gradients, dropout, sgd
+void run_nn_pointwise(const OpArgs& t, const Launch& l); // bias, activation gradients, dropout
 
 // Row-major C = op(A) op(B) (each batch entry), through cuBLAS's column-major
 // gemm: C^T = op(B)^T op(A)^T. Strides are in elements; a batch stride may be 0.
@@ -155,6 +156,7 @@ Kernels pool_fused_kernels();
 Kernels softmax_kernels();
 Kernels nn_pointwise_kernels();
 Kernels batch_norm_kernels();
+Kernels optimizer_kernels();
 
 bool kernel_supports(int32_t op, int32_t dtype);
 void run_op(const OpArgs& t, const Launch& l);

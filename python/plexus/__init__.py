@@ -12,7 +12,7 @@ from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus,
                       softmax, norm, maximum, minimum, dot, matmul, autograd,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
-from . import random, nn, loss, data
+from . import random, nn, loss, data, lr_scheduler
 import sys as _sys
 _sys.modules[__name__ + ".autograd"] = autograd
 

@@ -3,11 +3,11 @@ Activation, BatchNorm, d2l's Residual and resnet18; parameters, Trainer and spli
 autocast and LossScaler."""
 from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D,
                          Flatten, Dropout, Activation, BatchNorm, Residual, resnet18, Sequential, Trainer,
-                         split_and_load, autocast, autocast_dtype, LossScaler)
+                         split_and_load, clip_global_norm, autocast, autocast_dtype, LossScaler)
 
 __all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
            "Flatten", "Dropout", "Activation", "BatchNorm", "Residual", "resnet18", "Sequential", "Trainer",
-           "split_and_load", "autocast", "autocast_dtype", "LossScaler"]
+           "split_and_load", "clip_global_norm", "autocast", "autocast_dtype", "LossScaler"]
 
 
 def _devices(device, ctx):

@@ -827,7 +827,19 @@ PYBIND11_MODULE(_plexus, m) {
             return t.step_if_finite(batch_size, loss_scale);
         }, py::arg("batch_size"), py::arg("loss_scale") = 1.0)
         .def_property_readonly("learning_rate", &nn::Trainer::learning_rate)
-        .def("set_learning_rate", &nn::Trainer::set_learning_rate);
+        .def("set_learning_rate", &nn::Trainer::set_learning_rate)
+        .def_property_readonly("optimizer", &nn::Trainer::optimizer)
+        .def_property_readonly("num_update", &nn::Trainer::num_update)
+        .def("set_lr_scheduler", [](nn::Trainer& t, std::shared_ptr<nn::LRScheduler> s) { t.set_lr_scheduler(std::move(s)); },
+             py::arg("scheduler"))
+        .def("save_states", [](const nn::Trainer& t, const std::string& path) {
+            py::gil_scoped_release release;
+            t.save_states(path);
+        }, py::arg("fname"))
+        .def("load_states", [](nn::Trainer& t, const std::string& path) {
+            py::gil_scoped_release release;
+            t.load_states(path);
+        }, py::arg("fname"));
     py::class_<AutocastManager>(mnn, "_Autocast")
         .def("__enter__", [](AutocastManager& a) { a.enter(); return &a; }, py::return_value_policy::reference)
         .def("__exit__", [](AutocastManager& a, const py::args&) { a.exit(); return false; });
@@ -853,6 +865,31 @@ PYBIND11_MODULE(_plexus, m) {
     py::class_<plexus::loss::SoftmaxCrossEntropyLoss>(loss, "SoftmaxCrossEntropyLoss")
         .def(py::init<>())
         .def("__call__", &plexus::loss::SoftmaxCrossEntropyLoss::operator());
+    py::class_<plexus::loss::L2Loss>(loss, "L2Loss").def(py::init<>()).def("__call__", &plexus::loss::L2Loss::operator());
+    py::class_<plexus::loss::L1Loss>(loss, "L1Loss").def(py::init<>()).def("__call__", &plexus::loss::L1Loss::operator());
+    py::class_<plexus::loss::SigmoidBinaryCrossEntropyLoss>(loss, "SigmoidBinaryCrossEntropyLoss")
+        .def(py::init<>())
+        .def("__call__", &plexus::loss::SigmoidBinaryCrossEntropyLoss::operator());
+    mnn.def("clip_global_norm", [](std::vector<Tensor> grads, double max_norm) {
+        const double norm = nn::clip_global_norm(grads, max_norm);
+        return py::make_tuple(grads, norm);
+    }, py::arg("arrays"), py::arg("max_norm"));
+    // Learning-rate schedules (Gluon's mx.lr_scheduler names).
+    py::module_ lrs = m.def_submodule("lr_scheduler", "Learning-rate schedules");
+    py::class_<nn::LRScheduler, std::shared_ptr<nn::LRScheduler>>(lrs, "LRScheduler")
+        .def("__call__", &nn::LRScheduler::operator(), py::arg("num_update"))
+        .def_property_readonly("base_lr", &nn::LRScheduler::base_lr);
+    py::class_<nn::FactorScheduler, nn::LRScheduler, std::shared_ptr<nn::FactorScheduler>>(lrs, "FactorScheduler")
+        .def(py::init<int64_t, double, double, double, int64_t, double>(), py::arg("step"), py::arg("factor") = 1.0,
+             py::arg("base_lr") = 0.01, py::arg("stop_factor_lr") = 1e-8, py::arg("warmup_steps") = 0,
+             py::arg("warmup_begin_lr") = 0.0);
+    py::class_<nn::MultiFactorScheduler, nn::LRScheduler, std::shared_ptr<nn::MultiFactorScheduler>>(lrs,
+                                                                                                    "MultiFactorScheduler")
+        .def(py::init<std::vector<int64_t>, double, double, int64_t, double>(), py::arg("step"), py::arg("factor") = 1.0,
+             py::arg("base_lr") = 0.01, py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0);
+    py::class_<nn::CosineScheduler, nn::LRScheduler, std::shared_ptr<nn::CosineScheduler>>(lrs, "CosineScheduler")
+        .def(py::init<int64_t, double, double, int64_t, double>(), py::arg("max_update"), py::arg("base_lr") = 0.01,
+             py::arg("final_lr") = 0.0, py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0);
 
     // ---- data ----
     namespace data = plexus::data;

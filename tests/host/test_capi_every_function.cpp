@@ -131,6 +131,14 @@ std::map<std::string, Entry> entries() {
     m["px_runtime_synchronize_timeout"] = rt([cpu0](const Args& a) { return px_runtime_synchronize_timeout(a.rt, cpu0, 5.0); },
                                              false);  // tests/host/test_plugin_timeouts.cpp has the rest
     m["px_runtime_seed"] = rt([](const Args& a) { return px_runtime_seed(a.rt, 1); }, false);
+    m["px_runtime_random_state"] = rt([](const Args& a) {
+        return px_runtime_random_state(a.rt, a.null_out ? nullptr : &u64a, a.null_out ? nullptr : &u64b);
+    });
+    m["px_runtime_set_random_state"] = rt([](const Args& a) { return px_runtime_set_random_state(a.rt, 1, 2); }, false);
+    m["px_nag_update"] = ts(3, [](const Args& a) { return px_nag_update(a.t[0], a.t[1], a.t[2], 0.1, 0.9, 0, 1); }, false);
+    m["px_adam_update"] = ts(3, [](const Args& a) {
+        return px_adam_update(a.t[0], a.t[1], a.t[2], 0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 0);
+    }, false);
     m["px_runtime_allow_tf32"] = rt([](const Args& a) { return px_runtime_allow_tf32(a.rt, 0); }, false);
     m["px_tensor_empty"] = rt([cpu0](const Args& a) { return px_tensor_empty(a.rt, cpu0, PX_FLOAT32, 2, shape2, out(a)); });
     m["px_tensor_from_host"] = rt([cpu0](const Args& a) {

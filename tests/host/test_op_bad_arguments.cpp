@@ -484,6 +484,33 @@ void training_rows(std::vector<Row>& rows) {
     rows.push_back({U, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor**) { return sgd(m.i32({3}), m.i32({3}), nullptr, 0.1, 0); }});
     rows.push_back({U, "two devices", PX_ERROR_DEVICE_MISMATCH,
                     [=](Maker& m, px_tensor**) { return sgd(m.f({3}), m.far({3}), nullptr, 0.1, 0); }});
+    const int32_t NAG = PX_OP_NAG_UPDATE, A = PX_OP_ADAM_UPDATE;
+    auto nag = [](px_tensor* p, px_tensor* g, px_tensor* mom, double mu) { return px_nag_update(p, g, mom, 0.1, mu, 0, 1); };
+    rows.push_back({NAG, "valid", PX_OK, [=](Maker& m, px_tensor**) { return nag(m.f({3}), m.f({3}), m.f({3}), 0.9); }});
+    rows.push_back({NAG, "no momentum buffer", PX_ERROR_INVALID_HANDLE,
+                    [=](Maker& m, px_tensor**) { return nag(m.f({3}), m.f({3}), nullptr, 0.9); }});
+    rows.push_back({NAG, "a buffer of another shape", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor**) { return nag(m.f({3}), m.f({3}), m.f({4}), 0.9); }});
+    rows.push_back({NAG, "momentum NaN", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor**) { return nag(m.f({3}), m.f({3}), m.f({3}), std::nan("")); }});
+    auto adam = [](px_tensor* p, px_tensor* g, px_tensor* st, double beta1, double eps, int64_t step) {
+        return px_adam_update(p, g, st, 0.001, beta1, 0.999, eps, 0, 1, step, 1);
+    };
+    rows.push_back({A, "valid", PX_OK, [=](Maker& m, px_tensor**) { return adam(m.f({2, 3}), m.f({2, 3}), m.f({2, 6}), 0.9, 1e-8, 1); }});
+    rows.push_back({A, "a state not (2, n)", PX_ERROR_SHAPE,
+                    [=](Maker& m, px_tensor**) { return adam(m.f({2, 3}), m.f({2, 3}), m.f({2, 3}), 0.9, 1e-8, 1); }});
+    rows.push_back({A, "beta1 = 1", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor**) { return adam(m.f({3}), m.f({3}), m.f({2, 3}), 1.0, 1e-8, 1); }});
+    rows.push_back({A, "epsilon 0", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor**) { return adam(m.f({3}), m.f({3}), m.f({2, 3}), 0.9, 0, 1); }});
+    rows.push_back({A, "step 0", PX_ERROR_INVALID_ARGUMENT,
+                    [=](Maker& m, px_tensor**) { return adam(m.f({3}), m.f({3}), m.f({2, 3}), 0.9, 1e-8, 0); }});
+    rows.push_back({A, "a float64 state", PX_ERROR_DTYPE,
+                    [=](Maker& m, px_tensor**) { return adam(m.f({3}), m.f({3}), m.f64({2, 3}), 0.9, 1e-8, 1); }});
+    rows.push_back({A, "the state is the parameter", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor**) {
+                        px_tensor* p = m.f({2, 3});
+                        return adam(p, m.f({2, 3}), p, 0.9, 1e-8, 1);
+                    }});
 }
 
 void batch_norm_rows(std::vector<Row>& rows) {
@@ -593,7 +620,7 @@ TEST_CASE("every op has a valid call and at least three refused calls in the tab
         CHECK(valid[op] >= 1);
         CHECK(refused[op] >= 3);
     }
-    CHECK(ops == 58);  // the ops of ABI 1.7; a new op must bring its rows
+    CHECK(ops == 60);  // the ops of ABI 1.7; a new op must bring its rows
 }
 
 TEST_CASE("every op refuses bad arguments with the same status on every device, before dispatch",

@@ -58,8 +58,8 @@ TEST_CASE("layer misuse is a clear error", "[nn][errors]") {
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { net(zeros({2, 5})); }), "gemm");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { nn::Conv2D(2, 3).forward(zeros({2, 3})); }), "got rank 2");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.collect_params()["nope"]; }), "no parameter named 'nope'");
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "adam", {}); }),
-                        "unknown optimizer 'adam'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "adagrad", {}); }),
+                        "unknown optimizer 'adagrad'");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "sgd", {{"lr", 1}}); }),
                         "unknown sgd option 'lr'");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] {

@@ -130,3 +130,21 @@ TEST_CASE("initialize refuses a device listed twice, as seed 002 makes on a mach
                         "name cpu(0) twice");
     REQUIRE_FALSE(net[0].weight().initialized());
 }
+
+TEST_CASE("BatchNorm over two devices keeps each device's running statistics", "[nn][batch_norm]") {
+    nn::BatchNorm bn;
+    bn.initialize({cpu(0), cpu(1)});
+    auto parts = nn::split_and_load(two_channels(), {cpu(0), cpu(1)});  // rows 0-1 and 2-3
+    {
+        auto r = autograd::record();
+        bn(parts[0]);
+        bn(parts[1]);
+    }
+    auto& mean = bn.collect_params()["running_mean"];
+    // Channel 0: rows {1, 2} and {3, 4}; channel 1: {0, 0} and {2, 2}.
+    PX_REQUIRE_CLOSE(values(mean.data(cpu(0))), (std::vector<double>{0.15, 0.0}), 1e-7);
+    PX_REQUIRE_CLOSE(values(mean.data(cpu(1))), (std::vector<double>{0.35, 0.2}), 1e-7);
+    // set_replica's refusals.
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { mean.set_replica(zeros({3})); }), "another shape");
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { mean.set_replica(zeros({2}, cpu(), DType::float64)); }), "float64");
+}

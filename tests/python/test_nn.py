@@ -215,7 +215,7 @@ def test_resnet18_from_python():
     net = nn.resnet18(10)
     net.initialize()
     assert net(plexus.zeros((2, 1, 28, 28))).shape == (2, 10)
-    assert isinstance(net[3][0], nn.Residual) and isinstance(net[5], nn.GlobalAvgPool2D)
+    assert isinstance(net[3][0], nn.Residual) and isinstance(net[7], nn.GlobalAvgPool2D)
     assert "Parameters: 11183626" in _captured_summary(net)
 
 
@@ -226,3 +226,60 @@ def _captured_summary(net):
     with contextlib.redirect_stdout(out):
         net.summary(plexus.zeros((1, 1, 28, 28)))
     return out.getvalue()
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "adamw", "nag"])
+def test_trainer_steps_as_pytorch_does(optimizer, tmp_path):
+    np, torch = need("numpy"), need("torch")
+    rng = np.random.default_rng(5)
+    w0 = rng.normal(size=(3, 4)).astype(np.float32)
+    net = nn.Sequential()
+    net.add(nn.Dense(3, in_units=4, use_bias=False))
+    net.initialize()
+    net[0].weight.set_data(plexus.array(w0))
+    options = {"learning_rate": 0.01, "wd": 0.1}
+    if optimizer == "nag":
+        options["momentum"] = 0.9
+    trainer = nn.Trainer(net.collect_params(), optimizer, options)
+    tw = torch.tensor(w0, requires_grad=True)
+    if optimizer == "nag":
+        ref = torch.optim.SGD([tw], lr=0.01, momentum=0.9, weight_decay=0.1, nesterov=True)
+    else:
+        ref = (torch.optim.Adam if optimizer == "adam" else torch.optim.AdamW)([tw], lr=0.01, weight_decay=0.1)
+    for step in range(4):
+        x0 = rng.normal(size=(5, 4)).astype(np.float32)
+        x = plexus.array(x0)
+        with autograd.record():
+            loss = (net(x) * net(x)).sum()
+        loss.backward()
+        trainer.step(5)
+        ref.zero_grad()
+        ((torch.tensor(x0) @ tw.T) ** 2).sum().div(5).backward()
+        ref.step()
+        np.testing.assert_allclose(net[0].weight.data().asnumpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert trainer.optimizer == optimizer and trainer.num_update == 4
+    trainer.save_states(str(tmp_path / "t.states"))
+    again = nn.Trainer(net.collect_params(), optimizer, options)
+    again.load_states(str(tmp_path / "t.states"))
+    assert again.num_update == 4
+
+
+def test_schedules_losses_and_clipping_from_python():
+    from plexus import lr_scheduler, loss
+    cos = lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.0)
+    assert cos(0) == 1.0 and abs(cos(5) - 0.5) < 1e-12 and cos(10) == 0.0
+    assert lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)(4) == 0.25
+    net = nn.Sequential()
+    net.add(nn.Dense(2, in_units=2))
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
+    trainer.set_lr_scheduler(lr_scheduler.MultiFactorScheduler(step=[1], factor=0.1, base_lr=0.5))
+    for _ in range(2):
+        with autograd.record():
+            l = loss.L2Loss()(net(plexus.ones((3, 2))), plexus.zeros((3, 2))).sum()
+        l.backward()
+        trainer.step(3)
+    assert abs(trainer.learning_rate - 0.05) < 1e-12
+    assert loss.L1Loss()(plexus.array([[1.0, -3.0]]), plexus.zeros((1, 2))).tolist() == [2.0]
+    grads, norm = nn.clip_global_norm([plexus.array([3.0, 4.0])], 2.5)
+    assert norm == 5.0 and grads[0].tolist() == [1.5, 2.0]

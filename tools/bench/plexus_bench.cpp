@@ -19,6 +19,7 @@
 #include "../json_writer.hpp"
 #include "../device_arg.hpp"
 #include "bench_half.hpp"
+#include "bench_resnet.hpp"
 #include "bench_layer_ops.hpp"
 #include "bench_parallel.hpp"
 #include "bench_python.hpp"
@@ -131,20 +132,10 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
     train::add_lenet(net);
     net.initialize(dev);
     nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
-    loss::SoftmaxCrossEntropyLoss loss_fn;
     data::DataLoader loader(*train_set, 256, true, dev, 0);
     data::Batch b;
     loader.next(b);
-    auto step = [&] {
-        Tensor l;
-        {
-            auto scope = autograd::record();
-            l = loss_fn(net(b.data), b.label);
-        }
-        l.backward();
-        trainer.step(b.size);
-        synchronize(dev);
-    };
+    auto step = [&] { train::train_step(net, trainer, b); };
     auto [step_s, unused] = interleaved(quick ? 5 : 21, step, nullptr);
     (void)unused;
     std::string torch_dev = dev.kind == PX_DEVICE_GPU ? "cuda:" + std::to_string(dev.index) : "cpu";
@@ -168,8 +159,8 @@ void bench_training(Device dev, bool quick, bool json, const std::string& torch_
 }
 
 // The groups of figures, for --only.
-const char* const groups[] = {"overhead", "add", "sgemm", "norm", "layer-ops", "tensor-ops", "training", "half", "devices",
-                              "python"};
+const char* const groups[] = {"overhead", "add",  "sgemm",   "norm",   "layer-ops", "tensor-ops",
+                              "training", "half", "resnet", "devices", "python"};
 
 [[noreturn]] void refuse(const std::string& why) {
     std::fprintf(stderr, "plexus-bench: %s (try --help)\n", why.c_str());
@@ -259,6 +250,7 @@ int main(int argc, char** argv) try {
     if (wanted("norm")) bench_norm_log(dev, json);
     if (wanted("training")) bench_training(dev, quick, json, torch_script);
     if (wanted("half")) bench_half(dev, quick, json);
+    if (wanted("resnet")) bench_resnet(dev, quick, json, torch_script);
     // A second device of the same kind (PLEXUS_CPU_DEVICES=2, or a second GPU).
     const px_device_kind kind = static_cast<px_device_kind>(dev.kind);
     if (wanted("devices") && num_devices(kind) > 1) {

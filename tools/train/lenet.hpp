@@ -38,6 +38,20 @@ struct EpochResult {
     int64_t samples = 0;
 };
 
+// One training step on `b` (forward and backward under record(), a trainer
+// step), waited for: what plexus-bench times.
+inline void train_step(nn::Block& net, nn::Trainer& trainer, const data::Batch& b) {
+    loss::SoftmaxCrossEntropyLoss loss_fn;
+    Tensor l;
+    {
+        auto scope = autograd::record();
+        l = loss_fn(net(b.data), b.label);
+    }
+    l.backward();
+    trainer.step(b.size);
+    synchronize(b.data.device());
+}
+
 // One pass over `loader` (or its first max_batches batches): forward and
 // backward under record(), a trainer step per batch (scaled by the global
 // batch, so shards of one batch on several ranks step as one). With several

@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -24,6 +26,7 @@
 #include <string>
 
 #include "../device_arg.hpp"
+#include "checkpoint.hpp"
 #include "lenet.hpp"
 #include "plexus/mpi.hpp"
 #include "ranks.hpp"
@@ -47,12 +50,18 @@ struct Options {
     int64_t max_batches = -1;  // per epoch; -1: all
     const train::Network* net = &train::networks[0];
     DType dtype = DType::float32;  // what the layers compute in (nn::Autocast)
+    std::string optimizer = "sgd";
+    bool momentum_given = false;
+    std::string resume;  // a folder with a checkpoint to go on from
+    std::string schedule = "constant";
 };
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
     "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|resnet18]\n"
-    "                    [--dtype float32|bfloat16|float16] [--no-progress]\n"
+    "                    [--dtype float32|bfloat16|float16] [--optimizer sgd|nag|adam|adamw] [--resume FOLDER]\n"
+    "                    [--lr-schedule constant|cosine|step]\n"
+    "                    [--no-progress]\n"
     "       mpirun -np N plexus-train --distributed [the same options]\n"
     "Trains seed 002's LeNet on Fashion-MNIST (SGD, lr 0.1, batch 256, 10 epochs by default) on the first GPU,\n"
     "or the CPU when there is none; writes metrics.csv, curves.svg and lenet.params (NET.params) to --out.\n"
@@ -64,6 +73,14 @@ const char* usage =
     "                         or d2l's ResNet-18 with BatchNorm (resnet18; its statistics are per device)\n"
     "  --dtype D              mixed precision: the layers compute in bfloat16 or float16, the parameters,\n"
     "                         gradients and SGD stay float32; float16 scales the loss dynamically\n"
+    "  --optimizer NAME       sgd (default), nag (Nesterov momentum), adam or adamw (lr, --wd; --momentum\n"
+    "                         for sgd and nag only)\n"
+"  --lr-schedule S        constant (default); cosine, from --lr down to 0 over the run's updates; step,\n"
+    "                         --lr divided by 10 at half and again at three quarters of them\n"
+    "  --resume FOLDER        go on from the checkpoint a run left in FOLDER (its --out; after each epoch it\n"
+    "                         writes checkpoint-N/ and checkpoint.epoch), with the same options (--epochs may\n"
+    "                         grow without a schedule); the run ends with the parameters of an unbroken one.\n"
+    "                         With --distributed the ranks must share FOLDER\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
     "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
     "and --out), data set sizes and network; otherwise all stop, naming the first difference.\n";
@@ -113,7 +130,18 @@ Options parse(int argc, char** argv) {
         else if (a == "--epochs") o.epochs = int(number(a, value(), 1, 100000, true));
         else if (a == "--batch-size") o.batch_size = int64_t(number(a, value(), 1, 1 << 20, true));
         else if (a == "--lr") o.lr = number(a, value(), 0, 1e6);
-        else if (a == "--momentum") o.momentum = number(a, value(), 0, 1);
+        else if (a == "--momentum") o.momentum = number(a, value(), 0, 1), o.momentum_given = true;
+        else if (a == "--optimizer") {
+            o.optimizer = value();
+            if (o.optimizer != "sgd" && o.optimizer != "nag" && o.optimizer != "adam" && o.optimizer != "adamw")
+                die("--optimizer wants sgd, nag, adam or adamw, got '" + o.optimizer + "'");
+        }
+        else if (a == "--resume") o.resume = value();
+        else if (a == "--lr-schedule") {
+            o.schedule = value();
+            if (o.schedule != "constant" && o.schedule != "cosine" && o.schedule != "step")
+                die("--lr-schedule wants constant, cosine or step, got '" + o.schedule + "'");
+        }
         else if (a == "--wd") o.wd = number(a, value(), 0, 1e6);
         else if (a == "--data") o.data = value();
         else if (a == "--out") o.out = value();
@@ -137,6 +165,8 @@ Options parse(int argc, char** argv) {
         }
         else die("unknown option '" + a + "'\n" + usage);
     }
+    if (o.momentum_given && (o.optimizer == "adam" || o.optimizer == "adamw"))
+        die("--momentum applies to sgd and nag; " + o.optimizer + " has its own moments");
     return o;
 }
 
@@ -205,30 +235,38 @@ struct Ranks {
 // of different sizes (heap corruption inside MPI) or train different models.
 // Devices and folders may differ between ranks (machines differ); --data is
 // compared through the sizes of what it holds.
-void check_ranks_agree(Ranks& ranks, const Options& o, const data::ImageDataset& train_set,
-                       const data::ImageDataset& test_set, nn::Sequential& net, const Device& dev) {
-    // Complete the deferred shapes with one zero image (no RNG is drawn
-    // in between, so the initial values are those of the first batch's).
-    net(full({1, 1, train_set.rows, train_set.cols}, 0.0, dev));
+// The options that shape a run's results (what ranks must agree on, and
+// what a resumed run must repeat), as (option, value).
+train::Settings run_settings(const Options& o) {
     auto g = [](double v) {
         char b[32];
         std::snprintf(b, sizeof b, "%.17g", v);
         return std::string(b);
     };
+    return {{"--epochs", std::to_string(o.epochs)},
+            {"--batch-size", std::to_string(o.batch_size)},
+            {"--max-batches", o.max_batches > 0 ? std::to_string(o.max_batches) : "all"},
+            {"--net", o.net->flag},
+            {"--optimizer", o.optimizer},
+            {"--lr-schedule", o.schedule},
+            {"--dtype", name(o.dtype)},
+            {"--seed", std::to_string(o.seed)},
+            {"--lr", g(o.lr)},
+            {"--momentum", g(o.momentum)},
+            {"--wd", g(o.wd)}};
+}
+
+void check_ranks_agree(Ranks& ranks, const Options& o, const data::ImageDataset& train_set,
+                       const data::ImageDataset& test_set, nn::Sequential& net, const Device& dev) {
+    // Complete the deferred shapes with one zero image (no RNG is drawn
+    // in between, so the initial values are those of the first batch's).
+    net(full({1, 1, train_set.rows, train_set.cols}, 0.0, dev));
     auto images = [](const data::ImageDataset& d) {
         return std::to_string(d.count) + " images of " + std::to_string(d.rows) + "x" + std::to_string(d.cols);
     };
-    mpi::Facts facts{{"--epochs", std::to_string(o.epochs)},
-                     {"--batch-size", std::to_string(o.batch_size)},
-                     {"--max-batches", o.max_batches > 0 ? std::to_string(o.max_batches) : "all"},
-                     {"--net", o.net->flag},
-                     {"--dtype", name(o.dtype)},
-                     {"--seed", std::to_string(o.seed)},
-                     {"--lr", g(o.lr)},
-                     {"--momentum", g(o.momentum)},
-                     {"--wd", g(o.wd)},
-                     {"the training set in --data", images(train_set)},
-                     {"the test set in --data", images(test_set)}};
+    mpi::Facts facts = run_settings(o);
+    facts.emplace_back("the training set in --data", images(train_set));
+    facts.emplace_back("the test set in --data", images(test_set));
     for (auto& fact : mpi::parameter_shapes(net.collect_params())) facts.push_back(fact);
     const std::string why = ranks.mpi->disagreement(facts);
     if (!why.empty()) ranks.stop(why);
@@ -292,19 +330,49 @@ int main(int argc, char** argv) {
         o.net->add(net);
         net.initialize(devices);
         if (ranks.mpi) check_ranks_agree(ranks, o, train_set, test_set, net, dev);
-        nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", o.lr}, {"momentum", o.momentum}, {"wd", o.wd}});
+        std::map<std::string, double> settings{{"learning_rate", o.lr}, {"wd", o.wd}};
+        if (o.optimizer == "sgd" || o.optimizer == "nag") settings["momentum"] = o.momentum;
+        nn::Trainer trainer(net.collect_params(), o.optimizer, settings);
+        {
+            // Over every update of the run: the schedule continues where a resumed run stopped.
+            const int64_t per_epoch = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
+                                                        : train_data.num_batches();
+            const int64_t total = std::max<int64_t>(1, per_epoch * o.epochs);
+            if (o.schedule == "cosine")
+                trainer.set_lr_scheduler(std::make_shared<nn::CosineScheduler>(total + 1, o.lr, 0.0));
+            else if (o.schedule == "step")
+                trainer.set_lr_scheduler(std::make_shared<nn::MultiFactorScheduler>(
+                    std::vector<int64_t>{std::max<int64_t>(1, total / 2), std::max<int64_t>(2, total * 3 / 4)}, 0.1, o.lr));
+        }
         if (ranks.mpi) trainer.set_gradient_hook(ranks.mpi->gradient_reducer(dev));
         // float16's range is narrow: its gradients need the loss scaled.
         std::optional<nn::LossScaler> scaler;
         // GradScaler's 2^16 for a mean loss; backward here sums the batch's losses.
         if (o.dtype == DType::float16) scaler.emplace(std::exp2(std::max(0.0, 16 - std::floor(std::log2(double(o.batch_size))))));
+        int first_epoch = 0;
+        if (!o.resume.empty()) {
+            stage = "resuming from " + o.resume;
+            const train::Checkpoint c = train::read_checkpoint(o.resume);
+            const std::string why = train::resume_mismatch(c.settings, run_settings(o));
+            if (!why.empty()) throw std::runtime_error("--resume " + o.resume + ": " + why);
+            // Every rank goes on from the same epoch (the folder must be one they share).
+            std::vector<double> epochs{double(c.next_epoch), double(c.next_epoch) * c.next_epoch};
+            ranks.sum(epochs, "agreeing on the epoch to resume from");
+            if (epochs[0] * epochs[0] != double(ranks.size) * epochs[1])
+                throw std::runtime_error("--resume " + o.resume + ": the ranks found checkpoints of different epochs");
+            first_epoch = c.next_epoch;
+            net.load_parameters(c.dir + "/params", devices);
+            trainer.load_states(c.dir + "/states");
+            if (scaler && c.scaler) scaler->set_state(*c.scaler);
+            if (lead) std::cout << "Resuming from " << c.dir << " at epoch " << first_epoch << "\n";
+        }
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
         if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.mpi->reducer() << "\n";
         if (lead)
             std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << train_set.count
-                      << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, SGD lr " << o.lr
+                      << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, " << o.optimizer << " lr " << o.lr
                       << (o.dtype == DType::float32 ? std::string()
                                                     : std::string(", layers in ") + name(o.dtype) +
                                                           " (float32 parameters" +
@@ -313,7 +381,7 @@ int main(int argc, char** argv) {
                       << net.describe() << "\n";
 
         std::vector<train::EpochFigures> rows;
-        for (int epoch = 0; epoch < o.epochs; ++epoch) {
+        for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
             const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
                                                       : train_data.num_batches();
             stage = "training epoch " + std::to_string(epoch);
@@ -345,6 +413,8 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             train::write_csv(o.out + "/metrics.csv", rows);
             train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on Fashion-MNIST, " + where);
+            stage = "writing the checkpoint after epoch " + std::to_string(epoch);
+            train::write_checkpoint(o.out, epoch + 1, net, trainer, run_settings(o), scaler ? &*scaler : nullptr);
         }
         stage = "saving the parameters";
         if (lead) {

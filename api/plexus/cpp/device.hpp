@@ -154,6 +154,16 @@ inline void synchronize(Device d, double seconds) { check(px_runtime_synchronize
 
 // Seeds the random stream; the same seed gives the same tensors.
 inline void seed(uint64_t s) { check(px_runtime_seed(runtime(), s)); }
+// The random stream's seed and next offset, to save and restore (a checkpoint).
+struct RandomState {
+    uint64_t seed = 0, offset = 0;
+};
+inline RandomState random_state() {
+    RandomState r;
+    check(px_runtime_random_state(runtime(), &r.seed, &r.offset));
+    return r;
+}
+inline void set_random_state(const RandomState& r) { check(px_runtime_set_random_state(runtime(), r.seed, r.offset)); }
 
 // Lets float32 matrix products use TF32 tensor cores (faster, less precise); off by default.
 inline void allow_tf32(bool on) { check(px_runtime_allow_tf32(runtime(), on ? 1 : 0)); }

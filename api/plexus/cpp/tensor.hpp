@@ -97,6 +97,7 @@ constexpr DType dtype_of() {
 #define PLEXUS_OP_METHODS_PX_FAMILY_DROPOUT(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_SGD(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_BATCH_NORM(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_ADAM(op, name)
 
 class Tensor {
 public:

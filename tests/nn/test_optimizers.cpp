@@ -1,0 +1,251 @@
+// The trainer's optimizers (sgd, nag, adam, adamw) and its saved state: a
+// run stopped and resumed from saved parameters and states ends where an
+// unbroken one does, bit for bit.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "../support.hpp"
+#include "nn/param_file.hpp"
+#include "plexus/nn.hpp"
+
+using namespace plexus;
+using pxtest::message_of;
+using pxtest::values;
+
+namespace {
+// A network with every kind of state: Adam's moments, BatchNorm's running
+// statistics, and dropout's draws from the random stream.
+nn::Sequential small_net() {
+    nn::Sequential net;
+    net.add(nn::Dense(8, "relu", 4), nn::BatchNorm(0.9, 1e-5, 8), nn::Dropout(0.3), nn::Dense(3, "", 8));
+    return net;
+}
+
+Tensor batch_x(int step) {
+    std::vector<double> v(24);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(double(i) * 0.7 + step);
+    return array(v, {6, 4}).astype(DType::float32);
+}
+Tensor batch_y(int step) {
+    std::vector<int32_t> v(6);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int32_t((i + size_t(step)) % 3);
+    return array(v, {6});
+}
+
+void train(nn::Sequential& net, nn::Trainer& trainer, int from, int to) {
+    loss::SoftmaxCrossEntropyLoss loss_fn;
+    for (int step = from; step < to; ++step) {
+        Tensor l;
+        {
+            auto r = autograd::record();
+            l = loss_fn(net(batch_x(step)), batch_y(step));
+        }
+        l.backward();
+        trainer.step(6);
+    }
+}
+
+std::vector<std::vector<double>> all_values(nn::Sequential& net) {
+    std::vector<std::vector<double>> out;
+    for (auto& [name, p] : net.collect_params()) out.push_back(values(p->data()));
+    return out;
+}
+}  // namespace
+
+TEST_CASE("adam's first step moves each parameter by the learning rate, against the gradient's sign", "[nn][optimizers]") {
+    nn::Parameter w("w", {3});
+    w.initialize({cpu()});
+    w.set_data(array(std::vector<double>{1, 1, 1}, {3}).astype(DType::float32));
+    nn::ParameterDict params;
+    params.add("w", &w);
+    nn::Trainer trainer(params, "adam", {{"learning_rate", 0.1}});
+    Tensor x = array(std::vector<double>{0.001, -50, 2}, {3}).astype(DType::float32);
+    Tensor l;
+    {
+        auto r = autograd::record();
+        l = (w.data() * x).sum();  // the gradient is x
+    }
+    l.backward();
+    trainer.step(1);
+    PX_REQUIRE_CLOSE(values(w.data()), (std::vector<double>{0.9, 1.1, 0.9}), 1e-5);
+    REQUIRE(trainer.num_update() == 1);
+}
+
+TEST_CASE("every optimizer resumes exactly from saved parameters and states", "[nn][optimizers]") {
+    for (const char* opt : {"sgd", "nag", "adam", "adamw"}) {
+        DYNAMIC_SECTION(opt) {
+            std::map<std::string, double> options{{"learning_rate", 0.05}, {"wd", 0.01}};
+            if (std::string(opt) == "sgd" || std::string(opt) == "nag") options["momentum"] = 0.9;
+            seed(7);
+            nn::Sequential unbroken = small_net();
+            unbroken.initialize(cpu());
+            nn::Trainer t1(unbroken.collect_params(), opt, options);
+            train(unbroken, t1, 0, 3);
+            const std::string params = std::string("test_resume_") + opt + ".params",
+                              states = std::string("test_resume_") + opt + ".states";
+            unbroken.save_parameters(params);
+            t1.save_states(states);
+            train(unbroken, t1, 3, 6);
+
+            // A new process's worth: another network and trainer, another seed.
+            seed(12345);
+            nn::Sequential resumed = small_net();
+            resumed.initialize(cpu());
+            resumed.load_parameters(params);
+            nn::Trainer t2(resumed.collect_params(), opt, options);
+            t2.load_states(states);
+            REQUIRE(t2.num_update() == 3);
+            train(resumed, t2, 3, 6);
+            REQUIRE(all_values(resumed) == all_values(unbroken));
+            std::remove(params.c_str());
+            std::remove(states.c_str());
+        }
+    }
+}
+
+TEST_CASE("trainer options and state files that do not fit are refused, naming why", "[nn][optimizers][errors]") {
+    nn::Sequential net = small_net();
+    net.initialize(cpu());
+    auto params = net.collect_params();
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "rmsprop", {}); }),
+                        "unknown optimizer 'rmsprop' (sgd, nag, adam, adamw)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "sgd", {{"beta1", 0.9}}); }),
+                        "unknown sgd option 'beta1' (learning_rate, momentum, wd)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "adam", {{"beta2", 1.0}}); }),
+                        "beta1 and beta2 must be in [0, 1)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "adam", {{"epsilon", 0}}); }),
+                        "epsilon must be finite and > 0");
+    nn::Trainer adam(params, "adam", {});
+    train(net, adam, 0, 1);
+    const std::string path = "test_states_refused.states";
+    adam.save_states(path);
+    nn::Trainer sgd(params, "sgd", {{"momentum", 0.9}});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { sgd.load_states(path); }),
+                        "holds the state of optimizer 'adam', this trainer's is 'sgd'");
+    nn::Sequential other;
+    other.add(nn::Dense(5, "", 4));
+    other.initialize(cpu());
+    nn::Trainer narrow(other.collect_params(), "adam", {});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { narrow.load_states(path); }), "0.weight.state has shape (2, 32)");
+    net.save_parameters(path);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { adam.load_states(path); }), "is not a trainer state file");
+    std::remove(path.c_str());
+    REQUIRE_THROWS_AS(adam.load_states("no-such-file.states"), Error);
+    REQUIRE(adam.num_update() == 1);  // nothing changed
+}
+
+TEST_CASE("learning-rate schedules give the rates computed by hand", "[nn][optimizers]") {
+    nn::FactorScheduler factor(2, 0.5, 1.0);
+    std::vector<double> got;
+    for (int64_t n = 0; n < 6; ++n) got.push_back(factor(n));
+    REQUIRE(got == std::vector<double>{1, 1, 0.5, 0.5, 0.25, 0.25});
+    nn::FactorScheduler warm(2, 0.5, 1.0, 1e-8, 4, 0.2);
+    CHECK(warm(0) == Approx(0.2));
+    CHECK(warm(2) == Approx(0.6));
+    CHECK(warm(4) == Approx(0.25));
+    nn::MultiFactorScheduler multi({2, 4}, 0.1, 1.0);
+    CHECK(multi(1) == 1.0);
+    CHECK(multi(2) == Approx(0.1));
+    CHECK(multi(5) == Approx(0.01));
+    nn::CosineScheduler cosine(10, 1.0, 0.0);
+    CHECK(cosine(0) == 1.0);
+    CHECK(cosine(5) == Approx(0.5));
+    CHECK(cosine(10) == 0.0);
+    CHECK(cosine(50) == 0.0);
+    nn::CosineScheduler cosine_warm(12, 1.0, 0.1, 2);
+    CHECK(cosine_warm(1) == Approx(0.5));
+    CHECK(cosine_warm(7) == Approx(0.55));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::CosineScheduler(5, 1.0, 0.0, 5); }),
+                        "max_update must be above warmup_steps");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::MultiFactorScheduler({3, 2}, 0.5, 1.0); }),
+                        "increasing");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::FactorScheduler(0, 0.5, 1.0); }), "step must be >= 1");
+
+    // A trainer follows its schedule, one rate per update.
+    nn::Sequential net = small_net();
+    net.initialize(cpu());
+    nn::Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 1.0}});
+    trainer.set_lr_scheduler(std::make_shared<nn::MultiFactorScheduler>(std::vector<int64_t>{2}, 0.1, 0.5));
+    train(net, trainer, 0, 3);
+    CHECK(trainer.learning_rate() == Approx(0.05));
+}
+
+TEST_CASE("clip_global_norm scales every gradient by one factor", "[nn][optimizers]") {
+    std::vector<Tensor> g{array(std::vector<double>{3, 4}, {2}).astype(DType::float32),
+                          array(std::vector<double>{12}, {1}).astype(DType::float32)};
+    REQUIRE(nn::clip_global_norm(g, 6.5) == Approx(13));
+    REQUIRE(values(g[0]) == std::vector<double>{1.5, 2});
+    REQUIRE(values(g[1]) == std::vector<double>{6});
+    REQUIRE(nn::clip_global_norm(g, 100) == Approx(6.5));  // under the bound: unchanged
+    REQUIRE(values(g[1]) == std::vector<double>{6});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::clip_global_norm(g, 0); }), "max_norm");
+}
+
+TEST_CASE("the regression and binary losses give the values computed by hand, and their gradients", "[nn][loss]") {
+    Tensor pred = array(std::vector<double>{1, 2, 3, 4}, {2, 2}), label = array(std::vector<double>{0, 0, 3, 2}, {2, 2});
+    REQUIRE(values(loss::L2Loss()(pred, label)) == std::vector<double>{1.25, 1.0});
+    REQUIRE(values(loss::L1Loss()(pred, label)) == std::vector<double>{1.5, 1.0});
+    // Away from 0, where relu and abs have kinks the sum's derivative does not.
+    Tensor x = array(std::vector<double>{0.5, 100, -100, -0.5}, {4}), y = array(std::vector<double>{1, 0, 0, 0}, {4});
+    const auto bce = values(loss::SigmoidBinaryCrossEntropyLoss()(x, y));
+    const double half = std::log1p(std::exp(-0.5)), sig = 1 / (1 + std::exp(-0.5));
+    CHECK(bce[0] == Approx(half));
+    CHECK(bce[1] == Approx(100));
+    CHECK(bce[2] == Approx(0).margin(1e-40));
+    CHECK(bce[3] == Approx(half));
+    x.attach_grad();
+    Tensor l;
+    {
+        auto r = autograd::record();
+        l = loss::SigmoidBinaryCrossEntropyLoss()(x, y).sum();
+    }
+    l.backward();
+    PX_REQUIRE_CLOSE(values(x.grad()), (std::vector<double>{sig - 1, 1, 0, 1 - sig}), 1e-12);  // sigmoid(x) - y
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { loss::L2Loss()(pred, y); }), "the label has shape (4,)");
+}
+
+TEST_CASE("load_states refuses a file with a state missing or a bad count, changing nothing", "[nn][optimizers][errors]") {
+    nn::Sequential net = small_net();
+    net.initialize(cpu());
+    nn::Trainer adam(net.collect_params(), "adam", {});
+    train(net, adam, 0, 2);
+    const std::string path = "test_states_edited.states";
+    adam.save_states(path);
+    auto entries = nn::param_file::decode(nn::param_file::read_file(path).data(), nn::param_file::read_file(path).size(), path);
+    auto edited = [&](const std::function<void(std::vector<nn::param_file::Entry>&)>& edit) {
+        auto copy = entries;
+        edit(copy);
+        nn::param_file::write_atomically(path, nn::param_file::encode(copy));
+    };
+    nn::Trainer fresh(net.collect_params(), "adam", {});
+    edited([](auto& es) {
+        es.erase(std::remove_if(es.begin(), es.end(), [](auto& e) { return e.name == "3.bias.state"; }), es.end());
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }),
+                        "has no state for 3.bias after 2 updates");
+    edited([](auto& es) {
+        for (auto& e : es)
+            if (e.name == "trainer.updates") e.data.assign(8, 0xff);  // -1
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }), "negative update count");
+    edited([](auto& es) {
+        for (auto& e : es)
+            if (e.name == "trainer.updates") e.dtype = PX_FLOAT64;
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }), "not a trainer state file");
+    REQUIRE(fresh.num_update() == 0);
+    nn::Trainer plain(net.collect_params(), "sgd", {});
+    edited([](auto& es) {
+        for (auto& e : es)
+            if (e.name == "trainer.optimizer") e.data.assign({'s', 'g', 'd'}), e.shape = {3};
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { plain.load_states(path); }),
+                        "which this trainer (no momentum) does not keep");
+    std::remove(path.c_str());
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "nag", {}); }),
+                        "nag needs a momentum above 0");
+}

@@ -1,0 +1,104 @@
+#include "checkpoint.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace plexus::train {
+
+namespace {
+std::string dir_of(const std::string& folder, int n) { return folder + "/checkpoint-" + std::to_string(n); }
+
+// Writes `text` to `path` through a temporary file and a rename.
+void write_replacing(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::trunc);
+        f << text;
+        if (!f.flush()) throw std::runtime_error("writing " + tmp + " failed");
+    }
+    std::error_code e;
+    std::filesystem::rename(tmp, path, e);
+    if (e) throw std::runtime_error("renaming " + tmp + " to " + path + " failed: " + e.message());
+}
+
+std::string exact(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    return b;
+}
+}  // namespace
+
+void write_checkpoint(const std::string& folder, int next_epoch, nn::Block& net, const nn::Trainer& trainer,
+                      const Settings& settings, const nn::LossScaler* scaler) {
+    const std::string dir = dir_of(folder, next_epoch);
+    std::error_code e;
+    std::filesystem::create_directories(dir, e);
+    if (e) throw std::runtime_error("cannot create " + dir + ": " + e.message());
+    net.save_parameters(dir + "/params");
+    trainer.save_states(dir + "/states");
+    std::string run;
+    for (const auto& [key, value] : settings) run += key + "\t" + value + "\n";
+    if (scaler) {
+        const nn::LossScaler::State s = scaler->state();
+        run += "loss_scale\t" + exact(s.scale) + "\ngood_steps\t" + std::to_string(s.good) + "\nskipped_steps\t" +
+               std::to_string(s.skipped) + "\n";
+    }
+    write_replacing(dir + "/run.txt", run);
+    write_replacing(folder + "/checkpoint.epoch", std::to_string(next_epoch) + "\n");
+    std::filesystem::remove_all(dir_of(folder, next_epoch - 1), e);  // the previous one, no longer named
+}
+
+Checkpoint read_checkpoint(const std::string& folder) {
+    Checkpoint c;
+    const std::string epoch_file = folder + "/checkpoint.epoch";
+    std::ifstream f(epoch_file);
+    long next = -1;
+    if (!(f >> next) || next < 1 || next > 100000)
+        throw std::runtime_error(epoch_file + " is missing or names no epoch (a run with --out " + folder +
+                                 " writes it after each epoch)");
+    c.next_epoch = int(next);
+    c.dir = dir_of(folder, c.next_epoch);
+    std::ifstream run(c.dir + "/run.txt");
+    if (!run) throw std::runtime_error(c.dir + "/run.txt is missing");
+    nn::LossScaler::State s;
+    int scaler_lines = 0;
+    for (std::string line; std::getline(run, line);) {
+        const size_t tab = line.find('\t');
+        if (tab == std::string::npos) throw std::runtime_error(c.dir + "/run.txt: a line without a tab: " + line);
+        const std::string key = line.substr(0, tab), value = line.substr(tab + 1);
+        try {
+            if (key == "loss_scale") s.scale = std::stod(value), ++scaler_lines;
+            else if (key == "good_steps") s.good = std::stoll(value), ++scaler_lines;
+            else if (key == "skipped_steps") s.skipped = std::stoll(value), ++scaler_lines;
+            else c.settings.emplace_back(key, value);
+        } catch (const std::exception&) {
+            throw std::runtime_error(c.dir + "/run.txt: " + key + " '" + value + "' is not a number");
+        }
+    }
+    if (scaler_lines == 3) c.scaler = s;
+    else if (scaler_lines) throw std::runtime_error(c.dir + "/run.txt: the loss scaler's state is incomplete");
+    return c;
+}
+
+std::string resume_mismatch(const Settings& then, const Settings& now) {
+    auto find = [](const Settings& s, const std::string& key) -> const std::string* {
+        for (const auto& [k, v] : s)
+            if (k == key) return &v;
+        return nullptr;
+    };
+    const std::string* schedule = find(now, "--lr-schedule");
+    const bool scheduled = schedule && *schedule != "constant";
+    for (const auto& [key, value] : now) {
+        if (key == "--epochs" && !scheduled) continue;
+        const std::string* old = find(then, key);
+        if (!old) return "the checkpoint does not record " + key;
+        if (*old != value)
+            return "the checkpoint was written with " + key + " " + *old + ", this run has " + value +
+                   (key == "--epochs" ? " (its learning-rate schedule spans the run's epochs)" : "");
+    }
+    return "";
+}
+
+}  // namespace plexus::train
