@@ -22,6 +22,14 @@ inline void add_mlp(nn::Sequential& net) {
     net.add(nn::Flatten(), nn::Dense(1024, "relu", 784), nn::Dense(1024, "relu", 1024), nn::Dense(10, "", 1024));
 }
 
+// d2l's LeNet with batch normalisation (the chapter "Batch Normalization"):
+// BatchNorm after each convolution and dense layer, before the sigmoid.
+inline void add_lenet_bn(nn::Sequential& net) {
+    net.add(nn::Conv2D(6, 5), nn::BatchNorm(), nn::Activation("sigmoid"), nn::AvgPool2D(2, 2), nn::Conv2D(16, 5),
+            nn::BatchNorm(), nn::Activation("sigmoid"), nn::AvgPool2D(2, 2), nn::Dense(120), nn::BatchNorm(),
+            nn::Activation("sigmoid"), nn::Dense(84), nn::BatchNorm(), nn::Activation("sigmoid"), nn::Dense(10));
+}
+
 // d2l's ResNet-18 for 28x28 images (nn::resnet18).
 inline void add_resnet18(nn::Sequential& net) { net = nn::resnet18(10, 1); }
 
@@ -31,7 +39,10 @@ struct Network {
     void (*add)(nn::Sequential&);
 };
 inline const Network networks[] = {
-    {"lenet", "LeNet", add_lenet}, {"mlp", "MLP 784-1024-1024-10", add_mlp}, {"resnet18", "ResNet-18", add_resnet18}};
+    {"lenet", "LeNet", add_lenet},
+    {"mlp", "MLP 784-1024-1024-10", add_mlp},
+    {"lenet-bn", "LeNet with BatchNorm", add_lenet_bn},
+    {"resnet18", "ResNet-18", add_resnet18}};
 
 struct EpochResult {
     double loss = 0, accuracy = 0, seconds = 0;

@@ -58,7 +58,7 @@ struct Options {
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
-    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|resnet18]\n"
+    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|lenet-bn|resnet18]\n"
     "                    [--dtype float32|bfloat16|float16] [--optimizer sgd|nag|adam|adamw] [--resume FOLDER]\n"
     "                    [--lr-schedule constant|cosine|step]\n"
     "                    [--no-progress]\n"
@@ -70,7 +70,8 @@ const char* usage =
     "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
     "  --max-batches N        stop each epoch after N batches\n"
     "  --net NAME             the network: seed 002's LeNet (lenet, the default), a 784-1024-1024-10 MLP (mlp)\n"
-    "                         or d2l's ResNet-18 with BatchNorm (resnet18; its statistics are per device)\n"
+    "                         d2l's LeNet with BatchNorm (lenet-bn) or ResNet-18 (resnet18); BatchNorm's\n"
+    "                         statistics are each device's own, as in d2l\n"
     "  --dtype D              mixed precision: the layers compute in bfloat16 or float16, the parameters,\n"
     "                         gradients and SGD stay float32; float16 scales the loss dynamically\n"
     "  --optimizer NAME       sgd (default), nag (Nesterov momentum), adam or adamw (lr, --wd; --momentum\n"
@@ -154,7 +155,7 @@ Options parse(int argc, char** argv) {
             o.net = nullptr;
             for (const auto& n : train::networks)
                 if (name == n.flag) o.net = &n;
-            if (!o.net) die("--net wants lenet, mlp or resnet18, got '" + name + "'");
+            if (!o.net) die("--net wants lenet, mlp, lenet-bn or resnet18, got '" + name + "'");
         }
         else if (a == "--dtype") {
             const std::string name = value();
