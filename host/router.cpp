@@ -163,6 +163,12 @@ TensorObj* binary_scalar(px_op op, const TensorObj& a, double scalar, bool scala
     if (!in_family(op, PX_FAMILY_BINARY))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a binary elementwise op");
+    // An integer tensor with a scalar that has a fraction (or is not finite)
+    // computes in float64, as NumPy promotes: int32 * 0.5 is never [0 0].
+    if (px_dtype_class(a.dtype) != PX_DTYPE_CLASS_FLOAT && !(std::isfinite(scalar) && scalar == std::floor(scalar))) {
+        Owned wide(cast(a, PX_FLOAT64));
+        return binary_scalar(op, *wide, scalar, scalar_first);
+    }
     check_accepts(op, a.dtype);
     Owned out(new_tensor(a.buffer->device, result_dtype(op, a.dtype), a.shape));
     px_binary_attrs attrs{sizeof(px_binary_attrs), scalar_first ? 1 : 2, scalar};

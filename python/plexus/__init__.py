@@ -9,7 +9,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, concat,
-                      softmax, norm, maximum, minimum, dot, matmul, autograd,
+                      softmax, norm, maximum, minimum, dot, matmul, pick, autograd,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, nn, loss, data, lr_scheduler

@@ -626,7 +626,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("sigmoid", &Tensor::sigmoid)
         .def("tanh", &Tensor::tanh)
         // autograd
-        .def("attach_grad", &Tensor::attach_grad)
+        .def("attach_grad", &Tensor::attach_grad, py::arg("grad_req") = "write")
         .def_property_readonly("grad", &Tensor::grad)
         .def("backward", [](const Tensor& t, const std::optional<Tensor>& head) {
             if (head) t.backward(*head);
@@ -677,6 +677,8 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
     m.def("concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
           py::arg("tensors"), py::arg("axis") = 0);
+    m.def("pick", [](const Tensor& data, const Tensor& index) { return plexus::pick(data, index); }, py::arg("data"),
+          py::arg("index"));
     m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
     m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
     m.def("maximum", [](const Tensor& a, const Tensor& b) { return plexus::maximum(a, b); });

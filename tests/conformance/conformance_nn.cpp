@@ -397,6 +397,21 @@ TEST_CASE("gradients match finite differences", "[conformance][nn][grad][R15]") 
             return weigh(softmax_cross_entropy(t[0], labels), 34) + weigh(log_softmax(t[0]), 35);
         });
     }
+    SECTION("slices, concat, max and min, batched matmul, several axes at once, pick") {
+        PX_NEEDS({PX_OP_MATMUL, DType::float64}, {PX_OP_MAX, DType::float64}, {PX_OP_MIN, DType::float64},
+                 {PX_OP_COPY, DType::float64}, {PX_OP_EQ, DType::float64});
+        Tensor labels = array(std::vector<int64_t>{4, 0, 2, 1, 3, 3, 0, 1, 2, 4, 1, 0}, {12}, dev);
+        check_gradients(dev, {rnd({4, 3, 5}, 71), rnd({2, 3, 5}, 72), rnd({4, 5, 2}, 73), rnd({5, 2}, 74)},
+                        [&](const std::vector<Tensor>& t) {
+                            const Tensor &a = t[0], &b = t[1], &c = t[2], &w = t[3];
+                            return weigh(a.slice(1, 3), 75) + weigh(a.slice_axis(2, -4, 5, 2), 76) +
+                                   weigh(a.slice_axis(0, 1, 4, 3), 85) + weigh(concat({a, b}, 0), 77) +
+                                   weigh(concat({a, a.slice_axis(1, 0, 1)}, 1), 78) + weigh(a.max(1), 79) +
+                                   a.min() * 3.0 + weigh(matmul(a, c), 80) + weigh(matmul(a, w), 81) +
+                                   weigh(a.sum({0, 2}), 82) + weigh(a.mean({-1, 1}, true), 83) +
+                                   weigh(pick(a.reshape({12, 5}), labels), 84);
+                        });
+    }
     SECTION("broadcasting arithmetic, reductions, reshape, transpose") {
         check_gradients(dev, {rnd({2, 3}, 36, 0.5, 2), rnd({3}, 37, 0.5, 2)}, [](const std::vector<Tensor>& t) {
             Tensor a = t[0], b = t[1];

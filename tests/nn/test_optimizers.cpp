@@ -249,3 +249,51 @@ TEST_CASE("load_states refuses a file with a state missing or a bad count, chang
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "nag", {}); }),
                         "nag needs a momentum above 0");
 }
+
+TEST_CASE("grad_req add sums the gradients of several backward passes", "[nn][autograd]") {
+    Tensor x = array(std::vector<double>{1, 2});
+    x.attach_grad("add");
+    for (int pass = 0; pass < 3; ++pass) {
+        Tensor y;
+        {
+            auto r = autograd::record();
+            y = (x * x).sum();
+        }
+        y.backward();
+    }
+    REQUIRE(values(x.grad()) == std::vector<double>{6, 12});  // 3 passes of 2x
+    Tensor w = array(std::vector<double>{1, 2});
+    w.attach_grad();  // "write": the last pass only
+    for (int pass = 0; pass < 2; ++pass) {
+        Tensor y;
+        {
+            auto r = autograd::record();
+            y = (w * 3.0).sum();
+        }
+        y.backward();
+    }
+    REQUIRE(values(w.grad()) == std::vector<double>{3, 3});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { w.attach_grad("null"); }), "grad_req 'null'");
+}
+
+TEST_CASE("an integer tensor with a fractional scalar computes in float64, as NumPy promotes", "[nn][autograd]") {
+    Tensor i = array(std::vector<int32_t>{1, 2, -3}, {3});
+    Tensor half = i * 0.5;
+    REQUIRE(half.dtype() == DType::float64);
+    REQUIRE(values(half) == std::vector<double>{0.5, 1, -1.5});
+    REQUIRE(values(i < 1.5) == std::vector<double>{1, 0, 1});
+    REQUIRE(values(0.5 + i) == std::vector<double>{1.5, 2.5, -2.5});
+    REQUIRE((i * 2.0).dtype() == DType::int32);  // a whole number keeps the dtype
+    REQUIRE((i * std::nan("")).dtype() == DType::float64);
+}
+
+TEST_CASE("pick chooses one class per row and refuses an index outside the classes", "[nn][autograd]") {
+    Tensor data = array(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
+    REQUIRE(values(pick(data, array(std::vector<int32_t>{2, 0}, {2}))) == std::vector<double>{3, 4});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pick(data, array(std::vector<int32_t>{3, 0}, {2})); }),
+                        "outside [0, 3)");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { pick(data, array(std::vector<int32_t>{0}, {1})); }), "wants data (N, C)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({1, -1}); }), "axis -1 is given twice");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({0, 2}); }), "axis 2 is out of range for rank 2");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.argmax(std::vector<int>{0, 1}); }), "one axis at a time");
+}

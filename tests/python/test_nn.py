@@ -283,3 +283,17 @@ def test_schedules_losses_and_clipping_from_python():
     assert loss.L1Loss()(plexus.array([[1.0, -3.0]]), plexus.zeros((1, 2))).tolist() == [2.0]
     grads, norm = nn.clip_global_norm([plexus.array([3.0, 4.0])], 2.5)
     assert norm == 5.0 and grads[0].tolist() == [1.5, 2.0]
+
+
+def test_gradients_through_slices_concat_max_pick_and_accumulation():
+    np = need("numpy")
+    x = plexus.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    x.attach_grad(grad_req="add")
+    for _ in range(2):
+        with autograd.record():
+            y = (x[0:1].sum() + plexus.concat([x, x], axis=0).sum() + x.max(axis=1).sum()
+                 + plexus.pick(x, plexus.array([2, 0], dtype="int32")).sum())
+        y.backward()
+    # per pass: 1 on row 0 (slice), 2 everywhere (concat), 1 at each row's max, 1 at the picked ones
+    once = np.array([[3, 4, 4], [3, 2, 3]], dtype=float)
+    np.testing.assert_array_equal(x.grad.asnumpy(), 2 * once)

@@ -32,6 +32,8 @@ struct Node {
 // gradient; a recorded result holds the op that made it.
 struct Meta {
     bool leaf = false;
+    bool accumulate = false;     // leaves with grad_req "add"
+
     Tensor grad;                 // leaves only
     std::shared_ptr<Node> node;  // recorded results only; reset by backward()
 };
@@ -85,7 +87,8 @@ inline bool wanted(std::initializer_list<const Tensor*> inputs) {
     return false;
 }
 
-inline void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op) {
+// record() for an op with any number of inputs (concat).
+inline void record_many(Tensor& out, const std::vector<const Tensor*>& inputs, GradFn fn, const char* op) {
     auto node = std::make_shared<Node>();
     node->op = op;
     node->fn = std::move(fn);
@@ -93,6 +96,9 @@ inline void record(Tensor& out, std::initializer_list<const Tensor*> inputs, Gra
     auto meta = std::make_shared<Meta>();
     meta->node = std::move(node);
     out.set_autograd_meta(std::move(meta));
+}
+inline void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op) {
+    record_many(out, std::vector<const Tensor*>(inputs), std::move(fn), op);
 }
 
 inline void no_gradient(std::initializer_list<const Tensor*> inputs, const char* op) {
@@ -106,13 +112,17 @@ inline void no_gradient(std::initializer_list<const Tensor*> inputs, const char*
 
 namespace plexus {
 
-inline void Tensor::attach_grad() {
+inline void Tensor::attach_grad(const std::string& grad_req) {
     DType d = dtype();
     if (!is_floating(d))
         throw DTypeError(PX_ERROR_DTYPE, std::string("attach_grad: gradients need a floating dtype, this tensor is ") +
                                              name(d));
+    if (grad_req != "write" && grad_req != "add")
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "attach_grad: grad_req '" + grad_req + "' is not \"write\" or \"add\"");
     auto meta = std::make_shared<autograd::Meta>();
     meta->leaf = true;
+    meta->accumulate = grad_req == "add";
     meta->grad = full(shape(), 0.0, device(), d);
     meta_ = std::move(meta);
 }
@@ -160,7 +170,7 @@ inline void Tensor::backward(const Tensor& head) const {
         auto g = grads.find(m);
         if (g == grads.end()) continue;  // no path from the head reached it
         if (m->leaf) {
-            m->grad = g->second;
+            m->grad = m->accumulate ? m->grad + g->second : g->second;
             continue;
         }
         std::shared_ptr<autograd::Node> node = std::move(m->node);  // frees the graph as it goes

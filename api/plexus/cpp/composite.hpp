@@ -86,6 +86,27 @@ inline Tensor squeeze(const Tensor& x, int axis) {
 
 // Tensors of one shape joined along a new axis, as np.stack (no gradient,
 // as concat).
+// data (N, C), index (N) of class numbers (any dtype holding whole numbers)
+// -> (N): data[i, index[i]], as MXNet's pick and d2l's y_hat[range(n), y];
+// differentiable in data. An index outside [0, C) is an error (reading the
+// index's extremes waits for it).
+inline Tensor pick(const Tensor& data, const Tensor& index) {
+    const Shape ds = data.shape(), is = index.shape();
+    if (ds.size() != 2 || is.size() != 1 || is[0] != ds[0])
+        throw ShapeError(PX_ERROR_SHAPE, "pick: wants data (N, C) and index (N), got " + str(ds) + " and " + str(is));
+    const Tensor wide = index.astype(DType::float64);
+    if (ds[0] > 0) {
+        const double lo = wide.min().item<double>(), hi = wide.max().item<double>();
+        if (lo < 0 || hi >= double(ds[1]))
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "pick: an index lies outside [0, " +
+                                                                      std::to_string(ds[1]) + "): found " +
+                                                                      std::to_string(lo < 0 ? lo : hi));
+    }
+    const Tensor classes = arange(0, double(ds[1]), 1, data.device(), DType::float64).reshape({1, ds[1]});
+    const Tensor chosen = equal(classes, wide.reshape({ds[0], 1})).astype(data.dtype());
+    return (data * chosen).sum(1);
+}
+
 inline Tensor stack(const std::vector<Tensor>& parts, int axis = 0) {
     if (parts.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "stack: no tensors given");
     std::vector<Tensor> expanded;

@@ -23,6 +23,36 @@ inline Tensor spread(const Tensor& g, const Shape& kept, const Shape& shape) {
     return g.reshape(kept) + full(shape, 0.0, g.device(), g.dtype());
 }
 
+// The gradient of taking rows start, start + step, ... (dy's extent along
+// `axis`) of a tensor of `shape`: dy in those rows, zeros elsewhere.
+inline Tensor place_rows(const Tensor& dy, const Shape& shape, int axis, int64_t start, int64_t step) {
+    const int64_t n = dy.shape()[size_t(axis)], len = shape[size_t(axis)];
+    auto zero_rows = [&](int64_t rows) {
+        Shape s = shape;
+        s[size_t(axis)] = rows;
+        return full(s, 0.0, dy.device(), dy.dtype());
+    };
+    if (n == 0) return zero_rows(len);
+    Tensor rows = dy;
+    const int64_t span = (n - 1) * step + 1;
+    if (step > 1) {  // each row followed by step - 1 rows of zeros: (.., n, 1, ..) beside (.., n, step - 1, ..)
+        Shape split = dy.shape(), gaps;
+        split.insert(split.begin() + axis + 1, 1);
+        gaps = split;
+        gaps[size_t(axis) + 1] = step - 1;
+        Shape merged = dy.shape();
+        merged[size_t(axis)] = n * step;
+        rows = concat({dy.reshape(split), full(gaps, 0.0, dy.device(), dy.dtype())}, axis + 1)
+                   .reshape(merged)
+                   .slice_axis(axis, 0, span);
+    }
+    std::vector<Tensor> pieces;
+    if (start > 0) pieces.push_back(zero_rows(start));
+    pieces.push_back(rows);
+    if (len - start - span > 0) pieces.push_back(zero_rows(len - start - span));
+    return pieces.size() == 1 ? pieces[0] : concat(pieces, axis);
+}
+
 inline std::vector<Tensor> one(Tensor g) { return {std::move(g)}; }
 
 }  // namespace grad_rules
@@ -113,10 +143,6 @@ inline Tensor Tensor::reduce_impl(px_op op, bool all_axes, int axis, bool keepdi
         return px_reduce(op, need(), all_axes ? 1 : 0, axis, keepdims ? 1 : 0, o);
     });
     if (op == PX_OP_ARGMAX || !autograd::detail::wanted({this})) return out;
-    if (op != PX_OP_SUM && op != PX_OP_MEAN) {
-        autograd::detail::no_gradient({this}, px_op_name(op));
-        return out;
-    }
     Shape xs = shape(), kept = xs;
     int nd = ndim();
     int ax = axis < 0 ? axis + nd : axis;
@@ -125,11 +151,42 @@ inline Tensor Tensor::reduce_impl(px_op op, bool all_axes, int axis, bool keepdi
     double count = 1;
     for (int i = 0; i < nd; ++i)
         if (all_axes || i == ax) count *= static_cast<double>(xs[i]);
+    if (op == PX_OP_MAX || op == PX_OP_MIN) {
+        // To the extremes, shared evenly among ties (as PyTorch's max() of all elements).
+        Tensor x = detach(), y = out.detach();
+        autograd::detail::record(out, {this}, [x, y, kept, xs, all_axes, ax](const Tensor& d) {
+            const Tensor hit = equal(x, y.reshape(kept)).astype(d.dtype());
+            const Tensor ties = all_axes ? hit.sum() : hit.sum(ax, true);
+            return grad_rules::one(hit * grad_rules::spread(d, kept, xs) / ties.reshape(kept));
+        }, px_op_name(op));
+        return out;
+    }
     const double scale = op == PX_OP_MEAN ? 1.0 / count : 1.0;
     autograd::detail::record(out, {this}, [xs, kept, scale](const Tensor& d) {
         Tensor g = grad_rules::spread(d, kept, xs);
         return grad_rules::one(scale == 1.0 ? g : g * scale);
     }, px_op_name(op));
+    return out;
+}
+
+inline Tensor Tensor::reduce(px_op op, const std::vector<int>& axes, bool keepdims) const {
+    if (op == PX_OP_ARGMAX) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "argmax: one axis at a time");
+    const int nd = ndim();
+    std::vector<int> sorted;
+    for (int a : axes) {
+        const int k = a < 0 ? a + nd : a;
+        if (k < 0 || k >= nd)
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, std::string(px_op_name(op)) + ": axis " +
+                                                                      std::to_string(a) + " is out of range for rank " +
+                                                                      std::to_string(nd));
+        if (std::find(sorted.begin(), sorted.end(), k) != sorted.end())
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                       std::string(px_op_name(op)) + ": axis " + std::to_string(a) + " is given twice");
+        sorted.push_back(k);
+    }
+    std::sort(sorted.rbegin(), sorted.rend());  // the highest first: the lower ones keep their numbers
+    Tensor out = *this;
+    for (int k : sorted) out = out.reduce(op, k, keepdims);
     return out;
 }
 
@@ -152,8 +209,65 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
     if (a.ndim() == 2 && b.ndim() == 2 && is_floating(a.dtype()) && a.dtype() == b.dtype() &&
         supports(a.device(), PX_OP_GEMM, static_cast<px_dtype>(a.dtype())))
         return gemm(a, b);
-    autograd::detail::no_gradient({&a, &b}, "batched matmul");
-    return Tensor::wrap([&](px_tensor** o) { return px_matmul(a.need(), b.need(), o); });
+    Tensor out = Tensor::wrap([&](px_tensor** o) { return px_matmul(a.need(), b.need(), o); });
+    if (!autograd::detail::wanted({&a, &b})) return out;
+    // (B,M,K) x (B,K,N), either side possibly 2-D and shared by the batch:
+    // dA = d B^T and dB = A^T d per matrix, summed over the batch where shared.
+    Tensor x = a.detach(), y = b.detach();
+    autograd::detail::record(out, {&a, &b}, [x, y](const Tensor& d) {
+        auto t = [](const Tensor& m) { return m.ndim() == 3 ? m.transpose({0, 2, 1}) : m.transpose(); };
+        Tensor da = matmul(d, t(y)), db = matmul(t(x), d);
+        if (x.ndim() == 2 && da.ndim() == 3) da = da.sum(0);
+        if (y.ndim() == 2 && db.ndim() == 3) db = db.sum(0);
+        return std::vector<Tensor>{da, db};
+    }, "matmul");
+    return out;
+}
+
+inline Tensor Tensor::slice(int64_t start, int64_t stop) const {
+    Tensor out = wrap([&](px_tensor** o) { return px_tensor_slice(need(), start, stop, o); });
+    if (!autograd::detail::wanted({this})) return out;
+    Shape xs = shape();
+    autograd::detail::record(out, {this}, [xs, start](const Tensor& d) {
+        return grad_rules::one(grad_rules::place_rows(d, xs, 0, start, 1));
+    }, "slice");
+    return out;
+}
+
+inline Tensor Tensor::slice_axis(int axis, int64_t start, int64_t stop, int64_t step) const {
+    Tensor out = wrap([&](px_tensor** o) { return px_slice_axis(need(), axis, start, stop, step, o); });
+    if (!autograd::detail::wanted({this})) return out;
+    Shape xs = shape();
+    const int nd = ndim(), ax = axis < 0 ? axis + nd : axis;
+    const int64_t dim = xs[size_t(ax)];
+    int64_t first = start < 0 ? start + dim : start;  // as px_slice_axis clamps
+    first = first < 0 ? 0 : first > dim ? dim : first;
+    autograd::detail::record(out, {this}, [xs, ax, first, step](const Tensor& d) {
+        return grad_rules::one(grad_rules::place_rows(d, xs, ax, first, step));
+    }, "slice_axis");
+    return out;
+}
+
+inline Tensor concat(const std::vector<Tensor>& parts, int axis) {
+    std::vector<px_tensor*> hs;
+    std::vector<const Tensor*> inputs;
+    for (const auto& t : parts) {
+        hs.push_back(t.handle());
+        inputs.push_back(&t);
+    }
+    Tensor out = Tensor::wrap([&](px_tensor** o) { return px_concat(hs.data(), int32_t(hs.size()), axis, o); });
+    bool wanted = false;
+    for (const Tensor* t : inputs) wanted = wanted || autograd::detail::wanted({t});
+    if (!wanted) return out;
+    const int nd = out.ndim(), ax = axis < 0 ? axis + nd : axis;
+    std::vector<int64_t> ends;  // where each part ends along the axis
+    for (const Tensor& t : parts) ends.push_back((ends.empty() ? 0 : ends.back()) + t.shape()[size_t(ax)]);
+    autograd::detail::record_many(out, inputs, [ends, ax](const Tensor& d) {
+        std::vector<Tensor> grads;
+        for (size_t i = 0; i < ends.size(); ++i) grads.push_back(d.slice_axis(ax, i ? ends[i - 1] : 0, ends[i]));
+        return grads;
+    }, "concat");
+    return out;
 }
 
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

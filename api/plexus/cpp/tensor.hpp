@@ -75,9 +75,10 @@ constexpr DType dtype_of() {
 #define PLEXUS_OP_METHODS_(op, number, name, family, ...) PLEXUS_OP_METHODS_##family(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_UNARY(op, name) \
     Tensor name() const { return unary(op); }
-#define PLEXUS_OP_METHODS_PX_FAMILY_REDUCE(op, name)                        \
-    Tensor name() const { return reduce(op); }                              \
-    Tensor name(int axis, bool keepdims = false) const { return reduce(op, axis, keepdims); }
+#define PLEXUS_OP_METHODS_PX_FAMILY_REDUCE(op, name)                                        \
+    Tensor name() const { return reduce(op); }                                              \
+    Tensor name(int axis, bool keepdims = false) const { return reduce(op, axis, keepdims); } \
+    Tensor name(const std::vector<int>& axes, bool keepdims = false) const { return reduce(op, axes, keepdims); }
 #define PLEXUS_OP_METHODS_PX_FAMILY_BINARY(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_WHERE(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_MATMUL(op, name)
@@ -160,8 +161,10 @@ public:
     // ---- autograd (see autograd.hpp) ----
     // Makes this tensor a leaf whose gradient backward() computes; the
     // gradient starts as zeros on the same device. Floating dtypes only.
-    void attach_grad();
-    // The gradient written by the last backward() that reached this tensor.
+    // grad_req "write": each backward() replaces the gradient; "add": adds
+    // to it (Gluon's grad_req, for gradients accumulated over batches).
+    void attach_grad(const std::string& grad_req = "write");
+    // The gradient written (or summed) by the backward() calls that reached this tensor.
     Tensor grad() const;
     // Back-propagates from this tensor (a scalar, or with head gradient
     // `head`, ones by default) through what was recorded.
@@ -205,15 +208,11 @@ public:
         }
         return out;
     }
-    Tensor slice(int64_t start, int64_t stop) const {
-        autograd::detail::no_gradient({this}, "slice");
-        return wrap([&](px_tensor** o) { return px_tensor_slice(need(), start, stop, o); });
-    }
-    // Rows [start, stop) with step along `axis`, as a new tensor.
-    Tensor slice_axis(int axis, int64_t start, int64_t stop, int64_t step = 1) const {
-        autograd::detail::no_gradient({this}, "slice_axis");
-        return wrap([&](px_tensor** o) { return px_slice_axis(need(), axis, start, stop, step, o); });
-    }
+    // Rows [start, stop) of the first axis, a view. Differentiable (gradients.hpp).
+    Tensor slice(int64_t start, int64_t stop) const;
+    // Rows [start, stop) with step along `axis` (NumPy's clamping of negative
+    // and outside indices), as a new tensor. Differentiable (gradients.hpp).
+    Tensor slice_axis(int axis, int64_t start, int64_t stop, int64_t step = 1) const;
 
     Tensor astype(DType d) const {
         Tensor out = wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
@@ -243,6 +242,9 @@ public:
     Tensor unary(px_op op) const;
     Tensor reduce(px_op op) const { return reduce_impl(op, true, 0, false); }
     Tensor reduce(px_op op, int axis, bool keepdims = false) const { return reduce_impl(op, false, axis, keepdims); }
+    // Over several axes (each once, negative counting from the end): one
+    // reduction per axis, the highest first. Not argmax.
+    Tensor reduce(px_op op, const std::vector<int>& axes, bool keepdims = false) const;
 
     // One method per unary op of the op table (x.exp(), x.relu(), ...) and
     // two per reduction (x.sum(), x.sum(axis, keepdims)), named as its row:
@@ -310,14 +312,7 @@ inline Tensor pow(double base, const Tensor& p) { return p.scalar_op(PX_OP_POW, 
 Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
-inline Tensor concat(const std::vector<Tensor>& parts, int axis = 0) {
-    std::vector<px_tensor*> hs;
-    for (const auto& t : parts) {
-        autograd::detail::no_gradient({&t}, "concat");
-        hs.push_back(t.handle());
-    }
-    return Tensor::wrap([&](px_tensor** o) { return px_concat(hs.data(), int32_t(hs.size()), axis, o); });
-}
+Tensor concat(const std::vector<Tensor>& parts, int axis = 0);  // differentiable; in gradients.hpp
 
 // Sums tensors of one shape and dtype, one per device, and writes the sum
 // into every one of them (in place; all end with the same bits). The
