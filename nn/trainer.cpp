@@ -131,6 +131,7 @@ Tensor Trainer::state_of(size_t k, size_t i) {
     if (!adam && momentum_ == 0) return Tensor();
     if (states.size() != replicas.size()) {
         std::vector<Tensor> made;
+        made.reserve(replicas.size());
         for (const Tensor& r : replicas)
             made.push_back(adam ? zeros({2, r.size()}, r.device(), r.dtype()) : zeros(r.shape(), r.device(), r.dtype()));
         states.swap(made);

@@ -58,7 +58,8 @@ public:
 
 private:
     double after_warmup(int64_t n) const override {
-        return std::max(stop_, base_lr_ * std::pow(factor_, double(n / step_)));
+        const int64_t steps_done = n / step_;  // whole steps: the rate changes at each
+        return std::max(stop_, base_lr_ * std::pow(factor_, double(steps_done)));
     }
     int64_t step_;
     double factor_, stop_;

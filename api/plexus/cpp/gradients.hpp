@@ -251,6 +251,8 @@ inline Tensor Tensor::slice_axis(int axis, int64_t start, int64_t stop, int64_t 
 inline Tensor concat(const std::vector<Tensor>& parts, int axis) {
     std::vector<px_tensor*> hs;
     std::vector<const Tensor*> inputs;
+    hs.reserve(parts.size());
+    inputs.reserve(parts.size());
     for (const auto& t : parts) {
         hs.push_back(t.handle());
         inputs.push_back(&t);
@@ -261,9 +263,11 @@ inline Tensor concat(const std::vector<Tensor>& parts, int axis) {
     if (!wanted) return out;
     const int nd = out.ndim(), ax = axis < 0 ? axis + nd : axis;
     std::vector<int64_t> ends;  // where each part ends along the axis
+    ends.reserve(parts.size());
     for (const Tensor& t : parts) ends.push_back((ends.empty() ? 0 : ends.back()) + t.shape()[size_t(ax)]);
     autograd::detail::record_many(out, inputs, [ends, ax](const Tensor& d) {
         std::vector<Tensor> grads;
+        grads.reserve(ends.size());
         for (size_t i = 0; i < ends.size(); ++i) grads.push_back(d.slice_axis(ax, i ? ends[i - 1] : 0, ends[i]));
         return grads;
     }, "concat");
