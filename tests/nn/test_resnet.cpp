@@ -148,3 +148,19 @@ TEST_CASE("BatchNorm over two devices keeps each device's running statistics", "
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { mean.set_replica(zeros({3})); }), "another shape");
     PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { mean.set_replica(zeros({2}, cpu(), DType::float64)); }), "float64");
 }
+
+TEST_CASE("the refusals of set_replica, LossScaler::set_state, BatchNorm and GlobalAvgPool2D", "[nn][errors]") {
+    nn::BatchNorm bn;
+    bn.initialize(cpu(0));
+    auto& mean = bn.collect_params()["running_mean"];
+    bn(zeros({2, 3}));  // infers the shape
+    PX_REQUIRE_MENTIONS(message_of<DeviceMismatchError>([&] { mean.set_replica(zeros({3}, cpu(1))); }), "lives on cpu(0)");
+    nn::LossScaler scaler(1024.0, 2.0, 0.5, 10);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { scaler.set_state({0.0, 0, 0}); }), "is not a state");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { scaler.set_state({8.0, 10, 0}); }), "good below 10");
+    scaler.set_state({8.0, 3, 2});
+    REQUIRE(scaler.loss_scale() == 8.0);
+    REQUIRE(scaler.skipped_steps() == 2);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::BatchNorm(0.9, 1e-5, -1); }), "in_channels must be >= 0");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([] { nn::GlobalAvgPool2D()(zeros({1, 2, 0, 3})); }), "need at least one value");
+}

@@ -29,6 +29,12 @@ execute_process(COMMAND ${common} --epochs 2 --lr 0.5 --out ${WORK}/y --resume $
 if(rc EQUAL 0 OR NOT err MATCHES "the checkpoint was written with --lr [0-9.]+, this run has 0.5")
   message(FATAL_ERROR "resuming with another --lr: exit ${rc}, '${err}'")
 endif()
+# A checkpoint without its run.txt is refused, naming the file.
+file(REMOVE ${WORK}/stopped/checkpoint-2/run.txt)
+execute_process(COMMAND ${common} --epochs 3 --out ${WORK}/z --resume ${WORK}/stopped RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "checkpoint-2/run.txt is missing")
+  message(FATAL_ERROR "resuming without run.txt: exit ${rc}, '${err}'")
+endif()
 # A folder without a checkpoint is refused, naming the file.
 execute_process(COMMAND ${common} --epochs 1 --out ${WORK}/x --resume ${WORK}/nowhere RESULT_VARIABLE rc
   ERROR_VARIABLE err)
