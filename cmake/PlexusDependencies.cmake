@@ -2,7 +2,7 @@
 # (included by the root CMakeLists.txt, after the options): no folder below
 # looks for a package or a toolchain of its own. What each folder may use:
 #   Boost::headers (Boost.DLL, header-only), ZLIB::ZLIB, Threads::Threads,
-#   PkgConfig::SLEEF, OpenMP::OpenMP_CXX and PLEXUS_BLAS_LIBRARIES /
+#   PkgConfig::LIBZIP (.npz files), PkgConfig::SLEEF, OpenMP::OpenMP_CXX and PLEXUS_BLAS_LIBRARIES /
 #   PLEXUS_CBLAS_INCLUDE (cmake/PlexusBlas.cmake), Catch2::Catch2 where
 #   PLEXUS_HAVE_CATCH2, MPI::MPI_C where PLEXUS_HAVE_MPI; CUDA's are in
 #   cmake/PlexusCuda.cmake.
@@ -12,6 +12,11 @@ find_package(ZLIB REQUIRED)  # gzip for the IDX reader, crc32 for parameter file
 find_package(Boost 1.74 REQUIRED)  # header-only Boost.DLL (the host, plexus-train)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)  # the CPU plugin's vector math, and its tests
+pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)  # NumPy's .npz files (zip archives) for libplexus-nn
+if(NOT LIBZIP_FOUND)
+  message(FATAL_ERROR "libzip was not found (pkg-config libzip): libplexus-nn reads NumPy .npz files through it. "
+                      "Install it with: apt-get install libzip-dev (tools/install-packages.sh does)")
+endif()
 
 # Catch2 (header-only): the test suites need it; plexus-conformance, a tool,
 # is built only where it is found.

@@ -9,15 +9,13 @@
 #include <cstdlib>
 #include <memory>
 
-#include "regular_file.hpp"
+#include "file_errors.hpp"
 #include "plexus/data.hpp"
+#include "regular_file.hpp"
 
 namespace plexus::data {
+using detail::bad;
 namespace {
-
-[[noreturn]] void bad(const std::string& path, const std::string& why) {
-    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": " + why);
-}
 
 struct GzCloser {
     void operator()(gzFile f) const { gzclose(f); }
@@ -67,12 +65,7 @@ uint64_t default_max_data_bytes() {
 
 IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
     struct stat st {};
-    std::string why;
-    const int fd = px::open_regular(path.c_str(), st, why);
-    if (fd < 0) {
-        const bool missing = why.rfind("cannot open", 0) == 0;
-        bad(path, missing ? why + " (is the data set installed? see --data)" : why);
-    }
+    const int fd = detail::open_data_file(path, st, " (is the data set installed? see --data)");
     errno = 0;
     Gz f(gzdopen(fd, "rb"));
     if (!f) {
@@ -92,8 +85,7 @@ IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
         read_exactly(f.get(), b, 4, path, "the dimensions");
         uint64_t d = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
         if (__builtin_mul_overflow(total, d, &total) || total > max_bytes)
-            bad(path, "declares more than " + std::to_string(max_bytes) +
-                          " bytes of values; refusing to read it (raise the limit with PLEXUS_MAX_DATA_BYTES)");
+            bad(path, detail::over_limit(max_bytes));
         out.dims.push_back(int64_t(d));
     }
     // The values are read in slices and the array grows as they arrive, so a

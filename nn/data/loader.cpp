@@ -1,22 +1,57 @@
-// DataLoader: shuffled batches, normalized on the host and copied to the
-// device one batch ahead on another thread.
+// DataLoader: shuffled batches, transformed on the host and copied to the
+// device one batch ahead on another thread. Fashion-MNIST is one dataset of
+// arrays among others: its images are (1, rows, cols) uint8 samples under
+// ToTensor and Normalize.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <system_error>
 
 #include "plexus/data.hpp"
+#include "transforms.hpp"
 
 namespace plexus::data {
+namespace {
+
+int64_t elements(const Shape& s) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return n;
+}
+
+int64_t byte_size(DType d) { return int64_t(px_dtype_size(static_cast<int32_t>(d))); }
+
+const ImageDataset& checked(const ImageDataset& d) {
+    if (d.images.size() != size_t(d.count * d.rows * d.cols) || d.labels.size() != size_t(d.count))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader: the dataset's sizes are inconsistent");
+    return d;
+}
+
+}  // namespace
 
 DataLoader::DataLoader(const ImageDataset& dataset, int64_t batch_size, bool shuffle, Device device, uint64_t seed,
                        double mean, double std)
-    : dataset_(dataset), batch_size_(batch_size), shuffle_(shuffle), device_(device), seed_(seed), mean_(mean), std_(std) {
+    : DataLoader(Source{DType::uint8, DType::int32, {1, checked(dataset).rows, dataset.cols}, {},
+                        dataset.images.data(), reinterpret_cast<const uint8_t*>(dataset.labels.data())},
+                 dataset.count, batch_size, shuffle, device, seed,
+                 {transforms::ToTensor{}, transforms::Normalize({mean}, {std})}) {}
+
+DataLoader::DataLoader(const ArrayDataset& dataset, int64_t batch_size, bool shuffle, Device device, uint64_t seed,
+                       const std::vector<Transform>& transforms)
+    : DataLoader(Source{dataset.data.dtype, dataset.label.dtype,
+                        Shape(dataset.data.shape.begin() + 1, dataset.data.shape.end()),
+                        Shape(dataset.label.shape.begin() + 1, dataset.label.shape.end()), dataset.data.bytes.data(),
+                        dataset.label.bytes.data()},
+                 dataset.size(), batch_size, shuffle, device, seed, transforms) {}
+
+DataLoader::DataLoader(Source source, int64_t count, int64_t batch_size, bool shuffle, Device device, uint64_t seed,
+                       const std::vector<Transform>& transforms)
+    : source_(std::move(source)), count_(count), batch_size_(batch_size), shuffle_(shuffle), device_(device),
+      seed_(seed) {
     if (batch_size < 1)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader: batch_size must be >= 1, got " + std::to_string(batch_size));
-    if (!(std > 0)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader: the normalizing std must be > 0");
-    if (dataset.images.size() != size_t(dataset.count * dataset.rows * dataset.cols) || dataset.labels.size() != size_t(dataset.count))
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader: the dataset's sizes are inconsistent");
+    pipeline_ = detail::Pipeline::make(transforms, source_.dtype, source_.sample);
     begin_epoch(0);
 }
 
@@ -27,7 +62,7 @@ void DataLoader::wait_for_prefetch() noexcept {
 }
 
 std::vector<int64_t> DataLoader::order_of(uint64_t epoch) const {
-    std::vector<int64_t> order(size_t(dataset_.count));
+    std::vector<int64_t> order(static_cast<size_t>(count_));
     std::iota(order.begin(), order.end(), int64_t(0));
     if (shuffle_) {
         std::mt19937_64 g(seed_ * 0x9E3779B97F4A7C15ull + epoch);
@@ -36,17 +71,18 @@ std::vector<int64_t> DataLoader::order_of(uint64_t epoch) const {
     return order;
 }
 
-// Only after the prefetch thread is done (it reads order_, rank_, shards_).
-void DataLoader::start(std::vector<int64_t> order) noexcept {
+// Only after the prefetch thread is done (it reads order_, epoch_, rank_, shards_).
+void DataLoader::start(std::vector<int64_t> order, uint64_t epoch) noexcept {
     pending_ = {};
     order_.swap(order);
+    epoch_ = epoch;
     next_ = 0;
     prefetch();
 }
 
 void DataLoader::begin_epoch(uint64_t epoch) {
     wait_for_prefetch();
-    start(order_of(epoch));  // order_of may run out of memory: then nothing has changed
+    start(order_of(epoch), epoch);  // order_of may run out of memory: then nothing has changed
 }
 
 void DataLoader::shard(int rank, int shards) {
@@ -57,33 +93,41 @@ void DataLoader::shard(int rank, int shards) {
     std::vector<int64_t> order = order_of(0);
     rank_ = rank;
     shards_ = shards;
-    start(std::move(order));
+    start(std::move(order), 0);
 }
 
 Batch DataLoader::make(int64_t index) const {
-    const int64_t first = index * batch_size_, global = std::min(batch_size_, dataset_.count - first);
+    const int64_t first = index * batch_size_, global = std::min(batch_size_, count_ - first);
     if (global < shards_)
         throw ShapeError(PX_ERROR_SHAPE, "DataLoader: batch " + std::to_string(index) + " has " + std::to_string(global) +
                                              " rows, fewer than the " + std::to_string(shards_) + " shards");
     // This shard's rows, as split_and_load cuts them.
     const int64_t lo = first + rank_ * (global / shards_) + std::min<int64_t>(rank_, global % shards_);
     const int64_t n = global / shards_ + (rank_ < global % shards_ ? 1 : 0);
-    const int64_t pixels = dataset_.rows * dataset_.cols;
-    std::vector<float> x(size_t(n * pixels));
-    std::vector<int32_t> y(static_cast<size_t>(n));
-    const float scale = float(1.0 / (255.0 * std_)), shift = float(mean_ / std_);
-    for (int64_t i = 0; i < n; ++i) {
-        int64_t src = order_[size_t(lo + i)];
-        const uint8_t* img = dataset_.images.data() + src * pixels;
-        float* dst = x.data() + i * pixels;
-        for (int64_t p = 0; p < pixels; ++p) dst[p] = float(img[p]) * scale - shift;
-        y[size_t(i)] = dataset_.labels[size_t(src)];
-    }
+    const detail::Pipeline& p = *pipeline_;
+    const int64_t in_bytes = elements(source_.sample) * byte_size(source_.dtype);
+    const int64_t out_bytes = elements(p.out_sample) * byte_size(p.out_dtype);
+    const int64_t label_bytes = elements(source_.label_sample) * byte_size(source_.label_dtype);
+    std::vector<uint8_t> x(size_t(n * out_bytes)), y(size_t(n * label_bytes));
     Batch b;
+    b.rows.reserve(size_t(n));
+    if (p.random) b.augmentations.reserve(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t src = order_[size_t(lo + i)];
+        // Keyed by the place in the epoch, which every shard agrees on.
+        const Augmentation a = p.apply(source_.data + src * in_bytes, x.data() + i * out_bytes,
+                                       detail::sample_key(seed_, epoch_, lo + i));
+        if (p.random) b.augmentations.push_back(a);
+        if (label_bytes > 0) std::memcpy(y.data() + i * label_bytes, source_.labels + src * label_bytes, size_t(label_bytes));
+        b.rows.push_back(src);
+    }
+    Shape xs{n}, ys{n};
+    xs.insert(xs.end(), p.out_sample.begin(), p.out_sample.end());
+    ys.insert(ys.end(), source_.label_sample.begin(), source_.label_sample.end());
     b.size = n;
     b.global_size = global;
-    b.data = array(x, {n, 1, dataset_.rows, dataset_.cols}, device_);
-    b.label = array(y, {n}, device_);
+    b.data = to_tensor(Array{p.out_dtype, xs, std::move(x)}, device_);
+    b.label = to_tensor(Array{source_.label_dtype, ys, std::move(y)}, device_);
     return b;
 }
 

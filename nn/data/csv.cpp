@@ -1,0 +1,137 @@
+// CSV files of numbers into a 2-D array, parsed with std::from_chars: the
+// same in every locale, floats correctly rounded.
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "file_errors.hpp"
+#include "plexus/data.hpp"
+
+namespace plexus::data {
+namespace {
+
+std::string read_all(const std::string& path, uint64_t max_bytes) {
+    struct stat st {};
+    const int fd = detail::open_data_file(path, st);
+    if (uint64_t(st.st_size) > max_bytes) {
+        ::close(fd);
+        detail::bad(path, "is " + std::to_string(st.st_size) + " bytes, more than the limit of " + std::to_string(max_bytes) +
+                              " (raise it with PLEXUS_MAX_DATA_BYTES)");
+    }
+    std::string text(size_t(st.st_size), '\0');
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t got = ::read(fd, text.data() + done, text.size() - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            const int err = errno;
+            ::close(fd);
+            detail::bad(path, got < 0 ? std::string("cannot read: ") + std::strerror(err) : "shrank while it was read");
+        }
+        done += size_t(got);
+    }
+    ::close(fd);
+    return text;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// The fields of a line: split at each delimiter and trimmed, or at runs of
+// blanks when the delimiter is a space (as np.loadtxt's default).
+std::vector<std::string_view> fields_of(std::string_view line, char delimiter) {
+    std::vector<std::string_view> out;
+    const bool blanks = delimiter == ' ';
+    size_t i = 0;
+    while (true) {
+        if (blanks)
+            while (i < line.size() && is_space(line[i])) ++i;
+        if (blanks && i == line.size()) break;
+        size_t end = i;
+        while (end < line.size() && (blanks ? !is_space(line[end]) : line[end] != delimiter)) ++end;
+        std::string_view f = line.substr(i, end - i);
+        while (!f.empty() && is_space(f.front())) f.remove_prefix(1);
+        while (!f.empty() && is_space(f.back())) f.remove_suffix(1);
+        out.push_back(f);
+        if (end == line.size()) break;
+        i = end + 1;
+    }
+    return out;
+}
+
+template <class T>
+bool parse(std::string_view f, uint8_t* dst) {
+    if (f.size() > 1 && f[0] == '+' && f[1] != '-' && f[1] != '+') f.remove_prefix(1);  // from_chars takes no '+'
+    T v{};
+    const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
+    if (r.ec != std::errc() || r.ptr != f.data() + f.size()) return false;
+    std::memcpy(dst, &v, sizeof v);
+    return true;
+}
+
+}  // namespace
+
+Array read_csv(const std::string& path, const CsvOptions& o) {
+    bool (*parse_one)(std::string_view, uint8_t*) = nullptr;
+    switch (o.dtype) {
+    case DType::float32: parse_one = parse<float>; break;
+    case DType::float64: parse_one = parse<double>; break;
+    case DType::int32: parse_one = parse<int32_t>; break;
+    case DType::int64: parse_one = parse<int64_t>; break;
+    default:
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, std::string("read_csv: dtype ") + name(o.dtype) +
+                                                                  " is not one it reads (float32, float64, int32, int64)");
+    }
+    if (o.skip_rows < 0) detail::bad(path, "skip_rows must be >= 0, got " + std::to_string(o.skip_rows));
+    if (o.delimiter == '\n' || o.delimiter == '\0' || o.delimiter == o.comment)
+        detail::bad(path, "the delimiter cannot be a newline, NUL or the comment character");
+    const std::string text = read_all(path, o.max_bytes);
+    const size_t es = px_dtype_size(static_cast<int32_t>(o.dtype));
+    Array a;
+    a.dtype = o.dtype;
+    int64_t rows = 0, width = -1, line_no = 0;
+    std::vector<int64_t> keep;
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string_view line(text.data() + at, end - at);
+        at = end + 1;
+        if (++line_no <= o.skip_rows) continue;
+        size_t first = 0;
+        while (first < line.size() && is_space(line[first])) ++first;
+        if (first == line.size() || (o.comment && line[first] == o.comment)) continue;
+        const std::string where = path + ": line " + std::to_string(line_no);
+        const std::vector<std::string_view> fields = fields_of(line, o.delimiter);
+        if (width < 0) {
+            width = int64_t(fields.size());
+            keep = o.columns;
+            if (keep.empty())
+                for (int64_t c = 0; c < width; ++c) keep.push_back(c);
+            for (int64_t c : keep)
+                if (c < 0 || c >= width)
+                    detail::bad(where, "column index " + std::to_string(c) + " is outside its " + std::to_string(width) +
+                                           " columns (0.." + std::to_string(width - 1) + ")");
+        } else if (int64_t(fields.size()) != width) {
+            detail::bad(where, "has " + std::to_string(fields.size()) + " columns, the first row has " + std::to_string(width));
+        }
+        const size_t row_bytes = keep.size() * es;
+        if (a.bytes.size() + row_bytes > o.max_bytes)
+            detail::bad(path, detail::over_limit(o.max_bytes));
+        a.bytes.resize(a.bytes.size() + row_bytes);
+        uint8_t* dst = a.bytes.data() + a.bytes.size() - row_bytes;
+        for (size_t k = 0; k < keep.size(); ++k) {
+            const std::string_view f = fields[size_t(keep[k])];
+            if (!parse_one(f, dst + k * es))
+                detail::bad(where + ", column " + std::to_string(keep[k] + 1),
+                            f.empty() ? std::string("an empty field is not a number")
+                                      : "'" + std::string(f) + "' is not a number of dtype " + name(o.dtype));
+        }
+        ++rows;
+    }
+    if (rows == 0) detail::bad(path, "has no rows of numbers");
+    a.shape = {rows, int64_t(keep.size())};
+    return a;
+}
+
+}  // namespace plexus::data

@@ -1,0 +1,25 @@
+// What the data readers share: errors that name the file, and opening one.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "plexus/plexus.hpp"
+
+namespace plexus::data::detail {
+
+// An InvalidArgumentError "<where>: <why>"; `where` names the file (and the
+// member of an archive, the line of a text file).
+[[noreturn]] inline void bad(const std::string& where, const std::string& why) {
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, where + ": " + why);
+}
+
+// A descriptor of the regular file at `path` (FIFOs and folders refused),
+// or an error naming it; `hint` follows a "cannot open" message.
+int open_data_file(const std::string& path, struct stat& st, const std::string& hint = "");
+
+// Why values over the limit are refused before one is read.
+std::string over_limit(uint64_t limit);
+
+}  // namespace plexus::data::detail
