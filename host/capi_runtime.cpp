@@ -1,9 +1,11 @@
 // C API: runtimes, plugins, devices.
+#include <cstdio>
 #include <cstring>
 
 #include "device_kinds.hpp"
 #include "objects.hpp"
 #include "plugin_loader.hpp"
+#include "trace.hpp"
 
 using namespace px;
 
@@ -15,8 +17,10 @@ px_status px_runtime_create(const px_runtime_options* options, px_runtime** out)
         limit_live_tensors_from_environment();
         auto rt = std::make_shared<Runtime>();
         load_plugins(*rt, options);
+        rt->tracer = std::make_shared<Tracer>();
         for (auto& list : rt->devices)
-            for (auto& d : list) d->runtime = rt;
+            for (auto& d : list) d->runtime = rt, d->tracer = rt->tracer;
+        trace_from_environment(rt->tracer, every_device(*rt));
         auto* holder = new std::shared_ptr<Runtime>(std::move(rt));
         try {
             *out = reinterpret_cast<px_runtime*>(runtime_table().insert(holder));
@@ -34,7 +38,15 @@ px_status px_runtime_destroy(px_runtime* runtime) {
         auto* holder = runtime_table().lookup(h);
         runtime_table().remove(h);
         // Wait for queued work. The runtime goes whatever the wait finds, so
-        // a failure there is not reported: PX_OK says it is gone (plexus.h).
+        // a failure there is not reported: PX_OK says it is gone (plexus.h);
+        // nor is a trace's (PLEXUS_TRACE's), which is written on the way.
+        if (rt.tracer->on()) {
+            try {
+                rt.tracer->end();
+            } catch (const Failure& f) {
+                std::fprintf(stderr, "plexus: the trace of a runtime being destroyed: %s\n", f.message.c_str());
+            }
+        }
         for (auto& list : rt.devices)
             for (auto& d : list) {
                 try {

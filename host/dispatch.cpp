@@ -2,6 +2,7 @@
 #include "dispatch.hpp"
 
 #include "plexus/op_rows.h"
+#include "trace.hpp"
 
 namespace px::router {
 
@@ -68,7 +69,18 @@ void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor
     call.outputs = out;
     call.attrs = attrs;
     const auto& p = *dev.plugin;
-    p.call([&] { return cat(name_of(op), " on ", dev.label); }, [&](px_plugin_error* e) { return p.api->execute(p.context, &call, e); });
+    auto context = [&] { return cat(name_of(op), " on ", dev.label); };
+    Tracer* tracer = dev.tracer.get();
+    if (tracer && tracer->on()) {  // all that tracing costs while it is off
+        const int64_t queued = trace_now_ns();
+        const uint64_t id = tracer->op_id(dev);  // 0: the plugin does not report spans
+        p.call(context, [&](px_plugin_error* e) {
+            return id ? p.api->execute_traced(p.context, &call, id, e) : p.api->execute(p.context, &call, e);
+        });
+        tracer->op_called(dev, op, dtype, in, nin, out, nout, id, queued);
+        return;
+    }
+    p.call(context, [&](px_plugin_error* e) { return p.api->execute(p.context, &call, e); });
 }
 
 }  // namespace px::router

@@ -66,6 +66,7 @@ struct PluginRecord {
 };
 
 struct Runtime;
+class Tracer;  // trace.hpp
 
 struct DeviceImpl {
     std::shared_ptr<PluginInstance> plugin;
@@ -74,6 +75,7 @@ struct DeviceImpl {
     px_device id{};     // its own name: naive(0) for an accelerator its plugin names
     int32_t accel_index = -1;  // i of accel(i), for an accelerator
     std::string label;  // "cpu(0)"
+    std::shared_ptr<Tracer> tracer;  // its runtime's (trace.hpp); every device of a runtime shares it
     uint64_t memory_total = 0;  // from device_info at load; 0 when the plugin does not say
     // (op, dtype) pairs, read once at load: kDtypeSlots bits per op.
     static constexpr int kDtypeSlots = 8;
@@ -143,6 +145,7 @@ struct Runtime {
     std::atomic<uint64_t> seed{0};
     std::atomic<uint64_t> rng_offset{0};
     std::atomic<bool> allow_tf32{false};  // px_runtime_allow_tf32
+    std::shared_ptr<Tracer> tracer;       // px_trace_begin, PLEXUS_TRACE (trace.hpp)
 
     // The device, or PX_ERROR_NO_DEVICE naming what exists and why.
     const std::shared_ptr<DeviceImpl>& device(px_device d) const;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dispatch.hpp"
+#include "trace.hpp"
 
 namespace px::router {
 namespace {
@@ -31,8 +32,10 @@ TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, con
     Owned t(new_tensor(dev, dtype, shape));
     if (bytes > 0) {
         const auto& p = *dev->plugin;
-        p.call([&] { return cat("copying ", bytes, " bytes from the host to ", dev->label); }, [&](px_plugin_error* e) {
-            return p.api->copy_from_host(p.context, t->buffer->handle, 0, data, bytes, e);
+        traced_copy(dev->tracer.get(), nullptr, dev.get(), bytes, [&] {
+            p.call([&] { return cat("copying ", bytes, " bytes from the host to ", dev->label); }, [&](px_plugin_error* e) {
+                return p.api->copy_from_host(p.context, t->buffer->handle, 0, data, bytes, e);
+            });
         });
     }
     return t.release();
@@ -49,8 +52,10 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
         dev.synchronize();  // still a waiting point: report earlier failures
         return;
     }
-    p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
-        return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
+    traced_copy(dev.tracer.get(), &dev, nullptr, bytes, [&] {
+        p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
+            return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
+        });
     });
 }
 
@@ -65,19 +70,21 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
         return;
     }
     const auto& p = *to.plugin;
-    if (from.plugin == to.plugin) {
-        p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },
-               [&](px_plugin_error* e) {
-                   return p.api->copy_device(p.context, src.buffer->handle, src.offset, dst.buffer->handle, dst.offset,
-                                             bytes, e);
-               });
-        return;
-    }
-    // Devices of two plugins: stage through host memory.
-    std::vector<unsigned char> staging(bytes);
-    to_host(src, staging.data(), bytes);
-    p.call([&] { return cat("copying ", bytes, " bytes from the host to ", to.label); }, [&](px_plugin_error* e) {
-        return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
+    traced_copy(to.tracer.get(), &from, &to, bytes, [&] {
+        if (from.plugin == to.plugin) {
+            p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },
+                   [&](px_plugin_error* e) {
+                       return p.api->copy_device(p.context, src.buffer->handle, src.offset, dst.buffer->handle,
+                                                 dst.offset, bytes, e);
+                   });
+            return;
+        }
+        // Devices of two plugins: stage through host memory.
+        std::vector<unsigned char> staging(bytes);
+        to_host(src, staging.data(), bytes);
+        p.call([&] { return cat("copying ", bytes, " bytes from the host to ", to.label); }, [&](px_plugin_error* e) {
+            return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
+        });
     });
 }
 

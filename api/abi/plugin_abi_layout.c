@@ -165,6 +165,14 @@ int main(void) {
     FIELD(px_buffer_memory, release);
     FIELD(px_buffer_memory, release_context);
 
+    STRUCT(px_trace_span);
+    FIELD(px_trace_span, struct_size);
+    FIELD(px_trace_span, op);
+    FIELD(px_trace_span, trace_id);
+    FIELD(px_trace_span, bytes);
+    FIELD(px_trace_span, start_ns);
+    FIELD(px_trace_span, end_ns);
+
     STRUCT(px_plugin_api);
     FIELD(px_plugin_api, struct_size);
     FIELD(px_plugin_api, abi_major);
@@ -190,6 +198,9 @@ int main(void) {
     FIELD(px_plugin_api, group_leave);
     FIELD(px_plugin_api, buffer_memory);
     FIELD(px_plugin_api, buffer_wrap);
+    FIELD(px_plugin_api, trace_enable);
+    FIELD(px_plugin_api, execute_traced);
+    FIELD(px_plugin_api, trace_take);
 
     CONSTANT(PX_PLUGIN_ABI_MAJOR);
     CONSTANT(PX_PLUGIN_ABI_MINOR);

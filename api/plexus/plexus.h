@@ -490,6 +490,32 @@ PX_API px_status px_tensor_from_dlpack(px_runtime* runtime, px_device device, st
 PX_API px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_device device, struct DLManagedTensor* in,
                                                    int32_t copy, px_tensor** out);
 
+/* ---- trace: where the time goes (docs/performance.md) ---- */
+
+/* Starts a trace of `runtime`: every op call and copy made through it from
+ * now on is recorded (op, shapes, dtype, device, when the call queued it and,
+ * on devices whose plugin reports it, when the device began and finished
+ * it), until px_trace_end writes it. `path` is created now, so an unwritable
+ * path fails here (PX_ERROR_INVALID_ARGUMENT naming it and the system's
+ * reason). PX_ERROR_INVALID_ARGUMENT too when this runtime's trace is already
+ * running. Tracing never changes results. PLEXUS_TRACE=path does the same
+ * for the first runtime a process makes, from its creation until it is
+ * destroyed or the process exits. */
+PX_API px_status px_trace_begin(px_runtime* runtime, const char* path);
+/* Waits for the runtime's devices, stops the trace and writes it: a Chrome
+ * trace JSON at the path px_trace_begin took (ui.perfetto.dev and
+ * chrome://tracing open it), and a table of time per op beside it (the path
+ * with ".json" replaced by, or else followed by, ".summary.txt"). A failure
+ * to write is returned naming the file; the trace has stopped either way.
+ * PX_ERROR_INVALID_ARGUMENT when no trace of this runtime is running. */
+PX_API px_status px_trace_end(px_runtime* runtime);
+/* Marks a stretch of the calling thread's work (a training step) in the
+ * trace, as a span holding the calls made in it; regions nest. Ends the
+ * innermost region this thread opened; either does nothing while no trace
+ * runs. `name` is copied. */
+PX_API px_status px_trace_region_begin(px_runtime* runtime, const char* name);
+PX_API px_status px_trace_region_end(px_runtime* runtime);
+
 #ifdef __cplusplus
 }
 #endif

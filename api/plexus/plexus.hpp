@@ -15,3 +15,4 @@
 #include "plexus/cpp/gradients.hpp"
 #include "plexus/cpp/nn_ops.hpp"
 #include "plexus/cpp/composite.hpp"
+#include "plexus/cpp/trace.hpp"

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 7
+#define PX_PLUGIN_ABI_MINOR 8
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)
@@ -394,6 +394,21 @@ typedef struct px_buffer_memory {
     void* release_context;
 } px_buffer_memory;
 
+/* ---- ABI 1.8: a trace of when work ran (px_plugin_api.trace_*) ---- */
+
+/* One op or copy as it ran on a device, reported by trace_take. Times are
+ * nanoseconds of CLOCK_MONOTONIC (std::chrono::steady_clock on Linux), the
+ * clock the host stamps its own side with: a device with a clock of its own
+ * maps its times onto this one. */
+typedef struct px_trace_span {
+    uint32_t struct_size;
+    int32_t op;          /* px_op; 0 for a copy */
+    uint64_t trace_id;   /* the op's id from execute_traced; 0 for a copy */
+    uint64_t bytes;      /* a copy's size; 0 for an op */
+    int64_t start_ns;    /* when the device began it */
+    int64_t end_ns;      /* when it was done; >= start_ns */
+} px_trace_span;
+
 /* The function table. Pointers in it are valid while the library is loaded. */
 typedef struct px_plugin_api {
     uint32_t struct_size;
@@ -532,6 +547,31 @@ typedef struct px_plugin_api {
     /* ---- ABI 1.6: the dtypes float16 and bfloat16 (types.h, half.h); no
      * slot. The host asks supports() before it queues an op in them, and a
      * plugin of an older minor, which knows no such dtype, answers 0. ---- */
+
+    /* ---- ABI 1.8 ---- */
+
+    /* A trace of when work ran, optional: all three or none (the host then
+     * traces its own side alone: when each call was made, not when the
+     * device ran it). While recording is on for a device, the plugin keeps a
+     * px_trace_span for every op and copy it runs there, in the order they
+     * ran, until trace_take collects them; while off it costs nothing
+     * measurable.
+     *
+     * Turns recording on (on != 0; spans kept before are dropped) or off
+     * (spans kept so far stay for trace_take). */
+    px_status (*trace_enable)(px_plugin_context* ctx, int32_t device, int32_t on, px_plugin_error* err);
+    /* execute, with the id the op's span carries (nonzero). The host calls
+     * it instead of execute while it traces the call's device. */
+    px_status (*execute_traced)(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_id,
+                                px_plugin_error* err);
+    /* Moves up to `capacity` spans of finished work on `device`, oldest
+     * first, into `spans` and says how many in *count; the host calls it
+     * again while *count == capacity. Work still running stays for a later
+     * call (the host synchronizes first). The elements are
+     * spans[0].struct_size bytes each, as the host set it; the plugin writes
+     * each as far as that size reaches. */
+    px_status (*trace_take)(px_plugin_context* ctx, int32_t device, px_trace_span* spans, int32_t capacity,
+                            int32_t* count, px_plugin_error* err);
 } px_plugin_api;
 
 /* The one symbol a plugin exports. */

@@ -265,6 +265,7 @@ const px_plugin_api table = {
     nullptr,                             // all_reduce (ABI 1.2): the host sums through copies
     nullptr, nullptr, nullptr, nullptr,  // process groups (ABI 1.3)
     nullptr, nullptr,                    // buffer_memory, buffer_wrap (ABI 1.5): DLPack copies
+    nullptr, nullptr, nullptr,           // trace slots (ABI 1.8): a trace shows the host's side
 };
 
 }  // namespace

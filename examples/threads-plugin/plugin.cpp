@@ -243,6 +243,7 @@ const px_plugin_api table = {
     nullptr,  // all_reduce (ABI 1.2): not offered; the host falls back to copies and adds
     nullptr, nullptr, nullptr, nullptr,  // process groups (ABI 1.3): not offered
     nullptr, nullptr,  // buffer_memory, buffer_wrap (ABI 1.5): not offered; DLPack copies
+    nullptr, nullptr, nullptr,  // trace slots (ABI 1.8): not offered; a trace shows the host's side
 };
 
 }  // namespace

@@ -20,8 +20,7 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-DeviceQueue::DeviceQueue(int device_index, int threads, OpProfile* profile)
-    : device_(device_index), profile_(profile), ring_(capacity) {
+DeviceQueue::DeviceQueue(int device_index, int threads) : device_(device_index), ring_(capacity) {
     thread_ = std::thread([this, threads] {
         // The OpenMP team this worker starts (our kernels, OpenBLAS) is its
         // share of the cores, so devices computing at once do not fight.
@@ -44,17 +43,17 @@ DeviceQueue::~DeviceQueue() {
 
 void DeviceQueue::drain() { wait_for_head(tail_.load(std::memory_order_acquire)); }
 
-void DeviceQueue::push(const Task& task) {
+void DeviceQueue::push(const Task& task, uint64_t trace_id) {
     std::lock_guard<std::mutex> producers(produce_);
     uint64_t t = tail_.load(std::memory_order_relaxed);
     if (small_task(task) && head_.load(std::memory_order_acquire) == t) {
         // Idle queue: nothing can run before or beside this, and later pushes
         // wait for produce_, so running it here keeps the device's order.
-        execute(task);
+        execute(task, trace_id);
         return;
     }
     if (t - head_.load(std::memory_order_acquire) == capacity) wait_for_head(t - capacity / 2);  // full: let it drain half
-    ring_[t % capacity] = task;
+    ring_[t % capacity] = Queued{task, trace_id};
     tail_.store(t + 1, std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_seq_cst)) {
         std::lock_guard<std::mutex> lock(sleep_);
@@ -126,7 +125,8 @@ void DeviceQueue::worker() {
             }
             in_task_.store(true, std::memory_order_seq_cst);
         }
-        execute(ring_[h % capacity]);
+        const Queued& next = ring_[h % capacity];
+        execute(next.task, next.trace_id);
         in_task_.store(false, std::memory_order_release);
         // seq_cst on both: a waiter publishes wake_at_ and then reads head_,
         // so this store must not pass the load below (or it would sleep on).
@@ -163,16 +163,12 @@ void DeviceQueue::release_in_child() noexcept {
     produce_.unlock();  // held by this thread, the one that forked
 }
 
-void DeviceQueue::execute(const Task& task) {
+void DeviceQueue::execute(const Task& task, uint64_t trace_id) {
     // A failure does not stop the tasks after it: each runs (plugin.h).
     try {
-        if (profile_) {
-            auto start = std::chrono::steady_clock::now();
-            run(task);
-            profile_->add(task, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        } else {
-            run(task);
-        }
+        const bool copy = task.kind == Task::copy;
+        plexus::kit::TraceStamp stamp(trace_, copy ? 0 : task.op_task.op, trace_id, copy ? task.bytes : 0);
+        run(task);
     } catch (const ScratchRefused& e) {  // says what was refused and why
         record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
     } catch (const std::bad_alloc&) {

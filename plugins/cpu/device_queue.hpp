@@ -17,7 +17,7 @@
 
 #include "allocator.hpp"
 #include "exit_drain.hpp"
-#include "op_profile.hpp"
+#include "plexus/plugin_kit_trace.hpp"
 #include "task.hpp"
 
 namespace pxcpu {
@@ -25,8 +25,7 @@ namespace pxcpu {
 class DeviceQueue final : public QueueProgress {
 public:
     // threads: the OpenMP threads of the worker's parallel regions (0: OpenMP's default).
-    // profile: where each task's run time is added; nullptr when not profiling.
-    DeviceQueue(int device_index, int threads, OpProfile* profile = nullptr);
+    DeviceQueue(int device_index, int threads);
     ~DeviceQueue();  // runs what is queued, then stops
     DeviceQueue(const DeviceQueue&) = delete;
     DeviceQueue& operator=(const DeviceQueue&) = delete;
@@ -35,13 +34,17 @@ public:
     // the caller's thread instead when nothing is queued, since handing it to
     // the worker costs more than running it. Order and error reporting are the
     // same either way.
-    void push(const Task& task);  // Task is trivially copyable: a copy into the ring
+    // trace_id: the op's id in a trace (ABI 1.8's execute_traced), else 0.
+    void push(const Task& task, uint64_t trace_id = 0);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
     // first failure's kind (PX_OK when none; PX_ERROR_OUT_OF_MEMORY when
     // memory ran out, else PX_ERROR_DEVICE), its message, followed by how
     // many more failed and theirs, copied into `message` (`size` bytes, may
     // be 0). Allocates nothing.
     px_status wait(char* message = nullptr, size_t size = 0);
+    // When each task ran, while the host traces this device (ABI 1.8);
+    // also stamped by the plugin's copies that run on the caller's thread.
+    plexus::kit::TraceLog& trace() { return trace_; }
     // True when nothing is queued or running.
     bool idle() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire); }
     // Returns once everything queued so far has run, keeping any failure for
@@ -74,7 +77,7 @@ public:
 private:
     void worker();
     void run(const Task& t);
-    void execute(const Task& t);  // run + failure bookkeeping + staging release
+    void execute(const Task& t, uint64_t trace_id);  // run + span + failure bookkeeping + staging release
     // Allocates nothing: it runs while memory may have run out.
     void record_failure(const Task& t, const char* what, px_status status) noexcept;
     // The first failure, the count of the others and their messages, in `size` bytes. Under sleep_.
@@ -82,9 +85,15 @@ private:
     void wait_for_head(uint64_t target);
 
     static constexpr uint64_t capacity = 1024;
+    // A slot of the ring: the task and its trace id.
+    struct Queued {
+        Task task;
+        uint64_t trace_id;
+    };
+
     const int device_;
-    OpProfile* const profile_;
-    std::vector<Task> ring_;
+    plexus::kit::TraceLog trace_;
+    std::vector<Queued> ring_;
     alignas(64) std::atomic<uint64_t> tail_{0};  // next slot to fill (producers)
     alignas(64) std::atomic<uint64_t> head_{0};  // next slot to run (worker); == tasks completed
     alignas(64) std::atomic<bool> sleeping_{false};

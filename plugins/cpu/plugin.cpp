@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include "plexus/plugin_kit.hpp"
+#include "plexus/plugin_kit_trace.hpp"
 
 #include "allocator.hpp"
 #include "conv_direct.hpp"
@@ -36,15 +37,13 @@ namespace pxcpu {
 struct Device {
     Allocator allocator;
     DeviceQueue queue;
-    // profile: owned by the context's ProfileReport, which outlives the device.
-    Device(int32_t index, uint64_t limit, int threads, OpProfile* profile)
-        : allocator(index, limit, &queue), queue(index, threads, profile) {}  // the queue is used only once made
+    Device(int32_t index, uint64_t limit, int threads)
+        : allocator(index, limit, &queue), queue(index, threads) {}  // the queue is used only once made
 };
 
 }  // namespace pxcpu
 
 struct px_plugin_context {
-    std::shared_ptr<pxcpu::ProfileReport> profile;  // null unless PLEXUS_CPU_PROFILE is set
     std::vector<std::unique_ptr<pxcpu::Device>> devices;
     bool fused_ops = true;  // PLEXUS_CPU_FUSED=off hides the fused ops of ABI 1.4
     uint64_t generation = 0;  // the fork generation it was made in (fork_guard.hpp)
@@ -110,9 +109,7 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         auto ctx = std::make_unique<px_plugin_context>();
         watch_for_fork();
         ctx->generation = fork_generation();
-        ProfileSink sink;
         std::string why;
-        if (!profile_sink_from_env(sink, why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
         const char* isa = std::getenv("PLEXUS_CPU_ISA");
         if (!select_direct_conv_isa(isa ? isa : "", why)) return report(err, PX_ERROR_INVALID_ARGUMENT, why);
         const char* conv = std::getenv("PLEXUS_CPU_CONV");
@@ -122,10 +119,6 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
             if (v != "on" && v != "off")
                 return report(err, PX_ERROR_INVALID_ARGUMENT, "PLEXUS_CPU_FUSED='" + v + "' is not on or off");
             ctx->fused_ops = v == "on";
-        }
-        if (!sink.path.empty()) {
-            ctx->profile = std::make_shared<ProfileReport>(sink, size_t(count));
-            write_at_exit(ctx->profile);
         }
         if (!pin_runtime_libraries(why)) return report(err, PX_ERROR_INTERNAL, why);
         // With several devices each gets its share of the cores; one device gets them all.
@@ -138,7 +131,7 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         // devices compute on (a two-device LeNet epoch: 4.0 s, 2.5 s with this).
         openblas_set_num_threads(threads > 0 ? threads : omp_get_max_threads());
 #endif
-        for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit, threads, ctx->profile ? ctx->profile->device(i) : nullptr));
+        for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit, threads));
         *out = ctx.release();
         return PX_OK;
     });
@@ -157,7 +150,6 @@ void destroy(px_plugin_context* ctx) {
     if (ctx->generation != fork_generation()) return;
     for (auto& d : ctx->devices) d->queue.wait();
     for (px_plugin_buffer* b : ctx->foreign) release_foreign(b);  // never freed by the host
-    if (ctx->profile) ctx->profile->write_once();
     delete ctx;
 }
 
@@ -289,6 +281,7 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
         if (bytes && !src) return report(err, PX_ERROR_INVALID_ARGUMENT, "src is NULL");
         if (!usable_here(ctx)) return refuse_forked(err);
         if (d->queue.idle()) {  // nothing queued can touch dst: copy now
+            plexus::kit::TraceStamp stamp(d->queue.trace(), 0, 0, bytes);
             std::memcpy(dst->data + offset, src, bytes);
             return PX_OK;
         }
@@ -323,6 +316,7 @@ px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t o
         if (!usable_here(ctx)) return refuse_forked(err);
         px_status s = wait_device(d, err);
         if (s != PX_OK) return s;
+        plexus::kit::TraceStamp stamp(d->queue.trace(), 0, 0, bytes);
         std::memcpy(dst, src->data + offset, bytes);
         return PX_OK;
     });
@@ -351,6 +345,7 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
         px_status s = wait_device(from, err);
         if (s == PX_OK) s = wait_device(to, err);
         if (s != PX_OK) return s;
+        plexus::kit::TraceStamp stamp(to->queue.trace(), 0, 0, bytes);
         std::memcpy(t.dst, t.src, bytes);
         return PX_OK;
     });
@@ -369,7 +364,8 @@ void to_operand(const px_tensor_desc& d, Operand& o) {
     for (int i = 0; i < d.ndim; ++i) o.shape[i] = d.shape[i], o.strides[i] = d.strides[i];
 }
 
-px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+// execute, and ABI 1.8's execute_traced with the op's trace id.
+px_status submit(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_id, px_plugin_error* err) {
     return safely(err, [&] {
         const px_status form = px_op_call_check(call, ctx ? int32_t(ctx->devices.size()) : 0, buffer_facts, err);
         if (form != PX_OK) return form;
@@ -395,9 +391,13 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
                           std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
         if (px_op_call_writes_nothing(call)) return PX_OK;
         if (!usable_here(ctx)) return refuse_forked(err);
-        d->queue.push(t);
+        d->queue.push(t, trace_id);
         return PX_OK;
     });
+}
+
+px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+    return submit(ctx, call, 0, err);
 }
 
 px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* err) {
@@ -450,6 +450,30 @@ px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_
     });
 }
 
+// ---- ABI 1.8: when each op and copy ran, for the host's trace ----
+
+px_status trace_enable(px_plugin_context* ctx, int32_t device, int32_t on, px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = device_at(ctx, device);
+        if (!d) return bad_device(err, device);
+        d->queue.trace().enable(on != 0);
+        return PX_OK;
+    });
+}
+
+px_status execute_traced(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_id, px_plugin_error* err) {
+    return submit(ctx, call, trace_id, err);
+}
+
+px_status trace_take(px_plugin_context* ctx, int32_t device, px_trace_span* spans, int32_t capacity, int32_t* count,
+                     px_plugin_error* err) {
+    return safely(err, [&] {
+        Device* d = device_at(ctx, device);
+        if (!d) return bad_device(err, device);
+        return d->queue.trace().take(spans, capacity, count, err);
+    });
+}
+
 const px_plugin_api api_table = {
     sizeof(px_plugin_api),
     PX_PLUGIN_ABI_MAJOR,
@@ -479,6 +503,10 @@ const px_plugin_api api_table = {
     // ABI 1.5: DLPack shares CPU tensors' memory as it is.
     buffer_memory,
     buffer_wrap,
+    // ABI 1.8: the trace slots.
+    trace_enable,
+    execute_traced,
+    trace_take,
 };
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "process_group.hpp"
 #include "shutdown.hpp"
 #include "test_hook.hpp"
+#include "trace_events.hpp"
 
 #ifndef PLEXUS_CUDA_PLUGIN_VERSION
 #define PLEXUS_CUDA_PLUGIN_VERSION "0.1.0"
@@ -30,6 +31,7 @@
 
 struct px_plugin_context {
     std::vector<std::unique_ptr<pxcuda::Device>> devices;
+    std::vector<std::unique_ptr<pxcuda::EventTrace>> traces;  // one per device (ABI 1.8); destroyed before them
     bool test_hooks = false;  // PLEXUS_CUDA_TEST_HOOKS=1 at creation (test_hook.hpp)
     std::string no_devices_reason;  // why there are none, when there are none
     pxcuda::Collectives collectives;  // declared after devices: destroyed before them
@@ -58,6 +60,9 @@ Device* device_at(px_plugin_context* ctx, int32_t index) {
 }
 
 Device* device_of(px_plugin_context* ctx, const px_plugin_buffer* b) { return b ? device_at(ctx, b->device) : nullptr; }
+
+// The trace events of `d` (ABI 1.8); used under its lock.
+EventTrace& trace_of(px_plugin_context* ctx, const Device& d) { return *ctx->traces[size_t(d.ordinal)]; }
 
 px_status bad_device(px_plugin_error* err, int32_t index) { return plexus::kit::no_device(err, "cuda", index); }
 
@@ -148,6 +153,7 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
             count = 0;
         }
         for (int i = 0; i < count; ++i) {
+            ctx->traces.push_back(std::make_unique<EventTrace>());
             try {
                 ctx->devices.push_back(std::make_unique<Device>(i));
             } catch (const std::bad_alloc&) {
@@ -344,6 +350,7 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
     if (!bytes) return PX_OK;
     return on_device(d, err, [&](Device& dev) {
         const char* from = static_cast<const char*>(src);
+        TracedWork traced(trace_of(ctx, dev), dev.stream(), 0, 0, bytes);
         const bool direct = bytes >= kDirectPinnedCopy && is_pinned(src);
         const uint64_t staged = direct ? 0 : dev.staging().to_device(at(dst, offset), from, bytes, dev.stream());
         if (staged < bytes) {
@@ -365,7 +372,10 @@ px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t o
     if (!in_bounds(src, offset, bytes)) return out_of_bounds(err, src, offset, bytes);
     if (bytes && !dst) return report(err, PX_ERROR_INVALID_ARGUMENT, "dst is NULL");
     return on_device(d, err, [&](Device& dev) {
-        if (bytes) PX_CUDA(cudaMemcpyAsync(dst, at(src, offset), bytes, cudaMemcpyDeviceToHost, dev.stream()));
+        if (bytes) {
+            TracedWork traced(trace_of(ctx, dev), dev.stream(), 0, 0, bytes);
+            PX_CUDA(cudaMemcpyAsync(dst, at(src, offset), bytes, cudaMemcpyDeviceToHost, dev.stream()));
+        }
         std::string failure = dev.wait();
         if (!failure.empty()) return report(err, PX_ERROR_DEVICE, failure);
         return PX_OK;
@@ -382,6 +392,7 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
     if (!bytes) return PX_OK;
     if (from == to)
         return on_device(to, err, [&](Device& dev) {
+            TracedWork traced(trace_of(ctx, dev), dev.stream(), 0, 0, bytes);
             PX_CUDA(cudaMemcpyAsync(at(dst, dst_offset), at(src, src_offset), bytes, cudaMemcpyDeviceToDevice,
                                     dev.stream()));
             return PX_OK;
@@ -398,8 +409,11 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
         // Peer-to-peer where enabled; the driver stages through the host otherwise.
         DeviceScope scope(to->ordinal);
         to->wait_for(*from);
-        PX_CUDA(cudaMemcpyPeerAsync(at(dst, dst_offset), to->ordinal, at(src, src_offset), from->ordinal, bytes,
-                                    to->stream()));
+        {
+            TracedWork traced(trace_of(ctx, *to), to->stream(), 0, 0, bytes);
+            PX_CUDA(cudaMemcpyPeerAsync(at(dst, dst_offset), to->ordinal, at(src, src_offset), from->ordinal, bytes,
+                                        to->stream()));
+        }
         DeviceScope back(from->ordinal);
         from->wait_for(*to);
         return PX_OK;
@@ -448,10 +462,15 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
                       std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
     if (px_op_call_writes_nothing(call)) return PX_OK;
     return on_device(d, err, [&](Device& dev) {
+        TracedWork traced(trace_of(ctx, dev), dev.stream(), t.op, trace_id, 0);
         run_op(t, dev.launch());
         dev.queued(t.op, may_report(t));
         return PX_OK;
     });
+}
+
+px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+    return submit(ctx, call, 0, err);
 }
 
 px_status synchronize(px_plugin_context* ctx, int32_t device, px_plugin_error* err) {
@@ -580,6 +599,28 @@ void group_leave(px_plugin_context* ctx, px_plugin_group* group) {
     delete group;
 }
 
+// ---- ABI 1.8: when each op and copy ran, for the host's trace (trace_events.hpp) ----
+
+px_status trace_enable(px_plugin_context* ctx, int32_t device, int32_t on, px_plugin_error* err) {
+    Device* d = device_at(ctx, device);
+    if (!d) return bad_device(err, device);
+    return on_device(d, err, [&](Device& dev) {
+        trace_of(ctx, dev).enable(on != 0, dev.stream());
+        return PX_OK;
+    });
+}
+
+px_status execute_traced(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_id, px_plugin_error* err) {
+    return submit(ctx, call, trace_id, err);
+}
+
+px_status trace_take(px_plugin_context* ctx, int32_t device, px_trace_span* spans, int32_t capacity, int32_t* count,
+                     px_plugin_error* err) {
+    Device* d = device_at(ctx, device);
+    if (!d) return bad_device(err, device);
+    return on_device(d, err, [&](Device& dev) { return trace_of(ctx, dev).take(spans, capacity, count, err); });
+}
+
 const px_plugin_api api_table = {
     sizeof(px_plugin_api),
     PX_PLUGIN_ABI_MAJOR,
@@ -605,6 +646,9 @@ const px_plugin_api api_table = {
     group_leave,
     buffer_memory,
     buffer_wrap,
+    trace_enable,
+    execute_traced,
+    trace_take,
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +37,10 @@ struct CUstream_st {
 };
 struct CUevent_st {
     px_emu::Position recorded;  // empty until the event is first recorded
+    // Timing events (made without cudaEventDisableTiming): when the stream
+    // reached the latest record, in steady-clock nanoseconds; -1 until then.
+    bool timing = false;
+    std::shared_ptr<std::atomic<int64_t>> reached;
 };
 struct CUmemPoolHandle_st {
     int device;
@@ -466,11 +471,12 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
     return cudaSuccess;
 }
 
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
     px_emu::DriverScope driver;
     if (!e) return fail(cudaErrorInvalidValue);
     if (const cudaError_t refused = refuse(__func__, this_thread_device, true)) return refused;
     *e = new CUevent_st{};
+    (*e)->timing = !(flags & cudaEventDisableTiming);
     px_emu::note_object(px_emu::Object::event, *e, +1);
     return cudaSuccess;
 }
@@ -485,7 +491,31 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     const std::shared_ptr<px_emu::Queue> q = px_emu::queue_of(s);
     if (!q || !e) return fail(cudaErrorInvalidResourceHandle);
     if (const cudaError_t lost = refuse(__func__, px_emu::device_of(*q))) return lost;
-    e->recorded = px_emu::end_of(q);
+    if (!e->timing) {
+        e->recorded = px_emu::end_of(q);
+        return cudaSuccess;
+    }
+    // A timing event is a piece of work that notes when the stream ran it.
+    auto reached = std::make_shared<std::atomic<int64_t>>(-1);
+    e->reached = reached;
+    e->recorded = px_emu::enqueue(q, [reached] {
+        reached->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+        return true;
+    });
+    return cudaSuccess;
+}
+// The time between two timing events' latest records, once both have run.
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    px_emu::DriverScope driver;
+    if (!ms) return fail(cudaErrorInvalidValue);
+    if (!start || !end) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t lost = refuse(__func__, event_device(end))) return lost;
+    if (!start->timing || !end->timing || !start->reached || !end->reached) return fail(cudaErrorInvalidResourceHandle);
+    const int64_t from = start->reached->load(), to = end->reached->load();
+    if (from < 0 || to < 0) return cudaErrorNotReady;  // as a query says it: not an error kept
+    *ms = float(double(to - from) / 1e6);
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {

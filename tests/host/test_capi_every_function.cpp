@@ -140,6 +140,11 @@ std::map<std::string, Entry> entries() {
         return px_adam_update(a.t[0], a.t[1], a.t[2], 0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 0);
     }, false);
     m["px_runtime_allow_tf32"] = rt([](const Args& a) { return px_runtime_allow_tf32(a.rt, 0); }, false);
+    // The trace (tests/host/test_trace.cpp has the rest).
+    m["px_trace_begin"] = rt([](const Args& a) { return px_trace_begin(a.rt, "/nonexistent-folder/t.json"); }, false);
+    m["px_trace_end"] = rt([](const Args& a) { return px_trace_end(a.rt); }, false);
+    m["px_trace_region_begin"] = rt([](const Args& a) { return px_trace_region_begin(a.rt, "step"); }, false);
+    m["px_trace_region_end"] = rt([](const Args& a) { return px_trace_region_end(a.rt); }, false);
     m["px_tensor_empty"] = rt([cpu0](const Args& a) { return px_tensor_empty(a.rt, cpu0, PX_FLOAT32, 2, shape2, out(a)); });
     m["px_tensor_from_host"] = rt([cpu0](const Args& a) {
         return px_tensor_from_host(a.rt, cpu0, PX_FLOAT32, 2, shape2, host, sizeof host, out(a));

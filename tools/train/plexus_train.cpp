@@ -31,6 +31,7 @@
 #include "plexus/mpi.hpp"
 #include "ranks.hpp"
 #include "report.hpp"
+#include "step_trace.hpp"
 
 using namespace plexus;
 
@@ -54,13 +55,14 @@ struct Options {
     bool momentum_given = false;
     std::string resume;  // a folder with a checkpoint to go on from
     std::string schedule = "constant";
+    std::string trace;  // --trace FILE: steps 2-4 of the first epoch (step_trace.hpp)
 };
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
     "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|lenet-bn|resnet18]\n"
     "                    [--dtype float32|bfloat16|float16] [--optimizer sgd|nag|adam|adamw] [--resume FOLDER]\n"
-    "                    [--lr-schedule constant|cosine|step]\n"
+    "                    [--lr-schedule constant|cosine|step] [--trace FILE]\n"
     "                    [--no-progress]\n"
     "       mpirun -np N plexus-train --distributed [the same options]\n"
     "Trains seed 002's LeNet on Fashion-MNIST (SGD, lr 0.1, batch 256, 10 epochs by default) on the first GPU,\n"
@@ -82,6 +84,9 @@ const char* usage =
     "                         writes checkpoint-N/ and checkpoint.epoch), with the same options (--epochs may\n"
     "                         grow without a schedule); the run ends with the parameters of an unbroken one.\n"
     "                         With --distributed the ranks must share FOLDER\n"
+    "  --trace FILE           write a trace of steps 2 to 4 of the first epoch to FILE (Chrome trace JSON:\n"
+    "                         ui.perfetto.dev, chrome://tracing), its per-op summary beside it (FILE less\n"
+    "                         .json, plus .summary.txt), and print the summary; with --distributed, rank 0 traces\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
     "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
     "and --out), data set sizes and network; otherwise all stop, naming the first difference.\n";
@@ -149,6 +154,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--seed") o.seed = uint64_t(number(a, value(), 0, 9007199254740992.0, true));
         else if (a == "--no-progress") o.progress = false;
         else if (a == "--distributed") o.distributed = true;
+        else if (a == "--trace") o.trace = value();
         else if (a == "--max-batches") o.max_batches = int64_t(number(a, value(), 1, 1e12, true));
         else if (a == "--net") {
             std::string name = value();
@@ -313,6 +319,8 @@ int main(int argc, char** argv) {
         for (Device d : devices) device_info(d);  // a clear error now if a device does not exist
         const Device dev = devices[0];
         if (lead) make_folder(o.out);
+        if (lead && !o.trace.empty() && !std::ofstream(o.trace))  // now, not after the first step
+            die("--trace " + o.trace + ": cannot be written: " + std::strerror(errno));
         seed(o.seed);
         if (lead) std::cout << "Loading Fashion-MNIST from " << o.data << "\n";
         stage = "loading Fashion-MNIST from " + o.data;
@@ -382,15 +390,22 @@ int main(int argc, char** argv) {
                       << net.describe() << "\n";
 
         std::vector<train::EpochFigures> rows;
+        train::StepTrace step_trace(lead ? o.trace : std::string(), devices);
         for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
             const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
                                                       : train_data.num_batches();
             stage = "training epoch " + std::to_string(epoch);
             train::ProgressBar bar(o.progress && lead, batches);
             train::EpochResult r = train::train_epoch(
-                net, train_data, trainer, uint64_t(epoch), [&](int64_t done, double s) { bar.update(done, s); },
+                net, train_data, trainer, uint64_t(epoch),
+                [&](int64_t done, double s) {
+                    bar.update(done, s);
+                    if (epoch == first_epoch) step_trace.after_step(done);
+                },
                 o.max_batches, devices, o.dtype, scaler ? &*scaler : nullptr);
             bar.finish();
+            stage = "writing the trace";
+            step_trace.finish();
             stage = "testing after epoch " + std::to_string(epoch);
             auto t0 = std::chrono::steady_clock::now();
             train::Evaluation test = train::evaluate(net, test_data, o.dtype);

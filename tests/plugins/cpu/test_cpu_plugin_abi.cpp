@@ -7,25 +7,23 @@
 #include <string>
 
 #include "plexus/plugin.h"
+#include "../../conformance/opened_plugin.hpp"
 #include "../../loaded_plugin.hpp"
 
 namespace {
 struct Loaded : pxtest::LoadedPlugin {
     Loaded() : LoadedPlugin(PLEXUS_CPU_PLUGIN_FILE) {}
 };
+
+// A contiguous float32 vector of n elements at the start of `buf`.
+px_tensor_desc float_vector(px_plugin_buffer* buf, int64_t n) { return pxconf::vector_desc(buf, PX_FLOAT32, n); }
 }  // namespace
 
 TEST_CASE("cpu plugin: ops without their attrs are refused", "[host][cpu-abi]") {
     Loaded p;
     px_plugin_buffer* buf = nullptr;
     REQUIRE(p.api->buffer_alloc(p.ctx, 0, 16, &buf, &p.err) == PX_OK);
-    px_tensor_desc out{};
-    out.struct_size = sizeof out;
-    out.dtype = PX_FLOAT32;
-    out.buffer = buf;
-    out.ndim = 1;
-    out.shape[0] = 4;
-    out.strides[0] = 1;
+    px_tensor_desc out = float_vector(buf, 4);
     px_op_call call{sizeof(px_op_call), PX_OP_FILL, 0, 0, nullptr, 1, &out, nullptr};
     CHECK(p.api->execute(p.ctx, &call, &p.err) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(p.err.message) == "fill: needs an attrs struct of 24 bytes, got none");
@@ -84,8 +82,6 @@ TEST_CASE("cpu plugin: bad settings in the environment fail create() with the re
         {"PLEXUS_CPU_ISA", "sse9", "PLEXUS_CPU_ISA='sse9' is not one of avx512, avx2, baseline"},
         {"PLEXUS_CPU_CONV", "winograd", "PLEXUS_CPU_CONV='winograd' is not one of auto, direct, im2col"},
         {"PLEXUS_CPU_FUSED", "yes", "PLEXUS_CPU_FUSED='yes' is not on or off"},
-        {"PLEXUS_CPU_PROFILE", "/nonexistent-folder/profile.txt",
-         "PLEXUS_CPU_PROFILE='/nonexistent-folder/profile.txt' cannot be written: No such file or directory"},
     };
     void* lib = dlopen(PLEXUS_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
     REQUIRE(lib);
@@ -249,48 +245,52 @@ TEST_CASE("with no limit, scratch larger than the machine's memory is out of mem
     px_runtime_destroy(rt);
 }
 
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
-
-TEST_CASE("PLEXUS_CPU_PROFILE: each device's ops are timed and written when the runtime is destroyed",
-          "[host][cpu-abi][profile]") {
-    const std::string path = "/tmp/plexus-cpu-profile-" + std::to_string(getpid()) + ".txt";
-    px_runtime* rt = runtime_with_env({{"PLEXUS_CPU_PROFILE", path}, {"PLEXUS_CPU_DEVICES", "2"}});
-    int64_t shape[2] = {3, 4};
-    px_tensor *a = nullptr, *b = nullptr;
-    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 1}, PX_FLOAT32, 2, shape, 2.0, &a) == PX_OK);
-    for (int i = 0; i < 3; ++i) {
-        px_tensor* sum = nullptr;
-        REQUIRE(px_binary(PX_OP_ADD, a, a, &sum) == PX_OK);
-        px_tensor_release(sum);
-    }
-    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT64, 1, shape, 1.0, &b) == PX_OK);
-    REQUIRE(px_runtime_synchronize(rt, px_device{PX_DEVICE_CPU, 1}) == PX_OK);
-    std::ifstream before(path);
-    CHECK(before.peek() == std::ifstream::traits_type::eof());  // nothing is written while the runtime lives
-    px_tensor_release(a);
-    px_tensor_release(b);
-    px_runtime_destroy(rt);
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string t = text.str();
-    INFO(t);
-    const size_t dev0 = t.find("plexus-cpu profile of cpu(0): 1 kinds of task");
-    const size_t dev1 = t.find("plexus-cpu profile of cpu(1): 2 kinds of task");
-    REQUIRE(dev0 != std::string::npos);
-    REQUIRE(dev1 != std::string::npos);
-    // Each table: a header line, then one row per kind of task with its count of calls.
-    const size_t adds = t.find("add float32 (3,4),(3,4) -> (3,4)");
-    REQUIRE(adds != std::string::npos);
-    CHECK(adds > dev1);
-    const size_t row = t.rfind('\n', adds);
-    CHECK(t.substr(row, adds - row).find("          3 ") != std::string::npos);
-    const size_t fill64 = t.find("fill float64  -> (3)");
-    CHECK(fill64 > dev0);
-    CHECK(fill64 < dev1);
-    std::remove(path.c_str());
+TEST_CASE("the trace slots (ABI 1.8): a span per op and copy, in the order run, with the op's id",
+          "[host][cpu-abi][trace]") {
+    Loaded p;
+    const px_plugin_api* api = p.api;
+    px_plugin_context* ctx = p.ctx;
+    px_plugin_error& err = p.err;
+    REQUIRE(api->trace_enable);
+    REQUIRE(api->execute_traced);
+    REQUIRE(api->trace_take);
+    px_plugin_buffer* buf = nullptr;
+    REQUIRE(api->buffer_alloc(ctx, 0, 64, &buf, &err) == PX_OK);
+    px_tensor_desc out = float_vector(buf, 16);
+    px_fill_attrs attrs{sizeof attrs, 2.0, 0};
+    px_op_call call{sizeof(px_op_call), PX_OP_FILL, 0, 0, nullptr, 1, &out, &attrs};
+    REQUIRE(api->execute_traced(ctx, &call, 7, &err) == PX_OK);  // not recording yet: no span
+    REQUIRE(api->trace_enable(ctx, 0, 1, &err) == PX_OK);
+    const float ones[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    REQUIRE(api->execute_traced(ctx, &call, 8, &err) == PX_OK);
+    REQUIRE(api->copy_from_host(ctx, buf, 0, ones, sizeof ones, &err) == PX_OK);
+    REQUIRE(api->execute(ctx, &call, &err) == PX_OK);  // untraced execute: a span with id 0
+    REQUIRE(api->synchronize(ctx, 0, &err) == PX_OK);
+    px_trace_span spans[2];
+    spans[0].struct_size = sizeof(px_trace_span);
+    int32_t n = -1;
+    REQUIRE(api->trace_take(ctx, 0, spans, 2, &n, &err) == PX_OK);
+    REQUIRE(n == 2);  // as many as fit; the host asks again
+    CHECK(spans[0].op == PX_OP_FILL);
+    CHECK(spans[0].trace_id == 8);
+    CHECK(spans[1].op == 0);
+    CHECK(spans[1].bytes == sizeof ones);
+    CHECK(spans[0].start_ns <= spans[0].end_ns);
+    CHECK(spans[0].end_ns <= spans[1].start_ns);
+    REQUIRE(api->trace_take(ctx, 0, spans, 2, &n, &err) == PX_OK);
+    REQUIRE(n == 1);
+    CHECK(spans[0].trace_id == 0);
+    CHECK(spans[0].op == PX_OP_FILL);
+    REQUIRE(api->trace_enable(ctx, 0, 0, &err) == PX_OK);
+    REQUIRE(api->execute_traced(ctx, &call, 9, &err) == PX_OK);  // off again: no span
+    REQUIRE(api->synchronize(ctx, 0, &err) == PX_OK);
+    REQUIRE(api->trace_take(ctx, 0, spans, 2, &n, &err) == PX_OK);
+    CHECK(n == 0);
+    spans[0].struct_size = 8;  // smaller than ABI 1.8's span
+    CHECK(api->trace_take(ctx, 0, spans, 2, &n, &err) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(err.message).find("struct_size") != std::string::npos);
+    CHECK(api->trace_enable(ctx, 5, 1, &err) == PX_ERROR_NO_DEVICE);
+    REQUIRE(api->buffer_free(ctx, buf, &err) == PX_OK);
 }
 
 TEST_CASE("PLEXUS_CPU_FUSED=off hides the fused ops, which are then refused as unsupported", "[host][cpu-abi]") {

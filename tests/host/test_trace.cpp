@@ -1,0 +1,297 @@
+// The trace (px_trace_begin / px_trace_end, PLEXUS_TRACE): a training step
+// of a small linear classifier, issued op by op through the C API on two
+// devices of one plugin, must come out as Chrome trace JSON holding every op
+// and copy it issued, the host's calls nested in their region and each
+// device's runs in order, never overlapping, each after the call that queued
+// it. Run on the CPU plugin and on the CUDA emulator's GPUs
+// (PLEXUS_TRACE_TEST_PLUGIN names a GPU plugin's file).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "json_reader.hpp"
+#include "plexus/plexus.h"
+
+namespace {
+
+using pxtest::JsonReader;
+using pxtest::JsonValue;
+
+std::string plugin_file() {
+    const char* p = std::getenv("PLEXUS_TRACE_TEST_PLUGIN");
+    return p && *p ? p : PLEXUS_CPU_PLUGIN_FILE;
+}
+
+// cpu(i), or gpu(i) of the plugin PLEXUS_TRACE_TEST_PLUGIN names (the emulator's).
+px_device device(int index) {
+    const char* p = std::getenv("PLEXUS_TRACE_TEST_PLUGIN");
+    return px_device{p && *p ? PX_DEVICE_GPU : PX_DEVICE_CPU, index};
+}
+
+px_runtime* make_runtime() {
+    const std::string file = plugin_file();
+    const char* paths[] = {file.c_str()};
+    px_runtime_options o{};
+    o.struct_size = sizeof o;
+    o.plugin_paths = paths;
+    o.num_plugin_paths = 1;
+    o.only_given_paths = 1;
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(&o, &rt) == PX_OK);
+    int32_t n = 0;
+    REQUIRE(px_runtime_device_count(rt, device(0).kind, &n) == PX_OK);
+    REQUIRE(n >= 2);  // PLEXUS_CPU_DEVICES=2, or the emulator's two GPUs
+    return rt;
+}
+
+std::string temp_path(const char* name) { return "/tmp/plexus-trace-test-" + std::to_string(getpid()) + "-" + name; }
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+px_tensor* upload(px_runtime* rt, px_dtype dtype, std::vector<int64_t> shape, const void* data, uint64_t bytes) {
+    px_tensor* t = nullptr;
+    REQUIRE(px_tensor_from_host(rt, device(0), dtype, int32_t(shape.size()), shape.data(), data, bytes, &t) == PX_OK);
+    return t;
+}
+
+// One SGD step of logits = x w + b with a softmax cross-entropy loss, then
+// the loss read back and w copied to the second device and added there:
+// `ops` gets the op calls it makes, in order, `copies` how many copies.
+// Returns w after the step.
+std::vector<float> linear_step(px_runtime* rt, std::vector<std::string>& ops, int& copies) {
+    std::vector<float> xs(8 * 4), ws(4 * 3, 0.25f), bs(3, 0.0f);
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = float(i % 7) / 7.0f - 0.5f;
+    const int32_t labels[8] = {0, 1, 2, 0, 1, 2, 0, 1};
+    px_tensor* x = upload(rt, PX_FLOAT32, {8, 4}, xs.data(), xs.size() * 4);
+    px_tensor* w = upload(rt, PX_FLOAT32, {4, 3}, ws.data(), ws.size() * 4);
+    px_tensor* b = upload(rt, PX_FLOAT32, {3}, bs.data(), bs.size() * 4);
+    px_tensor* y = upload(rt, PX_INT32, {8}, labels, sizeof labels);
+    copies = 4;
+    REQUIRE(px_trace_region_begin(rt, "step") == PX_OK);
+    px_tensor *xw = nullptr, *logits = nullptr, *loss = nullptr, *ones = nullptr, *dlogits = nullptr, *dw = nullptr,
+              *db = nullptr, *total = nullptr;
+    int64_t n = 8;
+    REQUIRE(px_gemm(x, w, 0, 0, &xw) == PX_OK);
+    REQUIRE(px_bias_add(xw, b, &logits) == PX_OK);
+    REQUIRE(px_softmax_cross_entropy(logits, y, &loss) == PX_OK);
+    REQUIRE(px_tensor_full(rt, device(0), PX_FLOAT32, 1, &n, 1.0, &ones) == PX_OK);
+    REQUIRE(px_softmax_cross_entropy_backward(logits, y, ones, &dlogits) == PX_OK);
+    REQUIRE(px_gemm(x, dlogits, 1, 0, &dw) == PX_OK);
+    REQUIRE(px_bias_grad(dlogits, &db) == PX_OK);
+    REQUIRE(px_sgd_update(w, dw, nullptr, 0.1, 0, 0, 1.0 / 8) == PX_OK);
+    REQUIRE(px_sgd_update(b, db, nullptr, 0.1, 0, 0, 1.0 / 8) == PX_OK);
+    REQUIRE(px_reduce(PX_OP_SUM, loss, 1, 0, 0, &total) == PX_OK);
+    ops = {"gemm", "bias_add", "softmax_cross_entropy", "fill", "softmax_cross_entropy_backward", "gemm",
+           "bias_grad", "sgd_update", "sgd_update", "sum"};
+    float loss_value = 0;
+    REQUIRE(px_tensor_to_host(total, &loss_value, sizeof loss_value) == PX_OK);
+    ++copies;
+    REQUIRE(px_trace_region_end(rt) == PX_OK);
+    px_tensor *w1 = nullptr, *twice = nullptr;
+    REQUIRE(px_tensor_copy_to(w, device(1), &w1) == PX_OK);
+    ++copies;
+    REQUIRE(px_binary(PX_OP_ADD, w1, w1, &twice) == PX_OK);
+    ops.push_back("add");
+    std::vector<float> out(12);
+    REQUIRE(px_tensor_to_host(w, out.data(), out.size() * 4) == PX_OK);
+    ++copies;
+    for (px_tensor* t : {x, w, b, y, xw, logits, loss, ones, dlogits, dw, db, total, w1, twice}) px_tensor_release(t);
+    return out;
+}
+
+struct Event {
+    std::string ph, cat, name;
+    int pid = 0, tid = 0;
+    double ts = 0, dur = 0;
+    const JsonValue* args = nullptr;
+};
+
+std::vector<Event> complete_events(const JsonValue& trace) {
+    std::vector<Event> out;
+    for (const JsonValue& e : trace.at("traceEvents").items) {
+        if (e.at("ph").s != "X") continue;
+        Event v;
+        v.ph = e.at("ph").s;
+        v.cat = e.at("cat").s;
+        v.name = e.at("name").s;
+        v.pid = int(e.at("pid").n);
+        v.tid = int(e.at("tid").n);
+        v.ts = e.at("ts").n;
+        v.dur = e.at("dur").n;
+        v.args = &e.at("args");
+        CHECK(v.dur >= 0);
+        out.push_back(v);
+    }
+    return out;
+}
+
+// Spans of one host thread either hold one another or do not meet.
+void check_nested(std::vector<Event> spans) {
+    std::sort(spans.begin(), spans.end(), [](const Event& a, const Event& b) {
+        return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
+    });
+    std::vector<double> open_ends;
+    for (const Event& e : spans) {
+        while (!open_ends.empty() && open_ends.back() <= e.ts) open_ends.pop_back();
+        INFO(e.name << " at " << e.ts);
+        if (!open_ends.empty()) CHECK(e.ts + e.dur <= open_ends.back() + 0.002);
+        open_ends.push_back(e.ts + e.dur);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a traced step holds every op and copy issued, nested on the host and in order on each device", "[trace]") {
+    px_runtime* rt = make_runtime();
+    std::vector<std::string> ops;
+    int copies = 0;
+    const std::vector<float> untraced = linear_step(rt, ops, copies);
+    const std::string path = temp_path("step.json");
+    REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+    const std::vector<float> traced = linear_step(rt, ops, copies);
+    REQUIRE(px_trace_end(rt) == PX_OK);
+    CHECK(traced == untraced);  // a trace never changes results
+    const JsonValue trace = JsonReader::parse(read_file(path));
+    const std::vector<Event> events = complete_events(trace);
+
+    std::vector<std::string> host_ops;
+    std::map<uint64_t, double> queued_by_id;
+    int host_copies = 0;
+    const Event* region = nullptr;
+    for (const Event& e : events) {
+        if (e.pid != 0) continue;
+        if (e.cat == "op") {
+            host_ops.push_back(e.name);
+            queued_by_id[uint64_t(e.args->at("id").n)] = e.ts;
+        }
+        host_copies += e.cat == "copy";
+        if (e.cat == "region") region = &e;
+    }
+    CHECK(host_ops == ops);  // every op of the step, in the order issued
+    CHECK(host_copies == copies);
+    REQUIRE(region);
+    CHECK(region->name == "step");
+    int in_region = 0;
+    for (const Event& e : events)
+        if (e.pid == 0 && e.cat == "op" && e.ts >= region->ts && e.ts + e.dur <= region->ts + region->dur + 0.002) ++in_region;
+    CHECK(in_region == 10);  // the step's ops, not the add after it
+    std::map<int, std::vector<Event>> by_thread;
+    for (const Event& e : events)
+        if (e.pid == 0) by_thread[e.tid].push_back(e);
+    for (auto& [tid, spans] : by_thread) check_nested(spans);
+
+    // Each device: its runs in the order they ran, one after another, each
+    // after its call queued it; every op call ran once.
+    std::map<uint64_t, int> runs_by_id;
+    std::map<int, int> runs_per_device;
+    std::map<int, std::vector<Event>> by_device;
+    for (const Event& e : events)
+        if (e.pid > 0) by_device[e.pid].push_back(e);
+    for (auto& [pid, runs] : by_device) {
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const Event& r = runs[i];
+            CHECK(r.cat == "run");
+            if (i > 0) CHECK(runs[i - 1].ts + runs[i - 1].dur <= r.ts + 0.002);
+            if (r.name != "copy" || r.args->has("id")) {
+                const uint64_t id = uint64_t(r.args->at("id").n);
+                ++runs_by_id[id];
+                REQUIRE(queued_by_id.count(id));
+                CHECK(r.args->at("queued_us").n <= r.ts);
+                CHECK(queued_by_id[id] <= r.ts);
+            }
+            ++runs_per_device[pid];
+        }
+    }
+    CHECK(runs_by_id.size() == queued_by_id.size());
+    for (const auto& [id, n] : runs_by_id) CHECK(n == 1);
+    CHECK(runs_per_device[1] >= 10 + 5);  // the step's ops and its uploads and download
+    CHECK(runs_per_device[2] >= 2);       // the copy to the second device and the add
+
+    // The summary beside it: a row per op, the longest first.
+    const std::string summary = read_file(temp_path("step.summary.txt"));
+    INFO(summary);
+    CHECK(summary.find("Plexus trace: ") == 0);
+    for (const char* op : {"gemm", "sgd_update", "softmax_cross_entropy_backward", "copy", "add"})
+        CHECK(summary.find(std::string("  ") + op + "\n") != std::string::npos);
+    std::remove(path.c_str());
+    std::remove(temp_path("step.summary.txt").c_str());
+    px_runtime_destroy(rt);
+}
+
+TEST_CASE("without a trace nothing is written, and regions are no-ops", "[trace]") {
+    px_runtime* rt = make_runtime();
+    REQUIRE(px_trace_region_begin(rt, "untraced") == PX_OK);
+    std::vector<std::string> ops;
+    int copies = 0;
+    linear_step(rt, ops, copies);
+    REQUIRE(px_trace_region_end(rt) == PX_OK);
+    CHECK(px_trace_end(rt) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(px_last_error()).find("no trace of this runtime is running") != std::string::npos);
+    const std::string path = temp_path("never.json");
+    CHECK_FALSE(exists(path));
+    px_runtime_destroy(rt);
+}
+
+TEST_CASE("a trace that cannot be written is an error naming the path", "[trace]") {
+    px_runtime* rt = make_runtime();
+    CHECK(px_trace_begin(rt, "/nonexistent-folder/trace.json") == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(px_last_error()).find("cannot write the trace to '/nonexistent-folder/trace.json': No such file or directory") !=
+          std::string::npos);
+    CHECK(px_trace_begin(rt, "") == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_trace_begin(rt, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    const std::string path = temp_path("twice.json");
+    REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+    CHECK(px_trace_begin(rt, path.c_str()) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(px_last_error()).find("already running") != std::string::npos);
+    REQUIRE(px_trace_end(rt) == PX_OK);
+    CHECK(JsonReader::parse(read_file(path)).at("traceEvents").kind == JsonValue::array);  // empty, still a trace
+    std::remove(path.c_str());
+    std::remove(temp_path("twice.summary.txt").c_str());
+    px_runtime_destroy(rt);
+}
+
+TEST_CASE("PLEXUS_TRACE traces the first runtime until it is destroyed", "[trace]") {
+    const std::string path = temp_path("env.json");
+    setenv("PLEXUS_TRACE", path.c_str(), 1);
+    px_runtime* rt = make_runtime();
+    unsetenv("PLEXUS_TRACE");
+    std::vector<std::string> ops;
+    int copies = 0;
+    linear_step(rt, ops, copies);
+    CHECK(read_file(path).empty());  // written when the runtime goes
+    px_runtime_destroy(rt);
+    const JsonValue trace = JsonReader::parse(read_file(path));
+    int op_calls = 0;
+    for (const Event& e : complete_events(trace)) op_calls += e.pid == 0 && e.cat == "op";
+    CHECK(op_calls == int(ops.size()));
+    std::remove(path.c_str());
+    std::remove(temp_path("env.summary.txt").c_str());
+}
+
+TEST_CASE("PLEXUS_TRACE naming a path that cannot be written fails the runtime, naming it", "[trace]") {
+    setenv("PLEXUS_TRACE", "/nonexistent-folder/env.json", 1);
+    const std::string file = plugin_file();
+    const char* paths[] = {file.c_str()};
+    px_runtime_options o{sizeof o, paths, 1, 1, 0};
+    px_runtime* rt = nullptr;
+    CHECK(px_runtime_create(&o, &rt) == PX_ERROR_INVALID_ARGUMENT);
+    unsetenv("PLEXUS_TRACE");
+    CHECK(std::string(px_last_error()).find("PLEXUS_TRACE: cannot write the trace to '/nonexistent-folder/env.json'") !=
+          std::string::npos);
+}
