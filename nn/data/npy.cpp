@@ -31,7 +31,7 @@ constexpr Code codes[] = {{'f', 2, DType::float16}, {'f', 4, DType::float32}, {'
 
 // NumPy's name of a kind and size Plexus does not read, for the message.
 std::string numpy_name(char kind, const std::string& bytes) {
-    const int bits = 8 * std::atoi(bytes.c_str());
+    const long bits = 8 * std::strtol(bytes.c_str(), nullptr, 10);
     switch (kind) {
     case 'i': return "int" + std::to_string(bits);
     case 'u': return "uint" + std::to_string(bits);
