@@ -173,6 +173,41 @@ px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tenso
     });
 }
 
+px_status px_unary_alpha(px_op op, px_tensor* x, double alpha, px_tensor** out) {
+    return guard("px_unary_alpha", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        need_out(out);
+        *out = publish(router::unary_alpha(op, xi, alpha));
+    });
+}
+
+px_status px_activation_input_backward(px_op op, px_tensor* x, px_tensor* dy, double alpha, px_tensor** out) {
+    return guard("px_activation_input_backward", [&] {
+        TensorObj& xi = get_tensor(x, "x");
+        TensorObj& d = get_tensor(dy, "dy");
+        need_out(out);
+        *out = publish(router::activation_input_backward(op, xi, d, alpha));
+    });
+}
+
+px_status px_take(px_tensor* table, px_tensor* indices, px_tensor** out) {
+    return guard("px_take", [&] {
+        TensorObj& t = get_tensor(table, "table");
+        TensorObj& i = get_tensor(indices, "indices");
+        need_out(out);
+        *out = publish(router::take(t, i));
+    });
+}
+
+px_status px_take_backward(px_tensor* dy, px_tensor* indices, int64_t rows, px_tensor** out) {
+    return guard("px_take_backward", [&] {
+        TensorObj& d = get_tensor(dy, "dy");
+        TensorObj& i = get_tensor(indices, "indices");
+        need_out(out);
+        *out = publish(router::take_backward(d, i, rows));
+    });
+}
+
 px_status px_log_softmax(px_tensor* x, px_tensor** out) {
     return guard("px_log_softmax", [&] {
         TensorObj& xi = get_tensor(x, "x");

@@ -73,6 +73,14 @@ std::pair<TensorObj*, TensorObj*> bias_relu_max_pool2d_backward(const TensorObj&
 TensorObj* bias_add(const TensorObj& x, const TensorObj& b);
 TensorObj* bias_grad(const TensorObj& dy);
 TensorObj* activation_backward(px_op op, const TensorObj& y, const TensorObj& dy);
+// leaky_relu (the PX_FAMILY_UNARY_ALPHA ops), and the gradients of gelu,
+// silu and leaky_relu from their input x.
+TensorObj* unary_alpha(px_op op, const TensorObj& x, double alpha);
+TensorObj* activation_input_backward(px_op op, const TensorObj& x, const TensorObj& dy, double alpha);
+// Rows of `table` by `indices`, and the gradient that adds them back into
+// a table of `rows` rows.
+TensorObj* take(const TensorObj& table, const TensorObj& indices);
+TensorObj* take_backward(const TensorObj& dy, const TensorObj& indices, int64_t rows);
 TensorObj* log_softmax(const TensorObj& x);
 TensorObj* log_softmax_backward(const TensorObj& y, const TensorObj& dy);
 TensorObj* softmax_cross_entropy(const TensorObj& logits, const TensorObj& labels);

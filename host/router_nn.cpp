@@ -5,9 +5,11 @@
 // written once, per family. What only the host knows stays here: devices,
 // dtypes, and the arguments that are not operands (SGD's settings, a
 // convolution's input size). Every operand of these ops is contiguous.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "dispatch.hpp"
 #include "plexus/op_layout.h"
@@ -91,18 +93,32 @@ void check_pool_op(px_op op) {
 
 // An op whose one output has its first input's shape: the activation
 // gradients, log-softmax and its gradient.
-TensorObj* pointwise(int32_t op, std::initializer_list<const TensorObj*> ts) {
+TensorObj* pointwise(int32_t op, std::initializer_list<const TensorObj*> ts, const void* attrs = nullptr) {
     check_float_inputs(op, ts);
     const TensorObj& first = **ts.begin();
     px_tensor_desc in[2];
     int32_t n = 0;
     for (const TensorObj* t : ts) in[n++] = t->desc();
     const px_tensor_desc planned_out = planned_like(first);
-    check_layout(op, in, n, &planned_out, 1, nullptr);
+    check_layout(op, in, n, &planned_out, 1, attrs);
     Owned out = make(first, planned_out);
     const px_tensor_desc o = out->desc();
-    dispatch(first.device(), op, first.dtype, in, n, &o, 1, nullptr, numel(first.shape) > 0);
+    dispatch(first.device(), op, first.dtype, in, n, &o, 1, attrs, numel(first.shape) > 0);
     return out.release();
+}
+
+// An output of `dims` (at most PX_MAX_DIMS of them: a longer list is cut, and
+// the layout rule, which sees the inputs' ranks, refuses the call first).
+px_tensor_desc planned(px_dtype dtype, const std::vector<int64_t>& dims) {
+    px_tensor_desc d = planned(dtype, {});
+    d.ndim = int32_t(std::min<size_t>(dims.size(), PX_MAX_DIMS));
+    uint64_t stride = 1;
+    for (int32_t k = d.ndim - 1; k >= 0; --k) {
+        d.shape[k] = dims[size_t(k)];
+        d.strides[k] = int64_t(stride);
+        stride *= uint64_t(d.shape[k]);
+    }
+    return d;
 }
 
 }  // namespace
@@ -246,6 +262,52 @@ TensorObj* activation_backward(px_op op, const TensorObj& y, const TensorObj& dy
               : op == PX_OP_TANH ? PX_OP_TANH_BACKWARD : px_op(0);
     if (!bop) fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_RELU, PX_OP_SIGMOID or PX_OP_TANH");
     return pointwise(bop, {&y, &dy});
+}
+
+TensorObj* unary_alpha(px_op op, const TensorObj& x, double alpha) {
+    if (!in_family(op, PX_FAMILY_UNARY_ALPHA))
+        fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " (", name_of(op) ? name_of(op) : "unknown",
+             ") is not an elementwise op with an alpha (PX_OP_LEAKY_RELU)");
+    const px_alpha_attrs attrs{sizeof(px_alpha_attrs), alpha};
+    return pointwise(op, {&x}, &attrs);
+}
+
+TensorObj* activation_input_backward(px_op op, const TensorObj& x, const TensorObj& dy, double alpha) {
+    const px_op bop = op == PX_OP_GELU ? PX_OP_GELU_BACKWARD
+                    : op == PX_OP_SILU ? PX_OP_SILU_BACKWARD
+                    : op == PX_OP_LEAKY_RELU ? PX_OP_LEAKY_RELU_BACKWARD : px_op(0);
+    if (!bop) fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_GELU, PX_OP_SILU or PX_OP_LEAKY_RELU");
+    const px_alpha_attrs attrs{sizeof(px_alpha_attrs), alpha};
+    return pointwise(bop, {&x, &dy}, bop == PX_OP_LEAKY_RELU_BACKWARD ? &attrs : nullptr);
+}
+
+TensorObj* take(const TensorObj& table, const TensorObj& indices) {
+    const int32_t op = PX_OP_TAKE;
+    check_same_device(op, {&table, &indices});
+    check_accepts(op, table.dtype);
+    std::vector<int64_t> dims(indices.shape.dims, indices.shape.dims + indices.shape.ndim);
+    if (table.shape.ndim > 0) dims.insert(dims.end(), table.shape.dims + 1, table.shape.dims + table.shape.ndim);
+    const px_tensor_desc o = planned(table.dtype, dims);
+    check_layout(op, {table.desc(), indices.desc()}, {o}, nullptr);
+    Owned out = make(table, o);
+    px_tensor_desc in[2] = {table.desc(), indices.desc()}, od = out->desc();
+    dispatch(table.device(), op, table.dtype, in, 2, &od, 1, nullptr, numel(out->shape) > 0);
+    return out.release();
+}
+
+TensorObj* take_backward(const TensorObj& dy, const TensorObj& indices, int64_t rows) {
+    const int32_t op = PX_OP_TAKE_BACKWARD;
+    check_same_device(op, {&dy, &indices});
+    check_accepts(op, dy.dtype);
+    if (rows < 0) fail(PX_ERROR_INVALID_ARGUMENT, "take_backward: rows ", rows, " is negative");
+    std::vector<int64_t> dims{rows};
+    for (int32_t k = indices.shape.ndim; k < dy.shape.ndim; ++k) dims.push_back(dy.shape.dims[k]);
+    const px_tensor_desc o = planned(dy.dtype, dims);
+    check_layout(op, {dy.desc(), indices.desc()}, {o}, nullptr);
+    Owned out = make(dy, o);
+    px_tensor_desc in[2] = {dy.desc(), indices.desc()}, od = out->desc();
+    dispatch(dy.device(), op, dy.dtype, in, 2, &od, 1, nullptr, numel(out->shape) > 0);
+    return out.release();
 }
 
 TensorObj* log_softmax(const TensorObj& x) { return pointwise(PX_OP_LOG_SOFTMAX, {&x}); }

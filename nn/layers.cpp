@@ -1,4 +1,5 @@
-// The layers: Dense, Conv2D, pooling, Flatten, Dropout, Sequential.
+// The layers: Dense, Conv2D, pooling, activations, Flatten, Dropout, Sequential.
+#include <cmath>
 #include <sstream>
 #include <typeinfo>
 
@@ -8,9 +9,10 @@ namespace plexus::nn {
 
 namespace {
 void check_activation(const std::string& a) {
-    if (!a.empty() && a != "relu" && a != "sigmoid" && a != "tanh")
+    if (!a.empty() && a != "relu" && a != "sigmoid" && a != "tanh" && a != "gelu" && a != "silu")
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   "unknown activation '" + a + "' (use \"relu\", \"sigmoid\", \"tanh\" or \"\")");
+                                   "unknown activation '" + a +
+                                       "' (use \"relu\", \"sigmoid\", \"tanh\", \"gelu\", \"silu\" or \"\")");
 }
 void check_positive(const char* layer, const char* what, int64_t v) {
     if (v < 1)
@@ -25,6 +27,8 @@ Tensor activate(const Tensor& x, const std::string& a) {
     if (a == "relu") return x.relu();
     if (a == "sigmoid") return x.sigmoid();
     if (a == "tanh") return x.tanh();
+    if (a == "gelu") return x.gelu();
+    if (a == "silu") return x.silu();
     check_activation(a);
     return x;
 }
@@ -150,6 +154,25 @@ std::string MaxPool2D::describe() const {
 std::string AvgPool2D::describe() const {
     return "AvgPool2D(" + std::to_string(size_.h) + "x" + std::to_string(size_.w) + ", stride " +
            std::to_string(strides_.h) + ")";
+}
+
+AdaptiveAvgPool2D::AdaptiveAvgPool2D(Pair2 output_size) : output_size_(output_size) {
+    check_positive("AdaptiveAvgPool2D", "the output height", output_size.h);
+    check_positive("AdaptiveAvgPool2D", "the output width", output_size.w);
+}
+
+std::string AdaptiveAvgPool2D::describe() const {
+    return "AdaptiveAvgPool2D(" + std::to_string(output_size_.h) + "x" + std::to_string(output_size_.w) + ")";
+}
+
+LeakyReLU::LeakyReLU(double alpha) : alpha_(alpha) {
+    if (!std::isfinite(alpha)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "LeakyReLU: alpha must be finite");
+}
+
+std::string LeakyReLU::describe() const {
+    std::ostringstream s;
+    s << "LeakyReLU(" << alpha_ << ")";
+    return s.str();
 }
 
 Tensor GlobalAvgPool2D::forward(const Tensor& x) {

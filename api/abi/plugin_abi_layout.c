@@ -128,6 +128,10 @@ int main(void) {
     FIELD(px_adam_attrs, step_size);
     FIELD(px_adam_attrs, root_correction2);
 
+    STRUCT(px_alpha_attrs);
+    FIELD(px_alpha_attrs, struct_size);
+    FIELD(px_alpha_attrs, alpha);
+
     STRUCT(px_op_call);
     FIELD(px_op_call, struct_size);
     FIELD(px_op_call, op);

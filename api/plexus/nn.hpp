@@ -289,6 +289,69 @@ public:
     std::string describe() const override { return "GlobalAvgPool2D"; }
 };
 
+// Adaptive average pooling to (N, C, OH, OW), windows as PyTorch's
+// AdaptiveAvgPool2d (adaptive_avg_pool2d).
+class AdaptiveAvgPool2D : public Block {
+public:
+    explicit AdaptiveAvgPool2D(Pair2 output_size);
+    Tensor forward(const Tensor& x) override { return adaptive_avg_pool2d(x, output_size_); }
+    std::string describe() const override;
+
+private:
+    Pair2 output_size_;
+};
+
+// x > 0 ? x : alpha * x, as Gluon's LeakyReLU (alpha finite).
+class LeakyReLU : public Block {
+public:
+    explicit LeakyReLU(double alpha = 0.01);
+    Tensor forward(const Tensor& x) override { return leaky_relu(x, alpha_); }
+    std::string describe() const override;
+
+private:
+    double alpha_;
+};
+
+// Layer normalisation over the last axis, as Gluon's LayerNorm (axis -1):
+// gamma (ones) and beta (zeros) of the last axis' size (in_channels, 0:
+// inferred); `center`/`scale` false leave beta/gamma out. Training and
+// predicting are the same. A 16-bit input is normalised in float32 and
+// the result cast back, as BatchNorm's.
+class LayerNorm : public Block {
+public:
+    explicit LayerNorm(double epsilon = 1e-5, bool center = true, bool scale = true, int64_t in_channels = 0);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+
+protected:
+    std::vector<Parameter*> own_params() override;
+
+private:
+    double epsilon_;
+    bool center_, scale_;
+    std::shared_ptr<Parameter> gamma_, beta_;
+};
+
+// A lookup table of input_dim rows of output_dim values, as Gluon's
+// Embedding: indices of any shape (int32 or int64; float indices are
+// truncated to int64, as MXNet takes them) give (indices' shape,
+// output_dim). An index outside [0, input_dim) fails, reported by the
+// next wait on the result. Its gradient adds rows in the indices' order.
+class Embedding : public Block {
+public:
+    Embedding(int64_t input_dim, int64_t output_dim);
+    Tensor forward(const Tensor& x) override;
+    std::string describe() const override;
+    Parameter& weight() override { return *weight_; }
+
+protected:
+    std::vector<Parameter*> own_params() override;
+
+private:
+    int64_t input_dim_, output_dim_;
+    std::shared_ptr<Parameter> weight_;
+};
+
 // d2l's residual block: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)),
 // the convolutions 3x3 with padding 1, conv1 with `strides`; the shortcut
 // is x, or a 1x1 convolution with `strides` when use_1x1conv.

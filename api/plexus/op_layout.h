@@ -101,7 +101,14 @@ static inline const char* px_layout_role(const px_layout_state* s, int32_t i) {
     case PX_FAMILY_BIAS:
         if (n == 1) return i == 0 ? "the gradient" : "the bias gradient";
         return i == 0 ? "the input" : i == 1 ? "the bias" : "the output";
-    case PX_FAMILY_POINTWISE_GRAD: return i == 0 ? "y" : i == 1 ? "dy" : "dx";
+    case PX_FAMILY_POINTWISE_GRAD: {
+        const int32_t op = s->call->op; /* relu's, sigmoid's and tanh's gradients take y, the others x */
+        const int from_y = op == PX_OP_RELU_BACKWARD || op == PX_OP_SIGMOID_BACKWARD || op == PX_OP_TANH_BACKWARD;
+        return i == 0 ? (from_y ? "y" : "x") : i == 1 ? "dy" : "dx";
+    }
+    case PX_FAMILY_TAKE:
+        if (s->call->op == PX_OP_TAKE) return i == 0 ? "the table" : i == 1 ? "the indices" : "the output";
+        return i == 0 ? "the output gradient" : i == 1 ? "the indices" : "the table gradient";
     case PX_FAMILY_LOG_SOFTMAX:
         if (n == 1) return i == 0 ? "the input" : "the output";
         return i == 0 ? "y" : i == 1 ? "dy" : "dx";
@@ -561,12 +568,46 @@ static inline void px_layout_softmax_cross_entropy(px_layout_state* s) {
     }
 }
 
+/* px_alpha_attrs' alpha, when the op has them: finite. */
+static inline void px_layout_alpha(px_layout_state* s) {
+    const px_alpha_attrs* a = (const px_alpha_attrs*)s->call->attrs;
+    if (s->row->attrs_size == 0 || !px_layout_has_attrs(s, a)) return;
+    if (!(a->alpha >= -DBL_MAX && a->alpha <= DBL_MAX))
+        px_layout_fail(s, PX_ERROR_INVALID_ARGUMENT, "alpha %g must be finite", a->alpha);
+}
+
+/* TAKE: the table (V, ...) and the indices (int32 or int64, any shape) give
+ * rows of the indices' shape followed by the table's trailing axes; the
+ * backward's output gradient has that shape and its result the table's. */
+static inline void px_layout_take(px_layout_state* s) {
+    const px_op_call* c = s->call;
+    const px_tensor_desc* idx = &c->inputs[1];
+    const px_tensor_desc* table = c->op == PX_OP_TAKE ? &c->inputs[0] : &c->outputs[0];
+    const int32_t rows_of = c->op == PX_OP_TAKE ? 2 : 0; /* the operand shaped (indices' shape, ...) */
+    px_layout_shape want;
+    int32_t k;
+    if (idx->dtype != PX_INT32 && idx->dtype != PX_INT64)
+        px_layout_fail(s, PX_ERROR_DTYPE, "the indices (input 1) are %s; indices are int32 or int64",
+                       px_dtype_name(idx->dtype));
+    px_layout_rank(s, c->op == PX_OP_TAKE ? 0 : 2, 1, 1);
+    if (s->status != PX_OK) return;
+    if (idx->ndim + table->ndim - 1 > PX_MAX_DIMS) {
+        px_layout_fail(s, PX_ERROR_SHAPE, "the result would have %d axes; at most %d", (int)(idx->ndim + table->ndim - 1),
+                       (int)PX_MAX_DIMS);
+        return;
+    }
+    want.ndim = idx->ndim + table->ndim - 1;
+    for (k = 0; k < idx->ndim; ++k) want.dims[k] = idx->shape[k];
+    for (k = 1; k < table->ndim; ++k) want.dims[idx->ndim + k - 1] = table->shape[k];
+    px_layout_shape_is(s, rows_of, &want);
+}
+
 /* The families from GEMM on (the ABI 1.1 and 1.4 ops): contiguous operands
  * of one dtype the row accepts (labels aside), related as the family says. */
 static inline void px_layout_nn(px_layout_state* s) {
     const px_op_call* c = s->call;
     const int32_t family = s->row->family, o = c->num_inputs, dtype = c->inputs[0].dtype;
-    const int labels = family == PX_FAMILY_SOFTMAX_CROSS_ENTROPY;
+    const int labels = family == PX_FAMILY_SOFTMAX_CROSS_ENTROPY || family == PX_FAMILY_TAKE;
     int32_t i;
     if (!px_op_accepts(c->op, dtype)) {
         char takes[96];
@@ -602,9 +643,15 @@ static inline void px_layout_nn(px_layout_state* s) {
     case PX_FAMILY_SGD: px_layout_sgd(s); return;
     case PX_FAMILY_BATCH_NORM: px_layout_batch_norm(s); return;
     case PX_FAMILY_ADAM: px_layout_adam(s); return;
-    default: /* PX_FAMILY_POINTWISE_GRAD: (y, dy) -> dx, all of one shape */
+    case PX_FAMILY_TAKE: px_layout_take(s); return;
+    case PX_FAMILY_UNARY_ALPHA:
+        px_layout_shape_of(s, o, 0);
+        px_layout_alpha(s);
+        return;
+    default: /* PX_FAMILY_POINTWISE_GRAD: (y or x, dy) -> dx, all of one shape */
         px_layout_shape_of(s, 1, 0);
         px_layout_shape_of(s, o, 0);
+        px_layout_alpha(s);
         return;
     }
 }

@@ -35,7 +35,9 @@ enum {
     PX_FAMILY_DROPOUT = 19,                 /* x -> y of x's shape; px_dropout_attrs */
     PX_FAMILY_SGD = 20,                     /* in place: (param, grad[, m]) -> (param[, m]) */
     PX_FAMILY_BATCH_NORM = 21,              /* x (N,C,...) with per-channel (C) vectors; see the rows */
-    PX_FAMILY_ADAM = 22                     /* in place: (param, grad, state (2, n)) -> (param, state) */
+    PX_FAMILY_ADAM = 22,                    /* in place: (param, grad, state (2, n)) -> (param, state) */
+    PX_FAMILY_UNARY_ALPHA = 23,             /* elementwise over one contiguous input; px_alpha_attrs */
+    PX_FAMILY_TAKE = 24                     /* rows of a table picked by integer indices, and back */
 };
 
 /* The dtype an op writes, from its (first input's) dtype. */
@@ -199,6 +201,29 @@ enum {
     /* Adam and AdamW; px_adam_attrs. (param, grad, state) -> (param, state); state (2, n) holds m and v for the    \
      * n values of param */                                                                                        \
     X(PX_OP_ADAM_UPDATE, 152, adam_update, PX_FAMILY_ADAM, 3, 3, 2, 2, sizeof(px_adam_attrs), PX_ACCEPTS_FLOAT,      \
-      PX_RESULT_SAME, 0, 7)
+      PX_RESULT_SAME, 0, 7)                                                                                          \
+    /* ---- ABI 1.8: activations of modern networks, and the embedding lookup ---- */                                \
+    /* gelu(x) = x * Phi(x), Phi the normal distribution's CDF (the erf form, not the tanh approximation);           \
+     * silu(x) = x * sigmoid(x). Both computed in float64 from the input and rounded once */                         \
+    X(PX_OP_GELU, 28, gelu, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)                  \
+    X(PX_OP_SILU, 29, silu, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)                  \
+    /* leaky_relu(x) = x > 0 ? x : alpha * x, NaN staying NaN; px_alpha_attrs (alpha finite) */                      \
+    X(PX_OP_LEAKY_RELU, 31, leaky_relu, PX_FAMILY_UNARY_ALPHA, 1, 1, 1, 1, sizeof(px_alpha_attrs),                   \
+      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)                                                                        \
+    /* their gradients from the forward op's INPUT: (x, dy) -> dx; leaky_relu's is dy where x > 0, else              \
+     * alpha * dy (px_alpha_attrs) */                                                                                \
+    X(PX_OP_GELU_BACKWARD, 123, gelu_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,            \
+      PX_RESULT_SAME, 0, 8)                                                                                          \
+    X(PX_OP_SILU_BACKWARD, 124, silu_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,            \
+      PX_RESULT_SAME, 0, 8)                                                                                          \
+    X(PX_OP_LEAKY_RELU_BACKWARD, 125, leaky_relu_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1,                     \
+      sizeof(px_alpha_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)                                                \
+    /* table (V, ...) of any dtype, indices (int32 or int64, any shape) -> out (indices' shape, ...):                \
+     * out[i] = table[indices[i]]; an index outside [0, V) fails on the device */                                    \
+    X(PX_OP_TAKE, 170, take, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 8)                    \
+    /* dy (indices' shape, ...), indices -> dtable (V, ...): row v is the sum of the rows of dy whose index is       \
+     * v, added in the indices' order (every plugin gives the same bits), zeros where no index points */             \
+    X(PX_OP_TAKE_BACKWARD, 171, take_backward, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,      \
+      0, 8)
 
 #endif /* PLEXUS_OP_TABLE_H */

@@ -344,6 +344,17 @@ PX_API px_status px_bias_add(px_tensor* x, px_tensor* bias, px_tensor** out);
 PX_API px_status px_bias_grad(px_tensor* dy, px_tensor** out);
 /* The gradient of relu, sigmoid or tanh (op is the forward op) from its result y. */
 PX_API px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out);
+/* leaky_relu (PX_OP_LEAKY_RELU, the ops of PX_FAMILY_UNARY_ALPHA): x > 0 ? x : alpha * x, alpha finite. */
+PX_API px_status px_unary_alpha(px_op op, px_tensor* x, double alpha, px_tensor** out);
+/* The gradient of gelu, silu or leaky_relu (op is the forward op) from its input x; alpha is
+ * leaky_relu's (the others ignore it). */
+PX_API px_status px_activation_input_backward(px_op op, px_tensor* x, px_tensor* dy, double alpha, px_tensor** out);
+/* Rows of table (V, ...) picked by indices (int32 or int64, any shape): out has the indices' shape
+ * followed by the table's trailing axes. An index outside [0, V) fails on the device: the next wait
+ * on out reports it. px_take_backward adds the rows of dy back into a (rows, ...) table, in the
+ * indices' order (an embedding's gradient; the same bits on every plugin). */
+PX_API px_status px_take(px_tensor* table, px_tensor* indices, px_tensor** out);
+PX_API px_status px_take_backward(px_tensor* dy, px_tensor* indices, int64_t rows, px_tensor** out);
 /* Over the last axis of a 2-D tensor; the backward takes the forward result y. */
 PX_API px_status px_log_softmax(px_tensor* x, px_tensor** out);
 PX_API px_status px_log_softmax_backward(px_tensor* y, px_tensor* dy, px_tensor** out);

@@ -212,6 +212,14 @@ typedef struct px_adam_attrs {
     double root_correction2;
 } px_adam_attrs;
 
+/* ---- ABI 1.8: attrs of the activations with a parameter ---- */
+
+/* leaky_relu's slope below zero (its forward and backward ops): finite. */
+typedef struct px_alpha_attrs {
+    uint32_t struct_size;
+    double alpha;
+} px_alpha_attrs;
+
 /* One op to queue on one device.
  *
  * Layout the host guarantees (the router validates before it dispatches;

@@ -38,6 +38,8 @@ Kernels nn_pointwise_kernels();
 Kernels dropout_kernels();
 Kernels softmax_kernels();
 Kernels batch_norm_kernels();
+Kernels activation_kernels();
+Kernels take_kernels();
 Kernels optimizer_kernels();
 
 void run_elementwise(const OpTask& t);  // binary, comparisons, unary, where

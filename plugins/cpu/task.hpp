@@ -54,6 +54,7 @@ union Attrs {
     px_sgd_attrs sgd;
     px_batch_norm_attrs batch_norm;
     px_adam_attrs adam;
+    px_alpha_attrs alpha;
 };
 
 struct OpTask {

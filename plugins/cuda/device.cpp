@@ -245,6 +245,10 @@ std::string Device::read_status() {
         where += "label " + std::to_string(s.b) + " in row " + std::to_string(s.a) + " is outside [0, " +
                  std::to_string(s.c) + ") (the number of classes)";
         break;
+    case status_index_out_of_range:
+        where += "index " + std::to_string(s.b) + " at position " + std::to_string(s.a) + " is outside [0, " +
+                 std::to_string(s.c) + ") (the table's rows)";
+        break;
     default: where += "unknown failure code " + std::to_string(s.code);
     }
     // Other ops that failed since the last wait (the kernels keep one mark per op).

@@ -10,7 +10,8 @@ const plexus::kit::KernelTable<Runner>& table() {
     static const plexus::kit::KernelTable<Runner> kernels(elementwise_kernels(), reduce_kernels(), blas_kernels(),
                                                           data_kernels(), conv_kernels(), pool_kernels(),
                                                           pool_fused_kernels(), softmax_kernels(), nn_pointwise_kernels(),
-                                                          batch_norm_kernels(), optimizer_kernels());
+                                                          batch_norm_kernels(), optimizer_kernels(), activation_kernels(),
+                                                          take_kernels());
     return kernels;
 }
 }  // namespace

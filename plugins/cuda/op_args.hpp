@@ -43,6 +43,7 @@ union Attrs {
     px_sgd_attrs sgd;
     px_batch_norm_attrs batch_norm;
     px_adam_attrs adam;
+    px_alpha_attrs alpha;
 };
 
 struct OpArgs {
@@ -70,6 +71,7 @@ enum : int32_t {
     status_ok = 0,
     status_integer_division_by_zero = 1,
     status_label_out_of_range = 2,  // a = row, b = label, c = number of classes
+    status_index_out_of_range = 3,  // a = position, b = index, c = the table's rows
 };
 
 // Allocates stream-ordered scratch memory from the device's pool.
@@ -156,6 +158,8 @@ Kernels pool_fused_kernels();
 Kernels softmax_kernels();
 Kernels nn_pointwise_kernels();
 Kernels batch_norm_kernels();
+Kernels activation_kernels();
+Kernels take_kernels();
 Kernels optimizer_kernels();
 
 bool kernel_supports(int32_t op, int32_t dtype);

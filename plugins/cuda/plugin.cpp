@@ -436,7 +436,8 @@ void to_operand(const px_tensor_desc& d, Operand& o) {
 // Ops whose kernels can find a failure in the data (see DeviceStatus).
 bool may_report(const OpArgs& t) {
     if (t.op == PX_OP_DIV) return px_dtype_class(t.in[0].dtype) != PX_DTYPE_CLASS_FLOAT;  // integers: by zero
-    return t.op == PX_OP_SOFTMAX_CROSS_ENTROPY || t.op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
+    return t.op == PX_OP_SOFTMAX_CROSS_ENTROPY || t.op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD || t.op == PX_OP_TAKE ||
+           t.op == PX_OP_TAKE_BACKWARD;
 }
 
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {

@@ -9,7 +9,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, concat,
-                      softmax, norm, maximum, minimum, dot, matmul, pick, autograd,
+                      softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, nn, loss, data, lr_scheduler
@@ -21,7 +21,8 @@ __version__ = _plexus.version()[0]
 
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
-           "maximum", "minimum", "dot", "matmul", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
+           "maximum", "minimum", "dot", "matmul", "pick", "take", "layer_norm", "exp", "log", "sqrt", "abs", "relu",
+           "sigmoid", "tanh", "gelu", "silu", "leaky_relu",
            "autograd", "random", "nn", "loss", "data", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
 
@@ -151,8 +152,13 @@ def _unary(name):
     return f
 
 
-exp, log, sqrt, abs, relu, sigmoid, tanh = (_unary(n) for n in ("exp", "log", "sqrt", "abs", "relu", "sigmoid",
-                                                                  "tanh"))
+exp, log, sqrt, abs, relu, sigmoid, tanh, gelu, silu = (
+    _unary(n) for n in ("exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu", "silu"))
+
+
+def leaky_relu(x, alpha=0.01):
+    """x > 0 ? x : alpha * x, elementwise on x's device."""
+    return x.leaky_relu(alpha)
 
 
 Tensor.__float__ = lambda self: float(self.item())

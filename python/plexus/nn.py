@@ -1,12 +1,14 @@
-"""Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D, Flatten, Dropout,
-Activation, BatchNorm, d2l's Residual and resnet18; parameters, Trainer and split_and_load; mixed precision:
+"""Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D, AdaptiveAvgPool2D,
+Flatten, Dropout, Activation, LeakyReLU, BatchNorm, LayerNorm, Embedding, d2l's Residual and resnet18; parameters, Trainer and split_and_load; mixed precision:
 autocast and LossScaler."""
 from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D,
-                         Flatten, Dropout, Activation, BatchNorm, Residual, resnet18, Sequential, Trainer,
+                         AdaptiveAvgPool2D, Flatten, Dropout, Activation, LeakyReLU, BatchNorm, LayerNorm, Embedding,
+                         Residual, resnet18, Sequential, Trainer,
                          split_and_load, clip_global_norm, autocast, autocast_dtype, LossScaler)
 
 __all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
-           "Flatten", "Dropout", "Activation", "BatchNorm", "Residual", "resnet18", "Sequential", "Trainer",
+           "AdaptiveAvgPool2D", "Flatten", "Dropout", "Activation", "LeakyReLU", "BatchNorm", "LayerNorm", "Embedding",
+           "Residual", "resnet18", "Sequential", "Trainer",
            "split_and_load", "clip_global_norm", "autocast", "autocast_dtype", "LossScaler"]
 
 

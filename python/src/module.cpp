@@ -625,6 +625,9 @@ PYBIND11_MODULE(_plexus, m) {
         .def("relu", &Tensor::relu)
         .def("sigmoid", &Tensor::sigmoid)
         .def("tanh", &Tensor::tanh)
+        .def("gelu", &Tensor::gelu)
+        .def("silu", &Tensor::silu)
+        .def("leaky_relu", [](const Tensor& t, double alpha) { return t.leaky_relu(alpha); }, py::arg("alpha") = 0.01)
         // autograd
         .def("attach_grad", &Tensor::attach_grad, py::arg("grad_req") = "write")
         .def_property_readonly("grad", &Tensor::grad)
@@ -679,6 +682,11 @@ PYBIND11_MODULE(_plexus, m) {
           py::arg("tensors"), py::arg("axis") = 0);
     m.def("pick", [](const Tensor& data, const Tensor& index) { return plexus::pick(data, index); }, py::arg("data"),
           py::arg("index"));
+    m.def("take", [](const Tensor& table, const Tensor& indices) { return plexus::take(table, indices); },
+          py::arg("a"), py::arg("indices"));
+    m.def("layer_norm", [](const Tensor& x, const Tensor& g, const Tensor& b, double eps) {
+        return plexus::layer_norm(x, g, b, eps);
+    }, py::arg("data"), py::arg("gamma"), py::arg("beta"), py::arg("eps") = 1e-5);
     m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
     m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
     m.def("maximum", [](const Tensor& a, const Tensor& b) { return plexus::maximum(a, b); });
@@ -799,6 +807,15 @@ PYBIND11_MODULE(_plexus, m) {
         .def(py::init<double, double, int64_t>(), py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5,
              py::arg("in_channels") = 0);
     BlockClass<nn::GlobalAvgPool2D>(mnn, "GlobalAvgPool2D").def(py::init<>());
+    BlockClass<nn::AdaptiveAvgPool2D>(mnn, "AdaptiveAvgPool2D")
+        .def(py::init([pair](const py::object& size) { return std::make_shared<nn::AdaptiveAvgPool2D>(pair(size)); }),
+             py::arg("output_size"));
+    BlockClass<nn::LeakyReLU>(mnn, "LeakyReLU").def(py::init<double>(), py::arg("alpha") = 0.01);
+    BlockClass<nn::LayerNorm>(mnn, "LayerNorm")
+        .def(py::init<double, bool, bool, int64_t>(), py::arg("epsilon") = 1e-5, py::arg("center") = true,
+             py::arg("scale") = true, py::arg("in_channels") = 0);
+    BlockClass<nn::Embedding>(mnn, "Embedding").def(py::init<int64_t, int64_t>(), py::arg("input_dim"),
+                                                    py::arg("output_dim"));
     BlockClass<nn::Residual>(mnn, "Residual")
         .def(py::init<int64_t, bool, int>(), py::arg("num_channels"), py::arg("use_1x1conv") = false,
              py::arg("strides") = 1);

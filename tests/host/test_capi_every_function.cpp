@@ -224,6 +224,12 @@ std::map<std::string, Entry> entries() {
     m["px_bias_add"] = ts(2, [](const Args& a) { return px_bias_add(a.t[0], a.t[1], out(a)); });
     m["px_bias_grad"] = ts(1, [](const Args& a) { return px_bias_grad(a.t[0], out(a)); });
     m["px_activation_backward"] = ts(2, [](const Args& a) { return px_activation_backward(PX_OP_RELU, a.t[0], a.t[1], out(a)); });
+    m["px_unary_alpha"] = ts(1, [](const Args& a) { return px_unary_alpha(PX_OP_LEAKY_RELU, a.t[0], 0.1, out(a)); });
+    m["px_activation_input_backward"] = ts(2, [](const Args& a) {
+        return px_activation_input_backward(PX_OP_GELU, a.t[0], a.t[1], 0, out(a));
+    });
+    m["px_take"] = ts(2, [](const Args& a) { return px_take(a.t[0], a.t[1], out(a)); });
+    m["px_take_backward"] = ts(2, [](const Args& a) { return px_take_backward(a.t[0], a.t[1], 2, out(a)); });
     m["px_log_softmax"] = ts(1, [](const Args& a) { return px_log_softmax(a.t[0], out(a)); });
     m["px_log_softmax_backward"] = ts(2, [](const Args& a) { return px_log_softmax_backward(a.t[0], a.t[1], out(a)); });
     m["px_softmax_cross_entropy"] = ts(2, [](const Args& a) { return px_softmax_cross_entropy(a.t[0], a.t[1], out(a)); });

@@ -563,12 +563,59 @@ void batch_norm_rows(std::vector<Row>& rows) {
     }
 }
 
+// leaky_relu, and the gradients taken from the forward op's input (ABI 1.8).
+void activation_with_input_rows(std::vector<Row>& rows) {
+    const int32_t L = PX_OP_LEAKY_RELU;
+    rows.push_back({L, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_unary_alpha(PX_OP_LEAKY_RELU, m.f({4}), 0.1, o); }});
+    rows.push_back({L, "int32", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_unary_alpha(PX_OP_LEAKY_RELU, m.i32({4}), 0.1, o); }});
+    rows.push_back({L, "a NaN alpha", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_unary_alpha(PX_OP_LEAKY_RELU, m.f({4}), std::nan(""), o); }});
+    rows.push_back({L, "given to px_unary", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_unary(PX_OP_LEAKY_RELU, m.f({4}), o); }});
+    rows.push_back({L, "a released tensor", PX_ERROR_INVALID_HANDLE,
+                    [](Maker& m, px_tensor** o) { return px_unary_alpha(PX_OP_LEAKY_RELU, m.released(), 0.1, o); }});
+    const std::pair<int32_t, int32_t> acts[] = {{PX_OP_GELU, PX_OP_GELU_BACKWARD},
+                                                {PX_OP_SILU, PX_OP_SILU_BACKWARD},
+                                                {PX_OP_LEAKY_RELU, PX_OP_LEAKY_RELU_BACKWARD}};
+    for (auto [fwd, bop] : acts) {
+        auto back = [fwd = fwd](px_tensor* x, px_tensor* dy, px_tensor** o) {
+            return px_activation_input_backward(px_op(fwd), x, dy, 0.1, o);
+        };
+        rows.push_back({bop, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({2, 3}), o); }});
+        rows.push_back({bop, "shapes differ", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({3, 2}), o); }});
+        rows.push_back({bop, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return back(m.i32({3}), m.i32({3}), o); }});
+        rows.push_back({bop, "two devices", PX_ERROR_DEVICE_MISMATCH, [=](Maker& m, px_tensor** o) { return back(m.f({3}), m.far({3}), o); }});
+        rows.push_back({bop, "given to px_activation_backward", PX_ERROR_INVALID_ARGUMENT, [=](Maker& m, px_tensor** o) {
+                            return px_activation_backward(px_op(fwd), m.f({3}), m.f({3}), o);
+                        }});
+    }
+}
+
+void take_rows(std::vector<Row>& rows) {
+    const int32_t T = PX_OP_TAKE, TB = PX_OP_TAKE_BACKWARD;
+    rows.push_back({T, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_take(m.f({4, 3}), m.i32({2, 5}), o); }});
+    rows.push_back({T, "float indices", PX_ERROR_DTYPE, [](Maker& m, px_tensor** o) { return px_take(m.f({4, 3}), m.f({2}), o); }});
+    rows.push_back({T, "a scalar table", PX_ERROR_SHAPE, [](Maker& m, px_tensor** o) { return px_take(m.f({}), m.i32({2}), o); }});
+    rows.push_back({T, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [](Maker& m, px_tensor** o) { return px_take(m.f({4, 3}), m.on(m.other, PX_INT32, {2}), o); }});
+    rows.push_back({TB, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_take_backward(m.f({2, 3}), m.i32({2}), 4, o); }});
+    rows.push_back({TB, "negative rows", PX_ERROR_INVALID_ARGUMENT,
+                    [](Maker& m, px_tensor** o) { return px_take_backward(m.f({2, 3}), m.i32({2}), -1, o); }});
+    rows.push_back({TB, "dy not shaped by the indices", PX_ERROR_SHAPE,
+                    [](Maker& m, px_tensor** o) { return px_take_backward(m.f({3, 3}), m.i32({2}), 4, o); }});
+    rows.push_back({TB, "int32 dy", PX_ERROR_DTYPE,
+                    [](Maker& m, px_tensor** o) { return px_take_backward(m.i32({2, 3}), m.i32({2}), 4, o); }});
+    rows.push_back({TB, "two devices", PX_ERROR_DEVICE_MISMATCH,
+                    [](Maker& m, px_tensor** o) { return px_take_backward(m.far({2, 3}), m.i32({2}), 4, o); }});
+}
+
 std::vector<Row> all_rows() {
     std::vector<Row> rows;
     for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
         if (!px_op_name(op)) continue;
         if (is(op, PX_OP_ADD, PX_OP_GE)) binary_rows(rows, op);
-        if (is(op, PX_OP_NEG, PX_OP_TANH)) unary_rows(rows, op);
+        if (is(op, PX_OP_NEG, PX_OP_TANH) || op == PX_OP_GELU || op == PX_OP_SILU) unary_rows(rows, op);
         if (is(op, PX_OP_SUM, PX_OP_ARGMAX)) reduce_rows(rows, op);
     }
     creation_rows(rows);
@@ -581,6 +628,8 @@ std::vector<Row> all_rows() {
     activation_and_softmax_rows(rows);
     training_rows(rows);
     batch_norm_rows(rows);
+    activation_with_input_rows(rows);
+    take_rows(rows);
     return rows;
 }
 
@@ -620,7 +669,7 @@ TEST_CASE("every op has a valid call and at least three refused calls in the tab
         CHECK(valid[op] >= 1);
         CHECK(refused[op] >= 3);
     }
-    CHECK(ops == 60);  // the ops of ABI 1.7; a new op must bring its rows
+    CHECK(ops == 68);  // the ops of ABI 1.8; a new op must bring its rows
 }
 
 TEST_CASE("every op refuses bad arguments with the same status on every device, before dispatch",

@@ -297,3 +297,95 @@ def test_gradients_through_slices_concat_max_pick_and_accumulation():
     # per pass: 1 on row 0 (slice), 2 everywhere (concat), 1 at each row's max, 1 at the picked ones
     once = np.array([[3, 4, 4], [3, 2, 3]], dtype=float)
     np.testing.assert_array_equal(x.grad.asnumpy(), 2 * once)
+
+
+def _with_grad(x0, dtype="float64"):
+    x = plexus.array(x0, dtype=dtype)
+    x.attach_grad()
+    return x
+
+
+def test_gelu_silu_leaky_relu_match_pytorch():
+    np, torch = need("numpy"), need("torch")
+    F = torch.nn.functional
+    x0 = np.random.default_rng(4).normal(0, 3, size=(5, 7))
+    dy0 = np.random.default_rng(5).normal(size=x0.shape)
+    for name, ref in (("gelu", F.gelu), ("silu", F.silu), ("leaky_relu", lambda t: F.leaky_relu(t, 0.2))):
+        x = _with_grad(x0)
+        with autograd.record():
+            y = plexus.leaky_relu(x, 0.2) if name == "leaky_relu" else getattr(plexus, name)(x)
+        y.backward(plexus.array(dy0, dtype="float64"))
+        tx = torch.tensor(x0, requires_grad=True)
+        ty = ref(tx)
+        ty.backward(torch.tensor(dy0))
+        np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
+        np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
+    assert nn.LeakyReLU(0.3)(plexus.array([-1.0, 2.0])).tolist() == pytest.approx([-0.3, 2.0])
+    assert nn.Activation("gelu")(plexus.array([0.0])).tolist() == [0.0]
+    with pytest.raises(plexus.InvalidArgumentError, match="alpha must be finite"):
+        nn.LeakyReLU(float("nan"))
+
+
+def test_layer_norm_matches_pytorch():
+    np, torch = need("numpy"), need("torch")
+    rng = np.random.default_rng(6)
+    x0, dy0 = rng.normal(3, 2, size=(4, 3, 8)), rng.normal(size=(4, 3, 8))
+    ln = nn.LayerNorm()
+    ln.initialize()
+    params = ln.collect_params()
+    params["gamma"].set_data(plexus.array(rng.uniform(0.5, 2, size=8), dtype="float32"))
+    params["beta"].set_data(plexus.array(rng.uniform(-1, 1, size=8), dtype="float32"))
+    x = _with_grad(x0, "float32")
+    with autograd.record():
+        y = ln(x)
+    y.backward(plexus.array(dy0, dtype="float32"))
+    ref = torch.nn.LayerNorm(8, eps=1e-5).double()
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor(params["gamma"].data().asnumpy()))
+        ref.bias.copy_(torch.tensor(params["beta"].data().asnumpy()))
+    tx = torch.tensor(x0, requires_grad=True)
+    ty = ref(tx)
+    ty.backward(torch.tensor(dy0))
+    np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(params["gamma"].grad().asnumpy(), ref.weight.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(params["beta"].grad().asnumpy(), ref.bias.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_embedding_matches_pytorch_and_sums_repeated_rows():
+    np, torch = need("numpy"), need("torch")
+    emb = nn.Embedding(6, 4)
+    emb.initialize()
+    w0 = emb.weight.data().asnumpy()
+    idx0 = np.array([[5, 0, 5], [2, 5, 1]])
+    dy0 = np.random.default_rng(7).normal(size=(2, 3, 4))
+    with autograd.record():
+        y = emb(plexus.array(idx0, dtype="int64"))
+    y.backward(plexus.array(dy0, dtype="float32"))
+    ref = torch.nn.Embedding(6, 4)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor(w0))
+    ty = ref(torch.tensor(idx0))
+    ty.backward(torch.tensor(dy0, dtype=torch.float32))
+    assert y.shape == (2, 3, 4)
+    np.testing.assert_array_equal(y.asnumpy(), ty.detach().numpy())
+    np.testing.assert_allclose(emb.weight.grad().asnumpy(), ref.weight.grad.numpy(), rtol=1e-6)
+    # MXNet-style float indices are truncated; an index outside the table fails at the next wait.
+    assert emb(plexus.array([1.0, 3.0])).shape == (2, 4)
+    with pytest.raises(plexus.Error, match="index 6 at position 1 is outside"):
+        emb(plexus.array([0, 6], dtype="int32")).asnumpy()
+
+
+def test_adaptive_avg_pool_matches_pytorch():
+    np, torch = need("numpy"), need("torch")
+    x0 = np.random.default_rng(8).normal(size=(2, 3, 7, 10))
+    for size in ((3, 4), (1, 1), (7, 5), (9, 12)):
+        x = _with_grad(x0)
+        with autograd.record():
+            y = nn.AdaptiveAvgPool2D(size)(x)
+        y.backward(plexus.ones(y.shape, dtype="float64"))
+        tx = torch.tensor(x0, requires_grad=True)
+        ty = torch.nn.functional.adaptive_avg_pool2d(tx, size)
+        ty.sum().backward()
+        np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-12, err_msg=str(size))
+        np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-12, err_msg=str(size))

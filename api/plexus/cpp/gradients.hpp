@@ -79,9 +79,28 @@ inline Tensor Tensor::unary(px_op op) const {
             return one(wrap([&](px_tensor** o) { return px_activation_backward(op, y.handle(), dy.handle(), o); }));
         };
         break;
+    case PX_OP_GELU: case PX_OP_SILU:
+        fn = [x, op](const Tensor& dy) {
+            return one(wrap([&](px_tensor** o) {
+                return px_activation_input_backward(op, x.handle(), dy.handle(), 0.0, o);
+            }));
+        };
+        break;
     default: autograd::detail::no_gradient({this}, px_op_name(op)); return out;
     }
     autograd::detail::record(out, {this}, std::move(fn), px_op_name(op));
+    return out;
+}
+
+inline Tensor Tensor::unary_alpha(px_op op, double alpha) const {
+    Tensor out = wrap([&](px_tensor** o) { return px_unary_alpha(op, need(), alpha, o); });
+    if (!autograd::detail::wanted({this})) return out;
+    Tensor x = detach();
+    autograd::detail::record(out, {this}, [x, op, alpha](const Tensor& dy) {
+        return grad_rules::one(wrap([&](px_tensor** o) {
+            return px_activation_input_backward(op, x.handle(), dy.handle(), alpha, o);
+        }));
+    }, px_op_name(op));
     return out;
 }
 
@@ -271,6 +290,18 @@ inline Tensor concat(const std::vector<Tensor>& parts, int axis) {
         for (size_t i = 0; i < ends.size(); ++i) grads.push_back(d.slice_axis(ax, i ? ends[i - 1] : 0, ends[i]));
         return grads;
     }, "concat");
+    return out;
+}
+
+inline Tensor take(const Tensor& table, const Tensor& indices) {
+    Tensor out = Tensor::wrap([&](px_tensor** o) { return px_take(table.need(), indices.need(), o); });
+    if (!autograd::detail::wanted({&table})) return out;
+    Tensor idx = indices.detach();
+    const int64_t rows = table.shape()[0];
+    autograd::detail::record(out, {&table}, [idx, rows](const Tensor& dy) {
+        return grad_rules::one(
+            Tensor::wrap([&](px_tensor** o) { return px_take_backward(dy.handle(), idx.handle(), rows, o); }));
+    }, "take");
     return out;
 }
 

@@ -2,7 +2,9 @@
 // losses, dropout), differentiable, on the device of their inputs.
 #pragma once
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "plexus/cpp/gradients.hpp"
 
@@ -184,6 +186,57 @@ inline BatchNormResult batch_norm_by_batch(const Tensor& x, const Tensor& gamma,
         return std::vector<Tensor>{dx ? Tensor(dx) : Tensor(), Tensor(dgamma), Tensor(dbeta)};
     }, "batch_norm");
     return r;
+}
+
+// Layer normalisation (Ba et al.): each row along x's last axis (D values)
+// to mean 0 and variance 1 (biased, eps added), then * gamma + beta, both
+// (D). It runs on the batch-normalisation ops, over x viewed as (1, rows,
+// D) (each row a channel), so it has their kernels and gradient.
+inline Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5) {
+    const Shape s = x.shape();
+    if (s.empty()) throw ShapeError(PX_ERROR_SHAPE, "layer_norm: a scalar has no axis to normalise");
+    const int64_t d = s.back();
+    if (gamma.shape() != Shape{d} || beta.shape() != Shape{d})
+        throw ShapeError(PX_ERROR_SHAPE, "layer_norm: gamma " + str(gamma.shape()) + " and beta " + str(beta.shape()) +
+                                             " must have the shape of x's last axis, (" + std::to_string(d) + ")");
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < s.size(); ++i) rows *= s[i];
+    if (d == 0 && rows > 0)
+        throw ShapeError(PX_ERROR_SHAPE, "layer_norm: x " + str(s) + " has no values along its last axis to normalise");
+    const Tensor ones = full({rows}, 1.0, x.device(), x.dtype()), zeros = full({rows}, 0.0, x.device(), x.dtype());
+    const Tensor xhat = batch_norm_by_batch(x.reshape({1, rows, d}), ones, zeros, eps).y.reshape(s);
+    return xhat * gamma + beta;
+}
+
+// Adaptive average pooling as PyTorch's: output cell (i, j) of (N, C, OH,
+// OW) averages rows [floor(i H / OH), ceil((i + 1) H / OH)) and the columns
+// likewise. Windows that tile the plane are avg_pool2d; others are two
+// products with averaging matrices, which any plugin with matmul runs.
+inline Tensor adaptive_avg_pool2d(const Tensor& x, Pair2 out_size) {
+    const Shape s = x.shape();
+    if (s.size() != 4)
+        throw ShapeError(PX_ERROR_SHAPE, "adaptive_avg_pool2d: x must be (N, C, H, W), got " + str(s));
+    const int64_t h = s[2], w = s[3], oh = out_size.h, ow = out_size.w;
+    if (oh < 1 || ow < 1)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "adaptive_avg_pool2d: the output size (" +
+                                                                  std::to_string(oh) + ", " + std::to_string(ow) +
+                                                                  ") must be positive");
+    if (h == 0 || w == 0)
+        throw ShapeError(PX_ERROR_SHAPE, "adaptive_avg_pool2d: x " + str(s) + " has empty planes; nothing has no mean");
+    if (h % oh == 0 && w % ow == 0) {
+        const Pair2 window(int(h / oh), int(w / ow));
+        return avg_pool2d(x, window, window);
+    }
+    auto averaging = [&](int64_t out, int64_t in) {  // (out, in): row i averages its window
+        std::vector<double> m(size_t(out * in), 0.0);
+        for (int64_t i = 0; i < out; ++i) {
+            const int64_t lo = i * in / out, hi = ((i + 1) * in + out - 1) / out;
+            for (int64_t k = lo; k < hi; ++k) m[size_t(i * in + k)] = 1.0 / double(hi - lo);
+        }
+        return array(m, {out, in}, x.device()).astype(x.dtype());
+    };
+    const Tensor planes = x.reshape({s[0] * s[1], h, w});
+    return matmul(matmul(averaging(oh, h), planes), averaging(ow, w).T()).reshape({s[0], s[1], oh, ow});
 }
 
 // (N, ...) -> (N, rest), a view.

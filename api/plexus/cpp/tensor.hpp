@@ -99,6 +99,9 @@ constexpr DType dtype_of() {
 #define PLEXUS_OP_METHODS_PX_FAMILY_SGD(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_BATCH_NORM(op, name)
 #define PLEXUS_OP_METHODS_PX_FAMILY_ADAM(op, name)
+#define PLEXUS_OP_METHODS_PX_FAMILY_UNARY_ALPHA(op, name) \
+    Tensor name(double alpha) const { return unary_alpha(op, alpha); }
+#define PLEXUS_OP_METHODS_PX_FAMILY_TAKE(op, name)
 
 class Tensor {
 public:
@@ -240,6 +243,7 @@ public:
     Tensor T() const { return transpose(); }
 
     Tensor unary(px_op op) const;
+    Tensor unary_alpha(px_op op, double alpha) const;  // leaky_relu
     Tensor reduce(px_op op) const { return reduce_impl(op, true, 0, false); }
     Tensor reduce(px_op op, int axis, bool keepdims = false) const { return reduce_impl(op, false, axis, keepdims); }
     // Over several axes (each once, negative counting from the end): one
@@ -305,6 +309,9 @@ inline Tensor abs(const Tensor& a) { return a.abs(); }
 inline Tensor relu(const Tensor& a) { return a.relu(); }
 inline Tensor sigmoid(const Tensor& a) { return a.sigmoid(); }
 inline Tensor tanh(const Tensor& a) { return a.tanh(); }
+inline Tensor gelu(const Tensor& a) { return a.gelu(); }
+inline Tensor silu(const Tensor& a) { return a.silu(); }
+inline Tensor leaky_relu(const Tensor& a, double alpha = 0.01) { return a.leaky_relu(alpha); }
 inline Tensor pow(const Tensor& a, double p) { return a.pow(p); }
 inline Tensor pow(const Tensor& a, const Tensor& p) { return a.pow(p); }
 inline Tensor pow(double base, const Tensor& p) { return p.scalar_op(PX_OP_POW, base, true); }
@@ -313,6 +320,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradient
 inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 Tensor concat(const std::vector<Tensor>& parts, int axis = 0);  // differentiable; in gradients.hpp
+// Rows of `table` (V, ...) picked by int32/int64 `indices` of any shape:
+// (indices' shape, ...). Differentiable in the table (an embedding lookup).
+Tensor take(const Tensor& table, const Tensor& indices);  // in gradients.hpp
 
 // Sums tensors of one shape and dtype, one per device, and writes the sum
 // into every one of them (in place; all end with the same bits). The

@@ -1,0 +1,132 @@
+// Conformance: GELU, SiLU and leaky ReLU (ABI 1.8), forward and gradient
+// ops against float64 host references in every float dtype, the gradients
+// through autograd against finite differences, and the refusals.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "conformance.hpp"
+#include "nn_reference.hpp"
+
+using namespace plexus;
+using pxtest::check_gradients;
+using pxtest::random_values;
+using pxtest::values;
+
+namespace {
+
+double gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double gelu_grad(double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+double silu(double x) { return x * sigmoid(x); }
+double silu_grad(double x) { return sigmoid(x) * (1 + x * (1 - sigmoid(x))); }
+
+std::vector<double> map(const std::vector<double>& a, double (*f)(double)) {
+    std::vector<double> r(a.size());
+    for (size_t i = 0; i < a.size(); ++i) r[i] = f(a[i]);
+    return r;
+}
+
+// x and dy over the activations' interesting range, large tails included;
+// 70,000 values: enough for a device's parallel paths.
+std::vector<double> inputs(size_t n, uint64_t seed) {
+    std::vector<double> x = random_values(n, seed, -6, 6);
+    const double edges[] = {0.0, -0.0, 1e-30, -1e-30, 30.0, -30.0, 800.0, -800.0};
+    for (size_t i = 0; i < std::size(edges) && i < n; ++i) x[i] = edges[i];
+    return x;
+}
+
+Tensor input_backward(px_op op, const Tensor& x, const Tensor& dy, double alpha) {
+    return Tensor::wrap([&](px_tensor** o) { return px_activation_input_backward(op, x.handle(), dy.handle(), alpha, o); });
+}
+
+}  // namespace
+
+TEST_CASE("gelu, silu and leaky_relu match the host reference", "[conformance][nn][activations][R15]") {
+    Device dev = pxtest::device_under_test();
+    const size_t n = 70000;
+    const auto x0 = inputs(n, 80), dy0 = random_values(n, 81, -1, 1);
+    const double alpha = 0.125;
+    for (DType d : pxtest::float_dtypes()) {
+        const auto x = pxtest::rounded_to(x0, d), dy = pxtest::rounded_to(dy0, d);
+        Tensor tx = array(x, {int64_t(n)}, dev).astype(d), tdy = array(dy, {int64_t(n)}, dev).astype(d);
+        // Computed in float64 and rounded once (16-bit: through float32, so twice).
+        const double tol = pxtest::tolerance(d, 1e-7, 1e-14);
+        auto leaky = [&](double v) { return v > 0 ? v : alpha * v; };
+        PX_OP_SECTION(PX_OP_GELU, d) {
+            Tensor y = tx.gelu();
+            REQUIRE(y.dtype() == d);
+            PX_REQUIRE_CLOSE(values(y), map(x, gelu), tol);
+        }
+        PX_OP_SECTION(PX_OP_SILU, d) { PX_REQUIRE_CLOSE(values(tx.silu()), map(x, silu), tol); }
+        PX_OP_SECTION(PX_OP_LEAKY_RELU, d) {
+            std::vector<double> want(n);
+            for (size_t i = 0; i < n; ++i) want[i] = leaky(x[i]);
+            PX_REQUIRE_CLOSE(values(tx.leaky_relu(alpha)), want, tol);
+        }
+        PX_OP_SECTION(PX_OP_GELU_BACKWARD, d) {
+            std::vector<double> want(n);
+            for (size_t i = 0; i < n; ++i) want[i] = dy[i] * gelu_grad(x[i]);
+            PX_REQUIRE_CLOSE(values(input_backward(PX_OP_GELU, tx, tdy, 0)), want, tol);
+        }
+        PX_OP_SECTION(PX_OP_SILU_BACKWARD, d) {
+            std::vector<double> want(n);
+            for (size_t i = 0; i < n; ++i) want[i] = dy[i] * silu_grad(x[i]);
+            PX_REQUIRE_CLOSE(values(input_backward(PX_OP_SILU, tx, tdy, 0)), want, tol);
+        }
+        PX_OP_SECTION(PX_OP_LEAKY_RELU_BACKWARD, d) {
+            std::vector<double> want(n);
+            for (size_t i = 0; i < n; ++i) want[i] = x[i] > 0 ? dy[i] : alpha * dy[i];
+            PX_REQUIRE_CLOSE(values(input_backward(PX_OP_LEAKY_RELU, tx, tdy, alpha)), want, tol);
+        }
+    }
+}
+
+TEST_CASE("the activations give NaN and infinities as PyTorch does", "[conformance][nn][activations][R15]") {
+    PX_NEEDS({PX_OP_LEAKY_RELU, DType::float32}, {PX_OP_GELU, DType::float32}, {PX_OP_SILU, DType::float32});
+    Device dev = pxtest::device_under_test();
+    Tensor x = array({NAN, INFINITY, -INFINITY, -2.0f}, dev);
+    const auto y = values(x.leaky_relu(0.5));
+    CHECK(std::isnan(y[0]));
+    CHECK(y[1] == INFINITY);
+    CHECK(y[2] == -INFINITY);
+    CHECK(y[3] == -1.0);
+    // gelu(-inf) and silu(-inf) are -inf * 0: NaN, as PyTorch 1.13 gives them.
+    const auto g = values(x.gelu()), s = values(x.silu());
+    CHECK((std::isnan(g[0]) && g[1] == INFINITY && std::isnan(g[2]) && g[3] == Approx(-2 * 0.0227501319481792)));
+    CHECK((std::isnan(s[0]) && s[1] == INFINITY && std::isnan(s[2]) && s[3] == Approx(-2 * 0.1192029220221175)));
+}
+
+TEST_CASE("the activations' gradients match finite differences", "[conformance][nn][activations][grad][R15]") {
+    PX_NEEDS({PX_OP_GELU_BACKWARD, DType::float64}, {PX_OP_SILU_BACKWARD, DType::float64},
+             {PX_OP_LEAKY_RELU_BACKWARD, DType::float64});
+    Device dev = pxtest::device_under_test();
+    // Away from leaky_relu's kink at 0, where a difference quotient straddles it.
+    std::vector<double> x = random_values(24, 82, -3, 3);
+    for (double& v : x) v += v >= 0 ? 0.01 : -0.01;
+    const std::vector<double> w = random_values(24, 83);
+    auto weigh = [&](const Tensor& y) { return (y * array(w, {4, 6}, y.device())).sum(); };
+    check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(t[0].gelu()); });
+    check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(t[0].silu()); });
+    check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(leaky_relu(t[0], 0.2)); });
+}
+
+TEST_CASE("the activations refuse bad arguments", "[conformance][nn][activations][errors][R5]") {
+    PX_NEEDS({PX_OP_LEAKY_RELU, DType::float32});
+    Device dev = pxtest::device_under_test();
+    Tensor x = ones({2, 3}, dev);
+    PX_REQUIRE_MENTIONS(pxtest::message_of<InvalidArgumentError>([&] { x.leaky_relu(NAN); }), "alpha nan must be finite");
+    PX_REQUIRE_MENTIONS(pxtest::message_of<InvalidArgumentError>([&] { x.leaky_relu(INFINITY); }), "must be finite");
+    PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { ones({2}, dev, DType::int32).gelu(); }), "int32");
+    PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { ones({2}, dev, DType::int32).leaky_relu(0.1); }), "int32");
+    px_tensor* out = nullptr;
+    REQUIRE(px_unary_alpha(PX_OP_RELU, x.handle(), 0.1, &out) == PX_ERROR_INVALID_ARGUMENT);
+    PX_REQUIRE_MENTIONS(px_last_error(), "is not an elementwise op with an alpha");
+    REQUIRE(px_activation_input_backward(PX_OP_RELU, x.handle(), x.handle(), 0, &out) == PX_ERROR_INVALID_ARGUMENT);
+    PX_REQUIRE_MENTIONS(px_last_error(), "is not PX_OP_GELU, PX_OP_SILU or PX_OP_LEAKY_RELU");
+    Tensor turned = ones({3, 2}, dev);  // made first: releasing a temporary would clear the last error
+    REQUIRE(px_activation_input_backward(PX_OP_GELU, x.handle(), turned.handle(), 0, &out) == PX_ERROR_SHAPE);
+    PX_REQUIRE_MENTIONS(px_last_error(), "dy (input 1) has shape (3, 2)");
+    REQUIRE(px_activation_input_backward(PX_OP_LEAKY_RELU, x.handle(), x.handle(), NAN, &out) == PX_ERROR_INVALID_ARGUMENT);
+    REQUIRE(out == nullptr);
+}
