@@ -12,7 +12,7 @@ from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus,
                       softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
-from . import random, nn, loss, data, lr_scheduler
+from . import random, nn, loss, data, metric, lr_scheduler
 import sys as _sys
 _sys.modules[__name__ + ".autograd"] = autograd
 
@@ -23,7 +23,7 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "matmul", "pick", "take", "layer_norm", "exp", "log", "sqrt", "abs", "relu",
            "sigmoid", "tanh", "gelu", "silu", "leaky_relu",
-           "autograd", "random", "nn", "loss", "data", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
+           "autograd", "random", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
 
 

@@ -1,25 +1,92 @@
-"""Fashion-MNIST (Debian's dataset-fashion-mnist, or $PLEXUS_FASHION_MNIST) and its loader."""
-from ._plexus.data import ImageDataset, fashion_mnist
-from ._plexus.data import DataLoader as _DataLoader
+"""Data: NumPy .npy/.npz and CSV files read into tensors, datasets of arrays, and the DataLoader that batches,
+shuffles, shards and transforms them on another thread (and Fashion-MNIST, Debian's dataset-fashion-mnist or
+$PLEXUS_FASHION_MNIST). The formats and limits: docs/data-files.md."""
+import collections as _collections
+import sys as _sys
 
-__all__ = ["ImageDataset", "fashion_mnist", "DataLoader"]
+from ._plexus.data import ImageDataset, fashion_mnist, read_npy, default_max_data_bytes, transforms
+from ._plexus.data import read_npz as _read_npz, read_npz_array as _read_npz_array, read_csv as _read_csv
+from ._plexus.data import DataLoader as _DataLoader, _ArrayDataset
+
+_sys.modules[__name__ + ".transforms"] = transforms
+
+__all__ = ["read_npy", "read_npz", "read_csv", "default_max_data_bytes", "ArrayDataset", "ImageDataset",
+           "fashion_mnist", "DataLoader", "Batch", "transforms"]
+
+
+def _dev(device, ctx):
+    from . import _device
+    return _device(device, ctx)
+
+
+def read_npz(path, name=None, device=None, ctx=None, max_bytes=None):
+    """The arrays of an .npz file (np.savez or np.savez_compressed) as a dict of tensors on `device`, or the
+    one array `name` (the others are not inflated)."""
+    if name is None:
+        return _read_npz(path, _dev(device, ctx), max_bytes)
+    return _read_npz_array(path, name, _dev(device, ctx), max_bytes)
+
+
+def read_csv(path, delimiter=",", skip_rows=0, columns=None, dtype="float32", comment="#", device=None, ctx=None,
+             max_bytes=None):
+    """A (rows, columns) tensor of the numbers in a CSV file: `skip_rows` lines skipped first (a header),
+    `columns` the column indices kept (as np.loadtxt's usecols), lines starting with `comment` and blank ones
+    skipped; a space as the delimiter splits at runs of blanks. Parsed the same in every locale."""
+    from . import _plexus as _p
+    return _read_csv(path, delimiter, skip_rows, list(columns or []), _p._parse_dtype(dtype), comment or "",
+                     _dev(device, ctx), max_bytes)
+
+
+class ArrayDataset(_ArrayDataset):
+    """Samples `data` (N, ...) of uint8, float16, bfloat16, float32 or float64 and their labels (N, ...): NumPy
+    arrays, plexus tensors, or anything numpy.asarray takes. Bool arrays become uint8. The values are copied
+    to the host once; the loader gathers batches from there."""
+
+    def __init__(self, data, label):
+        from . import Tensor, array
+        super().__init__(*(v if isinstance(v, Tensor) else array(_numeric(v)) for v in (data, label)))
+
+
+def _numeric(values):
+    import numpy
+    a = numpy.asarray(values)
+    return a.astype(numpy.uint8) if a.dtype == numpy.bool_ else a
+
+
+Batch = _collections.namedtuple("Batch", ["data", "label", "rows", "augmentations"])
+Batch.__doc__ = """One batch: data and label tensors, the dataset's rows it holds, and per row the (top, left,
+flipped) the random transforms chose (None when none is random)."""
 
 
 class DataLoader(_DataLoader):
-    """Batches (data, label) of a dataset on `device`: data (n, 1, 28, 28) float32 normalized, label (n)
-    int32. Each pass over it is one epoch; with shuffle, each epoch has its own order. The next batch is
-    prepared while the current one is used."""
+    """Batches (data, label) of a dataset on `device`. Each pass over it is one epoch; with shuffle, each
+    epoch has its own order (seeded by `seed` and the epoch), and the random transforms their own choices.
+    The next batch is gathered, transformed and copied while the current one is used. Fashion-MNIST's
+    data are (n, 1, 28, 28) float32 normalized and int32 labels; an ArrayDataset's keep their dtypes unless
+    `transforms` (plexus.data.transforms: RandomCrop, RandomHorizontalFlip, ToTensor, Normalize) say
+    otherwise. A test loader takes no random transforms."""
 
-    def __init__(self, dataset, batch_size, shuffle=False, device=None, ctx=None, seed=0):
-        from . import _device
-        super().__init__(dataset, batch_size, shuffle, _device(device, ctx), seed)
+    def __init__(self, dataset, batch_size, shuffle=False, device=None, ctx=None, seed=0, transforms=None):
+        dev = _dev(device, ctx)
+        if isinstance(dataset, ImageDataset):
+            if transforms:
+                raise TypeError("transforms apply to an ArrayDataset; Fashion-MNIST's loader applies ToTensor and "
+                                "Normalize itself")
+            super().__init__(dataset, batch_size, shuffle, dev, seed)
+        else:
+            super().__init__(dataset, batch_size, shuffle, dev, seed, list(transforms or []))
         self._epoch = 0
 
-    def __iter__(self):
+    def batches(self):
+        """The next epoch's batches as Batch tuples, with the rows and the random choices."""
         self.begin_epoch(self._epoch)
         self._epoch += 1
         while True:
             batch = self._next()
             if batch is None:
                 return
-            yield batch
+            yield Batch(*batch)
+
+    def __iter__(self):
+        for b in self.batches():
+            yield b.data, b.label

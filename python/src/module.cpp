@@ -496,6 +496,8 @@ using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
 }  // namespace
 
+void bind_data(py::module_& m);  // data_bindings.cpp
+
 PYBIND11_MODULE(_plexus, m) {
     m.doc() = "Plexus tensors, devices, autograd and nn (the C++ frontend through pybind11)";
     register_errors(m);
@@ -910,35 +912,5 @@ PYBIND11_MODULE(_plexus, m) {
         .def(py::init<int64_t, double, double, int64_t, double>(), py::arg("max_update"), py::arg("base_lr") = 0.01,
              py::arg("final_lr") = 0.0, py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0);
 
-    // ---- data ----
-    namespace data = plexus::data;
-    py::module_ md = m.def_submodule("data", "Fashion-MNIST and its loader");
-    py::class_<data::ImageDataset, std::shared_ptr<data::ImageDataset>>(md, "ImageDataset")
-        .def("__len__", [](const data::ImageDataset& d) { return d.count; })
-        .def_readonly("rows", &data::ImageDataset::rows)
-        .def_readonly("cols", &data::ImageDataset::cols);
-    md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
-        py::gil_scoped_release release;
-        return std::make_shared<data::ImageDataset>(
-            data::fashion_mnist(train, folder.value_or(data::default_fashion_mnist_folder())));
-    }, py::arg("train") = true, py::arg("folder") = py::none());
-    py::class_<data::DataLoader>(md, "DataLoader")
-        .def(py::init([](const std::shared_ptr<data::ImageDataset>& ds, int64_t batch_size, bool shuffle,
-                         const std::optional<Device>& d, uint64_t seed) {
-                 return std::make_unique<data::DataLoader>(*ds, batch_size, shuffle, device_or_cpu(d), seed);
-             }),
-             py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle") = false, py::arg("device") = py::none(),
-             py::arg("seed") = 0, py::keep_alive<1, 2>())
-        .def("__len__", &data::DataLoader::num_batches)
-        .def("begin_epoch", &data::DataLoader::begin_epoch)
-        .def("_next", [](data::DataLoader& l) -> py::object {
-            data::Batch b;
-            bool got = false;
-            {
-                py::gil_scoped_release release;
-                got = l.next(b);
-            }
-            if (!got) return py::none();
-            return py::make_tuple(b.data, b.label);
-        });
+    bind_data(m);  // data_bindings.cpp: plexus.data and plexus.metric
 }

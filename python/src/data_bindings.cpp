@@ -1,0 +1,191 @@
+// plexus._plexus.data and plexus._plexus.metric: the data readers, datasets,
+// the loader with its transforms (data.hpp), and the metrics (metric.hpp).
+// Files are read and batches made with the GIL released.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "plexus/data.hpp"
+#include "plexus/metric.hpp"
+
+namespace py = pybind11;
+using plexus::Device;
+using plexus::DType;
+using plexus::Tensor;
+namespace data = plexus::data;
+namespace tf = plexus::data::transforms;
+
+namespace {
+
+Device or_cpu(const std::optional<Device>& d) { return d ? *d : plexus::cpu(); }
+
+DType dtype_named(const std::string& name) {
+#define PLEXUS_PY_DTYPE_NAMED_(dtype, number, dtype_name, ...) \
+    if (name == #dtype_name) return DType::dtype_name;
+    PX_DTYPE_TABLE(PLEXUS_PY_DTYPE_NAMED_)
+#undef PLEXUS_PY_DTYPE_NAMED_
+    throw plexus::DTypeError(PX_ERROR_DTYPE, "dtype '" + name + "' is not a Plexus dtype");
+}
+
+// The loader's transforms from a Python list of them.
+std::vector<data::Transform> transforms_of(const py::iterable& items) {
+    std::vector<data::Transform> out;
+    for (const py::handle& t : items) {
+        if (py::isinstance<tf::RandomCrop>(t)) out.emplace_back(t.cast<tf::RandomCrop>());
+        else if (py::isinstance<tf::RandomHorizontalFlip>(t)) out.emplace_back(t.cast<tf::RandomHorizontalFlip>());
+        else if (py::isinstance<tf::ToTensor>(t)) out.emplace_back(t.cast<tf::ToTensor>());
+        else if (py::isinstance<tf::Normalize>(t)) out.emplace_back(t.cast<tf::Normalize>());
+        else
+            throw py::type_error("a transform is one of plexus.data.transforms' (RandomCrop, RandomHorizontalFlip, "
+                                 "ToTensor, Normalize), not " + py::repr(t).cast<std::string>());
+    }
+    return out;
+}
+
+// A file's tensor, read (and its values copied to the device) without the GIL.
+template <class Read>
+Tensor read_to(const std::optional<Device>& d, Read read) {
+    py::gil_scoped_release release;
+    return data::to_tensor(read(), or_cpu(d));
+}
+
+void bind_files(py::module_& md) {
+    md.def("default_max_data_bytes", &data::default_max_data_bytes);
+    md.def("read_npy", [](const std::string& path, const std::optional<Device>& d, std::optional<uint64_t> max_bytes) {
+        const uint64_t most = max_bytes.value_or(data::default_max_data_bytes());
+        return read_to(d, [&] { return data::read_npy(path, most); });
+    }, py::arg("path"), py::arg("device") = py::none(), py::arg("max_bytes") = py::none());
+    md.def("read_npz", [](const std::string& path, const std::optional<Device>& d, std::optional<uint64_t> max_bytes) {
+        const uint64_t most = max_bytes.value_or(data::default_max_data_bytes());
+        std::map<std::string, Tensor> out;
+        py::gil_scoped_release release;
+        for (const auto& [name, a] : data::read_npz(path, most)) out.emplace(name, data::to_tensor(a, or_cpu(d)));
+        return out;
+    }, py::arg("path"), py::arg("device") = py::none(), py::arg("max_bytes") = py::none());
+    md.def("read_npz_array", [](const std::string& path, const std::string& name, const std::optional<Device>& d,
+                                std::optional<uint64_t> max_bytes) {
+        const uint64_t most = max_bytes.value_or(data::default_max_data_bytes());
+        return read_to(d, [&] { return data::read_npz(path, name, most); });
+    }, py::arg("path"), py::arg("name"), py::arg("device") = py::none(), py::arg("max_bytes") = py::none());
+    md.def("read_csv", [](const std::string& path, char delimiter, int64_t skip_rows, std::vector<int64_t> columns,
+                          const std::string& dtype, const std::string& comment, const std::optional<Device>& d,
+                          std::optional<uint64_t> max_bytes) {
+        data::CsvOptions o;
+        o.delimiter = delimiter;
+        o.skip_rows = skip_rows;
+        o.columns = std::move(columns);
+        o.dtype = dtype_named(dtype);
+        if (comment.size() > 1) throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "read_csv: the comment is one character, or none");
+        o.comment = comment.empty() ? '\0' : comment[0];
+        if (max_bytes) o.max_bytes = *max_bytes;
+        return read_to(d, [&] { return data::read_csv(path, o); });
+    }, py::arg("path"), py::arg("delimiter") = ',', py::arg("skip_rows") = 0, py::arg("columns") = std::vector<int64_t>{},
+       py::arg("dtype") = "float32", py::arg("comment") = "#", py::arg("device") = py::none(),
+       py::arg("max_bytes") = py::none());
+}
+
+void bind_loader(py::module_& md) {
+    py::class_<data::ImageDataset, std::shared_ptr<data::ImageDataset>>(md, "ImageDataset")
+        .def("__len__", [](const data::ImageDataset& d) { return d.count; })
+        .def_readonly("rows", &data::ImageDataset::rows)
+        .def_readonly("cols", &data::ImageDataset::cols);
+    md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
+        py::gil_scoped_release release;
+        return std::make_shared<data::ImageDataset>(
+            data::fashion_mnist(train, folder.value_or(data::default_fashion_mnist_folder())));
+    }, py::arg("train") = true, py::arg("folder") = py::none());
+    py::class_<data::ArrayDataset, std::shared_ptr<data::ArrayDataset>>(md, "_ArrayDataset")
+        .def(py::init([](const Tensor& x, const Tensor& y) {
+            return std::make_shared<data::ArrayDataset>(data::to_array(x), data::to_array(y));
+        }), py::arg("data"), py::arg("label"))
+        .def("__len__", &data::ArrayDataset::size);
+
+    py::module_ mt = md.def_submodule("transforms", "What the loader does to each sample (torchvision's names)");
+    py::class_<tf::RandomCrop>(mt, "RandomCrop")
+        .def(py::init([](const py::object& size, int64_t padding) {
+            if (py::isinstance<py::int_>(size)) return tf::RandomCrop(size.cast<int64_t>(), padding);
+            auto hw = size.cast<std::pair<int64_t, int64_t>>();
+            return tf::RandomCrop(hw.first, hw.second, padding);
+        }), py::arg("size"), py::arg("padding") = 0)
+        .def_readonly("height", &tf::RandomCrop::height)
+        .def_readonly("width", &tf::RandomCrop::width)
+        .def_readonly("padding", &tf::RandomCrop::padding);
+    py::class_<tf::RandomHorizontalFlip>(mt, "RandomHorizontalFlip")
+        .def(py::init<double>(), py::arg("p") = 0.5)
+        .def_readonly("p", &tf::RandomHorizontalFlip::p);
+    py::class_<tf::ToTensor>(mt, "ToTensor").def(py::init<>());
+    py::class_<tf::Normalize>(mt, "Normalize")
+        .def(py::init([](const py::object& mean, const py::object& std) {
+            auto values = [](const py::object& v) {
+                return py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) ? std::vector<double>{v.cast<double>()}
+                                                                                    : v.cast<std::vector<double>>();
+            };
+            return tf::Normalize(values(mean), values(std));
+        }), py::arg("mean"), py::arg("std"))
+        .def_readonly("mean", &tf::Normalize::mean)
+        .def_readonly("std", &tf::Normalize::std);
+
+    py::class_<data::DataLoader>(md, "DataLoader")
+        .def(py::init([](const std::shared_ptr<data::ImageDataset>& ds, int64_t batch_size, bool shuffle,
+                         const std::optional<Device>& d, uint64_t seed) {
+                 return std::make_unique<data::DataLoader>(*ds, batch_size, shuffle, or_cpu(d), seed);
+             }),
+             py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle") = false, py::arg("device") = py::none(),
+             py::arg("seed") = 0, py::keep_alive<1, 2>())
+        .def(py::init([](const std::shared_ptr<data::ArrayDataset>& ds, int64_t batch_size, bool shuffle,
+                         const std::optional<Device>& d, uint64_t seed, const py::iterable& t) {
+                 return std::make_unique<data::DataLoader>(*ds, batch_size, shuffle, or_cpu(d), seed, transforms_of(t));
+             }),
+             py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle") = false, py::arg("device") = py::none(),
+             py::arg("seed") = 0, py::arg("transforms") = py::list(), py::keep_alive<1, 2>())
+        .def("__len__", &data::DataLoader::num_batches)
+        .def("begin_epoch", &data::DataLoader::begin_epoch)
+        .def("shard", &data::DataLoader::shard, py::arg("rank"), py::arg("shards"))
+        // (data, label, rows, [(top, left, flipped)] or None when no transform is random)
+        .def("_next", [](data::DataLoader& l) -> py::object {
+            data::Batch b;
+            bool got = false;
+            {
+                py::gil_scoped_release release;
+                got = l.next(b);
+            }
+            if (!got) return py::none();
+            py::object choices = py::none();
+            if (!b.augmentations.empty()) {
+                py::list c;
+                for (const auto& a : b.augmentations) c.append(py::make_tuple(a.top, a.left, a.flipped));
+                choices = c;
+            }
+            return py::make_tuple(b.data, b.label, b.rows, choices);
+        });
+}
+
+void bind_metrics(py::module_& m) {
+    namespace metric = plexus::metric;
+    py::module_ mm = m.def_submodule("metric", "Accuracy and top-k accuracy, as mx.metric");
+    py::class_<metric::EvalMetric>(mm, "EvalMetric")
+        .def("update", py::overload_cast<const Tensor&, const Tensor&>(&metric::EvalMetric::update), py::arg("labels"),
+             py::arg("preds"))
+        .def("update", py::overload_cast<const std::vector<Tensor>&, const std::vector<Tensor>&>(&metric::EvalMetric::update),
+             py::arg("labels"), py::arg("preds"))
+        .def("get", [](const metric::EvalMetric& e) {
+            py::gil_scoped_release release;  // waits for the device
+            return e.get();
+        })
+        .def("reset", &metric::EvalMetric::reset)
+        .def_property_readonly("num_inst", &metric::EvalMetric::num_samples);
+    py::class_<metric::Accuracy, metric::EvalMetric>(mm, "Accuracy").def(py::init<>());
+    py::class_<metric::TopKAccuracy, metric::EvalMetric>(mm, "TopKAccuracy")
+        .def(py::init<int64_t>(), py::arg("top_k") = 1)
+        .def_property_readonly("top_k", &metric::TopKAccuracy::k);
+}
+
+}  // namespace
+
+void bind_data(py::module_& m) {
+    py::module_ md = m.def_submodule("data", "Data files, datasets and their loader");
+    bind_files(md);
+    bind_loader(md);
+    bind_metrics(m);
+}

@@ -1,0 +1,224 @@
+"""Data files written by NumPy read back exactly, the loader's transforms against a NumPy reference of the
+choices it reports, and the metrics against hand values and torch.topk."""
+import os
+import tempfile
+
+import pytest
+
+import plexus
+from plexus.data import transforms as T
+from conftest import need
+
+np = need("numpy")
+
+DTYPES = ["float16", "float32", "float64", "int32", "int64", "uint8"]
+
+
+@pytest.fixture
+def folder():
+    with tempfile.TemporaryDirectory(prefix="plexus-data-") as d:
+        yield d
+
+
+def sample(dtype, shape, seed=0):
+    """Values that use the dtype's range: negatives, fractions, extremes."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        a = rng.standard_normal(shape) * 1000
+        flat = a.reshape(-1)
+        if flat.size >= 3:
+            flat[:3] = [np.finfo(dt).max, np.finfo(dt).tiny, -0.0]
+        return a.astype(dt)
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dt)
+    if a.size >= 2:
+        a.reshape(-1)[:2] = [info.min, info.max]
+    return a
+
+
+def same(tensor, expected):
+    """The tensor's values and dtype are exactly the array's (bool read as uint8)."""
+    expected = np.asarray(expected)
+    if expected.dtype == np.bool_:
+        expected = expected.astype(np.uint8)
+    got = tensor.asnumpy()
+    assert got.dtype == expected.dtype.newbyteorder("=")
+    assert got.shape == expected.shape
+    assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["bool"])
+def test_npy_files_numpy_writes_read_back_exactly(folder, dtype):
+    for shape in [(2, 3, 4), (5,), (), (0, 3)]:
+        a = sample(dtype, shape) if dtype != "bool" else np.random.default_rng(1).random(shape) > 0.5
+        for order in ("<", ">"):
+            for fortran in (False, True):
+                b = a.astype(a.dtype.newbyteorder(order))
+                b = np.array(b, order="F" if fortran else "C")  # (np.ascontiguousarray makes () (1,))
+                path = os.path.join(folder, "a.npy")
+                np.save(path, b)
+                same(plexus.data.read_npy(path), a)
+
+
+def test_npy_versions_and_the_device(folder):
+    a = sample("float32", (3, 4))
+    for version in [(1, 0), (2, 0), (3, 0)]:
+        path = os.path.join(folder, "v.npy")
+        with open(path, "wb") as f:
+            np.lib.format.write_array(f, a, version=version)
+        t = plexus.data.read_npy(path, device=plexus.cpu(1))
+        assert t.device == plexus.cpu(1)
+        same(t, a)
+
+
+def test_npz_files_stored_and_compressed(folder):
+    arrays = {d: sample(d, (3, 2), seed=i) for i, d in enumerate(DTYPES)}
+    arrays["flags"] = np.array([True, False, True])
+    arrays["big_endian_fortran"] = np.asfortranarray(sample(">f8", (2, 5)))
+    for save in (np.savez, np.savez_compressed):
+        path = os.path.join(folder, "a.npz")
+        save(path, **arrays)
+        got = plexus.data.read_npz(path)
+        assert sorted(got) == sorted(arrays)
+        for name, a in arrays.items():
+            same(got[name], a)
+        same(plexus.data.read_npz(path, "int64"), arrays["int64"])
+        with pytest.raises(plexus.InvalidArgumentError, match="has no array 'x_train'"):
+            plexus.data.read_npz(path, "x_train")
+    # Positional arrays are arr_0, arr_1, ... as np.load names them.
+    np.savez(path, np.arange(3), np.ones(2))
+    assert sorted(plexus.data.read_npz(path)) == ["arr_0", "arr_1"]
+
+
+def test_dtypes_plexus_lacks_are_refused_by_name(folder):
+    path = os.path.join(folder, "bad.npy")
+    for values, name in [(np.arange(3, dtype=np.int16), "int16"), (np.arange(3, dtype=np.uint32), "uint32"),
+                         (np.ones(2, dtype=np.complex64), "complex64"), (np.array(["ab"]), "str"),
+                         (np.array([b"ab"]), "bytes"), (np.array([None, 1], dtype=object), "object"),
+                         (np.zeros(2, dtype=[("a", "<f4")]), "structured")]:
+        np.save(path, values, allow_pickle=True)
+        with pytest.raises(plexus.InvalidArgumentError, match=name) as e:
+            plexus.data.read_npy(path)
+        assert path in str(e.value)
+    np.save(path, np.zeros(1000, dtype=np.float32))
+    with pytest.raises(plexus.InvalidArgumentError, match="declares more than 100 bytes"):
+        plexus.data.read_npy(path, max_bytes=100)
+    assert plexus.data.read_npy(path, max_bytes=4000).shape == (1000,)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_csv_files_numpy_writes_read_back_exactly(folder, dtype):
+    a = sample(dtype, (6, 4))
+    a.reshape(-1)[:3] = [1e-30, -2.5, 0.1]
+    path = os.path.join(folder, "a.csv")
+    # %.9g and %.17g hold float32 and float64 exactly; the header line is skipped; NumPy's comment lines too.
+    np.savetxt(path, a, delimiter=",", fmt="%.9g" if dtype == "float32" else "%.17g", header="a,b,c,d",
+               comments="")
+    same(plexus.data.read_csv(path, skip_rows=1, dtype=dtype), a)
+    np.savetxt(path, a, delimiter=";", fmt="%.17g", header="made by NumPy")  # '# made by NumPy'
+    same(plexus.data.read_csv(path, delimiter=";", dtype=dtype, columns=[3, 1]), a[:, [3, 1]])
+    np.savetxt(path, a)  # the default: spaces, %.18e
+    same(plexus.data.read_csv(path, delimiter=" ", dtype=dtype), a)
+
+
+def test_csv_integers_and_errors(folder):
+    path = os.path.join(folder, "i.csv")
+    a = sample("int64", (3, 3))
+    np.savetxt(path, a, fmt="%d", delimiter=",")
+    same(plexus.data.read_csv(path, dtype="int64"), a)
+    with open(path, "w") as f:
+        f.write("1,2\n3,four\n")
+    with pytest.raises(plexus.InvalidArgumentError, match="i.csv: line 2, column 2: 'four' is not a number"):
+        plexus.data.read_csv(path)
+    with open(path, "w") as f:
+        f.write("1,2\n3\n")
+    with pytest.raises(plexus.InvalidArgumentError, match="line 2: has 1 columns, the first row has 2"):
+        plexus.data.read_csv(path)
+
+
+def reference(images, aug, size, padding, mean, std):
+    """torchvision's RandomCrop(size, padding) at the corner aug chose, its flip, ToTensor and Normalize, in
+    NumPy (images (C, H, W) uint8)."""
+    top, left, flipped = aug
+    padded = np.pad(images, ((0, 0), (padding, padding), (padding, padding)))
+    crop = padded[:, top:top + size, left:left + size]
+    if flipped:
+        crop = crop[:, :, ::-1]
+    return (crop / 255.0 - np.array(mean)[:, None, None]) / np.array(std)[:, None, None]
+
+
+def test_augmentations_match_a_numpy_reference():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 256, size=(40, 3, 8, 8), dtype=np.uint8)
+    y = np.arange(40) % 7
+    mean, std = [0.49, 0.48, 0.45], [0.25, 0.24, 0.26]
+    train = [T.RandomCrop(8, padding=2), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(mean, std)]
+    loader = plexus.data.DataLoader(plexus.data.ArrayDataset(x, y), 16, shuffle=True, seed=3, transforms=train)
+    corners, flips = set(), 0
+    for epoch in range(2):
+        for b in loader.batches():
+            assert b.data.dtype == np.float32 and b.label.dtype == np.int64
+            got = b.data.asnumpy()
+            for i, (row, aug) in enumerate(zip(b.rows, b.augmentations)):
+                np.testing.assert_allclose(got[i], reference(x[row], aug, 8, 2, mean, std), rtol=0, atol=2e-6)
+                assert b.label.asnumpy()[i] == y[row]
+                corners.add(aug[:2])
+                flips += aug[2]
+    assert len(corners) > 15 and 20 < flips < 60  # 25 corners allowed, 80 samples seen
+    # The test loader: ToTensor and Normalize only, in order, nothing random.
+    test = plexus.data.DataLoader(plexus.data.ArrayDataset(x, y), 40, transforms=[T.ToTensor(), T.Normalize(mean, std)])
+    (b,) = list(test.batches())
+    assert b.augmentations is None and b.rows == list(range(40))
+    np.testing.assert_allclose(b.data.asnumpy(), (x / 255.0 - np.array(mean)[:, None, None]) / np.array(std)[:, None, None],
+                               rtol=0, atol=2e-6)
+
+
+def test_loader_of_plain_arrays_and_bad_transforms():
+    x = np.arange(30, dtype=np.float64).reshape(10, 3)
+    loader = plexus.data.DataLoader(plexus.data.ArrayDataset(x, x[:, 0] > 10), 4, shuffle=True)
+    rows = []
+    for data, label in loader:
+        assert data.dtype == np.float64 and label.dtype == np.uint8
+        rows += [int(r[0]) // 3 for r in data.asnumpy()]
+        np.testing.assert_array_equal(label.asnumpy(), data.asnumpy()[:, 0] > 10)
+    assert sorted(rows) == list(range(10))
+    images = plexus.data.ArrayDataset(np.zeros((4, 2, 5, 5), dtype=np.uint8), np.zeros(4))
+    for transforms, message in [([T.RandomCrop(8)], "a 8x8 crop does not fit in a 5x5 image padded by 0"),
+                                ([T.RandomHorizontalFlip(p=2)], r"p must be in \[0, 1\], got 2"),
+                                ([T.Normalize(0.5, 0)], "std must be > 0"),
+                                ([T.Normalize([0.5] * 3, [1] * 3)], "3 means and 3 stds for samples"),
+                                ([T.ToTensor(), T.RandomCrop(4)], "RandomCrop after ToTensor")]:
+        with pytest.raises(plexus.InvalidArgumentError, match=message):
+            plexus.data.DataLoader(images, 2, transforms=transforms)
+    with pytest.raises(TypeError, match="a transform is one of"):
+        plexus.data.DataLoader(images, 2, transforms=["flip"])
+    with pytest.raises(plexus.ShapeError, match="3 labels for 4 samples"):
+        plexus.data.ArrayDataset(np.zeros((4, 2)), np.zeros(3))
+
+
+def test_metrics_match_hand_values_and_torch_topk():
+    torch = need("torch")
+    acc, top2 = plexus.metric.Accuracy(), plexus.metric.TopKAccuracy(2)
+    preds = plexus.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.3, 0.3, 0.4], [0.4, 0.4, 0.2]])
+    labels = plexus.array([1, 2, 2, 1])
+    acc.update(labels, preds)
+    top2.update(labels, preds)
+    assert acc.get() == ("accuracy", 0.5)
+    assert top2.get() == ("top_k_accuracy_2", 0.75)  # row 1's label is third; row 3's ties for first
+    top2.reset()
+    assert np.isnan(top2.get()[1])
+    # Random scores (no ties) over two devices, as split_and_load gives them, against torch.
+    rng = np.random.default_rng(0)
+    scores = rng.standard_normal((300, 10)).astype(np.float32)
+    truth = rng.integers(0, 10, size=300)
+    for k in (1, 3, 5):
+        m = plexus.metric.TopKAccuracy(k)
+        m.update([plexus.array(truth[:150]), plexus.array(truth[150:], device=plexus.cpu(1))],
+                 [plexus.array(scores[:150]), plexus.array(scores[150:], device=plexus.cpu(1))])
+        expected = (torch.topk(torch.from_numpy(scores), k, dim=1).indices == torch.from_numpy(truth)[:, None])
+        assert m.get()[1] == pytest.approx(expected.any(dim=1).double().mean().item(), abs=1e-12)
+        assert m.num_inst == 300
+    a = plexus.metric.Accuracy()
+    a.update(plexus.array(truth), plexus.array(scores))
+    assert a.get()[1] == pytest.approx((torch.from_numpy(scores).argmax(1).numpy() == truth).mean(), abs=1e-12)
