@@ -207,6 +207,8 @@ void Tracer::end() {
     }
     std::string failure, why;
     collect(data, traced, failure);
+    for (const TraceDevice& d : data.devices)  // the trace lasts until the devices' last work ended
+        for (const px_trace_span& sp : d.spans) data.end_ns = std::max(data.end_ns, sp.end_ns);
     if (!write_trace(data, why)) fail(PX_ERROR_INVALID_ARGUMENT, why);
     if (!failure.empty()) fail(PX_ERROR_DEVICE, failure);
 }

@@ -13,6 +13,7 @@ from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, nn, loss, data, metric, lr_scheduler
+from ._plexus import trace, trace_region  # where the time goes (docs/performance.md)
 import sys as _sys
 _sys.modules[__name__ + ".autograd"] = autograd
 

@@ -496,11 +496,14 @@ using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
 }  // namespace
 
+void bind_trace(py::module_& m);  // trace_bindings.cpp
+
 void bind_data(py::module_& m);  // data_bindings.cpp
 
 PYBIND11_MODULE(_plexus, m) {
     m.doc() = "Plexus tensors, devices, autograd and nn (the C++ frontend through pybind11)";
     register_errors(m);
+    bind_trace(m);
 
     // ---- devices ----
     py::class_<Device>(m, "Device")

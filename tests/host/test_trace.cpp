@@ -75,7 +75,7 @@ px_tensor* upload(px_runtime* rt, px_dtype dtype, std::vector<int64_t> shape, co
 // `ops` gets the op calls it makes, in order, `copies` how many copies.
 // Returns w after the step.
 std::vector<float> linear_step(px_runtime* rt, std::vector<std::string>& ops, int& copies) {
-    std::vector<float> xs(8 * 4), ws(4 * 3, 0.25f), bs(3, 0.0f);
+    std::vector<float> xs(32), ws(12, 0.25f), bs(3, 0.0f);  // x (8,4), w (4,3), b (3)
     for (size_t i = 0; i < xs.size(); ++i) xs[i] = float(i % 7) / 7.0f - 0.5f;
     const int32_t labels[8] = {0, 1, 2, 0, 1, 2, 0, 1};
     px_tensor* x = upload(rt, PX_FLOAT32, {8, 4}, xs.data(), xs.size() * 4);

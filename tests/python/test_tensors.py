@@ -209,3 +209,23 @@ def test_a_forked_child_reads_values_with_waiter_and_runtime_of_its_own():
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     assert before.sum().item() == 6.0  # and the parent goes on
+
+
+def test_trace_writes_chrome_json_and_a_summary(tmp_path):
+    import json
+    path = str(tmp_path / "step.json")
+    a = plexus.ones((4, 4))
+    with plexus.trace(path):
+        with plexus.trace_region("step"):
+            b = (a + a) * 2
+            assert b.tolist()[0][0] == 4.0
+    with open(path, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    ops = [e["name"] for e in events if e.get("ph") == "X" and e["pid"] == 0 and e["cat"] == "op"]
+    assert ops == ["add", "mul"]
+    assert any(e.get("cat") == "region" and e["name"] == "step" for e in events)
+    with open(str(tmp_path / "step.summary.txt"), encoding="utf-8") as f:
+        assert f.read().startswith("Plexus trace: ")
+    with pytest.raises(Exception, match="cannot write the trace to '/nonexistent-folder/t.json'"):
+        with plexus.trace("/nonexistent-folder/t.json"):
+            pass

@@ -195,7 +195,7 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT counts an op's scratch: columns that do not f
     for (int cycle = 0; cycle < 3; ++cycle) {
         px_tensor* y = nullptr;
         REQUIRE(px_conv2d(x, wbig, 1, 1, 0, 0, &y) == PX_OK);  // queued: it fails when it runs
-        std::vector<float> v(33 * 33);
+        std::vector<float> v(size_t(33) * 33);
         CHECK(px_tensor_to_host(y, v.data(), v.size() * sizeof(float)) == PX_ERROR_OUT_OF_MEMORY);
         const std::string m = px_last_error();
         INFO(m);
