@@ -440,7 +440,8 @@ bool may_report(const OpArgs& t) {
            t.op == PX_OP_TAKE_BACKWARD;
 }
 
-px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
+// execute, and ABI 1.8's execute_traced with the op's trace id.
+px_status submit(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_id, px_plugin_error* err) {
     const px_status form = px_op_call_check(call, ctx ? int32_t(ctx->devices.size()) : 0, buffer_facts, err);
     if (form != PX_OK) return form;
     Device* d = device_at(ctx, call->device);
