@@ -181,6 +181,7 @@ Augmentation Pipeline::apply(const uint8_t* src, uint8_t* dst, uint64_t key) con
     }
     int64_t n = 1;
     for (int64_t d : out_sample) n *= d;
+    if (n == 0) return chose;  // (memcpy takes no null pointer, even for 0 bytes)
     if (!affine_) {
         std::memcpy(dst, cur, size_t(n * es));
         return chose;
