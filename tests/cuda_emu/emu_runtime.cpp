@@ -79,6 +79,7 @@ struct State {
     std::set<const CUstream_st*> streams;
     std::vector<std::shared_ptr<px_emu::Queue>> legacy = [this] {  // each device's default stream
         std::vector<std::shared_ptr<px_emu::Queue>> q;
+        q.reserve(size_t(devices));
         for (int d = 0; d < devices; ++d) q.push_back(px_emu::make_queue(d));
         return q;
     }();

@@ -207,7 +207,7 @@ TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT counts an op's scratch: columns that do not f
         // The device goes on: the smaller kernel's columns fit, and its sums are right.
         px_tensor* z = nullptr;
         REQUIRE(px_conv2d(x, wsmall, 1, 1, 0, 0, &z) == PX_OK);
-        std::vector<float> out(49 * 49);
+        std::vector<float> out(size_t(49) * 49);
         REQUIRE(px_tensor_to_host(z, out.data(), out.size() * sizeof(float)) == PX_OK);
         CHECK(out.front() == 256.0f);
         CHECK(out.back() == 256.0f);
