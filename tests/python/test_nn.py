@@ -330,7 +330,7 @@ def test_layer_norm_matches_pytorch():
     np, torch = need("numpy"), need("torch")
     rng = np.random.default_rng(6)
     x0, dy0 = rng.normal(3, 2, size=(4, 3, 8)), rng.normal(size=(4, 3, 8))
-    ln = nn.LayerNorm()
+    ln = nn.LayerNorm(in_channels=8)
     ln.initialize()
     params = ln.collect_params()
     params["gamma"].set_data(plexus.array(rng.uniform(0.5, 2, size=8), dtype="float32"))
