@@ -31,7 +31,10 @@ constexpr Code codes[] = {{'f', 2, DType::float16}, {'f', 4, DType::float32}, {'
 
 // NumPy's name of a kind and size Plexus does not read, for the message.
 std::string numpy_name(char kind, const std::string& bytes) {
-    const long bits = 8 * std::strtol(bytes.c_str(), nullptr, 10);
+    const long size = std::strtol(bytes.c_str(), nullptr, 10);
+    const bool numeric = std::string("iufcb").find(kind) != std::string::npos;
+    if (numeric && (size < 1 || size > 64)) return std::string(1, kind) + " of " + bytes + " bytes";  // no NumPy dtype
+    const long bits = numeric ? 8 * size : 0;
     switch (kind) {
     case 'i': return "int" + std::to_string(bits);
     case 'u': return "uint" + std::to_string(bits);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 #include <type_traits>
 
 namespace plexus::data::detail {
@@ -26,6 +27,13 @@ struct SplitMix {
     int64_t below(int64_t n) { return int64_t(next() % uint64_t(n)); }  // n <= 2^40 or so: no visible bias
     double uniform() { return double(next() >> 11) * 0x1p-53; }
 };
+
+// 1.5, 0, -1, inf: as a user wrote the number (std::to_string gives 0.000000).
+std::string number(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
 
 const char* name_of(const Transform& t) {
     static const char* const names[] = {"RandomCrop", "RandomHorizontalFlip", "ToTensor", "Normalize"};
@@ -100,7 +108,7 @@ std::shared_ptr<const Pipeline> Pipeline::make(const std::vector<Transform>& tra
             int64_t c = 0, h = 0, w = 0;
             image_dims(p->out_sample, "RandomHorizontalFlip", c, h, w);
             if (!(flip->p >= 0 && flip->p <= 1))
-                bad("RandomHorizontalFlip: p must be in [0, 1], got " + std::to_string(flip->p));
+                bad("RandomHorizontalFlip: p must be in [0, 1], got " + number(flip->p));
             p->geometry_.push_back({false, 0, 0, 0, flip->p});
         } else if (std::holds_alternative<transforms::ToTensor>(t)) {
             if (value_transform)
@@ -118,7 +126,7 @@ std::shared_ptr<const Pipeline> Pipeline::make(const std::vector<Transform>& tra
             for (size_t c = 0; c < channels; ++c) {
                 const double m = n.mean[n.mean.size() == 1 ? 0 : c], s = n.std[n.std.size() == 1 ? 0 : c];
                 if (!(s > 0) || !std::isfinite(s))
-                    bad("Normalize: std must be > 0 and finite, got " + std::to_string(s) + " for channel " +
+                    bad("Normalize: std must be > 0 and finite, got " + number(s) + " for channel " +
                         std::to_string(c));
                 if (!std::isfinite(m)) bad("Normalize: the mean of channel " + std::to_string(c) + " is not finite");
                 p->shift_[c] = (p->shift_[c] + m) / s;

@@ -79,4 +79,27 @@ inline int idx_input(const uint8_t* data, size_t size) {
     return 0;
 }
 
+// read_npy and read_npz on the input (after its first byte, whose low bit
+// picks the reader), through a memory file as idx_input does.
+inline int npy_input(const uint8_t* data, size_t size) {
+    static const int fd = memfd_create("plexus-fuzz-npy", 0);
+    if (fd < 0 || size == 0) return 0;
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, data + 1, size - 1, 0) != ssize_t(size - 1)) return 0;
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    auto check = [](const data::Array& a) {
+        uint64_t n = px_dtype_size(static_cast<int32_t>(a.dtype));
+        for (int64_t d : a.shape) n *= uint64_t(d);
+        if (n != a.bytes.size()) invariant_broken("an .npy array's size differs from its shape and dtype");
+    };
+    try {
+        if (data[0] & 1) {
+            for (const auto& [name, a] : data::read_npz(path, uint64_t(1) << 20)) check(a);
+        } else {
+            check(data::read_npy(path, uint64_t(1) << 20));
+        }
+    } catch (const InvalidArgumentError&) {
+    }
+    return 0;
+}
+
 }  // namespace plexus::fuzz

@@ -76,6 +76,7 @@ TEST_CASE("the fuzz corpus and every recorded crash decode or fail cleanly", "[f
         REQUIRE_NOTHROW(plexus::nn::param_file::decode(b.data() + 1, b.size() - 1, "a seed"));
     });
     CHECK(replay("idx", plexus::fuzz::idx_input) >= 8);
+    CHECK(replay("npy", plexus::fuzz::npy_input) >= 7);
 }
 
 TEST_CASE("the op-call corpus runs on the CPU plugin and every recorded crash is refused or runs", "[fuzz][errors]") {

@@ -185,7 +185,7 @@ def test_loader_of_plain_arrays_and_bad_transforms():
     assert sorted(rows) == list(range(10))
     images = plexus.data.ArrayDataset(np.zeros((4, 2, 5, 5), dtype=np.uint8), np.zeros(4))
     for transforms, message in [([T.RandomCrop(8)], "a 8x8 crop does not fit in a 5x5 image padded by 0"),
-                                ([T.RandomHorizontalFlip(p=2)], r"p must be in \[0, 1\], got 2"),
+                                ([T.RandomHorizontalFlip(p=2)], r"p must be in \[0, 1\], got 2$"),
                                 ([T.Normalize(0.5, 0)], "std must be > 0"),
                                 ([T.Normalize([0.5] * 3, [1] * 3)], "3 means and 3 stds for samples"),
                                 ([T.ToTensor(), T.RandomCrop(4)], "RandomCrop after ToTensor")]:
