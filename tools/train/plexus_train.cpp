@@ -32,6 +32,7 @@
 #include "ranks.hpp"
 #include "report.hpp"
 #include "step_trace.hpp"
+#include "train_data.hpp"
 
 using namespace plexus;
 
@@ -60,7 +61,7 @@ struct Options {
 
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
-    "                    [--data FOLDER] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|lenet-bn|resnet18]\n"
+    "                    [--data FOLDER|FILE.npz] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|lenet-bn|resnet18]\n"
     "                    [--dtype float32|bfloat16|float16] [--optimizer sgd|nag|adam|adamw] [--resume FOLDER]\n"
     "                    [--lr-schedule constant|cosine|step] [--trace FILE]\n"
     "                    [--no-progress]\n"
@@ -70,6 +71,9 @@ const char* usage =
     "  --device cpu:0,cpu:1   split every batch over these devices (data parallelism in one process)\n"
     "  --distributed          one process per rank, each on its shard of every batch, gradients summed over\n"
     "                         the ranks (MPI); each rank uses --device, or its local GPU, or the CPU\n"
+    "  --data FOLDER|FILE.npz Fashion-MNIST's IDX files in FOLDER (the default: Debian's), or a NumPy .npz with\n"
+    "                         x_train, y_train, x_test, y_test: images (N, H, W) or (N, C, H, W), uint8\n"
+    "                         (normalized as Fashion-MNIST) or float, labels 0..9\n"
     "  --max-batches N        stop each epoch after N batches\n"
     "  --net NAME             the network: seed 002's LeNet (lenet, the default), a 784-1024-1024-10 MLP (mlp)\n"
     "                         d2l's LeNet with BatchNorm (lenet-bn) or ResNet-18 (resnet18); BatchNorm's\n"
@@ -263,17 +267,17 @@ train::Settings run_settings(const Options& o) {
             {"--wd", g(o.wd)}};
 }
 
-void check_ranks_agree(Ranks& ranks, const Options& o, const data::ImageDataset& train_set,
-                       const data::ImageDataset& test_set, nn::Sequential& net, const Device& dev) {
+void check_ranks_agree(Ranks& ranks, const Options& o, const train::TrainData& sets, nn::Sequential& net,
+                       const Device& dev) {
     // Complete the deferred shapes with one zero image (no RNG is drawn
     // in between, so the initial values are those of the first batch's).
-    net(full({1, 1, train_set.rows, train_set.cols}, 0.0, dev));
-    auto images = [](const data::ImageDataset& d) {
-        return std::to_string(d.count) + " images of " + std::to_string(d.rows) + "x" + std::to_string(d.cols);
-    };
+    Shape one{1};
+    for (int64_t d : sets.image()) one.push_back(d);
+    net(full(one, 0.0, dev));
+    auto images = [&](bool train) { return std::to_string(sets.count(train)) + " images of " + str(sets.image()); };
     mpi::Facts facts = run_settings(o);
-    facts.emplace_back("the training set in --data", images(train_set));
-    facts.emplace_back("the test set in --data", images(test_set));
+    facts.emplace_back("the training set in --data", images(true));
+    facts.emplace_back("the test set in --data", images(false));
     for (auto& fact : mpi::parameter_shapes(net.collect_params())) facts.push_back(fact);
     const std::string why = ranks.mpi->disagreement(facts);
     if (!why.empty()) ranks.stop(why);
@@ -322,13 +326,17 @@ int main(int argc, char** argv) {
         if (lead && !o.trace.empty() && !std::ofstream(o.trace))  // now, not after the first step
             die("--trace " + o.trace + ": cannot be written: " + std::strerror(errno));
         seed(o.seed);
-        if (lead) std::cout << "Loading Fashion-MNIST from " << o.data << "\n";
-        stage = "loading Fashion-MNIST from " + o.data;
-        data::ImageDataset train_set = data::fashion_mnist(true, o.data), test_set = data::fashion_mnist(false, o.data);
-        if (train_set.count == 0)  // thrown, not die(): the other ranks must stop too
-            throw std::runtime_error(o.data + "/train-images-idx3-ubyte.gz has no images: nothing to train on (see --data)");
-        data::DataLoader train_data(train_set, o.batch_size, true, dev, o.seed);
-        data::DataLoader test_data(test_set, o.batch_size, false, dev);
+        const bool npz = o.data.size() > 4 && o.data.compare(o.data.size() - 4, 4, ".npz") == 0;
+        if (lead) std::cout << "Loading " << (npz ? "" : "Fashion-MNIST from ") << o.data << "\n";
+        stage = "loading " + std::string(npz ? "" : "Fashion-MNIST from ") + o.data;
+        const train::TrainData sets(o.data);
+        if (sets.count(true) == 0)  // thrown, not die(): the other ranks must stop too
+            throw std::runtime_error((npz ? o.data + ": x_train" : o.data + "/train-images-idx3-ubyte.gz") +
+                                     " has no images: nothing to train on (see --data)");
+        const auto train_loader = sets.loader(true, o.batch_size, true, dev, o.seed);
+        const auto test_loader = sets.loader(false, o.batch_size, false, dev);
+        data::DataLoader& train_data = *train_loader;
+        data::DataLoader& test_data = *test_loader;
         if (ranks.size > 1) {
             train_data.shard(ranks.rank, ranks.size);
             test_data.shard(ranks.rank, ranks.size);
@@ -338,7 +346,7 @@ int main(int argc, char** argv) {
         nn::Sequential net;
         o.net->add(net);
         net.initialize(devices);
-        if (ranks.mpi) check_ranks_agree(ranks, o, train_set, test_set, net, dev);
+        if (ranks.mpi) check_ranks_agree(ranks, o, sets, net, dev);
         std::map<std::string, double> settings{{"learning_rate", o.lr}, {"wd", o.wd}};
         if (o.optimizer == "sgd" || o.optimizer == "nag") settings["momentum"] = o.momentum;
         nn::Trainer trainer(net.collect_params(), o.optimizer, settings);
@@ -380,7 +388,7 @@ int main(int argc, char** argv) {
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
         if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.mpi->reducer() << "\n";
         if (lead)
-            std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << train_set.count
+            std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << sets.count(true)
                       << " images, batch " << o.batch_size << ", " << o.epochs << " epochs, " << o.optimizer << " lr " << o.lr
                       << (o.dtype == DType::float32 ? std::string()
                                                     : std::string(", layers in ") + name(o.dtype) +
@@ -428,7 +436,7 @@ int main(int argc, char** argv) {
             std::printf("\n");
             std::fflush(stdout);
             train::write_csv(o.out + "/metrics.csv", rows);
-            train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on Fashion-MNIST, " + where);
+            train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on " + (npz ? o.data : "Fashion-MNIST") + ", " + where);
             stage = "writing the checkpoint after epoch " + std::to_string(epoch);
             train::write_checkpoint(o.out, epoch + 1, net, trainer, run_settings(o), scaler ? &*scaler : nullptr);
         }

@@ -1,0 +1,79 @@
+// --data: Fashion-MNIST's folder, or a user's .npz whose images and labels
+// go through the same loader with the same ToTensor and Normalize.
+#include "train_data.hpp"
+
+#include <cstring>
+
+namespace plexus::train {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& end) {
+    return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+[[noreturn]] void bad(const std::string& path, const std::string& why) {
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, path + ": " + why);
+}
+
+// x (N, H, W) or (N, C, H, W) images and y (N) class numbers 0..9 as int32.
+data::ArrayDataset images_and_labels(const std::string& path, const char* x_name, const char* y_name) {
+    data::Array x = data::read_npz(path, x_name), y = data::read_npz(path, y_name);
+    if (x.shape.size() == 3) x.shape.insert(x.shape.begin() + 1, 1);  // one channel
+    if (x.shape.size() != 4)
+        bad(path, std::string(x_name) + " is " + str(x.shape) + "; images are (N, H, W) or (N, C, H, W)");
+    if (y.shape.size() != 1) bad(path, std::string(y_name) + " is " + str(y.shape) + "; labels are (N)");
+    if (y.dtype != DType::int32 && y.dtype != DType::int64 && y.dtype != DType::uint8)
+        bad(path, std::string(y_name) + " is " + name(y.dtype) + "; labels are integers");
+    data::Array labels{DType::int32, y.shape, std::vector<uint8_t>(size_t(y.size()) * 4)};
+    const size_t es = px_dtype_size(static_cast<int32_t>(y.dtype));
+    for (int64_t i = 0; i < y.size(); ++i) {
+        int64_t v = 0;
+        if (y.dtype == DType::uint8) v = y.bytes[size_t(i)];
+        else if (y.dtype == DType::int32) { int32_t w; std::memcpy(&w, &y.bytes[size_t(i) * es], 4); v = w; }
+        else std::memcpy(&v, &y.bytes[size_t(i) * es], 8);
+        if (v < 0 || v > 9)
+            bad(path, std::string(y_name) + "[" + std::to_string(i) + "] is " + std::to_string(v) +
+                          ", not a class 0..9 (the networks have 10 outputs)");
+        const auto w = int32_t(v);
+        std::memcpy(&labels.bytes[size_t(i) * 4], &w, 4);
+    }
+    return data::ArrayDataset(std::move(x), std::move(labels));
+}
+
+}  // namespace
+
+TrainData::TrainData(const std::string& data) {
+    if (ends_with(data, ".npz")) {
+        what = data;
+        train_.emplace(images_and_labels(data, "x_train", "y_train"));
+        test_.emplace(images_and_labels(data, "x_test", "y_test"));
+        if (Shape(train_->data.shape.begin() + 1, train_->data.shape.end()) !=
+            Shape(test_->data.shape.begin() + 1, test_->data.shape.end()))
+            bad(data, "x_train's images are " + str(train_->data.shape) + ", x_test's " + str(test_->data.shape));
+        return;
+    }
+    what = "Fashion-MNIST from " + data;
+    fm_train_.emplace(data::fashion_mnist(true, data));
+    fm_test_.emplace(data::fashion_mnist(false, data));
+}
+
+std::unique_ptr<data::DataLoader> TrainData::loader(bool train, int64_t batch_size, bool shuffle, Device device,
+                                                    uint64_t seed) const {
+    if (fm_train_) return std::make_unique<data::DataLoader>(train ? *fm_train_ : *fm_test_, batch_size, shuffle, device, seed);
+    const data::ArrayDataset& d = train ? *train_ : *test_;
+    std::vector<data::Transform> t;
+    if (d.data.dtype == DType::uint8) t = {data::transforms::ToTensor(), data::transforms::Normalize({0.13}, {0.31})};
+    return std::make_unique<data::DataLoader>(d, batch_size, shuffle, device, seed, t);
+}
+
+int64_t TrainData::count(bool train) const {
+    if (fm_train_) return (train ? fm_train_ : fm_test_)->count;
+    return (train ? train_ : test_)->size();
+}
+
+Shape TrainData::image() const {
+    if (fm_train_) return {1, fm_train_->rows, fm_train_->cols};
+    return Shape(train_->data.shape.begin() + 1, train_->data.shape.end());
+}
+
+}  // namespace plexus::train
