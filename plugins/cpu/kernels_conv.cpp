@@ -18,13 +18,14 @@
 namespace pxcpu {
 namespace {
 
-// cols (C*KH*KW, OH*OW) from one image (C,H,W); cells in the padding are 0.
+// cols (C*KH*KW, OH*OW) from one image (C,H,W), rows `ld` apart (several
+// images side by side); cells in the padding are 0.
 template <class T>
-void im2col(const T* x, const ConvGeometry& g, T* cols) {
+void im2col(const T* x, const ConvGeometry& g, T* cols, int64_t ld) {
     for (int64_t c = 0; c < g.c; ++c)
         for (int64_t i = 0; i < g.kh; ++i)
             for (int64_t j = 0; j < g.kw; ++j) {
-                T* row = cols + ((c * g.kh + i) * g.kw + j) * g.ohw();
+                T* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
                 const T* plane = x + c * g.h * g.w;
                 for (int64_t oy = 0; oy < g.oh; ++oy) {
                     int64_t y = oy * g.sh - g.ph + i;
@@ -50,13 +51,14 @@ void im2col(const T* x, const ConvGeometry& g, T* cols) {
             }
 }
 
-// Adds cols (C*KH*KW, OH*OW) back into one image gradient (C,H,W).
+// Adds cols (C*KH*KW, OH*OW), rows `ld` apart, back into one image
+// gradient (C,H,W).
 template <class T>
-void col2im_add(const T* cols, const ConvGeometry& g, T* dx) {
+void col2im_add(const T* cols, const ConvGeometry& g, T* dx, int64_t ld) {
     for (int64_t c = 0; c < g.c; ++c)
         for (int64_t i = 0; i < g.kh; ++i)
             for (int64_t j = 0; j < g.kw; ++j) {
-                const T* row = cols + ((c * g.kh + i) * g.kw + j) * g.ohw();
+                const T* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
                 T* plane = dx + c * g.h * g.w;
                 for (int64_t oy = 0; oy < g.oh; ++oy) {
                     int64_t y = oy * g.sh - g.ph + i;
@@ -89,10 +91,32 @@ void conv_forward(const OpTask& t) {
     const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
     for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
         const T* xi = px + i * g.c * g.h * g.w;
-        if (!direct) im2col(xi, g, cols);
+        if (!direct) im2col(xi, g, cols, g.ohw());
         gemm(false, false, int(g.o), int(g.ohw()), int(g.ckk()), T(1), pw, int(g.ckk()), direct ? xi : cols,
              int(g.ohw()), T(0), py + i * g.o * g.ohw(), int(g.ohw()));
     });
+}
+
+// Images per product in the gradients. A layer with a small output plane
+// makes a skinny product per image (16 columns for a 4x4 plane, 49 for 7x7),
+// which OpenBLAS runs at a third of its rate when the inner dimension is
+// short too (the input gradient's W^T dY, the weight gradient's dY x^T);
+// images side by side give it about 256 columns. At most a thread's share
+// of the batch, so every thread keeps work.
+inline int64_t images_per_product(const ConvGeometry& g, int threads) {
+    const int64_t share = (g.n + threads - 1) / std::max(threads, 1);
+    return std::clamp<int64_t>(256 / std::max<int64_t>(g.ohw(), 1), 1, std::max<int64_t>(share, 1));
+}
+
+// The output gradients of `count` images (O, OH*OW each) side by side as one
+// (O, count*OH*OW) matrix: one image's is used where it lies.
+template <class T>
+const T* side_by_side(const T* dy, const ConvGeometry& g, int64_t count, T* out) {
+    if (count == 1) return dy;
+    const int64_t ohw = g.ohw(), ld = count * ohw;
+    for (int64_t k = 0; k < count; ++k)
+        for (int64_t o = 0; o < g.o; ++o) copy_run(out + o * ld + k * ohw, dy + (k * g.o + o) * ohw, ohw);
+    return out;
 }
 
 template <class T>
@@ -102,18 +126,21 @@ void conv_backward_input(const OpTask& t) {
     const T* pdy = reinterpret_cast<const T*>(dy.data);
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* pdx = reinterpret_cast<T*>(dx.data);
-    const bool direct = g.is_identity_im2col();
-    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
+    const int team = team_for(g.n);
+    const int64_t per = images_per_product(g, team), cols = g.ckk() * per * g.ohw();
+    const bool direct = g.is_identity_im2col() && per == 1;
+    // Scratch per thread: the images' columns, then their output gradients side by side.
+    const ThreadScratch<T> scratch(t.scratch, team, size_t(direct ? 0 : cols + (per > 1 ? g.o * per * g.ohw() : 0)));
     const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
-    for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
-        T* dxi = pdx + i * g.c * g.h * g.w;
-        T* dst = direct ? dxi : cols;
-        gemm(true, false, int(g.ckk()), int(g.ohw()), int(g.o), T(1), pw, int(g.ckk()), pdy + i * g.o * g.ohw(),
-             int(g.ohw()), T(0), dst, int(g.ohw()));
-        if (!direct) {
-            std::fill(dxi, dxi + g.c * g.h * g.w, T(0));
-            col2im_add(cols, g, dxi);
-        }
+    for_each_chunk<T>(g.n, per, scratch, [&](int64_t first, int64_t count, int, T* s) {
+        const int64_t ld = count * g.ohw();
+        const T* dys = side_by_side(pdy + first * g.o * g.ohw(), g, count, s + cols);
+        T* dxi = pdx + first * g.c * g.h * g.w;
+        T* dst = direct ? dxi : s;
+        gemm(true, false, int(g.ckk()), int(ld), int(g.o), T(1), pw, int(g.ckk()), dys, int(ld), T(0), dst, int(ld));
+        if (direct) return;
+        std::fill(dxi, dxi + count * g.c * g.h * g.w, T(0));
+        for (int64_t k = 0; k < count; ++k) col2im_add(s + k * g.ohw(), g, dxi + k * g.c * g.h * g.w, ld);
     });
 }
 
@@ -125,21 +152,28 @@ void conv_backward_weight(const OpTask& t) {
     const T* px = reinterpret_cast<const T*>(x.data);
     T* pdw = reinterpret_cast<T*>(dw.data);
     const int64_t wsize = g.o * g.ckk();
-    const bool direct = g.is_identity_im2col();
-    // Scratch per thread: the image's columns, then the thread's partial dW.
-    const size_t cols = direct ? 0 : size_t(g.ckk() * g.ohw());
-    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), cols + size_t(wsize));
+    const int team = team_for(g.n);
+    const int64_t per = images_per_product(g, team);
+    const bool direct = g.is_identity_im2col() && per == 1;
+    // Scratch per thread: the images' columns, their output gradients side by
+    // side, then the thread's partial dW.
+    const size_t cols = direct ? 0 : size_t(g.ckk() * per * g.ohw());
+    const size_t dys_size = per > 1 ? size_t(g.o * per * g.ohw()) : 0;
+    const ThreadScratch<T> scratch(t.scratch, team, cols + dys_size + size_t(wsize));
     const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
-    for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* s) {
-        const T* xi = px + i * g.c * g.h * g.w;
-        if (!direct) im2col(xi, g, s);
-        gemm(false, true, int(g.o), int(g.ckk()), int(g.ohw()), T(1), pdy + i * g.o * g.ohw(), int(g.ohw()),
-             direct ? xi : s, int(g.ohw()), T(1), s + cols, int(g.ckk()));
+    for_each_chunk<T>(g.n, per, scratch, [&](int64_t first, int64_t count, int, T* s) {
+        const int64_t ld = count * g.ohw();
+        const T* xi = px + first * g.c * g.h * g.w;
+        if (!direct)
+            for (int64_t k = 0; k < count; ++k) im2col(xi + k * g.c * g.h * g.w, g, s + k * g.ohw(), ld);
+        const T* dys = side_by_side(pdy + first * g.o * g.ohw(), g, count, s + cols);
+        gemm(false, true, int(g.o), int(g.ckk()), int(ld), T(1), dys, int(ld), direct ? xi : s, int(ld), T(1),
+             s + cols + dys_size, int(g.ckk()));
     });
     // Partials added in thread order: the same result for the same thread count.
     std::fill(pdw, pdw + wsize, T(0));
     for (int k = 0; k < scratch.threads(); ++k) {
-        const T* part = scratch.part(k) + cols;
+        const T* part = scratch.part(k) + cols + dys_size;
         for (int64_t e = 0; e < wsize; ++e) pdw[e] += part[e];
     }
 }
