@@ -51,7 +51,10 @@ Tensor weigh(const Tensor& y, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("layer_norm normalises each row of the last axis", "[conformance][nn][layer_norm][R15]") {
-    PX_NEEDS({PX_OP_BATCH_NORM_STATS, DType::float32}, {PX_OP_BATCH_NORM, DType::float32});
+    PX_NEEDS({PX_OP_BATCH_NORM_STATS, DType::float32}, {PX_OP_BATCH_NORM, DType::float32},
+             {PX_OP_BATCH_NORM_STATS, DType::float64}, {PX_OP_BATCH_NORM, DType::float64}, {PX_OP_FILL, DType::float32},
+             {PX_OP_FILL, DType::float64}, {PX_OP_MUL, DType::float32}, {PX_OP_MUL, DType::float64},
+             {PX_OP_CAST, DType::float64}, {PX_OP_CAST, DType::float32});
     Device dev = pxtest::device_under_test();
     const Shape shape{3, 4, 50};
     auto x = random_values(600, 100, -3, 3);
@@ -76,6 +79,7 @@ TEST_CASE("layer_norm's gradients match finite differences", "[conformance][nn][
 }
 
 TEST_CASE("layer_norm refuses what it cannot normalise", "[conformance][nn][layer_norm][errors][R5]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_BATCH_NORM_STATS, DType::float32}, {PX_OP_BATCH_NORM, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor x = ones({2, 3}, dev), g = ones({3}, dev);
     PX_REQUIRE_MENTIONS(pxtest::message_of<ShapeError>([&] { layer_norm(x, ones({2}, dev), g); }),
@@ -88,7 +92,7 @@ TEST_CASE("layer_norm refuses what it cannot normalise", "[conformance][nn][laye
 }
 
 TEST_CASE("adaptive_avg_pool2d averages PyTorch's windows", "[conformance][nn][adaptive_pool][R15]") {
-    PX_NEEDS({PX_OP_AVG_POOL2D, DType::float32}, {PX_OP_MATMUL, DType::float32});
+    PX_NEEDS({PX_OP_AVG_POOL2D, DType::float32}, {PX_OP_MATMUL, DType::float32}, {PX_OP_CAST, DType::float64});
     Device dev = pxtest::device_under_test();
     const auto x = random_values(2 * 3 * 7 * 10, 107, -2, 2);
     // Tiling windows (avg_pool2d), overlapping ones (7 -> 3, 10 -> 4), and more cells than rows (7 -> 9).
@@ -100,7 +104,8 @@ TEST_CASE("adaptive_avg_pool2d averages PyTorch's windows", "[conformance][nn][a
 }
 
 TEST_CASE("adaptive_avg_pool2d's gradient matches finite differences", "[conformance][nn][adaptive_pool][grad][R15]") {
-    PX_NEEDS({PX_OP_AVG_POOL2D_BACKWARD, DType::float64}, {PX_OP_MATMUL, DType::float64}, {PX_OP_GEMM, DType::float64});
+    PX_NEEDS({PX_OP_AVG_POOL2D, DType::float64}, {PX_OP_AVG_POOL2D_BACKWARD, DType::float64},
+             {PX_OP_MATMUL, DType::float64}, {PX_OP_GEMM, DType::float64});
     Device dev = pxtest::device_under_test();
     for (auto [oh, ow] : {std::pair<int, int>{2, 3}, {3, 2}}) {
         check_gradients(dev, {{{1, 2, 4, 6}, random_values(48, 108, -2, 2)}}, [&](const std::vector<Tensor>& t) {
@@ -110,6 +115,7 @@ TEST_CASE("adaptive_avg_pool2d's gradient matches finite differences", "[conform
 }
 
 TEST_CASE("adaptive_avg_pool2d refuses bad sizes", "[conformance][nn][adaptive_pool][errors][R5]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32});
     Device dev = pxtest::device_under_test();
     PX_REQUIRE_MENTIONS(pxtest::message_of<ShapeError>([&] { adaptive_avg_pool2d(ones({2, 3, 4}, dev), 1); }),
                         "x must be (N, C, H, W), got (2, 3, 4)");

@@ -81,7 +81,8 @@ TEST_CASE("take_backward adds repeated rows in the indices' order", "[conformanc
 }
 
 TEST_CASE("take's gradient matches finite differences", "[conformance][nn][take][grad][R15]") {
-    PX_NEEDS({PX_OP_TAKE, DType::float64}, {PX_OP_TAKE_BACKWARD, DType::float64});
+    PX_NEEDS({PX_OP_TAKE, DType::float64}, {PX_OP_TAKE_BACKWARD, DType::float64}, {PX_OP_MUL, DType::float64},
+             {PX_OP_SUM, DType::float64});
     Device dev = pxtest::device_under_test();
     Tensor idx = array(std::vector<int32_t>{2, 0, 2, 4, 2}, {}, dev);
     const std::vector<double> w = random_values(10, 91);
@@ -91,7 +92,7 @@ TEST_CASE("take's gradient matches finite differences", "[conformance][nn][take]
 }
 
 TEST_CASE("an index outside the table fails at the next wait", "[conformance][nn][take][errors][R5]") {
-    PX_NEEDS({PX_OP_TAKE, DType::float32}, {PX_OP_TAKE_BACKWARD, DType::float32});
+    PX_NEEDS({PX_OP_TAKE, DType::float32}, {PX_OP_TAKE_BACKWARD, DType::float32}, {PX_OP_FILL, DType::float32});
     Device dev = pxtest::device_under_test();
     Tensor table = ones({4, 2}, dev);
     for (int32_t bad : {4, -1}) {
@@ -108,7 +109,8 @@ TEST_CASE("an index outside the table fails at the next wait", "[conformance][nn
 }
 
 TEST_CASE("take refuses bad arguments before queuing anything", "[conformance][nn][take][errors][R5]") {
-    PX_NEEDS({PX_OP_TAKE, DType::float32}, {PX_OP_TAKE_BACKWARD, DType::float32});
+    PX_NEEDS({PX_OP_TAKE, DType::float32}, {PX_OP_TAKE_BACKWARD, DType::float32}, {PX_OP_FILL, DType::float32},
+             {PX_OP_FILL, DType::int32}, {PX_OP_FILL, DType::int64});
     Device dev = pxtest::device_under_test();
     Tensor table = ones({4, 2}, dev);
     PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { take(table, ones({2}, dev)); }),
