@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the parameter-file decoder, the IDX reader, and the op calls of the
+# Fuzzes the parameter-file decoder, the IDX and NumPy readers, and the op calls of the
 # CPU plugin and of the CUDA plugin on the CUDA emulator (their execute, as
 # any host may call it; each alone, then both side by side) with libFuzzer
 # under ASan and UBSan (clang from Debian): each target runs for
@@ -20,7 +20,7 @@ tools/install-packages.sh clang libclang-rt-14-dev libomp-14-dev
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DPLEXUS_FUZZ=ON -DPLEXUS_WITH_CUDA=OFF -DPLEXUS_WITH_MPI=OFF \
   -DPLEXUS_BUILD_TESTS=OFF -DPLEXUS_BUILD_TOOLS=OFF -DPLEXUS_ABI_CHECK=OFF >/dev/null
-targets="param-file idx op-call"
+targets="param-file idx npy op-call"
 if ninja -C build-fuzz -t targets all | grep -q '^plexus-fuzz-op-call-gpu:'; then
   targets="$targets op-call-gpu op-call-diff"
 else
