@@ -29,14 +29,15 @@ std::string LayerNorm::describe() const {
 
 Tensor LayerNorm::forward(const Tensor& x) {
     if (x.ndim() < 1) throw ShapeError(PX_ERROR_SHAPE, "LayerNorm: a scalar has no axis to normalise");
-    if (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16)
-        return forward(x.astype(DType::float32)).astype(x.dtype());
     const int64_t d = x.shape().back();
     for (Parameter* p : own_params()) p->infer_shape({d});
     const Device dev = x.device();
-    auto as_x = [&](const Tensor& p) { return p.dtype() == x.dtype() ? p : p.astype(x.dtype()); };
-    const Tensor gamma = scale_ ? as_x(gamma_->data(dev)) : full({d}, 1.0, dev, x.dtype());
-    const Tensor beta = center_ ? as_x(beta_->data(dev)) : full({d}, 0.0, dev, x.dtype());
+    // gamma and beta in the dtype layer_norm computes in: float32 for a 16-bit x.
+    const bool half = x.dtype() == DType::float16 || x.dtype() == DType::bfloat16;
+    const DType dt = half ? DType::float32 : x.dtype();
+    auto as_dt = [&](const Tensor& p) { return p.dtype() == dt ? p : p.astype(dt); };
+    const Tensor gamma = scale_ ? as_dt(gamma_->data(dev)) : full({d}, 1.0, dev, dt);
+    const Tensor beta = center_ ? as_dt(beta_->data(dev)) : full({d}, 0.0, dev, dt);
     return layer_norm(x, gamma, beta, epsilon_);
 }
 

@@ -95,6 +95,16 @@ inline bool close(double got, double want, double tol) {
     return std::fabs(got - want) <= tol * (1 + std::fabs(want));
 }
 
+// The first element where got and want are not close, or got.size(): the
+// vectors are scanned without an assertion per element (a million of
+// Catch's, each with its message, took seconds per check).
+template <class G, class W>
+size_t first_not_close(const G& got, const W& want, double tol) {
+    for (size_t i = 0; i < got.size(); ++i)
+        if (!close(double(got[i]), double(want[i]), tol)) return i;
+    return got.size();
+}
+
 // Equal element by element, NaN matching NaN (values() reads every dtype as double).
 inline bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
     if (a.size() != b.size()) return false;
@@ -139,7 +149,8 @@ std::string message_of(F&& f) {
         auto&& g_ = (got_vec);                                                                              \
         auto&& w_ = (want_vec);                                                                             \
         REQUIRE(g_.size() == w_.size());                                                                    \
-        for (size_t i_ = 0; i_ < g_.size(); ++i_) {                                                         \
+        const size_t i_ = pxtest::first_not_close(g_, w_, (tol));                                           \
+        if (i_ < g_.size()) {                                                                               \
             INFO("element " << i_ << ": got " << g_[i_] << ", want " << w_[i_]);                           \
             REQUIRE(pxtest::close(double(g_[i_]), double(w_[i_]), (tol)));                                 \
         }                                                                                                   \

@@ -316,7 +316,7 @@ private:
 // gamma (ones) and beta (zeros) of the last axis' size (in_channels, 0:
 // inferred); `center`/`scale` false leave beta/gamma out. Training and
 // predicting are the same. A 16-bit input is normalised in float32 and
-// the result cast back, as BatchNorm's.
+// the result cast back (layer_norm does it), as BatchNorm's.
 class LayerNorm : public Block {
 public:
     explicit LayerNorm(double epsilon = 1e-5, bool center = true, bool scale = true, int64_t in_channels = 0);
@@ -334,8 +334,8 @@ private:
 
 // A lookup table of input_dim rows of output_dim values, as Gluon's
 // Embedding: indices of any shape (int32 or int64; float indices are
-// truncated to int64, as MXNet takes them) give (indices' shape,
-// output_dim). An index outside [0, input_dim) fails, reported by the
+// refused, as PyTorch does, where MXNet would truncate them) give
+// (indices' shape, output_dim). An index outside [0, input_dim) fails, reported by the
 // next wait on the result. Its gradient adds rows in the indices' order.
 class Embedding : public Block {
 public:

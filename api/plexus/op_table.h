@@ -29,7 +29,7 @@ enum {
     PX_FAMILY_POOL2D = 13,                  /* x -> y; or x, b -> y fused with bias and relu */
     PX_FAMILY_POOL2D_BACKWARD = 14,         /* (x,) dy -> dx; or x, b, dy -> dx, db fused */
     PX_FAMILY_BIAS = 15,                    /* x, b -> x + b along axis 1; or dy -> its sum but axis 1 */
-    PX_FAMILY_POINTWISE_GRAD = 16,          /* (y, dy) -> dx, all of one shape */
+    PX_FAMILY_POINTWISE_GRAD = 16,          /* (y or x, dy) -> dx, all of one shape (see each row) */
     PX_FAMILY_LOG_SOFTMAX = 17,             /* over the last axis of (N,C): x -> y; y, dy -> dx */
     PX_FAMILY_SOFTMAX_CROSS_ENTROPY = 18,   /* logits, labels -> loss; logits, labels, dloss -> dlogits */
     PX_FAMILY_DROPOUT = 19,                 /* x -> y of x's shape; px_dropout_attrs */

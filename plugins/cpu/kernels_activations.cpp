@@ -13,8 +13,11 @@ namespace {
 constexpr double kSqrtHalf = 0.70710678118654752440;     // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
 
-double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x * kSqrtHalf)); }
-double gelu_grad(double x) { return 0.5 * (1.0 + std::erf(x * kSqrtHalf)) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x); }
+// Phi(x) = erfc(-x / sqrt 2) / 2: 1 + erf(x / sqrt 2) would cancel for x
+// below about -6 (gelu(-9) came out -0, not -1e-18).
+double gelu(double x) { return 0.5 * x * std::erfc(-x * kSqrtHalf); }
+double gelu_grad(double x) { return 0.5 * std::erfc(-x * kSqrtHalf) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x); }
+// (The CUDA plugin rounds each product and sum in this order, so the two agree.)
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double silu_grad(double x) {
     const double s = 1.0 / (1.0 + std::exp(-x));

@@ -15,8 +15,8 @@ using pxtest::values;
 
 namespace {
 
-double gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
-double gelu_grad(double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }
+double gelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+double gelu_grad(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double silu(double x) { return x * sigmoid(x); }
 double silu_grad(double x) { return sigmoid(x) * (1 + x * (1 - sigmoid(x))); }
@@ -31,7 +31,8 @@ std::vector<double> map(const std::vector<double>& a, double (*f)(double)) {
 // 70,000 values: enough for a device's parallel paths.
 std::vector<double> inputs(size_t n, uint64_t seed) {
     std::vector<double> x = random_values(n, seed, -6, 6);
-    const double edges[] = {0.0, -0.0, 1e-30, -1e-30, 30.0, -30.0, 800.0, -800.0};
+    // Far below zero gelu is tiny but normal (-1.0e-18 at -9): 1 + erf(x / sqrt 2) would cancel there.
+    const double edges[] = {0.0, -0.0, 1e-30, -1e-30, 30.0, -30.0, 800.0, -800.0, -9.0, -10.0, -12.0};
     for (size_t i = 0; i < std::size(edges) && i < n; ++i) x[i] = edges[i];
     return x;
 }
@@ -96,6 +97,9 @@ TEST_CASE("the activations give NaN and infinities as PyTorch does", "[conforman
     const auto g = values(x.gelu()), s = values(x.silu());
     CHECK((std::isnan(g[0]) && g[1] == INFINITY && std::isnan(g[2]) && g[3] == Approx(-2 * 0.0227501319481792)));
     CHECK((std::isnan(s[0]) && s[1] == INFINITY && std::isnan(s[2]) && s[3] == Approx(-2 * 0.1192029220221175)));
+    // gelu(-9) = -9 Phi(-9) = -1.0157e-18 (Python's 0.5 * x * math.erfc(-x / sqrt(2))), not the -0
+    // that 1 + erf(x / sqrt 2) gives.
+    CHECK(values(array({-9.0f}, dev).gelu())[0] == Approx(-1.015729565358458e-18).epsilon(1e-6));
 }
 
 TEST_CASE("the activations' gradients match finite differences", "[conformance][nn][activations][grad][R15]") {

@@ -69,6 +69,20 @@ TEST_CASE("layer_norm normalises each row of the last axis", "[conformance][nn][
     }
 }
 
+TEST_CASE("layer_norm of a 16-bit x keeps its rows' statistics in float32", "[conformance][nn][layer_norm][R15]") {
+    PX_NEEDS({PX_OP_BATCH_NORM_STATS, DType::float32}, {PX_OP_BATCH_NORM, DType::float32}, {PX_OP_CAST, DType::bfloat16},
+             {PX_OP_CAST, DType::float32}, {PX_OP_FILL, DType::float32}, {PX_OP_MUL, DType::float32});
+    Device dev = pxtest::device_under_test();
+    // A row near 100 with a spread of 1: its mean rounded to bfloat16 (steps of 0.5) would shift every value.
+    std::vector<double> x(64);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 100 + double(int(i % 9) - 4) * 0.25 + (i % 2 ? 0.125 : 0);
+    const auto xb = pxtest::rounded_to(x, DType::bfloat16);
+    const auto want = layer_norm_reference(xb, std::vector<double>(64, 1.0), std::vector<double>(64, 0.0), 64, 1e-5);
+    Tensor y = layer_norm(array(xb, {1, 64}, dev).astype(DType::bfloat16), ones({64}, dev), zeros({64}, dev));
+    REQUIRE(y.dtype() == DType::bfloat16);
+    PX_REQUIRE_CLOSE(values(y), want, pxtest::tolerance(DType::bfloat16) * 2);
+}
+
 TEST_CASE("layer_norm's gradients match finite differences", "[conformance][nn][layer_norm][grad][R15]") {
     PX_NEEDS({PX_OP_BATCH_NORM_STATS, DType::float64}, {PX_OP_BATCH_NORM, DType::float64},
              {PX_OP_BATCH_NORM_BACKWARD_REDUCE, DType::float64}, {PX_OP_BATCH_NORM_BACKWARD, DType::float64});
@@ -115,7 +129,7 @@ TEST_CASE("adaptive_avg_pool2d's gradient matches finite differences", "[conform
 }
 
 TEST_CASE("adaptive_avg_pool2d refuses bad sizes", "[conformance][nn][adaptive_pool][errors][R5]") {
-    PX_NEEDS({PX_OP_FILL, DType::float32});
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_FILL, DType::int32});
     Device dev = pxtest::device_under_test();
     PX_REQUIRE_MENTIONS(pxtest::message_of<ShapeError>([&] { adaptive_avg_pool2d(ones({2, 3, 4}, dev), 1); }),
                         "x must be (N, C, H, W), got (2, 3, 4)");
@@ -123,4 +137,6 @@ TEST_CASE("adaptive_avg_pool2d refuses bad sizes", "[conformance][nn][adaptive_p
                         "the output size (0, 2) must be positive");
     PX_REQUIRE_MENTIONS(pxtest::message_of<ShapeError>([&] { adaptive_avg_pool2d(ones({1, 1, 0, 4}, dev), 1); }),
                         "has empty planes");
+    PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { adaptive_avg_pool2d(ones({1, 1, 3, 3}, dev, DType::int32), 2); }),
+                        "adaptive_avg_pool2d: x is int32; averages need a float dtype");
 }

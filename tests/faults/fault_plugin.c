@@ -236,6 +236,7 @@ static px_plugin_api table = {
     NULL, /* all_reduce (ABI 1.2): set by FAULT_COLLECTIVE */
     NULL, NULL, NULL, NULL, /* the process-group slots (ABI 1.3): set by FAULT_GROUP */
     NULL, NULL,             /* buffer_memory, buffer_wrap (ABI 1.5): DLPack copies */
+    NULL, NULL, NULL,       /* trace_enable, execute_traced, trace_take (ABI 1.8): the host traces alone */
 };
 
 #ifndef FAULT_NO_SYMBOL

@@ -54,8 +54,9 @@ TEST_CASE("Embedding looks rows up and its gradient sums repeats", "[nn][embeddi
     CHECK(values(y) == std::vector<double>{30, 31, 0, 1, 30, 31});
     y.backward(array({1, 2, 3, 4, 5, 6}, {3, 2}));
     CHECK(values(emb.weight().grad()) == std::vector<double>{3, 4, 0, 0, 0, 0, 6, 8});
-    // Float indices are truncated, as MXNet takes them.
-    CHECK(values(emb(array({2.0f, 1.0f}, {2}))) == std::vector<double>{20, 21, 10, 11});
+    // Float indices are refused (a cast would read NaN as row 0).
+    CHECK_THAT(message_of<DTypeError>([&] { emb(array({2.0f, NAN}, {2})); }),
+               Catch::Contains("Embedding: the indices are float32; they must be int32 or int64"));
     CHECK(emb.describe() == "Embedding(4 -> 2)");
     CHECK_THAT(message_of<InvalidArgumentError>([] { (void)nn::Embedding(0, 3); }),
                Catch::Contains("input_dim and output_dim must be >= 1, got 0 and 3"));

@@ -370,8 +370,9 @@ def test_embedding_matches_pytorch_and_sums_repeated_rows():
     assert y.shape == (2, 3, 4)
     np.testing.assert_array_equal(y.asnumpy(), ty.detach().numpy())
     np.testing.assert_allclose(emb.weight.grad().asnumpy(), ref.weight.grad.numpy(), rtol=1e-6)
-    # MXNet-style float indices are truncated; an index outside the table fails at the next wait.
-    assert emb(plexus.array([1.0, 3.0])).shape == (2, 4)
+    # Float indices are refused, as PyTorch does; an index outside the table fails at the next wait.
+    with pytest.raises(plexus.DTypeError, match="must be int32 or int64"):
+        emb(plexus.array([1.0, 3.0]))
     with pytest.raises(plexus.Error, match="index 6 at position 1 is outside"):
         emb(plexus.array([0, 6], dtype="int32")).asnumpy()
 

@@ -191,8 +191,13 @@ inline BatchNormResult batch_norm_by_batch(const Tensor& x, const Tensor& gamma,
 // Layer normalisation (Ba et al.): each row along x's last axis (D values)
 // to mean 0 and variance 1 (biased, eps added), then * gamma + beta, both
 // (D). It runs on the batch-normalisation ops, over x viewed as (1, rows,
-// D) (each row a channel), so it has their kernels and gradient.
+// D) (each row a channel), so it has their kernels and gradient. A 16-bit
+// x is normalised in float32 and the result cast back: the ops would round
+// each row's statistics to x's dtype (a bfloat16 mean near 100 to 0.5).
 inline Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5) {
+    if (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16)
+        return layer_norm(x.astype(DType::float32), gamma.astype(DType::float32), beta.astype(DType::float32), eps)
+            .astype(x.dtype());
     const Shape s = x.shape();
     if (s.empty()) throw ShapeError(PX_ERROR_SHAPE, "layer_norm: a scalar has no axis to normalise");
     const int64_t d = s.back();
@@ -214,6 +219,9 @@ inline Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& bet
 // products with averaging matrices, which any plugin with matmul runs.
 inline Tensor adaptive_avg_pool2d(const Tensor& x, Pair2 out_size) {
     const Shape s = x.shape();
+    if (!is_floating(x.dtype()))
+        throw DTypeError(PX_ERROR_DTYPE, std::string("adaptive_avg_pool2d: x is ") + name(x.dtype()) +
+                                             "; averages need a float dtype (astype first)");
     if (s.size() != 4)
         throw ShapeError(PX_ERROR_SHAPE, "adaptive_avg_pool2d: x must be (N, C, H, W), got " + str(s));
     const int64_t h = s[2], w = s[3], oh = out_size.h, ow = out_size.w;
