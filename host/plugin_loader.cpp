@@ -15,6 +15,7 @@
 #include "bounded_call.hpp"
 #include "device_kinds.hpp"
 #include "elf_check.hpp"
+#include "plexus/op_rows.h"
 
 namespace px {
 namespace fs = std::filesystem;
@@ -235,10 +236,12 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
         dev->memory_total = info.memory_total;
         dev->id = px_device{info.kind, 0};
         stage = "supports()";
-        // A plugin is asked about no dtype newer than its ABI minor (one built
-        // before float16 knows nothing of it, whatever its supports() says).
+        // A plugin is asked about no op or dtype newer than its ABI minor (one
+        // built before gelu or float16 knows nothing of them, whatever its
+        // supports() says of a number it has no name for).
         for (int op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
-            if (!px_op_name(op)) continue;
+            const px_op_row* row = px_op_row_of(op);
+            if (!row || row->abi_minor > int32_t(plugin->table->abi_minor)) continue;
             for (int dt = 1; dt < DeviceImpl::kDtypeSlots; ++dt)
                 if (px_dtype_name(dt) && px_dtype_abi_minor(dt) <= int32_t(plugin->table->abi_minor) &&
                     plugin->api->supports(plugin->context, i, op, dt))

@@ -5,7 +5,12 @@
  * fails every op it is handed, so a call the host should have refused
  * shows up as "reached the plugin"; with FAULT_CRASH_IN_EXECUTE set it
  * crashes there instead (SIGSEGV), for the tools' crash reports.
- * FAULT_GROUP adds the process-group slots of group_slots.c. */
+ * FAULT_GROUP adds the process-group slots of group_slots.c.
+ * FAULT_OLDER_MINOR is FAULT_ACCEPT_ALL built as if for ABI 1.7: the host
+ * must not ask it about the ops 1.8 added. */
+#ifdef FAULT_OLDER_MINOR
+#define FAULT_ACCEPT_ALL
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +270,8 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     table.group_join = fault_group_join;
     table.group_all_reduce = fault_group_all_reduce;
     table.group_leave = fault_group_leave;
+#elif defined(FAULT_OLDER_MINOR)
+    table.abi_minor = 7;
 #elif defined(FAULT_NEWER_MINOR)
     static newer_api bigger;
     bigger.base = table;

@@ -40,6 +40,21 @@ TEST_CASE("a plugin out of memory in device_count or device_info fails the runti
     }
 }
 
+TEST_CASE("a plugin is asked about no op newer than its ABI minor", "[host][loader]") {
+    // It claims every (op, dtype): built for ABI 1.7, it cannot mean gelu (1.8) by op 28.
+    Runtime r({fault("older-minor")});
+    const px_device accel{PX_DEVICE_ACCELERATOR, 0};
+    auto supports = [&](int32_t op, px_dtype dt) {
+        int32_t yes = -1;
+        REQUIRE(px_runtime_device_supports(r.rt, accel, op, dt, &yes) == PX_OK);
+        return yes;
+    };
+    CHECK(supports(PX_OP_ADD, PX_FLOAT32) == 1);
+    CHECK(supports(PX_OP_BATCH_NORM, PX_FLOAT16) == 1);  // ABI 1.7 and 1.6: known to it
+    CHECK(supports(PX_OP_GELU, PX_FLOAT32) == 0);
+    CHECK(supports(PX_OP_TAKE, PX_FLOAT32) == 0);
+}
+
 TEST_CASE("broken plugins are skipped with the reason and the others load", "[host][loader]") {
     Runtime r({fault("no-symbol"), fault("null-table"), fault("other-major"), fault("small-table"), fault("null-slot"),
                fault("create-fails"), fault("missing-dep"), PLEXUS_FAULT_PLUGIN_DIR "/not-there.so",
