@@ -18,11 +18,7 @@ std::string Embedding::describe() const {
 }
 
 Tensor Embedding::forward(const Tensor& x) {
-    // Float indices are refused, as PyTorch does: a cast would read NaN and
-    // -0.5 as row 0 without the range check ever seeing them.
-    if (x.dtype() != DType::int32 && x.dtype() != DType::int64)
-        throw DTypeError(PX_ERROR_DTYPE, std::string("Embedding: the indices are ") + name(x.dtype()) +
-                                             "; they must be int32 or int64 (astype(DType::int32) whole numbers)");
+    // Float indices are refused where every take is checked (the router), as PyTorch refuses them.
     return take(autocast(weight_->data(x.device())), x);
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("Embedding looks rows up and its gradient sums repeats", "[nn][embeddi
     CHECK(values(emb.weight().grad()) == std::vector<double>{3, 4, 0, 0, 0, 0, 6, 8});
     // Float indices are refused (a cast would read NaN as row 0).
     CHECK_THAT(message_of<DTypeError>([&] { emb(array({2.0f, NAN}, {2})); }),
-               Catch::Contains("Embedding: the indices are float32; they must be int32 or int64"));
+               Catch::Contains("take: the indices (input 1) are float32; indices are int32 or int64"));
     CHECK(emb.describe() == "Embedding(4 -> 2)");
     CHECK_THAT(message_of<InvalidArgumentError>([] { (void)nn::Embedding(0, 3); }),
                Catch::Contains("input_dim and output_dim must be >= 1, got 0 and 3"));
