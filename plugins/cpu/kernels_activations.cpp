@@ -1,28 +1,13 @@
 // GELU, SiLU and leaky ReLU, and their gradients from the forward op's
-// input. Each value is computed in float64 and rounded once, as the CUDA
-// plugin does, so the two agree to the last bit wherever their float64
-// erf and exp do (the 16-bit floats go through float32 copies).
-#include <cmath>
+// input, by plexus/op_math.h's formulas (the CUDA plugin's too): each value
+// in float64, rounded once (the 16-bit floats go through float32 copies).
+#include "plexus/op_math.h"
 
 #include "kernel_util.hpp"
 #include "kernels.hpp"
 
 namespace pxcpu {
 namespace {
-
-constexpr double kSqrtHalf = 0.70710678118654752440;     // 1 / sqrt(2)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
-
-// Phi(x) = erfc(-x / sqrt 2) / 2: 1 + erf(x / sqrt 2) would cancel for x
-// below about -6 (gelu(-9) came out -0, not -1e-18).
-double gelu(double x) { return 0.5 * x * std::erfc(-x * kSqrtHalf); }
-double gelu_grad(double x) { return 0.5 * std::erfc(-x * kSqrtHalf) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x); }
-// (The CUDA plugin rounds each product and sum in this order, so the two agree.)
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
-double silu_grad(double x) {
-    const double s = 1.0 / (1.0 + std::exp(-x));
-    return s * (1.0 + x * (1.0 - s));
-}
 
 template <class T>
 void activation_typed(const OpTask& t) {
@@ -32,22 +17,16 @@ void activation_typed(const OpTask& t) {
     const T* dy = reinterpret_cast<const T*>(t.in[1].data);  // the gradients' second input
     const double alpha = t.attrs.alpha.alpha;                // leaky_relu's, when the op has attrs
     switch (t.op) {
-    case PX_OP_GELU: return parallel_for(n, [=](int64_t i) { out[i] = T(gelu(double(x[i]))); });
-    case PX_OP_SILU: return parallel_for(n, [=](int64_t i) { out[i] = T(silu(double(x[i]))); });
+    case PX_OP_GELU: return parallel_for(n, [=](int64_t i) { out[i] = T(px_gelu(double(x[i]))); });
+    case PX_OP_SILU: return parallel_for(n, [=](int64_t i) { out[i] = T(px_silu(double(x[i]))); });
     case PX_OP_LEAKY_RELU:
-        return parallel_for(n, [=](int64_t i) {
-            const double v = double(x[i]);
-            out[i] = T(v > 0 || v != v ? v : alpha * v);
-        });
+        return parallel_for(n, [=](int64_t i) { out[i] = T(px_leaky_relu(double(x[i]), alpha)); });
     case PX_OP_GELU_BACKWARD:
-        return parallel_for(n, [=](int64_t i) { out[i] = T(double(dy[i]) * gelu_grad(double(x[i]))); });
+        return parallel_for(n, [=](int64_t i) { out[i] = T(px_mul_rn(double(dy[i]), px_gelu_grad(double(x[i])))); });
     case PX_OP_SILU_BACKWARD:
-        return parallel_for(n, [=](int64_t i) { out[i] = T(double(dy[i]) * silu_grad(double(x[i]))); });
+        return parallel_for(n, [=](int64_t i) { out[i] = T(px_mul_rn(double(dy[i]), px_silu_grad(double(x[i])))); });
     case PX_OP_LEAKY_RELU_BACKWARD:
-        return parallel_for(n, [=](int64_t i) {
-            const double d = double(dy[i]);
-            out[i] = T(x[i] > T(0) ? d : alpha * d);
-        });
+        return parallel_for(n, [=](int64_t i) { out[i] = T(px_leaky_relu_backward(double(x[i]), double(dy[i]), alpha)); });
     default: throw KernelError("not an activation op");
     }
 }

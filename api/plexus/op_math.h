@@ -1,0 +1,54 @@
+/* The scalar formulas of the activation rows of the op table (op_table.h)
+ * as every plugin computes them: in float64, each product and sum rounded
+ * on its own (px_mul_rn, px_add_rn), the result rounded once to the
+ * tensor's dtype. Two plugins that use these functions agree to the last
+ * bit wherever their math libraries' erfc and exp do. Pure C99; usable in
+ * CUDA device code. Not part of the plugin table: a plugin compiles it in
+ * (host code with -ffp-contract=off, as philox.h says). */
+#ifndef PLEXUS_OP_MATH_H
+#define PLEXUS_OP_MATH_H
+
+#include <math.h>
+
+#include "plexus/philox.h" /* px_mul_rn, px_add_rn */
+
+#if defined(__CUDACC__)
+#define PX_OP_MATH_FN static inline __host__ __device__
+#else
+#define PX_OP_MATH_FN static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GELU, the exact (erf) form: x Phi(x), with Phi(x) = erfc(-x / sqrt 2) / 2;
+ * 1 + erf(x / sqrt 2) would cancel below about -6 (gelu(-9) = -1.0e-18,
+ * not -0). */
+PX_OP_MATH_FN double px_gelu(double x) { return px_mul_rn(px_mul_rn(0.5, x), erfc(px_mul_rn(-x, 0.70710678118654752440))); }
+
+/* d gelu / dx = Phi(x) + x phi(x), phi the standard normal density. */
+PX_OP_MATH_FN double px_gelu_grad(double x) {
+    const double density = px_mul_rn(px_mul_rn(x, 0.39894228040143267794), exp(px_mul_rn(px_mul_rn(-0.5, x), x)));
+    return px_add_rn(px_mul_rn(0.5, erfc(px_mul_rn(-x, 0.70710678118654752440))), density);
+}
+
+/* SiLU: x sigmoid(x), and its gradient s (1 + x (1 - s)), s = sigmoid(x). */
+PX_OP_MATH_FN double px_silu(double x) { return x / px_add_rn(1.0, exp(-x)); }
+PX_OP_MATH_FN double px_silu_grad(double x) {
+    const double s = 1.0 / px_add_rn(1.0, exp(-x));
+    return px_mul_rn(s, px_add_rn(1.0, px_mul_rn(x, px_add_rn(1.0, -s))));
+}
+
+/* Leaky ReLU: x where x > 0 (and NaN stays NaN, as PyTorch), else alpha x;
+ * its gradient passes dy where x > 0, else alpha dy. */
+PX_OP_MATH_FN double px_leaky_relu(double x, double alpha) { return x > 0 || x != x ? x : px_mul_rn(alpha, x); }
+PX_OP_MATH_FN double px_leaky_relu_backward(double x, double dy, double alpha) {
+    return x > 0 ? dy : px_mul_rn(alpha, dy);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEXUS_OP_MATH_H */
