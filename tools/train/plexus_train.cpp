@@ -395,7 +395,7 @@ int main(int argc, char** argv) {
                                                           " (float32 parameters" +
                                                           (scaler ? ", dynamic loss scaling)" : ")"))
                       << "\n"
-                      << net.describe() << "\n";
+                      << net.describe() << std::endl;  // (a log file sees it before the first epoch ends)
 
         std::vector<train::EpochFigures> rows;
         train::StepTrace step_trace(lead ? o.trace : std::string(), devices);
