@@ -30,10 +30,22 @@ Tensor L1Loss::operator()(const Tensor& pred, const Tensor& label) const {
     return per_sample_mean((pred - label.astype(pred.dtype())).abs());
 }
 
+// Its gradient is its own rule, sigmoid(x) - y: composed, the kinks of relu
+// and abs at x = 0 (whose derivatives the frontend takes as 0) gave -y there,
+// where the loss is smooth and the gradient 0.5 - y (a zero-initialized
+// output layer starts there).
 Tensor SigmoidBinaryCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label) const {
     check_same_shape("SigmoidBinaryCrossEntropyLoss", pred, label);
-    const Tensor y = label.astype(pred.dtype());
-    return per_sample_mean(pred.relu() - pred * y + ((-pred.abs()).exp() + 1.0).log());
+    const Tensor x = pred.detach(), y = label.astype(pred.dtype()).detach();
+    Tensor elements = x.relu() - x * y + ((-x.abs()).exp() + 1.0).log();
+    if (autograd::detail::wanted({&pred, &label})) {
+        const bool label_grad = autograd::detail::needs_grad(&label);
+        const DType label_dtype = label.dtype();
+        autograd::detail::record(elements, {&pred, &label}, [x, y, label_grad, label_dtype](const Tensor& dy) {
+            return std::vector<Tensor>{dy * (x.sigmoid() - y), label_grad ? (-(dy * x)).astype(label_dtype) : Tensor()};
+        }, "SigmoidBinaryCrossEntropyLoss");
+    }
+    return per_sample_mean(elements);
 }
 
 }  // namespace plexus::loss

@@ -189,23 +189,29 @@ TEST_CASE("the regression and binary losses give the values computed by hand, an
     Tensor pred = array(std::vector<double>{1, 2, 3, 4}, {2, 2}), label = array(std::vector<double>{0, 0, 3, 2}, {2, 2});
     REQUIRE(values(loss::L2Loss()(pred, label)) == std::vector<double>{1.25, 1.0});
     REQUIRE(values(loss::L1Loss()(pred, label)) == std::vector<double>{1.5, 1.0});
-    // Away from 0, where relu and abs have kinks the sum's derivative does not.
-    Tensor x = array(std::vector<double>{0.5, 100, -100, -0.5}, {4}), y = array(std::vector<double>{1, 0, 0, 0}, {4});
+    // x = 0 too, where relu and abs have kinks the loss does not: the gradient is 0.5 - y there.
+    Tensor x = array(std::vector<double>{0.5, 100, -100, -0.5, 0, 0}, {6}),
+           y = array(std::vector<double>{1, 0, 0, 0, 1, 0.25}, {6});
     const auto bce = values(loss::SigmoidBinaryCrossEntropyLoss()(x, y));
     const double half = std::log1p(std::exp(-0.5)), sig = 1 / (1 + std::exp(-0.5));
     CHECK(bce[0] == Approx(half));
     CHECK(bce[1] == Approx(100));
     CHECK(bce[2] == Approx(0).margin(1e-40));
     CHECK(bce[3] == Approx(half));
+    CHECK(bce[4] == Approx(std::log(2.0)));
+    CHECK(bce[5] == Approx(std::log(2.0)));
     x.attach_grad();
+    y.attach_grad();
     Tensor l;
     {
         auto r = autograd::record();
         l = loss::SigmoidBinaryCrossEntropyLoss()(x, y).sum();
     }
     l.backward();
-    PX_REQUIRE_CLOSE(values(x.grad()), (std::vector<double>{sig - 1, 1, 0, 1 - sig}), 1e-12);  // sigmoid(x) - y
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { loss::L2Loss()(pred, y); }), "the label has shape (4,)");
+    // sigmoid(x) - y, and -x for the label
+    PX_REQUIRE_CLOSE(values(x.grad()), (std::vector<double>{sig - 1, 1, 0, 1 - sig, -0.5, 0.25}), 1e-12);
+    PX_REQUIRE_CLOSE(values(y.grad()), (std::vector<double>{-0.5, -100, 100, 0.5, 0, 0}), 1e-12);
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { loss::L2Loss()(pred, y); }), "the label has shape (6,)");
 }
 
 TEST_CASE("load_states refuses a file with a state missing or a bad count, changing nothing", "[nn][optimizers][errors]") {

@@ -285,6 +285,34 @@ def test_schedules_losses_and_clipping_from_python():
     assert norm == 5.0 and grads[0].tolist() == [1.5, 2.0]
 
 
+def test_losses_and_their_gradients_match_pytorch_also_at_a_logit_of_zero():
+    np, torch = need("numpy"), need("torch")
+    from plexus import loss
+    F = torch.nn.functional
+    rng = np.random.default_rng(7)
+    x0 = rng.normal(size=(3, 4)) * 3
+    x0[0, :] = 0.0  # all-zero logits: a zero-initialized output layer
+    x0[1, 1] = 0.0
+    y0 = rng.uniform(size=(3, 4))
+    y0[2, :] = (y0[2, :] > 0.5)
+    cases = [(loss.SigmoidBinaryCrossEntropyLoss(), lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none")),
+             (loss.L2Loss(), lambda x, y: (x - y) ** 2 / 2),
+             (loss.L1Loss(), lambda x, y: (x - y).abs())]
+    for ours, theirs in cases:
+        x, y = plexus.array(x0), plexus.array(y0)
+        x.attach_grad()
+        y.attach_grad()
+        with autograd.record():
+            l = ours(x, y)
+        l.backward()
+        tx, ty = torch.tensor(x0, requires_grad=True), torch.tensor(y0, requires_grad=True)
+        tl = theirs(tx, ty).mean(1)
+        tl.sum().backward()
+        np.testing.assert_allclose(l.asnumpy(), tl.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(y.grad.asnumpy(), ty.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
 def test_gradients_through_slices_concat_max_pick_and_accumulation():
     np = need("numpy")
     x = plexus.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
