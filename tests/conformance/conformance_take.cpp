@@ -49,28 +49,44 @@ TEST_CASE("take_backward adds repeated rows in the indices' order", "[conformanc
     const auto dy0 = random_values(size_t(n * d), 90, -1, 1);
     std::vector<int64_t> idx(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) idx[size_t(i)] = (i * 37 + i / 7) % (rows - 2);  // rows 48 and 49 get nothing
+    // A few indices too, of odd counts, all or most picking one row, as int32.
+    std::vector<std::vector<int64_t>> few;
+    for (int64_t m : {1, 2, 3, 7, 33}) {
+        std::vector<int64_t> f(size_t(m), 5);
+        for (int64_t i = 1; i < m; i += 3) f[size_t(i)] = m % 2 ? 0 : rows - 1;
+        few.push_back(f);
+    }
     for (DType dt : pxtest::float_dtypes()) {
         PX_OP_SECTION(PX_OP_TAKE_BACKWARD, dt) {
-            const auto dy = pxtest::rounded_to(dy0, dt);
-            Tensor tdy = array(dy, {n, d}, dev).astype(dt), ti = array(idx, {n}, dev);
-            Tensor out = Tensor::wrap([&](px_tensor** o) { return px_take_backward(tdy.handle(), ti.handle(), rows, o); });
-            REQUIRE(out.shape() == Shape{rows, d});
-            // The device's own order, added here in the same order and precision.
-            std::vector<double> want(size_t(rows * d), 0.0);
-            std::vector<float> want32(size_t(rows * d), 0.0f);
-            for (int64_t i = 0; i < n; ++i)
-                for (int64_t c = 0; c < d; ++c) {
-                    want[size_t(idx[size_t(i)] * d + c)] += dy[size_t(i * d + c)];
-                    want32[size_t(idx[size_t(i)] * d + c)] += float(dy[size_t(i * d + c)]);
+            const auto dy_all = pxtest::rounded_to(dy0, dt);
+            auto check = [&](const std::vector<int64_t>& ix, DType index_dtype) {
+                const int64_t m = int64_t(ix.size());
+                const std::vector<double> dy(dy_all.begin(), dy_all.begin() + m * d);
+                Tensor tdy = array(dy, {m, d}, dev).astype(dt);
+                Tensor ti = index_dtype == DType::int64 ? array(ix, {m}, dev)
+                                                        : array(std::vector<int32_t>(ix.begin(), ix.end()), {m}, dev);
+                Tensor out = Tensor::wrap([&](px_tensor** o) { return px_take_backward(tdy.handle(), ti.handle(), rows, o); });
+                REQUIRE(out.shape() == Shape{rows, d});
+                // The device's own order, added here in the same order and precision.
+                std::vector<double> want(size_t(rows * d), 0.0);
+                std::vector<float> want32(size_t(rows * d), 0.0f);
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t c = 0; c < d; ++c) {
+                        want[size_t(ix[size_t(i)] * d + c)] += dy[size_t(i * d + c)];
+                        want32[size_t(ix[size_t(i)] * d + c)] += float(dy[size_t(i * d + c)]);
+                    }
+                INFO(m << " indices");
+                const auto got = values(out);
+                if (dt == DType::float64) {
+                    REQUIRE(got == want);
+                } else if (dt == DType::float32) {
+                    REQUIRE(got == std::vector<double>(want32.begin(), want32.end()));
+                } else {  // summed in float32, rounded once
+                    REQUIRE(got == pxtest::rounded_to(std::vector<double>(want32.begin(), want32.end()), dt));
                 }
-            const auto got = values(out);
-            if (dt == DType::float64) {
-                REQUIRE(got == want);
-            } else if (dt == DType::float32) {
-                REQUIRE(got == std::vector<double>(want32.begin(), want32.end()));
-            } else {  // summed in float32, rounded once
-                REQUIRE(got == pxtest::rounded_to(std::vector<double>(want32.begin(), want32.end()), dt));
-            }
+            };
+            check(idx, DType::int64);
+            for (const auto& f : few) check(f, DType::int32);
             // No index: zeros.
             Tensor none = Tensor::wrap([&](px_tensor** o) {
                 return px_take_backward(zeros({0, d}, dev, dt).handle(), zeros({0}, dev, DType::int32).handle(), 3, o);
