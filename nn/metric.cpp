@@ -71,7 +71,10 @@ Tensor TopKAccuracy::hits(const Tensor& labels, const Tensor& preds) const {
     const Tensor is_label = equal(classes, labels.astype(DType::float64).reshape({s[0], 1}));
     const Tensor lowest = full(Shape{}, -std::numeric_limits<double>::infinity(), d, preds.dtype());
     const Tensor label_score = where(is_label, preds, lowest).max(1, true);
-    const Tensor above = (preds > label_score).sum(1);  // int64
+    // NaN ranks above every number (torch.topk's and argmax's order); a NaN
+    // label score has only NaNs beside it, which tie.
+    const Tensor nan_above = not_equal(preds, preds) * equal(label_score, label_score);
+    const Tensor above = ((preds > label_score) + nan_above).sum(1);  // int64
     const Tensor valid = is_label.sum(1);               // 0 for a label outside [0, C)
     return ((above < double(k_)).astype(DType::int64) * valid).sum();
 }

@@ -47,8 +47,9 @@ protected:
 };
 
 // A hit when fewer than k scores are strictly greater than the label's:
-// ties count in the label's favour (torch.topk would keep either). A label
-// outside [0, C) is never a hit.
+// ties count in the label's favour (torch.topk would keep either). NaN is
+// greater than every number, as in torch.topk and argmax (scores gone NaN
+// are no hits). A label outside [0, C) is never a hit.
 class TopKAccuracy : public EvalMetric {
 public:
     explicit TopKAccuracy(int64_t k);

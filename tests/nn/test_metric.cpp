@@ -59,6 +59,18 @@ TEST_CASE("TopKAccuracy counts a label among the k highest, ties in its favour",
     k.update(array(std::vector<int32_t>{0, 1, 7, -1}),
              array({0.5f, -inf, -inf, 0.1f, 9.0f, 1.0f, 2.0f, 3.0f}, {4, 2}));
     CHECK(k.get().second == 0.5);
+    // NaN ranks above every number (as torch.topk, and Accuracy's argmax): scores gone NaN are no hits.
+    metric::TopKAccuracy top1_nan(1), top2_nan(2);
+    const float nan = NAN;
+    const Tensor nan_preds = array({1.0f, nan, 0.0f, nan, nan, nan, nan, 0.0f, 3.0f}, {3, 3});
+    const Tensor nan_labels = array(std::vector<int64_t>{0, 0, 2});
+    top1_nan.update(nan_labels, nan_preds);
+    top2_nan.update(nan_labels, nan_preds);
+    metric::Accuracy acc_nan;
+    acc_nan.update(nan_labels, nan_preds);
+    CHECK(top1_nan.get().second == Approx(1.0 / 3));  // row 1 only: all NaN, a tie in the label's favour
+    CHECK(acc_nan.get().second == Approx(1.0 / 3));   // argmax: the first NaN
+    CHECK(top2_nan.get().second == 1.0);
     metric::TopKAccuracy all(5);
     all.update(array(std::vector<int32_t>{9}), array({1.0f, 2.0f}, {1, 2}));
     CHECK(all.get().second == 0.0);
