@@ -79,16 +79,25 @@ Array read_member(zip_t* z, zip_uint64_t index, const std::string& path, uint64_
     return detail::parse_npy(in, where, budget);
 }
 
-// The array name of member `index` ("x" for "x.npy"), or an error: NumPy's
-// arrays are every member of an .npz.
-std::string array_name(zip_t* z, zip_uint64_t index, const std::string& path) {
+// Member `index`'s key as NumPy gives it: "x" for "x.npy", else the whole
+// member name.
+std::string member_key(zip_t* z, zip_uint64_t index, const std::string& path, bool* is_array = nullptr) {
     const char* member = zip_get_name(z, index, 0);
     if (!member) detail::bad(path, std::string("cannot read the directory: ") + zip_strerror(z));
     const std::string m = member;
     const std::string suffix = ".npy";
-    if (m.size() <= suffix.size() || m.compare(m.size() - suffix.size(), suffix.size(), suffix) != 0)
-        detail::bad(path, "member '" + m + "' is not an .npy array (an .npz holds only those)");
-    return m.substr(0, m.size() - suffix.size());
+    const bool npy = m.size() > suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (is_array) *is_array = npy;
+    return npy ? m.substr(0, m.size() - suffix.size()) : m;
+}
+
+// The array name of member `index`, or an error: NumPy's arrays are every
+// member of an .npz.
+std::string array_name(zip_t* z, zip_uint64_t index, const std::string& path) {
+    bool npy = false;
+    std::string key = member_key(z, index, path, &npy);
+    if (!npy) detail::bad(path, "member '" + key + "' is not an .npy array (an .npz holds only those)");
+    return key;
 }
 
 }  // namespace
@@ -114,8 +123,8 @@ Array read_npz(const std::string& path, const std::string& name, uint64_t max_by
     if (i < 0) {
         std::string names;
         const zip_int64_t n = zip_get_num_entries(z.get(), 0);
-        for (zip_int64_t k = 0; k < n; ++k) names += (names.empty() ? "" : ", ") + array_name(z.get(), zip_uint64_t(k), path);
-        detail::bad(path, "has no array '" + name + "' (its arrays: " + (names.empty() ? "none" : names) + ")");
+        for (zip_int64_t k = 0; k < n; ++k) names += (names.empty() ? "" : ", ") + member_key(z.get(), zip_uint64_t(k), path);
+        detail::bad(path, "has no array '" + name + "' (its members: " + (names.empty() ? "none" : names) + ")");
     }
     return read_member(z.get(), zip_uint64_t(i), path, max_bytes);
 }
