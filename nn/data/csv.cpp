@@ -1,10 +1,15 @@
 // CSV files of numbers into a 2-D array, parsed with std::from_chars: the
-// same in every locale, floats correctly rounded.
+// same in every locale, floats correctly rounded (those beyond the dtype's
+// normal range too: 0, subnormal or infinite, as np.loadtxt reads them).
+#include <locale.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 #include "file_errors.hpp"
 #include "plexus/data.hpp"
@@ -60,20 +65,39 @@ std::vector<std::string_view> fields_of(std::string_view line, char delimiter) {
     return out;
 }
 
+// A decimal float outside T's normal range, correctly rounded (0, a
+// subnormal or an infinity, as strtod gives it and np.loadtxt reads it):
+// from_chars reports those as out of range. The C locale's strtod, so the
+// decimal point is '.' in every locale.
 template <class T>
-bool parse(std::string_view f, uint8_t* dst) {
+T beyond_normal_range(std::string_view f) {
+    static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", nullptr);
+    if (!c_locale) throw std::bad_alloc();
+    const std::string text(f);
+    if constexpr (std::is_same_v<T, float>) return strtof_l(text.c_str(), nullptr, c_locale);
+    else return strtod_l(text.c_str(), nullptr, c_locale);
+}
+
+// Parses field `f` into dst: nullptr, or why not (before the dtype's name).
+template <class T>
+const char* parse(std::string_view f, uint8_t* dst) {
     if (f.size() > 1 && f[0] == '+' && f[1] != '-' && f[1] != '+') f.remove_prefix(1);  // from_chars takes no '+'
     T v{};
     const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (r.ec != std::errc() || r.ptr != f.data() + f.size()) return false;
+    if (r.ptr != f.data() + f.size() || (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+        return "is not a number of dtype ";
+    if (r.ec == std::errc::result_out_of_range) {
+        if constexpr (std::is_floating_point_v<T>) v = beyond_normal_range<T>(f);
+        else return "is outside the range of ";
+    }
     std::memcpy(dst, &v, sizeof v);
-    return true;
+    return nullptr;
 }
 
 }  // namespace
 
 Array read_csv(const std::string& path, const CsvOptions& o) {
-    bool (*parse_one)(std::string_view, uint8_t*) = nullptr;
+    const char* (*parse_one)(std::string_view, uint8_t*) = nullptr;
     switch (o.dtype) {
     case DType::float32: parse_one = parse<float>; break;
     case DType::float64: parse_one = parse<double>; break;
@@ -122,10 +146,10 @@ Array read_csv(const std::string& path, const CsvOptions& o) {
         uint8_t* dst = a.bytes.data() + a.bytes.size() - row_bytes;
         for (size_t k = 0; k < keep.size(); ++k) {
             const std::string_view f = fields[size_t(keep[k])];
-            if (!parse_one(f, dst + k * es))
+            if (const char* why = parse_one(f, dst + k * es))
                 detail::bad(where + ", column " + std::to_string(keep[k] + 1),
                             f.empty() ? std::string("an empty field is not a number")
-                                      : "'" + std::string(f) + "' is not a number of dtype " + name(o.dtype));
+                                      : "'" + std::string(f) + "' " + why + name(o.dtype));
         }
         ++rows;
     }
