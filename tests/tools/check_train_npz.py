@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """plexus-train --data FILE.npz trains exactly as on the IDX folder it was made from: the folder's images and
 labels are written to an .npz (x_train (N, 28, 28) uint8, y_train int64, ...), both runs use one seed, and
-their epoch lines must agree digit for digit. Then an .npz with bad labels is refused with the reason.
+their epoch lines must agree digit for digit; float images train alike in float32, float64 and float16.
+Then .npz files with int32 images or bad labels are refused with the reason.
 usage: check_train_npz.py PLEXUS_TRAIN IDX_FOLDER WORK_FOLDER"""
 import gzip
 import os
@@ -47,6 +48,23 @@ from_idx, from_npz = epochs(folder), epochs(npz)
 print("\n".join(from_npz))
 if from_idx != from_npz:
     sys.exit("the .npz run differs from the IDX one:\n%s\n%s" % (from_idx, from_npz))
+
+# Float images train the same in every float dtype that holds their values (k/256 fits float16 too):
+# each is read as float32.
+floats = {}
+for dtype in ("float32", "float64", "float16"):
+    as_float = dict(arrays, x_train=(arrays["x_train"] / 256).astype(dtype), x_test=(arrays["x_test"] / 256).astype(dtype))
+    np.savez(npz, **as_float)
+    floats[dtype] = epochs(npz)
+print("\n".join(floats["float16"]))
+if not floats["float32"] == floats["float64"] == floats["float16"]:
+    sys.exit("float images trained differently by dtype:\n%s" % floats)
+np.savez(npz, **dict(arrays, x_train=arrays["x_train"].astype(np.int32)))
+out = subprocess.run([train, "--data", npz, "--epochs", "1", "--no-progress", "--out", os.path.join(work, "out")],
+                     capture_output=True, text=True)
+if out.returncode == 0 or "x_train is int32; images are uint8 (0..255) or floats" not in out.stderr:
+    sys.exit("int32 images were not refused with the reason:\n%s%s" % (out.stdout, out.stderr))
+print("refused: " + out.stderr.strip().splitlines()[-1])
 
 arrays["y_test"] = arrays["y_test"] + 10
 np.savez(npz, **arrays)

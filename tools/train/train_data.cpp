@@ -21,6 +21,11 @@ data::ArrayDataset images_and_labels(const std::string& path, const char* x_name
     if (x.shape.size() == 3) x.shape.insert(x.shape.begin() + 1, 1);  // one channel
     if (x.shape.size() != 4)
         bad(path, std::string(x_name) + " is " + str(x.shape) + "; images are (N, H, W) or (N, C, H, W)");
+    // The networks compute in float32 (--dtype on top): other float images are read as float32 here.
+    if (x.dtype == DType::float64 || x.dtype == DType::float16 || x.dtype == DType::bfloat16)
+        x = data::to_array(data::to_tensor(x).astype(DType::float32));
+    else if (x.dtype != DType::uint8 && x.dtype != DType::float32)
+        bad(path, std::string(x_name) + " is " + name(x.dtype) + "; images are uint8 (0..255) or floats");
     if (y.shape.size() != 1) bad(path, std::string(y_name) + " is " + str(y.shape) + "; labels are (N)");
     if (y.dtype != DType::int32 && y.dtype != DType::int64 && y.dtype != DType::uint8)
         bad(path, std::string(y_name) + " is " + name(y.dtype) + "; labels are integers");
