@@ -19,7 +19,8 @@ std::string Embedding::describe() const {
 
 Tensor Embedding::forward(const Tensor& x) {
     // Float indices are refused where every take is checked (the router), as PyTorch refuses them.
-    return take(autocast(weight_->data(x.device())), x);
+    // Not autocast: a lookup keeps the table's dtype, as in PyTorch's autocast (nn::Autocast).
+    return take(weight_->data(x.device()), x);
 }
 
 }  // namespace plexus::nn

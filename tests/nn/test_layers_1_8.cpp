@@ -58,6 +58,10 @@ TEST_CASE("Embedding looks rows up and its gradient sums repeats", "[nn][embeddi
     CHECK_THAT(message_of<DTypeError>([&] { emb(array({2.0f, NAN}, {2})); }),
                Catch::Contains("take: the indices (input 1) are float32; indices are int32 or int64"));
     CHECK(emb.describe() == "Embedding(4 -> 2)");
+    {  // A lookup is no matrix product: it stays float32 under Autocast, as in PyTorch's autocast.
+        nn::Autocast half(DType::bfloat16);
+        CHECK(emb(idx).dtype() == DType::float32);
+    }
     CHECK_THAT(message_of<InvalidArgumentError>([] { (void)nn::Embedding(0, 3); }),
                Catch::Contains("input_dim and output_dim must be >= 1, got 0 and 3"));
     CHECK_THAT(message_of<Error>([&] { emb(array(std::vector<int64_t>{4}, {})).to_vector<float>(); }),
