@@ -251,7 +251,10 @@ py::array asnumpy(const Tensor& t) {
 template <class T>
 Tensor from_array_as(const py::handle& values, Device d, DType dt) {
     auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(values);
-    if (!a) throw py::error_already_set();
+    if (!a)  // (ensure clears NumPy's error: say what could not be converted)
+        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("array: NumPy cannot convert values of dtype ") +
+                                                     py::str(py::getattr(values, "dtype", py::str("?"))).cast<std::string>() +
+                                                     " to " + name(dt) + " (Plexus tensors hold numbers)");
     Shape s(a.shape(), a.shape() + a.ndim());
     return Tensor::wrap([&](px_tensor** o) {
         return px_tensor_from_host(plexus::runtime(), d.raw(), static_cast<px_dtype>(dt), int32_t(s.size()), s.data(),

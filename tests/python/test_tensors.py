@@ -117,6 +117,12 @@ def test_errors_are_plexus_types_and_builtin_kinds():
     with pytest.raises(TypeError) as e:
         plexus.ones(3, dtype="int32") @ plexus.ones(3, dtype="int32").reshape(3, 1).astype("float32")
     assert "x.astype('int32') in Python" in str(e.value)  # the hint names the Python call, beside C's and C++'s
+    # Values that are not numbers: NumPy's refusal, named (it was pybind11's internal error).
+    np = need("numpy")
+    for make in (lambda: plexus.array(np.array(["cat", "dog"])),
+                 lambda: plexus.data.ArrayDataset(np.zeros((2, 3), np.float32), np.array(["cat", "dog"]))):
+        with pytest.raises(plexus.DTypeError, match="NumPy cannot convert values of dtype <U3 to float32"):
+            make()
     with pytest.raises(plexus.DeviceMismatchError) as e:
         a + plexus.ones((2, 3), device=plexus.cpu(1))
     assert "x.copyto(cpu(0)) or x.as_in_context(cpu(0)) in C++ and Python" in str(e.value)
