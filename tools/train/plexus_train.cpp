@@ -178,6 +178,10 @@ Options parse(int argc, char** argv) {
     }
     if (o.momentum_given && (o.optimizer == "adam" || o.optimizer == "adamw"))
         die("--momentum applies to sgd and nag; " + o.optimizer + " has its own moments");
+    // One trace of a runtime at a time: PLEXUS_TRACE's covers the whole run.
+    if (const char* env = std::getenv("PLEXUS_TRACE"); env && *env && !o.trace.empty())
+        die("--trace and PLEXUS_TRACE=" + std::string(env) +
+            " both ask for a trace of this run: give one (PLEXUS_TRACE traces all of it, --trace steps 2 to 4)");
     return o;
 }
 
