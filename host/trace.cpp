@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <unordered_set>
 
 #include "objects.hpp"
 
@@ -50,15 +52,19 @@ std::vector<std::shared_ptr<DeviceImpl>> every_device(const Runtime& rt) {
 void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices) {
     std::lock_guard<std::mutex> control(control_);
     if (path.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "the trace's path is empty");
+    // Relative to the folder current now, not when the trace ends.
+    std::error_code ec;
+    const std::string where = std::filesystem::absolute(path, ec).string();
+    if (ec) fail(PX_ERROR_INVALID_ARGUMENT, "cannot write the trace to '", path, "': ", ec.message());
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (on()) fail(PX_ERROR_INVALID_ARGUMENT, "a trace of this runtime is already running (into '", data_.path,
                        "'); end it first (px_trace_end)");
     }
-    check_writable(path, "trace");
-    check_writable(trace_summary_path(path), "trace's summary");
+    check_writable(where, "trace");
+    check_writable(trace_summary_path(where), "trace's summary");
     TraceData fresh;
-    fresh.path = path;
+    fresh.path = where;
     std::vector<std::weak_ptr<DeviceImpl>> traced;
     std::vector<const DeviceImpl*> ids;
     for (const auto& d : devices) {
@@ -184,6 +190,36 @@ void Tracer::collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl
     }
 }
 
+namespace {
+
+// Keeps the spans of the work this trace's calls queued: an op's by its id;
+// copies, which carry none, as many on each device as the trace recorded
+// copies there, the last of those that began inside it (a device runs its
+// copies in the order they were queued, so the ones before were queued
+// before the trace began, and those after it began after it ended).
+void keep_spans_of_traced_calls(TraceData& data) {
+    std::unordered_set<uint64_t> ids;
+    std::vector<size_t> copies(data.devices.size(), 0);
+    for (const TraceCall& c : data.calls) {
+        if (c.id) ids.insert(c.id);
+        else if (!c.op) ++copies[c.device];
+    }
+    for (size_t d = 0; d < data.devices.size(); ++d) {
+        std::vector<px_trace_span>& spans = data.devices[d].spans;
+        std::vector<size_t> inside;  // copies that began inside the trace
+        for (size_t k = 0; k < spans.size(); ++k)
+            if (!spans[k].op && spans[k].start_ns >= data.begin_ns && spans[k].start_ns <= data.end_ns) inside.push_back(k);
+        const size_t first_copy = inside.size() > copies[d] ? inside.size() - copies[d] : 0;
+        std::unordered_set<size_t> kept_copies(inside.begin() + std::ptrdiff_t(first_copy), inside.end());
+        std::vector<px_trace_span> kept;
+        for (size_t k = 0; k < spans.size(); ++k)
+            if (spans[k].op ? ids.count(spans[k].trace_id) > 0 : kept_copies.count(k) > 0) kept.push_back(spans[k]);
+        spans = std::move(kept);
+    }
+}
+
+}  // namespace
+
 void Tracer::end() {
     std::lock_guard<std::mutex> control(control_);
     if (!on_.exchange(false)) fail(PX_ERROR_INVALID_ARGUMENT, "no trace of this runtime is running (px_trace_begin starts one)");
@@ -207,6 +243,7 @@ void Tracer::end() {
     }
     std::string failure, why;
     collect(data, traced, failure);
+    keep_spans_of_traced_calls(data);
     for (const TraceDevice& d : data.devices)  // the trace lasts until the devices' last work ended
         for (const px_trace_span& sp : d.spans) data.end_ns = std::max(data.end_ns, sp.end_ns);
     if (!write_trace(data, why)) fail(PX_ERROR_INVALID_ARGUMENT, why);

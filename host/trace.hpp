@@ -65,8 +65,8 @@ class Tracer {
 public:
     bool on() const noexcept { return on_.load(std::memory_order_relaxed); }
 
-    // Starts recording `devices` (the runtime's, each once) into `path`,
-    // which is created now: Failure (PX_ERROR_INVALID_ARGUMENT) naming it when
+    // Starts recording `devices` (the runtime's, each once) into `path`
+    // (relative to the folder current now), which is created now: Failure (PX_ERROR_INVALID_ARGUMENT) naming it when
     // it cannot be written, or when a trace is already running.
     void begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices);
     // Stops recording, waits for the devices, collects the plugins' spans and

@@ -506,7 +506,8 @@ PX_API px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_devic
 /* Starts a trace of `runtime`: every op call and copy made through it from
  * now on is recorded (op, shapes, dtype, device, when the call queued it and,
  * on devices whose plugin reports it, when the device began and finished
- * it), until px_trace_end writes it. `path` is created now, so an unwritable
+ * it), until px_trace_end writes it; work queued before is left out. `path`
+ * (relative to the current folder now) is created now, so an unwritable
  * path fails here (PX_ERROR_INVALID_ARGUMENT naming it and the system's
  * reason). PX_ERROR_INVALID_ARGUMENT too when this runtime's trace is already
  * running. Tracing never changes results. PLEXUS_TRACE=path does the same

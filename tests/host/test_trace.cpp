@@ -234,6 +234,53 @@ TEST_CASE("a traced step holds every op and copy issued, nested on the host and 
     px_runtime_destroy(rt);
 }
 
+TEST_CASE("work queued before the trace began is not in it, and a relative path is the folder current at its beginning",
+          "[trace]") {
+    px_runtime* rt = make_runtime();
+    const int64_t n = 512;
+    std::vector<float> values(size_t(n * n), 0.5f);
+    px_tensor* a = upload(rt, PX_FLOAT32, {n, n}, values.data(), values.size() * 4);
+    std::vector<px_tensor*> before(8, nullptr);
+    for (px_tensor*& p : before) REQUIRE(px_gemm(a, a, 0, 0, &p) == PX_OK);  // about 2 GFLOP, still running
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd));
+    const std::string folder = temp_path("folder");
+    REQUIRE(system(("mkdir -p " + folder).c_str()) == 0);
+    REQUIRE(chdir(folder.c_str()) == 0);
+    REQUIRE(px_trace_begin(rt, "relative.json") == PX_OK);
+    REQUIRE(chdir(cwd) == 0);
+    px_tensor* sum = nullptr;
+    REQUIRE(px_binary(PX_OP_ADD, a, a, &sum) == PX_OK);
+    std::vector<float> back(values.size());
+    REQUIRE(px_tensor_to_host(sum, back.data(), back.size() * 4) == PX_OK);
+    REQUIRE(px_trace_end(rt) == PX_OK);
+    CHECK_FALSE(exists("relative.json"));
+    const std::string path = folder + "/relative.json";
+    const JsonValue trace = JsonReader::parse(read_file(path));
+    int adds = 0, copies = 0;
+    for (const Event& e : complete_events(trace)) {
+        INFO(e.cat << " " << e.name << " on process " << e.pid);
+        CHECK(e.name != "gemm");  // queued before the trace began
+        if (e.pid > 0) {
+            adds += e.name == "add";
+            copies += e.name == "copy";
+        }
+    }
+    CHECK(adds == 1);
+    CHECK(copies <= 1);  // the download, where the plugin reports copies
+    const std::string summary = read_file(folder + "/relative.summary.txt");
+    INFO(summary);
+    CHECK(summary.find("gemm") == std::string::npos);
+    CHECK(summary.find("  add\n") != std::string::npos);
+    for (px_tensor* t : before) px_tensor_release(t);
+    px_tensor_release(a);
+    px_tensor_release(sum);
+    std::remove(path.c_str());
+    std::remove((folder + "/relative.summary.txt").c_str());
+    rmdir(folder.c_str());
+    px_runtime_destroy(rt);
+}
+
 TEST_CASE("without a trace nothing is written, and regions are no-ops", "[trace]") {
     px_runtime* rt = make_runtime();
     REQUIRE(px_trace_region_begin(rt, "untraced") == PX_OK);
