@@ -67,26 +67,38 @@ void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<De
     fresh.path = where;
     std::vector<std::weak_ptr<DeviceImpl>> traced;
     std::vector<const DeviceImpl*> ids;
+    std::vector<bool> reports;
     for (const auto& d : devices) {
         TraceDevice td;
         td.label = d->label;
         td.plugin = d->plugin->name;
         const px_plugin_api& api = *d->plugin->api;
-        if (api.trace_enable && api.execute_traced && api.trace_take) {
-            px_plugin_error err{sizeof(px_plugin_error), {0}};
-            td.reports = api.trace_enable(d->plugin->context, d->local, 1, &err) == PX_OK;
-        }
+        td.reports = api.trace_enable && api.execute_traced && api.trace_take;
+        reports.push_back(td.reports);
         fresh.devices.push_back(std::move(td));
         traced.push_back(d);
         ids.push_back(d.get());
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    data_ = std::move(fresh);
-    traced_ = std::move(traced);
-    ids_ = std::move(ids);
-    open_regions_.clear();
-    data_.begin_ns = trace_now_ns();
-    on_.store(true, std::memory_order_relaxed);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        data_ = std::move(fresh);
+        traced_ = std::move(traced);
+        ids_ = std::move(ids);
+        open_regions_.clear();
+        data_.begin_ns = trace_now_ns();
+        on_.store(true, std::memory_order_relaxed);
+    }
+    // Calls are recorded from here; a plugin turning its spans on waits for
+    // the work queued before (plugin.h), so every span is of a recorded call
+    // (a call may have none: it ran before its device's spans were on).
+    for (size_t i = 0; i < devices.size(); ++i) {
+        const DeviceImpl& d = *devices[i];
+        if (!reports[i]) continue;
+        px_plugin_error err{sizeof(px_plugin_error), {0}};
+        if (d.plugin->api->trace_enable(d.plugin->context, d.local, 1, &err) == PX_OK) continue;
+        std::lock_guard<std::mutex> lock(mu_);
+        data_.devices[i].reports = false;
+    }
 }
 
 size_t Tracer::index_of(const DeviceImpl* dev) const {
@@ -194,9 +206,8 @@ namespace {
 
 // Keeps the spans of the work this trace's calls queued: an op's by its id;
 // copies, which carry none, as many on each device as the trace recorded
-// copies there, the last of those that began inside it (a device runs its
-// copies in the order they were queued, so the ones before were queued
-// before the trace began, and those after it began after it ended).
+// copies there, the first that ran (a device runs its copies in the order
+// they were queued: later ones were queued after the trace ended).
 void keep_spans_of_traced_calls(TraceData& data) {
     std::unordered_set<uint64_t> ids;
     std::vector<size_t> copies(data.devices.size(), 0);
@@ -205,16 +216,14 @@ void keep_spans_of_traced_calls(TraceData& data) {
         else if (!c.op) ++copies[c.device];
     }
     for (size_t d = 0; d < data.devices.size(); ++d) {
-        std::vector<px_trace_span>& spans = data.devices[d].spans;
-        std::vector<size_t> inside;  // copies that began inside the trace
-        for (size_t k = 0; k < spans.size(); ++k)
-            if (!spans[k].op && spans[k].start_ns >= data.begin_ns && spans[k].start_ns <= data.end_ns) inside.push_back(k);
-        const size_t first_copy = inside.size() > copies[d] ? inside.size() - copies[d] : 0;
-        std::unordered_set<size_t> kept_copies(inside.begin() + std::ptrdiff_t(first_copy), inside.end());
         std::vector<px_trace_span> kept;
-        for (size_t k = 0; k < spans.size(); ++k)
-            if (spans[k].op ? ids.count(spans[k].trace_id) > 0 : kept_copies.count(k) > 0) kept.push_back(spans[k]);
-        spans = std::move(kept);
+        size_t copies_kept = 0;
+        for (const px_trace_span& s : data.devices[d].spans) {
+            if (s.op ? ids.count(s.trace_id) == 0 : copies_kept == copies[d]) continue;
+            kept.push_back(s);
+            copies_kept += s.op ? 0 : 1;
+        }
+        data.devices[d].spans = std::move(kept);
     }
 }
 

@@ -566,7 +566,10 @@ typedef struct px_plugin_api {
      * measurable.
      *
      * Turns recording on (on != 0; spans kept before are dropped) or off
-     * (spans kept so far stay for trace_take). */
+     * (spans kept so far stay for trace_take). Turning it on waits for the
+     * work queued on the device so far, keeping its failures for the next
+     * wait: that work gets no span (the host matches copies, which carry no
+     * id, to its own calls in order). */
     px_status (*trace_enable)(px_plugin_context* ctx, int32_t device, int32_t on, px_plugin_error* err);
     /* execute, with the id the op's span carries (nonzero). The host calls
      * it instead of execute while it traces the call's device. */

@@ -79,8 +79,7 @@ Array read_member(zip_t* z, zip_uint64_t index, const std::string& path, uint64_
     return detail::parse_npy(in, where, budget);
 }
 
-// Member `index`'s key as NumPy gives it: "x" for "x.npy", else the whole
-// member name.
+// Member `index`'s name, less ".npy" for an array ("x" for "x.npy").
 std::string member_key(zip_t* z, zip_uint64_t index, const std::string& path, bool* is_array = nullptr) {
     const char* member = zip_get_name(z, index, 0);
     if (!member) detail::bad(path, std::string("cannot read the directory: ") + zip_strerror(z));
@@ -121,10 +120,16 @@ Array read_npz(const std::string& path, const std::string& name, uint64_t max_by
     Zip z = open_zip(path);
     const zip_int64_t i = zip_name_locate(z.get(), (name + ".npy").c_str(), 0);
     if (i < 0) {
-        std::string names;
+        std::string arrays, others;  // what could be asked for, and the rest
         const zip_int64_t n = zip_get_num_entries(z.get(), 0);
-        for (zip_int64_t k = 0; k < n; ++k) names += (names.empty() ? "" : ", ") + member_key(z.get(), zip_uint64_t(k), path);
-        detail::bad(path, "has no array '" + name + "' (its members: " + (names.empty() ? "none" : names) + ")");
+        for (zip_int64_t k = 0; k < n; ++k) {
+            bool npy = false;
+            const std::string key = member_key(z.get(), zip_uint64_t(k), path, &npy);
+            std::string& list = npy ? arrays : others;
+            list += (list.empty() ? "" : ", ") + key;
+        }
+        detail::bad(path, "has no array '" + name + "' (its arrays: " + (arrays.empty() ? "none" : arrays) +
+                              (others.empty() ? "" : "; other members: " + others) + ")");
     }
     return read_member(z.get(), zip_uint64_t(i), path, max_bytes);
 }

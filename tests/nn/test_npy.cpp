@@ -267,23 +267,23 @@ TEST_CASE("read_npz reads the arrays of stored and deflated archives", "[data][n
         CHECK(values<int64_t>(all.at("y")) == y);
         CHECK(values<int64_t>(data::read_npz(path, "y")) == y);
         const std::string msg = message_of<InvalidArgumentError>([&] { data::read_npz(path, "z"); });
-        PX_REQUIRE_MENTIONS(msg, path + ": has no array 'z' (its members: x, y)");
+        PX_REQUIRE_MENTIONS(msg, path + ": has no array 'z' (its arrays: x, y)");
         // The limit holds for the arrays together: 24 + 16 bytes.
         CHECK(data::read_npz(path, 40).size() == 2);
         PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_npz(path, 39); }),
                             path + ": member 'y.npy': declares more than 15 bytes");
     }
-    // A member that is not an array is listed by its file name, as NumPy's keys are.
+    // Members that are not arrays are listed apart: they cannot be asked for.
     write_zip(path, {{"x.npy", npy(npy_header("<f4", "(2, 3)"), bytes_of(x))}, {"notes.txt", {'h', 'i'}}}, false);
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_npz(path, "q"); }),
-                        path + ": has no array 'q' (its members: x, notes.txt)");
+                        path + ": has no array 'q' (its arrays: x; other members: notes.txt)");
     CHECK(values<float>(data::read_npz(path, "x")) == x);
     // An empty archive (libzip writes none): the end-of-directory record alone.
     pxtest::Bytes empty{'P', 'K', 5, 6};
     empty.resize(22, 0);
     pxtest::write_file(path, empty);
     CHECK(data::read_npz(path).empty());
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_npz(path, "x"); }), "(its members: none)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_npz(path, "x"); }), "(its arrays: none)");
 }
 
 TEST_CASE("read_npz refuses archives that are not NumPy's, naming the member", "[data][npz][errors]") {
