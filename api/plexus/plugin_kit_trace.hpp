@@ -32,7 +32,9 @@ public:
 
     bool recording() const noexcept { return on_.load(std::memory_order_relaxed); }
 
-    // trace_enable: on drops what was kept; off keeps it for take().
+    // trace_enable: on drops what was kept; off keeps it for take(). Before
+    // turning it on, a plugin waits for the work its device has queued, so
+    // that work gets no span (plugin.h; the host matches copies in order).
     void enable(bool on) {
         std::lock_guard<std::mutex> lock(mu_);
         if (on) {
