@@ -7,6 +7,7 @@
 // (PLEXUS_TRACE_TEST_PLUGIN names a GPU plugin's file).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -305,6 +306,17 @@ TEST_CASE("a trace that cannot be written is an error naming the path", "[trace]
     CHECK(px_trace_begin(rt, "/nonexistent-folder/trace.json") == PX_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(px_last_error()).find("cannot write the trace to '/nonexistent-folder/trace.json': No such file or directory") !=
           std::string::npos);
+    {  // A relative path where the current folder is gone: nothing to resolve it against.
+        char cwd[4096];
+        REQUIRE(getcwd(cwd, sizeof cwd));
+        const std::string gone = temp_path("gone");
+        REQUIRE(mkdir(gone.c_str(), 0700) == 0);
+        REQUIRE(chdir(gone.c_str()) == 0);
+        REQUIRE(rmdir(gone.c_str()) == 0);
+        CHECK(px_trace_begin(rt, "relative.json") == PX_ERROR_INVALID_ARGUMENT);
+        REQUIRE(chdir(cwd) == 0);
+        CHECK(std::string(px_last_error()).find("cannot write the trace to 'relative.json'") != std::string::npos);
+    }
     CHECK(px_trace_begin(rt, "") == PX_ERROR_INVALID_ARGUMENT);
     CHECK(px_trace_begin(rt, nullptr) == PX_ERROR_INVALID_ARGUMENT);
     const std::string path = temp_path("twice.json");
