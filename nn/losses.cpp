@@ -36,7 +36,7 @@ Tensor L1Loss::operator()(const Tensor& pred, const Tensor& label) const {
 // output layer starts there).
 Tensor SigmoidBinaryCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label) const {
     check_same_shape("SigmoidBinaryCrossEntropyLoss", pred, label);
-    const Tensor x = pred.detach(), y = label.astype(pred.dtype()).detach();
+    Tensor x = pred.detach(), y = label.astype(pred.dtype()).detach();  // not const: the lambda moves them
     Tensor elements = x.relu() - x * y + ((-x.abs()).exp() + 1.0).log();
     if (autograd::detail::wanted({&pred, &label})) {
         const bool label_grad = autograd::detail::needs_grad(&label);
