@@ -1,7 +1,8 @@
 """Python-side figures of issue 39, each beside its baseline measured in the same run:
   - per-op overhead of a 1-element add from Python, beside PyTorch's (target: lower than PyTorch's);
   - a DLPack round trip NumPy -> Plexus -> NumPy of 1 element (target < 2 us);
-  - a LeNet epoch driven from Python (examples/python/lenet.py) beside plexus-train's (target <= 1.1x).
+  - a LeNet epoch driven from Python (examples/python/lenet.py) beside plexus-train's (target <= 1.1x),
+    the mean of 3 epochs each.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/bench.py [--plexus-train build/bin/plexus-train]
 
@@ -110,12 +111,17 @@ def numpy_copy_round_trip(n):
     return round_trip(n, lambda x: numpy.array(numpy.array(x)))
 
 
+EPOCHS = 3
+
+
 def epoch_seconds(command):
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    m = re.search(r"Epoch 0: loss [0-9.]+,.*?in ([0-9.]+) sec", out)
-    if not m:
-        raise RuntimeError("no epoch line in the output of %s:\n%s" % (" ".join(command), out))
-    return float(m.group(1))
+    """The mean of the epochs' seconds that `command` prints (seed 002's lines, 0.1 s apart): over
+    EPOCHS epochs, so that a figure of about a second is not one rounding step from the next."""
+    out = subprocess.run(command + ["--epochs", str(EPOCHS)], capture_output=True, text=True, check=True).stdout
+    times = [float(t) for t in re.findall(r"Epoch \d+: loss [0-9.]+,.*?in ([0-9.]+) sec", out)]
+    if len(times) != EPOCHS:
+        raise RuntimeError("not %d epoch lines in the output of %s:\n%s" % (EPOCHS, " ".join(command), out))
+    return sum(times) / EPOCHS
 
 
 def main():
@@ -150,8 +156,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     train = args.plexus_train or os.path.join(here, "..", "..", "build", "bin", "plexus-train")
     device = "gpu:0" if plexus.num_gpus() else "cpu:0"
-    native = epoch_seconds([train, "--epochs", "1", "--device", device, "--out", "/tmp/plexus-bench-train"])
-    python = epoch_seconds([sys.executable, os.path.join(here, "lenet.py"), "--epochs", "1"])
+    native = epoch_seconds([train, "--device", device, "--out", "/tmp/plexus-bench-train"])
+    python = epoch_seconds([sys.executable, os.path.join(here, "lenet.py")])
     row("LeNet epoch driven from Python", python, "s", "plexus-train", native, "target <= 1.1x")
 
 

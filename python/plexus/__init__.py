@@ -9,7 +9,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, concat,
-                      softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd,
+                      softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, nn, loss, data, metric, lr_scheduler
@@ -90,43 +90,6 @@ def zeros_like(x):
 
 def ones_like(x):
     return ones(x.shape, x.device, x.dtype)
-
-
-def from_dlpack(x, device=None, copy=None):
-    """A Plexus tensor over the memory of `x`: any object with __dlpack__ (a NumPy array, a PyTorch
-    tensor, a Plexus tensor) or a DLPack capsule. It speaks DLPack 1.x where the producer does and 0.x
-    otherwise. The memory is shared (writes show on both sides; `x`'s memory lives while the tensor
-    does) when the device's plugin takes it and Plexus can describe the layout: compact row-major,
-    aligned, writable. Otherwise the values are copied; copy=False then raises BufferError saying why,
-    copy=True always copies. The tensor goes on `device`: by default cpu(0), or gpu(i) for memory of
-    CUDA device i."""
-    kwargs = {}
-    if hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == _KDLCUDA:
-        # The producer orders its work before the legacy default stream, which the CUDA plugin waits for.
-        kwargs["stream"] = 1
-        dev = device if device is not None else gpu(x.__dlpack_device__()[1])
-    else:
-        dev = device if device is not None else _CPU0
-    if not hasattr(x, "__dlpack__"):
-        return _plexus._from_capsule(x, dev, copy)
-    kind = type(x)
-    if kind in _speaks_dlpack_0:
-        capsule = x.__dlpack__(**kwargs)
-    else:
-        try:
-            capsule = x.__dlpack__(max_version=(1, 1), **kwargs)
-        except TypeError:  # a producer of DLPack 0.x (NumPy < 2, PyTorch < 2.4): no max_version
-            capsule = x.__dlpack__(**kwargs)
-            _speaks_dlpack_0.add(kind)
-    return _plexus._from_capsule(capsule, dev, copy)
-
-
-_KDLCUDA = 2
-_CPU0 = cpu(0)  # made once: a Device object costs about 0.4 us to make through the bindings
-
-
-# Producer types whose __dlpack__ takes no max_version (learnt at their first exchange).
-_speaks_dlpack_0 = set()
 
 
 def _tensor_dtype(self):

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "bindings.hpp"
 #include "plexus/data.hpp"
 #include "plexus/metric.hpp"
 

@@ -23,6 +23,7 @@
 #include "plexus/dlpack.h"
 #include "plexus/nn.hpp"
 #include "plexus/plexus.hpp"
+#include "bindings.hpp"
 
 namespace py = pybind11;
 using plexus::Device;
@@ -66,29 +67,40 @@ void register_errors(py::module_& m) {
                               "Work queued on a device failed; reported at the next wait.");
     // pybind11's translator type takes the pointer by value.
     py::register_exception_translator([](std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
-        try {
-            if (p) std::rethrow_exception(p);
-        } catch (const plexus::DeviceMismatchError& e) {
-            PyErr_SetString(errors.device_mismatch, e.what());
-        } catch (const plexus::ShapeError& e) {
-            PyErr_SetString(errors.shape, e.what());
-        } catch (const plexus::DTypeError& e) {
-            PyErr_SetString(errors.dtype, e.what());
-        } catch (const plexus::OutOfMemoryError& e) {
-            PyErr_SetString(errors.oom, e.what());
-        } catch (const plexus::UnsupportedError& e) {
-            PyErr_SetString(errors.unsupported, e.what());
-        } catch (const plexus::PluginError& e) {
-            PyErr_SetString(errors.plugin, e.what());
-        } catch (const plexus::InvalidArgumentError& e) {
-            PyErr_SetString(errors.invalid, e.what());
-        } catch (const plexus::DeviceError& e) {
-            PyErr_SetString(errors.device, e.what());
-        } catch (const plexus::Error& e) {
-            PyErr_SetString(errors.base, e.what());
-        }
+        if (p && !set_python_error(p)) std::rethrow_exception(p);  // not ours: the next translator's
     });
 }
+
+}  // namespace
+
+bool set_python_error(const std::exception_ptr& p) {
+    try {
+        std::rethrow_exception(p);
+    } catch (const plexus::DeviceMismatchError& e) {
+        PyErr_SetString(errors.device_mismatch, e.what());
+    } catch (const plexus::ShapeError& e) {
+        PyErr_SetString(errors.shape, e.what());
+    } catch (const plexus::DTypeError& e) {
+        PyErr_SetString(errors.dtype, e.what());
+    } catch (const plexus::OutOfMemoryError& e) {
+        PyErr_SetString(errors.oom, e.what());
+    } catch (const plexus::UnsupportedError& e) {
+        PyErr_SetString(errors.unsupported, e.what());
+    } catch (const plexus::PluginError& e) {
+        PyErr_SetString(errors.plugin, e.what());
+    } catch (const plexus::InvalidArgumentError& e) {
+        PyErr_SetString(errors.invalid, e.what());
+    } catch (const plexus::DeviceError& e) {
+        PyErr_SetString(errors.device, e.what());
+    } catch (const plexus::Error& e) {
+        PyErr_SetString(errors.base, e.what());
+    } catch (...) {
+        return false;
+    }
+    return true;
+}
+
+namespace {
 
 // ---- waits that Ctrl-C interrupts ----
 
@@ -296,161 +308,6 @@ std::string printed(const Tensor& t) {
     return plexus::values_string(t) + "\n" + plexus::describe(t);
 }
 
-// ---- DLPack capsules ----
-
-constexpr const char* kCapsule = "dltensor";
-constexpr const char* kUsedCapsule = "used_dltensor";
-constexpr const char* kVersionedCapsule = "dltensor_versioned";
-constexpr const char* kUsedVersionedCapsule = "used_dltensor_versioned";
-
-void capsule_destructor(PyObject* capsule) {
-    // Not consumed: the producer (us) deletes it. A consumed one is renamed.
-    if (PyCapsule_IsValid(capsule, kCapsule)) {
-        auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
-        if (m && m->deleter) m->deleter(m);
-    } else if (PyCapsule_IsValid(capsule, kVersionedCapsule)) {
-        auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersionedCapsule));
-        if (m && m->deleter) m->deleter(m);
-    }
-}
-
-// The C API's refusal of a copy in Python's words: copy=False for
-// PX_DLPACK_COPY_NEVER, copy=None for PX_DLPACK_COPY_IF_NEEDED, without the
-// C function's name.
-std::string in_python_words(const std::string& where, std::string m) {
-    const auto replace = [&m](const std::string& from, const std::string& to) {
-        const size_t at = m.find(from);
-        if (at != std::string::npos) m.replace(at, from.size(), to);
-    };
-    const size_t colon = m.find(": ");
-    if (m.rfind("px_tensor_", 0) == 0 && colon != std::string::npos) m.erase(0, colon + 2);
-    replace("PX_DLPACK_COPY_NEVER: ", "copy=False: ");
-    replace("; pass PX_DLPACK_COPY_IF_NEEDED to copy", "; leave copy=None to let Plexus copy");
-    return where + ": " + m;
-}
-
-int32_t copy_policy(const py::object& copy) {
-    if (copy.is_none()) return PX_DLPACK_COPY_IF_NEEDED;
-    return copy.cast<bool>() ? PX_DLPACK_COPY_ALWAYS : PX_DLPACK_COPY_NEVER;
-}
-
-// The array API's __dlpack__: a capsule sharing the tensor's memory where
-// its plugin gives the address (a host copy otherwise, or when dl_device asks
-// for host memory of a GPU tensor), versioned when max_version allows it.
-py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object& max_version,
-                     const py::object& dl_device, const py::object& copy) {
-    int32_t type = 0, id = 0;
-    plexus::check(px_tensor_dlpack_device(t.handle(), &type, &id));
-    int32_t policy = copy_policy(copy);
-    if (!dl_device.is_none()) {
-        auto want = dl_device.cast<std::pair<int, int>>();
-        const bool same = want.first == type && want.second == id;
-        if (!same && want.first != kDLCPU)
-            throw py::buffer_error("__dlpack__: dl_device " + py::repr(dl_device).cast<std::string>() +
-                                   " is not offered; Plexus exports to the tensor's own device (" +
-                                   std::to_string(type) + ", " + std::to_string(id) + ") or to host memory (kDLCPU, 0)");
-        if (!same) {  // a GPU tensor asked for in host memory: a copy
-            if (policy == PX_DLPACK_COPY_NEVER)
-                throw py::buffer_error("__dlpack__: dl_device=(1, 0) of a tensor on " + t.device().str() +
-                                       " needs a copy, and copy=False was given");
-            policy = PX_DLPACK_COPY_ALWAYS;
-            type = kDLCPU;
-        }
-    }
-    // Host memory has no stream; a GPU tensor's device is synchronized by the
-    // export, so any stream the consumer names may read it at once.
-    if (type == kDLCPU && !stream.is_none() && !stream.equal(py::int_(-1)))
-        throw py::buffer_error("__dlpack__: stream must be None for host memory, got " +
-                               py::repr(stream).cast<std::string>());
-    const bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
-    px_status s = PX_OK;
-    void* made = nullptr;
-    {
-        // The export waits for the tensor's work itself, here on the calling
-        // thread with the GIL released: no hand-off to the waiter (about 10 us),
-        // so Ctrl-C is seen only once that work is done.
-        py::gil_scoped_release release;
-        if (versioned) {
-            DLManagedTensorVersioned* m = nullptr;
-            s = px_tensor_to_dlpack(t.handle(), policy, &m);
-            made = m;
-        } else {
-            DLManagedTensor* m = nullptr;
-            s = px_tensor_to_dlpack_unversioned(t.handle(), policy, &m);
-            made = m;
-        }
-    }
-    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(in_python_words("__dlpack__", px_last_error()));
-    plexus::check(s);
-    return py::reinterpret_steal<py::object>(
-        PyCapsule_New(made, versioned ? kVersionedCapsule : kCapsule, capsule_destructor));
-}
-
-// A producer's DLPack tensor as Plexus holds it when it shares the memory:
-// its deleter runs when the last Plexus tensor using it is released, which
-// may be on a thread without the GIL (the waiter's), while NumPy 1.24's
-// deleter calls Py_DECREF. So Plexus gets this copy of the struct, whose
-// deleter takes the GIL and then calls the producer's.
-template <class Managed>
-struct WithGil {
-    Managed outer;
-    Managed* inner;
-
-    static Managed* wrap(Managed* in) {
-        auto* w = new WithGil{*in, in};
-        w->outer.manager_ctx = w;
-        w->outer.deleter = &WithGil::deleter;
-        return &w->outer;
-    }
-    static void unwrap(Managed* outer) { delete static_cast<WithGil*>(outer->manager_ctx); }
-    static void deleter(Managed* self) {
-        auto* w = static_cast<WithGil*>(self->manager_ctx);
-        Managed* in = w->inner;
-        delete w;
-        if (!in->deleter || !Py_IsInitialized()) return;  // at exit: the producer's memory goes with the process
-        PyGILState_STATE gil = PyGILState_Ensure();
-        in->deleter(in);
-        PyGILState_Release(gil);
-    }
-};
-
-template <class Managed, class Import>
-px_status import_capsule(PyObject* c, const char* name, const char* used, Import&& import) {
-    auto* in = static_cast<Managed*>(PyCapsule_GetPointer(c, name));
-    Managed* held = WithGil<Managed>::wrap(in);
-    const px_status s = import(held);
-    if (s == PX_OK)
-        PyCapsule_SetName(c, used);  // the producer's tensor is Plexus's now
-    else
-        WithGil<Managed>::unwrap(held);  // still the capsule's
-    return s;
-}
-
-Tensor from_capsule(const py::object& capsule, Device d, const py::object& copy) {
-    const int32_t policy = copy_policy(copy);
-    PyObject* c = capsule.ptr();
-    if (!PyCapsule_CheckExact(c))
-        throw py::value_error("from_dlpack: " + py::repr(capsule).cast<std::string>() +
-                              " has no __dlpack__ and is not a DLPack capsule");
-    px_tensor* out = nullptr;
-    px_status s = PX_OK;
-    if (PyCapsule_IsValid(c, kVersionedCapsule)) {
-        s = import_capsule<DLManagedTensorVersioned>(c, kVersionedCapsule, kUsedVersionedCapsule, [&](auto* m) {
-            return px_tensor_from_dlpack(plexus::runtime(), d.raw(), m, policy, &out);
-        });
-    } else if (PyCapsule_IsValid(c, kCapsule)) {
-        s = import_capsule<DLManagedTensor>(c, kCapsule, kUsedCapsule, [&](auto* m) {
-            return px_tensor_from_dlpack_unversioned(plexus::runtime(), d.raw(), m, policy, &out);
-        });
-    } else {
-        throw py::value_error("from_dlpack: not a DLPack capsule (named 'dltensor' or 'dltensor_versioned'), "
-                              "or one already consumed");
-    }
-    if (s == PX_ERROR_UNSUPPORTED) throw py::buffer_error(in_python_words("from_dlpack", px_last_error()));
-    plexus::check(s);
-    return Tensor(out);
-}
-
 // ---- indexing: x[i], x[a:b] along the first axis ----
 
 Tensor getitem(const Tensor& t, const py::object& key) {
@@ -498,10 +355,6 @@ template <class B>
 using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
 }  // namespace
-
-void bind_trace(py::module_& m);  // trace_bindings.cpp
-
-void bind_data(py::module_& m);  // data_bindings.cpp
 
 PYBIND11_MODULE(_plexus, m) {
     m.doc() = "Plexus tensors, devices, autograd and nn (the C++ frontend through pybind11)";
@@ -643,15 +496,8 @@ PYBIND11_MODULE(_plexus, m) {
             if (head) t.backward(*head);
             else t.backward();
         }, py::arg("out_grad") = py::none())
-        .def("detach", &Tensor::detach)
-        // interop
-        .def("__dlpack__", &to_dlpack, py::arg("stream") = py::none(),
-             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
-        .def("__dlpack_device__", [](const Tensor& t) {
-            int32_t type = 0, id = 0;
-            plexus::check(px_tensor_dlpack_device(t.handle(), &type, &id));
-            return py::make_tuple(type, id);
-        });
+        .def("detach", &Tensor::detach);
+    bind_dlpack(m, tensor);  // dlpack_bindings.cpp: __dlpack__, __dlpack_device__, from_dlpack
     // reductions: over all axes (axis None) or one
     auto reduction = [&](const char* name, px_op op) {
         tensor.def(name, [op](const Tensor& t, const std::optional<int>& axis, bool keepdims) {
@@ -684,7 +530,6 @@ PYBIND11_MODULE(_plexus, m) {
                         const py::object& dt) {
         return plexus::random_normal(to_shape(shape), mean, std, device_or_cpu(d), parse_dtype(dt));
     });
-    m.def("_from_capsule", &from_capsule);
     m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
     m.def("concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
           py::arg("tensors"), py::arg("axis") = 0);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "bindings.hpp"
 #include "plexus/plexus.hpp"
 
 namespace py = pybind11;

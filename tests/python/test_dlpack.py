@@ -265,3 +265,69 @@ def test_an_export_waits_for_the_work_that_makes_the_tensor():
     x = plexus.full((512, 512), 0.5)
     p = x @ x  # queued; the export must wait for it
     assert (np.from_dlpack(p) == 128.0).all()
+
+
+def test_from_dlpack_and_dlpack_take_their_arguments_as_python_functions_do():
+    np = need("numpy")
+    import inspect
+    assert str(inspect.signature(plexus.from_dlpack)) == "(x, device=None, copy=None)"
+    assert str(inspect.signature(plexus.Tensor.__dlpack__)) == "(self, /, stream=None, max_version=None, " \
+                                                              "dl_device=None, copy=None)"
+    a = np.arange(3, dtype=np.float32)
+    assert plexus.from_dlpack(a, plexus.cpu(0), False).tolist() == [0, 1, 2]
+    assert plexus.from_dlpack(x=a, copy=True, device=plexus.cpu(0)).tolist() == [0, 1, 2]
+    with pytest.raises(TypeError, match=r"from_dlpack\(\) missing required argument 'x'"):
+        plexus.from_dlpack()
+    with pytest.raises(TypeError, match=r"from_dlpack\(\) takes at most 3 arguments \(4 given\)"):
+        plexus.from_dlpack(a, None, None, None)
+    with pytest.raises(TypeError, match=r"from_dlpack\(\) got an unexpected keyword argument 'ctx'"):
+        plexus.from_dlpack(a, ctx=plexus.cpu(0))
+    with pytest.raises(TypeError, match=r"from_dlpack\(\) got multiple values for argument 'device'"):
+        plexus.from_dlpack(a, plexus.cpu(0), device=plexus.cpu(0))
+    with pytest.raises(TypeError, match=r"device must be a Plexus device .* not 'cpu'"):
+        plexus.from_dlpack(a, device="cpu")
+    t = plexus.arange(2)
+    with pytest.raises(TypeError, match=r"__dlpack__\(\) got an unexpected keyword argument 'strem'"):
+        t.__dlpack__(strem=None)
+    with pytest.raises(TypeError, match=r"__dlpack_device__\(\) takes no arguments \(1 given\)"):
+        t.__dlpack_device__(1)
+    # NumPy 1.24 calls them on the type, with the tensor as the first argument.
+    assert plexus.Tensor.__dlpack_device__(t) == (1, 0)
+
+
+def test_from_dlpack_follows_what_a_producer_speaks_and_passes_on_its_errors():
+    np = need("numpy")
+
+    class Old:  # DLPack 0.x: no max_version, and no __dlpack_device__
+        calls = 0
+
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):
+            Old.calls += 1
+            return self.a.__dlpack__()
+
+    for i in range(3):  # the first exchange learns that Old speaks 0.x; the later ones ask once
+        assert plexus.from_dlpack(Old(np.full(2, i, dtype=np.int32))).tolist() == [i, i]
+    assert Old.calls == 3
+
+    class Refusing:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, stream=None, max_version=None):
+            raise BufferError("not today")
+
+    with pytest.raises(BufferError, match="not today"):
+        plexus.from_dlpack(Refusing())
+
+    class BrokenDevice:
+        def __dlpack_device__(self):
+            raise RuntimeError("no device here")
+
+        def __dlpack__(self, stream=None, max_version=None):
+            raise AssertionError("not reached")
+
+    with pytest.raises(RuntimeError, match="no device here"):
+        plexus.from_dlpack(BrokenDevice())
