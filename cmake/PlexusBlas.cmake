@@ -15,3 +15,13 @@ else()
   message(STATUS "BLAS: ${BLAS_LIBRARIES}")
 endif()
 find_path(PLEXUS_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas REQUIRED)
+# The file the cpu plugin loads as it starts (plugins/cpu/openblas.hpp says
+# why it is not linked): the soname beside the library found, as a link
+# dependency would name it.
+list(GET PLEXUS_BLAS_LIBRARIES 0 blas_library)
+get_filename_component(blas_folder "${blas_library}" DIRECTORY)
+if(EXISTS "${blas_folder}/libopenblas.so.0")
+  set(PLEXUS_OPENBLAS_RUNTIME_FILE "${blas_folder}/libopenblas.so.0")
+else()
+  get_filename_component(PLEXUS_OPENBLAS_RUNTIME_FILE "${blas_library}" REALPATH)
+endif()

@@ -14,8 +14,11 @@ namespace pxtools {
 
 // The device, or nullopt with the reason in `why` (when given). accel:i
 // comes back by the device's own name (naive(0)), as its tensors report it,
-// so that a device given twice under two names is one device.
+// so that a device given twice under two names is one device. A runtime
+// that cannot be made is thrown as itself (plexus::Error), not taken for a
+// bad device name.
 inline std::optional<plexus::Device> parse_device_arg(const std::string& s, std::string* why = nullptr) {
+    plexus::runtime();
     try {
         const plexus::Device d = plexus::parse_device(s);
         return d.kind == PX_DEVICE_ACCELERATOR ? plexus::resolve(d) : d;

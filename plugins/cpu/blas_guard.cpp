@@ -1,51 +1,37 @@
 #include "blas_guard.hpp"
 
-#include <cblas.h>
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "address_space.hpp"
+#include "openblas.hpp"
 #include "scratch_pool.hpp"
-
-// OpenBLAS's allocator: exported by libopenblas, not declared in cblas.h.
-extern "C" void* blas_memory_alloc(int procpos);
-extern "C" void blas_memory_free(void* buffer);
 
 namespace pxcpu {
 namespace {
 
-// The buffer OpenBLAS maps (BUFFER_SIZE, 32 << 22 in Debian's x86-64 builds),
-// with the page it adds and the page its malloc fallback adds.
-constexpr size_t buffer_bytes = (size_t(32) << 22) + size_t(2 * 4096);
-
 bool address_space_room(std::string& why) {
-    void* p = mmap(nullptr, buffer_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-        munmap(p, buffer_bytes);
-        return true;
-    }
-    const int err = errno;
-    why = "OpenBLAS needs a work buffer of " + mib_text(double(buffer_bytes)) +
-          " for this op's matrix products and the address space has no room for it (mmap: " + std::strerror(err) +
+    int error = 0;
+    if (room_for_openblas_buffers(1, 0, error)) return true;
+    why = "OpenBLAS needs a work buffer of " + mib_text(double(openblas_buffer_bytes)) +
+          " for this op's matrix products and the address space has no room for it (mmap: " + std::strerror(error) +
           "; " + address_space_text() + ")";
     return false;
 }
 
 int openblas_threads_most() {
-    return std::max({openblas_get_num_procs(), openblas_get_num_threads(), omp_get_max_threads()});
+    return std::max({openblas().get_num_procs(), openblas().get_num_threads(), omp_get_max_threads()});
 }
 
 const BlasBuffers openblas_table = {
-    [] { return blas_memory_alloc(0); },
-    [](void* p) { blas_memory_free(p); },
-    [] { return openblas_get_num_threads(); },
+    [] { return openblas().memory_alloc(0); },
+    [](void* p) { openblas().memory_free(p); },
+    [] { return openblas().get_num_threads(); },
     openblas_threads_most,
     address_space_room,
 };

@@ -2,25 +2,24 @@
 // and double: C = alpha * op(A) op(B) + beta * C; and the 16-bit floats'.
 #pragma once
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "float16_convert.hpp"
 #include "kernel_util.hpp"
+#include "openblas.hpp"
 
 namespace pxcpu {
 
 inline void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
                  float beta, float* c, int ldc) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
+    openblas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
                 b, ldb, beta, c, ldc);
 }
 
 inline void gemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
                  int ldb, double beta, double* c, int ldc) {
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
+    openblas().dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
                 b, ldb, beta, c, ldc);
 }
 
@@ -29,7 +28,7 @@ inline int64_t rows_per_chunk(int64_t cols) { return std::max<int64_t>(1, parall
 
 // float16 and bfloat16: C = op(A) op(B), the products of their exact
 // float32 values summed in float32 and each result rounded once, through
-// float32 copies of A and B and cblas_sgemm. (OpenBLAS's cblas_sbgemm is not
+// float32 copies of A and B and OpenBLAS's sgemm. (OpenBLAS's cblas_sbgemm is not
 // in Debian's 0.3.21 library, and with AVX512-BF16 it flushes subnormal
 // bfloat16 operands and results.)
 
@@ -46,7 +45,7 @@ void gemm_half(bool ta, bool tb, int m, int n, int k, const H* a, int lda, const
         return w;
     };
     const std::vector<float> wa = widened(a, ta ? k : m, ta ? m : k, lda), wb = widened(b, tb ? n : k, tb ? k : n, ldb);
-    cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, wa.data(), ta ? m : k, wb.data(), tb ? k : n, 0.0f,
+    openblas().sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, wa.data(), ta ? m : k, wb.data(), tb ? k : n, 0.0f,
                 product.data(), n);
     parallel_chunks(m, rows_per_chunk(n), [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) narrow_from_float(product.data() + i * n, c + i * ldc, n);

@@ -1,6 +1,5 @@
 #include "pinned_libraries.hpp"
 
-#include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
 
@@ -26,7 +25,6 @@ bool pin_library_holding(const void* symbol, const char* what, std::string& why)
 
 bool pin_runtime_libraries(std::string& why) {
     return pin_library_holding(reinterpret_cast<const void*>(&omp_get_max_threads), "the OpenMP runtime", why) &&
-           pin_library_holding(reinterpret_cast<const void*>(&openblas_set_num_threads), "OpenBLAS", why) &&
            pin_library_holding(reinterpret_cast<const void*>(&pxcpu_openmp_wait_policy), "the OpenMP wait policy", why);
 }
 

@@ -1,5 +1,6 @@
 // The OpenMP runtime, OpenBLAS and the plugin's OpenMP wait policy stay
-// loaded once the plugin has loaded them.
+// loaded once the plugin has loaded them (OpenBLAS: openblas.cpp loads it
+// with RTLD_NODELETE; the other two are pinned here).
 //
 // Each time the host unloaded the plugin (px_runtime_destroy), libgomp and
 // OpenBLAS went with it, and the next runtime loaded them afresh: libgomp
@@ -16,7 +17,7 @@
 
 namespace pxcpu {
 
-// Marks the three libraries not to be unloaded (RTLD_NODELETE). False, with why,
+// Marks the OpenMP runtime and the policy library not to be unloaded (RTLD_NODELETE). False, with why,
 // when the dynamic loader refuses.
 bool pin_runtime_libraries(std::string& why);
 

@@ -15,7 +15,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <cblas.h>
 #include <omp.h>
 
 #include "plexus/plugin_kit.hpp"
@@ -27,6 +26,7 @@
 #include "fork_guard.hpp"
 #include "pinned_libraries.hpp"
 #include "kernel_util.hpp"
+#include "openblas.hpp"
 
 #ifndef PLEXUS_CPU_PLUGIN_VERSION
 #define PLEXUS_CPU_PLUGIN_VERSION "0.1.0"
@@ -121,16 +121,15 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
             ctx->fused_ops = v == "on";
         }
         if (!pin_runtime_libraries(why)) return report(err, PX_ERROR_INTERNAL, why);
+        if (const px_status s = load_openblas(why)) return report(err, s, why);
         // With several devices each gets its share of the cores; one device gets them all.
         const int threads = count > 1 ? std::max(1, omp_get_max_threads() / count) : 0;
         ctx->threads = threads;
-#ifdef OPENBLAS_VERSION
         // OpenBLAS sizes its teams from its own global setting, not the
         // calling thread's: left at every core, each device's products start
         // a team of all cores whose spinning threads take the cores the other
         // devices compute on (a two-device LeNet epoch: 4.0 s, 2.5 s with this).
-        openblas_set_num_threads(threads > 0 ? threads : omp_get_max_threads());
-#endif
+        openblas().set_num_threads(threads > 0 ? threads : omp_get_max_threads());
         for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit, threads));
         *out = ctx.release();
         return PX_OK;
@@ -170,7 +169,7 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
         mine.struct_size = sizeof mine;
         mine.kind = PX_DEVICE_CPU;
         std::snprintf(mine.name, sizeof mine.name, "CPU (%u threads, %s loops, %s)", std::thread::hardware_concurrency(),
-                      direct_conv_isa().name, openblas_get_config());
+                      direct_conv_isa().name, openblas().get_config());
         MemoryFigures f = d->allocator.figures();
         mine.memory_total = f.total;
         mine.memory_free = f.free;

@@ -1,0 +1,139 @@
+#include "openblas.hpp"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "address_space.hpp"
+
+#ifndef PXCPU_OPENBLAS_FILE
+#error "PXCPU_OPENBLAS_FILE: the OpenBLAS library CMake found (plugins/cpu/CMakeLists.txt)"
+#endif
+
+namespace pxcpu {
+namespace {
+
+constexpr const char* kSoname = "libopenblas.so.0";
+constexpr int kMaxThreads = 64;                 // OpenBLAS's MAX_CPU_NUMBER in Debian's builds
+constexpr size_t kSpare = size_t(64) << 20;  // a thread's malloc arena (glibc's HEAP_MAX_SIZE)
+
+std::mutex loading;
+std::atomic<bool> loaded{false};
+OpenBlas table{};
+
+int cores_here() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return int(std::clamp(sysconf(_SC_NPROCESSORS_ONLN), 1L, long(kMaxThreads)));
+}
+
+int positive_env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v) return 0;
+    const long n = std::strtol(v, nullptr, 10);
+    return n > 0 && n <= 1 << 20 ? int(n) : 0;
+}
+
+// An OpenBLAS already in the process (one library of that name is loaded
+// once, as a link dependency would be), else the one CMake found, else the
+// loader's search.
+void* open_library(std::string& why) {
+    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+    if (void* h = dlopen(kSoname, flags | RTLD_NOLOAD)) return h;
+    if (void* h = dlopen(PXCPU_OPENBLAS_FILE, flags)) return h;
+    const char* first = dlerror();
+    const std::string first_error = first ? first : "no reason given";
+    if (void* h = dlopen(kSoname, flags)) return h;
+    why = std::string("cannot load OpenBLAS (") + PXCPU_OPENBLAS_FILE + "): " + first_error;
+    return nullptr;
+}
+
+template <class F>
+bool resolve(void* library, const char* name, F& out, std::string& why) {
+    out = reinterpret_cast<F>(dlsym(library, name));
+    if (!out) why = std::string("OpenBLAS (") + PXCPU_OPENBLAS_FILE + ") lacks " + name;
+    return out != nullptr;
+}
+
+}  // namespace
+
+int openblas_load_threads() {
+    int n = positive_env("OPENBLAS_NUM_THREADS");
+    if (!n) n = positive_env("GOTO_NUM_THREADS");
+    if (!n) n = positive_env("OMP_NUM_THREADS");
+    const int cores = std::min(cores_here(), kMaxThreads);
+    return n ? std::min(n, cores) : cores;
+}
+
+bool room_for_openblas_buffers(int count, size_t extra, int& error) {
+    std::vector<std::pair<void*, size_t>> mapped;
+    error = 0;
+    for (int i = extra ? -1 : 0; i < count && !error; ++i) {
+        const size_t bytes = i < 0 ? extra : openblas_buffer_bytes;
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            error = errno;
+        else
+            mapped.emplace_back(p, bytes);
+    }
+    for (const auto& [p, bytes] : mapped) munmap(p, bytes);
+    return error == 0;
+}
+
+px_status load_openblas(std::string& why) {
+    if (loaded.load(std::memory_order_acquire)) return PX_OK;
+    std::lock_guard<std::mutex> guard(loading);
+    if (loaded.load(std::memory_order_relaxed)) return PX_OK;
+    // Its buffers must fit unless it is loaded already (then they are mapped).
+    if (!dlopen(kSoname, RTLD_NOW | RTLD_NOLOAD)) {
+        const int threads = openblas_load_threads();
+        struct stat file {};
+        const size_t own = stat(PXCPU_OPENBLAS_FILE, &file) == 0 ? size_t(file.st_size) : kSpare;
+        int error = 0;
+        if (!room_for_openblas_buffers(threads, own + kSpare, error)) {
+            why = "loading OpenBLAS needs " + mib_text(double(threads * openblas_buffer_bytes + own + kSpare)) +
+                  " of address space (a work buffer of " + mib_text(double(openblas_buffer_bytes)) +
+                  " for each of its " + std::to_string(threads) + " threads, the library's own " +
+                  mib_text(double(own)) + " and " + mib_text(double(kSpare)) +
+                  " to spare), and the address space has no room for it (mmap: " + std::strerror(error) + "; " +
+                  address_space_text() + "); raise the limit, or give OpenBLAS fewer threads (OPENBLAS_NUM_THREADS)";
+            return PX_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    void* library = open_library(why);
+    if (!library) return PX_ERROR_PLUGIN;
+    OpenBlas t{};
+    if (!resolve(library, "cblas_sgemm", t.sgemm, why) || !resolve(library, "cblas_dgemm", t.dgemm, why) ||
+        !resolve(library, "openblas_set_num_threads", t.set_num_threads, why) ||
+        !resolve(library, "openblas_get_num_threads", t.get_num_threads, why) ||
+        !resolve(library, "openblas_get_num_procs", t.get_num_procs, why) ||
+        !resolve(library, "openblas_get_config", t.get_config, why) ||
+        !resolve(library, "blas_memory_alloc", t.memory_alloc, why) ||
+        !resolve(library, "blas_memory_free", t.memory_free, why))
+        return PX_ERROR_PLUGIN;
+    table = t;
+    loaded.store(true, std::memory_order_release);
+    return PX_OK;
+}
+
+const OpenBlas& openblas() {
+    if (!loaded.load(std::memory_order_acquire)) {
+        std::string why;
+        if (load_openblas(why) != PX_OK) throw std::runtime_error(why);
+    }
+    return table;
+}
+
+}  // namespace pxcpu
