@@ -256,12 +256,26 @@ TensorObj* bias_grad(const TensorObj& dy) {
     return out.release();
 }
 
+// The row that computes `op`'s gradient from `operand` (PX_GRAD_FROM_*),
+// or the refusal naming the ops whose gradient does (the op table's).
+px_op backward_row(px_op op, int32_t operand) {
+    int32_t from = 0;
+    const int32_t backward = px_op_backward(op, &from);
+    if (backward && from == operand) return px_op(backward);
+    std::vector<std::string> ops;
+#define PX_ROUTER_GRADIENT_FROM_(forward, backward_op, from_operand) \
+    if ((from_operand) == operand) ops.emplace_back(#forward);
+    PX_GRADIENT_TABLE(PX_ROUTER_GRADIENT_FROM_)
+#undef PX_ROUTER_GRADIENT_FROM_
+    std::string list;
+    for (size_t i = 0; i < ops.size(); ++i) list += (i == 0 ? "" : i + 1 == ops.size() ? " or " : ", ") + ops[i];
+    fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " (", name_of(op) ? name_of(op) : "unknown", ") is not ", list,
+         operand == PX_GRAD_FROM_RESULT ? ", the ops whose gradient reads their result"
+                                        : ", the ops whose gradient reads their input");
+}
+
 TensorObj* activation_backward(px_op op, const TensorObj& y, const TensorObj& dy) {
-    px_op bop = op == PX_OP_RELU ? PX_OP_RELU_BACKWARD
-              : op == PX_OP_SIGMOID ? PX_OP_SIGMOID_BACKWARD
-              : op == PX_OP_TANH ? PX_OP_TANH_BACKWARD : px_op(0);
-    if (!bop) fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_RELU, PX_OP_SIGMOID or PX_OP_TANH");
-    return pointwise(bop, {&y, &dy});
+    return pointwise(backward_row(op, PX_GRAD_FROM_RESULT), {&y, &dy});
 }
 
 TensorObj* unary_alpha(px_op op, const TensorObj& x, double alpha) {
@@ -273,12 +287,9 @@ TensorObj* unary_alpha(px_op op, const TensorObj& x, double alpha) {
 }
 
 TensorObj* activation_input_backward(px_op op, const TensorObj& x, const TensorObj& dy, double alpha) {
-    const px_op bop = op == PX_OP_GELU ? PX_OP_GELU_BACKWARD
-                    : op == PX_OP_SILU ? PX_OP_SILU_BACKWARD
-                    : op == PX_OP_LEAKY_RELU ? PX_OP_LEAKY_RELU_BACKWARD : px_op(0);
-    if (!bop) fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_GELU, PX_OP_SILU or PX_OP_LEAKY_RELU");
+    const px_op bop = backward_row(op, PX_GRAD_FROM_INPUT);
     const px_alpha_attrs attrs{sizeof(px_alpha_attrs), alpha};
-    return pointwise(bop, {&x, &dy}, bop == PX_OP_LEAKY_RELU_BACKWARD ? &attrs : nullptr);
+    return pointwise(bop, {&x, &dy}, in_family(op, PX_FAMILY_UNARY_ALPHA) ? &attrs : nullptr);
 }
 
 TensorObj* take(const TensorObj& table, const TensorObj& indices) {

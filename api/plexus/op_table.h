@@ -226,4 +226,22 @@ enum {
     X(PX_OP_TAKE_BACKWARD, 171, take_backward, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,      \
       0, 8)
 
+/* Where an elementwise op's gradient comes from: the row that computes dx,
+ * and the forward operand that row reads beside dy. */
+enum {
+    PX_GRAD_FROM_RESULT = 1, /* (y, dy) -> dx, y the forward result (px_activation_backward) */
+    PX_GRAD_FROM_INPUT = 2   /* (x, dy) -> dx, x the forward input (px_activation_input_backward) */
+};
+
+/* G(forward op, its backward row, PX_GRAD_FROM_*): every elementwise op
+ * whose gradient is a row of its own. The router and the frontend's
+ * autograd both read it. */
+#define PX_GRADIENT_TABLE(G)                                    \
+    G(PX_OP_RELU, PX_OP_RELU_BACKWARD, PX_GRAD_FROM_RESULT)       \
+    G(PX_OP_SIGMOID, PX_OP_SIGMOID_BACKWARD, PX_GRAD_FROM_RESULT) \
+    G(PX_OP_TANH, PX_OP_TANH_BACKWARD, PX_GRAD_FROM_RESULT)       \
+    G(PX_OP_GELU, PX_OP_GELU_BACKWARD, PX_GRAD_FROM_INPUT)        \
+    G(PX_OP_SILU, PX_OP_SILU_BACKWARD, PX_GRAD_FROM_INPUT)        \
+    G(PX_OP_LEAKY_RELU, PX_OP_LEAKY_RELU_BACKWARD, PX_GRAD_FROM_INPUT)
+
 #endif /* PLEXUS_OP_TABLE_H */

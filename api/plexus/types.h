@@ -103,6 +103,23 @@ static inline const char* px_op_name(int32_t op) {
 }
 #undef PX_OP_NAME_CASE_
 
+/* The row that computes elementwise `op`'s gradient (PX_GRADIENT_TABLE),
+ * with the forward operand it reads (PX_GRAD_FROM_*) in *from when from is
+ * not NULL; 0 (and *from 0) for an op without one. */
+#define PX_OP_BACKWARD_CASE_(op, backward, operand) \
+    case op:                                        \
+        if (from) *from = operand;                  \
+        return backward;
+static inline int32_t px_op_backward(int32_t op, int32_t* from) {
+    switch (op) {
+    PX_GRADIENT_TABLE(PX_OP_BACKWARD_CASE_)
+    default:
+        if (from) *from = 0;
+        return 0;
+    }
+}
+#undef PX_OP_BACKWARD_CASE_
+
 /* Names for messages; NULL for a number that is not a dtype. */
 #define PX_DTYPE_NAME_CASE_(dtype, number, name, ...) \
     case dtype: return #name;

@@ -325,3 +325,33 @@ TEST_CASE("px_op_layout_check called alone refuses a call without the attrs its 
     CHECK(px_op_layout_check(&unknown, why, sizeof why) == PX_ERROR_UNSUPPORTED);
     CHECK(std::string(why) == "unknown op 4242");
 }
+
+TEST_CASE("the gradient table: each activation's backward row reads what px_op_backward says it does", "[host][abi]") {
+    int rows = 0;
+#define PX_TEST_GRADIENT_(forward, backward, from)                                                                  \
+    {                                                                                                              \
+        INFO(#forward);                                                                                            \
+        const px_op_row* f = px_op_row_of(forward);                                                                \
+        const px_op_row* b = px_op_row_of(backward);                                                               \
+        REQUIRE((f && b));                                                                                         \
+        CHECK((f->family == PX_FAMILY_UNARY || f->family == PX_FAMILY_UNARY_ALPHA));                               \
+        CHECK(b->family == PX_FAMILY_POINTWISE_GRAD);                                                              \
+        CHECK((b->inputs_least == 2 && b->inputs_most == 2));                                                      \
+        CHECK(b->attrs_size == f->attrs_size); /* the forward op's settings, if any, again */                    \
+        CHECK((b->dtypes & ~f->dtypes) == 0);                                                                      \
+        CHECK((from == PX_GRAD_FROM_RESULT || from == PX_GRAD_FROM_INPUT));                                        \
+        int32_t read = -1;                                                                                         \
+        CHECK(px_op_backward(forward, &read) == backward);                                                         \
+        CHECK(read == from);                                                                                       \
+        CHECK(px_op_backward(forward, nullptr) == backward);                                                       \
+        ++rows;                                                                                                    \
+    }
+    PX_GRADIENT_TABLE(PX_TEST_GRADIENT_)
+#undef PX_TEST_GRADIENT_
+    CHECK(rows == 6);
+    int32_t read = -1;
+    CHECK(px_op_backward(PX_OP_EXP, &read) == 0);  // its gradient is composed in the frontend
+    CHECK(read == 0);
+    CHECK(px_op_backward(PX_OP_RELU_BACKWARD, &read) == 0);
+    CHECK(px_op_backward(9999, nullptr) == 0);
+}

@@ -74,19 +74,24 @@ inline Tensor Tensor::unary(px_op op) const {
             return one(dy * sign);
         };
         break;
-    case PX_OP_RELU: case PX_OP_SIGMOID: case PX_OP_TANH:
-        fn = [y, op](const Tensor& dy) {
-            return one(wrap([&](px_tensor** o) { return px_activation_backward(op, y.handle(), dy.handle(), o); }));
-        };
-        break;
-    case PX_OP_GELU: case PX_OP_SILU:
-        fn = [x, op](const Tensor& dy) {
-            return one(wrap([&](px_tensor** o) {
-                return px_activation_input_backward(op, x.handle(), dy.handle(), 0.0, o);
-            }));
-        };
-        break;
-    default: autograd::detail::no_gradient({this}, px_op_name(op)); return out;
+    default: {
+        // An activation whose gradient is a row of its own (the op table's PX_GRADIENT_TABLE).
+        int32_t from = 0;
+        if (!px_op_backward(op, &from)) {
+            autograd::detail::no_gradient({this}, px_op_name(op));
+            return out;
+        }
+        if (from == PX_GRAD_FROM_RESULT)
+            fn = [y, op](const Tensor& dy) {
+                return one(wrap([&](px_tensor** o) { return px_activation_backward(op, y.handle(), dy.handle(), o); }));
+            };
+        else
+            fn = [x, op](const Tensor& dy) {
+                return one(wrap([&](px_tensor** o) {
+                    return px_activation_input_backward(op, x.handle(), dy.handle(), 0.0, o);
+                }));
+            };
+    }
     }
     autograd::detail::record(out, {this}, std::move(fn), px_op_name(op));
     return out;
