@@ -5,6 +5,7 @@
 #define PLEXUS_OP_ROWS_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "plexus/plugin.h"
 
@@ -102,6 +103,36 @@ static inline void px_op_output_counts(int32_t op, int32_t* least, int32_t* most
     const px_op_row* row = px_op_row_of(op);
     *least = row ? row->outputs_least : 1;
     *most = row ? row->outputs_most : 1;
+}
+
+/* What an op that fails while it runs leaves where it could not compute
+ * (plugin.h, R9: never the bytes the memory held before): the bits of a
+ * quiet NaN of a float dtype, in its px_dtype_size low bytes; 0 for an
+ * integer dtype. */
+static inline uint64_t px_failed_element_bits(int32_t dtype) {
+    switch (dtype) {
+    case PX_FLOAT32: return 0x7fc00000u;
+    case PX_FLOAT64: return 0x7ff8000000000000ull;
+    case PX_FLOAT16: return 0x7e00u;
+    case PX_BFLOAT16: return 0x7fc0u;
+    default: return 0;
+    }
+}
+
+/* Writes px_failed_element_bits(dtype) to `element` as one element of
+ * `dtype` (px_dtype_size bytes, in the host's byte order). */
+static inline void px_failed_element(int32_t dtype, void* element) {
+    const uint64_t bits = px_failed_element_bits(dtype);
+    const uint8_t b8 = (uint8_t)bits;
+    const uint16_t b16 = (uint16_t)bits;
+    const uint32_t b32 = (uint32_t)bits;
+    switch (px_dtype_size(dtype)) {
+    case 1: memcpy(element, &b8, 1); break;
+    case 2: memcpy(element, &b16, 2); break;
+    case 4: memcpy(element, &b32, 4); break;
+    case 8: memcpy(element, &bits, 8); break;
+    default: break;
+    }
 }
 
 #ifdef __cplusplus

@@ -474,7 +474,10 @@ typedef struct px_plugin_api {
      * returned by the next synchronize or copy_to_host on that device, with a
      * message that names the op. A failed op does not stop the work queued
      * after it: every later op and copy runs and computes from what its
-     * inputs hold (a failed op's outputs hold unspecified values). */
+     * inputs hold. A failed op still writes every element of each output it
+     * does not update in place: NaN (a float dtype) or 0 where it could not
+     * compute (px_failed_element, op_rows.h), never the bytes the memory
+     * held before; an output updated in place keeps its values. */
     px_status (*execute)(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err);
     /* Waits until every op queued on `device` has run; returns the first
      * failure among them (then forgets them all): PX_ERROR_DEVICE, or

@@ -201,6 +201,27 @@ void fill(const Work& w) {
     });
 }
 
+}  // namespace
+
+// What a failed op leaves (plugin.h, R9): every element of each output it
+// does not update in place NaN (a float dtype) or 0, never the bytes the
+// memory held before.
+void fill_failed_outputs(const Work& w) {
+    for (const px_tensor_desc& out : w.outputs) {
+        bool in_place = false;
+        for (const px_tensor_desc& in : w.inputs) in_place = in_place || (in.buffer == out.buffer && in.offset == out.offset);
+        const size_t size = px_dtype_size(out.dtype);
+        if (in_place || size == 0) continue;
+        unsigned char bits[8];
+        px_failed_element(out.dtype, bits);
+        char* base = data_of<char>(out);
+        const px_tensor_desc* ops[1] = {&out};
+        walk(out, ops, [&](const int64_t* o) { std::memcpy(base + o[0] * int64_t(size), bits, size); });
+    }
+}
+
+namespace {
+
 // A kernel over float32 or float64, picked by the first operand's dtype.
 template <void (*F32)(const Work&), void (*F64)(const Work&)>
 void floating(const Work& w) {

@@ -45,5 +45,7 @@ Work capture(const px_op_call& call);
 // Runs on the device's worker an op check_call has accepted.
 using Runner = void (*)(const Work&);
 void run(const Work& work);
+// After `work` failed: its outputs hold NaN or 0 (plugin.h, R9).
+void fill_failed_outputs(const Work& work);
 
 }  // namespace threads_plugin

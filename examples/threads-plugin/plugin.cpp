@@ -218,6 +218,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
             try {
                 threads_plugin::run(*work);
             } catch (const std::exception& e) {
+                threads_plugin::fill_failed_outputs(*work);
                 return std::string(px_op_name(work->op)) + " failed: " + e.what();
             }
             return std::string();

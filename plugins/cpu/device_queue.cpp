@@ -1,5 +1,6 @@
 #include "device_queue.hpp"
 
+#include "failed_outputs.hpp"
 #include "scratch_pool.hpp"
 
 #include <omp.h>
@@ -165,10 +166,12 @@ void DeviceQueue::release_in_child() noexcept {
 
 void DeviceQueue::execute(const Task& task, uint64_t trace_id) {
     // A failure does not stop the tasks after it: each runs (plugin.h).
+    bool failed = true;
     try {
         const bool copy = task.kind == Task::copy;
         plexus::kit::TraceStamp stamp(trace_, copy ? 0 : task.op_task.op, trace_id, copy ? task.bytes : 0);
         run(task);
+        failed = false;
     } catch (const ScratchRefused& e) {  // says what was refused and why
         record_failure(task, e.what(), PX_ERROR_OUT_OF_MEMORY);
     } catch (const std::bad_alloc&) {
@@ -178,6 +181,7 @@ void DeviceQueue::execute(const Task& task, uint64_t trace_id) {
     } catch (...) {
         record_failure(task, "unknown failure", PX_ERROR_DEVICE);
     }
+    if (failed && task.kind == Task::op) fill_failed_outputs(task.op_task);  // never stale bytes
     std::free(task.staging);  // the slot is overwritten before it runs again
 }
 

@@ -4,8 +4,10 @@
 // row they pick with a stable merge sort (one pass per doubling of the
 // sorted runs, each element placed by a binary search in the other run),
 // then one thread per (row, column) adds its run of positions in order.
-// An index outside the table is reported at the next wait.
+// An index outside the table is reported at the next wait, and its row of
+// the output holds NaN (a float table) or 0 (plugin.h, R9: never stale bytes).
 #include "kernel_util.cuh"
+#include "plexus/op_rows.h"
 
 namespace pxcuda {
 namespace {
@@ -17,11 +19,12 @@ __device__ int64_t index_at(const void* indices, bool is32, int64_t i) {
 // E: an unsigned integer of the element's size; values are moved, not read.
 template <class E>
 __global__ void take_rows(const E* __restrict__ table, int64_t rows, const void* indices, bool is32, int64_t n,
-                          int64_t len, E* __restrict__ out, DeviceStatus* status) {
+                          int64_t len, E* __restrict__ out, E missing, DeviceStatus* status) {
     PX_GRID_STRIDE(e, n * len) {
         const int64_t i = e / len, k = e % len, v = index_at(indices, is32, i);
         if (v < 0 || v >= rows) {
             if (k == 0) report_failure(status, status_index_out_of_range, PX_OP_TAKE, i, v, rows);
+            out[e] = missing;
             continue;
         }
         out[e] = table[v * len + k];
@@ -88,9 +91,10 @@ int64_t row_length(const Operand& table) {
 
 template <class E>
 void take_as(const OpArgs& t, const Launch& l, int64_t n, int64_t len) {
+    const E missing = E(px_failed_element_bits(t.in[0].dtype));  // a row of an index outside the table
     take_rows<E><<<grid_for(n * len, l), kThreads, 0, l.stream>>>(
         reinterpret_cast<const E*>(t.in[0].data), t.in[0].shape[0], t.in[1].data, t.in[1].dtype == PX_INT32, n, len,
-        reinterpret_cast<E*>(t.out.data), l.status);
+        reinterpret_cast<E*>(t.out.data), missing, l.status);
 }
 
 void run_take(const OpArgs& t, const Launch& l) {

@@ -2,6 +2,8 @@
 // between devices, and errors that name what went wrong.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "conformance.hpp"
 
 using namespace plexus;
@@ -138,6 +140,50 @@ TEST_CASE("a failure does not stop later work, and every op that failed is named
     // The later ops ran: their values are right, and reading them reports nothing more.
     REQUIRE(values(after) == std::vector<double>{1, 2, 3, 4});
     REQUIRE(values(last) == std::vector<double>(1000, 3.0));
+    synchronize(dev);
+}
+
+// R9.3: a failed op's output once kept the bytes its memory held before: on
+// the CPU plugin, those of a tensor just freed (the cache hands its block
+// on), read back later with no error; on the CUDA plugin, take's rows of a
+// bad index. Each output is made where such a tensor was, then read.
+TEST_CASE("an op that fails while it runs leaves NaN or 0 in its output, never the bytes before",
+          "[conformance][errors][async][R9]") {
+    PX_NEEDS({PX_OP_ARANGE, DType::int32}, {PX_OP_ARANGE, DType::float32}, {PX_OP_DIV, DType::int32},
+             {PX_OP_FILL, DType::int32}, {PX_OP_FILL, DType::float32}, {PX_OP_TAKE, DType::float32},
+             {PX_OP_CAST, DType::int32});
+    Device dev = pxtest::device_under_test();
+    const int64_t n = 4096;  // a block of 16 KiB, whichever plugin caches it
+    const double stale = 7777;  // no value the ops below compute
+    Tensor a = arange(0, double(n), 1, dev, DType::int32);
+    Tensor table = arange(0, 8, 1, dev).reshape({8, 1});
+    std::vector<int32_t> picks(size_t(n), 3);
+    picks[5] = 8;  // outside the table's 8 rows
+    Tensor indices = array(picks, {n}, dev);
+    synchronize(dev);
+    SECTION("an integer division by zero") {
+        { Tensor old = full({n}, stale, dev, DType::int32); synchronize(dev); }
+        Tensor q = a / a;  // 0 / 0 in the first element
+        REQUIRE_THROWS_AS(synchronize(dev), DeviceError);
+        const std::vector<int32_t> got = q.to_vector<int32_t>();
+        for (int64_t i = 0; i < n; ++i) {
+            INFO("element " << i << " holds " << got[size_t(i)]);
+            REQUIRE(got[size_t(i)] != int32_t(stale));
+            if (i > 0) REQUIRE((got[size_t(i)] == 1 || got[size_t(i)] == 0));  // computed, or 0 where it was not
+        }
+    }
+    SECTION("take with an index outside the table") {
+        { Tensor old = full({n, 1}, stale, dev); synchronize(dev); }
+        Tensor rows = take(table, indices);
+        REQUIRE_THROWS_AS(synchronize(dev), DeviceError);
+        const std::vector<float> got = rows.to_vector<float>();
+        for (int64_t i = 0; i < n; ++i) {
+            INFO("row " << i << " holds " << got[size_t(i)]);
+            REQUIRE(got[size_t(i)] != float(stale));
+            if (i == 5) REQUIRE(std::isnan(got[size_t(i)]));  // the bad index's row: NaN
+            else REQUIRE((got[size_t(i)] == 3.0f || std::isnan(got[size_t(i)])));  // computed, or NaN where it was not
+        }
+    }
     synchronize(dev);
 }
 
