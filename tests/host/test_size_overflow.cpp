@@ -150,3 +150,17 @@ TEST_CASE("concat of empty tensors with huge axes computes no offset past 64 bit
     r.keep(out);
     CHECK(shape_of(out) == std::vector<int64_t>{0, 2 * g, g});
 }
+
+// A batch of none hides matrices whose element count overflows 64 bits: their
+// strides in the batch (rows * cols) overflowed, which UBSan reported.
+TEST_CASE("matmul of a batch of none whose matrices overflow 64 bits gives NumPy's empty shapes", "[host][overflow]") {
+    Rt r;
+    const int64_t huge = int64_t(1) << 32;
+    px_tensor* out = nullptr;
+    REQUIRE(px_matmul(r.zeros({0, huge, huge}), r.zeros({0, huge, 1}), &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, huge, 1});
+    REQUIRE(px_matmul(r.zeros({0, huge, 0}), r.zeros({0, 0, huge}), &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, huge, huge});
+    REQUIRE(px_matmul(r.zeros({0, huge, huge}), r.zeros({huge, 0}), &out) == PX_OK);  // the 2-D operand shared
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, huge, 0});
+}
