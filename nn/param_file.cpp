@@ -2,8 +2,6 @@
 #include "param_file.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -15,6 +13,7 @@
 #include <functional>
 #include <set>
 
+#include "file_size_signal.hpp"
 #include "regular_file.hpp"
 #include "plexus/plexus.hpp"
 
@@ -267,39 +266,9 @@ void read_entries(const std::string& path, const std::function<void(Entry&)>& ta
     decode_from(src, uint64_t(st.st_size), path, take);
 }
 
-namespace {
-// Past RLIMIT_FSIZE (ulimit -f) a write raises SIGXFSZ, which by default
-// ends the process and leaves the temporary file. While this is alive the
-// signal is blocked on this thread, so the write fails with EFBIG instead;
-// a SIGXFSZ the write raised is taken off the thread before the mask is restored.
-class FileSizeSignalHeld {
-public:
-    FileSizeSignalHeld() {
-        sigemptyset(&xfsz_);
-        sigaddset(&xfsz_, SIGXFSZ);
-        pthread_sigmask(SIG_BLOCK, &xfsz_, &old_);
-        sigset_t pending;
-        sigpending(&pending);
-        was_pending_ = sigismember(&pending, SIGXFSZ) == 1;
-    }
-    ~FileSizeSignalHeld() {
-        if (!was_pending_ && !sigismember(&old_, SIGXFSZ)) {
-            const timespec now{0, 0};
-            while (sigtimedwait(&xfsz_, nullptr, &now) == SIGXFSZ) {}
-        }
-        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    }
-    FileSizeSignalHeld(const FileSizeSignalHeld&) = delete;
-    FileSizeSignalHeld& operator=(const FileSizeSignalHeld&) = delete;
-
-private:
-    sigset_t xfsz_, old_;
-    bool was_pending_ = false;
-};
-}  // namespace
 
 void write_atomically(const std::string& path, const std::vector<unsigned char>& bytes) {
-    const FileSizeSignalHeld no_sigxfsz;
+    const px::FileSizeSignalHeld no_sigxfsz;
     // One name per save: two threads saving to one path must not write into
     // one temporary file (the last rename would then publish a mix of both).
     static std::atomic<uint64_t> saves{0};

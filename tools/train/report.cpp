@@ -10,13 +10,17 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "file_size_signal.hpp"
+
 namespace plexus::train {
 namespace {
 
 // Writes `text` to path.tmp, then renames it over `path`, so a reader never
 // sees half a file. Errors carry the system's reason (a full disk, a file
-// size limit); the temporary file is removed.
+// size limit: SIGXFSZ held, so the write says EFBIG); the temporary file is
+// removed.
 void save(const std::string& path, const std::string& text) {
+    const px::FileSizeSignalHeld no_sigxfsz;
     const std::string tmp = path + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
