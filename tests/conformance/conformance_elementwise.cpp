@@ -2,6 +2,7 @@
 // and scalars, against float64 references computed on the host.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 
@@ -136,6 +137,26 @@ TEST_CASE("neg, abs, relu on signed integers", "[conformance][elementwise][R10]"
         PX_OP_SECTION(PX_OP_NEG, d) { REQUIRE(values(-make({-3, -1, 0, 2, 5}, {5}, d, dev)) == std::vector<double>{3, 1, 0, -2, -5}); }
         PX_OP_SECTION(PX_OP_ABS, d) { REQUIRE(values(make({-3, -1, 0, 2, 5}, {5}, d, dev).abs()) == std::vector<double>{3, 1, 0, 2, 5}); }
         PX_OP_SECTION(PX_OP_RELU, d) { REQUIRE(values(make({-3, -1, 0, 2, 5}, {5}, d, dev).relu()) == std::vector<double>{0, 0, 0, 2, 5}); }
+    }
+}
+
+// docs/semantics.md, "Numbers": C's integer division, not NumPy's floor
+// (whose // gives -4 for -7 // 2), and relu(NaN) 0 where NumPy and PyTorch
+// give NaN. check_binary's operands are all positive, so neither showed.
+TEST_CASE("integer division truncates toward zero, and relu(NaN) is 0", "[conformance][elementwise][R10]") {
+    Device dev = pxtest::device_under_test();
+    for (DType d : {DType::int32, DType::int64}) {
+        PX_OP_SECTION(PX_OP_DIV, d) {
+            Tensor a = make({-7, 7, -7, 7, -1, 5, -6}, {7}, d, dev), b = make({2, -2, -2, 2, 3, -3, 3}, {7}, d, dev);
+            REQUIRE(values(a / b) == std::vector<double>{-3, -3, 3, 3, 0, -1, -2});
+        }
+    }
+    for (DType d : {DType::float32, DType::float64}) {
+        PX_OP_SECTION(PX_OP_RELU, d) {
+            const std::vector<double> got = values(make({NAN, -NAN, -1, -0.0, 0.5}, {5}, d, dev).relu());
+            REQUIRE(got == std::vector<double>{0, 0, 0, 0, 0.5});
+            REQUIRE_FALSE(std::signbit(got[3]));  // relu(-0.0) is +0.0
+        }
     }
 }
 

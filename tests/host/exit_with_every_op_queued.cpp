@@ -2,7 +2,11 @@
 // two CPU devices: a convolutional network's forward and backward pass
 // (convolutions and their gradients, pooling, the fused bias-relu-pool,
 // softmax cross-entropy, dropout, products, reductions, elementwise ops,
-// casts, copies) and an SGD step, none of it read. Kernels that lease
+// casts, copies) and an SGD step; the later families (batch and layer
+// normalisation, adaptive pooling, GELU, SiLU and leaky ReLU, take, where,
+// powers and comparisons, NAG and Adam steps) with their gradients; and a
+// float16 and a bfloat16 pass, whose layer ops run through float32 scratch;
+// none of it read. Kernels that lease
 // scratch memory run during the exit drain, so the scratch pool must outlive
 // it: before it did, this crashed in 25-30 of 30 runs (issue 37, item 7).
 // ctest runs it 20 times each way (tests/CMakeLists.txt).
@@ -39,6 +43,46 @@ void queue_a_training_step(const Device& d) {
         check(px_sgd_update(p->handle(), p->grad().handle(), nullptr, 0.1, 0, 0, 1));
     concat({x.transpose(), x.transpose()}, 0).astype(DType::float64).argmax(1).slice_axis(0, 1, 20, 3);
 }
+
+// The op families added since (ABI 1.7 and 1.8), forward and backward, and
+// optimizer steps that update in place.
+void queue_the_later_families(const Device& d) {
+    Tensor x = random_normal({8, 4, 6, 6}, 0, 1, d);
+    Tensor gamma = ones({4}, d), beta = zeros({4}, d), g2 = ones({6}, d), b2 = zeros({6}, d);
+    Tensor table = random_normal({10, 6}, 0, 1, d);
+    Tensor picks = arange(0, 8, 0.5, d).astype(DType::int32);  // 0 0 1 1 ... 7 7, rows of the table
+    for (Tensor* p : {&x, &gamma, &beta, &g2, &b2, &table}) p->attach_grad();
+    Tensor loss;
+    {
+        auto scope = autograd::record();
+        Tensor h = batch_norm_by_batch(x, gamma, beta, 1e-5).y.gelu();          // (8, 4, 6, 6)
+        h = layer_norm(h.silu(), g2, b2).leaky_relu(0.1);                     // over the last axis
+        h = adaptive_avg_pool2d(h, {3, 2}).reshape({8, 24});                  // (8, 24)
+        Tensor rows = take(table, picks.reshape({8, 2})).reshape({8, 12});    // (8, 12)
+        Tensor both = concat({h, rows}, 1);                                   // (8, 36)
+        loss = where(both > 0.0, both.pow(2.0), -both).sum() + maximum(both, rows.sum(1, true)).mean();
+    }
+    loss.backward();
+    Tensor m = zeros({4}, d), state = zeros({2, 60}, d);
+    check(px_nag_update(gamma.handle(), gamma.grad().handle(), m.handle(), 0.1, 0.9, 0, 1));
+    check(px_adam_update(table.handle(), table.grad().handle(), state.handle(), 0.01, 0.9, 0.999, 1e-8, 0.01, 1, 1,
+                         1));
+}
+
+// Layers in the 16-bit dtypes, whose kernels widen into float32 scratch.
+void queue_a_half_pass(const Device& d, DType dtype) {
+    Tensor x = random_normal({4, 2, 12, 12}, 0, 1, d).astype(dtype);
+    Tensor w = random_normal({3, 2, 3, 3}, 0, 0.1, d).astype(dtype), b = zeros({3}, d, dtype);
+    for (Tensor* p : {&x, &w, &b}) p->attach_grad();
+    Tensor loss;
+    {
+        auto scope = autograd::record();
+        Tensor h = bias_relu_max_pool2d(conv2d(x, w, 1, 1), b, 2, 2);  // (4, 3, 6, 6)
+        loss = softmax_cross_entropy(log_softmax(flatten(h)), arange(0, 4, 1, d).astype(DType::int32)).mean();
+    }
+    loss.backward();
+    check(px_sgd_update(w.handle(), w.grad().handle(), nullptr, 0.1, 0, 0, 1));
+}
 }  // namespace
 
 // Made before main, so destroyed after the CPU plugin's statics: a new
@@ -72,8 +116,14 @@ int main(int argc, char** argv) try {
     for (const Device& d : {cpu(0), cpu(1)}) {
         // One step read back, so the values are right before the ones left queued.
         queue_a_training_step(d);
+        queue_the_later_families(d);
+        queue_a_half_pass(d, DType::float16);
         synchronize(d);
-        for (int i = 0; i < 4; ++i) queue_a_training_step(d);  // queued, never read
+        for (int i = 0; i < 4; ++i) {  // queued, never read
+            queue_a_training_step(d);
+            queue_the_later_families(d);
+            queue_a_half_pass(d, i % 2 ? DType::bfloat16 : DType::float16);
+        }
     }
     if (argc > 1 && std::strcmp(argv[1], "--exit") == 0) std::exit(0);
     return 0;
