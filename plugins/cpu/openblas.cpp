@@ -46,28 +46,40 @@ int positive_env(const char* name) {
     return n > 0 && n <= 1 << 20 ? int(n) : 0;
 }
 
-// An OpenBLAS already in the process (one library of that name is loaded
-// once, as a link dependency would be), else the one CMake found, else the
-// loader's search.
-void* open_library(std::string& why) {
-    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
-    if (void* h = dlopen(kSoname, flags | RTLD_NOLOAD)) return h;
-    if (void* h = dlopen(PXCPU_OPENBLAS_FILE, flags)) return h;
-    const char* first = dlerror();
-    const std::string first_error = first ? first : "no reason given";
-    if (void* h = dlopen(kSoname, flags)) return h;
-    why = std::string("cannot load OpenBLAS (") + PXCPU_OPENBLAS_FILE + "): " + first_error;
-    return nullptr;
-}
-
 template <class F>
-bool resolve(void* library, const char* name, F& out, std::string& why) {
+bool resolve(void* library, const char* file, const char* name, F& out, std::string& why) {
     out = reinterpret_cast<F>(dlsym(library, name));
-    if (!out) why = std::string("OpenBLAS (") + PXCPU_OPENBLAS_FILE + ") lacks " + name;
+    if (!out) why = std::string("OpenBLAS (") + file + ") lacks " + name;
     return out != nullptr;
 }
 
 }  // namespace
+
+bool open_openblas(const char* soname, const char* file, OpenBlas& out, std::string& why) {
+    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+    void* library = dlopen(soname, flags | RTLD_NOLOAD);
+    if (!library) library = dlopen(file, flags);
+    if (!library) {
+        const char* e = dlerror();
+        const std::string first = e ? e : "no reason given";
+        library = dlopen(soname, flags);
+        if (!library) {
+            why = std::string("cannot load OpenBLAS (") + file + "): " + first;
+            return false;
+        }
+    }
+    OpenBlas t{};
+    if (!resolve(library, file, "cblas_sgemm", t.sgemm, why) || !resolve(library, file, "cblas_dgemm", t.dgemm, why) ||
+        !resolve(library, file, "openblas_set_num_threads", t.set_num_threads, why) ||
+        !resolve(library, file, "openblas_get_num_threads", t.get_num_threads, why) ||
+        !resolve(library, file, "openblas_get_num_procs", t.get_num_procs, why) ||
+        !resolve(library, file, "openblas_get_config", t.get_config, why) ||
+        !resolve(library, file, "blas_memory_alloc", t.memory_alloc, why) ||
+        !resolve(library, file, "blas_memory_free", t.memory_free, why))
+        return false;
+    out = t;
+    return true;
+}
 
 int openblas_load_threads() {
     int n = positive_env("OPENBLAS_NUM_THREADS");
@@ -112,17 +124,8 @@ px_status load_openblas(std::string& why) {
             return PX_ERROR_OUT_OF_MEMORY;
         }
     }
-    void* library = open_library(why);
-    if (!library) return PX_ERROR_PLUGIN;
     OpenBlas t{};
-    if (!resolve(library, "cblas_sgemm", t.sgemm, why) || !resolve(library, "cblas_dgemm", t.dgemm, why) ||
-        !resolve(library, "openblas_set_num_threads", t.set_num_threads, why) ||
-        !resolve(library, "openblas_get_num_threads", t.get_num_threads, why) ||
-        !resolve(library, "openblas_get_num_procs", t.get_num_procs, why) ||
-        !resolve(library, "openblas_get_config", t.get_config, why) ||
-        !resolve(library, "blas_memory_alloc", t.memory_alloc, why) ||
-        !resolve(library, "blas_memory_free", t.memory_free, why))
-        return PX_ERROR_PLUGIN;
+    if (!open_openblas(kSoname, PXCPU_OPENBLAS_FILE, t, why)) return PX_ERROR_PLUGIN;
     table = t;
     loaded.store(true, std::memory_order_release);
     return PX_OK;

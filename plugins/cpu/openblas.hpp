@@ -42,6 +42,12 @@ px_status load_openblas(std::string& why);
 // The loaded OpenBLAS, loading it first if need be (throws with why when it cannot be).
 const OpenBlas& openblas();
 
+// Opens the library named `soname` (the one already in the process, else
+// `file`, else the loader's search for the name; kept loaded) and resolves
+// its functions into `out`; false with why. load_openblas's first step
+// after its check, apart for tests.
+bool open_openblas(const char* soname, const char* file, OpenBlas& out, std::string& why);
+
 // One OpenBLAS work buffer (BUFFER_SIZE, 32 << 22 here) with the page it
 // adds and the page its malloc fallback adds.
 constexpr size_t openblas_buffer_bytes = (size_t(32) << 22) + size_t(2 * 4096);

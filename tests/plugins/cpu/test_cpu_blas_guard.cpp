@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blas_guard.hpp"
+#include "openblas.hpp"
 #include "scratch_pool.hpp"
 
 namespace {
@@ -160,4 +161,27 @@ TEST_CASE("OpenBLAS itself has room for a buffer where no limit is set", "[host]
     CHECK(pxcpu::openblas_buffers().threads_most() >= pxcpu::openblas_buffers().threads_now());
     const pxcpu::BlasWork one(1);
     CHECK(pxcpu::blas_work_figures().ready >= 1);
+}
+
+// The plugin loads OpenBLAS itself (openblas.hpp); the refusals of a library
+// it cannot load or that lacks a function. (The refusal of a limit too low
+// for its load-time buffers is tools.train_address_space_limits'.)
+TEST_CASE("OpenBLAS that cannot be loaded, or lacks a function, is refused naming the file", "[host][cpu-plugin][blas]") {
+    pxcpu::OpenBlas got{};
+    std::string why;
+    CHECK_FALSE(pxcpu::open_openblas("libplexus-no-such-blas.so.0", "/nonexistent/libopenblas.so.0", got, why));
+    CHECK(why.rfind("cannot load OpenBLAS (/nonexistent/libopenblas.so.0): /nonexistent/libopenblas.so.0: cannot open",
+                    0) == 0);
+    why.clear();
+    CHECK_FALSE(pxcpu::open_openblas("libplexus-no-such-blas.so.0", "libm.so.6", got, why));  // a library, not OpenBLAS
+    CHECK(why == "OpenBLAS (libm.so.6) lacks cblas_sgemm");
+    CHECK(got.sgemm == nullptr);  // nothing is handed out from a refused library
+    // The plugin's own: every function found, and the library answers.
+    why.clear();
+    REQUIRE(pxcpu::open_openblas("libopenblas.so.0", "libopenblas.so.0", got, why));
+    CHECK(why.empty());
+    CHECK(std::string(got.get_config()).find("OpenBLAS") != std::string::npos);
+    CHECK(pxcpu::openblas().get_num_threads() >= 1);
+    int threads = pxcpu::openblas_load_threads();
+    CHECK((threads >= 1 && threads <= 64));
 }
