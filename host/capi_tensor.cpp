@@ -169,8 +169,13 @@ px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shap
                 continue;
             }
             if (shape[i] < 0) fail(PX_ERROR_SHAPE, "dimension ", i, " is negative (", shape[i], ")");
-            if (__builtin_mul_overflow(known, shape[i], &known)) fail(PX_ERROR_SHAPE, "the new shape overflows 64 bits");
         }
+        // The given dims' product: 0 when one is 0, whatever the others are.
+        for (int i = 0; i < ndim && known != 0; ++i)
+            if (i != infer && shape[i] == 0) known = 0;
+        for (int i = 0; i < ndim && known != 0; ++i)
+            if (i != infer && __builtin_mul_overflow(known, shape[i], &known))
+                fail(PX_ERROR_SHAPE, "the new shape overflows 64 bits");
         int64_t total = numel(t.shape);
         if (infer >= 0) {
             if (known == 0 || total % known != 0)

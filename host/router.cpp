@@ -201,7 +201,9 @@ TensorObj* where(const TensorObj& cond, const TensorObj& a, const TensorObj& b) 
         fail(PX_ERROR_DTYPE, "where: the condition must be uint8 (the result of a comparison), not ",
              px_dtype_name(cond.dtype));
     check_same_dtype(PX_OP_WHERE, a, b);
-    Shape shape = broadcast(broadcast(cond.shape, a.shape, "where"), b.shape, "where");
+    // Sized once, over all three: a pair alone may not fit where the whole is empty.
+    const Shape all = broadcast_dims(broadcast_dims(cond.shape, a.shape, "where"), b.shape, "where");
+    Shape shape = make_shape(all.ndim, all.dims, "where");
     Owned out(new_tensor(a.buffer->device, a.dtype, shape));
     px_tensor_desc in[3] = {broadcast_desc(cond, shape), broadcast_desc(a, shape), broadcast_desc(b, shape)};
     px_tensor_desc o = out->desc();

@@ -10,33 +10,51 @@ bool Shape::operator==(const Shape& o) const {
     return ndim == o.ndim && std::equal(dims, dims + ndim, o.dims);
 }
 
+namespace {
+
+// The element count of `dims`, or false when it does not fit in 64 bits. A
+// zero-length axis makes the count 0 whatever the other axes are, in any
+// order: (0, 2^32, 2^32) and its transpose (2^32, 2^32, 0) are both empty.
+bool count_elements(const int64_t* dims, int32_t ndim, int64_t& n) {
+    n = 0;
+    for (int i = 0; i < ndim; ++i)
+        if (dims[i] == 0) return true;
+    n = 1;
+    for (int i = 0; i < ndim; ++i)
+        if (__builtin_mul_overflow(n, dims[i], &n)) return false;
+    return true;
+}
+
+}  // namespace
+
 Shape make_shape(int32_t ndim, const int64_t* dims, const char* what) {
     if (ndim < 0 || ndim > PX_MAX_DIMS)
         fail(PX_ERROR_SHAPE, what, ": rank ", ndim, " is outside 0..", PX_MAX_DIMS);
     if (ndim > 0 && !dims) fail(PX_ERROR_INVALID_ARGUMENT, what, ": NULL dims for rank ", ndim);
     Shape s;
     s.ndim = ndim;
-    int64_t total = 1;
     for (int i = 0; i < ndim; ++i) {
         if (dims[i] < 0) fail(PX_ERROR_SHAPE, what, ": dimension ", i, " is negative (", dims[i], ")");
         s.dims[i] = dims[i];
-        if (__builtin_mul_overflow(total, dims[i], &total))
-            fail(PX_ERROR_SHAPE, what, ": ", to_string(s), " has more elements than fit in 64 bits");
     }
+    int64_t n = 0;
+    if (!count_elements(s.dims, ndim, n))
+        fail(PX_ERROR_SHAPE, what, ": ", to_string(s), " has more elements than fit in 64 bits");
     return s;
 }
 
 int64_t numel(const Shape& s) {
-    int64_t n = 1;
-    for (int i = 0; i < s.ndim; ++i) n *= s.dims[i];
-    return n;
+    int64_t n = 0;
+    // Every Shape is made by make_shape or permuted from one, so its count
+    // fits; were it not, INT64_MAX makes byte_size refuse it.
+    return count_elements(s.dims, s.ndim, n) ? n : INT64_MAX;
 }
 
 bool fits(const Shape& s) {
-    int64_t n = 1;
     for (int i = 0; i < s.ndim; ++i)
-        if (s.dims[i] < 0 || __builtin_mul_overflow(n, s.dims[i], &n)) return false;
-    return true;
+        if (s.dims[i] < 0) return false;
+    int64_t n = 0;
+    return count_elements(s.dims, s.ndim, n);
 }
 
 uint64_t byte_size(const Shape& s, px_dtype dtype) {
@@ -57,7 +75,7 @@ std::string to_string(const Shape& s) {
     return out + ")";
 }
 
-Shape broadcast(const Shape& a, const Shape& b, const char* op) {
+Shape broadcast_dims(const Shape& a, const Shape& b, const char* op) {
     Shape out;
     out.ndim = std::max(a.ndim, b.ndim);
     for (int i = 0; i < out.ndim; ++i) {
@@ -68,6 +86,11 @@ Shape broadcast(const Shape& a, const Shape& b, const char* op) {
                  " cannot be broadcast together (axis ", i, ": ", da, " vs ", db, ")");
         out.dims[i] = da == 1 ? db : da;
     }
+    return out;
+}
+
+Shape broadcast(const Shape& a, const Shape& b, const char* op) {
+    const Shape out = broadcast_dims(a, b, op);
     return make_shape(out.ndim, out.dims, op);  // the result's size may overflow where the inputs' did not
 }
 

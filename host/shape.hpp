@@ -22,7 +22,8 @@ struct Shape {
 Shape make_shape(int32_t ndim, const int64_t* dims, const char* what = "shape");
 // The number of elements (the shape was validated, so it cannot overflow).
 int64_t numel(const Shape& s);
-// Whether the product of the dims fits in 63 bits (for shapes a rule derives).
+// Whether the dims are non-negative and their product fits in 63 bits, an
+// empty axis making it 0 (for shapes a rule derives).
 bool fits(const Shape& s);
 // numel * dtype size, failing with PX_ERROR_SHAPE when it would overflow.
 uint64_t byte_size(const Shape& s, px_dtype dtype);
@@ -30,6 +31,9 @@ uint64_t byte_size(const Shape& s, px_dtype dtype);
 std::string to_string(const Shape& s);
 // NumPy broadcasting of two shapes; `op` names the op in the error.
 Shape broadcast(const Shape& a, const Shape& b, const char* op);
+// The same dims, not yet checked to fit (for a rule that broadcasts several
+// shapes and checks the result once).
+Shape broadcast_dims(const Shape& a, const Shape& b, const char* op);
 // Row-major strides in elements. A stride past 64 bits (possible only when an
 // earlier axis is 0, so the tensor is empty and never indexed) is 0.
 void contiguous_strides(const Shape& s, int64_t* strides);

@@ -470,7 +470,10 @@ static inline void px_layout_adam(px_layout_state* s) {
     px_layout_shape state;
     int32_t k;
     state.ndim = 2, state.dims[0] = 2, state.dims[1] = 1;
-    for (k = 0; k < p->ndim; ++k) state.dims[1] *= p->shape[k];
+    for (k = 0; k < p->ndim; ++k)
+        if (p->shape[k] == 0) state.dims[1] = 0;
+    /* A non-empty param lies within its buffer (px_tensor_end), so its count fits. */
+    for (k = 0; k < p->ndim && state.dims[1] != 0; ++k) state.dims[1] *= p->shape[k];
     px_layout_shape_of(s, 1, 0);
     px_layout_shape_is(s, 2, &state);
     px_layout_shape_of(s, 3, 0);

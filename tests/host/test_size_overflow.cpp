@@ -1,7 +1,8 @@
 // Sizes and indices the router derives must fit in 64 bits (issue 37, item
 // 5): an empty axis hides huge others, so a rule's result may not fit where
 // its input did; and a slice's step may be as large as INT64_MAX. The
-// expected shapes and values are NumPy's.
+// expected shapes and values are NumPy's, except that Plexus takes an empty
+// shape whose other axes overflow (NumPy refuses those as too big).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -163,4 +164,49 @@ TEST_CASE("matmul of a batch of none whose matrices overflow 64 bits gives NumPy
     CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, huge, huge});
     REQUIRE(px_matmul(r.zeros({0, huge, huge}), r.zeros({huge, 0}), &out) == PX_OK);  // the 2-D operand shared
     CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, huge, 0});
+}
+
+// An empty tensor is empty whichever axis is 0: the count of (2^32, 2^32, 0)
+// was checked axis by axis from the left, so the transpose of a legal
+// (0, 2^32, 2^32) passed unchecked (UBSan: signed overflow in numel) and the
+// ops on it were refused as "more elements than fit in 64 bits"; where() was
+// refused or not by the order of its operands (found by an audit, issue 37).
+TEST_CASE("an empty tensor is empty whichever axis is 0: transpose, reshape, add, concat and where accept it",
+          "[capi][sizes]") {
+    Rt r;
+    const int64_t g = int64_t(1) << 32;
+    px_tensor* t = nullptr;
+    const int32_t perm[] = {1, 2, 0};
+    REQUIRE(px_transpose(r.zeros({0, g, g}), perm, 3, &t) == PX_OK);
+    r.keep(t);
+    CHECK(shape_of(t) == std::vector<int64_t>{g, g, 0});
+    int64_t n = -1;
+    REQUIRE(px_tensor_numel(t, &n) == PX_OK);
+    CHECK(n == 0);
+    px_tensor* out = nullptr;
+    REQUIRE(px_binary(PX_OP_ADD, t, t, &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{g, g, 0});
+    const int64_t same[] = {g, g, 0};
+    REQUIRE(px_tensor_reshape(t, 3, same, &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{g, g, 0});
+    px_tensor* both[] = {t, t};
+    REQUIRE(px_concat(both, 2, 2, &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{g, g, 0});
+    REQUIRE(r.zeros({g, g, 0}) != nullptr);  // made directly too
+    // Still refused: a non-empty count past 64 bits, and inferring an axis beside a 0.
+    CHECK(px_tensor_full(r.rt, cpu0, PX_FLOAT32, 2, same, 0.0, &out) == PX_ERROR_SHAPE);  // (2^32, 2^32)
+    const int64_t inferred[] = {-1, 0};
+    CHECK(px_tensor_reshape(t, 2, inferred, &out) == PX_ERROR_SHAPE);
+    // where over (1, 2^32, 1, 1), (1, 1, 2^32, 1) and (0, 1, 1, 1): the broadcast of all three is
+    // (0, 2^32, 2^32, 1), in either order of the two value operands (a pair alone would not fit).
+    // (NumPy refuses all of these: it wants the product of the nonzero axes to fit.)
+    px_tensor* c = nullptr;
+    const int64_t cs[] = {1, g, 1, 1};
+    REQUIRE(px_tensor_full(r.rt, cpu0, PX_UINT8, 4, cs, 0.0, &c) == PX_OK);
+    r.keep(c);
+    px_tensor *a = r.zeros({1, 1, g, 1}), *b = r.zeros({0, 1, 1, 1});
+    REQUIRE(px_where(c, a, b, &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, g, g, 1});
+    REQUIRE(px_where(c, b, a, &out) == PX_OK);
+    CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, g, g, 1});
 }
