@@ -1,7 +1,6 @@
 #include "openblas.hpp"
 
 #include <dlfcn.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,11 +32,7 @@ std::mutex loading;
 std::atomic<bool> loaded{false};
 OpenBlas table{};
 
-int cores_here() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-    return int(std::clamp(sysconf(_SC_NPROCESSORS_ONLN), 1L, long(kMaxThreads)));
-}
+int online_cores() { return int(std::clamp(sysconf(_SC_NPROCESSORS_ONLN), 1L, long(kMaxThreads))); }
 
 int positive_env(const char* name) {
     const char* v = std::getenv(name);
@@ -82,11 +77,16 @@ bool open_openblas(const char* soname, const char* file, OpenBlas& out, std::str
 }
 
 int openblas_load_threads() {
-    int n = positive_env("OPENBLAS_NUM_THREADS");
-    if (!n) n = positive_env("GOTO_NUM_THREADS");
-    if (!n) n = positive_env("OMP_NUM_THREADS");
-    const int cores = std::min(cores_here(), kMaxThreads);
-    return n ? std::min(n, cores) : cores;
+    const int cores = online_cores();
+    const int omp = positive_env("OMP_NUM_THREADS");
+    // The OpenMP build: OMP_NUM_THREADS, else every core.
+    const int openmp_build = omp ? omp : cores;
+    // The pthread build: the first of these set, else the cores, never more than the cores.
+    int pthread_build = positive_env("OPENBLAS_NUM_THREADS");
+    if (!pthread_build) pthread_build = positive_env("GOTO_NUM_THREADS");
+    if (!pthread_build) pthread_build = omp;
+    pthread_build = pthread_build ? std::min(pthread_build, cores) : cores;
+    return std::clamp(std::max(openmp_build, pthread_build), 1, kMaxThreads);
 }
 
 bool room_for_openblas_buffers(int count, size_t extra, int& error) {
@@ -120,7 +120,7 @@ px_status load_openblas(std::string& why) {
                   " for each of its " + std::to_string(threads) + " threads, the library's own " +
                   mib_text(double(own)) + " and " + mib_text(double(kSpare)) +
                   " to spare), and the address space has no room for it (mmap: " + std::strerror(error) + "; " +
-                  address_space_text() + "); raise the limit, or give OpenBLAS fewer threads (OPENBLAS_NUM_THREADS)";
+                  address_space_text() + "); raise the limit";
             return PX_ERROR_OUT_OF_MEMORY;
         }
     }
@@ -128,6 +128,20 @@ px_status load_openblas(std::string& why) {
     if (!open_openblas(kSoname, PXCPU_OPENBLAS_FILE, t, why)) return PX_ERROR_PLUGIN;
     table = t;
     loaded.store(true, std::memory_order_release);
+    return PX_OK;
+}
+
+px_status openblas_use_threads(int threads, std::string& why) {
+    const int now = openblas().get_num_threads();
+    int error = 0;
+    if (threads > now && !room_for_openblas_buffers(threads - now, 0, error)) {
+        why = "OpenBLAS maps a work buffer of " + mib_text(double(openblas_buffer_bytes)) + " for each of its threads, " +
+              std::to_string(threads) + " here where it has " + std::to_string(now) +
+              ", and the address space has no room for them (mmap: " + std::strerror(error) + "; " +
+              address_space_text() + "); raise the limit, or use fewer threads (OMP_NUM_THREADS)";
+        return PX_ERROR_OUT_OF_MEMORY;
+    }
+    openblas().set_num_threads(threads);
     return PX_OK;
 }
 

@@ -57,9 +57,16 @@ constexpr size_t openblas_buffer_bytes = (size_t(32) << 22) + size_t(2 * 4096);
 // `error` is the errno of the mapping that failed.
 bool room_for_openblas_buffers(int count, size_t extra, int& error);
 
-// The threads OpenBLAS gives itself as it loads, one work buffer each:
-// OPENBLAS_NUM_THREADS, else GOTO_NUM_THREADS, else OMP_NUM_THREADS, else
-// every core, at most the cores the process may run on.
+// The threads OpenBLAS may give itself as it loads, one work buffer each,
+// at most 64: the more of its two builds' rules. Debian's OpenMP build takes
+// OMP_NUM_THREADS, else every online core, and ignores OPENBLAS_NUM_THREADS,
+// GOTO_NUM_THREADS and the affinity mask; the pthread build takes the first
+// of those set, else the cores, never more than the cores.
 int openblas_load_threads();
+
+// openblas_set_num_threads(threads), once the buffers of the threads it
+// adds fit (the OpenMP build maps them at once, unchecked): PX_OK, or
+// PX_ERROR_OUT_OF_MEMORY with why.
+px_status openblas_use_threads(int threads, std::string& why);
 
 }  // namespace pxcpu

@@ -129,7 +129,8 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         // calling thread's: left at every core, each device's products start
         // a team of all cores whose spinning threads take the cores the other
         // devices compute on (a two-device LeNet epoch: 4.0 s, 2.5 s with this).
-        openblas().set_num_threads(threads > 0 ? threads : omp_get_max_threads());
+        if (const px_status s = openblas_use_threads(threads > 0 ? threads : omp_get_max_threads(), why))
+            return report(err, s, why);
         for (int i = 0; i < count; ++i) ctx->devices.push_back(std::make_unique<Device>(i, limit, threads));
         *out = ctx.release();
         return PX_OK;
