@@ -5,6 +5,11 @@
 // out-of-memory error with the reason and leaves nothing held.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <string>
 #include <vector>
 
@@ -185,3 +190,34 @@ TEST_CASE("OpenBLAS that cannot be loaded, or lacks a function, is refused namin
     int threads = pxcpu::openblas_load_threads();
     CHECK((threads >= 1 && threads <= 64));
 }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their shadow memory needs the address space
+// Threads OpenBLAS adds after it loaded map their buffers at once, unchecked
+// by OpenBLAS: without room, openblas_use_threads refuses with the figures
+// and leaves OpenBLAS as it was.
+TEST_CASE("OpenBLAS is given more threads only when their work buffers fit", "[host][cpu-plugin][blas]") {
+    const int now = pxcpu::openblas().get_num_threads();
+    rlimit old{};
+    REQUIRE(getrlimit(RLIMIT_AS, &old) == 0);
+    FILE* f = std::fopen("/proc/self/statm", "r");
+    REQUIRE(f != nullptr);
+    unsigned long long pages = 0;
+    REQUIRE(std::fscanf(f, "%llu", &pages) == 1);
+    std::fclose(f);
+    rlimit tight = old;
+    tight.rlim_cur = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20);  // 64 MiB beyond what is mapped
+    REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
+    std::string why;
+    const px_status s = pxcpu::openblas_use_threads(now + 2, why);
+    REQUIRE(setrlimit(RLIMIT_AS, &old) == 0);
+    CHECK(s == PX_ERROR_OUT_OF_MEMORY);
+    CHECK(why.find("OpenBLAS maps a work buffer of 128 MiB for each of its threads, " + std::to_string(now + 2) +
+                   " here where it has " + std::to_string(now)) == 0);
+    CHECK(why.find("that RLIMIT_AS (ulimit -v) allows); raise the limit, or use fewer threads (OMP_NUM_THREADS)") !=
+          std::string::npos);
+    CHECK(pxcpu::openblas().get_num_threads() == now);
+    why.clear();
+    CHECK(pxcpu::openblas_use_threads(now, why) == PX_OK);  // no new buffer: nothing to check
+    CHECK(why.empty());
+}
+#endif
