@@ -170,12 +170,11 @@ px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shap
             }
             if (shape[i] < 0) fail(PX_ERROR_SHAPE, "dimension ", i, " is negative (", shape[i], ")");
         }
-        // The given dims' product: 0 when one is 0, whatever the others are.
-        for (int i = 0; i < ndim && known != 0; ++i)
-            if (i != infer && shape[i] == 0) known = 0;
-        for (int i = 0; i < ndim && known != 0; ++i)
-            if (i != infer && __builtin_mul_overflow(known, shape[i], &known))
-                fail(PX_ERROR_SHAPE, "the new shape overflows 64 bits");
+        int64_t given[PX_MAX_DIMS];  // the dims but the inferred one
+        int32_t count = 0;
+        for (int i = 0; i < ndim; ++i)
+            if (i != infer) given[count++] = shape[i];
+        if (!count_elements(given, count, known)) fail(PX_ERROR_SHAPE, "the new shape overflows 64 bits");
         int64_t total = numel(t.shape);
         if (infer >= 0) {
             if (known == 0 || total % known != 0)

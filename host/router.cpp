@@ -271,21 +271,19 @@ TensorObj* matmul(const TensorObj& a, const TensorObj& b) {
         shape = make_shape(3, d);
     }
     Owned out(new_tensor(a.buffer->device, a.dtype, shape));
-    // A matrix's stride in the batch; 0 where rows * cols overflows, which
-    // only a batch of none allows (its strides are never read).
-    auto matrix_stride = [](int64_t rows, int64_t cols) {
-        int64_t s = 0;
-        return __builtin_mul_overflow(rows, cols, &s) ? int64_t(0) : s;
-    };
-    auto as3d = [&](const TensorObj& t, int64_t rows, int64_t cols) {
+    // Row-major strides (0 where rows * cols overflows, which only a batch of
+    // none allows); a 2-D operand is shared by the batch.
+    auto as3d = [&](const TensorObj& t, int64_t rows, int64_t cols, bool batched) {
         px_tensor_desc d = t.desc();
         d.ndim = 3;
         d.shape[0] = batch, d.shape[1] = rows, d.shape[2] = cols;
-        d.strides[0] = t.shape.ndim == 3 ? matrix_stride(rows, cols) : 0, d.strides[1] = cols, d.strides[2] = 1;
+        Shape s;
+        s.ndim = 3, s.dims[0] = batch, s.dims[1] = rows, s.dims[2] = cols;
+        contiguous_strides(s, d.strides);
+        if (!batched) d.strides[0] = 0;
         return d;
     };
-    px_tensor_desc in[2] = {as3d(a, m, k), as3d(b, k, n)}, o = as3d(*out, m, n);
-    o.strides[0] = matrix_stride(m, n);
+    px_tensor_desc in[2] = {as3d(a, m, k, ra == 3), as3d(b, k, n, rb == 3)}, o = as3d(*out, m, n, true);
     px_matmul_attrs attrs{sizeof(px_matmul_attrs), tf32_allowed(a.device())};
     dispatch(a.device(), PX_OP_MATMUL, a.dtype, in, 2, &o, 1, &attrs, numel(shape) > 0);
     return out.release();

@@ -10,11 +10,6 @@ bool Shape::operator==(const Shape& o) const {
     return ndim == o.ndim && std::equal(dims, dims + ndim, o.dims);
 }
 
-namespace {
-
-// The element count of `dims`, or false when it does not fit in 64 bits. A
-// zero-length axis makes the count 0 whatever the other axes are, in any
-// order: (0, 2^32, 2^32) and its transpose (2^32, 2^32, 0) are both empty.
 bool count_elements(const int64_t* dims, int32_t ndim, int64_t& n) {
     n = 0;
     for (int i = 0; i < ndim; ++i)
@@ -24,8 +19,6 @@ bool count_elements(const int64_t* dims, int32_t ndim, int64_t& n) {
         if (__builtin_mul_overflow(n, dims[i], &n)) return false;
     return true;
 }
-
-}  // namespace
 
 Shape make_shape(int32_t ndim, const int64_t* dims, const char* what) {
     if (ndim < 0 || ndim > PX_MAX_DIMS)

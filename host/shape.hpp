@@ -17,6 +17,10 @@ struct Shape {
     bool operator!=(const Shape& o) const { return !(*this == o); }
 };
 
+// The element count of `dims`, or false when it does not fit in 64 bits. A
+// zero-length axis makes the count 0 whatever the other axes are, in any
+// order: (0, 2^32, 2^32) and its transpose (2^32, 2^32, 0) are both empty.
+bool count_elements(const int64_t* dims, int32_t ndim, int64_t& n);
 // Checks rank and dims (non-negative, product fits in 63 bits); `what` names
 // the argument in messages.
 Shape make_shape(int32_t ndim, const int64_t* dims, const char* what = "shape");
