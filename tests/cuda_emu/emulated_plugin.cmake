@@ -59,9 +59,8 @@ target_compile_definitions(plexus-cuda-emu PRIVATE "PXCUDA_NCCL_LIBRARIES=\"$<TA
 # fuzzer's own code, as it does the CPU plugin; the emulator under it gets
 # ASan and UBSan only, so that coverage counts the plugin's branches.
 if(PLEXUS_FUZZ)
-  set(emu_sanitizers -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-  target_compile_options(plexus-cudart-emu PRIVATE ${emu_sanitizers})
+  target_compile_options(plexus-cudart-emu PRIVATE ${PLEXUS_FUZZ_OPTIONS})
   target_link_options(plexus-cudart-emu PRIVATE -fsanitize=address,undefined)
-  target_compile_options(plexus-cuda-emu PRIVATE -fsanitize=fuzzer-no-link ${emu_sanitizers})
+  target_compile_options(plexus-cuda-emu PRIVATE -fsanitize=fuzzer-no-link ${PLEXUS_FUZZ_OPTIONS})
   target_link_options(plexus-cuda-emu PRIVATE -fsanitize=address,undefined)
 endif()
