@@ -3,10 +3,11 @@
 #   PLEXUS_HAVE_CUDA          the CUDA plugin (plugins/cuda) and plexus-bench's
 #                             GPU rows are built: nvcc and the toolkit found
 #                             (PLEXUS_WITH_CUDA=AUTO) or required (ON);
-#   PLEXUS_HAVE_CUDA_HEADERS  the toolkit's headers are there, which is all
-#                             the CUDA emulator (tests/cuda_emu) and the GPU
-#                             op-call fuzzers need, even with
-#                             PLEXUS_WITH_CUDA=OFF (the sanitizer and fuzz builds).
+#   PLEXUS_HAVE_CUDA_HEADERS  the toolkit's headers are there, even with
+#                             PLEXUS_WITH_CUDA=OFF (the sanitizer and fuzz builds);
+#   PLEXUS_HAVE_CUDA_EMULATOR they and Boost.Context are, which is all the
+#                             CUDA emulator (tests/cuda_emu) and the GPU
+#                             op-call fuzzers need.
 # CUDA is enabled here, at the top level, with its architectures already in
 # the cache, so every folder that compiles a .cu (all of them are under
 # plugins/cuda/) sees the same setting: a plain `cmake -S . -B build` once
@@ -52,4 +53,15 @@ if(CUDAToolkit_FOUND)
   set(PLEXUS_HAVE_CUDA_HEADERS ON)
 else()
   set(PLEXUS_HAVE_CUDA_HEADERS OFF)
+endif()
+# The emulator (tests/cuda_emu) also runs a block's threads as fibers on
+# Boost.Context (libboost-context-dev): PLEXUS_HAVE_CUDA_EMULATOR says both are here.
+set(PLEXUS_HAVE_CUDA_EMULATOR OFF)
+if(PLEXUS_HAVE_CUDA_HEADERS AND (PLEXUS_CUDA_EMULATOR OR PLEXUS_FUZZ))
+  find_package(boost_context 1.74 CONFIG QUIET)
+  if(boost_context_FOUND)
+    set(PLEXUS_HAVE_CUDA_EMULATOR ON)
+  else()
+    message(STATUS "CUDA emulator: not built (Boost.Context was not found: apt-get install libboost-context-dev)")
+  endif()
 endif()

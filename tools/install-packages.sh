@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then
   SUDO=sudo
 fi
 
-packages=(cmake ninja-build g++ pkg-config libboost-dev libopenblas-openmp-dev libsleef-dev catch2 zlib1g-dev libzip-dev dataset-fashion-mnist
+packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-context-dev libopenblas-openmp-dev libsleef-dev catch2 zlib1g-dev libzip-dev dataset-fashion-mnist
           libopenmpi-dev openmpi-bin
           python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libdlpack-dev "$@")
 missing=()

@@ -11,7 +11,7 @@
 # nn.the op-call corpus runs on..., nn.the CPU plugin and the emulated CUDA
 # plugin agree...). The op-call targets start from the op-call seeds;
 # op-call-diff runs each call on both plugins, which must agree. The GPU
-# ones are built where CMake finds the CUDA toolkit's headers.
+# ones are built where CMake finds the CUDA toolkit's headers and Boost.Context.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,7 @@ targets="param-file idx npy op-call"
 if ninja -C build-fuzz -t targets all | grep -q '^plexus-fuzz-op-call-gpu:'; then
   targets="$targets op-call-gpu op-call-diff"
 else
-  echo "run-fuzz: op-call-gpu not built (CMake found no CUDA toolkit headers for the emulator)"
+  echo "run-fuzz: op-call-gpu not built (no CUDA emulator: it needs the CUDA toolkit's headers and Boost.Context)"
 fi
 cmake --build build-fuzz --target $(printf 'plexus-fuzz-%s ' $targets)
 

@@ -8,7 +8,7 @@
 //
 // Threads run as plain calls when the kernel never waits for its block or
 // warp; a kernel that does (__syncthreads, __shfl_xor_sync) runs each block's
-// threads as fibers (ucontext) that meet at those points, so shared memory
+// threads as fibers (Boost.Context) that meet at those points, so shared memory
 // and shuffles behave as on a GPU. Launches run one at a time in the
 // process, so shared memory is a function-static array that every block has
 // to itself. (Nothing here is thread_local: LeakSanitizer's tracer crashed on

@@ -4,13 +4,19 @@
 // stream's work. Block 0's thread 0 runs first as a
 // fiber; if it finishes without waiting for its block or warp, the kernel
 // never waits and the other threads run as plain calls. Otherwise every
-// block's threads run as fibers (ucontext), switched at __syncthreads and at
-// warp shuffles, which release once every live thread (or lane) has arrived,
-// as a GPU's barriers do. A kernel that faults returns from its launch and
-// loses its device (emu_runtime.hpp), as an illegal address does on a GPU.
+// block's threads run as fibers, switched at __syncthreads and at warp
+// shuffles, which release once every live thread (or lane) has arrived, as a
+// GPU's barriers do. A kernel that faults returns from its launch and loses
+// its device (emu_runtime.hpp), as an illegal address does on a GPU.
+//
+// The fibers switch through Boost.Context's fcontext, which saves only the
+// registers a call preserves: ucontext's swapcontext also saved and restored
+// the signal mask with a system call at every switch, which was 73% of the
+// emulated conformance suite's time (perf, 2026-11-27). AddressSanitizer is
+// told of each switch (sanitizer_fibers below), as it is not of fcontext's.
+#include <boost/context/detail/fcontext.hpp>
 #include <setjmp.h>
 #include <signal.h>
-#include <ucontext.h>
 
 #include <pthread.h>
 
@@ -32,10 +38,12 @@ namespace {
 constexpr size_t kStackBytes = 64 * 1024;
 constexpr unsigned kWarp = 32;
 
+namespace fctx = boost::context::detail;
+
 enum class State { runnable, at_block_barrier, at_warp_barrier, done };
 
 struct Fiber {
-    ucontext_t context;
+    fctx::fcontext_t context = nullptr;  // where it resumes
     State state = State::runnable;
     uint64_t offered[2] = {0, 0};  // warp exchanges, by round parity: a lane is at most one round ahead
     unsigned round = 0;
@@ -44,7 +52,7 @@ struct Fiber {
 struct BlockRun {
     const std::function<void()>* body = nullptr;
     std::vector<Fiber> fibers;
-    ucontext_t scheduler;
+    fctx::fcontext_t scheduler = nullptr;  // where the running fiber returns to
     unsigned running = 0;
     bool waited = false;  // a thread met a barrier or a shuffle
 };
@@ -62,26 +70,75 @@ std::vector<char> stacks;
 
 uint3 thread_of(unsigned i, dim3 b) { return uint3{i % b.x, (i / b.x) % b.y, i / (b.x * b.y)}; }
 
-void fiber_main() {
-    BlockRun& r = *active;
+char* stack_of(unsigned i) { return stacks.data() + size_t(i) * kStackBytes; }
+
+// AddressSanitizer follows a switch of stacks only when told of it: the
+// side that leaves names the stack it enters, the side that arrives says
+// so (common_interface_defs.h). The scheduler's stack is the thread's. The
+// fibers share the thread's fake stack (detect_stack_use_after_return), as
+// they did under ucontext: one of their own each, made and freed with every
+// fiber, was half of the run's time in mmap and munmap.
+#if defined(__SANITIZE_ADDRESS__)
+#define PX_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PX_EMU_ASAN 1
+#endif
+#endif
+#ifdef PX_EMU_ASAN
+}  // namespace
+}  // namespace px_emu
+#include <sanitizer/common_interface_defs.h>
+namespace px_emu {
+namespace {
+const void* scheduler_stack = nullptr;
+size_t scheduler_stack_size = 0;
+void* fake_stack = nullptr;  // the running thread's
+void leaving_scheduler_for(unsigned i) { __sanitizer_start_switch_fiber(&fake_stack, stack_of(i), kStackBytes); }
+void back_in_scheduler() { __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr); }
+void leaving_fiber() {
+    void* used = nullptr;  // (passing no place for it would free it)
+    __sanitizer_start_switch_fiber(&used, scheduler_stack, scheduler_stack_size);
+    if (used) fake_stack = used;  // the thread had none: the fiber made it, and the thread keeps it
+}
+void in_fiber() { __sanitizer_finish_switch_fiber(fake_stack, &scheduler_stack, &scheduler_stack_size); }
+#else
+void leaving_scheduler_for(unsigned) {}
+void back_in_scheduler() {}
+void leaving_fiber() {}
+void in_fiber() {}
+#endif
+
+// A fiber's first frame: it runs the thread, then returns to the scheduler
+// for good (an fcontext entry must never return).
+void fiber_main(fctx::transfer_t from) {
+    in_fiber();
+    BlockRun& r = *static_cast<BlockRun*>(from.data);
+    r.scheduler = from.fctx;
     (*r.body)();
-    r.fibers[r.running].state = State::done;  // returning resumes uc_link, the scheduler
+    r.fibers[r.running].state = State::done;
+    leaving_fiber();
+    fctx::jump_fcontext(r.scheduler, nullptr);
+    fatal("a finished fiber was resumed");
 }
 
 void start(BlockRun& r, unsigned i) {
     Fiber& f = r.fibers[i];
     f = Fiber{};
-    if (getcontext(&f.context) != 0) fatal("getcontext failed");
-    f.context.uc_stack.ss_sp = stacks.data() + size_t(i) * kStackBytes;
-    f.context.uc_stack.ss_size = kStackBytes;
-    f.context.uc_link = &r.scheduler;
-    makecontext(&f.context, fiber_main, 0);
+    f.context = fctx::make_fcontext(stack_of(i) + kStackBytes, kStackBytes, fiber_main);  // stacks grow down
 }
+
+bool on_a_fiber = false;  // a fault there leaves that stack for the scheduler's
 
 void resume(BlockRun& r, unsigned i) {
     r.running = i;
     current.thread = thread_of(i, current.block_dim);
-    if (swapcontext(&r.scheduler, &r.fibers[i].context) != 0) fatal("swapcontext failed");
+    leaving_scheduler_for(i);
+    on_a_fiber = true;
+    const fctx::transfer_t back = fctx::jump_fcontext(r.fibers[i].context, &r);
+    on_a_fiber = false;
+    back_in_scheduler();
+    r.fibers[i].context = back.fctx;
 }
 
 // Parks the running fiber in `state` until the scheduler releases it.
@@ -93,7 +150,10 @@ Fiber& park(State state) {
     Fiber& f = r.fibers[r.running];
     f.state = state;
     r.waited = true;
-    if (swapcontext(&f.context, &r.scheduler) != 0) fatal("swapcontext failed");
+    leaving_fiber();
+    const fctx::transfer_t from = fctx::jump_fcontext(r.scheduler, nullptr);
+    in_fiber();
+    r.scheduler = from.fctx;
     return f;
 }
 
@@ -138,7 +198,10 @@ pthread_t kernel_thread;           // the thread running it
 struct sigaction previous_segv, previous_bus;
 
 void on_fault(int sig, siginfo_t* info, void* context) {
-    if (fault_exit && pthread_equal(pthread_self(), kernel_thread)) siglongjmp(*fault_exit, 1);
+    if (fault_exit && pthread_equal(pthread_self(), kernel_thread)) {
+        if (on_a_fiber) leaving_fiber();  // its frames are abandoned
+        siglongjmp(*fault_exit, 1);
+    }
     const struct sigaction& before = sig == SIGSEGV ? previous_segv : previous_bus;
     if (before.sa_flags & SA_SIGINFO) return before.sa_sigaction(sig, info, context);
     sigaction(sig, &before, nullptr);  // default or ignore: fault again with it
@@ -171,6 +234,8 @@ void run_kernel(dim3 grid, dim3 block, const std::function<void()>& thread_body)
     BlockRun r;  // before the jump point: a fault returns to it with r alive
     sigjmp_buf exit;
     if (sigsetjmp(exit, 1) != 0) {  // the kernel faulted: its threads are abandoned
+        if (on_a_fiber) back_in_scheduler();
+        on_a_fiber = false;
         fault_exit = nullptr;
         active = nullptr;
         plain = false;

@@ -25,8 +25,8 @@ set_source_files_properties(${translated} PROPERTIES
   # GPU is never fused.
   COMPILE_OPTIONS "-include;${emu_dir}/emu_kernel.hpp;-Wno-unknown-pragmas")
 # ThreadSanitizer checks the plugin's host code (its locks, queues and
-# staging), not the kernels: they run on ucontext fibers, whose switches
-# GCC 12's ThreadSanitizer cannot follow, so they and the launcher that
+# staging), not the kernels: they run on fibers (Boost.Context), whose
+# switches ThreadSanitizer is not told of, so they and the launcher that
 # switches between them are left uninstrumented in that build.
 if(PLEXUS_SANITIZE MATCHES "thread")
   set_property(SOURCE ${translated} ${emu_dir}/emu_launch.cpp APPEND PROPERTY COMPILE_OPTIONS -fno-sanitize=thread)
@@ -40,7 +40,7 @@ add_library(plexus-cudart-emu SHARED ${emu_sources})
 target_include_directories(plexus-cudart-emu PRIVATE ${emu_dir} ${CUDAToolkit_INCLUDE_DIRS}
   ${PLEXUS_CBLAS_INCLUDE} ${PROJECT_SOURCE_DIR}/api)  # the last: plexus/half.h
 target_compile_options(plexus-cudart-emu PRIVATE -O2)
-target_link_libraries(plexus-cudart-emu PRIVATE ${PLEXUS_BLAS_LIBRARIES} Threads::Threads)
+target_link_libraries(plexus-cudart-emu PRIVATE ${PLEXUS_BLAS_LIBRARIES} Threads::Threads Boost::context)
 set_target_properties(plexus-cudart-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 # A test build, like plexus-cuda-test: it has the fault hook (test_hook.hpp).
