@@ -200,11 +200,16 @@ TEST_CASE("an empty tensor is empty whichever axis is 0: transpose, reshape, add
     // where over (1, 2^32, 1, 1), (1, 1, 2^32, 1) and (0, 1, 1, 1): the broadcast of all three is
     // (0, 2^32, 2^32, 1), in either order of the two value operands (a pair alone would not fit).
     // (NumPy refuses all of these: it wants the product of the nonzero axes to fit.)
-    px_tensor* c = nullptr;
-    const int64_t cs[] = {1, g, 1, 1};
+    // One 4 GiB uint8 block serves as the condition and, reshaped, as a value
+    // (two float32 blocks had the test page through 20 GiB for 30-50 s).
+    px_tensor *c = nullptr, *a = nullptr, *b = nullptr;
+    const int64_t cs[] = {1, g, 1, 1}, as[] = {1, 1, g, 1}, bs[] = {0, 1, 1, 1};
     REQUIRE(px_tensor_full(r.rt, cpu0, PX_UINT8, 4, cs, 0.0, &c) == PX_OK);
     r.keep(c);
-    px_tensor *a = r.zeros({1, 1, g, 1}), *b = r.zeros({0, 1, 1, 1});
+    REQUIRE(px_tensor_reshape(c, 4, as, &a) == PX_OK);
+    r.keep(a);
+    REQUIRE(px_tensor_full(r.rt, cpu0, PX_UINT8, 4, bs, 0.0, &b) == PX_OK);
+    r.keep(b);
     REQUIRE(px_where(c, a, b, &out) == PX_OK);
     CHECK(shape_of(r.keep(out)) == std::vector<int64_t>{0, g, g, 1});
     REQUIRE(px_where(c, b, a, &out) == PX_OK);
