@@ -13,7 +13,8 @@
 // registers a call preserves: ucontext's swapcontext also saved and restored
 // the signal mask with a system call at every switch, which was 73% of the
 // emulated conformance suite's time (perf, 2026-11-27). AddressSanitizer is
-// told of each switch (sanitizer_fibers below), as it is not of fcontext's.
+// told of each switch (leaving_fiber and the rest, below), as it is not of
+// fcontext's.
 #include <boost/context/detail/fcontext.hpp>
 #include <setjmp.h>
 #include <signal.h>

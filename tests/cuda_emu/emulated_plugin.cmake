@@ -60,7 +60,7 @@ target_compile_definitions(plexus-cuda-emu PRIVATE "PXCUDA_NCCL_LIBRARIES=\"$<TA
 # ASan and UBSan only, so that coverage counts the plugin's branches.
 if(PLEXUS_FUZZ)
   target_compile_options(plexus-cudart-emu PRIVATE ${PLEXUS_FUZZ_OPTIONS})
-  target_link_options(plexus-cudart-emu PRIVATE -fsanitize=address,undefined)
+  target_link_options(plexus-cudart-emu PRIVATE ${PLEXUS_FUZZ_LINK_OPTIONS})
   target_compile_options(plexus-cuda-emu PRIVATE -fsanitize=fuzzer-no-link ${PLEXUS_FUZZ_OPTIONS})
-  target_link_options(plexus-cuda-emu PRIVATE -fsanitize=address,undefined)
+  target_link_options(plexus-cuda-emu PRIVATE ${PLEXUS_FUZZ_LINK_OPTIONS})
 endif()
