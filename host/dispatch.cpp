@@ -13,6 +13,11 @@ bool in_family(int32_t op, int32_t family) {
     return row && row->family == family;
 }
 
+bool has_flag(int32_t op, uint32_t flag) {
+    const px_op_row* row = px_op_row_of(op);
+    return row && (row->flags & flag) != 0;
+}
+
 px_dtype result_dtype(int32_t op, px_dtype dtype) { return static_cast<px_dtype>(px_op_result_dtype(op, dtype)); }
 
 void check_accepts(int32_t op, px_dtype dtype) {

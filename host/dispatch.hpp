@@ -12,6 +12,8 @@ namespace px::router {
 const char* name_of(int32_t op);
 // Whether `op` is a row of the op table in `family` (PX_FAMILY_*).
 bool in_family(int32_t op, int32_t family);
+// Whether `op`'s row carries `flag` (PX_OP_FLAG_*).
+bool has_flag(int32_t op, uint32_t flag);
 // The dtype `op` writes for inputs of `dtype` (the op table's result rule).
 px_dtype result_dtype(int32_t op, px_dtype dtype);
 // PX_ERROR_DTYPE unless `op` means something on `dtype`.

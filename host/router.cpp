@@ -236,7 +236,7 @@ TensorObj* reduce(px_op op, const TensorObj& a, bool all_axes, int32_t axis, boo
             fail(PX_ERROR_SHAPE, name_of(op), ": reducing ", to_string(a.shape), " over axis ", axis, " gives ",
                  to_string(shape), ", which has more elements than fit in 64 bits");
     }
-    if (extent == 0 && (op == PX_OP_MAX || op == PX_OP_MIN || op == PX_OP_ARGMAX))
+    if (extent == 0 && has_flag(op, PX_OP_FLAG_NEEDS_ELEMENTS))
         fail(PX_ERROR_SHAPE, name_of(op), ": the reduced extent of shape ", to_string(a.shape),
              " is empty, and an empty set has no ", name_of(op));
     Owned out(new_tensor(a.buffer->device, result_dtype(op, a.dtype), shape));

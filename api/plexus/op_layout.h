@@ -82,6 +82,16 @@ static inline void px_layout_fail(px_layout_state* s, px_status status, const ch
     va_end(args);
 }
 
+/* Whether the gradient row `op` reads the forward op's result (y) rather
+ * than its input (x): PX_GRADIENT_TABLE says. */
+static inline int px_layout_gradient_reads_result(int32_t op) {
+#define PX_LAYOUT_READS_RESULT_(forward, backward, from) \
+    if (op == (backward)) return (from) == PX_GRAD_FROM_RESULT;
+    PX_GRADIENT_TABLE(PX_LAYOUT_READS_RESULT_)
+#undef PX_LAYOUT_READS_RESULT_
+    return 0;
+}
+
 /* What operand i is to the ops of the neural-network families ("the
  * weight"), by the call's form; NULL for the elementwise families, whose
  * operands have no roles beyond their place. */
@@ -102,8 +112,7 @@ static inline const char* px_layout_role(const px_layout_state* s, int32_t i) {
         if (n == 1) return i == 0 ? "the gradient" : "the bias gradient";
         return i == 0 ? "the input" : i == 1 ? "the bias" : "the output";
     case PX_FAMILY_POINTWISE_GRAD: {
-        const int32_t op = s->call->op; /* relu's, sigmoid's and tanh's gradients take y, the others x */
-        const int from_y = op == PX_OP_RELU_BACKWARD || op == PX_OP_SIGMOID_BACKWARD || op == PX_OP_TANH_BACKWARD;
+        const int from_y = px_layout_gradient_reads_result(s->call->op);
         return i == 0 ? (from_y ? "y" : "x") : i == 1 ? "dy" : "dx";
     }
     case PX_FAMILY_TAKE:

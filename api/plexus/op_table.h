@@ -68,6 +68,8 @@ enum {
 /* Facts about one op that its family does not fix. */
 #define PX_OP_FLAG_NEEDS_ELEMENTS 1u /* a reduction over nothing has no value (max, min, argmax) */
 #define PX_OP_FLAG_OPTIONAL 2u       /* a plugin may leave it out; the frontend then runs unfused ops */
+#define PX_OP_FLAG_CHECKS_VALUES 4u  /* its kernel checks the values of its integer inputs (a divisor, a label, \
+                                      * an index) and fails on the device for a bad one */
 
 /* X(enumerator, number, name (an identifier: the frontend's method name;
  *   "name" for messages), family, inputs least, most, outputs least, most,
@@ -79,7 +81,8 @@ enum {
     X(PX_OP_SUB, 2, sub, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
     X(PX_OP_MUL, 3, mul, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
     /* integer division truncates toward zero; by zero it fails on the device */                                  \
-    X(PX_OP_DIV, 4, div, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 0) \
+    X(PX_OP_DIV, 4, div, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_SAME,     \
+      PX_OP_FLAG_CHECKS_VALUES, 0) \
     X(PX_OP_POW, 5, pow, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 0) \
     /* comparisons write uint8 0/1 */                                                                              \
     X(PX_OP_EQ, 6, eq, PX_FAMILY_BINARY, 1, 2, 1, 1, sizeof(px_binary_attrs), PX_ACCEPTS_ALL, PX_RESULT_UINT8, 0, 0) \
@@ -161,9 +164,9 @@ enum {
     /* logits (N,C), labels (N) int32 or int64 -> loss (N); a label outside [0, C) fails on the device.            \
      * Backward: logits, labels, dloss (N) -> dlogits */                                                          \
     X(PX_OP_SOFTMAX_CROSS_ENTROPY, 132, softmax_cross_entropy, PX_FAMILY_SOFTMAX_CROSS_ENTROPY, 2, 2, 1, 1, 0,    \
-      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                                                                       \
+      PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_CHECKS_VALUES, 1)                                                                       \
     X(PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, 133, softmax_cross_entropy_backward,                                  \
-      PX_FAMILY_SOFTMAX_CROSS_ENTROPY, 3, 3, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 1)                       \
+      PX_FAMILY_SOFTMAX_CROSS_ENTROPY, 3, 3, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, PX_OP_FLAG_CHECKS_VALUES, 1)                       \
     /* inverted dropout, the mask drawn from Philox; backward dy -> dx with the same attrs (same mask) */          \
     X(PX_OP_DROPOUT, 140, dropout, PX_FAMILY_DROPOUT, 1, 1, 1, 1, sizeof(px_dropout_attrs), PX_ACCEPTS_FLOAT,      \
       PX_RESULT_SAME, 0, 1)                                                                                        \
@@ -220,11 +223,11 @@ enum {
       sizeof(px_alpha_attrs), PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)                                                \
     /* table (V, ...) of any dtype, indices (int32 or int64, any shape) -> out (indices' shape, ...):                \
      * out[i] = table[indices[i]]; an index outside [0, V) fails on the device */                                    \
-    X(PX_OP_TAKE, 170, take, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_SAME, 0, 8)                    \
+    X(PX_OP_TAKE, 170, take, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_ALL, PX_RESULT_SAME, PX_OP_FLAG_CHECKS_VALUES, 8)                    \
     /* dy (indices' shape, ...), indices -> dtable (V, ...): row v is the sum of the rows of dy whose index is       \
      * v, added in the indices' order (every plugin gives the same bits), zeros where no index points */             \
     X(PX_OP_TAKE_BACKWARD, 171, take_backward, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,      \
-      0, 8)
+      PX_OP_FLAG_CHECKS_VALUES, 8)
 
 /* Where an elementwise op's gradient comes from: the row that computes dx,
  * and the forward operand that row reads beside dy. */

@@ -433,11 +433,14 @@ void to_operand(const px_tensor_desc& d, Operand& o) {
     for (int i = 0; i < d.ndim; ++i) o.shape[i] = d.shape[i], o.strides[i] = d.strides[i];
 }
 
-// Ops whose kernels can find a failure in the data (see DeviceStatus).
+// Whether the call's kernel can find a failure in the data (see DeviceStatus):
+// its row checks the values of integer inputs, and it has one.
 bool may_report(const OpArgs& t) {
-    if (t.op == PX_OP_DIV) return px_dtype_class(t.in[0].dtype) != PX_DTYPE_CLASS_FLOAT;  // integers: by zero
-    return t.op == PX_OP_SOFTMAX_CROSS_ENTROPY || t.op == PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD || t.op == PX_OP_TAKE ||
-           t.op == PX_OP_TAKE_BACKWARD;
+    const px_op_row* row = px_op_row_of(t.op);
+    if (!row || !(row->flags & PX_OP_FLAG_CHECKS_VALUES)) return false;
+    for (int32_t i = 0; i < t.num_inputs; ++i)
+        if (px_dtype_class(t.in[i].dtype) != PX_DTYPE_CLASS_FLOAT) return true;
+    return false;
 }
 
 // execute, and ABI 1.8's execute_traced with the op's trace id.
