@@ -22,8 +22,7 @@ __version__ = _plexus.version()[0]
 
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
-           "maximum", "minimum", "dot", "matmul", "pick", "take", "layer_norm", "exp", "log", "sqrt", "abs", "relu",
-           "sigmoid", "tanh", "gelu", "silu", "leaky_relu",
+           "maximum", "minimum", "dot", "matmul", "pick", "take", "layer_norm", "leaky_relu",
            "autograd", "random", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
 
@@ -116,8 +115,11 @@ def _unary(name):
     return f
 
 
-exp, log, sqrt, abs, relu, sigmoid, tanh, gelu, silu = (
-    _unary(n) for n in ("exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu", "silu"))
+# plexus.exp(x), plexus.relu(x), ...: one per unary op of the op table.
+for _name in _plexus._unary_ops:
+    globals()[_name] = _unary(_name)
+del _name
+__all__ += list(_plexus._unary_ops)
 
 
 def leaky_relu(x, alpha=0.01):

@@ -477,17 +477,7 @@ PYBIND11_MODULE(_plexus, m) {
                                       " elements is ambiguous; use .item() on a one-element tensor");
             return item(t).cast<bool>();
         })
-        // elementwise
-        .def("exp", &Tensor::exp)
-        .def("log", &Tensor::log)
-        .def("sqrt", &Tensor::sqrt)
-        .def("abs", &Tensor::abs)
         .def("__abs__", &Tensor::abs)
-        .def("relu", &Tensor::relu)
-        .def("sigmoid", &Tensor::sigmoid)
-        .def("tanh", &Tensor::tanh)
-        .def("gelu", &Tensor::gelu)
-        .def("silu", &Tensor::silu)
         .def("leaky_relu", [](const Tensor& t, double alpha) { return t.leaky_relu(alpha); }, py::arg("alpha") = 0.01)
         // autograd
         .def("attach_grad", &Tensor::attach_grad, py::arg("grad_req") = "write")
@@ -504,11 +494,20 @@ PYBIND11_MODULE(_plexus, m) {
             return axis ? t.reduce(op, *axis, keepdims) : t.reduce(op);
         }, py::arg("axis") = py::none(), py::arg("keepdims") = false);
     };
-    reduction("sum", PX_OP_SUM);
-    reduction("mean", PX_OP_MEAN);
-    reduction("max", PX_OP_MAX);
-    reduction("min", PX_OP_MIN);
-    reduction("argmax", PX_OP_ARGMAX);
+    // A method per unary op and reduction of the op table, named as its row
+    // (x.exp(), x.sum(axis=None, keepdims=False)); plexus/__init__.py makes
+    // the module's functions (plexus.exp(x)) from _unary_ops.
+    py::list unary_ops;
+    auto bind_row = [&](const char* name, px_op op, int32_t family) {
+        if (family == PX_FAMILY_REDUCE) reduction(name, op);
+        if (family != PX_FAMILY_UNARY) return;
+        tensor.def(name, [op](const Tensor& t) { return t.unary(op); });
+        unary_ops.append(name);
+    };
+#define PLEXUS_PY_BIND_ROW_(op, number, name, family, ...) bind_row(#name, op, family);
+    PX_OP_TABLE(PLEXUS_PY_BIND_ROW_)
+#undef PLEXUS_PY_BIND_ROW_
+    m.attr("_unary_ops") = py::tuple(unary_ops);
 
     m.def("_from_numpy", [](const py::object& values, const Device& d, const py::object& dtype) {
         return from_numpy(values, d, parse_dtype(dtype));

@@ -249,7 +249,10 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
     ++rows;
     PX_OP_TABLE(PX_TEST_ROW_)
 #undef PX_TEST_ROW_
-    CHECK(rows == 68);
+    int named = 0;  // the numbers px_op_name knows: every row, and nothing else
+    for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) named += px_op_name(op) != nullptr;
+    CHECK(rows == named);
+    CHECK(rows >= 68);  // ABI 1.8's at least
     for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) {
         const px_op_row* row = px_op_row_of(op);
         INFO("op " << op);
@@ -348,7 +351,10 @@ TEST_CASE("the gradient table: each activation's backward row reads what px_op_b
     }
     PX_GRADIENT_TABLE(PX_TEST_GRADIENT_)
 #undef PX_TEST_GRADIENT_
-    CHECK(rows == 6);
+    int with_backward = 0;  // the ops px_op_backward knows a row for: every line, and nothing else
+    for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) with_backward += px_op_backward(op, nullptr) != 0;
+    CHECK(rows == with_backward);
+    CHECK(rows >= 6);
     int32_t read = -1;
     CHECK(px_op_backward(PX_OP_EXP, &read) == 0);  // its gradient is composed in the frontend
     CHECK(read == 0);

@@ -235,3 +235,16 @@ def test_trace_writes_chrome_json_and_a_summary(tmp_path):
     with pytest.raises(Exception, match="cannot write the trace to '/nonexistent-folder/t.json'"):
         with plexus.trace("/nonexistent-folder/t.json"):
             pass
+
+
+def test_every_unary_op_of_the_op_table_is_a_method_and_a_function():
+    # Made from the table's rows (python/src/module.cpp): a new row needs no binding.
+    names = plexus._plexus._unary_ops
+    assert {"neg", "exp", "sqrt", "relu", "tanh", "gelu"} <= set(names)
+    x = plexus.array([0.25, 4.0])
+    for name in names:
+        assert name in plexus.__all__
+        assert getattr(plexus, name)(x).tolist() == getattr(x, name)().tolist(), name
+    assert plexus.neg(x).tolist() == [-0.25, -4.0]
+    assert plexus.sqrt(x).tolist() == [0.5, 2.0]
+    assert not hasattr(plexus, "_name")

@@ -69,39 +69,51 @@ constexpr DType dtype_of() {
     else static_assert(sizeof(T) == 0, "no Plexus dtype for this C++ type");
 }
 
-// The methods the op table's rows give a Tensor, by family (used inside the
-// class below). A family the frontend has no method form for gives none;
-// its ops have functions of their own.
-#define PLEXUS_OP_METHODS_(op, number, name, family, ...) PLEXUS_OP_METHODS_##family(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_UNARY(op, name) \
+// The forms the op table's rows give the frontend, by family: methods of a
+// Tensor (kind METHOD, inside the class below: x.exp(), x.sum(axis)) and
+// free functions (kind FUNCTION, after it: exp(x)). A family with no such
+// form gives none; its ops have functions of their own. A row added to
+// op_table.h in a family with forms has them, with nothing else to edit.
+#define PLEXUS_OP_METHODS_(op, number, name, family, ...) PLEXUS_OP_FORMS_##family(METHOD, op, name)
+#define PLEXUS_OP_FUNCTIONS_(op, number, name, family, ...) PLEXUS_OP_FORMS_##family(FUNCTION, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_UNARY(kind, op, name) PLEXUS_##kind##_UNARY_(op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_REDUCE(kind, op, name) PLEXUS_##kind##_REDUCE_(op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_UNARY_ALPHA(kind, op, name) PLEXUS_##kind##_UNARY_ALPHA_(op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_BINARY(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_WHERE(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_MATMUL(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_COPY(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_CAST(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_CREATION(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_GEMM(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_CONV2D(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_CONV2D_BACKWARD_INPUT(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_CONV2D_BACKWARD_WEIGHT(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_POOL2D(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_POOL2D_BACKWARD(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_BIAS(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_POINTWISE_GRAD(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_LOG_SOFTMAX(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_SOFTMAX_CROSS_ENTROPY(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_DROPOUT(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_SGD(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_BATCH_NORM(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_ADAM(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_TAKE(kind, op, name)
+#define PLEXUS_METHOD_UNARY_(op, name) \
     Tensor name() const { return unary(op); }
-#define PLEXUS_OP_METHODS_PX_FAMILY_REDUCE(op, name)                                        \
+#define PLEXUS_METHOD_REDUCE_(op, name)                                                     \
     Tensor name() const { return reduce(op); }                                              \
     Tensor name(int axis, bool keepdims = false) const { return reduce(op, axis, keepdims); } \
     Tensor name(const std::vector<int>& axes, bool keepdims = false) const { return reduce(op, axes, keepdims); }
-#define PLEXUS_OP_METHODS_PX_FAMILY_BINARY(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_WHERE(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_MATMUL(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_COPY(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_CAST(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_CREATION(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_GEMM(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_CONV2D(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_CONV2D_BACKWARD_INPUT(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_CONV2D_BACKWARD_WEIGHT(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_POOL2D(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_POOL2D_BACKWARD(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_BIAS(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_POINTWISE_GRAD(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_LOG_SOFTMAX(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_SOFTMAX_CROSS_ENTROPY(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_DROPOUT(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_SGD(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_BATCH_NORM(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_ADAM(op, name)
-#define PLEXUS_OP_METHODS_PX_FAMILY_UNARY_ALPHA(op, name) \
+#define PLEXUS_METHOD_UNARY_ALPHA_(op, name) \
     Tensor name(double alpha) const { return unary_alpha(op, alpha); }
-#define PLEXUS_OP_METHODS_PX_FAMILY_TAKE(op, name)
+#define PLEXUS_FUNCTION_UNARY_(op, name) \
+    inline Tensor name(const Tensor& a) { return a.name(); }
+// Reductions are methods only; an alpha op's function has its own default
+// alpha, written after the class.
+#define PLEXUS_FUNCTION_REDUCE_(op, name)
+#define PLEXUS_FUNCTION_UNARY_ALPHA_(op, name)
 
 class Tensor {
 public:
@@ -302,15 +314,8 @@ inline Tensor operator-(const Tensor& a) { return a.neg(); }
 inline Tensor equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_EQ, b); }
 inline Tensor not_equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_NE, b); }
 
-inline Tensor exp(const Tensor& a) { return a.exp(); }
-inline Tensor log(const Tensor& a) { return a.log(); }
-inline Tensor sqrt(const Tensor& a) { return a.sqrt(); }
-inline Tensor abs(const Tensor& a) { return a.abs(); }
-inline Tensor relu(const Tensor& a) { return a.relu(); }
-inline Tensor sigmoid(const Tensor& a) { return a.sigmoid(); }
-inline Tensor tanh(const Tensor& a) { return a.tanh(); }
-inline Tensor gelu(const Tensor& a) { return a.gelu(); }
-inline Tensor silu(const Tensor& a) { return a.silu(); }
+// exp(x), relu(x), ...: one per unary row of the op table.
+PX_OP_TABLE(PLEXUS_OP_FUNCTIONS_)
 inline Tensor leaky_relu(const Tensor& a, double alpha = 0.01) { return a.leaky_relu(alpha); }
 inline Tensor pow(const Tensor& a, double p) { return a.pow(p); }
 inline Tensor pow(const Tensor& a, const Tensor& p) { return a.pow(p); }
