@@ -47,6 +47,12 @@ PX_OP_MATH_FN double px_leaky_relu_backward(double x, double dy, double alpha) {
     return x > 0 ? dy : px_mul_rn(alpha, dy);
 }
 
+/* Softplus: log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)), which neither
+ * overflows for large x nor rounds small values to 0; NaN stays NaN. Its
+ * gradient is sigmoid(x). */
+PX_OP_MATH_FN double px_softplus(double x) { return px_add_rn(x > 0 ? x : 0.0, log1p(exp(-fabs(x)))); }
+PX_OP_MATH_FN double px_softplus_grad(double x) { return 1.0 / px_add_rn(1.0, exp(-x)); }
+
 #ifdef __cplusplus
 }
 #endif

@@ -227,7 +227,12 @@ enum {
     /* dy (indices' shape, ...), indices -> dtable (V, ...): row v is the sum of the rows of dy whose index is       \
      * v, added in the indices' order (every plugin gives the same bits), zeros where no index points */             \
     X(PX_OP_TAKE_BACKWARD, 171, take_backward, PX_FAMILY_TAKE, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,      \
-      PX_OP_FLAG_CHECKS_VALUES, 8)
+      PX_OP_FLAG_CHECKS_VALUES, 8)                                                                                   \
+    /* softplus(x) = log(1 + exp(x)) (Gluon's softrelu), without overflow; its gradient from the input is            \
+     * dy * sigmoid(x) */                                                                                            \
+    X(PX_OP_SOFTPLUS, 32, softplus, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)          \
+    X(PX_OP_SOFTPLUS_BACKWARD, 126, softplus_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,    \
+      PX_RESULT_SAME, 0, 8)
 
 /* Where an elementwise op's gradient comes from: the row that computes dx,
  * and the forward operand that row reads beside dy. */
@@ -245,6 +250,7 @@ enum {
     G(PX_OP_TANH, PX_OP_TANH_BACKWARD, PX_GRAD_FROM_RESULT)       \
     G(PX_OP_GELU, PX_OP_GELU_BACKWARD, PX_GRAD_FROM_INPUT)        \
     G(PX_OP_SILU, PX_OP_SILU_BACKWARD, PX_GRAD_FROM_INPUT)        \
-    G(PX_OP_LEAKY_RELU, PX_OP_LEAKY_RELU_BACKWARD, PX_GRAD_FROM_INPUT)
+    G(PX_OP_LEAKY_RELU, PX_OP_LEAKY_RELU_BACKWARD, PX_GRAD_FROM_INPUT) \
+    G(PX_OP_SOFTPLUS, PX_OP_SOFTPLUS_BACKWARD, PX_GRAD_FROM_INPUT)
 
 #endif /* PLEXUS_OP_TABLE_H */

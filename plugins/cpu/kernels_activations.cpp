@@ -1,4 +1,4 @@
-// GELU, SiLU and leaky ReLU, and their gradients from the forward op's
+// GELU, SiLU, leaky ReLU and softplus, and their gradients from the forward op's
 // input, by plexus/op_math.h's formulas (the CUDA plugin's too): each value
 // in float64, rounded once (the 16-bit floats go through float32 copies).
 #include "plexus/op_math.h"
@@ -27,6 +27,9 @@ void activation_typed(const OpTask& t) {
         return parallel_for(n, [=](int64_t i) { out[i] = T(px_mul_rn(double(dy[i]), px_silu_grad(double(x[i])))); });
     case PX_OP_LEAKY_RELU_BACKWARD:
         return parallel_for(n, [=](int64_t i) { out[i] = T(px_leaky_relu_backward(double(x[i]), double(dy[i]), alpha)); });
+    case PX_OP_SOFTPLUS: return parallel_for(n, [=](int64_t i) { out[i] = T(px_softplus(double(x[i]))); });
+    case PX_OP_SOFTPLUS_BACKWARD:
+        return parallel_for(n, [=](int64_t i) { out[i] = T(px_mul_rn(double(dy[i]), px_softplus_grad(double(x[i])))); });
     default: throw KernelError("not an activation op");
     }
 }
@@ -41,8 +44,8 @@ void run_activation(const OpTask& t) {
 
 Kernels activation_kernels() {
     Kernels k;
-    for (int32_t op : {PX_OP_GELU, PX_OP_SILU, PX_OP_LEAKY_RELU, PX_OP_GELU_BACKWARD, PX_OP_SILU_BACKWARD,
-                       PX_OP_LEAKY_RELU_BACKWARD})
+    for (int32_t op : {PX_OP_GELU, PX_OP_SILU, PX_OP_LEAKY_RELU, PX_OP_SOFTPLUS, PX_OP_GELU_BACKWARD,
+                       PX_OP_SILU_BACKWARD, PX_OP_LEAKY_RELU_BACKWARD, PX_OP_SOFTPLUS_BACKWARD})
         k.push_back({op, through_float32<run_activation>, kFloatDtypes});
     return k;
 }

@@ -1,4 +1,4 @@
-// Conformance: GELU, SiLU and leaky ReLU (ABI 1.8), forward and gradient
+// Conformance: GELU, SiLU, leaky ReLU and softplus (ABI 1.8), forward and gradient
 // ops against float64 host references in every float dtype, the gradients
 // through autograd against finite differences, and the refusals.
 #include <catch2/catch.hpp>
@@ -20,6 +20,8 @@ double gelu_grad(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * s
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double silu(double x) { return x * sigmoid(x); }
 double silu_grad(double x) { return sigmoid(x) * (1 + x * (1 - sigmoid(x))); }
+// log(1 + e^x); above 30, x + e^-x (the series' first term; the next is below 1e-26 of x).
+double softplus(double x) { return x > 30 ? x + std::exp(-x) : std::log1p(std::exp(x)); }
 
 std::vector<double> map(const std::vector<double>& a, double (*f)(double)) {
     std::vector<double> r(a.size());
@@ -43,7 +45,7 @@ Tensor input_backward(px_op op, const Tensor& x, const Tensor& dy, double alpha)
 
 }  // namespace
 
-TEST_CASE("gelu, silu and leaky_relu match the host reference", "[conformance][nn][activations][R15]") {
+TEST_CASE("gelu, silu, leaky_relu and softplus match the host reference", "[conformance][nn][activations][R15]") {
     Device dev = pxtest::device_under_test();
     const size_t n = 70000;
     const auto x0 = inputs(n, 80), dy0 = random_values(n, 81, -1, 1);
@@ -66,6 +68,7 @@ TEST_CASE("gelu, silu and leaky_relu match the host reference", "[conformance][n
             for (size_t i = 0; i < n; ++i) want[i] = leaky(x[i]);
             PX_REQUIRE_CLOSE(values(on_device(x).leaky_relu(alpha)), want, tol);
         }
+        PX_OP_SECTION(PX_OP_SOFTPLUS, d) { PX_REQUIRE_CLOSE(values(on_device(x).softplus()), map(x, softplus), tol); }
         PX_OP_SECTION(PX_OP_GELU_BACKWARD, d) {
             std::vector<double> want(n);
             for (size_t i = 0; i < n; ++i) want[i] = dy[i] * gelu_grad(x[i]);
@@ -81,11 +84,17 @@ TEST_CASE("gelu, silu and leaky_relu match the host reference", "[conformance][n
             for (size_t i = 0; i < n; ++i) want[i] = x[i] > 0 ? dy[i] : alpha * dy[i];
             PX_REQUIRE_CLOSE(values(input_backward(PX_OP_LEAKY_RELU, on_device(x), on_device(dy), alpha)), want, tol);
         }
+        PX_OP_SECTION(PX_OP_SOFTPLUS_BACKWARD, d) {
+            std::vector<double> want(n);
+            for (size_t i = 0; i < n; ++i) want[i] = dy[i] * sigmoid(x[i]);
+            PX_REQUIRE_CLOSE(values(input_backward(PX_OP_SOFTPLUS, on_device(x), on_device(dy), 0)), want, tol);
+        }
     }
 }
 
 TEST_CASE("the activations give NaN and infinities as PyTorch does", "[conformance][nn][activations][R15]") {
-    PX_NEEDS({PX_OP_LEAKY_RELU, DType::float32}, {PX_OP_GELU, DType::float32}, {PX_OP_SILU, DType::float32});
+    PX_NEEDS({PX_OP_LEAKY_RELU, DType::float32}, {PX_OP_GELU, DType::float32}, {PX_OP_SILU, DType::float32},
+             {PX_OP_SOFTPLUS, DType::float32}, {PX_OP_SOFTPLUS, DType::float64});
     Device dev = pxtest::device_under_test();
     Tensor x = array({NAN, INFINITY, -INFINITY, -2.0f}, dev);
     const auto y = values(x.leaky_relu(0.5));
@@ -100,12 +109,18 @@ TEST_CASE("the activations give NaN and infinities as PyTorch does", "[conforman
     // gelu(-9) = -9 Phi(-9) = -1.0157e-18 (Python's 0.5 * x * math.erfc(-x / sqrt(2))), not the -0
     // that 1 + erf(x / sqrt 2) gives.
     CHECK(values(array({-9.0f}, dev).gelu())[0] == Approx(-1.015729565358458e-18).epsilon(1e-6));
+    // softplus(-inf) is 0 and softplus(inf) inf, as PyTorch's; softplus(-2) = log1p(e^-2); far below zero
+    // it is e^x, not the 0 that log(1 + e^x) rounds to (torch.nn.functional.softplus(-100.) is 3.7201e-44).
+    const auto p = values(x.softplus());
+    CHECK((std::isnan(p[0]) && p[1] == INFINITY && p[2] == 0 && p[3] == Approx(0.1269280110429725)));
+    CHECK(values(array({-100.0f}, dev).astype(DType::float64).softplus())[0] == Approx(3.720075976020836e-44).epsilon(1e-12));
 }
 
 TEST_CASE("the activations' gradients match finite differences", "[conformance][nn][activations][grad][R15]") {
     PX_NEEDS({PX_OP_GELU, DType::float64}, {PX_OP_SILU, DType::float64}, {PX_OP_LEAKY_RELU, DType::float64},
              {PX_OP_GELU_BACKWARD, DType::float64}, {PX_OP_SILU_BACKWARD, DType::float64},
-             {PX_OP_LEAKY_RELU_BACKWARD, DType::float64}, {PX_OP_MUL, DType::float64}, {PX_OP_SUM, DType::float64});
+             {PX_OP_LEAKY_RELU_BACKWARD, DType::float64}, {PX_OP_SOFTPLUS, DType::float64},
+             {PX_OP_SOFTPLUS_BACKWARD, DType::float64}, {PX_OP_MUL, DType::float64}, {PX_OP_SUM, DType::float64});
     Device dev = pxtest::device_under_test();
     // Away from leaky_relu's kink at 0, where a difference quotient straddles it.
     std::vector<double> x = random_values(24, 82, -3, 3);
@@ -115,6 +130,7 @@ TEST_CASE("the activations' gradients match finite differences", "[conformance][
     check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(t[0].gelu()); });
     check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(t[0].silu()); });
     check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(leaky_relu(t[0], 0.2)); });
+    check_gradients(dev, {{{4, 6}, x}}, [&](const std::vector<Tensor>& t) { return weigh(softplus(t[0])); });
 }
 
 TEST_CASE("the activations refuse bad arguments", "[conformance][nn][activations][errors][R5]") {
@@ -124,12 +140,13 @@ TEST_CASE("the activations refuse bad arguments", "[conformance][nn][activations
     PX_REQUIRE_MENTIONS(pxtest::message_of<InvalidArgumentError>([&] { x.leaky_relu(NAN); }), "alpha nan must be finite");
     PX_REQUIRE_MENTIONS(pxtest::message_of<InvalidArgumentError>([&] { x.leaky_relu(INFINITY); }), "must be finite");
     PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { ones({2}, dev, DType::int32).gelu(); }), "int32");
+    PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { ones({2}, dev, DType::int32).softplus(); }), "int32");
     PX_REQUIRE_MENTIONS(pxtest::message_of<DTypeError>([&] { ones({2}, dev, DType::int32).leaky_relu(0.1); }), "int32");
     px_tensor* out = nullptr;
     REQUIRE(px_unary_alpha(PX_OP_RELU, x.handle(), 0.1, &out) == PX_ERROR_INVALID_ARGUMENT);
     PX_REQUIRE_MENTIONS(px_last_error(), "is not an elementwise op with an alpha");
     REQUIRE(px_activation_input_backward(PX_OP_RELU, x.handle(), x.handle(), 0, &out) == PX_ERROR_INVALID_ARGUMENT);
-    PX_REQUIRE_MENTIONS(px_last_error(), "is not PX_OP_GELU, PX_OP_SILU or PX_OP_LEAKY_RELU");
+    PX_REQUIRE_MENTIONS(px_last_error(), "is not PX_OP_GELU, PX_OP_SILU, PX_OP_LEAKY_RELU or PX_OP_SOFTPLUS");
     Tensor turned = ones({3, 2}, dev);  // made first: releasing a temporary would clear the last error
     REQUIRE(px_activation_input_backward(PX_OP_GELU, x.handle(), turned.handle(), 0, &out) == PX_ERROR_SHAPE);
     PX_REQUIRE_MENTIONS(px_last_error(), "dy (input 1) has shape (3, 2)");

@@ -333,12 +333,13 @@ def _with_grad(x0, dtype="float64"):
     return x
 
 
-def test_gelu_silu_leaky_relu_match_pytorch():
+def test_gelu_silu_softplus_leaky_relu_match_pytorch():
     np, torch = need("numpy"), need("torch")
     F = torch.nn.functional
     x0 = np.random.default_rng(4).normal(0, 3, size=(5, 7))
     dy0 = np.random.default_rng(5).normal(size=x0.shape)
-    for name, ref in (("gelu", F.gelu), ("silu", F.silu), ("leaky_relu", lambda t: F.leaky_relu(t, 0.2))):
+    for name, ref in (("gelu", F.gelu), ("silu", F.silu), ("softplus", F.softplus),
+                      ("leaky_relu", lambda t: F.leaky_relu(t, 0.2))):
         x = _with_grad(x0)
         with autograd.record():
             y = plexus.leaky_relu(x, 0.2) if name == "leaky_relu" else getattr(plexus, name)(x)
