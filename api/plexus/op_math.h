@@ -49,9 +49,13 @@ PX_OP_MATH_FN double px_leaky_relu_backward(double x, double dy, double alpha) {
 
 /* Softplus: log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)), which neither
  * overflows for large x nor rounds small values to 0; NaN stays NaN. Its
- * gradient is sigmoid(x). */
+ * gradient is sigmoid(x), as e^x / (1 + e^x) below 0, where e^-x would
+ * overflow (below -709.78) and give 0 instead of e^x. */
 PX_OP_MATH_FN double px_softplus(double x) { return px_add_rn(x > 0 ? x : 0.0, log1p(exp(-fabs(x)))); }
-PX_OP_MATH_FN double px_softplus_grad(double x) { return 1.0 / px_add_rn(1.0, exp(-x)); }
+PX_OP_MATH_FN double px_softplus_grad(double x) {
+    if (x >= 0) return 1.0 / px_add_rn(1.0, exp(-x));
+    return exp(x) / px_add_rn(1.0, exp(x));
+}
 
 #ifdef __cplusplus
 }

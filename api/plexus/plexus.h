@@ -346,7 +346,8 @@ PX_API px_status px_bias_grad(px_tensor* dy, px_tensor** out);
 PX_API px_status px_activation_backward(px_op op, px_tensor* y, px_tensor* dy, px_tensor** out);
 /* leaky_relu (PX_OP_LEAKY_RELU, the ops of PX_FAMILY_UNARY_ALPHA): x > 0 ? x : alpha * x, alpha finite. */
 PX_API px_status px_unary_alpha(px_op op, px_tensor* x, double alpha, px_tensor** out);
-/* The gradient of gelu, silu or leaky_relu (op is the forward op) from its input x; alpha is
+/* The gradient of an activation whose gradient reads its input x (op is the forward op: gelu,
+ * silu, leaky_relu, softplus; the op table's PX_GRADIENT_TABLE lists them); alpha is
  * leaky_relu's (the others ignore it). */
 PX_API px_status px_activation_input_backward(px_op op, px_tensor* x, px_tensor* dy, double alpha, px_tensor** out);
 /* Rows of table (V, ...) picked by indices (int32 or int64, any shape): out has the indices' shape

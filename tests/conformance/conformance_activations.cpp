@@ -86,7 +86,7 @@ TEST_CASE("gelu, silu, leaky_relu and softplus match the host reference", "[conf
         }
         PX_OP_SECTION(PX_OP_SOFTPLUS_BACKWARD, d) {
             std::vector<double> want(n);
-            for (size_t i = 0; i < n; ++i) want[i] = dy[i] * sigmoid(x[i]);
+            for (size_t i = 0; i < n; ++i) want[i] = dy[i] * (x[i] < 0 ? std::exp(x[i]) / (1 + std::exp(x[i])) : sigmoid(x[i]));
             PX_REQUIRE_CLOSE(values(input_backward(PX_OP_SOFTPLUS, on_device(x), on_device(dy), 0)), want, tol);
         }
     }
@@ -94,7 +94,8 @@ TEST_CASE("gelu, silu, leaky_relu and softplus match the host reference", "[conf
 
 TEST_CASE("the activations give NaN and infinities as PyTorch does", "[conformance][nn][activations][R15]") {
     PX_NEEDS({PX_OP_LEAKY_RELU, DType::float32}, {PX_OP_GELU, DType::float32}, {PX_OP_SILU, DType::float32},
-             {PX_OP_SOFTPLUS, DType::float32}, {PX_OP_SOFTPLUS, DType::float64});
+             {PX_OP_SOFTPLUS, DType::float32}, {PX_OP_SOFTPLUS, DType::float64},
+             {PX_OP_SOFTPLUS_BACKWARD, DType::float64}, {PX_OP_FILL, DType::float64});
     Device dev = pxtest::device_under_test();
     Tensor x = array({NAN, INFINITY, -INFINITY, -2.0f}, dev);
     const auto y = values(x.leaky_relu(0.5));
@@ -114,6 +115,11 @@ TEST_CASE("the activations give NaN and infinities as PyTorch does", "[conforman
     const auto p = values(x.softplus());
     CHECK((std::isnan(p[0]) && p[1] == INFINITY && p[2] == 0 && p[3] == Approx(0.1269280110429725)));
     CHECK(values(array({-100.0f}, dev).astype(DType::float64).softplus())[0] == Approx(3.720075976020836e-44).epsilon(1e-12));
+    // Below -709.78 e^-x overflows: the gradient is still e^x (4.476e-309 at -710, subnormal), not 0.
+    const Tensor far = array({-710.0f}, dev).astype(DType::float64);
+    const double e710 = std::exp(-710.0);
+    CHECK(values(far.softplus())[0] == Approx(e710).epsilon(1e-9));
+    CHECK(values(input_backward(PX_OP_SOFTPLUS, far, ones({1}, dev, DType::float64), 0))[0] == Approx(e710).epsilon(1e-9));
 }
 
 TEST_CASE("the activations' gradients match finite differences", "[conformance][nn][activations][grad][R15]") {

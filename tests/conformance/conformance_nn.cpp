@@ -245,6 +245,19 @@ TEST_CASE("a label outside the classes fails at the next wait, naming the op", "
             Approx(std::log(4.0)));
 }
 
+TEST_CASE("a label outside the classes fails the gradient alone at the next wait", "[conformance][nn][errors][R9]") {
+    PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, DType::float32});
+    Device dev = pxtest::device_under_test();
+    Tensor l = zeros({3, 4}, dev), dloss = ones({3}, dev);
+    Tensor labels = array(std::vector<int32_t>{0, 1, -2}, {3}, dev);
+    Tensor g = Tensor::wrap([&](px_tensor** o) {
+        return px_softmax_cross_entropy_backward(l.handle(), labels.handle(), dloss.handle(), o);
+    });
+    auto msg = pxtest::message_of<DeviceError>([&] { g.to_vector<float>(); });
+    PX_REQUIRE_MENTIONS(msg, "softmax_cross_entropy_backward");
+    PX_REQUIRE_MENTIONS(msg, "label -2 in row 2");
+}
+
 namespace {
 // log_softmax, softmax_cross_entropy and the latter's gradient of (rows,
 // cols) logits on the device under test, in every float dtype, against

@@ -249,10 +249,7 @@ TEST_CASE("the op table: numbers and names unique, counts ordered, every family 
     ++rows;
     PX_OP_TABLE(PX_TEST_ROW_)
 #undef PX_TEST_ROW_
-    int named = 0;  // the numbers px_op_name knows: every row, and nothing else
-    for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) named += px_op_name(op) != nullptr;
-    CHECK(rows == named);
-    CHECK(rows >= 68);  // ABI 1.8's at least
+    CHECK(rows >= 68);  // ABI 1.8's at least; the build's ABI check holds the recorded list of every op
     for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) {
         const px_op_row* row = px_op_row_of(op);
         INFO("op " << op);
@@ -351,10 +348,18 @@ TEST_CASE("the gradient table: each activation's backward row reads what px_op_b
     }
     PX_GRADIENT_TABLE(PX_TEST_GRADIENT_)
 #undef PX_TEST_GRADIENT_
-    int with_backward = 0;  // the ops px_op_backward knows a row for: every line, and nothing else
-    for (int32_t op = -1; op <= PX_OP_NUMBER_LIMIT; ++op) with_backward += px_op_backward(op, nullptr) != 0;
-    CHECK(rows == with_backward);
     CHECK(rows >= 6);
+    // Every gradient row is some activation's: one left out of the table would
+    // have no autograd and its first operand misnamed by the layout rule.
+    std::set<int32_t> listed;
+#define PX_TEST_LISTED_(forward, backward, from) listed.insert(backward);
+    PX_GRADIENT_TABLE(PX_TEST_LISTED_)
+#undef PX_TEST_LISTED_
+    for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
+        const px_op_row* row = px_op_row_of(op);
+        INFO("op " << op);
+        if (row && row->family == PX_FAMILY_POINTWISE_GRAD) CHECK(listed.count(op) == 1);
+    }
     int32_t read = -1;
     CHECK(px_op_backward(PX_OP_EXP, &read) == 0);  // its gradient is composed in the frontend
     CHECK(read == 0);
