@@ -39,7 +39,7 @@ list(TRANSFORM emu_sources PREPEND ${emu_dir}/)
 add_library(plexus-cudart-emu SHARED ${emu_sources})
 target_include_directories(plexus-cudart-emu PRIVATE ${emu_dir} ${CUDAToolkit_INCLUDE_DIRS}
   ${PLEXUS_CBLAS_INCLUDE} ${PROJECT_SOURCE_DIR}/api)  # the last: plexus/half.h
-target_compile_options(plexus-cudart-emu PRIVATE -O2)
+plexus_optimize_kernels(plexus-cudart-emu -O2)
 target_link_libraries(plexus-cudart-emu PRIVATE ${PLEXUS_BLAS_LIBRARIES} Threads::Threads Boost::context)
 set_target_properties(plexus-cudart-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
@@ -48,7 +48,7 @@ plexus_add_plugin(plexus-cuda-emu ${host_sources} ${translated} EXPORTS px_cuda_
 target_include_directories(plexus-cuda-emu PRIVATE ${cuda_dir} ${emu_dir}
   ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(plexus-cuda-emu PRIVATE PLEXUS_CUDA_PLUGIN_VERSION="${PROJECT_VERSION}-emulated")
-target_compile_options(plexus-cuda-emu PRIVATE -O2)
+plexus_optimize_kernels(plexus-cuda-emu -O2)
 target_link_libraries(plexus-cuda-emu PRIVATE plexus-cudart-emu Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(plexus-cuda-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # The plugin opens NCCL and cuBLAS by name; here that is the library it already links.
