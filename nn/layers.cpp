@@ -2,18 +2,29 @@
 #include <cmath>
 #include <sstream>
 #include <typeinfo>
+#include <utility>
 
 #include "plexus/nn.hpp"
 
 namespace plexus::nn {
 
 namespace {
-void check_activation(const std::string& a) {
-    if (!a.empty() && a != "relu" && a != "sigmoid" && a != "tanh" && a != "gelu" && a != "silu")
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   "unknown activation '" + a +
-                                       "' (use \"relu\", \"sigmoid\", \"tanh\", \"gelu\", \"silu\" or \"\")");
+// The activations a layer takes by name, as Gluon names them ("softrelu" is
+// Gluon's softplus), and the op each runs.
+constexpr std::pair<const char*, px_op> kActivations[] = {
+    {"relu", PX_OP_RELU}, {"sigmoid", PX_OP_SIGMOID},   {"tanh", PX_OP_TANH},         {"gelu", PX_OP_GELU},
+    {"silu", PX_OP_SILU}, {"softplus", PX_OP_SOFTPLUS}, {"softrelu", PX_OP_SOFTPLUS}};
+
+// The op of activation `a`; "" (no activation) is 0.
+px_op activation_op(const std::string& a) {
+    if (a.empty()) return px_op(0);
+    for (const auto& [name, op] : kActivations)
+        if (a == name) return op;
+    std::string names;
+    for (const auto& known : kActivations) names += std::string("\"") + known.first + "\", ";
+    throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "unknown activation '" + a + "' (use " + names + "or \"\")");
 }
+void check_activation(const std::string& a) { activation_op(a); }
 void check_positive(const char* layer, const char* what, int64_t v) {
     if (v < 1)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
@@ -23,14 +34,8 @@ std::string with_activation(const std::string& s, const std::string& a) { return
 }  // namespace
 
 Tensor activate(const Tensor& x, const std::string& a) {
-    if (a.empty()) return x;
-    if (a == "relu") return x.relu();
-    if (a == "sigmoid") return x.sigmoid();
-    if (a == "tanh") return x.tanh();
-    if (a == "gelu") return x.gelu();
-    if (a == "silu") return x.silu();
-    check_activation(a);
-    return x;
+    const px_op op = activation_op(a);
+    return op ? x.unary(op) : x;
 }
 
 Activation::Activation(std::string activation) : activation_(std::move(activation)) {

@@ -41,7 +41,9 @@ TEST_CASE("layers infer their input size and report their shapes", "[nn]") {
 }
 
 TEST_CASE("layer misuse is a clear error", "[nn][errors]") {
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Dense(10, "softmax"); }), "unknown activation 'softmax'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Dense(10, "softmax"); }),
+                        "unknown activation 'softmax' (use \"relu\", \"sigmoid\", \"tanh\", \"gelu\", \"silu\", "
+                        "\"softplus\", \"softrelu\", or \"\")");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Dense(0); }), "units must be >= 1");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Conv2D(4, 0); }), "kernel height");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Conv2D(4, 3, 1, -1); }), "padding");
@@ -343,4 +345,14 @@ TEST_CASE("Sequential's fused Conv2D(relu) + MaxPool2D gives the layers' own out
     REQUIRE_FALSE(tanh_conv.fuses_max_pool());
     Tensor h = random_normal({2, 3, 4, 4}, 0, 1, dev);
     CHECK(values(tanh_conv.forward_max_pooled(h, nn::MaxPool2D(2, 2))) == values(max_pool2d(tanh_conv(h), 2, 2)));
+}
+
+TEST_CASE("an Activation layer runs the op its name gives and takes Gluon's softrelu for softplus", "[nn]") {
+    const Tensor x = array({-2.0, 0.0, 3.0});
+    const auto softplus_values = x.softplus().to_vector<float>();
+    CHECK(nn::Activation("softrelu")(x).to_vector<float>() == softplus_values);
+    CHECK(nn::Activation("softplus")(x).to_vector<float>() == softplus_values);
+    CHECK(softplus_values[1] == Approx(std::log(2.0)));
+    CHECK(nn::Activation("tanh")(x).to_vector<float>() == x.tanh().to_vector<float>());
+    CHECK(nn::Dense(2, "softrelu").describe().find("softrelu") != std::string::npos);
 }

@@ -351,6 +351,7 @@ def test_gelu_silu_softplus_leaky_relu_match_pytorch():
         np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
     assert nn.LeakyReLU(0.3)(plexus.array([-1.0, 2.0])).tolist() == pytest.approx([-0.3, 2.0])
     assert nn.Activation("gelu")(plexus.array([0.0])).tolist() == [0.0]
+    assert nn.Activation("softrelu")(plexus.array([0.0])).tolist() == [pytest.approx(0.6931471805599453)]
     with pytest.raises(plexus.InvalidArgumentError, match="alpha must be finite"):
         nn.LeakyReLU(float("nan"))
 
