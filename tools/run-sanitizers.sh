@@ -35,7 +35,7 @@ cmake --build build-asan --parallel "$jobs"
 # order add no code path the default order lacks (one random-order run of the
 # GPU tests stays: an order that frees too early is ASan's to see). The
 # conformance tool's tests that rerun the suite in child processes (plugins
-# that crash, hang or leak on purpose; an op withheld or failing; a plugin
+# that crash, hang or leak on purpose, the budget's time-outs; an op withheld or failing; a plugin
 # whose exp is wrong, 37 s under ASan, where the threads example plugin it
 # is built from has tests of its own; every
 # device's JSON) prove the tool's process handling and the suite's
@@ -45,7 +45,7 @@ cmake --build build-asan --parallel "$jobs"
 # an escaping exception, process groups) stay: seconds in all.
 # (A sanitizer build has no plexus-bench: tools/CMakeLists.txt.)
 (cd build-asan && ctest --output-on-failure --parallel "$jobs" --timeout 600 \
-  -E '^(downstream|build)\.|^cuda_emu\.conformance\.(eager|random)$|^cuda_emu\.gpu\.random\.(9|12)$|^conformance\.tool\.(isolates_|every_device_json|counts_a_failing_helper_op_once|fails_a_missing_copy_once|skips_what_needs_a_missing_cast|fails_a_plugin_with_a_wrong_exp)' \
+  -E '^(downstream|build)\.|^cuda_emu\.conformance\.(eager|random)$|^cuda_emu\.gpu\.random\.(9|12)$|^conformance\.tool\.(isolates_|budget_shortens_|every_device_json|counts_a_failing_helper_op_once|fails_a_missing_copy_once|skips_what_needs_a_missing_cast|fails_a_plugin_with_a_wrong_exp)' \
   -LE mpi)
 # MPI's libraries have no frame pointers: slow unwinding gives LeakSanitizer
 # whole stacks, so its suppressions (tools/sanitizers/lsan.supp) can match.

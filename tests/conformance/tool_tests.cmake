@@ -112,12 +112,16 @@ conformance_tool_test(reports_a_missing_plugin 2 "the plugin /nonexistent/libx.s
 # exit status 1.
 add_dependencies(plexus-conformance misbehave)
 function(conformance_misbehave_test how op cell detail args)
-  add_test(NAME conformance.tool.isolates_${how}_in_${op}
+  set(name isolates_${how}_in_${op})
+  if(ARGC GREATER 5)  # a name of its own
+    set(name ${ARGV5})
+  endif()
+  add_test(NAME conformance.tool.${name}
     COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DPLUGIN=$<TARGET_FILE:misbehave>
             -DHOW=${how} -DOP=${op} "-DCELL=${cell}" "-DDETAIL=${detail}" "-DARGS=${args}"
-            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance-${how}-${op}.json
+            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance-${name}.json
             -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_misbehave.cmake)
-  set_tests_properties(conformance.tool.isolates_${how}_in_${op} PROPERTIES LABELS "conformance;tool")
+  set_tests_properties(conformance.tool.${name} PROPERTIES LABELS "conformance;tool")
 endfunction()
 conformance_misbehave_test(segv exp "exp float32" "^crashed: SIGSEGV .* in exp float32$" "")
 # ASan would catch the segfault itself and exit 1 after its report: here the
@@ -140,6 +144,12 @@ set_tests_properties(conformance.tool.isolates_without_inheriting_a_context PROP
 # 540 s by default) gives no check less than min(1 s, --timeout), so it does
 # not bind at this time-out.
 conformance_misbehave_test(hang all "add float32" "^timed out after 0.1 s" "--timeout 0.1 --budget 5")
+# Where the budget binds: three checks, each hanging in its first op, may
+# take 4 s, so the first gets 2 s of its 3 s time-out (4 s less a second
+# kept for each of the two after it) and the others the 1 s floor.
+conformance_misbehave_test(hang all "pow float32" "^timed out after 2.0 s .* in pow float32$"
+  "--timeout 3 --budget 4 'pow on floats,unary math on floats,where selects with a broadcast uint8 condition'"
+  budget_shortens_the_time_outs)
 conformance_tool_test(rejects_a_child_pipe_that_is_not_a_descriptor 2
   "--isolated-fd .the parent's pipe. is not a file descriptor: '1'" "--isolated-fd 1 --isolated-device cpu:0 --isolated-check x")
 conformance_tool_test(rejects_a_child_without_its_check 2 "--isolated-fd needs --isolated-device and --isolated-check"
