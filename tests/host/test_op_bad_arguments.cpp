@@ -63,7 +63,6 @@ struct Row {
     Call call;
 };
 
-bool is(int32_t op, int32_t lo, int32_t hi) { return op >= lo && op <= hi; }
 
 void binary_rows(std::vector<Row>& rows, int32_t op) {
     auto bin = [op](Maker&, px_tensor* a, px_tensor* b, px_tensor** o) { return px_binary(px_op(op), a, b, o); };
@@ -616,10 +615,11 @@ void take_rows(std::vector<Row>& rows) {
 std::vector<Row> all_rows() {
     std::vector<Row> rows;
     for (int32_t op = 0; op < PX_OP_NUMBER_LIMIT; ++op) {
-        if (!px_op_name(op)) continue;
-        if (is(op, PX_OP_ADD, PX_OP_GE)) binary_rows(rows, op);
-        if (px_op_row_of(op)->family == PX_FAMILY_UNARY) unary_rows(rows, op);
-        if (is(op, PX_OP_SUM, PX_OP_ARGMAX)) reduce_rows(rows, op);
+        const px_op_row* row = px_op_row_of(op);
+        if (!row) continue;
+        if (row->family == PX_FAMILY_BINARY) binary_rows(rows, op);
+        if (row->family == PX_FAMILY_UNARY) unary_rows(rows, op);
+        if (row->family == PX_FAMILY_REDUCE) reduce_rows(rows, op);
     }
     creation_rows(rows);
     data_movement_rows(rows);

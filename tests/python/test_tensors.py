@@ -248,3 +248,21 @@ def test_every_unary_op_of_the_op_table_is_a_method_and_a_function():
     assert plexus.neg(x).tolist() == [-0.25, -4.0]
     assert plexus.sqrt(x).tolist() == [0.5, 2.0]
     assert not hasattr(plexus, "_name")
+
+
+def test_no_unary_op_of_the_op_table_replaces_a_name_of_the_module():
+    # plexus/__init__.py sets one module function per unary row: a row named
+    # like a name the module defines or imports itself would replace that name.
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(plexus))
+    own = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            own.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign):
+            own.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    assert {"array", "take", "leaky_relu", "random", "Tensor"} <= own  # the parse found the module's names
+    assert not own & set(plexus._plexus._unary_ops)
