@@ -218,11 +218,13 @@ Tensor Sequential::forward(const Tensor& x) {
         Block& c = *children_[i].second;
         // Conv2D(relu) then MaxPool2D, both exactly those classes (a subclass
         // may change forward), run as one fused op.
-        if (!summarising() && i + 1 < children_.size() && typeid(c) == typeid(Conv2D) &&
-            typeid(*children_[i + 1].second) == typeid(MaxPool2D) && static_cast<Conv2D&>(c).fuses_max_pool()) {
-            y = static_cast<Conv2D&>(c).forward_max_pooled(y, static_cast<const MaxPool2D&>(*children_[i + 1].second));
-            ++i;
-            continue;
+        if (!summarising() && i + 1 < children_.size() && typeid(c) == typeid(Conv2D)) {
+            const Block& next = *children_[i + 1].second;
+            if (typeid(next) == typeid(MaxPool2D) && static_cast<Conv2D&>(c).fuses_max_pool()) {
+                y = static_cast<Conv2D&>(c).forward_max_pooled(y, static_cast<const MaxPool2D&>(next));
+                ++i;
+                continue;
+            }
         }
         y = c(y);
     }

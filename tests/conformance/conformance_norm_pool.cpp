@@ -121,9 +121,9 @@ TEST_CASE("adaptive_avg_pool2d's gradient matches finite differences", "[conform
     PX_NEEDS({PX_OP_AVG_POOL2D, DType::float64}, {PX_OP_AVG_POOL2D_BACKWARD, DType::float64},
              {PX_OP_MATMUL, DType::float64}, {PX_OP_GEMM, DType::float64});
     Device dev = pxtest::device_under_test();
-    for (auto [oh, ow] : {std::pair<int, int>{2, 3}, {3, 2}}) {
+    for (Pair2 out : {Pair2(2, 3), Pair2(3, 2)}) {
         check_gradients(dev, {{{1, 2, 4, 6}, random_values(48, 108, -2, 2)}}, [&](const std::vector<Tensor>& t) {
-            return weigh(adaptive_avg_pool2d(t[0], Pair2(oh, ow)), 109);
+            return weigh(adaptive_avg_pool2d(t[0], out), 109);
         });
     }
 }

@@ -29,6 +29,7 @@
 #include "emu_kernel.hpp"
 #include "emu_runtime.hpp"
 #include "emu_streams.hpp"
+#include "../sanitizers.hpp"
 
 namespace px_emu {
 
@@ -79,14 +80,7 @@ char* stack_of(unsigned i) { return stacks.data() + size_t(i) * kStackBytes; }
 // fibers share the thread's fake stack (detect_stack_use_after_return), as
 // they did under ucontext: one of their own each, made and freed with every
 // fiber, was half of the run's time in mmap and munmap.
-#if defined(__SANITIZE_ADDRESS__)
-#define PX_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PX_EMU_ASAN 1
-#endif
-#endif
-#ifdef PX_EMU_ASAN
+#ifdef PXTEST_ASAN
 }  // namespace
 }  // namespace px_emu
 #include <sanitizer/common_interface_defs.h>

@@ -392,8 +392,9 @@ void activation_and_softmax_rows(std::vector<Row>& rows) {
     const std::pair<int32_t, int32_t> acts[] = {{PX_OP_RELU, PX_OP_RELU_BACKWARD},
                                                 {PX_OP_SIGMOID, PX_OP_SIGMOID_BACKWARD},
                                                 {PX_OP_TANH, PX_OP_TANH_BACKWARD}};
-    for (auto [fwd, bop] : acts) {
-        auto back = [fwd = fwd](px_tensor* y, px_tensor* dy, px_tensor** o) { return px_activation_backward(px_op(fwd), y, dy, o); };
+    for (const auto& act : acts) {
+        const int32_t fwd = act.first, bop = act.second;  // clang captures no structured binding before C++20
+        auto back = [fwd](px_tensor* y, px_tensor* dy, px_tensor** o) { return px_activation_backward(px_op(fwd), y, dy, o); };
         rows.push_back({bop, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({2, 3}), o); }});
         rows.push_back({bop, "shapes differ", PX_ERROR_SHAPE, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({3, 2}), o); }});
         rows.push_back({bop, "int32", PX_ERROR_DTYPE, [=](Maker& m, px_tensor** o) { return back(m.i32({3}), m.i32({3}), o); }});
@@ -580,8 +581,9 @@ void activation_with_input_rows(std::vector<Row>& rows) {
     if ((from) == PX_GRAD_FROM_INPUT) acts.emplace_back(forward, backward);
     PX_GRADIENT_TABLE(PX_TEST_FROM_INPUT_)
 #undef PX_TEST_FROM_INPUT_
-    for (auto [fwd, bop] : acts) {
-        auto back = [fwd = fwd](px_tensor* x, px_tensor* dy, px_tensor** o) {
+    for (const auto& act : acts) {
+        const int32_t fwd = act.first, bop = act.second;  // clang captures no structured binding before C++20
+        auto back = [fwd](px_tensor* x, px_tensor* dy, px_tensor** o) {
             return px_activation_input_backward(px_op(fwd), x, dy, 0.1, o);
         };
         rows.push_back({bop, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return back(m.f({2, 3}), m.f({2, 3}), o); }});

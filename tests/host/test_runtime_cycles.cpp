@@ -9,13 +9,14 @@
 #include <string>
 
 #include "plexus/plexus.h"
+#include "../sanitizers.hpp"
 
 namespace {
 std::string maps() {
     std::ifstream f("/proc/self/maps");
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
-long resident_kb() {
+[[maybe_unused]] long resident_kb() {  // unused under ASan
     std::ifstream f("/proc/self/status");
     for (std::string line; std::getline(f, line);)
         if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
@@ -38,7 +39,7 @@ TEST_CASE("a runtime without GPUs maps no cuBLAS, and creating it again and agai
     INFO(plugins << " plugins loaded, " << gpus << " GPUs");
     if (gpus == 0) CHECK(maps().find("libcublas") == std::string::npos);  // opened with the first GPU only
     REQUIRE(px_runtime_destroy(rt) == PX_OK);
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef PXTEST_ASAN
     // ASan's quarantine keeps freed memory resident; LeakSanitizer checks the cycles instead.
     for (int i = 0; i < 100; ++i) cycle();
 #else

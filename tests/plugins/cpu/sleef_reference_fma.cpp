@@ -1,5 +1,10 @@
 // SLEEF declares its FMA scalar copies only where the compiler targets FMA
 // (FP_FAST_FMA), so this file alone is built with -mfma (tests/CMakeLists.txt).
+// clang targets FMA there but, unlike GCC, does not say so through <cmath>.
+#include <cmath>
+#if defined(__FMA__) && !defined(FP_FAST_FMA)
+#define FP_FAST_FMA 1
+#endif
 #include "sleef_reference.hpp"
 
 namespace pxtest {

@@ -16,6 +16,7 @@
 #include "blas_guard.hpp"
 #include "openblas.hpp"
 #include "scratch_pool.hpp"
+#include "../../sanitizers.hpp"
 
 namespace {
 
@@ -191,7 +192,7 @@ TEST_CASE("OpenBLAS that cannot be loaded, or lacks a function, is refused namin
     CHECK((threads >= 1 && threads <= 64));
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their shadow memory needs the address space
+#if !defined(PXTEST_ASAN) && !defined(PXTEST_TSAN)  // their shadow memory needs the address space
 // Threads OpenBLAS adds after it loaded map their buffers at once, unchecked
 // by OpenBLAS: without room, openblas_use_threads refuses with the figures
 // and leaves OpenBLAS as it was.
