@@ -51,6 +51,16 @@ target_compile_definitions(plexus-cuda-emu PRIVATE PLEXUS_CUDA_PLUGIN_VERSION="$
 plexus_optimize_kernels(plexus-cuda-emu -O2)
 target_link_libraries(plexus-cuda-emu PRIVATE plexus-cudart-emu Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(plexus-cuda-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# A plugin and a runtime, not test code: tests/' PLEXUS_TEST_CODE_OPTIONS
+# (-O0 under the sanitizers) leave them, so they keep the plugins' -O (-O1
+# there). At -O0 the emulator's conformance run under clang's ASan took 280 s.
+if(PLEXUS_TEST_CODE_OPTIONS)
+  foreach(target plexus-cudart-emu plexus-cuda-emu)
+    get_target_property(options ${target} COMPILE_OPTIONS)
+    list(REMOVE_ITEM options ${PLEXUS_TEST_CODE_OPTIONS})
+    set_property(TARGET ${target} PROPERTY COMPILE_OPTIONS ${options})
+  endforeach()
+endif()
 # The plugin opens NCCL and cuBLAS by name; here that is the library it already links.
 target_compile_definitions(plexus-cuda-emu PRIVATE "PXCUDA_NCCL_LIBRARIES=\"$<TARGET_FILE:plexus-cudart-emu>\""
   "PXCUDA_CUBLAS_LIBRARIES=\"$<TARGET_FILE:plexus-cudart-emu>\"")
