@@ -226,18 +226,18 @@ ExtremeBlock<Max, Index, T> extreme_block() {
                                                          int64_t, int64_t, int64_t, T*, int64_t*>();
 }
 
-// The index of the extreme of one long run, split over the threads: each
-// finds its part's, and the parts are met in order, so the first NaN or the
-// first extreme wins as in one pass.
+// The index of the extreme of one long run, split in parts: each finds its
+// part's, and the parts are met in order, so the first NaN or the first
+// extreme wins as in one pass. OpenMP may give a smaller team than asked
+// (OMP_THREAD_LIMIT, nesting), so each thread takes every team-size-th part.
 template <bool Max, class T>
 int64_t parallel_arg(const T* a, int64_t extent) {
     const ArgRun<Max, T> arg = arg_run<Max, T>();
-    const int threads = omp_get_max_threads();
-    std::vector<int64_t> part(threads, -1);
-    const int64_t chunk = (extent + threads - 1) / threads;
-#pragma omp parallel num_threads(threads)
-    {
-        const int k = omp_get_thread_num();
+    const int parts = omp_get_max_threads();
+    std::vector<int64_t> part(parts, -1);
+    const int64_t chunk = (extent + parts - 1) / parts;
+#pragma omp parallel num_threads(parts)
+    for (int k = omp_get_thread_num(); k < parts; k += omp_get_num_threads()) {
         const int64_t lo = k * chunk, hi = std::min(extent, lo + chunk);
         if (lo < hi) {
             arg({}, a + lo, hi - lo, &part[size_t(k)]);
