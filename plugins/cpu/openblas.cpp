@@ -76,6 +76,14 @@ bool open_openblas(const char* soname, const char* file, OpenBlas& out, std::str
     return true;
 }
 
+const char* openblas_core_for_this_cpu() {
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512vl");
+    if (!avx512) return nullptr;
+    return __builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX";
+}
+
 int openblas_load_threads() {
     const int cores = online_cores();
     const int omp = positive_env("OMP_NUM_THREADS");
@@ -109,7 +117,8 @@ px_status load_openblas(std::string& why) {
     std::lock_guard<std::mutex> guard(loading);
     if (loaded.load(std::memory_order_relaxed)) return PX_OK;
     // Its buffers must fit unless it is loaded already (then they are mapped).
-    if (!dlopen(kSoname, RTLD_NOW | RTLD_NOLOAD)) {
+    const bool in_process = dlopen(kSoname, RTLD_NOW | RTLD_NOLOAD) != nullptr;
+    if (!in_process) {
         const int threads = openblas_load_threads();
         struct stat file {};
         const size_t own = stat(PXCPU_OPENBLAS_FILE, &file) == 0 ? size_t(file.st_size) : kSpare;
@@ -124,8 +133,14 @@ px_status load_openblas(std::string& why) {
             return PX_ERROR_OUT_OF_MEMORY;
         }
     }
+    // OpenBLAS reads OPENBLAS_CORETYPE once, as it loads; the environment is
+    // the user's again afterwards.
+    const char* core = in_process || std::getenv("OPENBLAS_CORETYPE") ? nullptr : openblas_core_for_this_cpu();
+    if (core) setenv("OPENBLAS_CORETYPE", core, 0);
     OpenBlas t{};
-    if (!open_openblas(kSoname, PXCPU_OPENBLAS_FILE, t, why)) return PX_ERROR_PLUGIN;
+    const bool opened = open_openblas(kSoname, PXCPU_OPENBLAS_FILE, t, why);
+    if (core) unsetenv("OPENBLAS_CORETYPE");
+    if (!opened) return PX_ERROR_PLUGIN;
     table = t;
     loaded.store(true, std::memory_order_release);
     return PX_OK;

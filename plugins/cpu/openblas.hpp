@@ -57,6 +57,18 @@ constexpr size_t openblas_buffer_bytes = (size_t(32) << 22) + size_t(2 * 4096);
 // `error` is the errno of the mapping that failed.
 bool room_for_openblas_buffers(int count, size_t extra, int& error);
 
+// The kernels OpenBLAS is told to take as the plugin loads it, or NULL to
+// leave the choice to OpenBLAS. A DYNAMIC_ARCH build (Debian's) picks its
+// kernels from the CPU's model number, and a model newer than the release
+// gets its oldest x86-64 kernels: 0.3.21 runs SSE3 ("Prescott") on Sapphire
+// and Emerald Rapids, its products 3-5x slower than with its AVX-512 kernels
+// (docs/performance.md). A CPU with AVX-512 F, CD, BW, DQ and VL gets those
+// by name ("Cooperlake" with AVX-512 BF16, else "SkylakeX": what newer
+// releases pick for such models themselves). Not used when the user set
+// OPENBLAS_CORETYPE or OpenBLAS was in the process before the plugin; the
+// device's name shows the kernels in use either way.
+const char* openblas_core_for_this_cpu();
+
 // The threads OpenBLAS may give itself as it loads, one work buffer each,
 // at most 64: the more of its two builds' rules. Debian's OpenMP build takes
 // OMP_NUM_THREADS, else every online core, and ignores OPENBLAS_NUM_THREADS,

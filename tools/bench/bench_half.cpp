@@ -1,6 +1,5 @@
 #include "bench_half.hpp"
 
-#include <cblas.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +11,7 @@
 
 #include "../train/lenet.hpp"
 #include "bench_util.hpp"
+#include "raw_blas.hpp"
 #include "plexus/half.h"
 
 using namespace plexus;
@@ -53,7 +53,7 @@ void bench_gemm_half(Device dev, int64_t n, DType d, bool json) {
             synchronize(dev);
         },
         [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, ra.data(), int(n),
+            raw_sgemm()(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, ra.data(), int(n),
                         rb.data(), int(n), 0.0f, rc.data(), int(n));
         });
     const double flop = 2.0 * double(n) * double(n) * double(n);

@@ -1,11 +1,11 @@
 #include "bench_layer_ops.hpp"
 
-#include <cblas.h>
 
 #include <string>
 #include <vector>
 
 #include "bench_util.hpp"
+#include "raw_blas.hpp"
 #include "plexus/philox.h"
 #include "plexus/nn.hpp"
 
@@ -158,7 +158,7 @@ void conv_rows(Device dev, const Conv& v, int reps, int burst, bool json) {
     const std::string gemm = "cblas_sgemm, same multiply-adds";
     report_pair("conv2d " + v.str(), reps, burst, dev, [&] { keep = conv2d(x, w); },
                 [&] {  // y[o x pos] = w[o x taps] cols[taps x pos]
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, pos, taps, 1.0f, wt.data(), taps, cols.data(),
+                    raw_sgemm()(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, pos, taps, 1.0f, wt.data(), taps, cols.data(),
                                 pos, 0.0f, outs.data(), pos);
                 },
                 gemm, json);
@@ -169,7 +169,7 @@ void conv_rows(Device dev, const Conv& v, int reps, int burst, bool json) {
                     });
                 },
                 [&] {  // dcols[taps x pos] = w^T dy[o x pos]
-                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, taps, pos, m, 1.0f, wt.data(), taps, outs.data(),
+                    raw_sgemm()(CblasRowMajor, CblasTrans, CblasNoTrans, taps, pos, m, 1.0f, wt.data(), taps, outs.data(),
                                 pos, 0.0f, cols.data(), pos);
                 },
                 gemm, json);
@@ -180,7 +180,7 @@ void conv_rows(Device dev, const Conv& v, int reps, int burst, bool json) {
                     });
                 },
                 [&] {  // dw[o x taps] = dy[o x pos] cols^T
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, taps, pos, 1.0f, outs.data(), pos, cols.data(),
+                    raw_sgemm()(CblasRowMajor, CblasNoTrans, CblasTrans, m, taps, pos, 1.0f, outs.data(), pos, cols.data(),
                                 pos, 0.0f, wt.data(), taps);
                 },
                 gemm, json);

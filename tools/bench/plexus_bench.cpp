@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include <cblas.h>
 
 #include "../json_writer.hpp"
 #include "../device_arg.hpp"
@@ -25,6 +24,7 @@
 #include "bench_python.hpp"
 #include "bench_tensor_ops.hpp"
 #include "bench_util.hpp"
+#include "raw_blas.hpp"
 #ifdef PLEXUS_BENCH_CUDA
 #include "bench_cuda.hpp"
 #endif
@@ -87,7 +87,7 @@ void bench_sgemm(Device dev, int64_t n, bool json) {
         },
         [&] {
             for (int i = 0; i < burst; ++i)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, ra.data(), int(n),
+                raw_sgemm()(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, ra.data(), int(n),
                             rb.data(), int(n), 0.0f, rc.data(), int(n));
         });
     double flop = 2.0 * double(n) * double(n) * double(n) * burst;
