@@ -1,8 +1,9 @@
 // conv2d and its two gradients, NCHW, through im2col and OpenBLAS gemm, for
 // every layer the direct loops (kernels_conv_direct.cpp) leave. Each image is
-// one gemm; images are spread over OpenMP threads (OpenBLAS runs
-// single-threaded inside a parallel region), and a batch smaller than the
-// thread count runs image by image with OpenBLAS's own threads.
+// one gemm (several side by side where the plane is small); images are
+// spread over OpenMP threads (OpenBLAS runs single-threaded inside a
+// parallel region), and a batch smaller than the thread count runs image by
+// image with OpenBLAS's own threads.
 #include <omp.h>
 
 #include <algorithm>
@@ -79,30 +80,10 @@ void col2im_add(const T* cols, const ConvGeometry& g, T* dx, int64_t ld) {
             }
 }
 
-template <class T>
-void conv_forward(const OpTask& t) {
-    const Operand &x = t.in[0], &w = t.in[1], &y = t.out;
-    ConvGeometry g = geometry(x, y, w, t.attrs.conv);
-    const T* px = reinterpret_cast<const T*>(x.data);
-    const T* pw = reinterpret_cast<const T*>(w.data);
-    T* py = reinterpret_cast<T*>(y.data);
-    const bool direct = g.is_identity_im2col();
-    const ThreadScratch<T> scratch(t.scratch, team_for(g.n), direct ? 0 : size_t(g.ckk() * g.ohw()));
-    const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
-    for_each_image<T>(g.n, scratch, [&](int64_t i, int, T* cols) {
-        const T* xi = px + i * g.c * g.h * g.w;
-        if (!direct) im2col(xi, g, cols, g.ohw());
-        gemm(false, false, int(g.o), int(g.ohw()), int(g.ckk()), T(1), pw, int(g.ckk()), direct ? xi : cols,
-             int(g.ohw()), T(0), py + i * g.o * g.ohw(), int(g.ohw()));
-    });
-}
-
-// Images per product in the gradients. A layer with a small output plane
-// makes a skinny product per image (16 columns for a 4x4 plane, 49 for 7x7),
-// which OpenBLAS runs at a third of its rate when the inner dimension is
-// short too (the input gradient's W^T dY, the weight gradient's dY x^T);
-// images side by side give it about 256 columns. At most a thread's share
-// of the batch, so every thread keeps work.
+// Images per product. A layer with a small output plane makes a skinny
+// product per image (16 columns for a 4x4 plane, 49 for 7x7), which OpenBLAS
+// runs at a third of its rate or less; images side by side give it about 256
+// columns. At most a thread's share of the batch, so every thread keeps work.
 inline int64_t images_per_product(const ConvGeometry& g, int threads) {
     const int64_t share = (g.n + threads - 1) / std::max(threads, 1);
     return std::clamp<int64_t>(256 / std::max<int64_t>(g.ohw(), 1), 1, std::max<int64_t>(share, 1));
@@ -117,6 +98,42 @@ const T* side_by_side(const T* dy, const ConvGeometry& g, int64_t count, T* out)
     for (int64_t k = 0; k < count; ++k)
         for (int64_t o = 0; o < g.o; ++o) copy_run(out + o * ld + k * ohw, dy + (k * g.o + o) * ohw, ohw);
     return out;
+}
+
+// The inverse of side_by_side: an (O, count*OH*OW) matrix back into `count`
+// images' outputs (O, OH*OW each).
+template <class T>
+void apart(const T* in, const ConvGeometry& g, int64_t count, T* y) {
+    const int64_t ohw = g.ohw(), ld = count * ohw;
+    for (int64_t k = 0; k < count; ++k)
+        for (int64_t o = 0; o < g.o; ++o) copy_run(y + (k * g.o + o) * ohw, in + o * ld + k * ohw, ohw);
+}
+
+template <class T>
+void conv_forward(const OpTask& t) {
+    const Operand &x = t.in[0], &w = t.in[1], &y = t.out;
+    ConvGeometry g = geometry(x, y, w, t.attrs.conv);
+    const T* px = reinterpret_cast<const T*>(x.data);
+    const T* pw = reinterpret_cast<const T*>(w.data);
+    T* py = reinterpret_cast<T*>(y.data);
+    const int team = team_for(g.n);
+    const int64_t per = images_per_product(g, team);
+    const bool direct = g.is_identity_im2col() && per == 1;
+    // Scratch per thread: the images' columns side by side, then their outputs side by side.
+    const size_t cols = direct ? 0 : size_t(g.ckk() * per * g.ohw());
+    const ThreadScratch<T> scratch(t.scratch, team, cols + (per > 1 ? size_t(g.o * per * g.ohw()) : 0));
+    const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
+    for_each_chunk<T>(g.n, per, scratch, [&](int64_t first, int64_t count, int, T* s) {
+        const int64_t ld = count * g.ohw();
+        const T* xi = px + first * g.c * g.h * g.w;
+        if (!direct)
+            for (int64_t k = 0; k < count; ++k) im2col(xi + k * g.c * g.h * g.w, g, s + k * g.ohw(), ld);
+        T* yi = py + first * g.o * g.ohw();
+        T* out = count == 1 ? yi : s + cols;
+        gemm(false, false, int(g.o), int(ld), int(g.ckk()), T(1), pw, int(g.ckk()), direct ? xi : s, int(ld), T(0), out,
+             int(ld));
+        if (count > 1) apart(out, g, count, yi);
+    });
 }
 
 template <class T>
