@@ -1,6 +1,6 @@
 // The OpenBLAS kernels the CPU plugin runs on (plugins/cpu/openblas.hpp,
 // openblas_core_for_this_cpu). Usage: plexus-openblas-core auto | CORE.
-// "auto" (OPENBLAS_CORETYPE unset): on a CPU whose /proc/cpuinfo lists
+// "auto" (OPENBLAS_CORETYPE unset first): on a CPU whose /proc/cpuinfo lists
 // AVX-512 F, CD, BW, DQ and VL, the device's name must show OpenBLAS's
 // AVX-512 kernels (Cooperlake with AVX-512 BF16, else SkylakeX), not the
 // SSE3 ones a DYNAMIC_ARCH OpenBLAS falls back to for a model it does not
@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string arg = argv[1], want = expected_core(arg);
+    if (arg == "auto") unsetenv("OPENBLAS_CORETYPE");  // the plugin's own choice, whatever the caller's environment
     const char* before = std::getenv("OPENBLAS_CORETYPE");
     const std::string before_text = before ? before : "(unset)";
     const std::string name = plexus::device_info(plexus::cpu(0)).name;
