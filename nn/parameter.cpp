@@ -181,7 +181,11 @@ void Parameter::reset_ctx(const std::vector<Device>& devices) {
     data_ = std::move(moved);
 }
 
-void ParameterDict::add(const std::string& name, Parameter* p) { items_.emplace_back(name, p); }
+void ParameterDict::add(const std::string& name, Parameter* p) {
+    for (const auto& item : items_)
+        if (item.second == p) return;  // a shared block's parameter, listed under its first name
+    items_.emplace_back(name, p);
+}
 
 Parameter& ParameterDict::operator[](const std::string& name) const {
     for (auto& [n, p] : items_)

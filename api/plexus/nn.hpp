@@ -92,7 +92,10 @@ private:
     std::vector<Device> pending_;    // initialize() before the shape was known
 };
 
-// Parameters by name, in the order the network made them.
+// Parameters by name, in the order the network made them. A parameter met
+// twice (a block added at two places of a network: tied layers, as d2l's
+// shared Dense) is listed once, under its first name, so it is initialized,
+// updated and saved once.
 class ParameterDict {
 public:
     void add(const std::string& name, Parameter* p);

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -321,9 +322,15 @@ Tensor getitem(const Tensor& t, const py::object& key) {
         if (step > 1) return t.slice_axis(0, start, start + (len - 1) * step + 1, step);
         throw py::index_error("a negative step is not supported");
     }
-    int64_t i = key.cast<int64_t>();
+    if (!PyIndex_Check(key.ptr()))
+        throw py::index_error("a tensor is indexed on its first axis only, by an int or a slice, not by a " +
+                              std::string(py::str(py::type::of(key).attr("__name__"))) +
+                              " (another axis: slice_axis; several axes: reshape; by a tensor of indices: take or "
+                              "pick; by a mask: where)");
+    const int64_t given = py::int_(key).cast<int64_t>();
+    int64_t i = given;
     if (i < 0) i += n;
-    if (i < 0 || i >= n) throw py::index_error("index " + std::to_string(key.cast<int64_t>()) +
+    if (i < 0 || i >= n) throw py::index_error("index " + std::to_string(given) +
                                                " is out of bounds for axis 0 of size " + std::to_string(n));
     Shape rest(s.begin() + 1, s.end());
     return t.slice(i, i + 1).reshape(rest);
@@ -589,17 +596,33 @@ PYBIND11_MODULE(_plexus, m) {
     // A ParameterDict points into its block: it keeps the block alive (keep_alive below).
     py::class_<nn::ParameterDict>(mnn, "ParameterDict")
         .def("__len__", &nn::ParameterDict::size)
-        .def("__getitem__", &nn::ParameterDict::operator[], py::return_value_policy::reference_internal)
+        .def("__getitem__", [](const nn::ParameterDict& d, const std::string& name) -> nn::Parameter& {
+            for (const auto& [n, p] : d)
+                if (n == name) return *p;
+            throw py::key_error("no parameter named '" + name + "'");
+        }, py::return_value_policy::reference_internal)
+        .def("__contains__", [](const nn::ParameterDict& d, const std::string& name) {
+            return std::any_of(d.begin(), d.end(), [&](const auto& item) { return item.first == name; });
+        })
+        .def("__iter__", [](py::object self) { return py::iter(self.attr("keys")()); })
         .def("keys", [](const nn::ParameterDict& d) {
             std::vector<std::string> k;
             for (const auto& [name, p] : d) k.push_back(name);
             return k;
         })
-        .def("items", [](const nn::ParameterDict& d) {
+        // The parameters keep the dict (and so its block) alive, as from __getitem__.
+        .def("values", [](py::object self) {
             py::list out;
-            for (const auto& [name, p] : d) out.append(py::make_tuple(name, py::cast(p, py::return_value_policy::reference)));
+            for (const auto& [name, p] : self.cast<const nn::ParameterDict&>())
+                out.append(py::cast(p, py::return_value_policy::reference_internal, self));
             return out;
-        }, py::keep_alive<0, 1>())
+        })
+        .def("items", [](py::object self) {
+            py::list out;
+            for (const auto& [name, p] : self.cast<const nn::ParameterDict&>())
+                out.append(py::make_tuple(name, py::cast(p, py::return_value_policy::reference_internal, self)));
+            return out;
+        })
         .def("initialize", [](nn::ParameterDict& d, const std::vector<Device>& ds, bool force) { d.initialize(ds, force); },
              py::arg("devices"), py::arg("force_reinit") = false)
         .def("reset_ctx", [](nn::ParameterDict& d, const std::vector<Device>& ds) { d.reset_ctx(ds); });

@@ -134,6 +134,34 @@ TEST_CASE("a Dense layer's SGD step matches the hand computation", "[nn][trainer
     }
 }
 
+TEST_CASE("a block added twice shares its parameters: listed, initialized and updated once", "[nn][trainer]") {
+    // y = W (W x + b) + b, loss = sum(y): h = W x + b = (3.5, 6.5); dW = 1 h^T + (W^T 1) x^T
+    // = [[3.5, 6.5], [3.5, 6.5]] + [[4, 4], [6, 6]]; db = 1 + W^T 1 = (5, 7).
+    auto d = std::make_shared<nn::Dense>(2, "", 2);
+    nn::Sequential net;
+    net.add_shared(d);
+    net.add_shared(d);
+    net.initialize(cpu());  // once per parameter: a second initialize of one would throw
+    nn::ParameterDict params = net.collect_params();
+    REQUIRE(params.size() == 2);
+    CHECK(params.items()[0].first == "0.weight");
+    CHECK(params.items()[1].first == "0.bias");
+    d->weight().set_data(array({1, 2, 3, 4}, {2, 2}));
+    d->bias().set_data(array({0.5, -0.5}, {2}));
+    nn::Trainer trainer(params, "sgd", {{"learning_rate", 0.1}});
+    Tensor loss;
+    {
+        auto scope = autograd::record();
+        loss = net(array({1, 1}, {1, 2})).sum();
+    }
+    loss.backward();
+    PX_REQUIRE_CLOSE(values(d->weight().grad()), (std::vector<double>{7.5, 10.5, 9.5, 12.5}), 1e-6);
+    PX_REQUIRE_CLOSE(values(d->bias().grad()), (std::vector<double>{5, 7}), 1e-6);
+    trainer.step(1);  // one update, not one per place the block is used
+    PX_REQUIRE_CLOSE(values(d->weight().data()), (std::vector<double>{0.25, 0.95, 2.05, 2.75}), 1e-6);
+    PX_REQUIRE_CLOSE(values(d->bias().data()), (std::vector<double>{0, -1.2}), 1e-6);
+}
+
 TEST_CASE("autograd keeps nothing outside record() and says what went wrong", "[nn][autograd]") {
     Tensor x = array({1, 2, 3});
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { x.grad(); }), "attach_grad");

@@ -420,3 +420,47 @@ def test_adaptive_avg_pool_matches_pytorch():
         ty.sum().backward()
         np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-12, err_msg=str(size))
         np.testing.assert_allclose(x.grad.asnumpy(), tx.grad.numpy(), rtol=1e-12, err_msg=str(size))
+
+
+def test_collect_params_reads_as_a_dict_and_a_shared_block_has_its_parameters_once():
+    torch = need("torch")
+    net = nn.Sequential()
+    net.add(nn.Dense(3, in_units=2), nn.Dense(1, in_units=3))
+    net.initialize()
+    params = net.collect_params()
+    assert list(params) == params.keys() == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert "1.bias" in params and "2.bias" not in params
+    assert [p.data().shape for p in params.values()] == [(3, 2), (3,), (1, 3), (1,)]
+    assert [(k, p.data().shape) for k, p in params.items()] == list(zip(params.keys(), [(3, 2), (3,), (1, 3), (1,)]))
+    with pytest.raises(KeyError, match="no parameter named '2.bias'"):
+        params["2.bias"]
+    # A parameter from items() keeps its network alive.
+    weight = nn.Sequential()
+    weight.add(nn.Dense(2, in_units=2))
+    weight.initialize()
+    kept = weight.collect_params().items()[0][1]
+    del weight
+    assert kept.data().shape == (2, 2)
+
+    # d2l's tied layers: one Dense at two places, its parameters listed, updated and counted once.
+    shared = nn.Dense(2, in_units=2)
+    tied = nn.Sequential()
+    tied.add(shared, shared)
+    tied.initialize()
+    assert tied.collect_params().keys() == ["0.weight", "0.bias"]
+    w0, b0 = shared.weight.data().asnumpy(), shared.bias.data().asnumpy()
+    x = plexus.array([[1.0, -2.0], [0.5, 3.0]])
+    trainer = nn.Trainer(tied.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        loss = tied(x).sum()
+    loss.backward()
+    trainer.step(2)
+    lin = torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.from_numpy(w0))
+        lin.bias.copy_(torch.from_numpy(b0))
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    (lin(lin(torch.tensor(x.asnumpy()))).sum() / 2).backward()
+    opt.step()
+    assert abs(shared.weight.data().asnumpy() - lin.weight.detach().numpy()).max() < 1e-6
+    assert abs(shared.bias.data().asnumpy() - lin.bias.detach().numpy()).max() < 1e-6

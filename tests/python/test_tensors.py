@@ -266,3 +266,16 @@ def test_no_unary_op_of_the_op_table_replaces_a_name_of_the_module():
             own.update(t.id for t in node.targets if isinstance(t, ast.Name))
     assert {"array", "take", "leaky_relu", "random", "Tensor"} <= own  # the parse found the module's names
     assert not own & set(plexus._plexus._unary_ops)
+
+
+def test_an_index_other_than_an_int_or_a_slice_is_an_index_error_naming_the_alternatives():
+    np = need("numpy")
+    a = plexus.arange(12).reshape(3, 4)
+    assert a[np.int64(1)].asnumpy().tolist() == [4.0, 5.0, 6.0, 7.0]  # anything with __index__
+    assert a[True].asnumpy().tolist() == [4.0, 5.0, 6.0, 7.0]  # bool is an int, as in Python
+    for key, kind in [((1, 2), "tuple"), (None, "NoneType"), (Ellipsis, "ellipsis"), ([0, 2], "list"),
+                      (1.5, "float"), (a > 5, "Tensor")]:
+        with pytest.raises(IndexError, match="first axis only, by an int or a slice, not by a " + kind):
+            a[key]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 of size 3"):
+        a[-4]
