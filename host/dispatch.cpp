@@ -51,10 +51,13 @@ void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts) {
 }
 
 void check_same_dtype(int32_t op, const TensorObj& a, const TensorObj& b) {
-    if (a.dtype != b.dtype)
-        fail(PX_ERROR_DTYPE, name_of(op), ": dtypes differ, ", px_dtype_name(a.dtype), " and ", px_dtype_name(b.dtype),
-             "; cast one: px_cast in C, x.astype(DType::", px_dtype_name(a.dtype), ") in C++, x.astype('",
-             px_dtype_name(a.dtype), "') in Python");
+    if (a.dtype == b.dtype) return;
+    // The cast suggested: to the float dtype where one is an integer (integer
+    // data into a float layer), else to the first input's.
+    const bool to_b = px_dtype_class(b.dtype) == PX_DTYPE_CLASS_FLOAT && px_dtype_class(a.dtype) != PX_DTYPE_CLASS_FLOAT;
+    const char* to = px_dtype_name(to_b ? b.dtype : a.dtype);
+    fail(PX_ERROR_DTYPE, name_of(op), ": dtypes differ, ", px_dtype_name(a.dtype), " and ", px_dtype_name(b.dtype),
+         "; cast one: px_cast in C, x.astype(DType::", to, ") in C++, x.astype('", to, "') in Python");
 }
 
 // Queues `op` on `dev` after checking that its plugin supports it.

@@ -230,6 +230,10 @@ TEST_CASE("a hint names the C function for C callers and the call in C++ and in 
     CHECK(px_binary(PX_OP_ADD, a, b, &out) == PX_ERROR_DTYPE);
     CHECK(says("px_binary: add: dtypes differ, float32 and int32; cast one: px_cast in C, x.astype(DType::float32) in "
                "C++, x.astype('float32') in Python"));
+    // The integer input first: the cast suggested is still to the float dtype.
+    CHECK(px_binary(PX_OP_ADD, b, a, &out) == PX_ERROR_DTYPE);
+    CHECK(says("px_binary: add: dtypes differ, int32 and float32; cast one: px_cast in C, x.astype(DType::float32) in "
+               "C++, x.astype('float32') in Python"));
     CHECK(out == nullptr);
     for (px_tensor* t : {a, b, theirs, on1}) px_tensor_release(t);
     REQUIRE(px_runtime_destroy(other) == PX_OK);

@@ -464,3 +464,33 @@ def test_collect_params_reads_as_a_dict_and_a_shared_block_has_its_parameters_on
     opt.step()
     assert abs(shared.weight.data().asnumpy() - lin.weight.detach().numpy()).max() < 1e-6
     assert abs(shared.bias.data().asnumpy() - lin.bias.detach().numpy()).max() < 1e-6
+
+
+def test_softmax_over_the_last_axis_of_any_rank_and_norm_at_zero_match_pytorch():
+    np, torch = need("numpy"), need("torch")
+    rng = np.random.RandomState(0)
+    for shape in [(5,), (3, 4), (2, 3, 4)]:
+        xn, wn = rng.randn(*shape), rng.randn(*shape)
+        x = plexus.array(xn, dtype="float64")
+        x.attach_grad()
+        with autograd.record():
+            y = (plexus.softmax(x) * plexus.array(wn, dtype="float64")).sum()
+        y.backward()
+        xt = torch.tensor(xn, requires_grad=True)
+        (torch.softmax(xt, -1) * torch.tensor(wn)).sum().backward()
+        assert np.abs(plexus.softmax(x).asnumpy() - torch.softmax(torch.tensor(xn), -1).numpy()).max() < 1e-15
+        assert np.abs(x.grad.asnumpy() - xt.grad.numpy()).max() < 1e-15
+    with pytest.raises(plexus.ShapeError):
+        plexus.softmax(plexus.array(1.0))
+    # norm: x / norm, and 0 at x = 0 as PyTorch's (not NaN); a NaN still gives NaN.
+    for v in [[0.0, 0.0, 0.0], [3.0, -4.0]]:
+        x = plexus.array(v, dtype="float64")
+        x.attach_grad()
+        with autograd.record():
+            n = plexus.norm(x)
+        n.backward()
+        xt = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+        torch.linalg.norm(xt).backward()
+        assert n.item() == torch.linalg.norm(xt).item()
+        assert np.abs(x.grad.asnumpy() - xt.grad.numpy()).max() < 1e-15
+    assert np.isnan(plexus.norm(plexus.array([float("nan"), 1.0])).item())

@@ -116,7 +116,7 @@ def test_errors_are_plexus_types_and_builtin_kinds():
     assert isinstance(e.value, TypeError) and "'complex64' is not a Plexus dtype" in str(e.value)
     with pytest.raises(TypeError) as e:
         plexus.ones(3, dtype="int32") @ plexus.ones(3, dtype="int32").reshape(3, 1).astype("float32")
-    assert "x.astype('int32') in Python" in str(e.value)  # the hint names the Python call, beside C's and C++'s
+    assert "x.astype('float32') in Python" in str(e.value)  # the Python call, to the float dtype
     # Values that are not numbers: NumPy's refusal, named (it was pybind11's internal error).
     np = need("numpy")
     for make in (lambda: plexus.array(np.array(["cat", "dog"])),

@@ -50,10 +50,15 @@ inline Tensor argmin(const Tensor& x, int axis, bool keepdims = false) {
 }
 
 // The square root of the sum of squares of every element (the Frobenius
-// norm of a matrix), as x.norm() in MXNet and PyTorch.
-inline Tensor norm(const Tensor& x) { return (x * x).sum().sqrt(); }
+// norm of a matrix), as x.norm() in MXNet and PyTorch. Its gradient is
+// x / norm, and 0 at x = 0 (PyTorch's) rather than 0 * inf = NaN: where the
+// sum is 0 the root is taken of 1 and not used.
+inline Tensor norm(const Tensor& x) {
+    const Tensor s = (x * x).sum(), zero = zeros_like(s), at_zero = equal(s, zero);
+    return where(at_zero, zero, where(at_zero, ones_like(s), s).sqrt());
+}
 
-// exp(x - max) / sum(exp(x - max)) over the last axis of (N, C) logits, as
+// exp(x - max) / sum(exp(x - max)) over the last axis, as
 // exp(log_softmax(x)): numerically stable, with log_softmax's gradient.
 inline Tensor softmax(const Tensor& x) { return log_softmax(x).exp(); }
 

@@ -94,8 +94,15 @@ inline Tensor bias_relu_max_pool2d(const Tensor& x, const Tensor& b, Pair2 size,
     return out;
 }
 
-// Over the last axis of (N,C).
+// Over the last axis: of (N,C) by the op, of any other rank >= 1 as the
+// rows (every leading axis together) of a view of it.
 inline Tensor log_softmax(const Tensor& x) {
+    const Shape s = x.shape();
+    if (!s.empty() && s.size() != 2) {
+        int64_t rows = 1;
+        for (size_t i = 0; i + 1 < s.size(); ++i) rows *= s[i];
+        return log_softmax(x.reshape({rows, s.back()})).reshape(s);
+    }
     Tensor out = Tensor::wrap([&](px_tensor** o) { return px_log_softmax(x.need(), o); });
     if (!autograd::detail::wanted({&x})) return out;
     Tensor y = out.detach();
