@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -311,6 +312,29 @@ std::string printed(const Tensor& t) {
 
 // ---- indexing: x[i], x[a:b] along the first axis ----
 
+// An integer tensor as the operand of Python's true division: in float64.
+Tensor as_quotient(const Tensor& t) { return is_floating(t.dtype()) ? t : t.astype(DType::float64); }
+
+// Python's `//` on integer tensors, as NumPy's: the quotient rounded toward
+// minus infinity (the op table's div truncates toward zero: one less where
+// the remainder is nonzero and of the other sign than the divisor). A zero
+// divisor fails on the device, as div does.
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+    if (is_floating(a.dtype()) || is_floating(b.dtype()))
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "// takes integer tensors, got " + std::string(plexus::name(a.dtype())) +
+                                                     " and " + plexus::name(b.dtype()) + " (floats: there is no floor op; use /)");
+    const Tensor q = a / b, r = a - q * b;
+    const Tensor nonzero = (r < 0.0) + (r > 0.0), differ = plexus::not_equal(r < 0.0, b < 0.0);
+    return q - (nonzero * differ).astype(q.dtype());
+}
+
+Tensor floor_divide(const Tensor& a, double b, bool scalar_first) {
+    if (b != std::floor(b) || !std::isfinite(b))
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "// takes integers, got " + py::str(py::float_(b)).cast<std::string>());
+    const Tensor s = plexus::full(plexus::Shape{}, b, a.device(), a.dtype());
+    return scalar_first ? floor_divide(s, a) : floor_divide(a, s);
+}
+
 Tensor getitem(const Tensor& t, const py::object& key) {
     Shape s = t.shape();
     if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be indexed");
@@ -457,9 +481,18 @@ PYBIND11_MODULE(_plexus, m) {
         .def("__mul__", [](const Tensor& a, const Tensor& b) { return a * b; }, py::is_operator())
         .def("__mul__", [](const Tensor& a, double b) { return a * b; }, py::is_operator())
         .def("__rmul__", [](const Tensor& a, double b) { return b * a; }, py::is_operator())
-        .def("__truediv__", [](const Tensor& a, const Tensor& b) { return a / b; }, py::is_operator())
-        .def("__truediv__", [](const Tensor& a, double b) { return a / b; }, py::is_operator())
-        .def("__rtruediv__", [](const Tensor& a, double b) { return b / a; }, py::is_operator())
+        // Python's `/` is true division, as NumPy's: integer tensors divide in
+        // float64 (`arange(4, dtype='int32') / 2` is [0. 0.5 1. 1.5]); C and C++
+        // keep C's truncating integer division.
+        .def("__truediv__", [](const Tensor& a, const Tensor& b) {
+            if (!is_floating(a.dtype()) && !is_floating(b.dtype())) return a.astype(DType::float64) / b.astype(DType::float64);
+            return a / b;
+        }, py::is_operator())
+        .def("__truediv__", [](const Tensor& a, double b) { return as_quotient(a) / b; }, py::is_operator())
+        .def("__rtruediv__", [](const Tensor& a, double b) { return b / as_quotient(a); }, py::is_operator())
+        .def("__floordiv__", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); }, py::is_operator())
+        .def("__floordiv__", [](const Tensor& a, double b) { return floor_divide(a, b, false); }, py::is_operator())
+        .def("__rfloordiv__", [](const Tensor& a, double b) { return floor_divide(a, b, true); }, py::is_operator())
         .def("__pow__", [](const Tensor& a, const Tensor& b) { return a.pow(b); }, py::is_operator())
         .def("__pow__", [](const Tensor& a, double b) { return a.pow(b); }, py::is_operator())
         .def("__rpow__", [](const Tensor& a, double b) { return plexus::pow(b, a); }, py::is_operator())

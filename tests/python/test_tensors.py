@@ -154,7 +154,7 @@ def test_errors_are_plexus_types_and_builtin_kinds():
 
 def test_a_failure_on_the_device_is_a_device_error_at_the_wait():
     zero = plexus.zeros(4, dtype="int32")
-    quotient = plexus.ones(4, dtype="int32") / zero  # integer division by zero fails on the device
+    quotient = plexus.ones(4, dtype="int32") // zero  # integer division by zero fails on the device
     with pytest.raises(plexus.DeviceError) as e:
         quotient.asnumpy()
     assert isinstance(e.value, RuntimeError) and "div" in str(e.value)
@@ -279,3 +279,31 @@ def test_an_index_other_than_an_int_or_a_slice_is_an_index_error_naming_the_alte
             a[key]
     with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 of size 3"):
         a[-4]
+
+
+def test_true_division_of_integer_tensors_is_numpys():
+    np = need("numpy")
+    i, j = plexus.arange(-3, 4, dtype="int32"), plexus.array([2, -2, 3, 1, 5, -4, 2], dtype="int64")
+    ni, nj = i.asnumpy(), j.asnumpy()
+    for got, want in [(i / 2, ni / 2), (7 / plexus.array([2, 4], dtype="uint8"), 7 / np.array([2, 4], np.uint8)),
+                      (i / j.astype("int32"), ni / nj.astype(np.int32)), (j / j, nj / nj), (i / 0.5, ni / 0.5)]:
+        assert got.dtype == "float64" and got.asnumpy().tolist() == want.tolist()
+    f = plexus.arange(4, dtype="float32")
+    assert (f / 2).dtype == "float32" and (f / 2).asnumpy().tolist() == [0, 0.5, 1, 1.5]
+    with pytest.raises(plexus.DTypeError):  # mixed dtypes are still cast explicitly
+        f / plexus.arange(4, dtype="int32")
+
+
+def test_floor_division_of_integer_tensors_is_numpys():
+    np = need("numpy")
+    a = plexus.array([-7, -6, -1, 0, 1, 6, 7, 9], dtype="int32")
+    b = plexus.array([2, -2, 3, -4, 4, -5, 7, -2], dtype="int32")
+    na, nb = a.asnumpy(), b.asnumpy()
+    for got, want in [(a // b, na // nb), (a // 2, na // 2), (a // -3, na // -3), (-7 // b, -7 // nb),
+                      (a.astype("int64") // b.astype("int64"), na.astype(np.int64) // nb.astype(np.int64)),
+                      (plexus.array([7, 200], dtype="uint8") // 3, np.array([7, 200], np.uint8) // 3)]:
+        assert got.dtype == want.dtype and got.asnumpy().tolist() == want.tolist()
+    with pytest.raises(plexus.DTypeError, match="// takes integer tensors, got float32 and float32"):
+        plexus.ones(2) // plexus.ones(2)
+    with pytest.raises(plexus.DTypeError, match=r"// takes integers, got 0\.5"):
+        a // 0.5
