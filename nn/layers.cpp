@@ -200,6 +200,18 @@ std::string Dropout::describe() const { return "Dropout(" + std::to_string(rate_
 
 // ---- Sequential ----
 
+void Block::register_child_shared(const std::string& name, std::shared_ptr<Block> block) {
+    if (!block) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "register_child: the block '" + name + "' is null");
+    if (block.get() == this)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "register_child: a block cannot be its own child ('" + name + "')");
+    for (auto& [n, b] : children_)
+        if (n == name) {  // assigned again: the new block replaces the old one, as an attribute does
+            b = std::move(block);
+            return;
+        }
+    children_.emplace_back(name, std::move(block));
+}
+
 void Sequential::add_shared(std::shared_ptr<Block> b) {
     if (!b) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Sequential::add_shared: the block is null");
     children_.emplace_back(std::to_string(children_.size()), std::move(b));

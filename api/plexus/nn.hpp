@@ -163,6 +163,9 @@ protected:
         children_.emplace_back(name, made);
         return made;
     }
+    // Makes an existing block a child named `name` (shared, not copied: a
+    // block that is also a child elsewhere keeps one set of parameters).
+    void register_child_shared(const std::string& name, std::shared_ptr<Block> block);
     // The registered children, in order.
     const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children() const { return children_; }
 

@@ -47,6 +47,15 @@ def _params_reset_ctx(self, device):
     ParameterDict._reset_ctx_raw(self, _devices(device, None))
 
 
+def _block_setattr(self, name, value):
+    """A Block written in Python: a Block assigned to an attribute becomes a child (its parameters named
+    "attribute.weight", ...), as in Gluon."""
+    if isinstance(value, Block) and not name.startswith("_"):
+        self._register_child(name, value)
+    object.__setattr__(self, name, value)
+
+
+Block.__setattr__ = _block_setattr
 Block.initialize = _initialize
 Block.load_parameters = _load_parameters
 Block.reset_ctx = _reset_ctx

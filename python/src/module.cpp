@@ -382,6 +382,23 @@ struct AutocastManager {
     void exit() { scope.reset(); }
 };
 
+// A Block written in Python, as in Gluon and d2l: a subclass calls
+// super().__init__(), assigns its child blocks as attributes (plexus/nn.py
+// registers them) and defines forward(x).
+class PyBlock : public plexus::nn::Block {
+public:
+    Tensor forward(const Tensor& x) override { PYBIND11_OVERRIDE_PURE(Tensor, plexus::nn::Block, forward, x); }
+    std::string describe() const override {
+        py::gil_scoped_acquire gil;
+        if (py::function own = py::get_override(static_cast<const plexus::nn::Block*>(this), "describe"))
+            return own().cast<std::string>();
+        return py::str(py::type::of(py::cast(this)).attr("__name__"));
+    }
+    void add_child(const std::string& name, std::shared_ptr<plexus::nn::Block> block) {
+        register_child_shared(name, std::move(block));
+    }
+};
+
 template <class B>
 using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
@@ -660,7 +677,13 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("devices"), py::arg("force_reinit") = false)
         .def("reset_ctx", [](nn::ParameterDict& d, const std::vector<Device>& ds) { d.reset_ctx(ds); });
 
-    py::class_<nn::Block, std::shared_ptr<nn::Block>>(mnn, "Block")
+    py::class_<nn::Block, PyBlock, std::shared_ptr<nn::Block>>(mnn, "Block")
+        .def(py::init<>())
+        .def("_register_child", [](nn::Block& self, const std::string& name, std::shared_ptr<nn::Block> child) {
+            auto* own = dynamic_cast<PyBlock*>(&self);
+            if (!own) throw py::type_error("only a Block written in Python registers children this way");
+            own->add_child(name, std::move(child));
+        })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
         .def("forward", [](nn::Block& b, const Tensor& x) { return b.forward(x); })
         .def("collect_params", &nn::Block::collect_params, py::keep_alive<0, 1>())
@@ -729,8 +752,12 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("strides") = 1);
     BlockClass<nn::Sequential>(mnn, "Sequential")
         .def(py::init<>())
-        .def("add", [](nn::Sequential& s, const py::args& blocks) {
-            for (auto b : blocks) s.add_shared(b.cast<std::shared_ptr<nn::Block>>());
+        .def("add", [](py::object self, const py::args& blocks) {
+            auto& s = self.cast<nn::Sequential&>();
+            for (auto b : blocks) {
+                s.add_shared(b.cast<std::shared_ptr<nn::Block>>());
+                py::detail::keep_alive_impl(self, b);  // a block written in Python lives in its Python object
+            }
         })
         .def("__len__", &nn::Sequential::size)
         .def("__getitem__", [](nn::Sequential& s, size_t i) -> nn::Block& {

@@ -494,3 +494,80 @@ def test_softmax_over_the_last_axis_of_any_rank_and_norm_at_zero_match_pytorch()
         assert n.item() == torch.linalg.norm(xt).item()
         assert np.abs(x.grad.asnumpy() - xt.grad.numpy()).max() < 1e-15
     assert np.isnan(plexus.norm(plexus.array([float("nan"), 1.0])).item())
+
+
+def test_a_block_written_in_python_as_d2l_writes_one():
+    np = need("numpy")
+    import gc
+
+    class MLP(nn.Block):  # d2l 5.1
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.hidden = nn.Dense(8, activation="relu")
+            self.output = nn.Dense(3)
+
+        def forward(self, x):
+            return self.output(self.hidden(x))
+
+    class Scaled(nn.Block):  # a constant tensor and a child used twice, as d2l's FixedHiddenMLP
+        def __init__(self):
+            super().__init__()
+            self.factor = plexus.array([2.0])
+            self.mlp = MLP()
+
+        def forward(self, x):
+            return self.mlp(x) * self.factor
+
+    net = nn.Sequential()
+    net.add(Scaled(), nn.Dense(2))  # nothing else holds the Python blocks
+    gc.collect()
+    net.initialize()
+    x = plexus.random.uniform(size=(4, 5))
+    keys = ["0.mlp.hidden.weight", "0.mlp.hidden.bias", "0.mlp.output.weight", "0.mlp.output.bias", "1.weight", "1.bias"]
+    assert net(x).shape == (4, 2) and net.collect_params().keys() == keys
+    p = {k: v.data().asnumpy() for k, v in net.collect_params().items()}
+    h = np.maximum(x.asnumpy() @ p[keys[0]].T + p[keys[1]], 0)
+    want = ((h @ p[keys[2]].T + p[keys[3]]) * 2) @ p[keys[4]].T + p[keys[5]]
+    assert np.abs(net(x).asnumpy() - want).max() < 1e-5
+    assert repr(net[0]) == "Scaled"
+    # Trains, saves and loads like any network.
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    before = net.collect_params()[keys[0]].data().asnumpy()
+    trainer.step(4)
+    assert np.abs(net.collect_params()[keys[0]].data().asnumpy() - before).max() > 0
+    other = nn.Sequential()
+    other.add(Scaled(), nn.Dense(2))
+    path = "/tmp/plexus-python-block-%d.params" % os.getpid()
+    try:
+        net.save_parameters(path)
+        other.load_parameters(path)
+    finally:
+        os.remove(path)
+    assert np.abs(other(x).asnumpy() - net(x).asnumpy()).max() == 0
+    # A child assigned again replaces the first.
+    m = MLP()
+    m.output = nn.Dense(4)
+    m.initialize()
+    assert m(x).shape == (4, 4) and len(m.collect_params().keys()) == 4
+
+    class NoForward(nn.Block):
+        pass
+
+    with pytest.raises(RuntimeError, match="pure virtual function"):
+        NoForward()(x)
+
+    class NoSuperInit(nn.Block):
+        def __init__(self):
+            pass
+
+    with pytest.raises(TypeError, match="__init__\\(\\) must be called"):
+        NoSuperInit()
+    with pytest.raises(TypeError, match="only a Block written in Python"):
+        nn.Dense(2)._register_child("x", nn.Dense(2))
+    with pytest.raises(plexus.Error, match="a block cannot be its own child \\('me'\\)"):
+        m.me = m
+    with pytest.raises(plexus.Error, match="the block 'x' is null"):
+        m._register_child("x", None)

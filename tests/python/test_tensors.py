@@ -307,3 +307,12 @@ def test_floor_division_of_integer_tensors_is_numpys():
         plexus.ones(2) // plexus.ones(2)
     with pytest.raises(plexus.DTypeError, match=r"// takes integers, got 0\.5"):
         a // 0.5
+
+
+def test_random_takes_numpys_size_as_well_as_shape():
+    assert plexus.random.uniform(size=(2, 3)).shape == (2, 3)
+    assert plexus.random.normal(0, 1, size=4).shape == (4,)
+    assert plexus.random.uniform(0, 1, (3,)).shape == (3,)
+    assert plexus.random.normal().shape == (1,)
+    with pytest.raises(TypeError, match="not both"):
+        plexus.random.uniform(shape=(2,), size=(2,))
