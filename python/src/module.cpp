@@ -312,6 +312,12 @@ std::string printed(const Tensor& t) {
 
 // ---- indexing: x[i], x[a:b] along the first axis ----
 
+py::object as_in_context(const py::object& self, Device d) {
+    const Tensor& t = self.cast<const Tensor&>();
+    Tensor moved = t.as_in_context(d);
+    return moved.is(t) ? self : py::cast(std::move(moved));
+}
+
 // An integer tensor as the operand of Python's true division: in float64.
 Tensor as_quotient(const Tensor& t) { return is_floating(t.dtype()) ? t : t.astype(DType::float64); }
 
@@ -460,8 +466,9 @@ PYBIND11_MODULE(_plexus, m) {
             return s[0];
         })
         .def("copyto", &Tensor::copyto, py::arg("device"))
-        .def("as_in_context", &Tensor::as_in_context, py::arg("device"))
-        .def("as_in_ctx", &Tensor::as_in_context, py::arg("device"))
+        // The very Python object when the tensor is already there (d2l: `Z.as_in_ctx(ctx) is Z`).
+        .def("as_in_context", &as_in_context, py::arg("device"))
+        .def("as_in_ctx", &as_in_context, py::arg("device"))
         .def("asnumpy", &asnumpy)
         .def("__array__", [](const Tensor& t, const py::object& dtype) {
             py::array a = asnumpy(t);

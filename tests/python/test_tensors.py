@@ -316,3 +316,9 @@ def test_random_takes_numpys_size_as_well_as_shape():
     assert plexus.random.normal().shape == (1,)
     with pytest.raises(TypeError, match="not both"):
         plexus.random.uniform(shape=(2,), size=(2,))
+
+
+def test_as_in_context_gives_the_same_object_when_the_tensor_is_there():
+    z = plexus.ones(3)
+    assert z.as_in_ctx(plexus.cpu()) is z and z.as_in_context(plexus.cpu(0)) is z  # d2l: Z.as_in_ctx(ctx) is Z
+    assert z.copyto(plexus.cpu()) is not z
