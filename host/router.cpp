@@ -20,6 +20,14 @@ px_tensor_desc broadcast_desc(const TensorObj& t, const Shape& out) {
     return d;
 }
 
+// Whether an integer dtype holds `v` exactly: a whole number in its range.
+bool integer_dtype_holds(int32_t dtype, double v) {
+    if (!std::isfinite(v) || v != std::floor(v)) return false;
+    const int bits = 8 * static_cast<int>(px_dtype_size(dtype));
+    if (px_dtype_class(dtype) == PX_DTYPE_CLASS_UNSIGNED) return v >= 0 && v < std::ldexp(1.0, bits);
+    return v >= -std::ldexp(1.0, bits - 1) && v < std::ldexp(1.0, bits - 1);
+}
+
 }  // namespace
 
 TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, const void* data,
@@ -170,10 +178,13 @@ TensorObj* binary_scalar(px_op op, const TensorObj& a, double scalar, bool scala
     if (!in_family(op, PX_FAMILY_BINARY))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a binary elementwise op");
-    // An integer tensor with a scalar that has a fraction (or is not finite)
-    // computes in float64, as NumPy promotes: int32 * 0.5 is never [0 0].
-    if (px_dtype_class(a.dtype) != PX_DTYPE_CLASS_FLOAT && !(std::isfinite(scalar) && scalar == std::floor(scalar))) {
-        Owned wide(cast(a, PX_FLOAT64));
+    // An integer tensor with a scalar it cannot hold computes in a dtype that
+    // can, as NumPy promotes: with a fraction, an infinity or a NaN in float64
+    // (int32 * 0.5 is never [0 0]); with a whole number outside the dtype's
+    // range in int64, or float64 beyond int64's (uint8 + 300 is 300).
+    if (px_dtype_class(a.dtype) != PX_DTYPE_CLASS_FLOAT && !integer_dtype_holds(a.dtype, scalar)) {
+        const bool whole = std::isfinite(scalar) && scalar == std::floor(scalar);
+        Owned wide(cast(a, whole && integer_dtype_holds(PX_INT64, scalar) ? PX_INT64 : PX_FLOAT64));
         return binary_scalar(op, *wide, scalar, scalar_first);
     }
     check_accepts(op, a.dtype);

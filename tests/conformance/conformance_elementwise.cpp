@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "conformance.hpp"
+#include "opened_plugin.hpp"
 
 using namespace plexus;
 using pxtest::values;
@@ -225,19 +226,72 @@ TEST_CASE("integer add, sub, mul, neg, abs and sum wrap like two's complement", 
     CHECK(big.binary_op(PX_OP_ADD, big).to_vector<int64_t>() == std::vector<int64_t>{-2, 2, 4});
 }
 
+namespace {
+
+// `op` of a vector of `values` (as `dtype`) and `scalar` (first when
+// scalar_first), called on the plugin itself: the host promotes an integer
+// tensor whose dtype cannot hold the scalar before it calls a plugin, so
+// only a direct call reaches the plugin's conversion of it.
+template <class T>
+std::vector<T> scalar_op_on_the_plugin(int32_t op, int32_t dtype, const std::vector<T>& values, double scalar,
+                                       bool scalar_first) {
+    pxconf::Opened p;
+    const uint64_t bytes = values.size() * sizeof(T);
+    px_plugin_buffer *in = nullptr, *out = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, bytes, &in, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, bytes, &out, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, in, 0, values.data(), bytes, &p.err) == PX_OK);
+    const px_tensor_desc a = pxconf::vector_desc(in, dtype, int64_t(values.size()));
+    const px_tensor_desc y = pxconf::vector_desc(out, dtype, int64_t(values.size()));
+    const px_binary_attrs attrs{sizeof(px_binary_attrs), scalar_first ? 1 : 2, scalar};
+    const px_op_call call{sizeof(px_op_call), op, p.device, 1, &a, 1, &y, &attrs};
+    INFO("the plugin said: " << p.err.message);
+    REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+    std::vector<T> got(values.size());
+    REQUIRE(p.api->copy_to_host(p.ctx, out, 0, got.data(), bytes, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, in, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, out, &p.err) == PX_OK);
+    return got;
+}
+
+}  // namespace
+
 // A whole-number scalar operand becomes the tensor's dtype as CAST would
 // make it: out of range it saturates (converting it plainly is undefined).
-// A NaN, an infinity or a fraction makes the host compute in float64.
 TEST_CASE("a scalar operand is converted to the tensor's dtype, saturating", "[conformance][elementwise][R10]") {
-    PX_NEEDS({PX_OP_MUL, DType::int32}, {PX_OP_SUB, DType::uint8}, {PX_OP_MUL, DType::float64}, {PX_OP_CAST, DType::float64});
+    PX_NEEDS({PX_OP_MUL, DType::int32}, {PX_OP_SUB, DType::uint8});
+    const std::vector<int32_t> a{1, -1};
+    CHECK(scalar_op_on_the_plugin(PX_OP_MUL, PX_INT32, a, 1e300, false) == std::vector<int32_t>{INT32_MAX, -INT32_MAX});
+    // -INT32_MIN wraps
+    CHECK(scalar_op_on_the_plugin(PX_OP_MUL, PX_INT32, a, -1e300, false) == std::vector<int32_t>{INT32_MIN, INT32_MIN});
+    const std::vector<uint8_t> u{200, 7};
+    CHECK(scalar_op_on_the_plugin(PX_OP_SUB, PX_UINT8, u, 1e300, false) == std::vector<uint8_t>{201, 8});  // u - 255
+    CHECK(scalar_op_on_the_plugin(PX_OP_SUB, PX_UINT8, u, -5.0, true) == std::vector<uint8_t>{56, 249});   // 0 - u
+}
+
+// Through the host, an integer tensor with a scalar its dtype cannot hold
+// computes in a dtype that can: int64 for a whole number, float64 for a
+// fraction, an infinity or a NaN, or a whole number beyond int64.
+TEST_CASE("an integer tensor with a scalar its dtype cannot hold computes in one that can", "[conformance][elementwise][R10]") {
+    PX_NEEDS({PX_OP_MUL, DType::int64}, {PX_OP_ADD, DType::int64}, {PX_OP_SUB, DType::int64}, {PX_OP_GT, DType::int64},
+             {PX_OP_MUL, DType::float64}, {PX_OP_CAST, DType::int64}, {PX_OP_CAST, DType::float64});
     Device dev = pxtest::device_under_test();
     Tensor a = array(std::vector<int32_t>{1, -1}, {}, dev);
-    CHECK((a * 1e300).to_vector<int32_t>() == std::vector<int32_t>{INT32_MAX, -INT32_MAX});
-    CHECK((a * -1e300).to_vector<int32_t>() == std::vector<int32_t>{INT32_MIN, INT32_MIN});  // -INT32_MIN wraps
-    const Tensor nan = a * std::nan("");
+    const Tensor big = a * 1e10, huge = a * 1e300, nan = a * std::nan("");
+    CHECK(big.dtype() == DType::int64);
+    CHECK(big.to_vector<int64_t>() == std::vector<int64_t>{10000000000LL, -10000000000LL});
+    CHECK(huge.dtype() == DType::float64);
+    CHECK(huge.to_vector<double>() == std::vector<double>{1e300, -1e300});
     CHECK(nan.dtype() == DType::float64);
     CHECK(std::isnan(nan.to_vector<double>()[0]));
     Tensor u = array(std::vector<uint8_t>{200, 7}, {}, dev);
-    CHECK((u - 1e300).to_vector<uint8_t>() == std::vector<uint8_t>{201, 8});  // u - 255, wrapping
-    CHECK((-5.0 - u).to_vector<uint8_t>() == std::vector<uint8_t>{56, 249});  // 0 - u, wrapping
+    CHECK((u + 300.0).to_vector<int64_t>() == std::vector<int64_t>{500, 307});
+    CHECK((-5.0 - u).to_vector<int64_t>() == std::vector<int64_t>{-205, -12});
+    CHECK((u > 300.0).to_vector<uint8_t>() == std::vector<uint8_t>{0, 0});
+    // A scalar the dtype holds keeps it: the edges of int32 and uint8.
+    CHECK((a * 2147483647.0).dtype() == DType::int32);
+    CHECK((a + -2147483648.0).to_vector<int32_t>() == std::vector<int32_t>{-2147483647, 2147483647});  // wraps
+    CHECK((u + 255.0).dtype() == DType::uint8);
+    CHECK((a * 2147483648.0).dtype() == DType::int64);
 }
