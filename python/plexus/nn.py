@@ -23,14 +23,32 @@ def _devices(device, ctx):
 def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
     """Makes the parameters on `device` (a device or a list of them; ctx= as in Gluon; default cpu(0)).
     Weights are Xavier-uniform and biases zero; `init` is accepted for Gluon's spelling and must be None
-    or 'xavier'."""
+    or 'xavier'. As in Gluon, parameters already initialized are left alone with a warning unless
+    force_reinit=True (the others, of blocks added since, are initialized)."""
     if init not in (None, "xavier") and not (hasattr(init, "__class__") and init.__class__.__name__ == "Xavier"):
         raise ValueError("initialize: only the Xavier-uniform initializer is offered, got %r" % (init,))
-    self._initialize(_devices(device, ctx), force_reinit)
+    devices = _devices(device, ctx)
+    if force_reinit:
+        self._initialize(devices, True)
+        return
+    params = self.collect_params()
+    done = [name for name, p in params.items() if p._initialized]
+    if done:
+        import warnings
+        warnings.warn("initialize: %s already initialized, left as they are (force_reinit=True initializes them "
+                      "again)" % ", ".join(done), stacklevel=2)
+    for name, p in params.items():
+        if not p._initialized:
+            p._initialize(devices, False)
 
 
 def _load_parameters(self, filename, device=None, ctx=None):
-    """Reads parameters saved by save_parameters onto `device` (or a list of devices)."""
+    """Reads parameters saved by save_parameters onto `device` (or a list of devices). A file that is not
+    there is a FileNotFoundError, as for open()."""
+    import os
+    if not os.path.exists(filename):
+        import errno
+        raise FileNotFoundError(errno.ENOENT, "load_parameters: no such file", filename)
     self._load_parameters(filename, _devices(device, ctx))
 
 

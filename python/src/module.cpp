@@ -641,6 +641,8 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("device") = py::none())
         .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.grad(*d) : p.grad(); },
              py::arg("device") = py::none())
+        .def_property_readonly("_initialized", &nn::Parameter::initialized)
+        .def("_initialize", [](nn::Parameter& p, const std::vector<Device>& ds, bool force) { p.initialize(ds, force); })
         .def("list_data", &nn::Parameter::list_data)
         .def("list_grad", &nn::Parameter::list_grad)
         .def("list_ctx", &nn::Parameter::devices)

@@ -81,8 +81,11 @@ def test_a_small_network_learns_and_its_parameters_round_trip_through_a_file(tmp
     assert (other(X.copyto(plexus.cpu(1))).asnumpy() == net(X).asnumpy()).all()
     other.reset_ctx(plexus.cpu(0))
     assert other[1].bias.data().device == plexus.cpu(0)
-    with pytest.raises(plexus.Error, match="nowhere"):
+    with pytest.raises(FileNotFoundError, match="nowhere"):
         other.load_parameters(str(tmp_path / "nowhere.params"))
+    (tmp_path / "garbage.params").write_bytes(b"not a parameter file")
+    with pytest.raises(plexus.Error, match="garbage"):  # a file that is there but wrong: Plexus's error
+        other.load_parameters(str(tmp_path / "garbage.params"))
 
 
 def test_data_parallel_step_over_two_devices():
@@ -571,3 +574,21 @@ def test_a_block_written_in_python_as_d2l_writes_one():
         m.me = m
     with pytest.raises(plexus.Error, match="the block 'x' is null"):
         m._register_child("x", None)
+
+
+def test_initialize_again_warns_and_initializes_only_what_is_new_as_gluon_and_a_missing_file_is_file_not_found():
+    np = need("numpy")
+    net = nn.Sequential()
+    net.add(nn.Dense(2, in_units=2))
+    net.initialize()
+    w = net[0].weight.data().asnumpy()
+    net.add(nn.Dense(3))  # added after the first initialize (d2l does this)
+    with pytest.warns(UserWarning, match="0.weight, 0.bias already initialized, left as they are"):
+        net.initialize()
+    assert (net[0].weight.data().asnumpy() == w).all()
+    assert net(plexus.ones((1, 2))).shape == (1, 3)  # the new layer was initialized (its shape at this first call)
+    net.initialize(force_reinit=True)
+    assert not (net[0].weight.data().asnumpy() == w).all()
+    with pytest.raises(FileNotFoundError, match="load_parameters: no such file"):
+        net.load_parameters("/nonexistent-folder/net.params")
+    assert np.isfinite(net[0].weight.data().asnumpy()).all()
