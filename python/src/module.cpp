@@ -310,7 +310,7 @@ std::string printed(const Tensor& t) {
     return plexus::values_string(t) + "\n" + plexus::describe(t);
 }
 
-// ---- indexing: x[i], x[a:b] along the first axis ----
+// ---- where Python's spelling differs from C++'s ----
 
 py::object as_in_context(const py::object& self, Device d) {
     const Tensor& t = self.cast<const Tensor&>();
@@ -340,6 +340,8 @@ Tensor floor_divide(const Tensor& a, double b, bool scalar_first) {
     const Tensor s = plexus::full(plexus::Shape{}, b, a.device(), a.dtype());
     return scalar_first ? floor_divide(s, a) : floor_divide(a, s);
 }
+
+// ---- indexing: x[i], x[a:b] along the first axis ----
 
 Tensor getitem(const Tensor& t, const py::object& key) {
     Shape s = t.shape();
