@@ -67,9 +67,14 @@ def _params_reset_ctx(self, device):
 
 def _block_setattr(self, name, value):
     """A Block written in Python: a Block assigned to an attribute becomes a child (its parameters named
-    "attribute.weight", ...), as in Gluon."""
-    if isinstance(value, Block) and not name.startswith("_"):
-        self._register_child(name, value)
+    "attribute.weight", ...), and a Parameter one of its own (named by its name), as in Gluon."""
+    if not name.startswith("_"):
+        if isinstance(value, Block):
+            self._register_child(name, value)
+        elif isinstance(value, Parameter):
+            self._register_param(value)
+            self.__dict__[name] = value  # owns it; `weight` and `bias` read back through Block's properties
+            return
     object.__setattr__(self, name, value)
 
 

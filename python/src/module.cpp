@@ -405,6 +405,30 @@ public:
     void add_child(const std::string& name, std::shared_ptr<plexus::nn::Block> block) {
         register_child_shared(name, std::move(block));
     }
+    // A parameter assigned as an attribute (d2l's custom layers); its Python
+    // object, in the block's __dict__, owns it.
+    void add_param(plexus::nn::Parameter* p) {
+        for (plexus::nn::Parameter* mine : params_)
+            if (mine->name() == p->name() && mine != p)
+                throw py::value_error("the block already has a parameter named '" + p->name() + "'");
+        if (std::find(params_.begin(), params_.end(), p) == params_.end()) params_.push_back(p);
+    }
+
+    // block.weight / block.bias: its parameter of that name.
+    plexus::nn::Parameter& weight() override { return named("weight", [this]() -> auto& { return Block::weight(); }); }
+    plexus::nn::Parameter& bias() override { return named("bias", [this]() -> auto& { return Block::bias(); }); }
+
+protected:
+    std::vector<plexus::nn::Parameter*> own_params() override { return params_; }
+
+private:
+    template <class Otherwise>
+    plexus::nn::Parameter& named(const char* name, Otherwise&& otherwise) {
+        for (plexus::nn::Parameter* p : params_)
+            if (p->name() == name) return *p;
+        return otherwise();
+    }
+    std::vector<plexus::nn::Parameter*> params_;
 };
 
 template <class B>
@@ -634,6 +658,23 @@ PYBIND11_MODULE(_plexus, m) {
     namespace nn = plexus::nn;
     py::module_ mnn = m.def_submodule("nn", "Gluon-style layers, parameters and the trainer");
     py::class_<nn::Parameter>(mnn, "Parameter")
+        // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.
+        .def(py::init([](const std::string& name, const std::vector<int64_t>& shape, const std::string& init,
+                         const std::string& grad_req) {
+                 for (int64_t d : shape)
+                     if (d <= 0) throw py::value_error("Parameter " + name + ": every dimension of the shape must be above 0");
+                 nn::Initializer made;
+                 if (init == "xavier") made.kind = nn::Initializer::xavier_uniform;
+                 else if (init == "zeros") made.kind = nn::Initializer::zeros;
+                 else if (init == "ones") made.kind = nn::Initializer::ones;
+                 else if (init == "normal") made.kind = nn::Initializer::normal;
+                 else throw py::value_error("Parameter " + name + ": init '" + init + "' is not xavier, zeros, ones or normal");
+                 if (grad_req != "write" && grad_req != "null")
+                     throw py::value_error("Parameter " + name + ": grad_req '" + grad_req + "' is not write or null");
+                 return std::make_unique<nn::Parameter>(name, Shape(shape), made,
+                                                        grad_req == "write" ? nn::GradReq::write : nn::GradReq::null);
+             }),
+             py::arg("name"), py::arg("shape"), py::arg("init") = "xavier", py::arg("grad_req") = "write")
         .def_property_readonly("name", &nn::Parameter::name)
         .def_property_readonly("shape", [](const nn::Parameter& p) { return shape_tuple(p.shape()); })
         .def_property_readonly("grad_req", [](const nn::Parameter& p) {
@@ -694,6 +735,11 @@ PYBIND11_MODULE(_plexus, m) {
             auto* own = dynamic_cast<PyBlock*>(&self);
             if (!own) throw py::type_error("only a Block written in Python registers children this way");
             own->add_child(name, std::move(child));
+        })
+        .def("_register_param", [](nn::Block& self, nn::Parameter& p) {
+            auto* own = dynamic_cast<PyBlock*>(&self);
+            if (!own) throw py::type_error("only a Block written in Python registers parameters this way");
+            own->add_param(&p);
         })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
         .def("forward", [](nn::Block& b, const Tensor& x) { return b.forward(x); })

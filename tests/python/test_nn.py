@@ -499,6 +499,18 @@ def test_softmax_over_the_last_axis_of_any_rank_and_norm_at_zero_match_pytorch()
     assert np.isnan(plexus.norm(plexus.array([float("nan"), 1.0])).item())
 
 
+def _loads_what_it_saved(net, other, x):
+    """`other` (the same layers) computes what `net` does once it loads the file `net` saved."""
+    np = need("numpy")
+    path = "/tmp/plexus-python-block-%d.params" % os.getpid()
+    try:
+        net.save_parameters(path)
+        other.load_parameters(path)
+    finally:
+        os.remove(path)
+    assert np.abs(other(x).asnumpy() - net(x).asnumpy()).max() == 0
+
+
 def test_a_block_written_in_python_as_d2l_writes_one():
     np = need("numpy")
     import gc
@@ -543,13 +555,7 @@ def test_a_block_written_in_python_as_d2l_writes_one():
     assert np.abs(net.collect_params()[keys[0]].data().asnumpy() - before).max() > 0
     other = nn.Sequential()
     other.add(Scaled(), nn.Dense(2))
-    path = "/tmp/plexus-python-block-%d.params" % os.getpid()
-    try:
-        net.save_parameters(path)
-        other.load_parameters(path)
-    finally:
-        os.remove(path)
-    assert np.abs(other(x).asnumpy() - net(x).asnumpy()).max() == 0
+    _loads_what_it_saved(net, other, x)
     # A child assigned again replaces the first.
     m = MLP()
     m.output = nn.Dense(4)
@@ -592,3 +598,54 @@ def test_initialize_again_warns_and_initializes_only_what_is_new_as_gluon_and_a_
     with pytest.raises(FileNotFoundError, match="load_parameters: no such file"):
         net.load_parameters("/nonexistent-folder/net.params")
     assert np.isfinite(net[0].weight.data().asnumpy()).all()
+
+
+def test_a_block_written_in_python_with_parameters_of_its_own_as_d2l_custom_layers():
+    np = need("numpy")
+
+    class MyDense(nn.Block):  # d2l 5.4
+        def __init__(self, units, in_units):
+            super().__init__()
+            self.weight = nn.Parameter("weight", shape=(in_units, units))
+            self.bias = nn.Parameter("bias", shape=(units,), init="ones")
+
+        def forward(self, x):
+            return plexus.relu(plexus.dot(x, self.weight.data()) + self.bias.data())
+
+    net = nn.Sequential()
+    net.add(MyDense(8, 5), MyDense(1, 8))
+    net.initialize()
+    assert net.collect_params().keys() == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert net[0].bias.data().asnumpy().tolist() == [1.0] * 8
+    x = plexus.random.uniform(size=(2, 5))
+    w0, b0, w1, b1 = (p.data().asnumpy() for p in net.collect_params().values())
+    want = np.maximum(np.maximum(x.asnumpy() @ w0 + b0, 0) @ w1 + b1, 0)
+    assert np.abs(net(x).asnumpy() - want).max() < 1e-5
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    trainer.step(2)
+    assert np.abs(net[0].weight.data().asnumpy() - w0).max() > 0
+    other = nn.Sequential()
+    other.add(MyDense(8, 5), MyDense(1, 8))
+    _loads_what_it_saved(net, other, x)
+
+    for kwargs, message in [(dict(shape=(0, 3)), "every dimension of the shape must be above 0"),
+                            (dict(shape=(2,), init="uniform"), "init 'uniform' is not xavier, zeros, ones or normal"),
+                            (dict(shape=(2,), grad_req="add"), "grad_req 'add' is not write or null")]:
+        with pytest.raises(ValueError, match=message):
+            nn.Parameter("w", **kwargs)
+
+    class Twice(nn.Block):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Parameter("w", shape=(2,))
+            self.b = nn.Parameter("w", shape=(2,))
+
+    with pytest.raises(ValueError, match="already has a parameter named 'w'"):
+        Twice()
+    with pytest.raises(TypeError, match="only a Block written in Python registers parameters"):
+        nn.Dense(2)._register_param(nn.Parameter("w", shape=(2,)))
+    with pytest.raises(plexus.Error, match="has no weight"):
+        nn.Sequential().weight
