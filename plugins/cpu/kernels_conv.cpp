@@ -109,6 +109,30 @@ void apart(const T* in, const ConvGeometry& g, int64_t count, T* y) {
         for (int64_t o = 0; o < g.o; ++o) copy_run(y + (k * g.o + o) * ohw, in + o * ld + k * ohw, ohw);
 }
 
+// How a call's images are grouped into products, the same for conv2d and
+// its gradients: the team, images per product, whether the input serves as
+// its own columns (a 1x1 stride-1 layer, one image at a time), and each
+// thread's scratch: the images' columns, then a group's output-side data
+// side by side.
+struct Grouping {
+    int team;
+    int64_t per;
+    bool direct;
+    size_t cols, sides;
+    explicit Grouping(const ConvGeometry& g)
+        : team(team_for(g.n)),
+          per(images_per_product(g, team)),
+          direct(g.is_identity_im2col() && per == 1),
+          cols(direct ? 0 : size_t(g.ckk() * per * g.ohw())),
+          sides(per > 1 ? size_t(g.o * per * g.ohw()) : 0) {}
+};
+
+// The columns of `count` images (C,H,W each, from x) side by side, rows `ld` apart.
+template <class T>
+void im2col_images(const T* x, const ConvGeometry& g, int64_t count, T* cols, int64_t ld) {
+    for (int64_t k = 0; k < count; ++k) im2col(x + k * g.c * g.h * g.w, g, cols + k * g.ohw(), ld);
+}
+
 template <class T>
 void conv_forward(const OpTask& t) {
     const Operand &x = t.in[0], &w = t.in[1], &y = t.out;
@@ -116,22 +140,17 @@ void conv_forward(const OpTask& t) {
     const T* px = reinterpret_cast<const T*>(x.data);
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* py = reinterpret_cast<T*>(y.data);
-    const int team = team_for(g.n);
-    const int64_t per = images_per_product(g, team);
-    const bool direct = g.is_identity_im2col() && per == 1;
-    // Scratch per thread: the images' columns side by side, then their outputs side by side.
-    const size_t cols = direct ? 0 : size_t(g.ckk() * per * g.ohw());
-    const ThreadScratch<T> scratch(t.scratch, team, cols + (per > 1 ? size_t(g.o * per * g.ohw()) : 0));
+    const Grouping gr(g);  // the side-by-side data: the group's outputs
+    const ThreadScratch<T> scratch(t.scratch, gr.team, gr.cols + gr.sides);
     const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
-    for_each_chunk<T>(g.n, per, scratch, [&](int64_t first, int64_t count, int, T* s) {
+    for_each_chunk<T>(g.n, gr.per, scratch, [&](int64_t first, int64_t count, int, T* s) {
         const int64_t ld = count * g.ohw();
         const T* xi = px + first * g.c * g.h * g.w;
-        if (!direct)
-            for (int64_t k = 0; k < count; ++k) im2col(xi + k * g.c * g.h * g.w, g, s + k * g.ohw(), ld);
+        if (!gr.direct) im2col_images(xi, g, count, s, ld);
         T* yi = py + first * g.o * g.ohw();
-        T* out = count == 1 ? yi : s + cols;
-        gemm(false, false, int(g.o), int(ld), int(g.ckk()), T(1), pw, int(g.ckk()), direct ? xi : s, int(ld), T(0), out,
-             int(ld));
+        T* out = count == 1 ? yi : s + gr.cols;
+        gemm(false, false, int(g.o), int(ld), int(g.ckk()), T(1), pw, int(g.ckk()), gr.direct ? xi : s, int(ld), T(0),
+             out, int(ld));
         if (count > 1) apart(out, g, count, yi);
     });
 }
@@ -143,19 +162,16 @@ void conv_backward_input(const OpTask& t) {
     const T* pdy = reinterpret_cast<const T*>(dy.data);
     const T* pw = reinterpret_cast<const T*>(w.data);
     T* pdx = reinterpret_cast<T*>(dx.data);
-    const int team = team_for(g.n);
-    const int64_t per = images_per_product(g, team), cols = g.ckk() * per * g.ohw();
-    const bool direct = g.is_identity_im2col() && per == 1;
-    // Scratch per thread: the images' columns, then their output gradients side by side.
-    const ThreadScratch<T> scratch(t.scratch, team, size_t(direct ? 0 : cols + (per > 1 ? g.o * per * g.ohw() : 0)));
+    const Grouping gr(g);  // the side-by-side data: the group's output gradients
+    const ThreadScratch<T> scratch(t.scratch, gr.team, gr.cols + gr.sides);
     const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
-    for_each_chunk<T>(g.n, per, scratch, [&](int64_t first, int64_t count, int, T* s) {
+    for_each_chunk<T>(g.n, gr.per, scratch, [&](int64_t first, int64_t count, int, T* s) {
         const int64_t ld = count * g.ohw();
-        const T* dys = side_by_side(pdy + first * g.o * g.ohw(), g, count, s + cols);
+        const T* dys = side_by_side(pdy + first * g.o * g.ohw(), g, count, s + gr.cols);
         T* dxi = pdx + first * g.c * g.h * g.w;
-        T* dst = direct ? dxi : s;
+        T* dst = gr.direct ? dxi : s;
         gemm(true, false, int(g.ckk()), int(ld), int(g.o), T(1), pw, int(g.ckk()), dys, int(ld), T(0), dst, int(ld));
-        if (direct) return;
+        if (gr.direct) return;
         std::fill(dxi, dxi + count * g.c * g.h * g.w, T(0));
         for (int64_t k = 0; k < count; ++k) col2im_add(s + k * g.ohw(), g, dxi + k * g.c * g.h * g.w, ld);
     });
@@ -169,28 +185,24 @@ void conv_backward_weight(const OpTask& t) {
     const T* px = reinterpret_cast<const T*>(x.data);
     T* pdw = reinterpret_cast<T*>(dw.data);
     const int64_t wsize = g.o * g.ckk();
-    const int team = team_for(g.n);
-    const int64_t per = images_per_product(g, team);
-    const bool direct = g.is_identity_im2col() && per == 1;
-    // Scratch per thread: the images' columns, their output gradients side by
-    // side, then the thread's partial dW.
-    const size_t cols = direct ? 0 : size_t(g.ckk() * per * g.ohw());
-    const size_t dys_size = per > 1 ? size_t(g.o * per * g.ohw()) : 0;
-    const ThreadScratch<T> scratch(t.scratch, team, cols + dys_size + size_t(wsize));
+    // The side-by-side data: the group's output gradients; after them in
+    // each thread's scratch, the thread's partial dW.
+    const Grouping gr(g);
+    const size_t partial = gr.cols + gr.sides;
+    const ThreadScratch<T> scratch(t.scratch, gr.team, partial + size_t(wsize));
     const BlasWork blas(scratch.threads());  // a gemm per thread of the team at once
-    for_each_chunk<T>(g.n, per, scratch, [&](int64_t first, int64_t count, int, T* s) {
+    for_each_chunk<T>(g.n, gr.per, scratch, [&](int64_t first, int64_t count, int, T* s) {
         const int64_t ld = count * g.ohw();
         const T* xi = px + first * g.c * g.h * g.w;
-        if (!direct)
-            for (int64_t k = 0; k < count; ++k) im2col(xi + k * g.c * g.h * g.w, g, s + k * g.ohw(), ld);
-        const T* dys = side_by_side(pdy + first * g.o * g.ohw(), g, count, s + cols);
-        gemm(false, true, int(g.o), int(g.ckk()), int(ld), T(1), dys, int(ld), direct ? xi : s, int(ld), T(1),
-             s + cols + dys_size, int(g.ckk()));
+        if (!gr.direct) im2col_images(xi, g, count, s, ld);
+        const T* dys = side_by_side(pdy + first * g.o * g.ohw(), g, count, s + gr.cols);
+        gemm(false, true, int(g.o), int(g.ckk()), int(ld), T(1), dys, int(ld), gr.direct ? xi : s, int(ld), T(1),
+             s + partial, int(g.ckk()));
     });
     // Partials added in thread order: the same result for the same thread count.
     std::fill(pdw, pdw + wsize, T(0));
     for (int k = 0; k < scratch.threads(); ++k) {
-        const T* part = scratch.part(k) + cols + dys_size;
+        const T* part = scratch.part(k) + partial;
         for (int64_t e = 0; e < wsize; ++e) pdw[e] += part[e];
     }
 }

@@ -415,18 +415,23 @@ public:
     }
 
     // block.weight / block.bias: its parameter of that name.
-    plexus::nn::Parameter& weight() override { return named("weight", [this]() -> auto& { return Block::weight(); }); }
-    plexus::nn::Parameter& bias() override { return named("bias", [this]() -> auto& { return Block::bias(); }); }
+    plexus::nn::Parameter& weight() override {
+        plexus::nn::Parameter* p = named("weight");
+        return p ? *p : Block::weight();
+    }
+    plexus::nn::Parameter& bias() override {
+        plexus::nn::Parameter* p = named("bias");
+        return p ? *p : Block::bias();
+    }
 
 protected:
     std::vector<plexus::nn::Parameter*> own_params() override { return params_; }
 
 private:
-    template <class Otherwise>
-    plexus::nn::Parameter& named(const char* name, Otherwise&& otherwise) {
+    plexus::nn::Parameter* named(const char* name) const {
         for (plexus::nn::Parameter* p : params_)
-            if (p->name() == name) return *p;
-        return otherwise();
+            if (p->name() == name) return p;
+        return nullptr;
     }
     std::vector<plexus::nn::Parameter*> params_;
 };
@@ -699,9 +704,11 @@ PYBIND11_MODULE(_plexus, m) {
     py::class_<nn::ParameterDict>(mnn, "ParameterDict")
         .def("__len__", &nn::ParameterDict::size)
         .def("__getitem__", [](const nn::ParameterDict& d, const std::string& name) -> nn::Parameter& {
-            for (const auto& [n, p] : d)
-                if (n == name) return *p;
-            throw py::key_error("no parameter named '" + name + "'");
+            try {
+                return d[name];
+            } catch (const plexus::InvalidArgumentError& e) {  // a name it lacks: a dict's KeyError
+                throw py::key_error(e.what());
+            }
         }, py::return_value_policy::reference_internal)
         .def("__contains__", [](const nn::ParameterDict& d, const std::string& name) {
             return std::any_of(d.begin(), d.end(), [&](const auto& item) { return item.first == name; });

@@ -544,7 +544,13 @@ def test_a_block_written_in_python_as_d2l_writes_one():
     h = np.maximum(x.asnumpy() @ p[keys[0]].T + p[keys[1]], 0)
     want = ((h @ p[keys[2]].T + p[keys[3]]) * 2) @ p[keys[4]].T + p[keys[5]]
     assert np.abs(net(x).asnumpy() - want).max() < 1e-5
-    assert repr(net[0]) == "Scaled"
+    assert repr(net[0]) == "Scaled"  # its class name, unless it says otherwise:
+
+    class Described(MLP):
+        def describe(self):
+            return "Described(8 -> 3)"
+
+    assert repr(Described()) == "Described(8 -> 3)"
     # Trains, saves and loads like any network.
     trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
     with autograd.record():
