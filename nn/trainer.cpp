@@ -73,15 +73,49 @@ void check_batch_size(int64_t batch_size, const char* call) {
 }
 }  // namespace
 
-void Trainer::step(int64_t batch_size) {
-    check_batch_size(batch_size, "Trainer::step");
-    update(summed_gradients(), 1.0 / double(batch_size));
+std::vector<bool> Trainer::fresh_gradients(bool ignore_stale_grad, const char* call) const {
+    for (Parameter* p : params_)
+        if (p->list_data().empty())
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, std::string(call) + ": parameter " + p->name() +
+                                                                      " is not initialized (run a forward pass first)");
+    std::vector<bool> fresh;
+    fresh.reserve(params_.size());
+    for (size_t k = 0; k < params_.size(); ++k) {
+        bool all = true;
+        for (const Tensor& r : params_[k]->list_data()) {
+            const auto& meta = r.autograd_meta();
+            if (meta && meta->fresh) continue;
+            all = false;
+            if (!ignore_stale_grad)
+                throw InvalidArgumentError(
+                    PX_ERROR_INVALID_ARGUMENT,
+                    std::string(call) + ": the gradient of parameter " + names_[k] + " on " + r.device().str() +
+                        " was not written by backward() since the last step: the forward pass did not use it, or "
+                        "backward() did not run. Nothing was updated; to update the other parameters alone, pass "
+                        "ignore_stale_grad=true");
+        }
+        fresh.push_back(all);
+    }
+    return fresh;
 }
 
-bool Trainer::step_if_finite(int64_t batch_size, double loss_scale) {
+void Trainer::use_gradients() {
+    for (Parameter* p : params_)
+        for (const Tensor& r : p->list_data())
+            if (const auto& meta = r.autograd_meta()) meta->fresh = false;
+}
+
+void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
+    check_batch_size(batch_size, "Trainer::step");
+    const std::vector<bool> fresh = fresh_gradients(ignore_stale_grad, "Trainer::step");
+    update(summed_gradients(), 1.0 / double(batch_size), fresh);
+}
+
+bool Trainer::step_if_finite(int64_t batch_size, double loss_scale, bool ignore_stale_grad) {
     check_batch_size(batch_size, "Trainer::step_if_finite");
     if (!(loss_scale > 0 && std::isfinite(loss_scale)))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step_if_finite: loss_scale must be finite and > 0");
+    const std::vector<bool> fresh = fresh_gradients(ignore_stale_grad, "Trainer::step_if_finite");
     std::vector<std::vector<Tensor>> grads = summed_gradients();
     // g * 0 is 0 for every finite g and NaN for an infinity or a NaN, and so
     // is its sum: one sum per gradient, added up on the first one's device
@@ -92,8 +126,11 @@ bool Trainer::step_if_finite(int64_t batch_size, double loss_scale) {
         Tensor s = (g[0] * 0.0).sum().astype(DType::float64);
         total = total.defined() ? total + s.as_in_context(total.device()) : s;
     }
-    if (total.defined() && !std::isfinite(total.item<double>())) return false;
-    update(grads, 1.0 / (double(batch_size) * loss_scale));
+    if (total.defined() && !std::isfinite(total.item<double>())) {
+        use_gradients();
+        return false;
+    }
+    update(grads, 1.0 / (double(batch_size) * loss_scale), fresh);
     return true;
 }
 
@@ -101,9 +138,6 @@ std::vector<std::vector<Tensor>> Trainer::summed_gradients() {
     // Every replica's gradient becomes the sum over the replicas.
     std::vector<std::vector<Tensor>> grads;
     for (Parameter* p : params_) {
-        if (p->list_data().empty())
-            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step: parameter " + p->name() +
-                                                                      " is not initialized (run a forward pass first)");
         grads.push_back(p->list_grad());
         if (grads.back().size() > 1) all_reduce_sum(grads.back());
     }
@@ -139,12 +173,13 @@ Tensor Trainer::state_of(size_t k, size_t i) {
     return states[i];
 }
 
-void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale) {
+void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh) {
     if (scheduler_) set_learning_rate((*scheduler_)(updates_));
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
     // Every state made before any step: running out of memory changes no replica.
     for (size_t k = 0; k < params_.size(); ++k) state_of(k, 0);
     for (size_t k = 0; k < params_.size(); ++k) {
+        if (!fresh[k]) continue;  // stale, and ignore_stale_grad: left as it is
         std::vector<Tensor> replicas = params_[k]->list_data();
         for (size_t i = 0; i < replicas.size(); ++i) {
             const Tensor state = state_of(k, i);
@@ -158,6 +193,7 @@ void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double resca
                 check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr_, momentum_, wd_, rescale));
         }
     }
+    use_gradients();
     ++updates_;
 }
 

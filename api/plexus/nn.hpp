@@ -426,15 +426,22 @@ std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device
 class Trainer {
 public:
     Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options);
-    // One update; gradients are divided by batch_size.
-    void step(int64_t batch_size);
+    // One update; gradients are divided by batch_size. As Gluon's, every
+    // parameter's gradient must have been written by backward() since the
+    // last step, on every replica: a stale one (a layer the forward pass did
+    // not use, a second step without a backward pass) throws, naming the
+    // parameter, and nothing changes. With ignore_stale_grad such parameters
+    // are left as they are (their gradients still go through the replicas'
+    // sum and the hook, so every rank makes the same collective calls).
+    void step(int64_t batch_size, bool ignore_stale_grad = false);
     // step() for the gradients of a loss multiplied by `loss_scale`
     // (LossScaler): they are divided by batch_size * loss_scale. When a
     // gradient, summed over the replicas (and by the hook), holds an
     // infinity or a NaN, no parameter or optimizer state changes and it
     // returns false (the gradients are summed over the replicas, as by
-    // step()). It reads one value back, so it waits for the backward pass.
-    bool step_if_finite(int64_t batch_size, double loss_scale = 1);
+    // step(), and count as used). It reads one value back, so it waits for
+    // the backward pass.
+    bool step_if_finite(int64_t batch_size, double loss_scale = 1, bool ignore_stale_grad = false);
     double learning_rate() const { return lr_; }
     void set_learning_rate(double lr);
     const std::string& optimizer() const { return optimizer_; }
@@ -464,7 +471,12 @@ public:
 private:
     // Each parameter's replicas' gradients, summed over the replicas and passed through the hook.
     std::vector<std::vector<Tensor>> summed_gradients();
-    void update(const std::vector<std::vector<Tensor>>& grads, double rescale);
+    // Per parameter, whether backward() wrote every replica's gradient since
+    // the last step; throws for a stale one unless ignore_stale_grad.
+    std::vector<bool> fresh_gradients(bool ignore_stale_grad, const char* call) const;
+    // The parameters' gradients become stale: the next step needs a backward pass.
+    void use_gradients();
+    void update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh);
     // The state a replica's update needs (an empty tensor when none): zeros
     // of the right shape, made at the first update.
     Tensor state_of(size_t param, size_t replica);

@@ -836,14 +836,14 @@ PYBIND11_MODULE(_plexus, m) {
         .def(py::init<const nn::ParameterDict&, const std::string&, const std::map<std::string, double>&>(),
              py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = std::map<std::string, double>{},
              py::keep_alive<1, 2>())
-        .def("step", [](nn::Trainer& t, int64_t batch_size) {
+        .def("step", [](nn::Trainer& t, int64_t batch_size, bool ignore_stale_grad) {
             py::gil_scoped_release release;
-            t.step(batch_size);
-        }, py::arg("batch_size"))
-        .def("step_if_finite", [](nn::Trainer& t, int64_t batch_size, double loss_scale) {
+            t.step(batch_size, ignore_stale_grad);
+        }, py::arg("batch_size"), py::arg("ignore_stale_grad") = false)
+        .def("step_if_finite", [](nn::Trainer& t, int64_t batch_size, double loss_scale, bool ignore_stale_grad) {
             py::gil_scoped_release release;
-            return t.step_if_finite(batch_size, loss_scale);
-        }, py::arg("batch_size"), py::arg("loss_scale") = 1.0)
+            return t.step_if_finite(batch_size, loss_scale, ignore_stale_grad);
+        }, py::arg("batch_size"), py::arg("loss_scale") = 1.0, py::arg("ignore_stale_grad") = false)
         .def_property_readonly("learning_rate", &nn::Trainer::learning_rate)
         .def("set_learning_rate", &nn::Trainer::set_learning_rate)
         .def_property_readonly("optimizer", &nn::Trainer::optimizer)

@@ -303,3 +303,63 @@ TEST_CASE("pick chooses one class per row and refuses an index outside the class
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({0, 2}); }), "axis 2 is out of range for rank 2");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.argmax(std::vector<int>{0, 1}); }), "one axis at a time");
 }
+
+TEST_CASE("a step refuses a gradient backward did not write, as Gluon does, and ignore_stale_grad skips it",
+          "[nn][optimizers]") {
+    // Two parameters; the loss uses `used` alone.
+    nn::Parameter used("used", {2}), unused("unused", {2});
+    for (nn::Parameter* p : {&used, &unused}) {
+        p->initialize({cpu(0), cpu(1)});
+        p->set_data(array(std::vector<double>{1, 2}, {2}).astype(DType::float32));
+    }
+    nn::ParameterDict params;
+    params.add("used", &used);
+    params.add("unused", &unused);
+    nn::Trainer trainer(params, "sgd", {{"learning_rate", 0.5}});
+    auto backward_on = [&](std::initializer_list<nn::Parameter*> ps, double slope = 3.0) {
+        for (nn::Parameter* p : ps)
+            for (const Tensor& replica : p->list_data()) {
+                Tensor l;
+                {
+                    auto r = autograd::record();
+                    l = (replica * slope).sum();  // the gradient is the slope per element
+                }
+                l.backward();
+            }
+    };
+    backward_on({&used});
+    std::string msg = message_of<InvalidArgumentError>([&] { trainer.step(1); });
+    REQUIRE(msg.find("Trainer::step: the gradient of parameter unused on cpu(0) was not written by backward() since "
+                     "the last step") != std::string::npos);
+    REQUIRE(msg.find("ignore_stale_grad") != std::string::npos);
+    REQUIRE(values(used.data(cpu(0))) == std::vector<double>{1, 2});  // nothing changed
+    REQUIRE(trainer.num_update() == 0);
+
+    trainer.step(1, true);  // `used` moves by 0.5 * (3 + 3), the replicas' sum; `unused` stays
+    for (const Device& d : {cpu(0), cpu(1)}) {
+        PX_REQUIRE_CLOSE(values(used.data(d)), (std::vector<double>{-2, -1}), 1e-6);
+        REQUIRE(values(unused.data(d)) == std::vector<double>{1, 2});
+    }
+    // The step used the gradients: a second step without backward() is refused.
+    REQUIRE_THAT(message_of<InvalidArgumentError>([&] { trainer.step(1); }), Catch::Contains("parameter used on cpu(0)"));
+    // One replica's gradient alone is stale too.
+    for (const Tensor& replica : {used.data(cpu(0))}) {
+        Tensor l;
+        {
+            auto r = autograd::record();
+            l = (replica * 3.0).sum();
+        }
+        l.backward();
+    }
+    backward_on({&unused});
+    REQUIRE_THAT(message_of<InvalidArgumentError>([&] { trainer.step(1); }), Catch::Contains("parameter used on cpu(1)"));
+    backward_on({&used, &unused});
+    trainer.step(1);
+    PX_REQUIRE_CLOSE(values(unused.data(cpu(1))), (std::vector<double>{-2, -1}), 1e-6);
+    // step_if_finite checks alike, and its skipped step uses the gradients too.
+    REQUIRE_THAT(message_of<InvalidArgumentError>([&] { trainer.step_if_finite(1); }),
+                 Catch::Contains("Trainer::step_if_finite: the gradient of parameter used"));
+    backward_on({&used, &unused}, std::nan(""));  // overflowed
+    REQUIRE_FALSE(trainer.step_if_finite(1));
+    REQUIRE_THAT(message_of<InvalidArgumentError>([&] { trainer.step_if_finite(1); }), Catch::Contains("parameter used"));
+}

@@ -655,3 +655,35 @@ def test_a_block_written_in_python_with_parameters_of_its_own_as_d2l_custom_laye
         nn.Dense(2)._register_param(nn.Parameter("w", shape=(2,)))
     with pytest.raises(plexus.Error, match="has no weight"):
         nn.Sequential().weight
+
+
+def test_a_step_refuses_a_layer_the_forward_pass_skipped_as_gluon_does():
+    np = need("numpy")
+
+    class Skips(nn.Block):  # a layer defined and never used: a bug Gluon's trainer reports
+        def __init__(self):
+            super().__init__()
+            self.used = nn.Dense(3)
+            self.forgotten = nn.Dense(3)
+
+        def forward(self, x):
+            return self.used(x)
+
+    net = Skips()
+    net.initialize()
+    x = plexus.random.uniform(size=(4, 5))
+    net.forgotten(x)  # shapes known: every parameter is initialized
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    params = net.collect_params()
+    before = {k: v.data().asnumpy() for k, v in params.items()}
+    with pytest.raises(plexus.InvalidArgumentError, match="parameter forgotten.weight on cpu.0. was not written by backward"):
+        trainer.step(4)
+    assert all((params[k].data().asnumpy() == v).all() for k, v in before.items())  # nothing changed
+    trainer.step(4, ignore_stale_grad=True)
+    assert np.abs(params["used.weight"].data().asnumpy() - before["used.weight"]).max() > 0
+    assert (params["forgotten.weight"].data().asnumpy() == before["forgotten.weight"]).all()
+    with pytest.raises(RuntimeError, match="used.weight"):  # a second step needs a second backward pass
+        trainer.step(4)

@@ -33,6 +33,7 @@ struct Node {
 struct Meta {
     bool leaf = false;
     bool accumulate = false;     // leaves with grad_req "add"
+    bool fresh = false;          // leaves: backward() wrote the gradient since a Trainer step used it
 
     Tensor grad;                 // leaves only
     std::shared_ptr<Node> node;  // recorded results only; reset by backward()
@@ -171,6 +172,7 @@ inline void Tensor::backward(const Tensor& head) const {
         if (g == grads.end()) continue;  // no path from the head reached it
         if (m->leaf) {
             m->grad = m->accumulate ? m->grad + g->second : g->second;
+            m->fresh = true;
             continue;
         }
         std::shared_ptr<autograd::Node> node = std::move(m->node);  // frees the graph as it goes
