@@ -174,7 +174,7 @@ Tensor Trainer::state_of(size_t k, size_t i) {
 }
 
 void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh) {
-    if (scheduler_) set_learning_rate((*scheduler_)(updates_));
+    if (scheduler_) set_learning_rate((*scheduler_)(updates_ + 1));  // numbered from 1, as Gluon's
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
     // Every state made before any step: running out of memory changes no replica.
     for (size_t k = 0; k < params_.size(); ++k) state_of(k, 0);

@@ -1,6 +1,8 @@
 // plexus nn: learning-rate schedules, as Gluon's lr_scheduler and d2l's
-// (chapter "Learning Rate Scheduling"): the rate for each update, counted
-// from 0, with an optional linear warm-up from `warmup_begin_lr`.
+// (chapter "Learning Rate Scheduling"): the rate for each update, numbered
+// as Gluon's optimizer numbers them (the trainer's first update asks for 1),
+// so a schedule called directly gives the values of MXNet's, plotted as d2l
+// plots them; with an optional linear warm-up from `warmup_begin_lr`.
 //
 //   nn::CosineScheduler cosine(/*max_update=*/1000, /*base_lr=*/0.1, /*final_lr=*/0.001, /*warmup_steps=*/50);
 //   trainer.set_lr_scheduler(std::make_shared<nn::CosineScheduler>(cosine));
@@ -19,7 +21,8 @@ namespace plexus::nn {
 class LRScheduler {
 public:
     virtual ~LRScheduler() = default;
-    // The learning rate of update `num_update` (0 for the first).
+    // The learning rate of update `num_update` (1 for the first; 0 gives the
+    // starting rate).
     double operator()(int64_t num_update) const {
         if (num_update < warmup_steps_)
             return warmup_begin_lr_ + (base_lr_ - warmup_begin_lr_) * double(num_update) / double(warmup_steps_);
@@ -44,7 +47,9 @@ protected:
     int64_t warmup_steps_;
 };
 
-// base_lr * factor^(floor(num_update / step)), never below stop_factor_lr.
+// base_lr times factor once for every `step` updates completed before this
+// one (MXNet's rule: the rate changes after updates step, 2*step, ...),
+// never below stop_factor_lr.
 class FactorScheduler : public LRScheduler {
 public:
     FactorScheduler(int64_t step, double factor, double base_lr, double stop_factor_lr = 1e-8,
@@ -58,14 +63,14 @@ public:
 
 private:
     double after_warmup(int64_t n) const override {
-        const int64_t steps_done = n / step_;  // whole steps: the rate changes at each
+        const int64_t steps_done = n > 0 ? (n - 1) / step_ : 0;  // whole steps before this update
         return std::max(stop_, base_lr_ * std::pow(factor_, double(steps_done)));
     }
     int64_t step_;
     double factor_, stop_;
 };
 
-// base_lr times factor once for each of `steps` (increasing) the update has reached.
+// base_lr times factor once for each of `steps` (increasing) the update has passed.
 class MultiFactorScheduler : public LRScheduler {
 public:
     MultiFactorScheduler(std::vector<int64_t> steps, double factor, double base_lr, int64_t warmup_steps = 0,
@@ -82,7 +87,7 @@ private:
     double after_warmup(int64_t n) const override {
         double lr = base_lr_;
         for (int64_t s : steps_)
-            if (n >= s) lr *= factor_;
+            if (n > s) lr *= factor_;
         return lr;
     }
     std::vector<int64_t> steps_;

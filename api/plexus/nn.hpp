@@ -465,7 +465,8 @@ public:
     using GradientHook = std::function<void(std::vector<Tensor>& grads)>;
     void set_gradient_hook(GradientHook hook) { hook_ = std::move(hook); }
     // Sets the learning rate of every later update from `scheduler`, by the
-    // update's number (num_update()); null goes back to a fixed rate.
+    // update's number (num_update() + 1: the first update is 1, as in
+    // Gluon); null goes back to a fixed rate.
     void set_lr_scheduler(std::shared_ptr<const LRScheduler> scheduler) { scheduler_ = std::move(scheduler); }
 
 private:

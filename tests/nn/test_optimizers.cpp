@@ -142,14 +142,20 @@ TEST_CASE("learning-rate schedules give the rates computed by hand", "[nn][optim
     nn::FactorScheduler factor(2, 0.5, 1.0);
     std::vector<double> got;
     for (int64_t n = 0; n < 6; ++n) got.push_back(factor(n));
-    REQUIRE(got == std::vector<double>{1, 1, 0.5, 0.5, 0.25, 0.25});
+    // MXNet 1.x's FactorScheduler: `while num_update > count + step: count += step; base_lr *= factor`.
+    REQUIRE(got == std::vector<double>{1, 1, 1, 0.5, 0.5, 0.25});
     nn::FactorScheduler warm(2, 0.5, 1.0, 1e-8, 4, 0.2);
     CHECK(warm(0) == Approx(0.2));
     CHECK(warm(2) == Approx(0.6));
-    CHECK(warm(4) == Approx(0.25));
+    CHECK(warm(4) == Approx(0.5));
+    CHECK(nn::FactorScheduler(1, 0.5, 1.0, 0.3)(5) == Approx(0.3));  // never below stop_factor_lr
+    // d2l's MultiFactorScheduler(step=[15, 30], factor=0.5, base_lr=0.5), plotted
+    // over range(num_epochs): 0.5 through 15, 0.25 through 30, then 0.125.
+    nn::MultiFactorScheduler d2l({15, 30}, 0.5, 0.5);
+    for (int64_t t = 0; t < 50; ++t) CHECK(d2l(t) == Approx(t <= 15 ? 0.5 : t <= 30 ? 0.25 : 0.125));
     nn::MultiFactorScheduler multi({2, 4}, 0.1, 1.0);
-    CHECK(multi(1) == 1.0);
-    CHECK(multi(2) == Approx(0.1));
+    CHECK(multi(2) == 1.0);
+    CHECK(multi(3) == Approx(0.1));
     CHECK(multi(5) == Approx(0.01));
     nn::CosineScheduler cosine(10, 1.0, 0.0);
     CHECK(cosine(0) == 1.0);
@@ -172,6 +178,12 @@ TEST_CASE("learning-rate schedules give the rates computed by hand", "[nn][optim
     trainer.set_lr_scheduler(std::make_shared<nn::MultiFactorScheduler>(std::vector<int64_t>{2}, 0.1, 0.5));
     train(net, trainer, 0, 3);
     CHECK(trainer.learning_rate() == Approx(0.05));
+    // The first update is number 1: a warm-up from 0 over 4 updates starts at
+    // a quarter of the rate, not at 0 (an update that changed nothing).
+    nn::Trainer warming(net.collect_params(), "sgd", {{"learning_rate", 1.0}});
+    warming.set_lr_scheduler(std::make_shared<nn::CosineScheduler>(10, 0.8, 0.0, 4));
+    train(net, warming, 0, 1);
+    CHECK(warming.learning_rate() == Approx(0.2));
 }
 
 TEST_CASE("clip_global_norm scales every gradient by one factor", "[nn][optimizers]") {

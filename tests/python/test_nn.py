@@ -271,7 +271,8 @@ def test_schedules_losses_and_clipping_from_python():
     from plexus import lr_scheduler, loss
     cos = lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.0)
     assert cos(0) == 1.0 and abs(cos(5) - 0.5) < 1e-12 and cos(10) == 0.0
-    assert lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)(4) == 0.25
+    assert lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)(4) == 0.5  # MXNet's: halved after update 2
+    assert lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)(5) == 0.25
     net = nn.Sequential()
     net.add(nn.Dense(2, in_units=2))
     net.initialize()
