@@ -108,3 +108,58 @@ TEST_CASE("the CPU plugin's integer row sums are exact and wrap as int64", "[hos
     big[0] = std::numeric_limits<int64_t>::max();  // + 39 ones wraps, as NumPy's int64 sum does
     CHECK(plexus::array(big, {1, 40}).sum(1).to_vector<int64_t>()[0] == std::numeric_limits<int64_t>::min() + 38);
 }
+
+namespace {
+
+// Batch normalisation's channel sums in the plugin's order
+// (kernels_batch_norm.cpp, ChannelSumsLoop): 32 partial sums, lane l taking
+// the elements at l, l + 32, ... of each sample's row of the channel, the
+// rows in order, met as a halving tree.
+template <class F>
+double channel_sum_in_plugin_order(int64_t rows, int64_t inner, F term) {
+    constexpr int64_t kLanes = 32;
+    double lane[kLanes] = {};
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < inner; ++i) lane[i % kLanes] += term(r, i);
+    for (int64_t w = kLanes / 2; w >= 1; w /= 2)
+        for (int64_t l = 0; l < w; ++l) lane[l] += lane[l + w];
+    return lane[0];
+}
+
+}  // namespace
+
+TEST_CASE("the CPU plugin's batch normalisation sums are in its fixed order on every instruction set", "[host][sums]") {
+    // float64, whose sums show the order in their last bits; planes from 4x4
+    // (fewer values than lanes) to 28x28, and one of 33 (a partial block).
+    for (int64_t inner : {1, 16, 33, 49, 784}) {
+        INFO("3 samples, 2 channels of " << inner);
+        const int64_t n = 3, c = 2;
+        const std::vector<double> x = spread_values<double>(size_t(n * c * inner), uint32_t(inner)),
+                                  dy = spread_values<double>(size_t(n * c * inner), uint32_t(inner + 1));
+        const plexus::Tensor tx = plexus::array(x, {n, c, inner}), tdy = plexus::array(dy, {n, c, inner});
+        px_tensor *mean = nullptr, *var = nullptr, *dgamma = nullptr, *dbeta = nullptr;
+        plexus::check(px_batch_norm_stats(tx.handle(), &mean, &var));
+        const plexus::Tensor tmean(mean), tvar(var), gamma = plexus::ones({c}, plexus::cpu(), plexus::DType::float64);
+        plexus::check(
+            px_batch_norm_backward(tx.handle(), tdy.handle(), mean, var, gamma.handle(), 1e-5, nullptr, &dgamma, &dbeta));
+        const plexus::Tensor tdgamma(dgamma), tdbeta(dbeta);
+        const std::vector<double> means = tmean.to_vector<double>(), vars = tvar.to_vector<double>(),
+                                  dgammas = tdgamma.to_vector<double>(), dbetas = tdbeta.to_vector<double>();
+        const double m = double(n * inner);
+        for (int64_t ch = 0; ch < c; ++ch) {
+            auto at = [&](const std::vector<double>& v, int64_t r, int64_t i) { return v[size_t((r * c + ch) * inner + i)]; };
+            const double mu = channel_sum_in_plugin_order(n, inner, [&](int64_t r, int64_t i) { return at(x, r, i); }) / m;
+            const double sq = channel_sum_in_plugin_order(n, inner, [&](int64_t r, int64_t i) {
+                const double d = at(x, r, i) - mu;
+                return d * d;
+            });
+            const double sdy = channel_sum_in_plugin_order(n, inner, [&](int64_t r, int64_t i) { return at(dy, r, i); });
+            const double sdev = channel_sum_in_plugin_order(
+                n, inner, [&](int64_t r, int64_t i) { return at(dy, r, i) * (at(x, r, i) - mu); });
+            CHECK(same_bits(means[size_t(ch)], mu));
+            CHECK(same_bits(vars[size_t(ch)], sq / m));
+            CHECK(same_bits(dbetas[size_t(ch)], sdy));
+            CHECK(same_bits(dgammas[size_t(ch)], 1.0 / std::sqrt(vars[size_t(ch)] + 1e-5) * sdev));
+        }
+    }
+}
