@@ -4,17 +4,12 @@
 #include <cmath>
 #include <vector>
 
+#include "channel_sums.hpp"
 #include "kernel_util.hpp"
 #include "kernels.hpp"
 
 namespace pxcpu {
 namespace {
-
-// (outer, channels, inner) view of an (N, C, ...) operand.
-void channel_view(const Operand& a, int64_t& outer, int64_t& channels, int64_t& inner) {
-    outer = a.shape[0], channels = a.shape[1], inner = 1;
-    for (int i = 2; i < a.ndim; ++i) inner *= a.shape[i];
-}
 
 template <class T>
 void pointwise_typed(const OpTask& t) {
@@ -24,8 +19,8 @@ void pointwise_typed(const OpTask& t) {
     const T* b = reinterpret_cast<const T*>(t.in[1].data);  // the second input, for the ops that have one
     switch (t.op) {
     case PX_OP_BIAS_ADD: {
-        int64_t outer, ch, inner;
-        channel_view(t.in[0], outer, ch, inner);
+        const ChannelView v(t.in[0]);
+        const int64_t outer = v.outer, ch = v.channels, inner = v.inner;
         auto row = [&](int64_t r) {  // row r is (o, c) when inner > 1, else one sample o
             if (inner > 1) {
                 const T bias = b[r % ch];
@@ -46,30 +41,19 @@ void pointwise_typed(const OpTask& t) {
         return;
     }
     case PX_OP_BIAS_GRAD: {
-        int64_t outer, ch, inner;
-        channel_view(t.in[0], outer, ch, inner);
+        const ChannelView v(t.in[0]);
+        const int64_t outer = v.outer, ch = v.channels, inner = v.inner;
         // A dense layer's (N, C): the sums over axis 0, which read the rows
         // in turn into a row of sums. A column at a time read with a stride
         // of C, waiting on each add: 57 us for LeNet's (256,120). The
         // same additions in the same order, so the same bits.
         if (inner == 1) return sum_columns(a, outer, ch, out);
-        auto one = [&](int64_t c) {
-            double s = 0;
-            for (int64_t o = 0; o < outer; ++o) {
-                const T* row = a + (o * ch + c) * inner;
-                double part = 0;  // lanes of partial sums: no chain of dependent adds
-#pragma omp simd reduction(+ : part)
-                for (int64_t k = 0; k < inner; ++k) part += row[k];
-                s += part;
-            }
+        const ChannelSums<Sums::x, T> sum;
+        each_channel(v, [&](int64_t c) {
+            double s = 0, unused = 0;
+            sum(v, c, a, nullptr, 0, s, unused);
             out[c] = T(s);
-        };
-        if (ch > 1 && outer * ch * inner >= parallel_grain) {
-#pragma omp parallel for schedule(static)
-            for (int64_t c = 0; c < ch; ++c) one(c);
-        } else {
-            for (int64_t c = 0; c < ch; ++c) one(c);
-        }
+        });
         return;
     }
     case PX_OP_RELU_BACKWARD:  // a = y, b = dy

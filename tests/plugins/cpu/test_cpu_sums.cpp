@@ -128,7 +128,8 @@ double channel_sum_in_plugin_order(int64_t rows, int64_t inner, F term) {
 
 }  // namespace
 
-TEST_CASE("the CPU plugin's batch normalisation sums are in its fixed order on every instruction set", "[host][sums]") {
+TEST_CASE("the CPU plugin's batch normalisation and bias gradient sums are in its fixed order on every instruction set",
+          "[host][sums]") {
     // float64, whose sums show the order in their last bits; planes from 4x4
     // (fewer values than lanes) to 28x28, and one of 33 (a partial block).
     for (int64_t inner : {1, 16, 33, 49, 784}) {
@@ -142,9 +143,12 @@ TEST_CASE("the CPU plugin's batch normalisation sums are in its fixed order on e
         const plexus::Tensor tmean(mean), tvar(var), gamma = plexus::ones({c}, plexus::cpu(), plexus::DType::float64);
         plexus::check(
             px_batch_norm_backward(tx.handle(), tdy.handle(), mean, var, gamma.handle(), 1e-5, nullptr, &dgamma, &dbeta));
-        const plexus::Tensor tdgamma(dgamma), tdbeta(dbeta);
+        px_tensor* dbias = nullptr;
+        plexus::check(px_bias_grad(tdy.handle(), &dbias));
+        const plexus::Tensor tdgamma(dgamma), tdbeta(dbeta), tdbias(dbias);
         const std::vector<double> means = tmean.to_vector<double>(), vars = tvar.to_vector<double>(),
-                                  dgammas = tdgamma.to_vector<double>(), dbetas = tdbeta.to_vector<double>();
+                                  dgammas = tdgamma.to_vector<double>(), dbetas = tdbeta.to_vector<double>(),
+                                  dbiases = tdbias.to_vector<double>();
         const double m = double(n * inner);
         for (int64_t ch = 0; ch < c; ++ch) {
             auto at = [&](const std::vector<double>& v, int64_t r, int64_t i) { return v[size_t((r * c + ch) * inner + i)]; };
@@ -159,6 +163,7 @@ TEST_CASE("the CPU plugin's batch normalisation sums are in its fixed order on e
             CHECK(same_bits(means[size_t(ch)], mu));
             CHECK(same_bits(vars[size_t(ch)], sq / m));
             CHECK(same_bits(dbetas[size_t(ch)], sdy));
+            if (inner > 1) CHECK(same_bits(dbiases[size_t(ch)], sdy));  // (N, C) is a dense layer's: sum_columns
             CHECK(same_bits(dgammas[size_t(ch)], 1.0 / std::sqrt(vars[size_t(ch)] + 1e-5) * sdev));
         }
     }
