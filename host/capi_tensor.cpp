@@ -152,6 +152,27 @@ px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out) 
     });
 }
 
+px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
+    return guard("px_tensor_assign", [&] {
+        TensorObj& d = get_tensor(dst);
+        const TensorObj& s = get_tensor(src);
+        if (s.dtype != d.dtype)
+            fail(PX_ERROR_DTYPE, "assign: the values are ", px_dtype_name(s.dtype), ", the tensor ",
+                 px_dtype_name(d.dtype), "; cast them first");
+        if (!(s.shape == d.shape))
+            fail(PX_ERROR_SHAPE, "assign: the values have shape ", to_string(s.shape), ", the tensor ",
+                 to_string(d.shape), "; they must be the same");
+        if (s.buffer == d.buffer) {
+            if (s.offset == d.offset) return;  // the same elements
+            const uint64_t bytes = d.bytes();
+            if (s.offset < d.offset + bytes && d.offset < s.offset + bytes)
+                fail(PX_ERROR_INVALID_ARGUMENT,
+                     "assign: the values and the tensor are overlapping parts of one tensor's memory; assign a copy");
+        }
+        router::copy_into(s, d);
+    });
+}
+
 px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape, px_tensor** out) {
     return guard("px_tensor_reshape", [&] {
         TensorObj& t = get_tensor(tensor);

@@ -64,7 +64,7 @@ double clip_global_norm(std::vector<Tensor>& grads, double max_norm) {
     const double norm = std::sqrt(total.item<double>());
     if (!std::isfinite(norm) || norm <= max_norm) return norm;
     const double scale = max_norm / norm;
-    for (Tensor& g : grads) g = g * scale;
+    for (Tensor& g : grads) g.assign(g * scale);
     return norm;
 }
 

@@ -60,6 +60,14 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, cons
 }
 
 void Trainer::set_learning_rate(double lr) {
+    if (scheduler_)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "Trainer::set_learning_rate: a learning-rate schedule sets the rate of every update; "
+                                   "set_lr_scheduler(nullptr) first (None in Python), as Gluon refuses it too");
+    use_rate(lr);
+}
+
+void Trainer::use_rate(double lr) {
     if (!(lr >= 0 && std::isfinite(lr)))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: learning_rate must be finite and >= 0");
     lr_ = lr;
@@ -92,7 +100,7 @@ std::vector<bool> Trainer::fresh_gradients(bool ignore_stale_grad, const char* c
                     std::string(call) + ": the gradient of parameter " + names_[k] + " on " + r.device().str() +
                         " was not written by backward() since the last step: the forward pass did not use it, or "
                         "backward() did not run. Nothing was updated; to update the other parameters alone, pass "
-                        "ignore_stale_grad=true");
+                        "ignore_stale_grad (true; True in Python)");
         }
         fresh.push_back(all);
     }
@@ -174,7 +182,7 @@ Tensor Trainer::state_of(size_t k, size_t i) {
 }
 
 void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh) {
-    if (scheduler_) set_learning_rate((*scheduler_)(updates_ + 1));  // numbered from 1, as Gluon's
+    if (scheduler_) use_rate((*scheduler_)(updates_ + 1));  // numbered from 1, as Gluon's
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
     // Every state made before any step: running out of memory changes no replica.
     for (size_t k = 0; k < params_.size(); ++k) state_of(k, 0);

@@ -442,7 +442,10 @@ public:
     // step(), and count as used). It reads one value back, so it waits for
     // the backward pass.
     bool step_if_finite(int64_t batch_size, double loss_scale = 1, bool ignore_stale_grad = false);
-    double learning_rate() const { return lr_; }
+    // The rate of the last update (before any, the first's), from the
+    // schedule when there is one.
+    double learning_rate() const { return scheduler_ ? (*scheduler_)(updates_) : lr_; }
+    // Refused while a schedule is set: it would be overridden at the next step.
     void set_learning_rate(double lr);
     const std::string& optimizer() const { return optimizer_; }
     // Updates made so far (Adam's bias corrections count them).
@@ -478,6 +481,7 @@ private:
     // The parameters' gradients become stale: the next step needs a backward pass.
     void use_gradients();
     void update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh);
+    void use_rate(double lr);
     // The state a replica's update needs (an empty tensor when none): zeros
     // of the right shape, made at the first update.
     Tensor state_of(size_t param, size_t replica);
@@ -493,11 +497,13 @@ private:
     std::vector<std::vector<Tensor>> states_;
 };
 
-// Scales `grads` (replacing each) so that their global L2 norm, over all of
-// them together, is at most max_norm, as Gluon's clip_global_norm; returns
-// the norm before clipping. It reads one value back (a wait). A NaN or an
-// infinite norm leaves them as they are. In a trainer's gradient hook it
-// clips the summed gradients before the update divides by the batch size:
+// Scales `grads` in place (Tensor::assign) so that their global L2 norm,
+// over all of them together, is at most max_norm, as Gluon's
+// clip_global_norm; returns the norm before clipping. Given the parameters'
+// gradients (list_grad(), grad()), the next step applies the clipped ones.
+// It reads one value back (a wait). A NaN or an infinite norm leaves them as
+// they are. In a trainer's gradient hook it clips the summed gradients
+// before the update divides by the batch size:
 //   trainer.set_gradient_hook([](std::vector<Tensor>& g) { nn::clip_global_norm(g, 5.0 * batch); });
 double clip_global_norm(std::vector<Tensor>& grads, double max_norm);
 

@@ -224,6 +224,14 @@ PX_API px_status px_tensor_copy_to(px_tensor* tensor, px_device device, px_tenso
 /* The same tensor (retained, *out == tensor) when already on `device`,
  * otherwise a copy. */
 PX_API px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out);
+/* Writes src's values into dst's memory, in place: the same dtype and
+ * shape, any two devices. It is queued after the work already queued on
+ * dst's device, so ops queued before it read the old values; every holder of
+ * dst, its views (reshape, slice) and memory shared through DLPack see the
+ * new ones, and so does the tensor dst is a view of. A copy made of dst
+ * before keeps its own. src and dst may be the same memory, not
+ * overlapping parts of one. */
+PX_API px_status px_tensor_assign(px_tensor* dst, px_tensor* src);
 /* A view with another shape and the same elements; one -1 is inferred. */
 PX_API px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape,
                             px_tensor** out);

@@ -131,3 +131,16 @@ def leaky_relu(x, alpha=0.01):
 
 Tensor.__float__ = lambda self: float(self.item())
 Tensor.__int__ = lambda self: int(self.item())
+
+
+def _format(self, spec):
+    """f"{loss:.3f}" of a one-element tensor formats its value, as PyTorch's; no spec prints the tensor."""
+    if not spec:
+        return str(self)
+    if self.size != 1:
+        raise TypeError("format spec %r: only a one-element tensor formats as a number; this one is %s"
+                        % (spec, "x".join(map(str, self.shape)) or "empty"))
+    return format(self.item(), spec)
+
+
+Tensor.__format__ = _format

@@ -337,8 +337,64 @@ Tensor floor_divide(const Tensor& a, const Tensor& b) {
 Tensor floor_divide(const Tensor& a, double b, bool scalar_first) {
     if (b != std::floor(b) || !std::isfinite(b))
         throw plexus::DTypeError(PX_ERROR_DTYPE, "// takes integers, got " + py::str(py::float_(b)).cast<std::string>());
-    const Tensor s = plexus::full(plexus::Shape{}, b, a.device(), a.dtype());
-    return scalar_first ? floor_divide(s, a) : floor_divide(a, s);
+    // In the dtype `a op b` takes (a's own unless it cannot hold b, as uint8
+    // cannot hold -1), so b is never saturated to fit.
+    const DType d = plexus::scalar_result_dtype(a, b);
+    const Tensor s = plexus::full(plexus::Shape{}, b, a.device(), d), x = a.dtype() == d ? a : a.astype(d);
+    return scalar_first ? floor_divide(s, x) : floor_divide(x, s);
+}
+
+// ---- writing in place: x[...] = v, x += v ----
+
+// `result` written into t's own memory (Tensor::assign), so every name for
+// t (a list's element, a parameter) sees it, as in NumPy and PyTorch; d2l's
+// from-scratch sgd (`param -= lr * param.grad / batch_size`) needs it. The
+// result keeps t's dtype, as NumPy's in-place ops do.
+Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
+    if (result.dtype() != t.dtype())
+        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: the result is " +
+                                                     plexus::name(result.dtype()) + " and x is " + plexus::name(t.dtype()) +
+                                                     "; in place it must keep x's dtype (write x = x " + op + " y)");
+    return t.assign(result);
+}
+
+// The values of x[key] = value as a tensor: a tensor as it is, a number or
+// anything plexus.array takes, in t's dtype on t's device.
+Tensor assigned_values(const Tensor& t, const py::object& value) {
+    if (py::isinstance<Tensor>(value)) return value.cast<Tensor>();
+    if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value))
+        return plexus::full(plexus::Shape{}, value.cast<double>(), t.device(), t.dtype());
+    return py::module_::import("plexus").attr("array")(value, py::arg("device") = t.device(),
+                                                       py::arg("dtype") = plexus::name(t.dtype()))
+        .cast<Tensor>();
+}
+
+Tensor getitem(const Tensor& t, const py::object& key);
+
+// block.weight or block.bias, or AttributeError with the block's words.
+plexus::nn::Parameter& attribute(plexus::nn::Block& b, plexus::nn::Parameter& (plexus::nn::Block::*get)()) {
+    try {
+        return (b.*get)();
+    } catch (const plexus::InvalidArgumentError& e) {
+        throw py::attribute_error(e.what());
+    }
+}
+
+// x[...] = v and x[:] = v write all of x; x[i] = v and x[a:b] = v the rows
+// of the first axis they name (a view of x's memory).
+void setitem(Tensor& t, const py::object& key, const py::object& value) {
+    Tensor target = t;
+    if (py::isinstance<py::slice>(key)) {
+        const Shape s = t.shape();
+        if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be sliced; assign x[...] = v");
+        py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+        if (!key.cast<py::slice>().compute(s[0], &start, &stop, &step, &len)) throw py::error_already_set();
+        if (step != 1 && len > 1) throw py::index_error("x[a:b:step] = v: only a step of 1 is supported");
+        if (len != s[0]) target = t.slice(start, start + len);
+    } else if (!key.is(py::ellipsis())) {
+        target = getitem(t, key);  // an int: a view of that row (getitem refuses other keys)
+    }
+    target.assign(assigned_values(t, value));
 }
 
 // ---- indexing: x[i], x[a:b] along the first axis ----
@@ -525,6 +581,26 @@ PYBIND11_MODULE(_plexus, m) {
         .def_property_readonly("T", &Tensor::T)
         .def("astype", [](const Tensor& t, const py::object& d) { return t.astype(parse_dtype(d)); })
         .def("__getitem__", &getitem)
+        .def("__setitem__", &setitem)
+        .def("assign", [](Tensor& t, const py::object& v) -> Tensor& { return t.assign(assigned_values(t, v)); },
+             py::arg("values"), py::return_value_policy::reference)
+        .def("__iadd__", [](Tensor& a, const Tensor& b) -> Tensor& { return in_place(a, a + b, "+"); }, py::is_operator(),
+             py::return_value_policy::reference)
+        .def("__iadd__", [](Tensor& a, double b) -> Tensor& { return in_place(a, a + b, "+"); }, py::is_operator(),
+             py::return_value_policy::reference)
+        .def("__isub__", [](Tensor& a, const Tensor& b) -> Tensor& { return in_place(a, a - b, "-"); }, py::is_operator(),
+             py::return_value_policy::reference)
+        .def("__isub__", [](Tensor& a, double b) -> Tensor& { return in_place(a, a - b, "-"); }, py::is_operator(),
+             py::return_value_policy::reference)
+        .def("__imul__", [](Tensor& a, const Tensor& b) -> Tensor& { return in_place(a, a * b, "*"); }, py::is_operator(),
+             py::return_value_policy::reference)
+        .def("__imul__", [](Tensor& a, double b) -> Tensor& { return in_place(a, a * b, "*"); }, py::is_operator(),
+             py::return_value_policy::reference)
+        .def("__itruediv__", [](Tensor& a, const Tensor& b) -> Tensor& {
+            return in_place(a, is_floating(a.dtype()) ? a / b : a.astype(DType::float64) / b.astype(DType::float64), "/");
+        }, py::is_operator(), py::return_value_policy::reference)
+        .def("__itruediv__", [](Tensor& a, double b) -> Tensor& { return in_place(a, as_quotient(a) / b, "/"); },
+             py::is_operator(), py::return_value_policy::reference)
         .def("slice_axis", &Tensor::slice_axis, py::arg("axis"), py::arg("begin"), py::arg("end"), py::arg("step") = 1)
         // arithmetic: Tensor op Tensor, Tensor op scalar, scalar op Tensor
         .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator())
@@ -583,10 +659,15 @@ PYBIND11_MODULE(_plexus, m) {
         }, py::arg("out_grad") = py::none())
         .def("detach", &Tensor::detach);
     bind_dlpack(m, tensor);  // dlpack_bindings.cpp: __dlpack__, __dlpack_device__, from_dlpack
-    // reductions: over all axes (axis None) or one
+    // reductions: over all axes (axis None), one, or several (a tuple or list, as NumPy's)
     auto reduction = [&](const char* name, px_op op) {
-        tensor.def(name, [op](const Tensor& t, const std::optional<int>& axis, bool keepdims) {
-            return axis ? t.reduce(op, *axis, keepdims) : t.reduce(op);
+        tensor.def(name, [op](const Tensor& t, const py::object& axis, bool keepdims) {
+            if (axis.is_none()) return t.reduce(op);
+            if (PyIndex_Check(axis.ptr())) return t.reduce(op, axis.cast<int>(), keepdims);
+            if (!py::isinstance<py::tuple>(axis) && !py::isinstance<py::list>(axis))
+                throw py::type_error("axis is an int, a tuple or list of ints, or None; got a " +
+                                     std::string(py::str(py::type::of(axis).attr("__name__"))));
+            return t.reduce(op, axis.cast<std::vector<int>>(), keepdims);
         }, py::arg("axis") = py::none(), py::arg("keepdims") = false);
     };
     // A method per unary op and reduction of the op table, named as its row
@@ -760,8 +841,11 @@ PYBIND11_MODULE(_plexus, m) {
             py::gil_scoped_release release;
             b.load_parameters(path, ds);
         })
-        .def_property_readonly("weight", &nn::Block::weight, py::return_value_policy::reference_internal)
-        .def_property_readonly("bias", &nn::Block::bias, py::return_value_policy::reference_internal)
+        // A block without one raises AttributeError, so hasattr() and getattr(b, "weight", None) work.
+        .def_property_readonly("weight", [](nn::Block& b) -> nn::Parameter& { return attribute(b, &nn::Block::weight); },
+                               py::return_value_policy::reference_internal)
+        .def_property_readonly("bias", [](nn::Block& b) -> nn::Parameter& { return attribute(b, &nn::Block::bias); },
+                               py::return_value_policy::reference_internal)
         .def("summary", [](nn::Block& b, const Tensor& x) { py::print(b.summary(x), py::arg("end") = ""); })
         .def("__repr__", &nn::Block::describe);
     BlockClass<nn::Dense>(mnn, "Dense")
@@ -888,9 +972,10 @@ PYBIND11_MODULE(_plexus, m) {
     py::class_<plexus::loss::SigmoidBinaryCrossEntropyLoss>(loss, "SigmoidBinaryCrossEntropyLoss")
         .def(py::init<>())
         .def("__call__", &plexus::loss::SigmoidBinaryCrossEntropyLoss::operator());
+    // As Gluon's: the arrays (p.grad() of each parameter) scaled in place; the norm before.
     mnn.def("clip_global_norm", [](std::vector<Tensor> grads, double max_norm) {
-        const double norm = nn::clip_global_norm(grads, max_norm);
-        return py::make_tuple(grads, norm);
+        py::gil_scoped_release release;
+        return nn::clip_global_norm(grads, max_norm);
     }, py::arg("arrays"), py::arg("max_norm"));
     // Learning-rate schedules (Gluon's mx.lr_scheduler names).
     py::module_ lrs = m.def_submodule("lr_scheduler", "Learning-rate schedules");

@@ -5,8 +5,10 @@
 #include <utility>
 
 #include <cfloat>
+#include <cstdlib>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "plexus/plexus.h"
 
@@ -318,4 +320,84 @@ TEST_CASE_METHOD(Fixture, "the runtime's settings refuse a bad handle and take e
     CHECK(x[3] == 2.0f);
     CHECK(y[3] == 2.0f);
     for (px_tensor* t : {a, m, before, after}) px_tensor_release(t);
+}
+
+TEST_CASE_METHOD(Fixture, "px_tensor_assign writes in place where every holder and view sees it and refuses mismatches",
+                 "[capi][assign]") {
+    auto values = [](px_tensor* t, int n) {
+        std::vector<float> v(size_t(n), -1.0f);
+        REQUIRE(px_tensor_to_host(t, v.data(), uint64_t(n) * sizeof(float)) == PX_OK);
+        return v;
+    };
+    const int64_t shape[2] = {2, 3};
+    const float src_values[6] = {1, 2, 3, 4, 5, 6};
+    px_tensor *dst = nullptr, *src = nullptr, *row = nullptr, *flat = nullptr, *copy = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, shape, 0.0, &dst) == PX_OK);
+    REQUIRE(px_tensor_from_host(rt, cpu0, PX_FLOAT32, 2, shape, src_values, sizeof src_values, &src) == PX_OK);
+    REQUIRE(px_tensor_slice(dst, 1, 2, &row) == PX_OK);  // a view of dst's second row
+    const int64_t six = 6;
+    REQUIRE(px_tensor_reshape(dst, 1, &six, &flat) == PX_OK);
+    REQUIRE(px_tensor_copy_to(dst, cpu0, &copy) == PX_OK);  // its own memory
+    REQUIRE(px_tensor_retain(dst) == PX_OK);              // a second holder of the same handle
+    REQUIRE(px_tensor_assign(dst, src) == PX_OK);
+    CHECK(values(dst, 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK(values(flat, 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK(values(row, 3) == std::vector<float>{4, 5, 6});
+    CHECK(values(copy, 6) == std::vector<float>{0, 0, 0, 0, 0, 0});
+    // Into a view: the tensor it is a view of sees it.
+    px_tensor* sevens = nullptr;
+    const int64_t row_shape[2] = {1, 3};
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, row_shape, 7.0, &sevens) == PX_OK);
+    REQUIRE(px_tensor_assign(row, sevens) == PX_OK);
+    CHECK(values(dst, 6) == std::vector<float>{1, 2, 3, 7, 7, 7});
+    // Ordered after the ops queued before it: they read the old values.
+    px_tensor* doubled = nullptr;
+    REQUIRE(px_binary_scalar(PX_OP_MUL, dst, 2.0, 0, &doubled) == PX_OK);
+    REQUIRE(px_tensor_assign(dst, copy) == PX_OK);
+    CHECK(values(doubled, 6) == std::vector<float>{2, 4, 6, 14, 14, 14});
+    CHECK(values(dst, 6) == std::vector<float>{0, 0, 0, 0, 0, 0});
+    REQUIRE(px_tensor_assign(dst, dst) == PX_OK);  // the same memory: nothing to do
+    // Refused, naming what differs; nothing written.
+    px_tensor* three = ones(3);
+    CHECK(px_tensor_assign(dst, three) == PX_ERROR_SHAPE);
+    CHECK(says("px_tensor_assign: assign: the values have shape (3,), the tensor (2, 3); they must be the same"));
+    px_tensor* ints = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_INT32, 2, shape, 1.0, &ints) == PX_OK);
+    CHECK(px_tensor_assign(dst, ints) == PX_ERROR_DTYPE);
+    CHECK(says("the values are int32, the tensor float32; cast them first"));
+    px_tensor *first = nullptr, *second = nullptr;
+    const int64_t eight = 8;
+    px_tensor* long_one = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 1, &eight, 1.0, &long_one) == PX_OK);
+    REQUIRE(px_tensor_slice(long_one, 0, 5, &first) == PX_OK);
+    REQUIRE(px_tensor_slice(long_one, 3, 8, &second) == PX_OK);
+    CHECK(px_tensor_assign(first, second) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("overlapping parts of one tensor's memory"));
+    CHECK(px_tensor_assign(nullptr, src) == PX_ERROR_INVALID_HANDLE);
+    CHECK(px_tensor_assign(dst, nullptr) == PX_ERROR_INVALID_HANDLE);
+    CHECK(values(dst, 6) == std::vector<float>{0, 0, 0, 0, 0, 0});
+    for (px_tensor* t : {dst, dst, src, row, flat, copy, sevens, doubled, three, ints, first, second, long_one})
+        REQUIRE(px_tensor_release(t) == PX_OK);
+}
+
+TEST_CASE("px_tensor_assign copies between devices", "[capi][assign]") {
+    setenv("PLEXUS_CPU_DEVICES", "2", 1);  // read when the runtime loads the plugin
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    px_device cpu1{PX_DEVICE_CPU, 1};
+    px_tensor *a = nullptr, *b = nullptr;
+    const int64_t n = 4;
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT64, 1, &n, 3.0, &a) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu1, PX_FLOAT64, 1, &n, 0.0, &b) == PX_OK);  // CTest sets PLEXUS_CPU_DEVICES=2
+    REQUIRE(px_tensor_assign(b, a) == PX_OK);
+    double v[4] = {};
+    REQUIRE(px_tensor_to_host(b, v, sizeof v) == PX_OK);
+    CHECK((v[0] == 3.0 && v[3] == 3.0));
+    px_device where{};
+    REQUIRE(px_tensor_device(b, &where) == PX_OK);
+    CHECK(where.index == 1);
+    px_tensor_release(a);
+    px_tensor_release(b);
+    px_runtime_destroy(rt);
+    unsetenv("PLEXUS_CPU_DEVICES");
 }

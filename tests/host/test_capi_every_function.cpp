@@ -167,6 +167,7 @@ std::map<std::string, Entry> entries() {
     m["px_tensor_to_host"] = ts(1, [](const Args& a) { return px_tensor_to_host(a.t[0], a.null_out ? nullptr : host, sizeof host); });
     m["px_tensor_copy_to"] = ts(1, [cpu0](const Args& a) { return px_tensor_copy_to(a.t[0], cpu0, out(a)); });
     m["px_tensor_as_on"] = ts(1, [cpu0](const Args& a) { return px_tensor_as_on(a.t[0], cpu0, out(a)); });
+    m["px_tensor_assign"] = ts(2, [](const Args& a) { return px_tensor_assign(a.t[0], a.t[1]); }, false);
     m["px_tensor_reshape"] = ts(1, [](const Args& a) { return px_tensor_reshape(a.t[0], 2, shape2, out(a)); });
     m["px_tensor_slice"] = ts(1, [](const Args& a) { return px_tensor_slice(a.t[0], 0, 1, out(a)); });
     m["px_binary"] = ts(2, [](const Args& a) { return px_binary(PX_OP_ADD, a.t[0], a.t[1], out(a)); });

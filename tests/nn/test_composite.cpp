@@ -24,6 +24,13 @@ TEST_CASE("maximum, minimum and clip follow NumPy: broadcasting, NaN propagates,
     CHECK(values(minimum(i, array(std::vector<int64_t>{1, 1, 1}))) == std::vector<double>{1, -3, 1});
     CHECK(values(clip(i, -1, 5)) == std::vector<double>{5, -1, 2});
     CHECK(clip(i, -1, 5).dtype() == DType::int64);
+    // Bounds an integer dtype cannot hold are not truncated to fit: np.clip gives [0.5 1. 2. 2.5], float64.
+    const Tensor small = array(std::vector<int32_t>{0, 1, 2, 3});
+    CHECK(values(clip(small, 0.5, 2.5)) == std::vector<double>{0.5, 1, 2, 2.5});
+    CHECK(clip(small, 0.5, 2.5).dtype() == DType::float64);
+    CHECK(clip(array(std::vector<uint8_t>{0, 200}), -1, 100).dtype() == DType::int64);
+    CHECK(values(clip(array(std::vector<uint8_t>{0, 200}), -1, 100)) == std::vector<double>{0, 100});
+    CHECK(clip(small, 0, 2).dtype() == DType::int32);
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { clip(a, 2, 1); }), "clip: the bounds must have lo <= hi");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { clip(a, NAN, 1); }), "clip: the bounds must have lo <= hi");
 }

@@ -289,6 +289,16 @@ TEST_CASE("parameter, trainer and backward misuse is a clear error", "[nn][error
         y = x * 2.0;
     }
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { y.backward(ones({2})); }), "head gradient's shape");
+    // A head of another dtype or device is refused before the graph is used: backward works after it.
+    PX_REQUIRE_MENTIONS(message_of<DTypeError>([&] { y.backward(ones({3}, cpu(), DType::float64)); }),
+                        "backward: the head gradient is float64 and the tensor float32");
+    PX_REQUIRE_MENTIONS(message_of<DeviceMismatchError>([&] { y.backward(ones({3}, cpu(1))); }),
+                        "backward: the head gradient is on cpu(1) and the tensor on cpu(0)");
+    y.backward(ones({3}));
+    REQUIRE(values(x.grad()) == std::vector<double>{2, 2, 2});
+    // dropout refuses a bad probability when predicting too, not only when training.
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { dropout(x, 1.0); }), "the drop probability 1");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { dropout(x, -0.1); }), "is not in [0, 1)");
     // Layers: a vector is not a batch; a pooling layer has no weights.
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { lazy(array({1, 2, 3})); }),
                         "Dense: the input must be (batch, features), got rank 1");

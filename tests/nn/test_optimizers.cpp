@@ -182,15 +182,24 @@ TEST_CASE("learning-rate schedules give the rates computed by hand", "[nn][optim
     // a quarter of the rate, not at 0 (an update that changed nothing).
     nn::Trainer warming(net.collect_params(), "sgd", {{"learning_rate", 1.0}});
     warming.set_lr_scheduler(std::make_shared<nn::CosineScheduler>(10, 0.8, 0.0, 4));
+    CHECK(warming.learning_rate() == 0.0);  // before any update: the schedule's first rate, not the option's 1.0
     train(net, warming, 0, 1);
     CHECK(warming.learning_rate() == Approx(0.2));
+    // A rate set by hand would be overridden at the next step: refused, as Gluon's.
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { warming.set_learning_rate(7); }),
+                        "a learning-rate schedule sets the rate of every update");
+    warming.set_lr_scheduler(nullptr);
+    warming.set_learning_rate(7);
+    CHECK(warming.learning_rate() == 7.0);
 }
 
 TEST_CASE("clip_global_norm scales every gradient by one factor", "[nn][optimizers]") {
     std::vector<Tensor> g{array(std::vector<double>{3, 4}, {2}).astype(DType::float32),
                           array(std::vector<double>{12}, {1}).astype(DType::float32)};
+    const Tensor alias = g[0];  // another handle to the first gradient: scaled in place, it sees the new values
     REQUIRE(nn::clip_global_norm(g, 6.5) == Approx(13));
     REQUIRE(values(g[0]) == std::vector<double>{1.5, 2});
+    REQUIRE(values(alias) == std::vector<double>{1.5, 2});
     REQUIRE(values(g[1]) == std::vector<double>{6});
     REQUIRE(nn::clip_global_norm(g, 100) == Approx(6.5));  // under the bound: unchanged
     REQUIRE(values(g[1]) == std::vector<double>{6});

@@ -285,7 +285,8 @@ def test_schedules_losses_and_clipping_from_python():
         trainer.step(3)
     assert abs(trainer.learning_rate - 0.05) < 1e-12
     assert loss.L1Loss()(plexus.array([[1.0, -3.0]]), plexus.zeros((1, 2))).tolist() == [2.0]
-    grads, norm = nn.clip_global_norm([plexus.array([3.0, 4.0])], 2.5)
+    grads = [plexus.array([3.0, 4.0])]
+    norm = nn.clip_global_norm(grads, 2.5)  # in place, as Gluon's
     assert norm == 5.0 and grads[0].tolist() == [1.5, 2.0]
 
 
@@ -654,7 +655,7 @@ def test_a_block_written_in_python_with_parameters_of_its_own_as_d2l_custom_laye
         Twice()
     with pytest.raises(TypeError, match="only a Block written in Python registers parameters"):
         nn.Dense(2)._register_param(nn.Parameter("w", shape=(2,)))
-    with pytest.raises(plexus.Error, match="has no weight"):
+    with pytest.raises(AttributeError, match="has no weight"):
         nn.Sequential().weight
 
 
@@ -688,3 +689,80 @@ def test_a_step_refuses_a_layer_the_forward_pass_skipped_as_gluon_does():
     assert (params["forgotten.weight"].data().asnumpy() == before["forgotten.weight"]).all()
     with pytest.raises(RuntimeError, match="used.weight"):  # a second step needs a second backward pass
         trainer.step(4)
+
+
+def test_writing_in_place_as_d2l_from_scratch_code_does():
+    np, torch = need("numpy"), need("torch")
+    from plexus import autograd
+    # d2l's from-scratch sgd, PyTorch style (`param -= ...`) and MXNet style
+    # (`param[:] = ...`): the list's tensors themselves change.
+    w = plexus.array([1.0, 2.0])
+    w.attach_grad()
+    params = [w]
+    for step in range(2):
+        with autograd.record():
+            l = (w * w).sum()
+        l.backward()
+        for p in params:
+            if step == 0:
+                p -= 0.1 * p.grad / 1
+            else:
+                p[:] = p - 0.1 * p.grad
+    np.testing.assert_allclose(w.asnumpy(), [0.64, 1.28], rtol=1e-6)  # w * 0.8 * 0.8
+    # Rows, the whole tensor and memory shared through DLPack.
+    x = plexus.array([[1.0, 2.0], [3.0, 4.0]])
+    t = torch.from_dlpack(x)
+    x[1] = plexus.array([7.0, 8.0])
+    x[0] = 5
+    assert x.tolist() == [[5.0, 5.0], [7.0, 8.0]] and t.tolist() == [[5.0, 5.0], [7.0, 8.0]]
+    x[...] = np.array([1.0, 2.0])  # broadcast, as NumPy's
+    x *= 3
+    assert x.tolist() == [[3.0, 6.0], [3.0, 6.0]] and t.tolist() == x.tolist()
+    x[0:1] = [[0.5, 0.25]]
+    assert x.tolist() == [[0.5, 0.25], [3.0, 6.0]]
+    # Refusals: a dtype the result cannot keep, a shape that does not broadcast, while recording.
+    i = plexus.array([1, 2], dtype="int32")
+    with pytest.raises(TypeError, match="in place it must keep x's dtype"):
+        i /= 2
+    with pytest.raises(ValueError, match="do not broadcast"):
+        x[...] = plexus.ones((3,))
+    with autograd.record():
+        with pytest.raises(RuntimeError, match="while autograd records"):
+            w -= 1
+    assert i.tolist() == [1, 2] and x.tolist() == [[0.5, 0.25], [3.0, 6.0]]
+
+
+def test_clip_global_norm_scales_the_gradients_in_place_as_gluon_and_torch():
+    np, torch = need("numpy"), need("torch")
+    from plexus import autograd
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    x = np.random.RandomState(0).rand(4, 3).astype(np.float32)
+    with autograd.record():
+        l = (net(plexus.array(x)) ** 2).sum()
+    l.backward()
+    params = list(net.collect_params().values())
+    lin = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.from_numpy(params[0].data().asnumpy()))
+        lin.bias.copy_(torch.from_numpy(params[1].data().asnumpy()))
+    (lin(torch.from_numpy(x)) ** 2).sum().backward()
+    want = torch.nn.utils.clip_grad_norm_(lin.parameters(), 0.1)
+    norm = nn.clip_global_norm([p.grad() for p in params], 0.1)
+    assert abs(norm - float(want)) < 1e-4 * float(want)
+    np.testing.assert_allclose(params[0].grad().asnumpy(), lin.weight.grad.numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(params[1].grad().asnumpy(), lin.bias.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_floor_division_by_a_scalar_its_dtype_cannot_hold_as_numpy():
+    np = need("numpy")
+    u = plexus.array(np.array([100, 7], np.uint8))
+    assert (u // -1).tolist() == [-100, -7] and (u // -2).tolist() == [-50, -4]
+    assert (300 // u).tolist() == [3, 42]
+
+
+def test_a_block_without_a_weight_raises_attribute_error_so_hasattr_works():
+    assert not hasattr(nn.BatchNorm(), "weight") and getattr(nn.LayerNorm(), "bias", None) is None
+    assert hasattr(nn.Dense(2), "weight")
+    with pytest.raises(AttributeError, match="has no weight"):
+        nn.BatchNorm().weight

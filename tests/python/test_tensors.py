@@ -322,3 +322,41 @@ def test_as_in_context_gives_the_same_object_when_the_tensor_is_there():
     z = plexus.ones(3)
     assert z.as_in_ctx(plexus.cpu()) is z and z.as_in_context(plexus.cpu(0)) is z  # d2l: Z.as_in_ctx(ctx) is Z
     assert z.copyto(plexus.cpu()) is not z
+
+
+def test_a_one_element_tensor_formats_as_its_number():
+    x = plexus.array([1.5, 2.25])
+    assert f"{x.sum():.2f}" == "3.75" and "{:>6.1f}".format(x[0]) == "   1.5"
+    assert f"{x}" == str(x)
+    with pytest.raises(TypeError, match="only a one-element tensor formats as a number"):
+        f"{x:.2f}"
+
+
+def test_dot_and_matmul_of_vectors_and_sums_over_several_axes_as_numpy():
+    np, torch = need("numpy"), need("torch")
+    from plexus import autograd
+    rs = np.random.RandomState(4)
+    v, w, a, b3 = (rs.rand(3), rs.rand(3), rs.rand(2, 3), rs.rand(4, 3, 2))
+    P = lambda x: plexus.array(x.astype(np.float32))
+    for got, want in [(plexus.dot(P(v), P(w)), np.dot(v, w)), (P(a) @ P(v), a @ v), (P(v) @ P(a.T), v @ a.T),
+                      (P(v) @ P(b3), v @ b3), (P(b3.transpose(0, 2, 1)) @ P(v), b3.transpose(0, 2, 1) @ v)]:
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5)
+    x = P(rs.rand(2, 3, 4))
+    np.testing.assert_allclose(x.sum(axis=(0, 1)).asnumpy(), x.asnumpy().sum(axis=(0, 1)), rtol=1e-5)
+    np.testing.assert_allclose(x.mean(axis=[0, 2], keepdims=True).asnumpy(),
+                               x.asnumpy().mean(axis=(0, 2), keepdims=True), rtol=1e-5)
+    with pytest.raises(TypeError, match="axis is an int, a tuple or list of ints, or None"):
+        x.sum(axis="0")
+    # The gradients of a vector product, against PyTorch's.
+    pa, pv = P(a), P(v)
+    pa.attach_grad()
+    pv.attach_grad()
+    with autograd.record():
+        y = ((pa @ pv) * plexus.array([1.0, 2.0])).sum()
+    y.backward()
+    ta = torch.tensor(a.astype(np.float32), requires_grad=True)
+    tv = torch.tensor(v.astype(np.float32), requires_grad=True)
+    ((ta @ tv) * torch.tensor([1.0, 2.0])).sum().backward()
+    np.testing.assert_allclose(pa.grad.asnumpy(), ta.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(pv.grad.asnumpy(), tv.grad.numpy(), rtol=1e-5)

@@ -128,6 +128,35 @@ inline void Tensor::attach_grad(const std::string& grad_req) {
     meta_ = std::move(meta);
 }
 
+inline Tensor& Tensor::assign(const Tensor& values) {
+    if (autograd::is_recording())
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "assign: a tensor cannot be written in place while autograd records (the recorded "
+                                   "ops would read the new values); assign outside record(), or under pause()");
+    if (meta_ && meta_->node)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "assign: this tensor is a recorded result whose graph backward() has not used; "
+                                   "call backward() first, or assign to a copy");
+    Tensor v = values.as_in_context(device());
+    if (v.dtype() != dtype()) v = v.astype(dtype());
+    if (v.shape() != shape()) {
+        const std::string refused = "assign: values of shape " + str(values.shape()) +
+                                    " do not broadcast to the tensor's shape " + str(shape());
+        Tensor b;
+        try {
+            b = full(shape(), 0.0, device(), dtype()) + v;  // NumPy's broadcasting
+        } catch (const ShapeError&) {
+            throw ShapeError(PX_ERROR_SHAPE, refused);
+        }
+        if (b.shape() != shape()) throw ShapeError(PX_ERROR_SHAPE, refused);
+        v = b;
+    }
+    check(px_tensor_assign(need(), v.need()));
+    return *this;
+}
+
+inline Tensor& Tensor::assign(double value) { return assign(full(shape(), value, device(), dtype())); }
+
 inline Tensor Tensor::grad() const {
     if (!meta_ || !meta_->leaf)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
@@ -146,6 +175,15 @@ inline void Tensor::backward(const Tensor& head) const {
     Tensor seed_grad = head.defined() ? head : full(shape(), 1.0, device(), dtype());
     if (head.defined() && head.shape() != shape())
         throw ShapeError(PX_ERROR_SHAPE, "backward: the head gradient's shape does not match the tensor's");
+    // Checked before the graph is used: a head another op refuses halfway
+    // would leave some gradients written and the graph gone.
+    if (head.defined() && head.dtype() != dtype())
+        throw DTypeError(PX_ERROR_DTYPE, std::string("backward: the head gradient is ") + name(head.dtype()) +
+                                             " and the tensor " + name(dtype()) + "; they must be the same");
+    if (head.defined() && head.device() != device())
+        throw DeviceMismatchError(PX_ERROR_DEVICE_MISMATCH, "backward: the head gradient is on " + head.device().str() +
+                                                                 " and the tensor on " + device().str() +
+                                                                 "; move it with as_in_context()");
     // Order the graph so that every node runs after all the nodes that use
     // its result. `order` owns the metas: nodes are freed as backward goes.
     std::vector<std::shared_ptr<Meta>> order;

@@ -24,9 +24,19 @@ inline Tensor maximum(const Tensor& a, const Tensor& b) { return where((a >= b) 
 inline Tensor minimum(const Tensor& a, const Tensor& b) { return where((a <= b) + not_equal(a, a), a, b); }
 
 // x with every element put in [lo, hi], as np.clip; NaN stays NaN.
+// The dtype `x op scalar` computes in (docs/semantics.md, "a scalar operand
+// of an integer tensor"): x's, or int64 or float64 when x's cannot hold the
+// scalar. Asked of the router with an op on a zero-dimensional tensor.
+inline DType scalar_result_dtype(const Tensor& x, double scalar) {
+    return (full(Shape{}, 0.0, x.device(), x.dtype()) + scalar).dtype();
+}
+
 inline Tensor clip(const Tensor& x, double lo, double hi) {
     if (!(lo <= hi)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "clip: the bounds must have lo <= hi");
-    return minimum(maximum(x, full(Shape{}, lo, x.device(), x.dtype())), full(Shape{}, hi, x.device(), x.dtype()));
+    // In the dtype both bounds fit, as np.clip: an int32 x clipped to [0.5, 2.5] is float64.
+    const DType lo_d = scalar_result_dtype(x, lo), d = scalar_result_dtype(full(Shape{}, 0.0, x.device(), lo_d), hi);
+    const Tensor v = x.dtype() == d ? x : x.astype(d);
+    return minimum(maximum(v, full(Shape{}, lo, x.device(), d)), full(Shape{}, hi, x.device(), d));
 }
 
 // The index of the first minimum, of all elements or along `axis` (int64),

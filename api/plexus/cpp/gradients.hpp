@@ -228,6 +228,16 @@ inline Tensor gemm(const Tensor& a, const Tensor& b, bool trans_a = false, bool 
 }
 
 inline Tensor matmul(const Tensor& a, const Tensor& b) {
+    // NumPy's rule for a vector: a row on the left, a column on the right,
+    // and that axis leaves the result (two vectors give their dot product).
+    if ((a.ndim() == 1 || b.ndim() == 1) && a.ndim() >= 1 && b.ndim() >= 1) {
+        const Tensor m = matmul(a.ndim() == 1 ? a.reshape({1, a.size()}) : a,
+                                b.ndim() == 1 ? b.reshape({b.size(), 1}) : b);
+        Shape s = m.shape();
+        if (b.ndim() == 1) s.pop_back();
+        if (a.ndim() == 1) s.erase(s.end() - 1 - (b.ndim() == 1 ? 0 : 1));
+        return m.reshape(s);
+    }
     // 2-D float products go through GEMM, which has a gradient, on devices
     // that offer it; a plugin with MATMUL alone still multiplies.
     if (a.ndim() == 2 && b.ndim() == 2 && is_floating(a.dtype()) && a.dtype() == b.dtype() &&

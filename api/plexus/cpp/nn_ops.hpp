@@ -132,6 +132,10 @@ inline Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) 
 // Drops each element with probability p while training (autograd::is_training()),
 // scaling the rest by 1/(1-p); the identity otherwise.
 inline Tensor dropout(const Tensor& x, double p) {
+    // Refused in every mode (px_dropout refuses it when training).
+    if (!(p >= 0 && p < 1))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "dropout: the drop probability " + std::to_string(p) + " is not in [0, 1)");
     if (!autograd::is_training() || p == 0) return x;
     uint64_t seed = 0, offset = 0;
     Tensor out = Tensor::wrap([&](px_tensor** o) { return px_dropout(x.need(), p, &seed, &offset, o); });

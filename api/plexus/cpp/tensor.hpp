@@ -172,6 +172,13 @@ public:
     }
     // Identity, as Python's `is`.
     bool is(const Tensor& o) const { return h_ == o.h_; }
+    // Writes `values` into this tensor's memory, in place (px_tensor_assign),
+    // cast to its dtype, moved to its device and broadcast to its shape, as
+    // NumPy's x[...] = values: every handle to it, its views and memory shared
+    // through DLPack see them. Not while recording, nor into a recorded
+    // result (autograd would read the new values; MXNet refuses the same).
+    Tensor& assign(const Tensor& values);
+    Tensor& assign(double value);
 
     // ---- autograd (see autograd.hpp) ----
     // Makes this tensor a leaf whose gradient backward() computes; the
