@@ -151,3 +151,28 @@ TEST_CASE("full_like, zeros_like and ones_like keep the shape, dtype and device"
     CHECK(values(o) == std::vector<double>(6, 1));
     CHECK(values(f) == std::vector<double>(6, 7));
 }
+
+TEST_CASE("pow's gradient in the exponent is 0 where the base is 0, as PyTorch's", "[nn][composite]") {
+    // d(x^e)/de = x^e log x: 0 * -inf at x = 0, which PyTorch (and this) take as 0 for e >= 0.
+    Tensor x = array({0.0, 2.0}), e = array({2.0, 3.0});
+    x.attach_grad();
+    e.attach_grad();
+    Tensor y;
+    {
+        auto r = autograd::record();
+        y = x.pow(e).sum();
+    }
+    y.backward();
+    CHECK(values(e.grad())[0] == 0.0);
+    CHECK(values(e.grad())[1] == Approx(8 * std::log(2.0)));
+    CHECK(values(x.grad()) == std::vector<double>{0, 12});
+    // A scalar base of 0 (0 ** e): the same.
+    Tensor f = array({1.0, 2.0});
+    f.attach_grad();
+    {
+        auto r = autograd::record();
+        y = pow(0.0, f).sum();
+    }
+    y.backward();
+    CHECK(values(f.grad()) == std::vector<double>{0, 0});
+}

@@ -109,6 +109,9 @@ inline Tensor Tensor::unary_alpha(px_op op, double alpha) const {
     return out;
 }
 
+// Defined below (where's own gradient is recorded there).
+inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
 inline Tensor Tensor::binary_op(px_op op, const Tensor& b) const {
     Tensor out = wrap([&](px_tensor** o) { return px_binary(op, need(), b.need(), o); });
     if (!autograd::detail::wanted({this, &b})) return out;
@@ -129,7 +132,10 @@ inline Tensor Tensor::binary_op(px_op op, const Tensor& b) const {
         break;
     case PX_OP_POW:
         fn = [x, y, z, xs, ys](const Tensor& d) {
-            return std::vector<Tensor>{sum_to(d * y * x.pow(y - 1.0), xs), sum_to(d * z * x.log(), ys)};
+            // d(x^y)/dy = x^y log x, 0 where x is 0 and y >= 0 (0 * log 0 is NaN; PyTorch's choice).
+            const Tensor dy = d * z * x.log(), at_zero = x.scalar_op(PX_OP_EQ, 0.0, false) * (y >= 0.0);
+            return std::vector<Tensor>{sum_to(d * y * x.pow(y - 1.0), xs),
+                                       sum_to(where(at_zero, full(dy.shape(), 0.0, dy.device(), dy.dtype()), dy), ys)};
         };
         break;
     default: return out;  // comparisons: uint8 results carry no gradient
@@ -153,7 +159,9 @@ inline Tensor Tensor::scalar_op(px_op op, double s, bool scalar_first) const {
         break;
     case PX_OP_POW:
         fn = [s, x, z, scalar_first](const Tensor& d) {
-            return one(scalar_first ? d * z * std::log(s) : d * s * x.pow(s - 1.0));
+            if (!scalar_first) return one(d * s * x.pow(s - 1.0));
+            const Tensor dx = d * z * std::log(s);  // 0 where s is 0 and x >= 0, as above
+            return one(s == 0 ? where(x >= 0.0, full(dx.shape(), 0.0, dx.device(), dx.dtype()), dx) : dx);
         };
         break;
     default: return out;  // comparisons
