@@ -87,13 +87,22 @@ std::string WeightedLayer::head(int64_t in) const {
     return std::string(kind_) + "(" + (in ? std::to_string(in) : "?") + " -> " + std::to_string(outputs_);
 }
 
-Dense::Dense(int64_t units, std::string activation, int64_t in_units, bool use_bias)
-    : WeightedLayer("Dense", Shape{units, in_units}, units, std::move(activation), use_bias) {
+Dense::Dense(int64_t units, std::string activation, int64_t in_units, bool use_bias, bool flatten)
+    : WeightedLayer("Dense", Shape{units, in_units}, units, std::move(activation), use_bias), flatten_(flatten) {
     check_positive("Dense", "units", units);
     if (in_units < 0) check_positive("Dense", "in_units", in_units);
 }
 
 Tensor Dense::forward(const Tensor& x) {
+    if (!flatten_) {  // the last axis alone: every other axis is a batch of rows
+        if (x.ndim() == 0) throw ShapeError(PX_ERROR_SHAPE, "Dense: the input needs a features axis, got a scalar");
+        Shape out = x.shape();
+        const int64_t features = out.back();
+        weight_->infer_shape({outputs_, features});
+        const Tensor rows = x.reshape({-1, features});
+        out.back() = outputs_;
+        return finish(gemm(autocast(rows), autocast(weight_->data(rows.device())), false, true)).reshape(out);
+    }
     Tensor in = x.ndim() > 2 ? flatten(x) : x;
     if (in.ndim() != 2)
         throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));

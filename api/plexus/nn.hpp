@@ -211,10 +211,18 @@ protected:
 
 class Dense : public WeightedLayer {
 public:
-    // in_units 0: inferred from the first input. Inputs of rank > 2 are flattened.
-    explicit Dense(int64_t units, std::string activation = "", int64_t in_units = 0, bool use_bias = true);
+    // in_units 0: inferred from the first input. Inputs of rank > 2 are
+    // flattened to (batch, features); with flatten false (Gluon's
+    // flatten=False) the layer maps the last axis alone, (..., in_units) ->
+    // (..., units), as attention's projections and d2l's position-wise
+    // feed-forward networks use it.
+    explicit Dense(int64_t units, std::string activation = "", int64_t in_units = 0, bool use_bias = true,
+                   bool flatten = true);
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;
+
+private:
+    bool flatten_;
 };
 
 class MaxPool2D;

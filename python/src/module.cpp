@@ -849,10 +849,12 @@ PYBIND11_MODULE(_plexus, m) {
         .def("summary", [](nn::Block& b, const Tensor& x) { py::print(b.summary(x), py::arg("end") = ""); })
         .def("__repr__", &nn::Block::describe);
     BlockClass<nn::Dense>(mnn, "Dense")
-        .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias) {
-                 return std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias);
+        .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias,
+                         bool flatten) {
+                 return std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias, flatten);
              }),
-             py::arg("units"), py::arg("activation") = py::none(), py::arg("in_units") = 0, py::arg("use_bias") = true);
+             py::arg("units"), py::arg("activation") = py::none(), py::arg("in_units") = 0, py::arg("use_bias") = true,
+             py::arg("flatten") = true);
     auto pair = [](const py::object& o) {
         if (py::isinstance<py::int_>(o)) return plexus::Pair2(o.cast<int>());
         auto p = o.cast<std::pair<int, int>>();

@@ -766,3 +766,33 @@ def test_a_block_without_a_weight_raises_attribute_error_so_hasattr_works():
     assert hasattr(nn.Dense(2), "weight")
     with pytest.raises(AttributeError, match="has no weight"):
         nn.BatchNorm().weight
+
+
+def test_dense_with_flatten_false_maps_the_last_axis_as_gluon_and_torch_linear():
+    np, torch = need("numpy"), need("torch")
+    from plexus import autograd
+    x = np.random.RandomState(5).rand(2, 3, 4).astype(np.float32)
+    dense = nn.Dense(5, flatten=False)  # d2l's attention projections and position-wise FFN
+    dense.initialize()
+    px = plexus.array(x)
+    px.attach_grad()
+    with autograd.record():
+        y = dense(px)
+        l = (y * y).sum()
+    l.backward()
+    assert y.shape == (2, 3, 5) and dense.weight.data().shape == (5, 4)
+    lin = torch.nn.Linear(4, 5)
+    with torch.no_grad():
+        lin.weight.copy_(torch.from_numpy(dense.weight.data().asnumpy()))
+        lin.bias.copy_(torch.from_numpy(dense.bias.data().asnumpy()))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = lin(tx)
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(px.grad.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dense.weight.grad().asnumpy(), lin.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    flat = nn.Dense(5)
+    flat.initialize()
+    assert flat(plexus.ones((2, 3, 4))).shape == (2, 5)  # the default still flattens, as Gluon's
+    with pytest.raises(ValueError, match="features axis"):
+        dense(plexus.array(1.0))
