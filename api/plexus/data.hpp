@@ -176,13 +176,19 @@ public:
     DataLoader(const DataLoader&) = delete;
     DataLoader& operator=(const DataLoader&) = delete;
 
-    int64_t num_batches() const { return (count_ + batch_size_ - 1) / batch_size_; }
+    // Sharded, a last batch with fewer rows than shards is left out of the
+    // epoch (every shard needs a row; every rank leaves it out alike).
+    int64_t num_batches() const {
+        const int64_t n = (count_ + batch_size_ - 1) / batch_size_;
+        return n > 0 && count_ - (n - 1) * batch_size_ < shards_ ? n - 1 : n;
+    }
     int64_t batch_size() const { return batch_size_; }
     // Makes every batch this shard's part of the global batch, for data
     // parallelism across processes: with the same seed every shard sees the
     // same shuffled order and takes its rows as split_and_load would (part
-    // sizes differ by at most one; a batch with fewer rows than shards is an
-    // error). Restarts at epoch 0.
+    // sizes differ by at most one). A last batch with fewer rows than shards
+    // is left out, as Gluon's last_batch="discard" would; a batch size below
+    // the shard count is refused. Restarts at epoch 0.
     void shard(int rank, int shards);
     // Starts an epoch (the first one is 0).
     void begin_epoch(uint64_t epoch);

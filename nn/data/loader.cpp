@@ -51,6 +51,7 @@ DataLoader::DataLoader(Source source, int64_t count, int64_t batch_size, bool sh
       seed_(seed) {
     if (batch_size < 1)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader: batch_size must be >= 1, got " + std::to_string(batch_size));
+    device_info(device);  // a device that does not exist is refused here, naming what exists, not at the first batch
     pipeline_ = detail::Pipeline::make(transforms, source_.dtype, source_.sample);
     begin_epoch(0);
 }
@@ -89,6 +90,11 @@ void DataLoader::shard(int rank, int shards) {
     if (shards < 1 || rank < 0 || rank >= shards)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader::shard: rank " + std::to_string(rank) +
                                                                   " of " + std::to_string(shards) + " shards");
+    if (batch_size_ < shards)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader::shard: batches of " +
+                                                                  std::to_string(batch_size_) + " rows cannot be split over " +
+                                                                  std::to_string(shards) +
+                                                                  " shards: every shard needs a row of each batch");
     wait_for_prefetch();
     std::vector<int64_t> order = order_of(0);
     rank_ = rank;
@@ -97,10 +103,8 @@ void DataLoader::shard(int rank, int shards) {
 }
 
 Batch DataLoader::make(int64_t index) const {
+    // num_batches() leaves out a last batch with fewer rows than shards.
     const int64_t first = index * batch_size_, global = std::min(batch_size_, count_ - first);
-    if (global < shards_)
-        throw ShapeError(PX_ERROR_SHAPE, "DataLoader: batch " + std::to_string(index) + " has " + std::to_string(global) +
-                                             " rows, fewer than the " + std::to_string(shards_) + " shards");
     // This shard's rows, as split_and_load cuts them.
     const int64_t lo = first + rank_ * (global / shards_) + std::min<int64_t>(rank_, global % shards_);
     const int64_t n = global / shards_ + (rank_ < global % shards_ ? 1 : 0);
