@@ -93,11 +93,24 @@ Dense::Dense(int64_t units, std::string activation, int64_t in_units, bool use_b
     if (in_units < 0) check_positive("Dense", "in_units", in_units);
 }
 
+namespace {
+// A Dense layer's weight (units, in_units) against the input's features, in
+// the layer's words rather than the product's.
+void check_features(const Parameter& weight, int64_t features, const std::string& layer) {
+    const int64_t in_units = weight.shape()[1];
+    if (in_units != 0 && in_units != features)
+        throw ShapeError(PX_ERROR_SHAPE, layer + ": the input has " + std::to_string(features) +
+                                             " features, the layer takes " + std::to_string(in_units) +
+                                             " (in_units, or what its first input had)");
+}
+}  // namespace
+
 Tensor Dense::forward(const Tensor& x) {
     if (!flatten_) {  // the last axis alone: every other axis is a batch of rows
         if (x.ndim() == 0) throw ShapeError(PX_ERROR_SHAPE, "Dense: the input needs a features axis, got a scalar");
         Shape out = x.shape();
         const int64_t features = out.back();
+        check_features(*weight_, features, describe());
         weight_->infer_shape({outputs_, features});
         const Tensor rows = x.reshape({-1, features});
         out.back() = outputs_;
@@ -106,6 +119,7 @@ Tensor Dense::forward(const Tensor& x) {
     Tensor in = x.ndim() > 2 ? flatten(x) : x;
     if (in.ndim() != 2)
         throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
+    check_features(*weight_, in.shape()[1], describe());
     weight_->infer_shape({outputs_, in.shape()[1]});
     return finish(gemm(autocast(in), autocast(weight_->data(in.device())), false, true));
 }

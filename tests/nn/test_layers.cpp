@@ -57,7 +57,7 @@ TEST_CASE("layer misuse is a clear error", "[nn][errors]") {
     net.initialize(cpu());
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.initialize(cpu()); }), "force_reinit");
     net.initialize(cpu(), true);
-    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { net(zeros({2, 5})); }), "gemm");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { net(zeros({2, 5})); }), "the input has 5 features, the layer takes 3");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { nn::Conv2D(2, 3).forward(zeros({2, 3})); }), "got rank 2");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.collect_params()["nope"]; }), "no parameter named 'nope'");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "adagrad", {}); }),
@@ -302,6 +302,11 @@ TEST_CASE("parameter, trainer and backward misuse is a clear error", "[nn][error
     // Layers: a vector is not a batch; a pooling layer has no weights.
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { lazy(array({1, 2, 3})); }),
                         "Dense: the input must be (batch, features), got rank 1");
+    // An input whose features differ from the layer's in_units is named in the layer's words, not the product's.
+    nn::Dense two_in(3, "relu", 2);
+    two_in.initialize(cpu());
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { two_in(array({1, 2, 3}, {1, 3})); }),
+                        "Dense(2 -> 3, relu): the input has 3 features, the layer takes 2");
     nn::MaxPool2D pool(2, 2);
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pool.bias(); }), "has no bias");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pool.weight(); }), "has no weight");
