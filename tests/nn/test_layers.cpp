@@ -232,6 +232,10 @@ TEST_CASE("reading values back checks the dtype and the size", "[nn][frontend]")
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { f.item<float>(); }), "item: the tensor has 3 elements, not 1");
     REQUIRE(f.slice_axis(0, 1, 2).item<float>() == 2);
     REQUIRE(f.to_vector<float>() == std::vector<float>{1, 2, 3});
+    // item converts as astype does (LibTorch's loss.item<double>() of a float32 loss).
+    REQUIRE(array({0.1f}).item<double>() == double(0.1f));
+    REQUIRE(array({2.7f}).item<int32_t>() == 2);
+    REQUIRE(array(std::vector<int32_t>{7}).item<double>() == 7.0);
 }
 
 TEST_CASE("a small network learns on every CPU device", "[nn][trainer]") {

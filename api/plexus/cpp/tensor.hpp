@@ -212,11 +212,13 @@ public:
         check(px_tensor_to_host(need(), out.data(), out.size() * sizeof(T)));
         return out;
     }
-    // The one value of a one-element tensor.
+    // The one value of a one-element tensor, as T: converted as astype()
+    // converts when T is not its dtype (loss.item<double>() of a float32 loss).
     template <class T>
     T item() const {
         if (size() != 1)
             throw ShapeError(PX_ERROR_SHAPE, "item: the tensor has " + std::to_string(size()) + " elements, not 1");
+        if (dtype_of<T>() != dtype()) return astype(dtype_of<T>()).template to_vector<T>()[0];
         return to_vector<T>()[0];
     }
 
