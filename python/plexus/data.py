@@ -4,9 +4,11 @@ $PLEXUS_FASHION_MNIST). The formats and limits: docs/data-files.md."""
 import collections as _collections
 import sys as _sys
 
-from ._plexus.data import ImageDataset, fashion_mnist, read_npy, default_max_data_bytes, transforms
+from ._plexus.data import ImageDataset, fashion_mnist, default_max_data_bytes, transforms
+from ._plexus.data import read_npy as _read_npy
 from ._plexus.data import read_npz as _read_npz, read_npz_array as _read_npz_array, read_csv as _read_csv
 from ._plexus.data import DataLoader as _DataLoader, _ArrayDataset
+from ._paths import existing_file
 
 _sys.modules[__name__ + ".transforms"] = transforms
 
@@ -19,9 +21,18 @@ def _dev(device, ctx):
     return _device(device, ctx)
 
 
+def read_npy(path, *args, **kwargs):
+    """The array of a .npy file (np.save) as a tensor; a file that is not there is a FileNotFoundError."""
+    return _read_npy(existing_file(path, "read_npy"), *args, **kwargs)
+
+
+read_npy.__doc__ += "\n\n" + (_read_npy.__doc__ or "")
+
+
 def read_npz(path, name=None, device=None, ctx=None, max_bytes=None):
     """The arrays of an .npz file (np.savez or np.savez_compressed) as a dict of tensors on `device`, or the
     one array `name` (the others are not inflated)."""
+    path = existing_file(path, "read_npz")
     if name is None:
         return _read_npz(path, _dev(device, ctx), max_bytes)
     return _read_npz_array(path, name, _dev(device, ctx), max_bytes)
@@ -33,7 +44,7 @@ def read_csv(path, delimiter=",", skip_rows=0, columns=None, dtype="float32", co
     `columns` the column indices kept (as np.loadtxt's usecols), lines starting with `comment` and blank ones
     skipped; a space as the delimiter splits at runs of blanks. Parsed the same in every locale."""
     from . import _plexus as _p
-    return _read_csv(path, delimiter, skip_rows, list(columns or []), _p._parse_dtype(dtype), comment or "",
+    return _read_csv(existing_file(path, "read_csv"), delimiter, skip_rows, list(columns or []), _p._parse_dtype(dtype), comment or "",
                      _dev(device, ctx), max_bytes)
 
 

@@ -45,11 +45,20 @@ def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
 def _load_parameters(self, filename, device=None, ctx=None):
     """Reads parameters saved by save_parameters onto `device` (or a list of devices). A file that is not
     there is a FileNotFoundError, as for open()."""
-    import os
-    if not os.path.exists(filename):
-        import errno
-        raise FileNotFoundError(errno.ENOENT, "load_parameters: no such file", filename)
-    self._load_parameters(filename, _devices(device, ctx))
+    from ._paths import existing_file
+    self._load_parameters(existing_file(filename, "load_parameters"), _devices(device, ctx))
+
+
+_trainer_load_states = Trainer.load_states
+
+
+def _load_states(self, fname):
+    """Reads what save_states wrote (see Trainer); a file that is not there is a FileNotFoundError."""
+    from ._paths import existing_file
+    _trainer_load_states(self, existing_file(fname, "load_states"))
+
+
+Trainer.load_states = _load_states
 
 
 def _reset_ctx(self, device):

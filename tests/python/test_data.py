@@ -222,3 +222,22 @@ def test_metrics_match_hand_values_and_torch_topk():
     a = plexus.metric.Accuracy()
     a.update(plexus.array(truth), plexus.array(scores))
     assert a.get()[1] == pytest.approx((torch.from_numpy(scores).argmax(1).numpy() == truth).mean(), abs=1e-12)
+
+
+def test_missing_files_are_file_not_found_and_paths_are_taken(tmp_path):
+    np = need("numpy")
+    import pathlib
+    from plexus import data, nn
+    missing = tmp_path / "nope"
+    for call in (lambda: data.read_npy(missing), lambda: data.read_npz(str(missing)), lambda: data.read_csv(missing)):
+        with pytest.raises(FileNotFoundError, match="no such file"):
+            call()
+    np.save(tmp_path / "a.npy", np.arange(3, dtype=np.float32))
+    assert data.read_npy(pathlib.Path(tmp_path / "a.npy")).tolist() == [0.0, 1.0, 2.0]
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
+    with pytest.raises(FileNotFoundError, match="load_states: no such file"):
+        trainer.load_states(missing)
+    with pytest.raises(FileNotFoundError, match="load_parameters: no such file"):
+        net.load_parameters(pathlib.Path(missing))
