@@ -1,4 +1,5 @@
 // Trainer: SGD, NAG, Adam and AdamW over every replica of every parameter, one op per replica.
+#include <cctype>
 #include <cmath>
 
 #include "plexus/nn.hpp"
@@ -26,12 +27,22 @@ void check_option(bool ok, const std::string& what) {
 }
 }  // namespace
 
-Trainer::Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options)
-    : optimizer_(optimizer) {
+namespace {
+// Optimizer names in any case, as MXNet's registry takes them ("SGD", "Adam").
+std::string lowercase(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+}  // namespace
+
+Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
+                 const std::map<std::string, double>& options)
+    : optimizer_(lowercase(optimizer_name)) {
+    const std::string& optimizer = optimizer_;
     const Optimizer* chosen = nullptr;
     for (const Optimizer& o : optimizers)
         if (optimizer == o.name) chosen = &o;
-    check_option(chosen != nullptr, "unknown optimizer '" + optimizer + "' (sgd, nag, adam, adamw)");
+    check_option(chosen != nullptr, "unknown optimizer '" + optimizer_name + "' (sgd, nag, adam, adamw)");
     const bool adam = optimizer == "adam" || optimizer == "adamw";
     if (adam) lr_ = 0.001;
     for (auto& [key, value] : options) {

@@ -1,6 +1,8 @@
 """Gluon-style layers: Sequential, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D, AdaptiveAvgPool2D,
 Flatten, Dropout, Activation, LeakyReLU, BatchNorm, LayerNorm, Embedding, d2l's Residual and resnet18; parameters, Trainer and split_and_load; mixed precision:
 autocast and LossScaler."""
+import os as _os
+
 from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D,
                          AdaptiveAvgPool2D, Flatten, Dropout, Activation, LeakyReLU, BatchNorm, LayerNorm, Embedding,
                          Residual, resnet18, Sequential, Trainer,
@@ -59,6 +61,10 @@ def _load_states(self, fname):
 
 
 Trainer.load_states = _load_states
+_trainer_save_states = Trainer.save_states
+Trainer.save_states = lambda self, fname: _trainer_save_states(self, _os.fspath(fname))
+_block_save_parameters = Block.save_parameters
+Block.save_parameters = lambda self, filename: _block_save_parameters(self, _os.fspath(filename))
 
 
 def _reset_ctx(self, device):

@@ -73,6 +73,7 @@ TEST_CASE("adam's first step moves each parameter by the learning rate, against 
     trainer.step(1);
     PX_REQUIRE_CLOSE(values(w.data()), (std::vector<double>{0.9, 1.1, 0.9}), 1e-5);
     REQUIRE(trainer.num_update() == 1);
+    REQUIRE(nn::Trainer(params, "Adam", {}).optimizer() == "adam");  // any case, as MXNet's registry
 }
 
 TEST_CASE("every optimizer resumes exactly from saved parameters and states", "[nn][optimizers]") {

@@ -241,3 +241,7 @@ def test_missing_files_are_file_not_found_and_paths_are_taken(tmp_path):
         trainer.load_states(missing)
     with pytest.raises(FileNotFoundError, match="load_parameters: no such file"):
         net.load_parameters(pathlib.Path(missing))
+    net.save_parameters(tmp_path / "net.params")  # writers take a path too
+    trainer.save_states(tmp_path / "trainer.states")
+    net.load_parameters(tmp_path / "net.params")
+    trainer.load_states(tmp_path / "trainer.states")
