@@ -106,22 +106,24 @@ void check_features(const Parameter& weight, int64_t features, const std::string
 }  // namespace
 
 Tensor Dense::forward(const Tensor& x) {
-    if (!flatten_) {  // the last axis alone: every other axis is a batch of rows
+    // The rows the product takes: the batch's samples flattened, or (flatten
+    // false) every position of the other axes, with the last axis as features.
+    Tensor rows;
+    Shape out;
+    if (flatten_) {
+        rows = x.ndim() > 2 ? flatten(x) : x;
+        if (rows.ndim() != 2)
+            throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
+    } else {
         if (x.ndim() == 0) throw ShapeError(PX_ERROR_SHAPE, "Dense: the input needs a features axis, got a scalar");
-        Shape out = x.shape();
-        const int64_t features = out.back();
-        check_features(*weight_, features, describe());
-        weight_->infer_shape({outputs_, features});
-        const Tensor rows = x.reshape({-1, features});
+        out = x.shape();
+        rows = x.reshape({-1, out.back()});
         out.back() = outputs_;
-        return finish(gemm(autocast(rows), autocast(weight_->data(rows.device())), false, true)).reshape(out);
     }
-    Tensor in = x.ndim() > 2 ? flatten(x) : x;
-    if (in.ndim() != 2)
-        throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
-    check_features(*weight_, in.shape()[1], describe());
-    weight_->infer_shape({outputs_, in.shape()[1]});
-    return finish(gemm(autocast(in), autocast(weight_->data(in.device())), false, true));
+    check_features(*weight_, rows.shape()[1], describe());
+    weight_->infer_shape({outputs_, rows.shape()[1]});
+    const Tensor y = finish(gemm(autocast(rows), autocast(weight_->data(rows.device())), false, true));
+    return flatten_ ? y : y.reshape(out);
 }
 
 std::string Dense::describe() const { return with_activation(head(weight_->shape()[1]), activation_); }

@@ -726,6 +726,17 @@ def test_writing_in_place_as_d2l_from_scratch_code_does():
         i /= 2
     with pytest.raises(ValueError, match="do not broadcast"):
         x[...] = plexus.ones((3,))
+    row = plexus.ones((1, 2))
+    with pytest.raises(ValueError, match=r"values of shape \(3, 1\) do not broadcast to the tensor's shape \(1, 2\)"):
+        row[...] = plexus.ones((3, 1))  # broadcasts to (3, 2), larger than the tensor
+    with pytest.raises(IndexError, match="only a step of 1"):
+        plexus.arange(4)[0:4:2] = 0
+    with pytest.raises(ValueError, match="a scalar tensor cannot be sliced"):
+        plexus.array(1.0)[:] = 2
+    with autograd.record():
+        doubled = w * 2
+    with pytest.raises(RuntimeError, match=r"a recorded result whose graph backward\(\) has not used"):
+        doubled[...] = 0
     with autograd.record():
         with pytest.raises(RuntimeError, match="while autograd records"):
             w -= 1

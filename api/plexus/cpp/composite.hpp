@@ -23,7 +23,6 @@ inline Tensor ones_like(const Tensor& x) { return full_like(x, 1); }
 inline Tensor maximum(const Tensor& a, const Tensor& b) { return where((a >= b) + not_equal(a, a), a, b); }
 inline Tensor minimum(const Tensor& a, const Tensor& b) { return where((a <= b) + not_equal(a, a), a, b); }
 
-// x with every element put in [lo, hi], as np.clip; NaN stays NaN.
 // The dtype `x op scalar` computes in (docs/semantics.md, "a scalar operand
 // of an integer tensor"): x's, or int64 or float64 when x's cannot hold the
 // scalar. Asked of the router with an op on a zero-dimensional tensor.
@@ -31,6 +30,7 @@ inline DType scalar_result_dtype(const Tensor& x, double scalar) {
     return (full(Shape{}, 0.0, x.device(), x.dtype()) + scalar).dtype();
 }
 
+// x with every element put in [lo, hi], as np.clip; NaN stays NaN.
 inline Tensor clip(const Tensor& x, double lo, double hi) {
     if (!(lo <= hi)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "clip: the bounds must have lo <= hi");
     // In the dtype both bounds fit, as np.clip: an int32 x clipped to [0.5, 2.5] is float64.
