@@ -18,8 +18,8 @@ BatchNorm::BatchNorm(double momentum, double epsilon, int64_t in_channels)
     const Shape shape{in_channels};
     gamma_ = std::make_shared<Parameter>("gamma", shape, Initializer{Initializer::ones});
     beta_ = std::make_shared<Parameter>("beta", shape, Initializer{Initializer::zeros});
-    running_mean_ = std::make_shared<Parameter>("running_mean", shape, Initializer{Initializer::zeros}, GradReq::null);
-    running_var_ = std::make_shared<Parameter>("running_var", shape, Initializer{Initializer::ones}, GradReq::null);
+    running_mean_ = std::make_shared<Parameter>("running_mean", shape, Initializer{Initializer::zeros}, GradReq::null, false);
+    running_var_ = std::make_shared<Parameter>("running_var", shape, Initializer{Initializer::ones}, GradReq::null, false);
 }
 
 std::vector<Parameter*> BatchNorm::own_params() {

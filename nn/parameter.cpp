@@ -2,6 +2,8 @@
 // initializers.
 #include <algorithm>
 #include <cmath>
+#include <regex>
+#include <sstream>
 
 #include "plexus/nn.hpp"
 
@@ -27,28 +29,161 @@ bool known(const Shape& s) {
 }
 }  // namespace
 
+namespace {
+void check_init(bool ok, const std::string& what) {
+    if (!ok) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "initializer " + what);
+}
+Initializer::Factor factor_of(const std::string& factor_type, const char* who) {
+    if (factor_type == "avg") return Initializer::avg;
+    if (factor_type == "in") return Initializer::in;
+    if (factor_type == "out") return Initializer::out;
+    check_init(false, std::string(who) + ": factor_type '" + factor_type + "' is not avg, in or out");
+    return Initializer::avg;
+}
+std::string number(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+}  // namespace
+
+Initializer Initializer::Xavier(const std::string& rnd_type, const std::string& factor_type, double magnitude) {
+    check_init(rnd_type == "uniform" || rnd_type == "gaussian",
+               "Xavier: rnd_type '" + rnd_type + "' is not uniform or gaussian");
+    check_init(magnitude > 0 && std::isfinite(magnitude), "Xavier: magnitude must be finite and > 0");
+    Initializer i{rnd_type == "uniform" ? xavier_uniform : xavier_gaussian};
+    i.factor = factor_of(factor_type, "Xavier");
+    i.magnitude = magnitude;
+    return i;
+}
+
+Initializer Initializer::MSRAPrelu(const std::string& factor_type, double slope) {
+    check_init(std::isfinite(slope), "MSRAPrelu: slope must be finite");
+    Initializer i = Xavier("gaussian", "avg", 2.0 / (1 + slope * slope));
+    i.factor = factor_of(factor_type, "MSRAPrelu");
+    return i;
+}
+
+Initializer Initializer::Normal(double sigma) {
+    check_init(sigma >= 0 && std::isfinite(sigma), "Normal: sigma must be finite and >= 0");
+    Initializer i{normal};
+    i.scale = sigma;
+    return i;
+}
+
+Initializer Initializer::Uniform(double scale) {
+    check_init(scale >= 0 && std::isfinite(scale), "Uniform: scale must be finite and >= 0");
+    Initializer i{uniform};
+    i.scale = scale;
+    return i;
+}
+
+Initializer Initializer::Constant(double value) {
+    check_init(std::isfinite(value), "Constant: the value must be finite");
+    Initializer i{constant};
+    i.scale = value;
+    return i;
+}
+
 Tensor Initializer::make(const Shape& shape, Device d, DType dtype) const {
     switch (kind) {
     case zeros: return full(shape, 0.0, d, dtype);
     case ones: return full(shape, 1.0, d, dtype);
+    case constant: return full(shape, scale, d, dtype);
     case normal: return random_normal(shape, 0.0, scale, d, dtype);
-    case xavier_uniform: {
+    case uniform: return random_uniform(shape, -scale, scale, d, dtype);
+    case xavier_uniform:
+    case xavier_gaussian: {
+        // Gluon's fans: a vector's are its length; otherwise dimension 0 is
+        // the outputs and 1 the inputs, each times the window's size.
         double receptive = 1;
         for (size_t i = 2; i < shape.size(); ++i) receptive *= double(shape[i]);
-        double fan_out = shape.empty() ? 1 : double(shape[0]) * receptive;
-        double fan_in = shape.size() < 2 ? fan_out : double(shape[1]) * receptive;
-        double limit = std::sqrt(6.0 / (fan_in + fan_out));
-        return random_uniform(shape, -limit, limit, d, dtype);
+        const double fan_out = shape.empty() ? 1 : double(shape[0]) * receptive;
+        const double fan_in = shape.size() < 2 ? fan_out : double(shape[1]) * receptive;
+        const double fan = factor == in ? fan_in : factor == out ? fan_out : (fan_in + fan_out) / 2;
+        const double spread = std::sqrt(magnitude / fan);
+        return kind == xavier_uniform ? random_uniform(shape, -spread, spread, d, dtype)
+                                      : random_normal(shape, 0.0, spread, d, dtype);
     }
     }
     throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "unknown initializer");
 }
 
-Parameter::Parameter(std::string name, Shape shape, Initializer init, GradReq grad_req)
-    : name_(std::move(name)), shape_(std::move(shape)), init_(init), grad_req_(grad_req) {}
+std::string Initializer::describe() const {
+    const char* factors[] = {"avg", "in", "out"};
+    switch (kind) {
+    case zeros: return "Zero";
+    case ones: return "One";
+    case constant: return "Constant(" + number(scale) + ")";
+    case normal: return "Normal(" + number(scale) + ")";
+    case uniform: return "Uniform(" + number(scale) + ")";
+    case xavier_uniform:
+    case xavier_gaussian:
+        return std::string("Xavier(") + (kind == xavier_uniform ? "uniform" : "gaussian") + ", " + factors[factor] +
+               ", " + number(magnitude) + ")";
+    }
+    return "unknown initializer";
+}
+
+Parameter::Parameter(std::string name, Shape shape, GradReq grad_req)
+    : name_(std::move(name)), shape_(std::move(shape)), grad_req_(grad_req), differentiable_(true) {}
+
+Parameter::Parameter(std::string name, Shape shape, Initializer init, GradReq grad_req, bool differentiable)
+    : name_(std::move(name)), shape_(std::move(shape)), init_(init),
+      grad_req_(differentiable ? grad_req : GradReq::null), differentiable_(differentiable) {}
 
 void Parameter::attach(Tensor& t) const {
-    if (grad_req_ == GradReq::write) t.attach_grad();
+    if (grad_req_ != GradReq::null) t.attach_grad(grad_req_ == GradReq::add ? "add" : "write");
+}
+
+void Parameter::set_grad_req(GradReq req) {
+    if (req != GradReq::write && req != GradReq::null && req != GradReq::add)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": unknown grad_req");
+    if (!differentiable_ && req != GradReq::null)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "parameter " + name_ + " is state its layer updates itself (not differentiable); "
+                                                          "its grad_req stays null");
+    // New handles for the same memory: made first, so a failure (the zero
+    // gradients' memory) changes nothing.
+    const GradReq before = grad_req_;
+    grad_req_ = req;
+    std::vector<Tensor> made;
+    try {
+        made.reserve(data_.size());
+        for (const Tensor& t : data_) {
+            Tensor v = t.detach();
+            attach(v);
+            made.push_back(v);
+        }
+    } catch (...) {
+        grad_req_ = before;
+        throw;
+    }
+    data_.swap(made);
+}
+
+void Parameter::zero_grad() {
+    for (const Tensor& g : list_grad()) {
+        Tensor own = g;
+        own.assign(0.0);
+    }
+}
+
+namespace {
+void check_multiplier(double m, const std::string& who) {
+    if (!(m >= 0 && std::isfinite(m)))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, who + " must be finite and >= 0, got " + number(m));
+}
+}  // namespace
+
+void Parameter::set_lr_mult(double m) {
+    check_multiplier(m, name_ + ": lr_mult");
+    lr_mult_ = m;
+}
+
+void Parameter::set_wd_mult(double m) {
+    check_multiplier(m, name_ + ": wd_mult");
+    wd_mult_ = m;
 }
 
 std::vector<Device> Parameter::devices() const {
@@ -57,7 +192,15 @@ std::vector<Device> Parameter::devices() const {
     return out;
 }
 
-void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit) {
+void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit, const Initializer& init) {
+    start(devices, force_reinit, init_.value_or(init));
+}
+
+void Parameter::initialize_as(const Initializer& init, const std::vector<Device>& devices, bool force_reinit) {
+    start(devices, force_reinit, init);
+}
+
+void Parameter::start(const std::vector<Device>& devices, bool force_reinit, const Initializer& init) {
     if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": initialize() needs a device");
     check_distinct(name_ + ": initialize()", devices);
     if (initialized() && !force_reinit)
@@ -67,9 +210,10 @@ void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit
         std::vector<Device> later = devices;  // completed by infer_shape at the first forward call
         data_.clear();
         pending_.swap(later);
+        pending_init_ = init;
         return;
     }
-    Tensor first = init_.make(shape_, devices[0], DType::float32);
+    Tensor first = init.make(shape_, devices[0], DType::float32);
     std::vector<Tensor> made;
     made.reserve(devices.size());
     for (size_t i = 0; i < devices.size(); ++i) {
@@ -84,7 +228,7 @@ void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit
 void Parameter::infer_shape(const Shape& shape) {
     if (known(shape_)) return;  // layers infer only the dimensions they left at 0
     shape_ = shape;
-    if (!pending_.empty()) initialize(pending_);
+    if (!pending_.empty()) start(pending_, false, pending_init_);
 }
 
 Tensor Parameter::data(Device d) const {
@@ -112,7 +256,8 @@ Tensor Parameter::data() const {
 std::vector<Tensor> Parameter::list_grad() const {
     if (grad_req_ == GradReq::null)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   "parameter " + name_ + " has no gradient (grad_req null: a layer updates it itself)");
+                                   "parameter " + name_ + " has no gradient (grad_req null: frozen, or state a layer "
+                                                          "updates itself)");
     std::vector<Tensor> out;
     for (auto& t : data_) out.push_back(t.grad());
     return out;
@@ -193,8 +338,40 @@ Parameter& ParameterDict::operator[](const std::string& name) const {
     throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "no parameter named '" + name + "'");
 }
 
-void ParameterDict::initialize(const std::vector<Device>& devices, bool force_reinit) {
-    for (auto& [n, p] : items_) p->initialize(devices, force_reinit);
+void ParameterDict::initialize(const std::vector<Device>& devices, bool force_reinit, const Initializer& init) {
+    for (auto& [n, p] : items_) p->initialize(devices, force_reinit, init);
+}
+
+ParameterDict ParameterDict::select(const std::string& pattern) const {
+    std::regex re;
+    try {
+        re = std::regex(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "collect_params: '" + pattern + "' is not a regular expression (" + e.what() + ")");
+    }
+    ParameterDict out;
+    for (auto& [n, p] : items_)
+        if (std::regex_search(n, re, std::regex_constants::match_continuous)) out.add(n, p);
+    return out;
+}
+
+void ParameterDict::set_grad_req(GradReq req) {
+    for (auto& [n, p] : items_)
+        if (p->differentiable()) p->set_grad_req(req);
+}
+
+void ParameterDict::set_lr_mult(double m) {
+    for (auto& [n, p] : items_) p->set_lr_mult(m);
+}
+
+void ParameterDict::set_wd_mult(double m) {
+    for (auto& [n, p] : items_) p->set_wd_mult(m);
+}
+
+void ParameterDict::zero_grad() {
+    for (auto& [n, p] : items_)
+        if (p->grad_req() != GradReq::null) p->zero_grad();
 }
 
 void ParameterDict::reset_ctx(const std::vector<Device>& devices) {

@@ -74,7 +74,7 @@ std::string Block::summary(const Tensor& x) {
     int64_t trainable = 0, fixed = 0;
     std::set<const Parameter*> counted;  // a block used twice shares its parameters: counted once
     for (auto& [name, p] : collect_params())
-        if (counted.insert(p).second) (p->grad_req() == GradReq::write ? trainable : fixed) += count(p->shape());
+        if (counted.insert(p).second) (p->grad_req() != GradReq::null ? trainable : fixed) += count(p->shape());
     s << std::string(width + 32, '=') << "\n";
     s << "Parameters: " << trainable + fixed << " (trainable " << trainable << ", not trainable " << fixed << ")\n";
     return s.str();

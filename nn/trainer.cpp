@@ -63,7 +63,7 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
     check_option(beta1_ >= 0 && beta1_ < 1 && beta2_ >= 0 && beta2_ < 1, "beta1 and beta2 must be in [0, 1)");
     check_option(eps_ > 0 && std::isfinite(eps_), "epsilon must be finite and > 0");
     for (auto& [name, p] : params) {
-        if (p->grad_req() == GradReq::null) continue;
+        if (!p->differentiable()) continue;  // frozen ones (grad_req null) are held and skipped at each step
         params_.push_back(p);
         names_.push_back(name);
     }
@@ -100,6 +100,10 @@ std::vector<bool> Trainer::fresh_gradients(bool ignore_stale_grad, const char* c
     std::vector<bool> fresh;
     fresh.reserve(params_.size());
     for (size_t k = 0; k < params_.size(); ++k) {
+        if (!trained(k)) {
+            fresh.push_back(false);
+            continue;
+        }
         bool all = true;
         for (const Tensor& r : params_[k]->list_data()) {
             const auto& meta = r.autograd_meta();
@@ -124,6 +128,8 @@ void Trainer::use_gradients() {
             if (const auto& meta = r.autograd_meta()) meta->fresh = false;
 }
 
+bool Trainer::trained(size_t k) const { return params_[k]->grad_req() != GradReq::null; }
+
 void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
     check_batch_size(batch_size, "Trainer::step");
     const std::vector<bool> fresh = fresh_gradients(ignore_stale_grad, "Trainer::step");
@@ -142,6 +148,7 @@ bool Trainer::step_if_finite(int64_t batch_size, double loss_scale, bool ignore_
     // rank), so every one decides alike.
     Tensor total;
     for (auto& g : grads) {
+        if (g.empty()) continue;  // frozen
         Tensor s = (g[0] * 0.0).sum().astype(DType::float64);
         total = total.defined() ? total + s.as_in_context(total.device()) : s;
     }
@@ -154,24 +161,29 @@ bool Trainer::step_if_finite(int64_t batch_size, double loss_scale, bool ignore_
 }
 
 std::vector<std::vector<Tensor>> Trainer::summed_gradients() {
-    // Every replica's gradient becomes the sum over the replicas.
-    std::vector<std::vector<Tensor>> grads;
-    for (Parameter* p : params_) {
-        grads.push_back(p->list_grad());
-        if (grads.back().size() > 1) all_reduce_sum(grads.back());
+    // Every replica's gradient becomes the sum over the replicas; a frozen
+    // parameter has none (an empty list).
+    std::vector<std::vector<Tensor>> grads(params_.size());
+    std::vector<size_t> used;  // the parameters trained in this step, in order
+    for (size_t k = 0; k < params_.size(); ++k) {
+        if (!trained(k)) continue;
+        used.push_back(k);
+        grads[k] = params_[k]->list_grad();
+        if (grads[k].size() > 1) all_reduce_sum(grads[k]);
     }
     if (hook_) {
         std::vector<Tensor> first;
-        first.reserve(grads.size());
-        for (auto& g : grads) first.push_back(g[0]);
+        first.reserve(used.size());
+        for (size_t k : used) first.push_back(grads[k][0]);
         hook_(first);
-        if (first.size() != grads.size())
+        if (first.size() != used.size())
             throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer: the gradient hook changed the number of gradients");
-        for (size_t k = 0; k < grads.size(); ++k) {
-            if (first[k].shape() != grads[k][0].shape())
+        for (size_t j = 0; j < used.size(); ++j) {
+            const size_t k = used[j];
+            if (first[j].shape() != grads[k][0].shape())
                 throw ShapeError(PX_ERROR_SHAPE, "Trainer: the gradient hook changed the shape of " + names_[k] +
                                                      "'s gradient");
-            for (size_t i = 0; i < grads[k].size(); ++i) grads[k][i] = first[k].as_in_context(grads[k][i].device());
+            for (size_t i = 0; i < grads[k].size(); ++i) grads[k][i] = first[j].as_in_context(grads[k][i].device());
         }
     }
     return grads;
@@ -195,21 +207,24 @@ Tensor Trainer::state_of(size_t k, size_t i) {
 void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh) {
     if (scheduler_) use_rate((*scheduler_)(updates_ + 1));  // numbered from 1, as Gluon's
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
-    // Every state made before any step: running out of memory changes no replica.
-    for (size_t k = 0; k < params_.size(); ++k) state_of(k, 0);
+    // Every state a step needs made before any update: running out of
+    // memory changes no replica. A parameter frozen so far has none yet.
+    for (size_t k = 0; k < params_.size(); ++k)
+        if (fresh[k]) state_of(k, 0);
     for (size_t k = 0; k < params_.size(); ++k) {
-        if (!fresh[k]) continue;  // stale, and ignore_stale_grad: left as it is
+        if (!fresh[k]) continue;  // frozen, or stale with ignore_stale_grad: left as it is
+        const double lr = lr_ * params_[k]->lr_mult(), wd = wd_ * params_[k]->wd_mult();
         std::vector<Tensor> replicas = params_[k]->list_data();
         for (size_t i = 0; i < replicas.size(); ++i) {
             const Tensor state = state_of(k, i);
             px_tensor *p = replicas[i].handle(), *g = grads[k][i].handle();
             if (adam)
-                check(px_adam_update(p, g, state.handle(), lr_, beta1_, beta2_, eps_, wd_, rescale, updates_ + 1,
+                check(px_adam_update(p, g, state.handle(), lr, beta1_, beta2_, eps_, wd, rescale, updates_ + 1,
                                      optimizer_ == "adamw"));
             else if (optimizer_ == "nag" && state.defined())
-                check(px_nag_update(p, g, state.handle(), lr_, momentum_, wd_, rescale));
+                check(px_nag_update(p, g, state.handle(), lr, momentum_, wd, rescale));
             else
-                check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr_, momentum_, wd_, rescale));
+                check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr, momentum_, wd, rescale));
         }
     }
     use_gradients();

@@ -37,8 +37,18 @@ void Trainer::save_states(const std::string& path) const {
     const RandomState r = random_state();
     const uint64_t random[2] = {r.seed, r.offset};
     entries.push_back(bytes_entry(random_entry, PX_INT64, {2}, random, sizeof random));
-    for (size_t k = 0; k < params_.size(); ++k)
-        if (!states_[k].empty()) entries.push_back(param_file::entry_of(names_[k] + ".state", states_[k][0]));
+    const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
+    for (size_t k = 0; k < params_.size(); ++k) {
+        if (!states_[k].empty()) {
+            entries.push_back(param_file::entry_of(names_[k] + ".state", states_[k][0]));
+        } else if (updates_ > 0 && (adam || momentum_ > 0) && trained(k) && !params_[k]->list_data().empty()) {
+            // Frozen in every update so far: the zero state its first update
+            // will start from, so that every parameter trained now has one.
+            const Tensor r = params_[k]->list_data()[0];
+            entries.push_back(param_file::entry_of(names_[k] + ".state", adam ? zeros({2, r.size()}, r.device(), r.dtype())
+                                                                              : zeros(r.shape(), r.device(), r.dtype())));
+        }
+    }
     param_file::write_atomically(path, param_file::encode(entries));
 }
 
@@ -72,8 +82,9 @@ void Trainer::load_states(const std::string& path) {
     const bool stateful = adam || momentum_ > 0;
     for (size_t k = 0; k < params_.size(); ++k) {
         const param_file::Entry* e = find(names_[k] + ".state");
-        if (!e && stateful && count > 0) refuse(path, "has no state for " + names_[k] + " after " + std::to_string(count) + " updates");
-        if (!e) continue;  // no state yet: saved before the first update
+        if (!e && stateful && count > 0 && trained(k))
+            refuse(path, "has no state for " + names_[k] + " after " + std::to_string(count) + " updates");
+        if (!e) continue;  // no state yet: saved before the first update, or frozen in every one
         if (!stateful) refuse(path, "holds a state for " + names_[k] + ", which this trainer (no momentum) does not keep");
         ++used;
         const std::vector<Tensor> replicas = params_[k]->list_data();

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,33 +25,80 @@
 
 namespace plexus::nn {
 
-// Makes a parameter's initial values on a device. The default is
-// Xavier-uniform for weights (fan-in and fan-out from the shape) and zeros for biases.
+// Makes a parameter's initial values on a device, as Gluon's initializers
+// (mxnet.init): Xavier (uniform or gaussian; fan-in, fan-out or their
+// average; magnitude 3 by default: Xavier-Glorot's uniform limit
+// sqrt(6 / (fan_in + fan_out))), MSRAPrelu (He/Kaiming), Normal(sigma),
+// Uniform(scale) in [-scale, scale], Constant, Zero and One. Fans come from
+// the shape: dimension 0 is the outputs, 1 the inputs, the rest the window.
 struct Initializer {
-    enum Kind { xavier_uniform, zeros, ones, normal } kind = xavier_uniform;
-    double scale = 0.01;  // the standard deviation of `normal`
+    enum Kind { xavier_uniform, zeros, ones, normal, uniform, constant, xavier_gaussian } kind = xavier_uniform;
+    double scale = 0.01;  // normal: the standard deviation; uniform: the half-width; constant: the value
+    enum Factor { avg, in, out } factor = avg;  // xavier: which fan
+    double magnitude = 3;                       // xavier: the variance is magnitude / fan (uniform: limit sqrt(magnitude / fan))
+
+    static Initializer Xavier(const std::string& rnd_type = "uniform", const std::string& factor_type = "avg",
+                              double magnitude = 3);
+    // He initialization for (leaky) ReLU layers: gaussian Xavier of magnitude 2 / (1 + slope^2).
+    static Initializer MSRAPrelu(const std::string& factor_type = "avg", double slope = 0.25);
+    static Initializer Normal(double sigma = 0.01);
+    static Initializer Uniform(double scale = 0.07);
+    static Initializer Constant(double value);
+    static Initializer Zero() { return {zeros}; }
+    static Initializer One() { return {ones}; }
+
     Tensor make(const Shape& shape, Device d, DType dtype) const;
+    // e.g. "Xavier(uniform, avg, 3)", "Normal(0.01)".
+    std::string describe() const;
 };
 
-// Whether a parameter has a gradient: `write` (trained), or `null` for
-// state a layer updates itself, such as BatchNorm's running statistics,
-// which trainers leave alone and parameter files keep.
-enum class GradReq { write, null };
+// Whether a parameter has a gradient: `write` (trained; each backward()
+// replaces the gradient), `add` (trained; backward() adds to the gradient,
+// which zero_grad() clears: gradients accumulated over several batches), or
+// `null`: no gradient, and trainers leave it alone. `null` is what layers
+// give state they update themselves (BatchNorm's running statistics), and
+// what freezes a parameter (set_grad_req, Gluon's
+// collect_params().setattr('grad_req', 'null')).
+enum class GradReq { write, null, add };
 
 class Parameter {
 public:
-    Parameter(std::string name, Shape shape, Initializer init = {}, GradReq grad_req = GradReq::write);
+    // Without its own initializer, a parameter takes the one initialize() is
+    // given (Xavier-uniform by default), as in Gluon; biases, BatchNorm's and
+    // LayerNorm's parameters have their own (zeros, ones).
+    Parameter(std::string name, Shape shape, GradReq grad_req = GradReq::write);
+    // A parameter that is not `differentiable` (state a layer updates itself)
+    // keeps grad_req null.
+    Parameter(std::string name, Shape shape, Initializer init, GradReq grad_req = GradReq::write,
+              bool differentiable = true);
 
     const std::string& name() const { return name_; }
     // 0 marks a dimension not known yet (inferred at the first forward call).
     const Shape& shape() const { return shape_; }
     GradReq grad_req() const { return grad_req_; }
+    // Freezes (null) or unfreezes (write, add) the parameter: every replica
+    // keeps its values and gets a zero gradient, or none. Trainers skip a
+    // parameter whose grad_req is null at each step, also one made before.
+    // Refused (other than null) for a parameter that is not differentiable.
+    void set_grad_req(GradReq req);
+    bool differentiable() const { return differentiable_; }
+    // Clears the gradient of every replica (for grad_req add).
+    void zero_grad();
+    // Multipliers of the trainer's learning rate and weight decay for this
+    // parameter (Gluon's lr_mult and wd_mult; 1 by default): finite and >= 0.
+    double lr_mult() const { return lr_mult_; }
+    double wd_mult() const { return wd_mult_; }
+    void set_lr_mult(double m);
+    void set_wd_mult(double m);
     bool initialized() const { return !data_.empty(); }
     std::vector<Device> devices() const;
 
-    // Creates identical replicas on `devices` (values made on the first and
-    // copied), or remembers them until the shape is known.
-    void initialize(const std::vector<Device>& devices, bool force_reinit = false);
+    // Creates identical replicas on `devices` (values made on the first by
+    // the parameter's own initializer, else by `init`, and copied), or
+    // remembers them until the shape is known.
+    void initialize(const std::vector<Device>& devices, bool force_reinit = false, const Initializer& init = {});
+    // The same with `init` in place of the parameter's own initializer.
+    void initialize_as(const Initializer& init, const std::vector<Device>& devices, bool force_reinit = false);
     // Completes a deferred shape (once) and creates the pending replicas.
     void infer_shape(const Shape& shape);
 
@@ -81,15 +129,20 @@ private:
     // Takes `shape` and `replicas` as they are; cannot fail.
     void adopt(Shape shape, std::vector<Tensor> replicas) noexcept;
 
+    // initialize() with the initializer already chosen.
+    void start(const std::vector<Device>& devices, bool force_reinit, const Initializer& init);
     // Gives t a gradient when this parameter has one.
     void attach(Tensor& t) const;
 
     std::string name_;
     Shape shape_;
-    Initializer init_;
+    std::optional<Initializer> init_;
     GradReq grad_req_;
+    bool differentiable_;
+    double lr_mult_ = 1, wd_mult_ = 1;
     std::vector<Tensor> data_;       // one per device, each with attach_grad() unless grad_req is null
     std::vector<Device> pending_;    // initialize() before the shape was known
+    Initializer pending_init_;       // and the initializer chosen
 };
 
 // Parameters by name, in the order the network made them. A parameter met
@@ -106,9 +159,19 @@ public:
     auto end() const { return items_.end(); }
 
     void initialize(Device d, bool force_reinit = false) { initialize(std::vector<Device>{d}, force_reinit); }
-    void initialize(const std::vector<Device>& devices, bool force_reinit = false);
+    void initialize(const std::vector<Device>& devices, bool force_reinit = false, const Initializer& init = {});
     void reset_ctx(Device d) { reset_ctx(std::vector<Device>{d}); }
     void reset_ctx(const std::vector<Device>& devices);
+    // The parameters whose names `pattern` matches from their start (ECMAScript
+    // regex, as Gluon's collect_params(select) with re.match: ".*bias").
+    ParameterDict select(const std::string& pattern) const;
+    // Gluon's setattr for every parameter: set_grad_req (which leaves the
+    // parameters that are not differentiable at null, as Gluon's) /
+    // set_lr_mult / set_wd_mult.
+    void set_grad_req(GradReq req);
+    void set_lr_mult(double m);
+    void set_wd_mult(double m);
+    void zero_grad();
 
 private:
     std::vector<std::pair<std::string, Parameter*>> items_;
@@ -128,6 +191,14 @@ public:
     void initialize(Device d = cpu(), bool force_reinit = false) { collect_params().initialize(d, force_reinit); }
     void initialize(const std::vector<Device>& ds, bool force_reinit = false) {
         collect_params().initialize(ds, force_reinit);
+    }
+    // With `init` for the parameters that have no initializer of their own
+    // (weights), as Gluon's net.initialize(init.Normal(0.01), ctx).
+    void initialize(const Initializer& init, Device d = cpu(), bool force_reinit = false) {
+        collect_params().initialize({d}, force_reinit, init);
+    }
+    void initialize(const Initializer& init, const std::vector<Device>& ds, bool force_reinit = false) {
+        collect_params().initialize(ds, force_reinit, init);
     }
     // The weight / bias of a layer that has them.
     virtual Parameter& weight();
@@ -420,7 +491,9 @@ std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device
 // Sums each parameter's gradients over its replicas (all_reduce_sum: the
 // replicas' gradients are replaced by the sum) and updates every replica
 // identically, by one fused op per replica whose bits are the same on every
-// plugin. Parameters with GradReq::null are left alone. Optimizers and their
+// plugin. A parameter whose grad_req is null at a step (frozen) is left
+// alone and its state kept; each parameter's lr_mult and wd_mult scale the
+// learning rate and wd for it. Optimizers and their
 // options (defaults in brackets):
 //   "sgd"   learning_rate [0.01], momentum [0], wd [0]
 //   "nag"   the same, with Nesterov momentum (PyTorch's SGD(nesterov=True));
@@ -468,8 +541,9 @@ public:
     // making each state on every device of its parameter, and restores the
     // random stream. Everything is checked before anything changes.
     void load_states(const std::string& path);
-    // Called by step() with one gradient per parameter (in collect_params
-    // order, already summed over this process's replicas) before any update;
+    // Called by step() with one gradient per parameter trained in this step
+    // (in collect_params order, frozen ones left out, already summed over
+    // this process's replicas) before any update;
     // it may replace them, e.g. with their sum over MPI ranks
     // (plexus::mpi::World::gradient_reducer). Every replica is then updated
     // with the gradients it leaves.
@@ -488,6 +562,8 @@ private:
     std::vector<bool> fresh_gradients(bool ignore_stale_grad, const char* call) const;
     // The parameters' gradients become stale: the next step needs a backward pass.
     void use_gradients();
+    // Whether parameter k is trained now (its grad_req is not null).
+    bool trained(size_t k) const;
     void update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh);
     void use_rate(double lr);
     // The state a replica's update needs (an empty tensor when none): zeros

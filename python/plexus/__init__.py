@@ -12,7 +12,7 @@ from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus,
                       softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
-from . import random, nn, loss, data, metric, lr_scheduler
+from . import random, init, nn, loss, data, metric, lr_scheduler
 from ._plexus import trace, trace_region  # where the time goes (docs/performance.md)
 import sys as _sys
 _sys.modules[__name__ + ".autograd"] = autograd
@@ -23,7 +23,7 @@ __version__ = _plexus.version()[0]
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "matmul", "pick", "take", "layer_norm", "leaky_relu",
-           "autograd", "random", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
+           "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
 
 

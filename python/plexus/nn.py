@@ -24,14 +24,15 @@ def _devices(device, ctx):
 
 def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
     """Makes the parameters on `device` (a device or a list of them; ctx= as in Gluon; default cpu(0)).
-    Weights are Xavier-uniform and biases zero; `init` is accepted for Gluon's spelling and must be None
-    or 'xavier'. As in Gluon, parameters already initialized are left alone with a warning unless
-    force_reinit=True (the others, of blocks added since, are initialized)."""
-    if init not in (None, "xavier") and not (hasattr(init, "__class__") and init.__class__.__name__ == "Xavier"):
-        raise ValueError("initialize: only the Xavier-uniform initializer is offered, got %r" % (init,))
+    `init` (plexus.init.Normal(0.01), Xavier(), ..., or a name such as 'normal') sets the parameters
+    without an initializer of their own (weights; default Xavier-uniform); biases start at zero. As in
+    Gluon, parameters already initialized are left alone with a warning unless force_reinit=True (the
+    others, of blocks added since, are initialized)."""
+    from .init import create
+    made = create(init)
     devices = _devices(device, ctx)
     if force_reinit:
-        self._initialize(devices, True)
+        self._initialize(devices, True, made)
         return
     params = self.collect_params()
     done = [name for name, p in params.items() if p._initialized]
@@ -41,7 +42,18 @@ def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
                       "again)" % ", ".join(done), stacklevel=2)
     for name, p in params.items():
         if not p._initialized:
-            p._initialize(devices, False)
+            p._initialize(devices, False, made)
+
+
+def _param_initialize(self, init=None, device=None, ctx=None, force_reinit=False):
+    """Makes this parameter on `device` (a device or a list; default cpu(0)) with `init` when given
+    (it overrides the parameter's own, as in Gluon), else its own initializer, else Xavier-uniform; an
+    initialized one needs force_reinit=True."""
+    from .init import create
+    if init is None:
+        self._initialize(_devices(device, ctx), force_reinit, create(None))
+    else:
+        self._initialize_as(_devices(device, ctx), force_reinit, create(init))
 
 
 def _load_parameters(self, filename, device=None, ctx=None):
@@ -73,7 +85,8 @@ def _reset_ctx(self, device):
 
 
 def _params_initialize(self, init=None, device=None, ctx=None, force_reinit=False):
-    ParameterDict._initialize_raw(self, _devices(device, ctx), force_reinit)
+    from .init import create
+    ParameterDict._initialize_raw(self, _devices(device, ctx), force_reinit, create(init))
 
 
 def _params_reset_ctx(self, device):
@@ -95,6 +108,7 @@ def _block_setattr(self, name, value):
 
 Block.__setattr__ = _block_setattr
 Block.initialize = _initialize
+Parameter.initialize = _param_initialize
 Block.load_parameters = _load_parameters
 Block.reset_ctx = _reset_ctx
 ParameterDict._initialize_raw = ParameterDict.initialize

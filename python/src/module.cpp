@@ -497,6 +497,18 @@ using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
 }  // namespace
 
+namespace {
+plexus::nn::GradReq grad_req_of(const std::string& req) {
+    if (req == "write") return plexus::nn::GradReq::write;
+    if (req == "add") return plexus::nn::GradReq::add;
+    if (req == "null") return plexus::nn::GradReq::null;
+    throw py::value_error("grad_req '" + req + "' is not 'write', 'add' or 'null'");
+}
+std::string grad_req_name(plexus::nn::GradReq req) {
+    return req == plexus::nn::GradReq::write ? "write" : req == plexus::nn::GradReq::add ? "add" : "null";
+}
+}  // namespace
+
 PYBIND11_MODULE(_plexus, m) {
     m.doc() = "Plexus tensors, devices, autograd and nn (the C++ frontend through pybind11)";
     register_errors(m);
@@ -743,35 +755,58 @@ PYBIND11_MODULE(_plexus, m) {
     // ---- nn ----
     namespace nn = plexus::nn;
     py::module_ mnn = m.def_submodule("nn", "Gluon-style layers, parameters and the trainer");
+    // Initializers as mxnet.init's (plexus.init re-exports them).
+    py::module_ minit = m.def_submodule("init", "Initializers, as mxnet.init: net.initialize(init.Normal(0.01))");
+    py::class_<nn::Initializer>(minit, "Initializer")
+        .def("__repr__", &nn::Initializer::describe)
+        .def("__eq__", [](const nn::Initializer& a, const nn::Initializer& b) { return a.describe() == b.describe(); });
+    minit.def("Xavier", &nn::Initializer::Xavier, py::arg("rnd_type") = "uniform", py::arg("factor_type") = "avg",
+              py::arg("magnitude") = 3.0);
+    minit.def("MSRAPrelu", &nn::Initializer::MSRAPrelu, py::arg("factor_type") = "avg", py::arg("slope") = 0.25);
+    minit.def("Normal", &nn::Initializer::Normal, py::arg("sigma") = 0.01);
+    minit.def("Uniform", &nn::Initializer::Uniform, py::arg("scale") = 0.07);
+    minit.def("Constant", &nn::Initializer::Constant, py::arg("value"));
+    minit.def("Zero", &nn::Initializer::Zero);
+    minit.def("One", &nn::Initializer::One);
+
     py::class_<nn::Parameter>(mnn, "Parameter")
         // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.
-        .def(py::init([](const std::string& name, const std::vector<int64_t>& shape, const std::string& init,
-                         const std::string& grad_req) {
+        // init: an Initializer, a name ('ones', 'normal', ...: plexus.init.create's), or None for initialize()'s.
+        .def(py::init([](const std::string& name, const std::vector<int64_t>& shape, const py::object& init,
+                         const std::string& grad_req, double lr_mult, double wd_mult) {
                  for (int64_t d : shape)
                      if (d <= 0) throw py::value_error("Parameter " + name + ": every dimension of the shape must be above 0");
-                 nn::Initializer made;
-                 if (init == "xavier") made.kind = nn::Initializer::xavier_uniform;
-                 else if (init == "zeros") made.kind = nn::Initializer::zeros;
-                 else if (init == "ones") made.kind = nn::Initializer::ones;
-                 else if (init == "normal") made.kind = nn::Initializer::normal;
-                 else throw py::value_error("Parameter " + name + ": init '" + init + "' is not xavier, zeros, ones or normal");
-                 if (grad_req != "write" && grad_req != "null")
-                     throw py::value_error("Parameter " + name + ": grad_req '" + grad_req + "' is not write or null");
-                 return std::make_unique<nn::Parameter>(name, Shape(shape), made,
-                                                        grad_req == "write" ? nn::GradReq::write : nn::GradReq::null);
+                 auto made = init.is_none()
+                                 ? std::make_unique<nn::Parameter>(name, Shape(shape), grad_req_of(grad_req))
+                                 : std::make_unique<nn::Parameter>(
+                                       name, Shape(shape),
+                                       py::module_::import("plexus.init").attr("create")(init).cast<nn::Initializer>(),
+                                       grad_req_of(grad_req));
+                 made->set_lr_mult(lr_mult);
+                 made->set_wd_mult(wd_mult);
+                 return made;
              }),
-             py::arg("name"), py::arg("shape"), py::arg("init") = "xavier", py::arg("grad_req") = "write")
+             py::arg("name"), py::arg("shape"), py::arg("init") = py::none(), py::arg("grad_req") = "write",
+             py::arg("lr_mult") = 1.0, py::arg("wd_mult") = 1.0)
         .def_property_readonly("name", &nn::Parameter::name)
         .def_property_readonly("shape", [](const nn::Parameter& p) { return shape_tuple(p.shape()); })
-        .def_property_readonly("grad_req", [](const nn::Parameter& p) {
-            return std::string(p.grad_req() == nn::GradReq::write ? "write" : "null");
-        })
+        .def_property("grad_req", [](const nn::Parameter& p) { return grad_req_name(p.grad_req()); },
+                      [](nn::Parameter& p, const std::string& req) { p.set_grad_req(grad_req_of(req)); })
+        .def_property("lr_mult", &nn::Parameter::lr_mult, &nn::Parameter::set_lr_mult)
+        .def_property("wd_mult", &nn::Parameter::wd_mult, &nn::Parameter::set_wd_mult)
+        .def_property_readonly("differentiable", &nn::Parameter::differentiable)
+        .def("zero_grad", &nn::Parameter::zero_grad)
         .def("data", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.data(*d) : p.data(); },
              py::arg("device") = py::none())
         .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.grad(*d) : p.grad(); },
              py::arg("device") = py::none())
         .def_property_readonly("_initialized", &nn::Parameter::initialized)
-        .def("_initialize", [](nn::Parameter& p, const std::vector<Device>& ds, bool force) { p.initialize(ds, force); })
+        .def("_initialize", [](nn::Parameter& p, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
+            p.initialize(ds, force, init);
+        })
+        .def("_initialize_as", [](nn::Parameter& p, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
+            p.initialize_as(init, ds, force);
+        })
         .def("list_data", &nn::Parameter::list_data)
         .def("list_grad", &nn::Parameter::list_grad)
         .def("list_ctx", &nn::Parameter::devices)
@@ -813,8 +848,17 @@ PYBIND11_MODULE(_plexus, m) {
                 out.append(py::make_tuple(name, py::cast(p, py::return_value_policy::reference_internal, self)));
             return out;
         })
-        .def("initialize", [](nn::ParameterDict& d, const std::vector<Device>& ds, bool force) { d.initialize(ds, force); },
-             py::arg("devices"), py::arg("force_reinit") = false)
+        .def("initialize", [](nn::ParameterDict& d, const std::vector<Device>& ds, bool force,
+                              const nn::Initializer& init) { d.initialize(ds, force, init); },
+             py::arg("devices"), py::arg("force_reinit") = false, py::arg("init") = nn::Initializer{})
+        // Gluon's setattr: grad_req ('null' freezes; state its layer updates stays 'null'), lr_mult, wd_mult.
+        .def("setattr", [](nn::ParameterDict& d, const std::string& name, const py::object& value) {
+            if (name == "grad_req") d.set_grad_req(grad_req_of(value.cast<std::string>()));
+            else if (name == "lr_mult") d.set_lr_mult(value.cast<double>());
+            else if (name == "wd_mult") d.set_wd_mult(value.cast<double>());
+            else throw py::attribute_error("ParameterDict.setattr: '" + name + "' is not grad_req, lr_mult or wd_mult");
+        }, py::arg("name"), py::arg("value"))
+        .def("zero_grad", &nn::ParameterDict::zero_grad)
         .def("reset_ctx", [](nn::ParameterDict& d, const std::vector<Device>& ds) { d.reset_ctx(ds); });
 
     py::class_<nn::Block, PyBlock, std::shared_ptr<nn::Block>>(mnn, "Block")
@@ -831,8 +875,13 @@ PYBIND11_MODULE(_plexus, m) {
         })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
         .def("forward", [](nn::Block& b, const Tensor& x) { return b.forward(x); })
-        .def("collect_params", &nn::Block::collect_params, py::keep_alive<0, 1>())
-        .def("_initialize", [](nn::Block& b, const std::vector<Device>& ds, bool force) { b.initialize(ds, force); })
+        // select: a regular expression the names must match from their start (Gluon's '.*weight').
+        .def("collect_params", [](nn::Block& b, const std::optional<std::string>& select) {
+            return select ? b.collect_params().select(*select) : b.collect_params();
+        }, py::arg("select") = py::none(), py::keep_alive<0, 1>())
+        .def("_initialize", [](nn::Block& b, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
+            b.initialize(init, ds, force);
+        })
         .def("save_parameters", [](nn::Block& b, const std::string& path) {
             py::gil_scoped_release release;
             b.save_parameters(path);
@@ -884,9 +933,22 @@ PYBIND11_MODULE(_plexus, m) {
     BlockClass<nn::Flatten>(mnn, "Flatten").def(py::init<>());
     BlockClass<nn::Dropout>(mnn, "Dropout").def(py::init<double>(), py::arg("rate"));
     BlockClass<nn::Activation>(mnn, "Activation").def(py::init<std::string>(), py::arg("activation"));
+    // A normalisation layer's own parameters by name (Gluon's bn.gamma, d2l's net[1].gamma.data());
+    // AttributeError for one it lacks (LayerNorm with center=False has no beta).
+    auto own = [](const char* name) {
+        return [name](nn::Block& b) -> nn::Parameter& {
+            for (auto& [n, p] : b.collect_params())
+                if (n == name) return *p;
+            throw py::attribute_error(b.describe() + " has no parameter " + name);
+        };
+    };
     BlockClass<nn::BatchNorm>(mnn, "BatchNorm")
         .def(py::init<double, double, int64_t>(), py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5,
-             py::arg("in_channels") = 0);
+             py::arg("in_channels") = 0)
+        .def_property_readonly("gamma", own("gamma"), py::return_value_policy::reference_internal)
+        .def_property_readonly("beta", own("beta"), py::return_value_policy::reference_internal)
+        .def_property_readonly("running_mean", own("running_mean"), py::return_value_policy::reference_internal)
+        .def_property_readonly("running_var", own("running_var"), py::return_value_policy::reference_internal);
     BlockClass<nn::GlobalAvgPool2D>(mnn, "GlobalAvgPool2D").def(py::init<>());
     BlockClass<nn::AdaptiveAvgPool2D>(mnn, "AdaptiveAvgPool2D")
         .def(py::init([pair](const py::object& size) { return std::make_shared<nn::AdaptiveAvgPool2D>(pair(size)); }),
@@ -894,7 +956,9 @@ PYBIND11_MODULE(_plexus, m) {
     BlockClass<nn::LeakyReLU>(mnn, "LeakyReLU").def(py::init<double>(), py::arg("alpha") = 0.01);
     BlockClass<nn::LayerNorm>(mnn, "LayerNorm")
         .def(py::init<double, bool, bool, int64_t>(), py::arg("epsilon") = 1e-5, py::arg("center") = true,
-             py::arg("scale") = true, py::arg("in_channels") = 0);
+             py::arg("scale") = true, py::arg("in_channels") = 0)
+        .def_property_readonly("gamma", own("gamma"), py::return_value_policy::reference_internal)
+        .def_property_readonly("beta", own("beta"), py::return_value_policy::reference_internal);
     BlockClass<nn::Embedding>(mnn, "Embedding").def(py::init<int64_t, int64_t>(), py::arg("input_dim"),
                                                     py::arg("output_dim"));
     BlockClass<nn::Residual>(mnn, "Residual")

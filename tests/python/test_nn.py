@@ -1,4 +1,5 @@
 """Autograd, layers, the trainer, parameter files and the data loader from Python."""
+import math
 import os
 
 import pytest
@@ -640,8 +641,8 @@ def test_a_block_written_in_python_with_parameters_of_its_own_as_d2l_custom_laye
     _loads_what_it_saved(net, other, x)
 
     for kwargs, message in [(dict(shape=(0, 3)), "every dimension of the shape must be above 0"),
-                            (dict(shape=(2,), init="uniform"), "init 'uniform' is not xavier, zeros, ones or normal"),
-                            (dict(shape=(2,), grad_req="add"), "grad_req 'add' is not write or null")]:
+                            (dict(shape=(2,), init="gamma"), "initializer 'gamma' is not an Initializer"),
+                            (dict(shape=(2,), grad_req="sum"), "grad_req 'sum' is not 'write', 'add' or 'null'")]:
         with pytest.raises(ValueError, match=message):
             nn.Parameter("w", **kwargs)
 
@@ -807,3 +808,84 @@ def test_dense_with_flatten_false_maps_the_last_axis_as_gluon_and_torch_linear()
     assert flat(plexus.ones((2, 3, 4))).shape == (2, 5)  # the default still flattens, as Gluon's
     with pytest.raises(ValueError, match="features axis"):
         dense(plexus.array(1.0))
+
+
+def test_initializers_as_mxnet_init_set_the_weights_and_leave_biases_and_batch_norm_alone():
+    np = need("numpy")
+    from plexus import init
+    net = nn.Sequential()
+    net.add(nn.Conv2D(64, kernel_size=3), nn.BatchNorm(), nn.Dense(10))
+    net.initialize(init.Normal(sigma=0.05))  # d2l's net.initialize(init.Normal(sigma=0.01))
+    net(plexus.ones((2, 16, 8, 8)))
+    w = net[0].weight.data().asnumpy()
+    assert abs(w.std() - 0.05) < 0.003 and abs(w.mean()) < 0.003
+    assert (net[0].bias.data().asnumpy() == 0).all() and (net[1].gamma.data().asnumpy() == 1).all()
+    assert net[1].running_var.grad_req == "null" and net[1].beta.shape == (64,)
+    with pytest.raises(AttributeError, match="has no parameter beta"):
+        nn.LayerNorm(center=False).beta
+    # Xavier's uniform limit is torch.nn.init.xavier_uniform_'s: sqrt(6 / (fan_in + fan_out)).
+    net.initialize(init=init.Xavier(), force_reinit=True)
+    limit = math.sqrt(6.0 / (16 * 9 + 64 * 9))
+    w = net[0].weight.data().asnumpy()
+    assert np.abs(w).max() <= limit and np.abs(w).max() > 0.98 * limit
+    net.initialize(init="msraprelu", force_reinit=True)  # MXNet's registered names, any case
+    net.collect_params().initialize(init=init.Constant(0.5), force_reinit=True)
+    assert (net[2].weight.data().asnumpy() == 0.5).all() and (net[2].bias.data().asnumpy() == 0).all()
+    net[2].bias.initialize(init=init.One(), force_reinit=True)  # overrides the parameter's own, as Gluon's
+    assert (net[2].bias.data().asnumpy() == 1).all()
+    assert repr(init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)) == "Xavier(gaussian, in, 2)"
+    assert isinstance(init.Uniform(), init.Initializer)
+    with pytest.raises(ValueError, match="initializer 'orthogonal' is not an Initializer"):
+        net.initialize(init="orthogonal", force_reinit=True)
+    with pytest.raises(plexus.InvalidArgumentError, match="sigma must be finite and >= 0"):
+        init.Normal(-0.1)
+
+
+def test_freezing_parameters_as_gluon_fine_tuning_does_and_accumulating_gradients():
+    np = need("numpy")
+    net = nn.Sequential()
+    net.add(nn.Dense(8, activation="relu", in_units=4), nn.BatchNorm(in_channels=8), nn.Dense(3, in_units=8))
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
+    loss = plexus.loss.SoftmaxCrossEntropyLoss()
+    x, y = plexus.random.normal(shape=(6, 4)), plexus.array([0, 1, 2, 0, 1, 2])
+
+    def step():
+        with autograd.record():
+            l = loss(net(x), y)
+        l.backward()
+        trainer.step(6)
+
+    step()
+    net[0].collect_params().setattr("grad_req", "null")  # d2l's finetune: the features frozen
+    assert [p.grad_req for p in net.collect_params().values()] == ["null", "null", "write", "write", "null", "null",
+                                                                  "write", "write"]
+    frozen, head = net[0].weight.data().asnumpy(), net[2].weight.data().asnumpy()
+    step()
+    assert (net[0].weight.data().asnumpy() == frozen).all() and (net[2].weight.data().asnumpy() != head).any()
+    net.collect_params().setattr("grad_req", "write")  # running statistics stay null: they are not differentiable
+    assert net.collect_params()["1.running_mean"].grad_req == "null"
+    with pytest.raises(plexus.InvalidArgumentError, match="not differentiable"):
+        net.collect_params()["1.running_var"].grad_req = "write"
+    step()
+    assert (net[0].weight.data().asnumpy() != frozen).any()
+    # Biases without weight decay, as d2l's net.collect_params('.*bias').setattr('wd_mult', 0).
+    assert net.collect_params(".*bias").keys() == ["0.bias", "2.bias"]
+    net.collect_params(".*bias").setattr("wd_mult", 0)
+    assert net[0].bias.wd_mult == 0 and net[0].weight.wd_mult == 1
+    with pytest.raises(AttributeError, match="'lr' is not grad_req, lr_mult or wd_mult"):
+        net.collect_params().setattr("lr", 1)
+    # grad_req 'add': two backward passes sum, zero_grad clears.
+    net.collect_params().setattr("grad_req", "add")
+    net.collect_params().zero_grad()
+    for _ in range(2):
+        with autograd.record():
+            l = loss(net(x), y)
+        l.backward()
+    twice = net[2].weight.grad().asnumpy()
+    net.collect_params().zero_grad()
+    assert (net[2].weight.grad().asnumpy() == 0).all()
+    with autograd.record():
+        l = loss(net(x), y)
+    l.backward()
+    assert np.allclose(twice, 2 * net[2].weight.grad().asnumpy(), rtol=1e-5, atol=1e-7)

@@ -1,0 +1,267 @@
+// Parameters as Gluon's: initializers chosen at initialize(), freezing
+// (grad_req null) that a trainer made before honours, gradients that
+// accumulate (grad_req add, zero_grad), lr_mult / wd_mult, and selecting
+// parameters by name.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "../support.hpp"
+#include "nn/param_file.hpp"
+#include "plexus/nn.hpp"
+
+using namespace plexus;
+using pxtest::message_of;
+using pxtest::values;
+
+namespace {
+struct Moments {
+    double mean = 0, sd = 0, max_abs = 0;
+};
+Moments moments(const std::vector<double>& v) {
+    Moments m;
+    for (double x : v) m.mean += x / double(v.size());
+    for (double x : v) m.sd += (x - m.mean) * (x - m.mean) / double(v.size() - 1);
+    m.sd = std::sqrt(m.sd);
+    for (double x : v) m.max_abs = std::max(m.max_abs, std::abs(x));
+    return m;
+}
+Moments drawn(const nn::Initializer& init, const Shape& shape) {
+    nn::Parameter p("p", shape);
+    p.initialize({cpu()}, false, init);
+    return moments(values(p.data()));
+}
+
+// loss = sum(w * x) over a batch of one: the gradient is x.
+void backward_through(nn::Parameter& w, const Tensor& x) {
+    Tensor l;
+    {
+        auto r = autograd::record();
+        l = (w.data() * x).sum();
+    }
+    l.backward();
+}
+
+nn::ParameterDict dict_of(std::initializer_list<std::pair<const char*, nn::Parameter*>> ps) {
+    nn::ParameterDict d;
+    for (auto& [n, p] : ps) d.add(n, p);
+    return d;
+}
+}  // namespace
+
+TEST_CASE("initializers draw with Gluon's spreads from the shape's fans", "[nn][init]") {
+    seed(5);
+    // A (200, 50, 3, 3) weight: fan_in 450, fan_out 1800. 90,000 draws: the
+    // deviation's relative standard error is about 0.3%.
+    const Shape w{200, 50, 3, 3};
+    const double fan_in = 450, fan_out = 1800, avg = (fan_in + fan_out) / 2;
+    Moments xu = drawn(nn::Initializer::Xavier(), w);
+    const double limit = std::sqrt(3.0 / avg);  // sqrt(6 / (fan_in + fan_out))
+    CHECK(xu.max_abs <= limit);
+    CHECK(xu.max_abs > 0.99 * limit);
+    CHECK(xu.sd == Approx(limit / std::sqrt(3.0)).epsilon(0.02));
+    CHECK(drawn(nn::Initializer::Xavier("gaussian", "in", 2), w).sd == Approx(std::sqrt(2 / fan_in)).epsilon(0.02));
+    CHECK(drawn(nn::Initializer::Xavier("gaussian", "out", 3), w).sd == Approx(std::sqrt(3 / fan_out)).epsilon(0.02));
+    // He: magnitude 2 / (1 + slope^2).
+    CHECK(drawn(nn::Initializer::MSRAPrelu("in", 0), w).sd == Approx(std::sqrt(2 / fan_in)).epsilon(0.02));
+    CHECK(drawn(nn::Initializer::MSRAPrelu(), w).sd == Approx(std::sqrt(2 / 1.0625 / avg)).epsilon(0.02));
+    Moments u = drawn(nn::Initializer::Uniform(0.3), {300, 300});
+    CHECK(u.max_abs <= 0.3);
+    CHECK(u.sd == Approx(0.3 / std::sqrt(3.0)).epsilon(0.02));
+    CHECK(std::abs(u.mean) < 0.003);
+    Moments n = drawn(nn::Initializer::Normal(0.2), {300, 300});
+    CHECK(n.sd == Approx(0.2).epsilon(0.02));
+    CHECK(std::abs(n.mean) < 0.003);
+    nn::Parameter c("c", {2, 2});
+    c.initialize({cpu()}, false, nn::Initializer::Constant(-1.5));
+    REQUIRE(values(c.data()) == std::vector<double>(4, -1.5));
+    REQUIRE(nn::Initializer::Xavier("gaussian", "out", 2).describe() == "Xavier(gaussian, out, 2)");
+    REQUIRE(nn::Initializer::Normal(0.01).describe() == "Normal(0.01)");
+}
+
+TEST_CASE("initializers refuse what they cannot draw", "[nn][init][errors]") {
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Xavier("cauchy"); }),
+                        "rnd_type 'cauchy' is not uniform or gaussian");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Xavier("uniform", "sum"); }),
+                        "factor_type 'sum' is not avg, in or out");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::MSRAPrelu("fan"); }),
+                        "MSRAPrelu: factor_type 'fan'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Xavier("uniform", "avg", 0); }),
+                        "magnitude must be finite and > 0");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::MSRAPrelu("avg", NAN); }),
+                        "slope must be finite");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Normal(-1); }),
+                        "sigma must be finite and >= 0");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Uniform(INFINITY); }),
+                        "scale must be finite and >= 0");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Constant(NAN); }),
+                        "the value must be finite");
+}
+
+TEST_CASE("a network initializer sets its weights while biases and BatchNorm keep their own also for deferred shapes",
+          "[nn][init]") {
+    nn::Sequential net;
+    net.add(nn::Dense(4, "relu"), nn::BatchNorm(), nn::Dense(3, "", 4));  // the first's input size inferred
+    net.initialize(nn::Initializer::Constant(0.25), cpu());
+    REQUIRE(!net[0].weight().initialized());
+    net(ones({2, 5}));
+    auto params = net.collect_params();
+    REQUIRE(values(params["0.weight"].data()) == std::vector<double>(20, 0.25));
+    REQUIRE(values(params["2.weight"].data()) == std::vector<double>(12, 0.25));
+    REQUIRE(values(params["0.bias"].data()) == std::vector<double>(4, 0.0));
+    REQUIRE(values(params["1.gamma"].data()) == std::vector<double>(4, 1.0));
+    REQUIRE(values(params["1.running_var"].data()) == std::vector<double>(4, 1.0));
+    // initialize_as overrides a parameter's own initializer; initialize does not.
+    params["0.bias"].initialize({cpu()}, true, nn::Initializer::One());
+    REQUIRE(values(params["0.bias"].data()) == std::vector<double>(4, 0.0));
+    params["0.bias"].initialize_as(nn::Initializer::One(), {cpu()}, true);
+    REQUIRE(values(params["0.bias"].data()) == std::vector<double>(4, 1.0));
+}
+
+TEST_CASE("a frozen parameter is left alone by a trainer made before and trained again once unfrozen",
+          "[nn][freeze]") {
+    nn::Parameter a("a", {3}), b("b", {3});
+    a.initialize({cpu()}, false, nn::Initializer::Constant(1));
+    b.initialize({cpu()}, false, nn::Initializer::Constant(2));
+    nn::ParameterDict params = dict_of({{"a", &a}, {"b", &b}});
+    nn::Trainer trainer(params, "sgd", {{"learning_rate", 0.5}, {"momentum", 0.9}});
+    size_t hooked = 0;
+    trainer.set_gradient_hook([&](std::vector<Tensor>& g) { hooked = g.size(); });
+    const Tensor x = array({1.0, 2.0, 4.0}).astype(DType::float32);
+    auto step = [&] {
+        Tensor l;
+        {
+            auto r = autograd::record();
+            l = ((a.data() + b.data()) * x).sum();
+        }
+        l.backward();
+        trainer.step(1);
+    };
+    step();  // both: p - 0.5 * x
+    REQUIRE(values(a.data()) == std::vector<double>{0.5, 0, -1});
+    REQUIRE(hooked == 2);
+    a.set_grad_req(nn::GradReq::null);
+    REQUIRE(a.grad_req() == nn::GradReq::null);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.grad(); }), "has no gradient");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.list_grad(); }), "frozen");
+    step();  // b alone: its momentum 0.9 * x + x
+    REQUIRE(values(a.data()) == std::vector<double>{0.5, 0, -1});
+    PX_REQUIRE_CLOSE(values(b.data()), (std::vector<double>{2 - 0.5 - 0.95, 2 - 1 - 1.9, 2 - 2 - 3.8}), 1e-6);
+    REQUIRE(hooked == 1);
+    a.set_grad_req(nn::GradReq::write);
+    step();  // a's momentum kept while frozen: 0.9 * x + x again
+    PX_REQUIRE_CLOSE(values(a.data()), (std::vector<double>{0.5 - 0.95, 0 - 1.9, -1 - 3.8}), 1e-6);
+    REQUIRE(hooked == 2);
+}
+
+TEST_CASE("state a layer updates itself stays grad_req null", "[nn][freeze][errors]") {
+    nn::Sequential net;
+    net.add(nn::Dense(2, "", 2), nn::BatchNorm(0.9, 1e-5, 2));
+    net.initialize(cpu());
+    auto params = net.collect_params();
+    REQUIRE(!params["1.running_mean"].differentiable());
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { params["1.running_mean"].set_grad_req(nn::GradReq::write); }),
+                        "running_mean is state its layer updates itself");
+    params.set_grad_req(nn::GradReq::null);  // freezes everything
+    params.set_grad_req(nn::GradReq::write);  // unfreezes all but the running statistics
+    for (auto& [name, p] : params)
+        REQUIRE(p->grad_req() == (name.find("running") == std::string::npos ? nn::GradReq::write : nn::GradReq::null));
+    net[0].collect_params().set_grad_req(nn::GradReq::null);
+    REQUIRE(net.summary(ones({3, 2})).find("trainable 4, not trainable 10") != std::string::npos);
+}
+
+TEST_CASE("grad_req add sums the gradients of several backward passes until zero_grad", "[nn][freeze]") {
+    nn::Parameter w("w", {2}, nn::Initializer::One(), nn::GradReq::add);
+    w.initialize({cpu()});
+    const Tensor x = array({1.0, -3.0}).astype(DType::float32);
+    backward_through(w, x);
+    backward_through(w, x * 2.0);
+    REQUIRE(values(w.grad()) == std::vector<double>{3, -9});
+    nn::ParameterDict d = dict_of({{"w", &w}});
+    nn::Trainer trainer(d, "sgd", {{"learning_rate", 0.1}});
+    trainer.step(3);  // the summed gradient, divided by the batch size
+    PX_REQUIRE_CLOSE(values(w.data()), (std::vector<double>{0.9, 1.3}), 1e-6);
+    d.zero_grad();
+    REQUIRE(values(w.grad()) == std::vector<double>{0, 0});
+    backward_through(w, x);
+    REQUIRE(values(w.grad()) == std::vector<double>{1, -3});
+    // write replaces: set back, one backward gives x alone.
+    w.set_grad_req(nn::GradReq::write);
+    backward_through(w, x);
+    backward_through(w, x);
+    REQUIRE(values(w.grad()) == std::vector<double>{1, -3});
+}
+
+TEST_CASE("lr_mult and wd_mult scale the learning rate and weight decay per parameter", "[nn][freeze]") {
+    nn::Parameter a("a", {2}), b("b", {2}), c("c", {2});
+    for (auto* p : {&a, &b, &c}) p->initialize({cpu()}, false, nn::Initializer::Constant(1));
+    b.set_lr_mult(2);
+    c.set_wd_mult(0);
+    nn::ParameterDict d = dict_of({{"a", &a}, {"b", &b}, {"c", &c}});
+    nn::Trainer trainer(d, "sgd", {{"learning_rate", 0.1}, {"wd", 0.5}});
+    const Tensor x = array({1.0, 2.0}).astype(DType::float32);
+    Tensor l;
+    {
+        auto r = autograd::record();
+        l = ((a.data() + b.data() + c.data()) * x).sum();
+    }
+    l.backward();
+    trainer.step(1);
+    // p - lr * lr_mult * (g + wd * wd_mult * p)
+    PX_REQUIRE_CLOSE(values(a.data()), (std::vector<double>{1 - 0.1 * 1.5, 1 - 0.1 * 2.5}), 1e-6);
+    PX_REQUIRE_CLOSE(values(b.data()), (std::vector<double>{1 - 0.2 * 1.5, 1 - 0.2 * 2.5}), 1e-6);
+    PX_REQUIRE_CLOSE(values(c.data()), (std::vector<double>{1 - 0.1, 1 - 0.2}), 1e-6);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.set_lr_mult(-1); }), "a: lr_mult must be finite and >= 0");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.set_wd_mult(NAN); }), "a: wd_mult must be finite");
+}
+
+TEST_CASE("select picks parameters whose names match from their start", "[nn][freeze]") {
+    nn::Sequential net;
+    net.add(nn::Dense(2, "", 2), nn::BatchNorm(0.9, 1e-5, 2), nn::Dense(2, "", 2));
+    auto names = [](const nn::ParameterDict& d) {
+        std::vector<std::string> out;
+        for (auto& [n, p] : d) out.push_back(n);
+        return out;
+    };
+    REQUIRE(names(net.collect_params().select(".*bias")) == std::vector<std::string>{"0.bias", "2.bias"});
+    REQUIRE(names(net.collect_params().select("1\\.")) ==
+            std::vector<std::string>{"1.gamma", "1.beta", "1.running_mean", "1.running_var"});
+    REQUIRE(net.collect_params().select("bias").size() == 0);  // from the start, as re.match
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.collect_params().select("(["); }),
+                        "'([' is not a regular expression");
+}
+
+TEST_CASE("trainer states: a parameter frozen in every update has none and the file still loads", "[nn][freeze]") {
+    nn::Parameter a("a", {2}), b("b", {2});
+    for (auto* p : {&a, &b}) p->initialize({cpu()}, false, nn::Initializer::Constant(1));
+    nn::ParameterDict d = dict_of({{"a", &a}, {"b", &b}});
+    a.set_grad_req(nn::GradReq::null);
+    nn::Trainer trainer(d, "adam", {});
+    const Tensor x = array({1.0, 2.0}).astype(DType::float32);
+    backward_through(b, x);
+    trainer.step(1);
+    const std::string path = "test_frozen.states";
+    trainer.save_states(path);
+    const auto bytes = nn::param_file::read_file(path);
+    std::vector<std::string> names;
+    for (auto& e : nn::param_file::decode(bytes.data(), bytes.size(), path)) names.push_back(e.name);
+    REQUIRE(std::count(names.begin(), names.end(), "b.state") == 1);
+    REQUIRE(std::count(names.begin(), names.end(), "a.state") == 0);
+    nn::Trainer resumed(d, "adam", {});
+    resumed.load_states(path);
+    REQUIRE(resumed.num_update() == 1);
+    // Unfrozen since, before another update: its zero state is saved, so the
+    // file holds a state for every parameter trained now.
+    a.set_grad_req(nn::GradReq::write);
+    trainer.save_states(path);
+    const auto again = nn::param_file::read_file(path);
+    bool zero_state = false;
+    for (auto& e : nn::param_file::decode(again.data(), again.size(), path))
+        if (e.name == "a.state")
+            zero_state = e.shape == Shape{2, 2} && std::all_of(e.data.begin(), e.data.end(), [](uint8_t v) { return v == 0; });
+    REQUIRE(zero_state);
+    resumed.load_states(path);
+    std::remove(path.c_str());
+}
