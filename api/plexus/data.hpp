@@ -154,9 +154,14 @@ namespace detail {
 struct Pipeline;  // the checked transforms (nn/data/transforms.hpp)
 }
 
+// What an epoch does with the rows that do not fill a last batch, as Gluon's
+// DataLoader(last_batch=...): `keep` makes a smaller last batch, `discard`
+// leaves them out, `rollover` puts them first in the next epoch's order.
+enum class LastBatch { keep, discard, rollover };
+
 // Batches of a dataset on `device`. Each epoch (begin_epoch) reshuffles with
 // a generator seeded by (seed, epoch), so runs repeat; the last batch keeps
-// the remainder. While the caller computes on one batch, the next one is
+// the remainder unless set_last_batch says otherwise. While the caller computes on one batch, the next one is
 // gathered, transformed and copied to the device on another thread.
 // A batch that fails (out of memory on the device, say) is reported by the
 // next() that wanted it, and the next call tries that batch again: an error
@@ -176,13 +181,22 @@ public:
     DataLoader(const DataLoader&) = delete;
     DataLoader& operator=(const DataLoader&) = delete;
 
-    // Sharded, a last batch with fewer rows than shards is left out of the
-    // epoch (every shard needs a row; every rank leaves it out alike).
+    // Batches in this epoch. Sharded, a last batch with fewer rows than
+    // shards is left out of the epoch (every shard needs a row; every rank
+    // leaves it out alike).
     int64_t num_batches() const {
-        const int64_t n = (count_ + batch_size_ - 1) / batch_size_;
-        return n > 0 && count_ - (n - 1) * batch_size_ < shards_ ? n - 1 : n;
+        const int64_t rows = int64_t(order_.size());
+        if (last_batch_ != LastBatch::keep) return rows / batch_size_;
+        const int64_t n = (rows + batch_size_ - 1) / batch_size_;
+        return n > 0 && rows - (n - 1) * batch_size_ < shards_ ? n - 1 : n;
     }
     int64_t batch_size() const { return batch_size_; }
+    // Restarts at epoch 0. With rollover, epoch e begins with the rows epoch
+    // e - 1 left over (the last (e * size) % batch_size of its shuffled
+    // order), so begin_epoch(e) gives the same batches whether or not the
+    // epochs before it ran; rollover needs batch_size <= the dataset's size.
+    void set_last_batch(LastBatch last_batch);
+    LastBatch last_batch() const { return last_batch_; }
     // Makes every batch this shard's part of the global batch, for data
     // parallelism across processes: with the same seed every shard sees the
     // same shuffled order and takes its rows as split_and_load would (part
@@ -206,6 +220,7 @@ private:
                const std::vector<Transform>& transforms);
     Batch make(int64_t index) const;
     std::vector<int64_t> order_of(uint64_t epoch) const;
+    std::vector<int64_t> shuffled(uint64_t epoch) const;  // the dataset's rows, in epoch's order
     void wait_for_prefetch() noexcept;
     void start(std::vector<int64_t> order, uint64_t epoch) noexcept;
     void prefetch() noexcept;
@@ -218,6 +233,7 @@ private:
     uint64_t seed_;
     std::shared_ptr<const detail::Pipeline> pipeline_;
     int rank_ = 0, shards_ = 1;
+    LastBatch last_batch_ = LastBatch::keep;
     uint64_t epoch_ = 0;
     std::vector<int64_t> order_;
     int64_t next_ = 0;

@@ -62,7 +62,7 @@ void DataLoader::wait_for_prefetch() noexcept {
     if (pending_.valid()) pending_.wait();
 }
 
-std::vector<int64_t> DataLoader::order_of(uint64_t epoch) const {
+std::vector<int64_t> DataLoader::shuffled(uint64_t epoch) const {
     std::vector<int64_t> order(static_cast<size_t>(count_));
     std::iota(order.begin(), order.end(), int64_t(0));
     if (shuffle_) {
@@ -70,6 +70,36 @@ std::vector<int64_t> DataLoader::order_of(uint64_t epoch) const {
         std::shuffle(order.begin(), order.end(), g);
     }
     return order;
+}
+
+std::vector<int64_t> DataLoader::order_of(uint64_t epoch) const {
+    if (last_batch_ != LastBatch::rollover || epoch == 0) return shuffled(epoch);
+    // Epoch e - 1 ran (e * count) % batch_size rows past its last whole batch
+    // (each epoch carries the remainder of the rows before it): fewer than
+    // count, so they are all from its own shuffled order's end.
+    const uint64_t b = uint64_t(batch_size_);  // below 2^32 rows in any batch that fits in memory
+    const auto carried = int64_t((epoch % b) * (uint64_t(count_) % b) % b);
+    std::vector<int64_t> before = shuffled(epoch - 1), order = shuffled(epoch);
+    order.insert(order.begin(), before.end() - carried, before.end());
+    return order;
+}
+
+void DataLoader::set_last_batch(LastBatch last_batch) {
+    if (last_batch != LastBatch::keep && last_batch != LastBatch::discard && last_batch != LastBatch::rollover)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "DataLoader: unknown last_batch");
+    if (last_batch == LastBatch::rollover && batch_size_ > count_)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "DataLoader: last_batch rollover needs batch_size (" + std::to_string(batch_size_) +
+                                       ") at most the dataset's size (" + std::to_string(count_) + ")");
+    wait_for_prefetch();
+    const LastBatch before = last_batch_;
+    last_batch_ = last_batch;
+    try {
+        start(order_of(0), 0);
+    } catch (...) {
+        last_batch_ = before;
+        throw;
+    }
 }
 
 // Only after the prefetch thread is done (it reads order_, epoch_, rank_, shards_).
@@ -104,7 +134,7 @@ void DataLoader::shard(int rank, int shards) {
 
 Batch DataLoader::make(int64_t index) const {
     // num_batches() leaves out a last batch with fewer rows than shards.
-    const int64_t first = index * batch_size_, global = std::min(batch_size_, count_ - first);
+    const int64_t first = index * batch_size_, global = std::min(batch_size_, int64_t(order_.size()) - first);
     // This shard's rows, as split_and_load cuts them.
     const int64_t lo = first + rank_ * (global / shards_) + std::min<int64_t>(rank_, global % shards_);
     const int64_t n = global / shards_ + (rank_ < global % shards_ ? 1 : 0);

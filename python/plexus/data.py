@@ -75,9 +75,11 @@ class DataLoader(_DataLoader):
     The next batch is gathered, transformed and copied while the current one is used. Fashion-MNIST's
     data are (n, 1, 28, 28) float32 normalized and int32 labels; an ArrayDataset's keep their dtypes unless
     `transforms` (plexus.data.transforms: RandomCrop, RandomHorizontalFlip, ToTensor, Normalize) say
-    otherwise. A test loader takes no random transforms."""
+    otherwise. A test loader takes no random transforms. `last_batch` is Gluon's: 'keep' a smaller last
+    batch, 'discard' it, or 'rollover' its rows into the next epoch (which then starts with them)."""
 
-    def __init__(self, dataset, batch_size, shuffle=False, device=None, ctx=None, seed=0, transforms=None):
+    def __init__(self, dataset, batch_size, shuffle=False, device=None, ctx=None, seed=0, transforms=None,
+                 last_batch="keep"):
         dev = _dev(device, ctx)
         if isinstance(dataset, ImageDataset):
             if transforms:
@@ -86,6 +88,8 @@ class DataLoader(_DataLoader):
             super().__init__(dataset, batch_size, shuffle, dev, seed)
         else:
             super().__init__(dataset, batch_size, shuffle, dev, seed, list(transforms or []))
+        if last_batch != "keep":
+            self._set_last_batch(last_batch)
         self._epoch = 0
 
     def batches(self):

@@ -143,6 +143,17 @@ void bind_loader(py::module_& md) {
         .def("__len__", &data::DataLoader::num_batches)
         .def("begin_epoch", &data::DataLoader::begin_epoch)
         .def("shard", &data::DataLoader::shard, py::arg("rank"), py::arg("shards"))
+        .def_property_readonly("last_batch", [](const data::DataLoader& l) {
+            return std::string(l.last_batch() == data::LastBatch::keep      ? "keep"
+                               : l.last_batch() == data::LastBatch::discard ? "discard"
+                                                                            : "rollover");
+        })
+        .def("_set_last_batch", [](data::DataLoader& l, const std::string& how) {
+            if (how == "keep") l.set_last_batch(data::LastBatch::keep);
+            else if (how == "discard") l.set_last_batch(data::LastBatch::discard);
+            else if (how == "rollover") l.set_last_batch(data::LastBatch::rollover);
+            else throw py::value_error("DataLoader: last_batch '" + how + "' is not 'keep', 'discard' or 'rollover'");
+        })
         // (data, label, rows, [(top, left, flipped)] or None when no transform is random)
         .def("_next", [](data::DataLoader& l) -> py::object {
             data::Batch b;

@@ -258,3 +258,74 @@ TEST_CASE("bad datasets and transforms are refused with the reason", "[data][loa
     PX_REQUIRE_MENTIONS(refused(ds, {tf::Normalize({0}, {1}), tf::ToTensor()}), "ToTensor after Normalize");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::DataLoader(ds, 0, true, cpu(0)); }), "batch_size must be >= 1");
 }
+
+namespace {
+// Each batch's rows, for epochs begun one after another from `first`.
+std::vector<std::vector<int64_t>> batches_of(data::DataLoader& loader, uint64_t epoch) {
+    loader.begin_epoch(epoch);
+    std::vector<std::vector<int64_t>> out;
+    data::Batch b;
+    while (loader.next(b)) {
+        REQUIRE(b.label.to_vector<int64_t>().size() == b.rows.size());
+        out.push_back(b.rows);
+    }
+    return out;
+}
+using Rows = std::vector<std::vector<int64_t>>;
+}  // namespace
+
+TEST_CASE("last_batch keeps a smaller last batch or discards it or rolls its rows into the next epoch as Gluon's",
+          "[data][loader]") {
+    const data::ArrayDataset ds = images(10, 1, 2, 2);
+    data::DataLoader loader(ds, 4, false, cpu());
+    REQUIRE(loader.last_batch() == data::LastBatch::keep);
+    REQUIRE(batches_of(loader, 0) == Rows{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}});
+    loader.set_last_batch(data::LastBatch::discard);
+    REQUIRE(loader.num_batches() == 2);
+    REQUIRE(batches_of(loader, 0) == Rows{{0, 1, 2, 3}, {4, 5, 6, 7}});
+    loader.set_last_batch(data::LastBatch::rollover);
+    REQUIRE(batches_of(loader, 0) == Rows{{0, 1, 2, 3}, {4, 5, 6, 7}});
+    // Epoch 1 starts with 8 and 9; 20 rows so far make 5 batches and leave none.
+    REQUIRE(batches_of(loader, 1) == Rows{{8, 9, 0, 1}, {2, 3, 4, 5}, {6, 7, 8, 9}});
+    REQUIRE(batches_of(loader, 2) == Rows{{0, 1, 2, 3}, {4, 5, 6, 7}});
+    REQUIRE(batches_of(loader, 3) == Rows{{8, 9, 0, 1}, {2, 3, 4, 5}, {6, 7, 8, 9}});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] {
+                            const data::ArrayDataset three = images(3, 1, 2, 2);
+                            data::DataLoader big(three, 4, false, cpu());
+                            big.set_last_batch(data::LastBatch::rollover);
+                        }),
+                        "rollover needs batch_size (4) at most the dataset's size (3)");
+}
+
+TEST_CASE("rolled over rows are the shuffled order's last and every row is seen once per epoch's worth",
+          "[data][loader]") {
+    const data::ArrayDataset ds = images(10, 1, 2, 2);
+    data::DataLoader loader(ds, 3, true, cpu(), 9);
+    loader.set_last_batch(data::LastBatch::rollover);
+    std::vector<int64_t> seen(10, 0);
+    std::vector<int64_t> previous;
+    for (uint64_t e = 0; e < 3; ++e) {
+        const Rows got = batches_of(loader, e);
+        for (const auto& b : got) {
+            REQUIRE(b.size() == 3);
+            for (int64_t r : b) ++seen[size_t(r)];
+        }
+        // Begun directly (a resumed run), an epoch has the same batches.
+        data::DataLoader fresh(ds, 3, true, cpu(), 9);
+        fresh.set_last_batch(data::LastBatch::rollover);
+        REQUIRE(batches_of(fresh, e) == got);
+    }
+    // Epochs 0-2 hold 30 rows, all in whole batches (30 % 3 == 0): each row three times.
+    REQUIRE(seen == std::vector<int64_t>(10, 3));
+}
+
+TEST_CASE("discard in shards leaves out every short last batch on every rank", "[data][loader]") {
+    const data::ArrayDataset ds = images(10, 1, 2, 2);
+    for (int rank = 0; rank < 2; ++rank) {
+        data::DataLoader loader(ds, 4, false, cpu());
+        loader.set_last_batch(data::LastBatch::discard);
+        loader.shard(rank, 2);
+        REQUIRE(loader.num_batches() == 2);
+        REQUIRE(batches_of(loader, 0) == (rank == 0 ? Rows{{0, 1}, {4, 5}} : Rows{{2, 3}, {6, 7}}));
+    }
+}

@@ -245,3 +245,26 @@ def test_missing_files_are_file_not_found_and_paths_are_taken(tmp_path):
     trainer.save_states(tmp_path / "trainer.states")
     net.load_parameters(tmp_path / "net.params")
     trainer.load_states(tmp_path / "trainer.states")
+
+
+def test_last_batch_keep_discard_and_rollover_as_gluon():
+    np = need("numpy")
+    x = np.arange(10, dtype=np.float32).reshape(10, 1)
+    ds = plexus.data.ArrayDataset(x, np.arange(10))
+
+    def epoch(loader):
+        return [b.rows for b in loader.batches()]
+
+    assert epoch(plexus.data.DataLoader(ds, 4)) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    discard = plexus.data.DataLoader(ds, 4, last_batch="discard")
+    assert len(discard) == 2 and discard.last_batch == "discard"
+    assert epoch(discard) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    rollover = plexus.data.DataLoader(ds, 4, last_batch="rollover")
+    assert epoch(rollover) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert epoch(rollover) == [[8, 9, 0, 1], [2, 3, 4, 5], [6, 7, 8, 9]]
+    data, label = next(iter(rollover))
+    assert data.asnumpy().ravel().tolist() == [0, 1, 2, 3] and label.asnumpy().tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="last_batch 'drop' is not 'keep', 'discard' or 'rollover'"):
+        plexus.data.DataLoader(ds, 4, last_batch="drop")
+    with pytest.raises(plexus.InvalidArgumentError, match="rollover needs batch_size"):
+        plexus.data.DataLoader(ds, 11, last_batch="rollover")
