@@ -279,14 +279,3 @@ std::string Sequential::describe() const {
 }
 
 }  // namespace plexus::nn
-
-namespace plexus::loss {
-
-Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label) const {
-    DType d = label.dtype();
-    Tensor l = d == DType::int32 || d == DType::int64 ? label : label.astype(DType::int32);
-    const bool widen = nn::Autocast::dtype() != DType::float32 && (pred.dtype() == DType::float16 || pred.dtype() == DType::bfloat16);
-    return softmax_cross_entropy(widen ? pred.astype(DType::float32) : pred, l);
-}
-
-}  // namespace plexus::loss

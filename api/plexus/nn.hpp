@@ -660,29 +660,60 @@ private:
 
 namespace plexus::loss {
 
-// Per-sample -log softmax(pred)[label]; labels are class indices (any dtype,
-// cast to int32 when not int32/int64). Inside an nn::Autocast scope a 16-bit
+// Losses as Gluon's: one value per sample (axis 0 is the batch), the mean
+// over every other axis of the elementwise loss times `weight` and, when
+// given, times `sample_weight`, which must broadcast to the elementwise
+// loss's shape (for SoftmaxCrossEntropyLoss, pred's shape with the class
+// axis 1, as Gluon keeps it: d2l's masked sequence loss passes (N, T, 1)).
+
+// -log softmax(pred)[label] over the class `axis`. sparse_label: labels
+// are class indices of pred's shape without the class axis (any dtype, cast
+// to int32 when not int32/int64); otherwise a distribution of pred's shape,
+// giving -sum(label * log_softmax(pred)). from_logits: pred is already
+// log-probabilities (no log_softmax). Inside an nn::Autocast scope a 16-bit
 // float pred is cast to float32 first, and the loss is float32.
 class SoftmaxCrossEntropyLoss {
 public:
-    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+    SoftmaxCrossEntropyLoss() = default;
+    explicit SoftmaxCrossEntropyLoss(int axis, bool sparse_label = true, bool from_logits = false, double weight = 1);
+    Tensor operator()(const Tensor& pred, const Tensor& label) const { return (*this)(pred, label, Tensor()); }
+    Tensor operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight) const;
+
+private:
+    int axis_ = -1;
+    bool sparse_label_ = true, from_logits_ = false;
+    double weight_ = 1;
 };
 
-// Per-sample losses as Gluon's, each the mean over every axis but the first
-// of: L2Loss (pred - label)^2 / 2; L1Loss |pred - label|;
+// L2Loss (pred - label)^2 / 2; L1Loss |pred - label|;
 // SigmoidBinaryCrossEntropyLoss, from logits, max(x, 0) - x * label +
-// log(1 + exp(-|x|)) (stable for any x). label has pred's shape.
+// log(1 + exp(-|x|)) (stable for any x), or with from_sigmoid (pred is a
+// probability) -(label log(pred + 1e-12) + (1 - label) log(1 - pred + 1e-12)).
+// label has pred's shape.
 class L2Loss {
 public:
-    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+    explicit L2Loss(double weight = 1);
+    Tensor operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight = Tensor()) const;
+
+private:
+    double weight_;
 };
 class L1Loss {
 public:
-    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+    explicit L1Loss(double weight = 1);
+    Tensor operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight = Tensor()) const;
+
+private:
+    double weight_;
 };
 class SigmoidBinaryCrossEntropyLoss {
 public:
-    Tensor operator()(const Tensor& pred, const Tensor& label) const;
+    explicit SigmoidBinaryCrossEntropyLoss(bool from_sigmoid = false, double weight = 1);
+    Tensor operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight = Tensor()) const;
+
+private:
+    bool from_sigmoid_;
+    double weight_;
 };
 
 }  // namespace plexus::loss

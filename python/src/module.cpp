@@ -1030,14 +1030,53 @@ PYBIND11_MODULE(_plexus, m) {
         .def_property_readonly("skipped_steps", &nn::LossScaler::skipped_steps);
 
     py::module_ loss = m.def_submodule("loss", "Losses");
-    py::class_<plexus::loss::SoftmaxCrossEntropyLoss>(loss, "SoftmaxCrossEntropyLoss")
-        .def(py::init<>())
-        .def("__call__", &plexus::loss::SoftmaxCrossEntropyLoss::operator());
-    py::class_<plexus::loss::L2Loss>(loss, "L2Loss").def(py::init<>()).def("__call__", &plexus::loss::L2Loss::operator());
-    py::class_<plexus::loss::L1Loss>(loss, "L1Loss").def(py::init<>()).def("__call__", &plexus::loss::L1Loss::operator());
-    py::class_<plexus::loss::SigmoidBinaryCrossEntropyLoss>(loss, "SigmoidBinaryCrossEntropyLoss")
-        .def(py::init<>())
-        .def("__call__", &plexus::loss::SigmoidBinaryCrossEntropyLoss::operator());
+    // Gluon's constructor arguments (weight None is 1; the batch is axis 0) and
+    // __call__(pred, label, sample_weight=None).
+    namespace pl = plexus::loss;
+    auto weight_of = [](const std::optional<double>& w, int batch_axis, const char* who) {
+        if (batch_axis != 0)
+            throw py::value_error(std::string(who) + ": batch_axis must be 0 (the batch is the first axis), got " +
+                                  std::to_string(batch_axis));
+        return w.value_or(1.0);
+    };
+    auto call = [](auto* loss_type) {
+        using L = std::remove_pointer_t<decltype(loss_type)>;
+        return [](const L& l, const Tensor& pred, const Tensor& label, const std::optional<Tensor>& sample_weight) {
+            return l(pred, label, sample_weight.value_or(Tensor()));
+        };
+    };
+    py::class_<pl::SoftmaxCrossEntropyLoss>(loss, "SoftmaxCrossEntropyLoss")
+        .def(py::init([weight_of](int axis, bool sparse_label, bool from_logits, std::optional<double> weight,
+                                  int batch_axis) {
+                 return pl::SoftmaxCrossEntropyLoss(axis, sparse_label, from_logits,
+                                                    weight_of(weight, batch_axis, "SoftmaxCrossEntropyLoss"));
+             }),
+             py::arg("axis") = -1, py::arg("sparse_label") = true, py::arg("from_logits") = false,
+             py::arg("weight") = py::none(), py::arg("batch_axis") = 0)
+        .def("forward", call((pl::SoftmaxCrossEntropyLoss*)nullptr), py::arg("pred"), py::arg("label"),
+             py::arg("sample_weight") = py::none());
+    py::class_<pl::L2Loss>(loss, "L2Loss")
+        .def(py::init([weight_of](std::optional<double> weight, int batch_axis) {
+                 return pl::L2Loss(weight_of(weight, batch_axis, "L2Loss"));
+             }),
+             py::arg("weight") = 1.0, py::arg("batch_axis") = 0)
+        .def("forward", call((pl::L2Loss*)nullptr), py::arg("pred"), py::arg("label"),
+             py::arg("sample_weight") = py::none());
+    py::class_<pl::L1Loss>(loss, "L1Loss")
+        .def(py::init([weight_of](std::optional<double> weight, int batch_axis) {
+                 return pl::L1Loss(weight_of(weight, batch_axis, "L1Loss"));
+             }),
+             py::arg("weight") = py::none(), py::arg("batch_axis") = 0)
+        .def("forward", call((pl::L1Loss*)nullptr), py::arg("pred"), py::arg("label"),
+             py::arg("sample_weight") = py::none());
+    py::class_<pl::SigmoidBinaryCrossEntropyLoss>(loss, "SigmoidBinaryCrossEntropyLoss")
+        .def(py::init([weight_of](bool from_sigmoid, std::optional<double> weight, int batch_axis) {
+                 return pl::SigmoidBinaryCrossEntropyLoss(
+                     from_sigmoid, weight_of(weight, batch_axis, "SigmoidBinaryCrossEntropyLoss"));
+             }),
+             py::arg("from_sigmoid") = false, py::arg("weight") = py::none(), py::arg("batch_axis") = 0)
+        .def("forward", call((pl::SigmoidBinaryCrossEntropyLoss*)nullptr), py::arg("pred"), py::arg("label"),
+             py::arg("sample_weight") = py::none());
     // As Gluon's: the arrays (p.grad() of each parameter) scaled in place; the norm before.
     mnn.def("clip_global_norm", [](std::vector<Tensor> grads, double max_norm) {
         py::gil_scoped_release release;

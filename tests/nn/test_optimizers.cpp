@@ -385,3 +385,35 @@ TEST_CASE("a step refuses a gradient backward did not write, as Gluon does, and 
     REQUIRE_FALSE(trainer.step_if_finite(1));
     REQUIRE_THAT(message_of<InvalidArgumentError>([&] { trainer.step_if_finite(1); }), Catch::Contains("parameter used"));
 }
+
+TEST_CASE("loss options as Gluon's: class axis and dense labels and from_logits and weights", "[nn][losses]") {
+    // pred (1, 2, 2), classes on axis 1: at position j the logits are (pred[0][0][j], pred[0][1][j]).
+    const Tensor pred = array(std::vector<double>{0.0, 1.0, std::log(3.0), 1.0}, {1, 2, 2});
+    const Tensor label = array(std::vector<int32_t>{1, 0}, {1, 2});
+    // j = 0: logits (0, ln 3), label 1: -log(3/4); j = 1: logits (1, 1), label 0: log 2.
+    const double l0 = -std::log(0.75), l1 = std::log(2.0);
+    PX_REQUIRE_CLOSE(values(loss::SoftmaxCrossEntropyLoss(1)(pred, label)), (std::vector<double>{(l0 + l1) / 2}), 1e-12);
+    // The same through sample weights of the loss's shape (1, 1, 2), and a global weight.
+    const Tensor w = array(std::vector<double>{2.0, 0.0}, {1, 1, 2});
+    PX_REQUIRE_CLOSE(values(loss::SoftmaxCrossEntropyLoss(1, true, false, 3)(pred, label, w)),
+                     (std::vector<double>{3 * (2 * l0) / 2}), 1e-12);
+    // Dense labels: one-hot gives the sparse values; (0.5, 0.5) at j = 0 gives the mean of both log-probabilities.
+    const Tensor dense = array(std::vector<double>{0.5, 1.0, 0.5, 0.0}, {1, 2, 2});
+    const double half = -(std::log(0.25) + std::log(0.75)) / 2;
+    PX_REQUIRE_CLOSE(values(loss::SoftmaxCrossEntropyLoss(1, false)(pred, dense)), (std::vector<double>{(half + l1) / 2}),
+                     1e-12);
+    // from_logits picks -pred[label].
+    const Tensor logp = array(std::vector<double>{-1.0, -2.0, -0.5, -3.0}, {2, 2});
+    PX_REQUIRE_CLOSE(values(loss::SoftmaxCrossEntropyLoss(-1, true, true)(logp, array(std::vector<int32_t>{1, 0}, {2}))),
+                     (std::vector<double>{2.0, 0.5}), 1e-12);
+    // Probabilities for binary cross-entropy: -log(0.8) and -log(1 - 0.25).
+    PX_REQUIRE_CLOSE(values(loss::SigmoidBinaryCrossEntropyLoss(true)(array(std::vector<double>{0.8, 0.25}, {2, 1}), array(std::vector<double>{1.0, 0.0}, {2, 1}))),
+                     (std::vector<double>{-std::log(0.8), -std::log(0.75)}), 1e-9);
+    PX_REQUIRE_CLOSE(values(loss::L1Loss(0.5)(array({1.0, -1.0}, {1, 2}), array({0.0, 0.0}, {1, 2}))),
+                     (std::vector<double>{0.5}), 1e-12);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { loss::SoftmaxCrossEntropyLoss(-4)(pred, label); }),
+                        "axis -4 is out of range for a prediction of rank 3");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { loss::SoftmaxCrossEntropyLoss()(array({1.0, 2.0}), label); }),
+                        "the prediction must be (batch, ..., classes), got (2,)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { loss::L2Loss{INFINITY}; }), "L2Loss: weight must be finite");
+}

@@ -889,3 +889,51 @@ def test_freezing_parameters_as_gluon_fine_tuning_does_and_accumulating_gradient
         l = loss(net(x), y)
     l.backward()
     assert np.allclose(twice, 2 * net[2].weight.grad().asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_loss_options_as_gluon_and_d2l_masked_sequence_loss_match_pytorch():
+    np, torch = need("numpy"), need("torch")
+    from plexus import loss
+    rng = np.random.default_rng(0)
+    pred, lab = rng.normal(size=(4, 5, 7)).astype(np.float32), rng.integers(0, 7, size=(4, 5))
+
+    class MaskedSoftmaxCELoss(loss.SoftmaxCELoss):  # d2l 10.7, its forward called by loss(...)
+        def forward(self, pred, label, valid_len):
+            w = np.ones(label.shape + (1,), np.float32)
+            for i, v in enumerate(valid_len):
+                w[i, v:] = 0
+            return super().forward(pred, label, plexus.array(w))
+
+    p = plexus.array(pred)
+    p.attach_grad()
+    with autograd.record():
+        got = MaskedSoftmaxCELoss()(p, plexus.array(lab, dtype="int32"), [5, 3, 1, 0])
+    got.backward()
+    tp = torch.tensor(pred, requires_grad=True)
+    mask = torch.tensor([[1.0] * v + [0.0] * (5 - v) for v in [5, 3, 1, 0]])
+    want = (torch.nn.functional.cross_entropy(tp.permute(0, 2, 1), torch.tensor(lab), reduction="none") * mask).mean(1)
+    want.sum().backward()
+    assert np.abs(got.asnumpy() - want.detach().numpy()).max() < 1e-6
+    assert np.abs(p.grad.asnumpy() - tp.grad.numpy()).max() < 1e-6
+    # Dense labels over axis 1; from_logits with a weight; probabilities for BCE; sample weights.
+    q = rng.normal(size=(3, 4, 2)).astype(np.float32)
+    dist = rng.random(size=(3, 4, 2)).astype(np.float32)
+    dist /= dist.sum(1, keepdims=True)
+    dense = loss.SoftmaxCrossEntropyLoss(axis=1, sparse_label=False)(plexus.array(q), plexus.array(dist))
+    assert np.abs(dense.asnumpy() - -(dist * torch.log_softmax(torch.tensor(q), 1).numpy()).sum(1).mean(1)).max() < 1e-6
+    logp = torch.log_softmax(torch.tensor(pred[:, 0]), 1).numpy()
+    picked = loss.SoftmaxCrossEntropyLoss(from_logits=True, weight=2)(plexus.array(logp), plexus.array(lab[:, 0]))
+    assert np.abs(picked.asnumpy() - 2 * -logp[np.arange(4), lab[:, 0]]).max() < 1e-6
+    prob, y = rng.random(size=(4, 3)).astype(np.float32), (rng.random(size=(4, 3)) > 0.5).astype(np.float32)
+    bce = loss.SigmoidBCELoss(from_sigmoid=True)(plexus.array(prob), plexus.array(y))
+    torch_bce = torch.nn.functional.binary_cross_entropy(torch.tensor(prob), torch.tensor(y), reduction="none")
+    assert np.abs(bce.asnumpy() - torch_bce.mean(1).numpy()).max() < 1e-6
+    sw = np.array([[1.0], [0.0], [2.0], [1.0]], np.float32)
+    l2 = loss.L2Loss()(plexus.array(prob), plexus.array(y), sample_weight=plexus.array(sw))
+    assert np.abs(l2.asnumpy() - ((prob - y) ** 2 / 2).mean(1) * sw.ravel()).max() < 1e-6
+    with pytest.raises(plexus.ShapeError, match=r"sample_weight of shape \(4, 3, 2\) does not broadcast"):
+        loss.L1Loss()(plexus.array(prob), plexus.array(y), plexus.ones((4, 3, 2)))
+    with pytest.raises(plexus.ShapeError, match=r"class indices for a prediction \(4, 5, 7\)"):
+        loss.SoftmaxCELoss()(plexus.array(pred), plexus.array(lab[:, :2]))
+    with pytest.raises(ValueError, match="batch_axis must be 0"):
+        loss.L2Loss(batch_axis=1)
