@@ -8,7 +8,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
     <Tensor 3 @cpu(0)>
 """
 from . import _plexus
-from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, concat,
+from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, stack,
                       softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
@@ -22,7 +22,8 @@ __version__ = _plexus.version()[0]
 
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
-           "maximum", "minimum", "dot", "matmul", "pick", "take", "layer_norm", "leaky_relu",
+           "maximum", "minimum", "dot", "stack", "concatenate", "clip", "expand_dims", "squeeze",
+           "sum", "mean", "max", "min", "argmax", "argmin", "matmul", "pick", "take", "layer_norm", "leaky_relu",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
 
@@ -89,6 +90,48 @@ def zeros_like(x):
 
 def ones_like(x):
     return ones(x.shape, x.device, x.dtype)
+
+
+def concat(*arrays, dim=None, axis=None):
+    """Tensors joined along an existing axis. concat([a, b], axis=0) as NumPy's concatenate (axis 0 by
+    default); concat(a, b, dim=1) as MXNet's nd.concat (dim 1 by default, as MXNet's)."""
+    if dim is not None and axis is not None and dim != axis:
+        raise ValueError("concat: dim=%s and axis=%s disagree: give one" % (dim, axis))
+    given = axis if axis is not None else dim
+    if len(arrays) == 1 and isinstance(arrays[0], (list, tuple)):
+        return _plexus._concat(list(arrays[0]), 0 if given is None else given)
+    return _plexus._concat(list(arrays), 1 if given is None else given)
+
+
+def concatenate(arrays, axis=0):
+    """NumPy's name: concat(arrays, axis=axis)."""
+    return _plexus._concat(list(arrays), axis)
+
+
+def clip(x, a_min, a_max):
+    """x with its values limited to [a_min, a_max], as np.clip."""
+    return x.clip(a_min, a_max)
+
+
+def expand_dims(x, axis):
+    """A view of x with a new axis of length 1 at `axis`."""
+    return x.expand_dims(axis)
+
+
+def squeeze(x, axis=None):
+    """A view of x without its axes of length 1 (or the one at `axis`)."""
+    return x.squeeze(axis)
+
+
+def _reduction(name):
+    def f(x, axis=None, keepdims=False):
+        return getattr(x, name)(axis=axis, keepdims=keepdims)
+    f.__name__ = name
+    f.__doc__ = "x.%s(axis, keepdims), as np.%s." % (name, name)
+    return f
+
+
+sum, mean, max, min, argmax, argmin = (_reduction(n) for n in ("sum", "mean", "max", "min", "argmax", "argmin"))
 
 
 def _tensor_dtype(self):

@@ -574,6 +574,25 @@ PYBIND11_MODULE(_plexus, m) {
             return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
         }, py::arg("dtype") = py::none())
         .def("item", &item)
+        .def("asscalar", &item)  // MXNet's name
+        .def("copy", [](const Tensor& t) { return t.copyto(t.device()); })
+        .def("clip", [](const Tensor& t, double lo, double hi) { return plexus::clip(t, lo, hi); }, py::arg("a_min"),
+             py::arg("a_max"))
+        .def("expand_dims", [](const Tensor& t, int axis) { return plexus::expand_dims(t, axis); }, py::arg("axis"))
+        // Every axis of length 1, or the one named (which must have length 1), as NumPy's.
+        .def("squeeze", [](const Tensor& t, const std::optional<int>& axis) {
+            if (axis) return plexus::squeeze(t, *axis);
+            Shape kept;
+            for (int64_t d : t.shape())
+                if (d != 1) kept.push_back(d);
+            return t.reshape(kept);
+        }, py::arg("axis") = py::none())
+        .def("norm", [](const Tensor& t) { return plexus::norm(t); })
+        .def("argmin", [](const Tensor& t, const std::optional<int>& axis, bool keepdims) {
+            return axis ? plexus::argmin(t, *axis, keepdims) : plexus::argmin(t);
+        }, py::arg("axis") = py::none(), py::arg("keepdims") = false)
+        .def("zeros_like", [](const Tensor& t) { return plexus::zeros_like(t); })
+        .def("ones_like", [](const Tensor& t) { return plexus::ones_like(t); })
         .def("tolist", [](const Tensor& t) { return values_array(t).attr("tolist")(); })
         .def("wait_to_read", [](const Tensor& t) { wait_for(t); })
         .def("__repr__", &printed)
@@ -718,8 +737,10 @@ PYBIND11_MODULE(_plexus, m) {
         return plexus::random_normal(to_shape(shape), mean, std, device_or_cpu(d), parse_dtype(dt));
     });
     m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
-    m.def("concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
+    m.def("_concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
           py::arg("tensors"), py::arg("axis") = 0);
+    m.def("stack", [](const std::vector<Tensor>& parts, int axis) { return plexus::stack(parts, axis); },
+          py::arg("arrays"), py::arg("axis") = 0);
     m.def("pick", [](const Tensor& data, const Tensor& index) { return plexus::pick(data, index); }, py::arg("data"),
           py::arg("index"));
     m.def("take", [](const Tensor& table, const Tensor& indices) { return plexus::take(table, indices); },

@@ -360,3 +360,29 @@ def test_dot_and_matmul_of_vectors_and_sums_over_several_axes_as_numpy():
     ((ta @ tv) * torch.tensor([1.0, 2.0])).sum().backward()
     np.testing.assert_allclose(pa.grad.asnumpy(), ta.grad.numpy(), rtol=1e-5)
     np.testing.assert_allclose(pv.grad.asnumpy(), tv.grad.numpy(), rtol=1e-5)
+
+
+def test_mxnet_and_numpy_spellings_of_joining_shaping_and_reducing_match_numpy():
+    np = need("numpy")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a, b = plexus.array(x), plexus.array(-x)
+    assert (plexus.concat(a, b).asnumpy() == np.concatenate([x, -x], 1)).all()  # MXNet's nd.concat: dim 1
+    assert (plexus.concat(a, b, dim=0).asnumpy() == np.concatenate([x, -x], 0)).all()
+    assert (plexus.concat([a, b]).asnumpy() == np.concatenate([x, -x])).all()  # a list: NumPy's axis 0
+    assert (plexus.concatenate((a, b), axis=1).asnumpy() == np.concatenate([x, -x], 1)).all()
+    assert (plexus.stack([a, b], axis=1).asnumpy() == np.stack([x, -x], 1)).all()
+    with pytest.raises(ValueError, match="dim=0 and axis=1 disagree"):
+        plexus.concat(a, b, dim=0, axis=1)
+    assert (plexus.clip(a, 1, 3.5).asnumpy() == np.clip(x, 1, 3.5)).all()
+    assert a.expand_dims(1).shape == (2, 1, 3) and plexus.expand_dims(a, -1).shape == (2, 3, 1)
+    assert plexus.ones((1, 3, 1)).squeeze().shape == (3,) and plexus.squeeze(plexus.ones((1, 3, 1)), 2).shape == (1, 3)
+    with pytest.raises(plexus.ShapeError, match="axis 0 has length 2, not 1"):
+        a.squeeze(0)
+    for name in ("sum", "mean", "max", "min", "argmax", "argmin"):
+        assert (getattr(plexus, name)(a, axis=1).asnumpy() == getattr(np, name)(x, axis=1)).all(), name
+    assert plexus.argmin(a, axis=0, keepdims=True).shape == (1, 3)
+    assert a.sum().asscalar() == 15.0 and abs(a.norm().item() - np.linalg.norm(x)) < 1e-5
+    c = a.copy()
+    c[:] = 0
+    assert not c.is_(a) and (a.asnumpy() == x).all()
+    assert (a.zeros_like().asnumpy() == 0).all() and (a.ones_like().asnumpy() == 1).all()
