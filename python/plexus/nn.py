@@ -73,6 +73,31 @@ def _load_states(self, fname):
 
 
 Trainer.load_states = _load_states
+_trainer_init = Trainer.__init__
+
+
+def _trainer_new(self, params, optimizer, optimizer_params=None):
+    """Trainer(params, optimizer, optimizer_params) as Gluon's: params a ParameterDict (collect_params()),
+    a dict of them by name, or a list (collect_params().values(), named '0.weight', ... by position in
+    state files); optimizer_params may hold an 'lr_scheduler' (plexus.lr_scheduler), as d2l passes one."""
+    if not isinstance(params, ParameterDict):
+        items = params.items() if isinstance(params, dict) else \
+            (("%d.%s" % (i, p.name) if isinstance(p, Parameter) else "", p) for i, p in enumerate(params))
+        made = ParameterDict()
+        for name, p in items:
+            if not isinstance(p, Parameter):
+                raise TypeError("Trainer: params are a ParameterDict, a dict or a list of Parameters; got a %s"
+                                % type(p).__name__)
+            made._add(name, p)
+        params = made
+    options = dict(optimizer_params or {})
+    schedule = options.pop("lr_scheduler", None)
+    _trainer_init(self, params, optimizer, options)
+    if schedule is not None:
+        self.set_lr_scheduler(schedule)
+
+
+Trainer.__init__ = _trainer_new
 _trainer_save_states = Trainer.save_states
 Trainer.save_states = lambda self, fname: _trainer_save_states(self, _os.fspath(fname))
 _block_save_parameters = Block.save_parameters
@@ -108,6 +133,7 @@ def _block_setattr(self, name, value):
 
 Block.__setattr__ = _block_setattr
 Block.initialize = _initialize
+Block.zero_grad = lambda self: self.collect_params().zero_grad()
 Parameter.initialize = _param_initialize
 Block.load_parameters = _load_parameters
 Block.reset_ctx = _reset_ctx

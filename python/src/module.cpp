@@ -839,6 +839,10 @@ PYBIND11_MODULE(_plexus, m) {
         });
     // A ParameterDict points into its block: it keeps the block alive (keep_alive below).
     py::class_<nn::ParameterDict>(mnn, "ParameterDict")
+        .def(py::init<>())
+        // A parameter under `name` (listed once however often it is added); the dict keeps it alive.
+        .def("_add", [](nn::ParameterDict& d, const std::string& name, nn::Parameter& p) { d.add(name, &p); },
+             py::keep_alive<1, 3>())
         .def("__len__", &nn::ParameterDict::size)
         .def("__getitem__", [](const nn::ParameterDict& d, const std::string& name) -> nn::Parameter& {
             try {
@@ -964,8 +968,13 @@ PYBIND11_MODULE(_plexus, m) {
         };
     };
     BlockClass<nn::BatchNorm>(mnn, "BatchNorm")
-        .def(py::init<double, double, int64_t>(), py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5,
-             py::arg("in_channels") = 0)
+        .def(py::init([](int axis, double momentum, double epsilon, int64_t in_channels) {
+                 if (axis != 1)
+                     throw py::value_error("BatchNorm: axis " + std::to_string(axis) +
+                                           ": Plexus normalises the channels of axis 1 only (NCHW, or (N, C))");
+                 return std::make_shared<nn::BatchNorm>(momentum, epsilon, in_channels);
+             }),
+             py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5, py::arg("in_channels") = 0)
         .def_property_readonly("gamma", own("gamma"), py::return_value_policy::reference_internal)
         .def_property_readonly("beta", own("beta"), py::return_value_policy::reference_internal)
         .def_property_readonly("running_mean", own("running_mean"), py::return_value_policy::reference_internal)

@@ -937,3 +937,33 @@ def test_loss_options_as_gluon_and_d2l_masked_sequence_loss_match_pytorch():
         loss.SoftmaxCELoss()(plexus.array(pred), plexus.array(lab[:, :2]))
     with pytest.raises(ValueError, match="batch_axis must be 0"):
         loss.L2Loss(batch_axis=1)
+
+
+def test_trainer_takes_a_list_or_dict_of_parameters_and_a_schedule_in_its_options_as_gluon():
+    np = need("numpy")
+    from plexus import lr_scheduler
+    net = nn.Sequential()
+    net.add(nn.Dense(4, in_units=3), nn.BatchNorm(axis=1, in_channels=4), nn.Dense(2, in_units=4))
+    net.initialize()
+    schedule = lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.2)
+    trainer = nn.Trainer(net.collect_params().values(), "sgd", {"learning_rate": 0.2, "lr_scheduler": schedule})
+    x, y = plexus.random.normal(shape=(5, 3)), plexus.array([0, 1, 0, 1, 1])
+    rates = []
+    for _ in range(3):
+        with autograd.record():
+            l = plexus.loss.SoftmaxCELoss()(net(x), y)
+        l.backward()
+        w = net[2].weight.data().asnumpy()
+        g = net[2].weight.grad().asnumpy()
+        trainer.step(5)
+        rates.append(trainer.learning_rate)
+        assert np.allclose(net[2].weight.data().asnumpy(), w - rates[-1] * g / 5, atol=1e-6)
+    assert rates == [0.2, 0.1, 0.05]
+    by_name = nn.Trainer(dict(net.collect_params().items()), "adam")
+    assert by_name.optimizer == "adam"
+    with pytest.raises(TypeError, match="a ParameterDict, a dict or a list of Parameters; got a int"):
+        nn.Trainer([1, 2], "sgd")
+    with pytest.raises(ValueError, match="BatchNorm: axis 3: Plexus normalises the channels of axis 1 only"):
+        nn.BatchNorm(axis=3)
+    net.zero_grad()
+    assert (net[0].weight.grad().asnumpy() == 0).all()
