@@ -2,6 +2,7 @@
 // initializers.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -58,8 +59,9 @@ Initializer Initializer::Xavier(const std::string& rnd_type, const std::string& 
 }
 
 Initializer Initializer::MSRAPrelu(const std::string& factor_type, double slope) {
-    check_init(std::isfinite(slope), "MSRAPrelu: slope must be finite");
-    Initializer i = Xavier("gaussian", "avg", 2.0 / (1 + slope * slope));
+    const double magnitude = 2.0 / (1 + slope * slope);
+    check_init(std::isfinite(slope) && magnitude > 0, "MSRAPrelu: slope must be finite (and its square too)");
+    Initializer i = Xavier("gaussian", "avg", magnitude);
     i.factor = factor_of(factor_type, "MSRAPrelu");
     return i;
 }
@@ -94,8 +96,9 @@ Tensor Initializer::make(const Shape& shape, Device d, DType dtype) const {
     case uniform: return random_uniform(shape, -scale, scale, d, dtype);
     case xavier_uniform:
     case xavier_gaussian: {
-        // Gluon's fans: a vector's are its length; otherwise dimension 0 is
-        // the outputs and 1 the inputs, each times the window's size.
+        // Gluon's fans: dimension 0 is the outputs and 1 the inputs, each
+        // times the window's size. A vector's are taken as its length (MXNet's
+        // Xavier refuses one; vectors named as biases never get here).
         double receptive = 1;
         for (size_t i = 2; i < shape.size(); ++i) receptive *= double(shape[i]);
         const double fan_out = shape.empty() ? 1 : double(shape[0]) * receptive;
@@ -125,8 +128,9 @@ std::string Initializer::describe() const {
     return "unknown initializer";
 }
 
-Parameter::Parameter(std::string name, Shape shape, GradReq grad_req)
-    : name_(std::move(name)), shape_(std::move(shape)), grad_req_(grad_req), differentiable_(true) {}
+Parameter::Parameter(std::string name, Shape shape, GradReq grad_req, bool differentiable)
+    : name_(std::move(name)), shape_(std::move(shape)), grad_req_(differentiable ? grad_req : GradReq::null),
+      differentiable_(differentiable) {}
 
 Parameter::Parameter(std::string name, Shape shape, Initializer init, GradReq grad_req, bool differentiable)
     : name_(std::move(name)), shape_(std::move(shape)), init_(init),
@@ -139,6 +143,7 @@ void Parameter::attach(Tensor& t) const {
 void Parameter::set_grad_req(GradReq req) {
     if (req != GradReq::write && req != GradReq::null && req != GradReq::add)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": unknown grad_req");
+    if (req == grad_req_) return;  // the gradients stay, as Gluon's
     if (!differentiable_ && req != GradReq::null)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "parameter " + name_ + " is state its layer updates itself (not differentiable); "
@@ -163,6 +168,8 @@ void Parameter::set_grad_req(GradReq req) {
 }
 
 void Parameter::zero_grad() {
+    if (grad_req_ == GradReq::null) return;  // no gradient to clear, as Gluon's
+    auto outside = autograd::pause(autograd::is_training());  // a gradient is no recorded op's input
     for (const Tensor& g : list_grad()) {
         Tensor own = g;
         own.assign(0.0);
@@ -192,8 +199,23 @@ std::vector<Device> Parameter::devices() const {
     return out;
 }
 
+namespace {
+// Gluon's initializers set parameters by the end of their names: biases,
+// betas and running means start at zero, gammas and running variances at
+// one, whatever the network's initializer; it sets the rest (weights).
+Initializer by_name(const std::string& name, const Initializer& init) {
+    auto ends = [&](const char* suffix) {
+        const size_t n = std::strlen(suffix);
+        return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+    };
+    if (ends("bias") || ends("beta") || ends("running_mean") || ends("moving_mean")) return Initializer::Zero();
+    if (ends("gamma") || ends("running_var") || ends("moving_var")) return Initializer::One();
+    return init;
+}
+}  // namespace
+
 void Parameter::initialize(const std::vector<Device>& devices, bool force_reinit, const Initializer& init) {
-    start(devices, force_reinit, init_.value_or(init));
+    start(devices, force_reinit, init_ ? *init_ : by_name(name_, init));
 }
 
 void Parameter::initialize_as(const Initializer& init, const std::vector<Device>& devices, bool force_reinit) {
@@ -203,9 +225,11 @@ void Parameter::initialize_as(const Initializer& init, const std::vector<Device>
 void Parameter::start(const std::vector<Device>& devices, bool force_reinit, const Initializer& init) {
     if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": initialize() needs a device");
     check_distinct(name_ + ": initialize()", devices);
-    if (initialized() && !force_reinit)
+    if ((initialized() || deferred()) && !force_reinit)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   name_ + " is already initialized; pass force_reinit=true to initialize it again");
+                                   name_ + " is already initialized" +
+                                       (initialized() ? "" : " (its shape comes at the first forward call)") +
+                                       "; pass force_reinit=true to initialize it again");
     if (!known(shape_)) {
         std::vector<Device> later = devices;  // completed by infer_shape at the first forward call
         data_.clear();
@@ -228,7 +252,7 @@ void Parameter::start(const std::vector<Device>& devices, bool force_reinit, con
 void Parameter::infer_shape(const Shape& shape) {
     if (known(shape_)) return;  // layers infer only the dimensions they left at 0
     shape_ = shape;
-    if (!pending_.empty()) start(pending_, false, pending_init_);
+    if (!pending_.empty()) start(pending_, true, pending_init_);
 }
 
 Tensor Parameter::data(Device d) const {
@@ -312,6 +336,7 @@ void Parameter::reset_ctx(const std::vector<Device>& devices) {
     if (devices.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, name_ + ": reset_ctx() needs a device");
     check_distinct(name_ + ": reset_ctx()", devices);
     if (data_.empty()) {
+        if (pending_.empty()) pending_init_ = init_ ? *init_ : by_name(name_, Initializer{});  // never initialized
         pending_ = devices;
         return;
     }

@@ -68,6 +68,7 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
         names_.push_back(name);
     }
     states_.resize(params_.size());
+    counts_.resize(params_.size(), 0);
 }
 
 void Trainer::set_learning_rate(double lr) {
@@ -219,7 +220,7 @@ void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double resca
             const Tensor state = state_of(k, i);
             px_tensor *p = replicas[i].handle(), *g = grads[k][i].handle();
             if (adam)
-                check(px_adam_update(p, g, state.handle(), lr, beta1_, beta2_, eps_, wd, rescale, updates_ + 1,
+                check(px_adam_update(p, g, state.handle(), lr, beta1_, beta2_, eps_, wd, rescale, counts_[k] + 1,
                                      optimizer_ == "adamw"));
             else if (optimizer_ == "nag" && state.defined())
                 check(px_nag_update(p, g, state.handle(), lr, momentum_, wd, rescale));
@@ -227,6 +228,8 @@ void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double resca
                 check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr, momentum_, wd, rescale));
         }
     }
+    for (size_t k = 0; k < params_.size(); ++k)
+        if (fresh[k]) ++counts_[k];
     use_gradients();
     ++updates_;
 }

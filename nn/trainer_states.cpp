@@ -8,7 +8,9 @@
 namespace plexus::nn {
 
 namespace {
-// Entries besides the per-parameter states ("<name>.state").
+// Entries besides the per-parameter states ("<name>.state") and update
+// counts ("<name>.updates", int64 (1,); files written before a parameter
+// could be frozen have none, each parameter's count being the trainer's).
 constexpr const char* optimizer_entry = "trainer.optimizer";  // uint8: the optimizer's name
 constexpr const char* updates_entry = "trainer.updates";      // int64 (1,)
 constexpr const char* random_entry = "trainer.random_state";  // int64 (2,): seed, offset (their bits)
@@ -37,17 +39,10 @@ void Trainer::save_states(const std::string& path) const {
     const RandomState r = random_state();
     const uint64_t random[2] = {r.seed, r.offset};
     entries.push_back(bytes_entry(random_entry, PX_INT64, {2}, random, sizeof random));
-    const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
     for (size_t k = 0; k < params_.size(); ++k) {
-        if (!states_[k].empty()) {
-            entries.push_back(param_file::entry_of(names_[k] + ".state", states_[k][0]));
-        } else if (updates_ > 0 && (adam || momentum_ > 0) && trained(k) && !params_[k]->list_data().empty()) {
-            // Frozen in every update so far: the zero state its first update
-            // will start from, so that every parameter trained now has one.
-            const Tensor r = params_[k]->list_data()[0];
-            entries.push_back(param_file::entry_of(names_[k] + ".state", adam ? zeros({2, r.size()}, r.device(), r.dtype())
-                                                                              : zeros(r.shape(), r.device(), r.dtype())));
-        }
+        if (states_[k].empty()) continue;  // not updated yet
+        entries.push_back(param_file::entry_of(names_[k] + ".state", states_[k][0]));
+        entries.push_back(bytes_entry(names_[k] + ".updates", PX_INT64, {1}, &counts_[k], sizeof counts_[k]));
     }
     param_file::write_atomically(path, param_file::encode(entries));
 }
@@ -77,16 +72,28 @@ void Trainer::load_states(const std::string& path) {
     std::memcpy(stream, random->data.data(), sizeof stream);
     // Every state made on its parameter's devices before anything changes.
     std::vector<std::vector<Tensor>> made(params_.size());
+    std::vector<int64_t> counts(params_.size(), 0);
     size_t used = 3;
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
     const bool stateful = adam || momentum_ > 0;
     for (size_t k = 0; k < params_.size(); ++k) {
         const param_file::Entry* e = find(names_[k] + ".state");
-        if (!e && stateful && count > 0 && trained(k))
-            refuse(path, "has no state for " + names_[k] + " after " + std::to_string(count) + " updates");
-        if (!e) continue;  // no state yet: saved before the first update, or frozen in every one
+        const param_file::Entry* n = find(names_[k] + ".updates");
+        if (n && !e) refuse(path, "holds an update count for " + names_[k] + " without its state");
+        // No state: not updated yet (frozen in every update so far, or saved
+        // before the first); its state starts at zero when it is, as Gluon's.
+        if (!e) continue;
         if (!stateful) refuse(path, "holds a state for " + names_[k] + ", which this trainer (no momentum) does not keep");
         ++used;
+        counts[k] = count;
+        if (n) {
+            ++used;
+            if (n->dtype != PX_INT64 || n->data.size() != sizeof(int64_t)) refuse(path, names_[k] + ".updates is not one int64");
+            std::memcpy(&counts[k], n->data.data(), sizeof(int64_t));
+            if (counts[k] < 1 || counts[k] > count)
+                refuse(path, names_[k] + " has " + std::to_string(counts[k]) + " updates, outside [1, " +
+                                 std::to_string(count) + "]");
+        }
         const std::vector<Tensor> replicas = params_[k]->list_data();
         if (replicas.empty()) refuse(path, "parameter " + names_[k] + " is not initialized");
         const Tensor& first = replicas[0];
@@ -103,6 +110,7 @@ void Trainer::load_states(const std::string& path) {
     }
     if (used != entries.size()) refuse(path, "holds states of parameters this trainer does not have");
     states_.swap(made);
+    counts_.swap(counts);
     updates_ = count;
     set_random_state(RandomState{stream[0], stream[1]});
 }

@@ -64,11 +64,12 @@ enum class GradReq { write, null, add };
 class Parameter {
 public:
     // Without its own initializer, a parameter takes the one initialize() is
-    // given (Xavier-uniform by default), as in Gluon; biases, BatchNorm's and
-    // LayerNorm's parameters have their own (zeros, ones).
-    Parameter(std::string name, Shape shape, GradReq grad_req = GradReq::write);
+    // given (Xavier-uniform by default), as in Gluon, except by its name's
+    // end, as Gluon's initializers: "bias", "beta", "running_mean" start at
+    // zero, "gamma", "running_var" at one. initialize_as takes `init` for all.
     // A parameter that is not `differentiable` (state a layer updates itself)
     // keeps grad_req null.
+    Parameter(std::string name, Shape shape, GradReq grad_req = GradReq::write, bool differentiable = true);
     Parameter(std::string name, Shape shape, Initializer init, GradReq grad_req = GradReq::write,
               bool differentiable = true);
 
@@ -91,6 +92,8 @@ public:
     void set_lr_mult(double m);
     void set_wd_mult(double m);
     bool initialized() const { return !data_.empty(); }
+    // Initialized before its shape was known: made at the first forward call.
+    bool deferred() const { return !pending_.empty(); }
     std::vector<Device> devices() const;
 
     // Creates identical replicas on `devices` (values made on the first by
@@ -529,17 +532,21 @@ public:
     // Refused while a schedule is set: it would be overridden at the next step.
     void set_learning_rate(double lr);
     const std::string& optimizer() const { return optimizer_; }
-    // Updates made so far (Adam's bias corrections count them).
+    // Updates made so far (the schedules count them; Adam's bias corrections
+    // count each parameter's own).
     int64_t num_update() const { return updates_; }
     // Writes the optimizer's state: each parameter's momentum buffer or Adam
     // moments (its first replica's; they are the same on every replica), the
-    // update count and the runtime's random stream (random_state()), in the
-    // parameter file format (docs/parameter-file.md), atomically. With the
-    // network's parameters (save_parameters), a run resumes exactly.
+    // update counts (the trainer's and each parameter's) and the runtime's
+    // random stream (random_state()), in the parameter file format
+    // (docs/parameter-file.md), atomically. With the network's parameters
+    // (save_parameters), a run resumes exactly.
     void save_states(const std::string& path) const;
     // Reads what save_states wrote for the same optimizer and parameters,
     // making each state on every device of its parameter, and restores the
-    // random stream. Everything is checked before anything changes.
+    // random stream. A parameter without a state in the file (frozen in
+    // every update until then) starts from a zero state when it is updated,
+    // as Gluon's. Everything is checked before anything changes.
     void load_states(const std::string& path);
     // Called by step() with one gradient per parameter trained in this step
     // (in collect_params order, frozen ones left out, already summed over
@@ -579,6 +586,10 @@ private:
     int64_t updates_ = 0;
     // Per parameter (params_ order), one state per replica: momentum buffers or Adam's (2, n) moments.
     std::vector<std::vector<Tensor>> states_;
+    // Per parameter, the updates it took (Adam's bias corrections count
+    // them: one frozen for a while starts at 1 when trained, as Gluon's and
+    // PyTorch's).
+    std::vector<int64_t> counts_;
 };
 
 // Scales `grads` in place (Tensor::assign) so that their global L2 norm,

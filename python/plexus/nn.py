@@ -28,18 +28,21 @@ def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
     without an initializer of their own (weights; default Xavier-uniform); biases start at zero. As in
     Gluon, parameters already initialized are left alone with a warning unless force_reinit=True (the
     others, of blocks added since, are initialized)."""
+    _initialize_all(self.collect_params(), init, _devices(device, ctx), force_reinit)
+
+
+def _initialize_all(params, init, devices, force_reinit):
     from .init import create
     made = create(init)
-    devices = _devices(device, ctx)
     if force_reinit:
-        self._initialize(devices, True, made)
+        ParameterDict._initialize_raw(params, devices, True, made)
         return
-    params = self.collect_params()
+    # Initialized, or waiting for its shape: left alone, as Gluon's.
     done = [name for name, p in params.items() if p._initialized]
     if done:
         import warnings
         warnings.warn("initialize: %s already initialized, left as they are (force_reinit=True initializes them "
-                      "again)" % ", ".join(done), stacklevel=2)
+                      "again)" % ", ".join(done), stacklevel=3)
     for name, p in params.items():
         if not p._initialized:
             p._initialize(devices, False, made)
@@ -50,6 +53,11 @@ def _param_initialize(self, init=None, device=None, ctx=None, force_reinit=False
     (it overrides the parameter's own, as in Gluon), else its own initializer, else Xavier-uniform; an
     initialized one needs force_reinit=True."""
     from .init import create
+    if self._initialized and not force_reinit:
+        import warnings
+        warnings.warn("initialize: %s already initialized, left as it is (force_reinit=True initializes it again)"
+                      % self.name, stacklevel=2)
+        return
     if init is None:
         self._initialize(_devices(device, ctx), force_reinit, create(None))
     else:
@@ -110,8 +118,8 @@ def _reset_ctx(self, device):
 
 
 def _params_initialize(self, init=None, device=None, ctx=None, force_reinit=False):
-    from .init import create
-    ParameterDict._initialize_raw(self, _devices(device, ctx), force_reinit, create(init))
+    """As Block.initialize, for these parameters."""
+    _initialize_all(self, init, _devices(device, ctx), force_reinit)
 
 
 def _params_reset_ctx(self, device):

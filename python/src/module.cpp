@@ -498,7 +498,11 @@ using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 }  // namespace
 
 namespace {
-plexus::nn::GradReq grad_req_of(const std::string& req) {
+plexus::nn::GradReq grad_req_of(const py::object& given) {
+    if (!py::isinstance<py::str>(given))
+        throw py::type_error("grad_req is 'write', 'add' or 'null', not a " +
+                             py::str(py::type::of(given).attr("__name__")).cast<std::string>());
+    const auto req = given.cast<std::string>();
     if (req == "write") return plexus::nn::GradReq::write;
     if (req == "add") return plexus::nn::GradReq::add;
     if (req == "null") return plexus::nn::GradReq::null;
@@ -780,7 +784,8 @@ PYBIND11_MODULE(_plexus, m) {
     py::module_ minit = m.def_submodule("init", "Initializers, as mxnet.init: net.initialize(init.Normal(0.01))");
     py::class_<nn::Initializer>(minit, "Initializer")
         .def("__repr__", &nn::Initializer::describe)
-        .def("__eq__", [](const nn::Initializer& a, const nn::Initializer& b) { return a.describe() == b.describe(); });
+        .def("__eq__", [](const nn::Initializer& a, const nn::Initializer& b) { return a.describe() == b.describe(); })
+        .def("__hash__", [](const nn::Initializer& a) { return py::hash(py::str(a.describe())); });
     minit.def("Xavier", &nn::Initializer::Xavier, py::arg("rnd_type") = "uniform", py::arg("factor_type") = "avg",
               py::arg("magnitude") = 3.0);
     minit.def("MSRAPrelu", &nn::Initializer::MSRAPrelu, py::arg("factor_type") = "avg", py::arg("slope") = 0.25);
@@ -793,26 +798,28 @@ PYBIND11_MODULE(_plexus, m) {
     py::class_<nn::Parameter>(mnn, "Parameter")
         // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.
         // init: an Initializer, a name ('ones', 'normal', ...: plexus.init.create's), or None for initialize()'s.
+        // differentiable=False: state the block updates itself (grad_req stays 'null'), as Gluon's.
         .def(py::init([](const std::string& name, const std::vector<int64_t>& shape, const py::object& init,
-                         const std::string& grad_req, double lr_mult, double wd_mult) {
+                         const py::object& grad_req, double lr_mult, double wd_mult, bool differentiable) {
                  for (int64_t d : shape)
                      if (d <= 0) throw py::value_error("Parameter " + name + ": every dimension of the shape must be above 0");
+                 const nn::GradReq req = grad_req_of(grad_req);
                  auto made = init.is_none()
-                                 ? std::make_unique<nn::Parameter>(name, Shape(shape), grad_req_of(grad_req))
+                                 ? std::make_unique<nn::Parameter>(name, Shape(shape), req, differentiable)
                                  : std::make_unique<nn::Parameter>(
                                        name, Shape(shape),
                                        py::module_::import("plexus.init").attr("create")(init).cast<nn::Initializer>(),
-                                       grad_req_of(grad_req));
+                                       req, differentiable);
                  made->set_lr_mult(lr_mult);
                  made->set_wd_mult(wd_mult);
                  return made;
              }),
              py::arg("name"), py::arg("shape"), py::arg("init") = py::none(), py::arg("grad_req") = "write",
-             py::arg("lr_mult") = 1.0, py::arg("wd_mult") = 1.0)
+             py::arg("lr_mult") = 1.0, py::arg("wd_mult") = 1.0, py::arg("differentiable") = true)
         .def_property_readonly("name", &nn::Parameter::name)
         .def_property_readonly("shape", [](const nn::Parameter& p) { return shape_tuple(p.shape()); })
         .def_property("grad_req", [](const nn::Parameter& p) { return grad_req_name(p.grad_req()); },
-                      [](nn::Parameter& p, const std::string& req) { p.set_grad_req(grad_req_of(req)); })
+                      [](nn::Parameter& p, const py::object& req) { p.set_grad_req(grad_req_of(req)); })
         .def_property("lr_mult", &nn::Parameter::lr_mult, &nn::Parameter::set_lr_mult)
         .def_property("wd_mult", &nn::Parameter::wd_mult, &nn::Parameter::set_wd_mult)
         .def_property_readonly("differentiable", &nn::Parameter::differentiable)
@@ -821,7 +828,7 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("device") = py::none())
         .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.grad(*d) : p.grad(); },
              py::arg("device") = py::none())
-        .def_property_readonly("_initialized", &nn::Parameter::initialized)
+        .def_property_readonly("_initialized", [](const nn::Parameter& p) { return p.initialized() || p.deferred(); })
         .def("_initialize", [](nn::Parameter& p, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
             p.initialize(ds, force, init);
         })
@@ -878,7 +885,7 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("devices"), py::arg("force_reinit") = false, py::arg("init") = nn::Initializer{})
         // Gluon's setattr: grad_req ('null' freezes; state its layer updates stays 'null'), lr_mult, wd_mult.
         .def("setattr", [](nn::ParameterDict& d, const std::string& name, const py::object& value) {
-            if (name == "grad_req") d.set_grad_req(grad_req_of(value.cast<std::string>()));
+            if (name == "grad_req") d.set_grad_req(grad_req_of(value));
             else if (name == "lr_mult") d.set_lr_mult(value.cast<double>());
             else if (name == "wd_mult") d.set_wd_mult(value.cast<double>());
             else throw py::attribute_error("ParameterDict.setattr: '" + name + "' is not grad_req, lr_mult or wd_mult");

@@ -254,7 +254,13 @@ TEST_CASE("load_states refuses a file with a state missing or a bad count, chang
         es.erase(std::remove_if(es.begin(), es.end(), [](auto& e) { return e.name == "3.bias.state"; }), es.end());
     });
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }),
-                        "has no state for 3.bias after 2 updates");
+                        "holds an update count for 3.bias without its state");
+    edited([](auto& es) {
+        for (auto& e : es)
+            if (e.name == "3.bias.updates") e.data.assign(8, 0), e.data[0] = 3;  // more than the trainer's 2
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }),
+                        "3.bias has 3 updates, outside [1, 2]");
     edited([](auto& es) {
         for (auto& e : es)
             if (e.name == "trainer.updates") e.data.assign(8, 0xff);  // -1

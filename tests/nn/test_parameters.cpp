@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "../support.hpp"
 #include "nn/param_file.hpp"
@@ -252,16 +253,65 @@ TEST_CASE("trainer states: a parameter frozen in every update has none and the f
     nn::Trainer resumed(d, "adam", {});
     resumed.load_states(path);
     REQUIRE(resumed.num_update() == 1);
-    // Unfrozen since, before another update: its zero state is saved, so the
-    // file holds a state for every parameter trained now.
+    // Unfrozen since: loaded into a trainer where it is trained, it starts
+    // from a zero state, its bias corrections from its own first update (the
+    // first Adam step moves each value by the learning rate, as PyTorch's).
     a.set_grad_req(nn::GradReq::write);
-    trainer.save_states(path);
-    const auto again = nn::param_file::read_file(path);
-    bool zero_state = false;
-    for (auto& e : nn::param_file::decode(again.data(), again.size(), path))
-        if (e.name == "a.state")
-            zero_state = e.shape == Shape{2, 2} && std::all_of(e.data.begin(), e.data.end(), [](uint8_t v) { return v == 0; });
-    REQUIRE(zero_state);
-    resumed.load_states(path);
+    nn::Trainer unfrozen(d, "adam", {{"learning_rate", 0.1}});
+    unfrozen.load_states(path);
+    backward_through(a, x);
+    backward_through(b, x);
+    unfrozen.step(1);
+    PX_REQUIRE_CLOSE(values(a.data()), (std::vector<double>{0.9, 0.9}), 1e-6);
+    REQUIRE(unfrozen.num_update() == 2);
+    unfrozen.save_states(path);
+    const auto bytes2 = nn::param_file::read_file(path);
+    std::vector<int64_t> counts;
+    for (auto& e : nn::param_file::decode(bytes2.data(), bytes2.size(), path))
+        if (e.name == "a.updates" || e.name == "b.updates") {
+            int64_t n = 0;
+            std::memcpy(&n, e.data.data(), sizeof n);
+            counts.push_back(n);
+        }
+    REQUIRE(counts == std::vector<int64_t>{1, 2});
     std::remove(path.c_str());
+}
+
+TEST_CASE("parameters named as biases and gammas start at zero and one whatever the network is given", "[nn][init]") {
+    nn::Parameter bias("my_bias", {3}), gamma("gamma", {3}), weight("w", {2, 3});
+    for (auto* p : {&bias, &gamma, &weight}) p->initialize({cpu()}, false, nn::Initializer::Constant(5));
+    REQUIRE(values(bias.data()) == std::vector<double>(3, 0.0));
+    REQUIRE(values(gamma.data()) == std::vector<double>(3, 1.0));
+    REQUIRE(values(weight.data()) == std::vector<double>(6, 5.0));
+    // reset_ctx before initialize, the shape still to come: the layer's own values.
+    nn::BatchNorm bn;
+    bn.collect_params().reset_ctx(cpu());
+    bn(ones({2, 3}));
+    auto params = bn.collect_params();
+    REQUIRE(values(params["gamma"].data()) == std::vector<double>(3, 1.0));
+    REQUIRE(values(params["running_var"].data()) == std::vector<double>(3, 1.0));
+    REQUIRE(values(params["beta"].data()) == std::vector<double>(3, 0.0));
+    // An initialized parameter waiting for its shape is initialized: again needs force_reinit.
+    nn::Dense d(2);
+    d.initialize(nn::Initializer::Constant(2), cpu());
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { d.initialize(cpu()); }),
+                        "weight is already initialized (its shape comes at the first forward call)");
+    d(ones({1, 3}));
+    REQUIRE(values(d.weight().data()) == std::vector<double>(6, 2.0));
+}
+
+TEST_CASE("setting grad_req to what it is keeps the gradient and zero_grad works while recording", "[nn][freeze]") {
+    nn::Parameter w("w", {2}, nn::Initializer::One(), nn::GradReq::add);
+    w.initialize({cpu()});
+    const Tensor x = array({1.0, 2.0}).astype(DType::float32);
+    backward_through(w, x);
+    w.set_grad_req(nn::GradReq::add);
+    REQUIRE(values(w.grad()) == std::vector<double>{1, 2});
+    {
+        auto r = autograd::record();
+        w.zero_grad();
+    }
+    REQUIRE(values(w.grad()) == std::vector<double>{0, 0});
+    w.set_grad_req(nn::GradReq::null);
+    w.zero_grad();  // nothing to clear
 }

@@ -967,3 +967,50 @@ def test_trainer_takes_a_list_or_dict_of_parameters_and_a_schedule_in_its_option
         nn.BatchNorm(axis=3)
     net.zero_grad()
     assert (net[0].weight.grad().asnumpy() == 0).all()
+
+
+def test_initialization_and_freezing_details_as_gluon():
+    np = need("numpy")
+    from plexus import init
+
+    class MyDense(nn.Block):  # d2l 5.4: its bias starts at zero, as Gluon's initializers set biases by name
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter("weight", shape=(3, 2))
+            self.bias = nn.Parameter("bias", shape=(2,))
+            self.count = nn.Parameter("count", shape=(1,), init="zeros", differentiable=False)
+
+        def forward(self, x):
+            return plexus.dot(x, self.weight.data()) + self.bias.data()
+
+    net = MyDense()
+    net.initialize(init.Normal(0.5))
+    assert (net.bias.data().asnumpy() == 0).all() and net.weight.data().asnumpy().std() > 0.1
+    net.collect_params().setattr("grad_req", "write")
+    assert net.count.grad_req == "null" and not net.count.differentiable
+    # An explicit initializer on a layer still waiting for its shape is kept by a later initialize().
+    lazy = nn.Sequential()
+    lazy.add(nn.Dense(2))
+    lazy[0].weight.initialize(init=init.Constant(2))
+    with pytest.warns(UserWarning, match="0.weight already initialized"):
+        lazy.initialize(init.Normal(0.01))
+    lazy(plexus.ones((1, 3)))
+    assert (lazy[0].weight.data().asnumpy() == 2).all()
+    with pytest.warns(UserWarning, match="weight already initialized, left as it is"):
+        lazy[0].weight.initialize()
+    # Setting grad_req to what it is keeps the gradient; zero_grad is allowed while recording and
+    # does nothing to a frozen parameter.
+    net.collect_params().setattr("grad_req", "add")
+    with autograd.record():
+        l = net(plexus.ones((1, 3))).sum()
+    l.backward()
+    net.weight.grad_req = "add"
+    assert (net.weight.grad().asnumpy() == 1).all()
+    with autograd.record():
+        net.collect_params().zero_grad()
+    assert (net.weight.grad().asnumpy() == 0).all()
+    net.weight.grad_req = "null"
+    net.weight.zero_grad()
+    with pytest.raises(TypeError, match="grad_req is 'write', 'add' or 'null', not a int"):
+        net.collect_params().setattr("grad_req", 1)
+    assert len({init.Normal(0.1), init.Normal(0.1), init.Xavier()}) == 2
