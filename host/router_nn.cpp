@@ -126,6 +126,11 @@ px_tensor_desc planned(px_dtype dtype, const std::vector<int64_t>& dims) {
 TensorObj* gemm(const TensorObj& a, const TensorObj& b, bool trans_a, bool trans_b) {
     const int32_t op = PX_OP_GEMM;
     check_float_inputs(op, {&a, &b});
+    // Worded as the user multiplies, before the layout rule names the one operand it checks against the other.
+    if (a.shape.ndim == 2 && b.shape.ndim == 2 && a.shape.dims[trans_a ? 0 : 1] != b.shape.dims[trans_b ? 1 : 0])
+        fail(PX_ERROR_SHAPE, "gemm: inner dimensions differ, ", to_string(a.shape), trans_a ? " transposed" : "", " x ",
+             to_string(b.shape), trans_b ? " transposed" : "", " (", a.shape.dims[trans_a ? 0 : 1], " vs ",
+             b.shape.dims[trans_b ? 1 : 0], ")");
     const px_gemm_attrs attrs{sizeof(px_gemm_attrs), trans_a, trans_b, tf32_allowed(a.device())};
     const px_tensor_desc o = planned(a.dtype, {a.shape.dims[trans_a ? 1 : 0], b.shape.dims[trans_b ? 0 : 1]});
     check_layout(op, {a.desc(), b.desc()}, {o}, &attrs);

@@ -386,3 +386,8 @@ def test_mxnet_and_numpy_spellings_of_joining_shaping_and_reducing_match_numpy()
     c[:] = 0
     assert not c.is_(a) and (a.asnumpy() == x).all()
     assert (a.zeros_like().asnumpy() == 0).all() and (a.ones_like().asnumpy() == 1).all()
+    # A product of shapes that do not fit names both, as NumPy's matmul does.
+    with pytest.raises(plexus.ShapeError, match=r"inner dimensions differ, \(2, 3\) x \(4, 5\) \(3 vs 4\)"):
+        a @ plexus.ones((4, 5))
+    with pytest.raises(plexus.ShapeError, match=r"inner dimensions differ, \(2, 3\) x \(2, 3\) \(3 vs 2\)"):
+        plexus.dot(a, a)
