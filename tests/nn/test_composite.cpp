@@ -176,3 +176,11 @@ TEST_CASE("pow's gradient in the exponent is 0 where the base is 0, as PyTorch's
     y.backward();
     CHECK(values(f.grad()) == std::vector<double>{0, 0});
 }
+
+TEST_CASE("equal and not_equal take a scalar as the ordered comparisons do", "[nn][composite]") {
+    const Tensor x = array(std::vector<int32_t>{1, 2, 2, 3}, {4});
+    REQUIRE(values(equal(x, 2.0)) == std::vector<double>{0, 1, 1, 0});
+    REQUIRE(values(not_equal(x, 2.0)) == std::vector<double>{1, 0, 0, 1});
+    REQUIRE(equal(x, 2.0).dtype() == DType::uint8);
+    REQUIRE(values(equal(array({0.5f, NAN}), NAN)) == std::vector<double>{0, 0});  // NaN equals nothing
+}

@@ -320,8 +320,12 @@ PLEXUS_BINARY_OPERATOR(>=, PX_OP_GE)
 #undef PLEXUS_BINARY_OPERATOR
 
 inline Tensor operator-(const Tensor& a) { return a.neg(); }
+// == and != are functions, not operators: an operator returning a tensor
+// would make `a == b` compile where a bool is meant (if, std::find).
 inline Tensor equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_EQ, b); }
+inline Tensor equal(const Tensor& a, double s) { return a.scalar_op(PX_OP_EQ, s, false); }
 inline Tensor not_equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_NE, b); }
+inline Tensor not_equal(const Tensor& a, double s) { return a.scalar_op(PX_OP_NE, s, false); }
 
 // exp(x), relu(x), ...: one per unary row of the op table.
 PX_OP_TABLE(PLEXUS_OP_FUNCTIONS_)
