@@ -12,10 +12,13 @@ Tensor per_sample_mean(const Tensor& x) {
     if (x.ndim() == 0) throw ShapeError(PX_ERROR_SHAPE, "loss: the prediction needs a batch axis");
     return x.ndim() == 1 ? x : flatten(x).mean(1);
 }
-void check_same_shape(const char* loss, const Tensor& pred, const Tensor& label) {
-    if (pred.shape() != label.shape())
-        throw ShapeError(PX_ERROR_SHAPE, std::string(loss) + ": the label has shape " + str(label.shape()) +
-                                             ", the prediction " + str(pred.shape()) + "; they must be the same");
+// The label in pred's shape: as Gluon's, one of as many values in another
+// shape is reshaped (d2l's (N,) labels for a (N, 1) prediction).
+Tensor label_like(const char* loss, const Tensor& pred, const Tensor& label) {
+    if (pred.shape() == label.shape()) return label;
+    if (pred.size() == label.size()) return label.reshape(pred.shape());
+    throw ShapeError(PX_ERROR_SHAPE, std::string(loss) + ": the label has shape " + str(label.shape()) +
+                                         ", the prediction " + str(pred.shape()) + "; they must have as many values");
 }
 void check_weight(const char* loss, double weight) {
     if (!std::isfinite(weight))
@@ -26,7 +29,11 @@ Tensor weighted_mean(const char* loss, Tensor elements, double weight, const Ten
     if (weight != 1) elements = elements * weight;
     if (sample_weight.defined()) {
         const Shape before = elements.shape();
-        Tensor w = sample_weight.as_in_context(elements.device());
+        if (sample_weight.device() != elements.device())
+            throw DeviceMismatchError(PX_ERROR_DEVICE_MISMATCH, std::string(loss) + ": sample_weight is on " +
+                                                                    sample_weight.device().str() + ", the loss on " +
+                                                                    elements.device().str());
+        const Tensor& w = sample_weight;
         Tensor product;
         try {
             product = elements * (w.dtype() == elements.dtype() ? w : w.astype(elements.dtype()));
@@ -93,23 +100,22 @@ Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& lab
         const Tensor flat = p.reshape({rows, classes});
         per = -((from_logits_ ? flat : log_softmax(flat)) * y.reshape({rows, classes})).sum(1).reshape(lead);
     }
-    if (rank == 2 && weight_ == 1 && !sample_weight.defined()) return per;  // (N): each sample's one value
+    if (rank == 2 && axis == 1 && weight_ == 1 && !sample_weight.defined()) return per;  // (N): each sample's one value
     return weighted_mean("SoftmaxCrossEntropyLoss", expand_dims(per, axis), weight_, sample_weight);
 }
 
 L2Loss::L2Loss(double weight) : weight_(weight) { check_weight("L2Loss", weight); }
 
 Tensor L2Loss::operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight) const {
-    check_same_shape("L2Loss", pred, label);
-    const Tensor d = pred - label.astype(pred.dtype());
+    const Tensor d = pred - label_like("L2Loss", pred, label).astype(pred.dtype());
     return weighted_mean("L2Loss", d * d * 0.5, weight_, sample_weight);
 }
 
 L1Loss::L1Loss(double weight) : weight_(weight) { check_weight("L1Loss", weight); }
 
 Tensor L1Loss::operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight) const {
-    check_same_shape("L1Loss", pred, label);
-    return weighted_mean("L1Loss", (pred - label.astype(pred.dtype())).abs(), weight_, sample_weight);
+    return weighted_mean("L1Loss", (pred - label_like("L1Loss", pred, label).astype(pred.dtype())).abs(), weight_,
+                         sample_weight);
 }
 
 SigmoidBinaryCrossEntropyLoss::SigmoidBinaryCrossEntropyLoss(bool from_sigmoid, double weight)
@@ -123,13 +129,16 @@ SigmoidBinaryCrossEntropyLoss::SigmoidBinaryCrossEntropyLoss(bool from_sigmoid, 
 // zero-initialized output layer starts there).
 Tensor SigmoidBinaryCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label,
                                                  const Tensor& sample_weight) const {
-    check_same_shape("SigmoidBinaryCrossEntropyLoss", pred, label);
+    const Tensor& labels = label_like("SigmoidBinaryCrossEntropyLoss", pred, label);
     if (from_sigmoid_) {
-        const Tensor y = label.astype(pred.dtype());
-        const Tensor elements = -((pred + 1e-12).log() * y + ((-pred) + (1.0 + 1e-12)).log() * ((-y) + 1.0));
+        // Gluon's formula, in float32 at least: 1e-12 keeps both logarithms
+        // finite at a probability of exactly 0 or 1 (a saturated sigmoid).
+        const DType d = pred.dtype() == DType::float64 ? DType::float64 : DType::float32;
+        const Tensor p = pred.astype(d), y = labels.astype(d);
+        const Tensor elements = -((p + 1e-12).log() * y + (((-p) + 1.0) + 1e-12).log() * ((-y) + 1.0));
         return weighted_mean("SigmoidBinaryCrossEntropyLoss", elements, weight_, sample_weight);
     }
-    Tensor x = pred.detach(), y = label.astype(pred.dtype()).detach();  // not const: the lambda moves them
+    Tensor x = pred.detach(), y = labels.astype(pred.dtype()).detach();  // not const: the lambda moves them
     Tensor elements = x.relu() - x * y + ((-x.abs()).exp() + 1.0).log();
     if (autograd::detail::wanted({&pred, &label})) {
         const bool label_grad = autograd::detail::needs_grad(&label);

@@ -277,11 +277,27 @@ Tensor Parameter::data() const {
     return data_[0];
 }
 
-std::vector<Tensor> Parameter::list_grad() const {
-    if (grad_req_ == GradReq::null)
+namespace {
+void check_has_grad(const std::string& name, GradReq req) {
+    if (req == GradReq::null)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   "parameter " + name_ + " has no gradient (grad_req null: frozen, or state a layer "
-                                                          "updates itself)");
+                                   "parameter " + name + " has no gradient (grad_req null: frozen, or state a layer "
+                                                         "updates itself)");
+}
+}  // namespace
+
+Tensor Parameter::grad(Device d) const {
+    check_has_grad(name_, grad_req_);
+    return data(d).grad();
+}
+
+Tensor Parameter::grad() const {
+    check_has_grad(name_, grad_req_);
+    return data().grad();
+}
+
+std::vector<Tensor> Parameter::list_grad() const {
+    check_has_grad(name_, grad_req_);
     std::vector<Tensor> out;
     for (auto& t : data_) out.push_back(t.grad());
     return out;

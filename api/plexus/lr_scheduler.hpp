@@ -29,6 +29,12 @@ public:
         return after_warmup(num_update);
     }
     double base_lr() const { return base_lr_; }
+    // As MXNet's Trainer does when given both a learning_rate and a schedule.
+    void set_base_lr(double base_lr) {
+        require("LRScheduler", std::isfinite(base_lr) && base_lr >= warmup_begin_lr_,
+                "base_lr must be finite and >= warmup_begin_lr");
+        base_lr_ = base_lr;
+    }
 
 protected:
     LRScheduler(const char* kind, double base_lr, int64_t warmup_steps, double warmup_begin_lr)

@@ -109,8 +109,10 @@ public:
     Tensor data(Device d) const;
     Tensor data() const;  // the only (or first) replica
     std::vector<Tensor> list_data() const { return data_; }
-    Tensor grad(Device d) const { return data(d).grad(); }
-    Tensor grad() const { return data().grad(); }
+    // The gradient of the replica on `d` (or the first); an error for a
+    // parameter without one (grad_req null) says so.
+    Tensor grad(Device d) const;
+    Tensor grad() const;
     std::vector<Tensor> list_grad() const;
 
     // Replaces the values of every replica with `values` (same shape). This,
@@ -673,7 +675,7 @@ namespace plexus::loss {
 
 // Losses as Gluon's: one value per sample (axis 0 is the batch), the mean
 // over every other axis of the elementwise loss times `weight` and, when
-// given, times `sample_weight`, which must broadcast to the elementwise
+// given, times `sample_weight` (on the loss's device; differentiable), which must broadcast to the elementwise
 // loss's shape (for SoftmaxCrossEntropyLoss, pred's shape with the class
 // axis 1, as Gluon keeps it: d2l's masked sequence loss passes (N, T, 1)).
 
@@ -699,8 +701,9 @@ private:
 // L2Loss (pred - label)^2 / 2; L1Loss |pred - label|;
 // SigmoidBinaryCrossEntropyLoss, from logits, max(x, 0) - x * label +
 // log(1 + exp(-|x|)) (stable for any x), or with from_sigmoid (pred is a
-// probability) -(label log(pred + 1e-12) + (1 - label) log(1 - pred + 1e-12)).
-// label has pred's shape.
+// probability) -(label log(pred + 1e-12) + (1 - label) log((1 - pred) + 1e-12)),
+// computed in float32 at least. label has pred's shape, or as many values
+// (reshaped to it, as Gluon's: (N,) labels for a (N, 1) prediction).
 class L2Loss {
 public:
     explicit L2Loss(double weight = 1);

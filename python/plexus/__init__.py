@@ -8,7 +8,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
     <Tensor 3 @cpu(0)>
 """
 from . import _plexus
-from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where, stack,
+from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where,
                       softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
@@ -92,15 +92,30 @@ def ones_like(x):
     return ones(x.shape, x.device, x.dtype)
 
 
-def concat(*arrays, dim=None, axis=None):
+def _joined(who, arrays, tensors, dim, axis):
+    """The tensors of concat(*arrays) or concat([...]) and the axis given (None when none is)."""
+    if dim is not None and axis is not None and dim != axis:
+        raise ValueError("%s: dim=%s and axis=%s disagree: give one" % (who, dim, axis))
+    if tensors is not None:
+        if arrays:
+            raise TypeError("%s: give the tensors as arguments or as tensors=, not both" % who)
+        arrays = (tensors,)
+    listed = len(arrays) == 1 and isinstance(arrays[0], (list, tuple))
+    return (list(arrays[0]) if listed else list(arrays)), listed, (axis if axis is not None else dim)
+
+
+def concat(*arrays, dim=None, axis=None, tensors=None):
     """Tensors joined along an existing axis. concat([a, b], axis=0) as NumPy's concatenate (axis 0 by
     default); concat(a, b, dim=1) as MXNet's nd.concat (dim 1 by default, as MXNet's)."""
-    if dim is not None and axis is not None and dim != axis:
-        raise ValueError("concat: dim=%s and axis=%s disagree: give one" % (dim, axis))
-    given = axis if axis is not None else dim
-    if len(arrays) == 1 and isinstance(arrays[0], (list, tuple)):
-        return _plexus._concat(list(arrays[0]), 0 if given is None else given)
-    return _plexus._concat(list(arrays), 1 if given is None else given)
+    parts, listed, given = _joined("concat", arrays, tensors, dim, axis)
+    return _plexus._concat(parts, (0 if listed else 1) if given is None else given)
+
+
+def stack(*arrays, axis=0, dim=None):
+    """Tensors of one shape joined along a new axis: stack([a, b], axis=0) as NumPy's, or stack(a, b) as
+    MXNet's nd.stack."""
+    parts, _, given = _joined("stack", arrays, None, dim, axis)
+    return _plexus._stack(parts, given)
 
 
 def concatenate(arrays, axis=0):
@@ -109,7 +124,7 @@ def concatenate(arrays, axis=0):
 
 
 def clip(x, a_min, a_max):
-    """x with its values limited to [a_min, a_max], as np.clip."""
+    """x with its values limited to [a_min, a_max], as np.clip (None: no bound on that side)."""
     return x.clip(a_min, a_max)
 
 

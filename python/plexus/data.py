@@ -88,9 +88,21 @@ class DataLoader(_DataLoader):
             super().__init__(dataset, batch_size, shuffle, dev, seed)
         else:
             super().__init__(dataset, batch_size, shuffle, dev, seed, list(transforms or []))
+        if last_batch is None:  # Gluon's default
+            last_batch = "keep"
+        if not isinstance(last_batch, str):
+            raise TypeError("DataLoader: last_batch is 'keep', 'discard' or 'rollover', not a %s"
+                            % type(last_batch).__name__)
         if last_batch != "keep":
             self._set_last_batch(last_batch)
+        self._rows, self._batch_size = len(dataset), batch_size
         self._epoch = 0
+
+    def __len__(self):
+        """The batches of the epoch the next pass gives (with rollover, it holds the rows the last one left)."""
+        if self.last_batch != "rollover" or self._epoch == 0:
+            return super().__len__()
+        return (self._rows + self._epoch * self._rows % self._batch_size) // self._batch_size
 
     def batches(self):
         """The next epoch's batches as Batch tuples, with the rows and the random choices."""

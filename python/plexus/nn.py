@@ -100,12 +100,27 @@ def _trainer_new(self, params, optimizer, optimizer_params=None):
         params = made
     options = dict(optimizer_params or {})
     schedule = options.pop("lr_scheduler", None)
+    if schedule is not None and "learning_rate" in options:
+        # As MXNet's Trainer: the given rate becomes the schedule's base rate, with a warning.
+        import warnings
+        schedule.base_lr = options["learning_rate"]
+        warnings.warn("learning rate from lr_scheduler has been overwritten by learning_rate in optimizer_params",
+                      UserWarning, stacklevel=2)
     _trainer_init(self, params, optimizer, options)
     if schedule is not None:
         self.set_lr_scheduler(schedule)
 
 
+def _set_lr_scheduler(self, schedule):
+    """Sets the rate of every later update from `schedule` (a plexus.lr_scheduler schedule, or any callable
+    of the update's number); None goes back to a fixed rate."""
+    from .lr_scheduler import _schedule_of
+    _trainer_set_lr_scheduler(self, _schedule_of(schedule))
+
+
 Trainer.__init__ = _trainer_new
+_trainer_set_lr_scheduler = Trainer.set_lr_scheduler
+Trainer.set_lr_scheduler = _set_lr_scheduler
 _trainer_save_states = Trainer.save_states
 Trainer.save_states = lambda self, fname: _trainer_save_states(self, _os.fspath(fname))
 _block_save_parameters = Block.save_parameters
@@ -140,6 +155,13 @@ def _block_setattr(self, name, value):
 
 
 Block.__setattr__ = _block_setattr
+def _params_repr(self):
+    """As Gluon's: one line per parameter."""
+    lines = ["  %s (shape=%s, grad_req=%s)" % (name, p.shape, p.grad_req) for name, p in self.items()]
+    return "ParameterDict (\n%s\n)" % "\n".join(lines) if lines else "ParameterDict ()"
+
+
+ParameterDict.__repr__ = _params_repr
 Block.initialize = _initialize
 Block.zero_grad = lambda self: self.collect_params().zero_grad()
 Parameter.initialize = _param_initialize

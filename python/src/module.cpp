@@ -498,6 +498,38 @@ using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 }  // namespace
 
 namespace {
+// A learning-rate schedule that calls a Python callable with the update's
+// number; the trainer may call it with the GIL released (step()).
+class CallableSchedule : public plexus::nn::LRScheduler {
+public:
+    explicit CallableSchedule(py::object schedule)
+        : LRScheduler("a Python schedule", 0, 0, 0), schedule_(std::move(schedule)) {}
+    ~CallableSchedule() override {
+        py::gil_scoped_acquire held;
+        schedule_ = py::object();
+    }
+    CallableSchedule(const CallableSchedule&) = delete;
+    CallableSchedule& operator=(const CallableSchedule&) = delete;
+
+private:
+    double after_warmup(int64_t num_update) const override {
+        py::gil_scoped_acquire held;
+        const double rate = schedule_(num_update).cast<double>();
+        if (!(rate >= 0 && std::isfinite(rate)))
+            throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                               "the learning-rate schedule gave " + std::to_string(rate) +
+                                                   " for update " + std::to_string(num_update) +
+                                                   "; a rate must be finite and >= 0");
+        return rate;
+    }
+    py::object schedule_;
+};
+
+// A reduction over every axis of t: a scalar, or with keepdims t's rank of ones, as NumPy's.
+Tensor all_axes(const Tensor& reduced, const Tensor& t, bool keepdims) {
+    return keepdims ? reduced.reshape(Shape(size_t(t.ndim()), 1)) : reduced;
+}
+
 plexus::nn::GradReq grad_req_of(const py::object& given) {
     if (!py::isinstance<py::str>(given))
         throw py::type_error("grad_req is 'write', 'add' or 'null', not a " +
@@ -580,20 +612,36 @@ PYBIND11_MODULE(_plexus, m) {
         .def("item", &item)
         .def("asscalar", &item)  // MXNet's name
         .def("copy", [](const Tensor& t) { return t.copyto(t.device()); })
-        .def("clip", [](const Tensor& t, double lo, double hi) { return plexus::clip(t, lo, hi); }, py::arg("a_min"),
-             py::arg("a_max"))
+        // A bound of None leaves that side open, as np.clip.
+        .def("clip", [](const Tensor& t, const std::optional<double>& lo, const std::optional<double>& hi) {
+            if (lo && hi) return plexus::clip(t, *lo, *hi);
+            if (lo) return plexus::maximum(t, *lo);
+            if (hi) return plexus::minimum(t, *hi);
+            throw py::value_error("clip: give a_min, a_max or both");
+        }, py::arg("a_min"), py::arg("a_max"))
         .def("expand_dims", [](const Tensor& t, int axis) { return plexus::expand_dims(t, axis); }, py::arg("axis"))
         // Every axis of length 1, or the one named (which must have length 1), as NumPy's.
-        .def("squeeze", [](const Tensor& t, const std::optional<int>& axis) {
-            if (axis) return plexus::squeeze(t, *axis);
+        .def("squeeze", [](const Tensor& t, const py::object& axis) {
+            if (PyIndex_Check(axis.ptr())) return plexus::squeeze(t, axis.cast<int>());
             Shape kept;
-            for (int64_t d : t.shape())
-                if (d != 1) kept.push_back(d);
-            return t.reshape(kept);
+            if (axis.is_none()) {
+                for (int64_t d : t.shape())
+                    if (d != 1) kept.push_back(d);
+                return t.reshape(kept);
+            }
+            // Several axes: each must have length 1; removed from the last, so the others keep their places.
+            std::vector<int> axes;
+            for (auto a : axis) axes.push_back(a.cast<int>() < 0 ? a.cast<int>() + t.ndim() : a.cast<int>());
+            std::sort(axes.rbegin(), axes.rend());
+            if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+                throw py::value_error("squeeze: an axis is repeated");
+            Tensor out = t;
+            for (int a : axes) out = plexus::squeeze(out, a);
+            return out;
         }, py::arg("axis") = py::none())
         .def("norm", [](const Tensor& t) { return plexus::norm(t); })
         .def("argmin", [](const Tensor& t, const std::optional<int>& axis, bool keepdims) {
-            return axis ? plexus::argmin(t, *axis, keepdims) : plexus::argmin(t);
+            return axis ? plexus::argmin(t, *axis, keepdims) : all_axes(plexus::argmin(t), t, keepdims);
         }, py::arg("axis") = py::none(), py::arg("keepdims") = false)
         .def("zeros_like", [](const Tensor& t) { return plexus::zeros_like(t); })
         .def("ones_like", [](const Tensor& t) { return plexus::ones_like(t); })
@@ -697,7 +745,7 @@ PYBIND11_MODULE(_plexus, m) {
     // reductions: over all axes (axis None), one, or several (a tuple or list, as NumPy's)
     auto reduction = [&](const char* name, px_op op) {
         tensor.def(name, [op](const Tensor& t, const py::object& axis, bool keepdims) {
-            if (axis.is_none()) return t.reduce(op);
+            if (axis.is_none()) return all_axes(t.reduce(op), t, keepdims);
             if (PyIndex_Check(axis.ptr())) return t.reduce(op, axis.cast<int>(), keepdims);
             if (!py::isinstance<py::tuple>(axis) && !py::isinstance<py::list>(axis))
                 throw py::type_error("axis is an int, a tuple or list of ints, or None; got a " +
@@ -743,7 +791,7 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
     m.def("_concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
           py::arg("tensors"), py::arg("axis") = 0);
-    m.def("stack", [](const std::vector<Tensor>& parts, int axis) { return plexus::stack(parts, axis); },
+    m.def("_stack", [](const std::vector<Tensor>& parts, int axis) { return plexus::stack(parts, axis); },
           py::arg("arrays"), py::arg("axis") = 0);
     m.def("pick", [](const Tensor& data, const Tensor& index) { return plexus::pick(data, index); }, py::arg("data"),
           py::arg("index"));
@@ -755,7 +803,11 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
     m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
     m.def("maximum", [](const Tensor& a, const Tensor& b) { return plexus::maximum(a, b); });
+    m.def("maximum", [](const Tensor& a, double b) { return plexus::maximum(a, b); });
+    m.def("maximum", [](double a, const Tensor& b) { return plexus::maximum(a, b); });
     m.def("minimum", [](const Tensor& a, const Tensor& b) { return plexus::minimum(a, b); });
+    m.def("minimum", [](const Tensor& a, double b) { return plexus::minimum(a, b); });
+    m.def("minimum", [](double a, const Tensor& b) { return plexus::minimum(a, b); });
     m.def("dot", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
     m.def("matmul", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
 
@@ -1121,9 +1173,12 @@ PYBIND11_MODULE(_plexus, m) {
     }, py::arg("arrays"), py::arg("max_norm"));
     // Learning-rate schedules (Gluon's mx.lr_scheduler names).
     py::module_ lrs = m.def_submodule("lr_scheduler", "Learning-rate schedules");
-    py::class_<nn::LRScheduler, std::shared_ptr<nn::LRScheduler>>(lrs, "LRScheduler")
+    py::class_<nn::LRScheduler, std::shared_ptr<nn::LRScheduler>>(lrs, "_Schedule")
         .def("__call__", &nn::LRScheduler::operator(), py::arg("num_update"))
-        .def_property_readonly("base_lr", &nn::LRScheduler::base_lr);
+        .def_property("base_lr", &nn::LRScheduler::base_lr, &nn::LRScheduler::set_base_lr);
+    // A schedule written in Python (d2l's SquareRootScheduler; a subclass of plexus.lr_scheduler.LRScheduler).
+    py::class_<CallableSchedule, nn::LRScheduler, std::shared_ptr<CallableSchedule>>(lrs, "_Callable")
+        .def(py::init<py::object>(), py::arg("schedule"));
     py::class_<nn::FactorScheduler, nn::LRScheduler, std::shared_ptr<nn::FactorScheduler>>(lrs, "FactorScheduler")
         .def(py::init<int64_t, double, double, double, int64_t, double>(), py::arg("step"), py::arg("factor") = 1.0,
              py::arg("base_lr") = 0.01, py::arg("stop_factor_lr") = 1e-8, py::arg("warmup_steps") = 0,

@@ -184,3 +184,17 @@ TEST_CASE("equal and not_equal take a scalar as the ordered comparisons do", "[n
     REQUIRE(equal(x, 2.0).dtype() == DType::uint8);
     REQUIRE(values(equal(array({0.5f, NAN}), NAN)) == std::vector<double>{0, 0});  // NaN equals nothing
 }
+
+TEST_CASE("copyto and as_in_context pass gradients back and maximum takes a scalar", "[nn][composite]") {
+    Tensor x = array({1.0f, -2.0f});
+    x.attach_grad();
+    Tensor l;
+    {
+        auto r = autograd::record();
+        // as_in_context on x's device is x itself, with its record; copies count once each.
+        l = (x.as_in_context(cpu(0)) * 2.0 + x.copyto(cpu(0)) + maximum(x, 0.0) * 4.0).sum();
+    }
+    l.backward();
+    REQUIRE(values(x.grad()) == std::vector<double>{7, 3});
+    REQUIRE(values(minimum(array(std::vector<int32_t>{-1, 3}, {2}), 0.5)) == std::vector<double>{-1, 0.5});
+}

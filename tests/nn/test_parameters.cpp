@@ -145,7 +145,7 @@ TEST_CASE("a frozen parameter is left alone by a trainer made before and trained
     REQUIRE(hooked == 2);
     a.set_grad_req(nn::GradReq::null);
     REQUIRE(a.grad_req() == nn::GradReq::null);
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.grad(); }), "has no gradient");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.grad(); }), "has no gradient (grad_req null");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { a.list_grad(); }), "frozen");
     step();  // b alone: its momentum 0.9 * x + x
     REQUIRE(values(a.data()) == std::vector<double>{0.5, 0, -1});

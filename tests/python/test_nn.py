@@ -1014,3 +1014,84 @@ def test_initialization_and_freezing_details_as_gluon():
     with pytest.raises(TypeError, match="grad_req is 'write', 'add' or 'null', not a int"):
         net.collect_params().setattr("grad_req", 1)
     assert len({init.Normal(0.1), init.Normal(0.1), init.Xavier()}) == 2
+
+
+def test_review_fixes_losses_schedules_and_gradients_through_copies():
+    np, torch = need("numpy"), need("torch")
+    from plexus import loss, lr_scheduler
+    # A saturated sigmoid (exactly 0 or 1) keeps the probability loss finite, as Gluon's 1e-12 does.
+    got = loss.SigmoidBCELoss(from_sigmoid=True)(plexus.array([[1.0, 0.0, 1.0, 0.0]]), plexus.array([[1.0, 0.0, 0.0, 1.0]]))
+    assert abs(got.item() - (-2 * math.log(np.float32(1e-12))) / 4) < 1e-4
+    # Labels of as many values are reshaped to the prediction's shape (d2l's (N,) labels, (N, 1) outputs).
+    assert loss.L2Loss()(plexus.zeros((4, 1)), plexus.ones((4,))).tolist() == [0.5] * 4
+    with pytest.raises(plexus.ShapeError, match="they must have as many values"):
+        loss.L1Loss()(plexus.zeros((4, 1)), plexus.ones((3,)))
+    # The class axis first on a rank-2 prediction: one value per sample whatever the weight.
+    p = np.random.default_rng(1).random((3, 5)).astype(np.float32)
+    labels = np.array([0, 1, 2, 0, 1])
+    for weight in (1, 2):
+        ce = loss.SoftmaxCELoss(axis=0, weight=weight)(plexus.array(p), plexus.array(labels))
+        assert ce.shape == (1,)
+        want = torch.nn.functional.cross_entropy(torch.tensor(p).T, torch.tensor(labels)).item() * weight
+        assert abs(ce.item() - want) < 1e-5
+    # sample_weight is differentiable, as PyTorch's weights are.
+    pred, w = plexus.array(p), plexus.array(np.array([[1.0], [2.0], [0.5]], np.float32))
+    pred.attach_grad(), w.attach_grad()
+    with autograd.record():
+        l = loss.SoftmaxCELoss()(pred, plexus.array([0, 1, 2]), w)
+    l.backward()
+    ce = torch.nn.functional.cross_entropy(torch.tensor(p), torch.tensor([0, 1, 2]), reduction="none")
+    assert np.allclose(w.grad.asnumpy().ravel(), ce.numpy(), atol=1e-6)
+    if plexus.num_gpus() == 0:
+        with pytest.raises(plexus.DeviceMismatchError, match="sample_weight is on cpu\\(1\\)"):
+            loss.L2Loss()(plexus.zeros((2, 1)), plexus.ones((2, 1)), plexus.ones((2, 1), device=plexus.cpu(1)))
+    # copy() and copyto() pass the gradient back, as MXNet's copy and PyTorch's clone and to().
+    x = plexus.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        z = (x * 3 + x.copy() * 2 + x.copyto(plexus.cpu(1)).copyto(plexus.cpu(0))).sum()
+    z.backward()
+    assert x.grad.tolist() == [6.0, 6.0]
+    assert plexus.sum(plexus.ones((2, 3, 4)), keepdims=True).shape == (1, 1, 1)
+    assert plexus.ones((2, 3)).argmin(keepdims=True).shape == (1, 1)
+    # Schedules: a learning_rate beside a schedule becomes its base rate (MXNet warns the same), and
+    # schedules written in Python (d2l's SquareRootScheduler; a subclass of LRScheduler) drive a trainer.
+    net = nn.Sequential()
+    net.add(nn.Dense(2, in_units=3))
+    net.initialize()
+    factor = lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.01)
+    with pytest.warns(UserWarning, match="overwritten by learning_rate"):
+        trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5, "lr_scheduler": factor})
+    assert factor.base_lr == 0.5 and trainer.learning_rate == 0.5
+
+    class SquareRootScheduler:
+        def __init__(self, lr=0.1):
+            self.lr = lr
+
+        def __call__(self, num_update):
+            return self.lr * pow(num_update + 1.0, -0.5)
+
+    class Halving(lr_scheduler.LRScheduler):
+        def __call__(self, num_update):
+            return self.base_lr / num_update
+
+    assert isinstance(factor, lr_scheduler.LRScheduler)
+    for schedule, rates in ((SquareRootScheduler(), [0.1 / math.sqrt(n + 1) for n in (1, 2)]),
+                            (Halving(0.3), [0.3, 0.15])):
+        trainer = nn.Trainer(net.collect_params(), "sgd", {"lr_scheduler": schedule})
+        for want in rates:
+            with autograd.record():
+                l = net(plexus.ones((1, 3))).sum()
+            l.backward()
+            trainer.step(1)
+            assert abs(trainer.learning_rate - want) < 1e-12
+    trainer.set_lr_scheduler(lambda n: float("nan"))
+    with autograd.record():
+        l = net(plexus.ones((1, 3))).sum()
+    l.backward()
+    with pytest.raises(plexus.InvalidArgumentError, match="the learning-rate schedule gave nan for update 3"):
+        trainer.step(1)
+    with pytest.raises(TypeError, match="callable of the update's number, not a int"):
+        trainer.set_lr_scheduler(3)
+    assert repr(net.collect_params()) == "ParameterDict (\n  0.weight (shape=(2, 3), grad_req=write)\n" \
+                                         "  0.bias (shape=(2,), grad_req=write)\n)"

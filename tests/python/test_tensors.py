@@ -391,3 +391,30 @@ def test_mxnet_and_numpy_spellings_of_joining_shaping_and_reducing_match_numpy()
         a @ plexus.ones((4, 5))
     with pytest.raises(plexus.ShapeError, match=r"inner dimensions differ, \(2, 3\) x \(2, 3\) \(3 vs 2\)"):
         plexus.dot(a, a)
+
+
+def test_spellings_d2l_uses_for_stacking_clipping_squeezing_and_scalar_maxima():
+    np = need("numpy")
+    a = plexus.ones((2, 3))
+    assert plexus.stack(a, a).shape == (2, 2, 3) and plexus.stack([a, a], axis=1).shape == (2, 2, 3)
+    assert plexus.concat(tensors=[a, a]).shape == (4, 3)
+    assert plexus.clip(plexus.array([-1.0, 0.5, 3.0]), None, 1).tolist() == [-1.0, 0.5, 1.0]
+    assert plexus.clip(plexus.array([-1, 2], dtype="int32"), 0, None).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="give a_min, a_max or both"):
+        plexus.clip(a, None, None)
+    assert plexus.ones((1, 3, 1)).squeeze((0, 2)).shape == (3,) and plexus.ones((1, 3, 1)).squeeze((-1,)).shape == (1, 3)
+    x = np.array([-1.5, 0.0, 2.0], np.float32)
+    assert (plexus.maximum(plexus.array(x), 0).asnumpy() == np.maximum(x, 0)).all()  # d2l's relu from scratch
+    assert (plexus.minimum(0, plexus.array(x)).asnumpy() == np.minimum(0, x)).all()
+    assert plexus.maximum(plexus.array([1, 2], dtype="int32"), 1.5).tolist() == [1.5, 2.0]  # as np.maximum
+
+
+def test_last_batch_none_is_keep_and_rollover_length_is_the_next_epoch():
+    np = need("numpy")
+    ds = plexus.data.ArrayDataset(np.arange(10, dtype=np.float32).reshape(10, 1), np.arange(10))
+    assert len(plexus.data.DataLoader(ds, 4, last_batch=None)) == 3
+    with pytest.raises(TypeError, match="not a int"):
+        plexus.data.DataLoader(ds, 4, last_batch=3)
+    loader = plexus.data.DataLoader(ds, 4, last_batch="rollover")
+    for want in (2, 3, 2, 3):  # Gluon's counts
+        assert len(loader) == want and len(list(loader)) == want

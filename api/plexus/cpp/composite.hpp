@@ -30,6 +30,19 @@ inline DType scalar_result_dtype(const Tensor& x, double scalar) {
     return (full(Shape{}, 0.0, x.device(), x.dtype()) + scalar).dtype();
 }
 
+// maximum / minimum with a scalar, as np.maximum(x, 0) (d2l's relu): in
+// the dtype `x op scalar` computes in.
+inline Tensor maximum(const Tensor& a, double s) {
+    const DType d = scalar_result_dtype(a, s);
+    return maximum(a.dtype() == d ? a : a.astype(d), full(Shape{}, s, a.device(), d));
+}
+inline Tensor minimum(const Tensor& a, double s) {
+    const DType d = scalar_result_dtype(a, s);
+    return minimum(a.dtype() == d ? a : a.astype(d), full(Shape{}, s, a.device(), d));
+}
+inline Tensor maximum(double s, const Tensor& a) { return maximum(a, s); }
+inline Tensor minimum(double s, const Tensor& a) { return minimum(a, s); }
+
 // x with every element put in [lo, hi], as np.clip; NaN stays NaN.
 inline Tensor clip(const Tensor& x, double lo, double hi) {
     if (!(lo <= hi)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "clip: the bounds must have lo <= hi");

@@ -165,10 +165,17 @@ public:
     }
 
     // Always a new tensor with its own memory, even on the same device.
-    Tensor copyto(Device d) const { return wrap([&](px_tensor** o) { return px_tensor_copy_to(need(), d.raw(), o); }); }
-    // This very tensor when it is already on `d`, otherwise a copy.
+    // A copy on `d` (d may be this tensor's device); differentiable, as
+    // MXNet's copyto and PyTorch's to(): the gradient is copied back.
+    Tensor copyto(Device d) const {
+        Tensor out = wrap([&](px_tensor** o) { return px_tensor_copy_to(need(), d.raw(), o); });
+        return copied_back(out);
+    }
+    // This very tensor (the same handle, and its autograd record) when it is
+    // already on `d`, otherwise a copy as copyto.
     Tensor as_in_context(Device d) const {
-        return wrap([&](px_tensor** o) { return px_tensor_as_on(need(), d.raw(), o); });
+        Tensor out = wrap([&](px_tensor** o) { return px_tensor_as_on(need(), d.raw(), o); });
+        return out.is(*this) ? *this : copied_back(out);
     }
     // Identity, as Python's `is`.
     bool is(const Tensor& o) const { return h_ == o.h_; }
@@ -238,6 +245,16 @@ public:
     // and outside indices), as a new tensor. Differentiable (gradients.hpp).
     Tensor slice_axis(int axis, int64_t start, int64_t stop, int64_t step = 1) const;
 
+    // `out`, a copy of this tensor, recorded for autograd: its gradient is
+    // copied back to this tensor's device.
+    Tensor copied_back(Tensor out) const {
+        if (is_floating(dtype()) && autograd::detail::wanted({this})) {
+            const Device from = device();
+            autograd::detail::record(out, {this}, [from](const Tensor& dy) { return std::vector<Tensor>{dy.copyto(from)}; },
+                                     "copyto");
+        }
+        return out;
+    }
     Tensor astype(DType d) const {
         Tensor out = wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
         if (is_floating(d) && autograd::detail::wanted({this})) {
