@@ -28,6 +28,8 @@ struct Entry {
 std::vector<unsigned char> encode(const std::vector<Entry>& entries);
 // An entry of `t`'s values, read back from its device (save_load.cpp).
 Entry entry_of(const std::string& name, const plexus::Tensor& t);
+// A CPU tensor of an entry's values (save_load.cpp).
+plexus::Tensor tensor_of(const Entry& e);
 // Throws plexus::Error (PX_ERROR_INVALID_ARGUMENT) naming `what` (the file)
 // and the first problem found.
 std::vector<Entry> decode(const unsigned char* bytes, size_t size, const std::string& what);

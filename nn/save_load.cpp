@@ -17,6 +17,13 @@ param_file::Entry param_file::entry_of(const std::string& name, const Tensor& t)
     return e;
 }
 
+Tensor param_file::tensor_of(const Entry& e) {
+    return Tensor::wrap([&](px_tensor** o) {
+        return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e.dtype), int32_t(e.shape.size()),
+                                   e.shape.data(), e.data.data(), e.data.size(), o);
+    });
+}
+
 void Block::save_parameters(const std::string& path) {
     std::vector<param_file::Entry> entries;
     for (auto& [name, p] : collect_params()) entries.push_back(param_file::entry_of(name, p->data()));
@@ -45,10 +52,7 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
             if (stranger.empty()) stranger = e.name;
             return;
         }
-        Tensor host = Tensor::wrap([&](px_tensor** o) {
-            return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e.dtype), int32_t(e.shape.size()),
-                                       e.shape.data(), e.data.data(), e.data.size(), o);
-        });
+        Tensor host = param_file::tensor_of(e);
         read.emplace(e.name, Read{e.dtype, std::move(e.shape), std::move(host)});
     });
     // Everything is matched before any parameter changes.

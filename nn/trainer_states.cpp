@@ -102,10 +102,7 @@ void Trainer::load_states(const std::string& path) {
             refuse(path, names_[k] + ".state has shape " + str(e->shape) + " of " +
                              (px_dtype_name(e->dtype) ? px_dtype_name(e->dtype) : "an unknown dtype") +
                              "; the parameter needs " + str(want) + " of " + name(first.dtype()));
-        Tensor host = Tensor::wrap([&](px_tensor** o) {
-            return px_tensor_from_host(runtime(), cpu().raw(), static_cast<px_dtype>(e->dtype), int32_t(e->shape.size()),
-                                       e->shape.data(), e->data.data(), e->data.size(), o);
-        });
+        Tensor host = param_file::tensor_of(*e);
         for (const Tensor& r : replicas) made[k].push_back(host.copyto(r.device()));
     }
     if (used != entries.size()) refuse(path, "holds states of parameters this trainer does not have");

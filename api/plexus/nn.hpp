@@ -487,6 +487,13 @@ public:
 // the size); global average pooling and a Dense layer of num_classes.
 Sequential resnet18(int64_t num_classes, int64_t in_channels = 1);
 
+// Named tensors to a file and back, as MXNet's nd.save / nd.load, in the
+// parameter file format (docs/parameter-file.md; any dtype), written
+// atomically; names are 1 to 1024 bytes and distinct. load_tensors gives
+// them in the file's order on `d`, and changes nothing when the file is bad.
+void save_tensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& named);
+std::vector<std::pair<std::string, Tensor>> load_tensors(const std::string& path, Device d = cpu());
+
 // Splits `batch` along its first axis into one part per device, in order, and
 // puts each part on its device (as_in_context: a part already there is not
 // copied). Part sizes differ by at most one, the first parts taking the

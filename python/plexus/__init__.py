@@ -22,7 +22,7 @@ __version__ = _plexus.version()[0]
 
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
-           "maximum", "minimum", "dot", "stack", "concatenate", "clip", "expand_dims", "squeeze",
+           "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
            "sum", "mean", "max", "min", "argmax", "argmin", "matmul", "pick", "take", "layer_norm", "leaky_relu",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
@@ -121,6 +121,38 @@ def stack(*arrays, axis=0, dim=None):
 def concatenate(arrays, axis=0):
     """NumPy's name: concat(arrays, axis=axis)."""
     return _plexus._concat(list(arrays), axis)
+
+
+def save(fname, data):
+    """Writes a tensor, a list of tensors or a dict of them by name to `fname`, as MXNet's nd.save
+    (the parameter file format, docs/parameter-file.md; any dtype), atomically."""
+    import os
+    if isinstance(data, Tensor):
+        named = [("0", data)]
+    elif isinstance(data, (list, tuple)):
+        named = [(str(i), t) for i, t in enumerate(data)]
+    elif isinstance(data, dict):
+        named = list(data.items())
+        if not all(isinstance(k, str) for k in data):
+            raise TypeError("save: a dict's keys are names (str)")
+    else:
+        raise TypeError("save: data is a Tensor, a list of them or a dict of them by name, not a %s"
+                        % type(data).__name__)
+    for _, t in named:
+        if not isinstance(t, Tensor):
+            raise TypeError("save: %s is not a Tensor" % type(t).__name__)
+    _plexus._save_tensors(os.fspath(fname), named)
+
+
+def load(fname, device=None, ctx=None):
+    """What save wrote, on `device` (default cpu(0)), as MXNet's nd.load: a list for a tensor or a list
+    (names "0", "1", ... in order; a dict with exactly those keys reads back as a list too), else a dict.
+    A file that is not there is a FileNotFoundError."""
+    from ._paths import existing_file
+    named = _plexus._load_tensors(existing_file(fname, "load"), _device(device, ctx))
+    if [name for name, _ in named] == [str(i) for i in range(len(named))]:
+        return [t for _, t in named]
+    return dict(named)
 
 
 def clip(x, a_min, a_max):

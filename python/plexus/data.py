@@ -81,11 +81,11 @@ class DataLoader(_DataLoader):
     def __init__(self, dataset, batch_size, shuffle=False, device=None, ctx=None, seed=0, transforms=None,
                  last_batch="keep"):
         dev = _dev(device, ctx)
-        if isinstance(dataset, ImageDataset):
-            if transforms:
-                raise TypeError("transforms apply to an ArrayDataset; Fashion-MNIST's loader applies ToTensor and "
-                                "Normalize itself")
-            super().__init__(dataset, batch_size, shuffle, dev, seed)
+        if isinstance(dataset, ImageDataset) and transforms is None:
+            super().__init__(dataset, batch_size, shuffle, dev, seed)  # ToTensor, then Normalize(0.13, 0.31)
+        elif isinstance(dataset, ImageDataset):
+            # Its images as (N, 1, 28, 28) uint8 arrays, under the transforms given (d2l's ToTensor alone).
+            super().__init__(dataset._as_arrays(), batch_size, shuffle, dev, seed, list(transforms))
         else:
             super().__init__(dataset, batch_size, shuffle, dev, seed, list(transforms or []))
         if last_batch is None:  # Gluon's default

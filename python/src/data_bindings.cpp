@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <optional>
 
 #include "bindings.hpp"
@@ -90,7 +91,16 @@ void bind_loader(py::module_& md) {
     py::class_<data::ImageDataset, std::shared_ptr<data::ImageDataset>>(md, "ImageDataset")
         .def("__len__", [](const data::ImageDataset& d) { return d.count; })
         .def_readonly("rows", &data::ImageDataset::rows)
-        .def_readonly("cols", &data::ImageDataset::cols);
+        .def_readonly("cols", &data::ImageDataset::cols)
+        // Its images (N, 1, rows, cols) uint8 and labels (N) int32 as a dataset of arrays (copied), for
+        // a loader with transforms of one's own.
+        .def("_as_arrays", [](const data::ImageDataset& d) {
+            data::Array x{DType::uint8, {d.count, 1, d.rows, d.cols}, d.images};
+            data::Array y{DType::int32, {d.count}, {}};
+            y.bytes.resize(d.labels.size() * sizeof(int32_t));
+            std::memcpy(y.bytes.data(), d.labels.data(), y.bytes.size());
+            return std::make_shared<data::ArrayDataset>(std::move(x), std::move(y));
+        });
     md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
         py::gil_scoped_release release;
         return std::make_shared<data::ImageDataset>(

@@ -1171,6 +1171,15 @@ PYBIND11_MODULE(_plexus, m) {
         py::gil_scoped_release release;
         return nn::clip_global_norm(grads, max_norm);
     }, py::arg("arrays"), py::arg("max_norm"));
+    // plexus.save / plexus.load (nd.save / nd.load): named tensors in a parameter file.
+    m.def("_save_tensors", [](const std::string& path, const std::vector<std::pair<std::string, Tensor>>& named) {
+        py::gil_scoped_release release;
+        nn::save_tensors(path, named);
+    });
+    m.def("_load_tensors", [](const std::string& path, const std::optional<Device>& d) {
+        py::gil_scoped_release release;
+        return nn::load_tensors(path, d.value_or(plexus::cpu()));
+    });
     // Learning-rate schedules (Gluon's mx.lr_scheduler names).
     py::module_ lrs = m.def_submodule("lr_scheduler", "Learning-rate schedules");
     py::class_<nn::LRScheduler, std::shared_ptr<nn::LRScheduler>>(lrs, "_Schedule")

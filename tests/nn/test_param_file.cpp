@@ -352,3 +352,22 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
     CHECK(saw_b > 0);  // kills landed at different points of the loop
     std::remove(path.c_str());
 }
+
+TEST_CASE("save_tensors and load_tensors keep names and dtypes and values in order", "[nn][param_file]") {
+    const std::string path = "test_tensors.params";
+    const Tensor a = array({1.5f, -2.0f}, {2, 1}), b = array(std::vector<int32_t>{7, 8, 9}, {3});
+    nn::save_tensors(path, {{"x", a}, {"counts", b}});
+    const auto got = nn::load_tensors(path, cpu(0));
+    REQUIRE(got.size() == 2);
+    REQUIRE(got[0].first == "x");
+    REQUIRE(got[0].second.shape() == Shape{2, 1});
+    REQUIRE(values(got[0].second) == std::vector<double>{1.5, -2.0});
+    REQUIRE(got[1].second.dtype() == DType::int32);
+    REQUIRE(values(got[1].second) == std::vector<double>{7, 8, 9});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::save_tensors(path, {{"x", a}, {"x", b}}); }),
+                        "the name 'x' is given twice");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::save_tensors(path, {{"", a}}); }),
+                        "a name has 0 bytes");
+    REQUIRE(nn::load_tensors(path).size() == 2);  // the refused saves left the file as it was
+    std::remove(path.c_str());
+}

@@ -268,3 +268,37 @@ def test_last_batch_keep_discard_and_rollover_as_gluon():
         plexus.data.DataLoader(ds, 4, last_batch="drop")
     with pytest.raises(plexus.InvalidArgumentError, match="rollover needs batch_size"):
         plexus.data.DataLoader(ds, 11, last_batch="rollover")
+
+
+def test_fashion_mnist_with_transforms_of_ones_own_as_d2l_to_tensor(tmp_path):
+    np = need("numpy")
+    try:
+        train = plexus.data.fashion_mnist(train=False)
+    except plexus.Error as e:
+        pytest.skip("no Fashion-MNIST here: %s" % e)
+    plain = plexus.data.DataLoader(train, 8, transforms=[T.ToTensor()])
+    data, label = next(iter(plain))
+    normalized, same_label = next(iter(plexus.data.DataLoader(train, 8)))
+    assert data.dtype == np.float32 and data.shape == (8, 1, 28, 28) and label.dtype == np.int32
+    assert 0 <= data.asnumpy().min() and data.asnumpy().max() <= 1  # d2l's ToTensor: [0, 1]
+    assert np.allclose((data.asnumpy() - 0.13) / 0.31, normalized.asnumpy(), atol=1e-5)
+    assert (label.asnumpy() == same_label.asnumpy()).all()
+
+
+def test_save_and_load_tensors_lists_and_dicts_as_mxnet_nd_save(tmp_path):
+    np = need("numpy")
+    x, y = plexus.arange(4), plexus.array(np.array([[1, 2]], np.int32))
+    plexus.save(tmp_path / "x-file", x)  # d2l 5.5
+    assert [t.tolist() for t in plexus.load(tmp_path / "x-file")] == [[0.0, 1.0, 2.0, 3.0]]
+    plexus.save(str(tmp_path / "x-files"), [x, y])
+    x2, y2 = plexus.load(tmp_path / "x-files", device=plexus.cpu(1))
+    assert y2.dtype == np.int32 and y2.tolist() == [[1, 2]] and x2.device == plexus.cpu(1)
+    plexus.save(tmp_path / "mydict", {"x": x, "y": y})
+    got = plexus.load(tmp_path / "mydict")
+    assert sorted(got) == ["x", "y"] and got["x"].tolist() == x.tolist()
+    with pytest.raises(TypeError, match="save: data is a Tensor, a list of them or a dict of them by name"):
+        plexus.save(tmp_path / "bad", 3)
+    with pytest.raises(TypeError, match="is not a Tensor"):
+        plexus.save(tmp_path / "bad", [x, 3])
+    with pytest.raises(FileNotFoundError, match="load: no such file"):
+        plexus.load(tmp_path / "missing")
