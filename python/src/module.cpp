@@ -380,10 +380,87 @@ plexus::nn::Parameter& attribute(plexus::nn::Block& b, plexus::nn::Parameter& (p
     }
 }
 
+// One entry of an index tuple on an axis of length n: an int (a single
+// place, the axis dropped) or a slice with a positive step.
+struct AxisIndex {
+    int64_t start = 0, stop = 0, step = 1;
+    bool drop = false;  // an int
+    bool whole(int64_t n) const { return !drop && start == 0 && stop == n && step == 1; }
+};
+
+// x[a, b, ...]: ints and slices per axis, from the first; one Ellipsis
+// stands for the axes not named.
+std::vector<AxisIndex> axis_indices(const Shape& s, const py::tuple& key) {
+    size_t named = 0, ellipses = 0;
+    for (auto k : key) (k.is(py::ellipsis()) ? ellipses : named) += 1;
+    if (ellipses > 1) throw py::index_error("an index can only have a single ellipsis ('...')");
+    if (named > s.size())
+        throw py::index_error("too many indices for a tensor of rank " + std::to_string(s.size()) + ": " +
+                              std::to_string(named) + " were given");
+    std::vector<AxisIndex> out;
+    for (auto k : key) {
+        if (k.is(py::ellipsis())) {
+            for (size_t i = 0; i < s.size() - named; ++i) out.push_back({0, s[out.size()], 1, false});
+            continue;
+        }
+        const size_t axis = out.size();
+        const int64_t n = s[axis];
+        if (py::isinstance<py::slice>(k)) {
+            py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+            if (!k.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
+            if (step < 0) throw py::index_error("a negative step is not supported");
+            out.push_back({start, start + (len > 0 ? (len - 1) * step + 1 : 0), step, false});
+        } else if (PyIndex_Check(k.ptr())) {
+            const int64_t given = py::reinterpret_borrow<py::object>(k).cast<int64_t>();
+            const int64_t i = given < 0 ? given + n : given;
+            if (i < 0 || i >= n)
+                throw py::index_error("index " + std::to_string(given) + " is out of bounds for axis " +
+                                      std::to_string(axis) + " of size " + std::to_string(n));
+            out.push_back({i, i + 1, 1, true});
+        } else {
+            throw py::index_error("an index tuple holds ints, slices and '...', not a " +
+                                  std::string(py::str(py::type::of(k).attr("__name__"))) +
+                                  " (by a tensor of indices: take or pick; by a mask: where)");
+        }
+    }
+    while (out.size() < s.size()) out.push_back({0, s[out.size()], 1, false});
+    return out;
+}
+
+// x[a, b, ...] = v for a number v: the places the index names take it (the
+// rest keep theirs), through a mask of them.
+void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
+    const Shape s = t.shape();
+    const std::vector<AxisIndex> idx = axis_indices(s, key);
+    Tensor mask;
+    for (size_t axis = 0; axis < s.size(); ++axis) {
+        if (idx[axis].whole(s[axis])) continue;
+        std::vector<uint8_t> on(size_t(s[axis]), 0);
+        for (int64_t i = idx[axis].start; i < idx[axis].stop; i += idx[axis].step) on[size_t(i)] = 1;
+        Shape along(s.size(), 1);
+        along[axis] = s[axis];
+        const Tensor m = plexus::array(on, along, t.device());
+        mask = mask.defined() ? mask * m : m;
+    }
+    if (!mask.defined()) {  // every place
+        t.assign(assigned_values(t, value));
+        return;
+    }
+    if (!py::isinstance<py::int_>(value) && !py::isinstance<py::float_>(value) && !py::isinstance<py::bool_>(value))
+        throw py::index_error("x[a, b, ...] = v with several axes takes a number v; for a tensor, write the "
+                              "rows (x[i] = v, x[a:b] = v) or build the result with where()");
+    t.assign(plexus::where(mask, plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype()), t));
+}
+
 // x[...] = v and x[:] = v write all of x; x[i] = v and x[a:b] = v the rows
-// of the first axis they name (a view of x's memory).
+// of the first axis they name (a view of x's memory); x[a, b, ...] = number
+// the places several axes name.
 void setitem(Tensor& t, const py::object& key, const py::object& value) {
     Tensor target = t;
+    if (py::isinstance<py::tuple>(key)) {
+        assign_places(t, key.cast<py::tuple>(), value);
+        return;
+    }
     if (py::isinstance<py::slice>(key)) {
         const Shape s = t.shape();
         if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be sliced; assign x[...] = v");
@@ -401,6 +478,19 @@ void setitem(Tensor& t, const py::object& key, const py::object& value) {
 
 Tensor getitem(const Tensor& t, const py::object& key) {
     Shape s = t.shape();
+    if (key.is(py::ellipsis())) return t;
+    if (py::isinstance<py::tuple>(key)) {
+        // Several axes: each slice a slice_axis (a copy, differentiable), each int its row with the axis dropped.
+        const std::vector<AxisIndex> idx = axis_indices(s, key.cast<py::tuple>());
+        Tensor out = t;
+        int axis = 0;
+        for (size_t k = 0; k < idx.size(); ++k) {
+            if (!idx[k].whole(s[k])) out = out.slice_axis(axis, idx[k].start, idx[k].stop, idx[k].step);
+            if (idx[k].drop) out = plexus::squeeze(out, axis);
+            else ++axis;
+        }
+        return out;
+    }
     if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be indexed");
     const int64_t n = s[0];
     if (py::isinstance<py::slice>(key)) {
@@ -411,10 +501,9 @@ Tensor getitem(const Tensor& t, const py::object& key) {
         throw py::index_error("a negative step is not supported");
     }
     if (!PyIndex_Check(key.ptr()))
-        throw py::index_error("a tensor is indexed on its first axis only, by an int or a slice, not by a " +
+        throw py::index_error("a tensor is indexed by ints, slices and '...' (x[i], x[a:b], x[i, a:b]), not by a " +
                               std::string(py::str(py::type::of(key).attr("__name__"))) +
-                              " (another axis: slice_axis; several axes: reshape; by a tensor of indices: take or "
-                              "pick; by a mask: where)");
+                              " (by a tensor of indices: take or pick; by a mask: where)");
     const int64_t given = py::int_(key).cast<int64_t>();
     int64_t i = given;
     if (i < 0) i += n;
