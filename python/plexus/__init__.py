@@ -111,11 +111,11 @@ def concat(*arrays, dim=None, axis=None, tensors=None):
     return _plexus._concat(parts, (0 if listed else 1) if given is None else given)
 
 
-def stack(*arrays, axis=0, dim=None):
+def stack(*arrays, axis=None, dim=None):
     """Tensors of one shape joined along a new axis: stack([a, b], axis=0) as NumPy's, or stack(a, b) as
     MXNet's nd.stack."""
     parts, _, given = _joined("stack", arrays, None, dim, axis)
-    return _plexus._stack(parts, given)
+    return _plexus._stack(parts, 0 if given is None else given)
 
 
 def concatenate(arrays, axis=0):
@@ -141,7 +141,12 @@ def save(fname, data):
     for _, t in named:
         if not isinstance(t, Tensor):
             raise TypeError("save: %s is not a Tensor" % type(t).__name__)
-    _plexus._save_tensors(os.fspath(fname), named)
+    path = os.fspath(fname)
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        import errno
+        raise FileNotFoundError(errno.ENOENT, "save: no such folder", folder)
+    _plexus._save_tensors(path, named)
 
 
 def load(fname, device=None, ctx=None):

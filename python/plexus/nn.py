@@ -101,11 +101,16 @@ def _trainer_new(self, params, optimizer, optimizer_params=None):
     options = dict(optimizer_params or {})
     schedule = options.pop("lr_scheduler", None)
     if schedule is not None and "learning_rate" in options:
-        # As MXNet's Trainer: the given rate becomes the schedule's base rate, with a warning.
         import warnings
-        schedule.base_lr = options["learning_rate"]
-        warnings.warn("learning rate from lr_scheduler has been overwritten by learning_rate in optimizer_params",
-                      UserWarning, stacklevel=2)
+        from .lr_scheduler import LRScheduler
+        if isinstance(schedule, LRScheduler):
+            # As MXNet's Trainer: the given rate becomes the schedule's base rate, with a warning.
+            schedule.base_lr = options["learning_rate"]
+            warnings.warn("learning rate from lr_scheduler has been overwritten by learning_rate in optimizer_params",
+                          UserWarning, stacklevel=2)
+        else:
+            warnings.warn("learning_rate in optimizer_params is not used: the lr_scheduler (a callable) gives every "
+                          "update's rate", UserWarning, stacklevel=2)
     _trainer_init(self, params, optimizer, options)
     if schedule is not None:
         self.set_lr_scheduler(schedule)

@@ -411,7 +411,13 @@ std::vector<AxisIndex> axis_indices(const Shape& s, const py::tuple& key) {
             if (step < 0) throw py::index_error("a negative step is not supported");
             out.push_back({start, start + (len > 0 ? (len - 1) * step + 1 : 0), step, false});
         } else if (PyIndex_Check(k.ptr())) {
-            const int64_t given = py::reinterpret_borrow<py::object>(k).cast<int64_t>();
+            int64_t given = 0;
+            try {
+                given = py::reinterpret_borrow<py::object>(k).cast<int64_t>();
+            } catch (const py::cast_error&) {
+                throw py::index_error("index " + py::str(k).cast<std::string>() + " is out of bounds for axis " +
+                                      std::to_string(out.size()) + " of size " + std::to_string(n));
+            }
             const int64_t i = given < 0 ? given + n : given;
             if (i < 0 || i >= n)
                 throw py::index_error("index " + std::to_string(given) + " is out of bounds for axis " +
@@ -446,10 +452,18 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
         t.assign(assigned_values(t, value));
         return;
     }
-    if (!py::isinstance<py::int_>(value) && !py::isinstance<py::float_>(value) && !py::isinstance<py::bool_>(value))
-        throw py::index_error("x[a, b, ...] = v with several axes takes a number v; for a tensor, write the "
-                              "rows (x[i] = v, x[a:b] = v) or build the result with where()");
-    t.assign(plexus::where(mask, plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype()), t));
+    // A number: a Python or NumPy scalar, or a one-element tensor (x[0, 0] += 1 writes one back).
+    Tensor number;
+    if (py::isinstance<Tensor>(value) && value.cast<Tensor>().size() == 1) {
+        number = value.cast<Tensor>().reshape({}).as_in_context(t.device());
+    } else if (PyNumber_Check(value.ptr()) && !py::isinstance<Tensor>(value) && py::array(value).ndim() == 0) {
+        number = plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype());
+    } else {
+        throw py::type_error("x[a, b, ...] = v with several axes takes a number or a one-element tensor, not a " +
+                             py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+                             " of another shape; write the rows (x[i] = v, x[a:b] = v) or build the result with where()");
+    }
+    t.assign(plexus::where(mask, number.dtype() == t.dtype() ? number : number.astype(t.dtype()), t));
 }
 
 // x[...] = v and x[:] = v write all of x; x[i] = v and x[a:b] = v the rows
@@ -466,7 +480,10 @@ void setitem(Tensor& t, const py::object& key, const py::object& value) {
         if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be sliced; assign x[...] = v");
         py::ssize_t start = 0, stop = 0, step = 0, len = 0;
         if (!key.cast<py::slice>().compute(s[0], &start, &stop, &step, &len)) throw py::error_already_set();
-        if (step != 1 && len > 1) throw py::index_error("x[a:b:step] = v: only a step of 1 is supported");
+        if (step != 1 && len > 1) {  // not a view: the rows it names, through a mask
+            assign_places(t, py::make_tuple(key), value);
+            return;
+        }
         if (len != s[0]) target = t.slice(start, start + len);
     } else if (!key.is(py::ellipsis())) {
         target = getitem(t, key);  // an int: a view of that row (getitem refuses other keys)
@@ -603,7 +620,16 @@ public:
 private:
     double after_warmup(int64_t num_update) const override {
         py::gil_scoped_acquire held;
-        const double rate = schedule_(num_update).cast<double>();
+        const py::object given = schedule_(num_update);
+        double rate = 0;
+        try {
+            rate = given.cast<double>();
+        } catch (const py::cast_error&) {
+            throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                               "the learning-rate schedule gave a " +
+                                                   py::str(py::type::of(given).attr("__name__")).cast<std::string>() +
+                                                   " for update " + std::to_string(num_update) + ", not a number");
+        }
         if (!(rate >= 0 && std::isfinite(rate)))
             throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                                "the learning-rate schedule gave " + std::to_string(rate) +

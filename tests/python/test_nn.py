@@ -730,8 +730,11 @@ def test_writing_in_place_as_d2l_from_scratch_code_does():
     row = plexus.ones((1, 2))
     with pytest.raises(ValueError, match=r"values of shape \(3, 1\) do not broadcast to the tensor's shape \(1, 2\)"):
         row[...] = plexus.ones((3, 1))  # broadcasts to (3, 2), larger than the tensor
-    with pytest.raises(IndexError, match="only a step of 1"):
-        plexus.arange(4)[0:4:2] = 0
+    strided = plexus.arange(4)
+    strided[0:4:2] = 0  # a number into every other row, as NumPy's
+    assert strided.tolist() == [0.0, 1.0, 0.0, 3.0]
+    with pytest.raises(TypeError, match="takes a number or a one-element tensor"):
+        strided[0:4:2] = plexus.ones(2)
     with pytest.raises(ValueError, match="a scalar tensor cannot be sliced"):
         plexus.array(1.0)[:] = 2
     with autograd.record():
@@ -1095,3 +1098,39 @@ def test_review_fixes_losses_schedules_and_gradients_through_copies():
         trainer.set_lr_scheduler(3)
     assert repr(net.collect_params()) == "ParameterDict (\n  0.weight (shape=(2, 3), grad_req=write)\n" \
                                          "  0.bias (shape=(2,), grad_req=write)\n)"
+
+
+def test_a_schedule_that_raises_leaves_the_gradients_for_a_retry_and_a_bad_rate_is_named():
+    np = need("numpy")
+    devices = [plexus.cpu(0), plexus.cpu(1)]
+    net = nn.Sequential()
+    net.add(nn.Dense(1, in_units=2))
+    net.initialize(ctx=devices)
+    calls = []
+
+    def schedule(n):
+        calls.append(n)
+        if len(calls) == 1:
+            raise RuntimeError("once")
+        return 1.0
+
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"lr_scheduler": schedule})
+    before = net[0].weight.data().asnumpy()
+    parts = nn.split_and_load(plexus.ones((2, 2)), devices)
+    with autograd.record():
+        losses = [net(p).sum() for p in parts]
+    for l in losses:
+        l.backward()
+    with pytest.raises(RuntimeError, match="once"):
+        trainer.step(1)
+    trainer.step(1)  # the gradients summed over the two devices once: 2 per weight
+    assert np.allclose(net[0].weight.data().asnumpy() - before, -2, atol=1e-6)
+    trainer.set_lr_scheduler(lambda n: "fast")
+    with autograd.record():
+        losses = [net(p).sum() for p in parts]
+    for l in losses:
+        l.backward()
+    with pytest.raises(plexus.InvalidArgumentError, match="the learning-rate schedule gave a str for update 2"):
+        trainer.step(1)
+    with pytest.warns(UserWarning, match="learning_rate in optimizer_params is not used"):
+        nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.7, "lr_scheduler": lambda n: 0.1})

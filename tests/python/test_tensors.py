@@ -446,5 +446,28 @@ def test_indexing_several_axes_as_numpy_reads_views_differentiably_and_writes_nu
                          ((0, slice(None, None, -1)), "a negative step is not supported")]:
         with pytest.raises(IndexError, match=message):
             t[key]
-    with pytest.raises(IndexError, match="with several axes takes a number v"):
+    with pytest.raises(TypeError, match="with several axes takes a number or a one-element tensor"):
         w[0, 0] = plexus.ones((4,))
+
+
+def test_writing_elements_in_place_numpy_scalars_and_strided_rows_as_numpy():
+    np = need("numpy")
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = plexus.array(b)
+    x[0, 0] += 1  # the element read, added to, written back
+    b[0, 0] += 1
+    x[1, 2], b[1, 2] = np.float32(3), 3
+    x[2, 3], b[2, 3] = np.int64(-5), -5
+    x[::2] = 7
+    b[::2] = 7
+    assert (x.asnumpy() == b).all()
+    with pytest.raises(TypeError, match="takes a number or a one-element tensor, not a Tensor of another shape"):
+        x[:, 1] += 2
+    with pytest.raises(IndexError, match="index 1180591620717411303424 is out of bounds for axis 1 of size 4"):
+        x[0, 2 ** 70]
+    assert plexus.stack(x, x, dim=1).shape == (3, 2, 4)
+
+
+def test_save_into_a_missing_folder_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="save: no such folder"):
+        plexus.save(tmp_path / "missing" / "f", [plexus.ones(2)])
