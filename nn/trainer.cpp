@@ -129,10 +129,13 @@ void Trainer::use_gradients() {
             if (const auto& meta = r.autograd_meta()) meta->fresh = false;
 }
 
-void Trainer::scheduled_rate() {
-    // Asked before the gradients are summed over the replicas (in place): a
-    // schedule that throws leaves them as backward() wrote them, for a retry.
+void Trainer::prepare(const std::vector<bool>& fresh) {
+    // Before the gradients are summed over the replicas (in place): a
+    // schedule that throws, or a state that does not fit in memory, leaves
+    // them as backward() wrote them, for a retry.
     if (scheduler_) use_rate((*scheduler_)(updates_ + 1));  // numbered from 1, as Gluon's
+    for (size_t k = 0; k < params_.size(); ++k)
+        if (fresh[k]) state_of(k, 0);
 }
 
 bool Trainer::trained(size_t k) const { return params_[k]->grad_req() != GradReq::null; }
@@ -140,7 +143,7 @@ bool Trainer::trained(size_t k) const { return params_[k]->grad_req() != GradReq
 void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
     check_batch_size(batch_size, "Trainer::step");
     const std::vector<bool> fresh = fresh_gradients(ignore_stale_grad, "Trainer::step");
-    scheduled_rate();
+    prepare(fresh);
     update(summed_gradients(), 1.0 / double(batch_size), fresh);
 }
 
@@ -149,7 +152,7 @@ bool Trainer::step_if_finite(int64_t batch_size, double loss_scale, bool ignore_
     if (!(loss_scale > 0 && std::isfinite(loss_scale)))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Trainer::step_if_finite: loss_scale must be finite and > 0");
     const std::vector<bool> fresh = fresh_gradients(ignore_stale_grad, "Trainer::step_if_finite");
-    scheduled_rate();
+    prepare(fresh);
     std::vector<std::vector<Tensor>> grads = summed_gradients();
     // g * 0 is 0 for every finite g and NaN for an infinity or a NaN, and so
     // is its sum: one sum per gradient, added up on the first one's device
@@ -215,10 +218,8 @@ Tensor Trainer::state_of(size_t k, size_t i) {
 
 void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh) {
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
-    // Every state a step needs made before any update: running out of
-    // memory changes no replica. A parameter frozen so far has none yet.
-    for (size_t k = 0; k < params_.size(); ++k)
-        if (fresh[k]) state_of(k, 0);
+    // Every state was made by prepare(): no replica changes before all can. A
+    // parameter frozen so far has none yet.
     for (size_t k = 0; k < params_.size(); ++k) {
         if (!fresh[k]) continue;  // frozen, or stale with ignore_stale_grad: left as it is
         const double lr = lr_ * params_[k]->lr_mult(), wd = wd_ * params_[k]->wd_mult();

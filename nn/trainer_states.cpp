@@ -90,8 +90,9 @@ void Trainer::load_states(const std::string& path) {
             ++used;
             if (n->dtype != PX_INT64 || n->data.size() != sizeof(int64_t)) refuse(path, names_[k] + ".updates is not one int64");
             std::memcpy(&counts[k], n->data.data(), sizeof(int64_t));
-            if (counts[k] < 1 || counts[k] > count)
-                refuse(path, names_[k] + " has " + std::to_string(counts[k]) + " updates, outside [1, " +
+            // 0: its state was made for a step skipped as not finite (step_if_finite).
+            if (counts[k] < 0 || counts[k] > count)
+                refuse(path, names_[k] + " has " + std::to_string(counts[k]) + " updates, outside [0, " +
                                  std::to_string(count) + "]");
         }
         const std::vector<Tensor> replicas = params_[k]->list_data();

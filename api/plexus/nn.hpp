@@ -582,8 +582,9 @@ private:
     bool trained(size_t k) const;
     void update(const std::vector<std::vector<Tensor>>& grads, double rescale, const std::vector<bool>& fresh);
     void use_rate(double lr);
-    // The next update's rate from the schedule, when there is one.
-    void scheduled_rate();
+    // What can fail before the gradients are summed: the next update's rate
+    // from the schedule, and the optimizer states the update needs.
+    void prepare(const std::vector<bool>& fresh);
     // The state a replica's update needs (an empty tensor when none): zeros
     // of the right shape, made at the first update.
     Tensor state_of(size_t param, size_t replica);

@@ -260,7 +260,7 @@ TEST_CASE("load_states refuses a file with a state missing or a bad count, chang
             if (e.name == "3.bias.updates") e.data.assign(8, 0), e.data[0] = 3;  // more than the trainer's 2
     });
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }),
-                        "3.bias has 3 updates, outside [1, 2]");
+                        "3.bias has 3 updates, outside [0, 2]");
     edited([](auto& es) {
         for (auto& e : es)
             if (e.name == "trainer.updates") e.data.assign(8, 0xff);  // -1

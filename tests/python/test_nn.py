@@ -1134,3 +1134,17 @@ def test_a_schedule_that_raises_leaves_the_gradients_for_a_retry_and_a_bad_rate_
         trainer.step(1)
     with pytest.warns(UserWarning, match="learning_rate in optimizer_params is not used"):
         nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.7, "lr_scheduler": lambda n: 0.1})
+
+
+def test_a_state_made_for_a_skipped_step_saves_and_loads(tmp_path):
+    w = nn.Parameter("w", shape=(2,), init="ones")
+    w.initialize()
+    trainer = nn.Trainer([w], "adam")
+    with autograd.record():
+        l = (w.data() * float("inf")).sum()
+    l.backward()
+    assert not trainer.step_if_finite(1)  # skipped: its state was made, no update counted
+    trainer.save_states(tmp_path / "s")
+    again = nn.Trainer([w], "adam")
+    again.load_states(tmp_path / "s")
+    assert again.num_update == 0
