@@ -23,7 +23,7 @@ __version__ = _plexus.version()[0]
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
-           "sum", "mean", "max", "min", "argmax", "argmin", "matmul", "pick", "take", "layer_norm", "leaky_relu",
+           "matmul", "pick", "take", "layer_norm", "leaky_relu",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
 
@@ -183,6 +183,7 @@ def _reduction(name):
     return f
 
 
+# plexus.sum(x, axis) and the like; left out of __all__, so `from plexus import *` keeps Python's sum, max, min.
 sum, mean, max, min, argmax, argmin = (_reduction(n) for n in ("sum", "mean", "max", "min", "argmax", "argmin"))
 
 

@@ -159,7 +159,6 @@ def _block_setattr(self, name, value):
     object.__setattr__(self, name, value)
 
 
-Block.__setattr__ = _block_setattr
 def _params_repr(self):
     """As Gluon's: one line per parameter."""
     lines = ["  %s (shape=%s, grad_req=%s)" % (name, p.shape, p.grad_req) for name, p in self.items()]
@@ -167,6 +166,7 @@ def _params_repr(self):
 
 
 ParameterDict.__repr__ = _params_repr
+Block.__setattr__ = _block_setattr
 Block.initialize = _initialize
 Block.zero_grad = lambda self: self.collect_params().zero_grad()
 Parameter.initialize = _param_initialize

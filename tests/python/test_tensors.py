@@ -381,6 +381,7 @@ def test_mxnet_and_numpy_spellings_of_joining_shaping_and_reducing_match_numpy()
     for name in ("sum", "mean", "max", "min", "argmax", "argmin"):
         assert (getattr(plexus, name)(a, axis=1).asnumpy() == getattr(np, name)(x, axis=1)).all(), name
     assert plexus.argmin(a, axis=0, keepdims=True).shape == (1, 3)
+    assert not {"sum", "max", "min"} & set(plexus.__all__)  # `from plexus import *` keeps Python's own
     assert a.sum().asscalar() == 15.0 and abs(a.norm().item() - np.linalg.norm(x)) < 1e-5
     c = a.copy()
     c[:] = 0
