@@ -268,8 +268,8 @@ Tensor Sequential::forward(const Tensor& x) {
     return y;
 }
 
-std::string Sequential::describe() const {
-    std::string s = "Sequential(\n";
+std::string Block::with_children(const std::string& kind) const {
+    std::string s = kind + "(\n";
     for (auto& [name, block] : children_) {
         std::string d = block->describe();
         for (size_t at = d.find('\n'); at != std::string::npos; at = d.find('\n', at + 3)) d.replace(at, 1, "\n  ");
@@ -277,5 +277,7 @@ std::string Sequential::describe() const {
     }
     return s + ")";
 }
+
+std::string Sequential::describe() const { return with_children("Sequential"); }
 
 }  // namespace plexus::nn

@@ -244,6 +244,8 @@ protected:
     void register_child_shared(const std::string& name, std::shared_ptr<Block> block);
     // The registered children, in order.
     const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children() const { return children_; }
+    // "kind(" then a line "  (name): child" per child, indented, then ")".
+    std::string with_children(const std::string& kind) const;
 
 private:
     friend class Sequential;

@@ -562,7 +562,8 @@ public:
         py::gil_scoped_acquire gil;
         if (py::function own = py::get_override(static_cast<const plexus::nn::Block*>(this), "describe"))
             return own().cast<std::string>();
-        return py::str(py::type::of(py::cast(this)).attr("__name__"));
+        const std::string kind = py::str(py::type::of(py::cast(this)).attr("__name__"));
+        return children().empty() ? kind : with_children(kind);  // as Gluon prints a block's children
     }
     void add_child(const std::string& name, std::shared_ptr<plexus::nn::Block> block) {
         register_child_shared(name, std::move(block));

@@ -547,7 +547,10 @@ def test_a_block_written_in_python_as_d2l_writes_one():
     h = np.maximum(x.asnumpy() @ p[keys[0]].T + p[keys[1]], 0)
     want = ((h @ p[keys[2]].T + p[keys[3]]) * 2) @ p[keys[4]].T + p[keys[5]]
     assert np.abs(net(x).asnumpy() - want).max() < 1e-5
-    assert repr(net[0]) == "Scaled"  # its class name, unless it says otherwise:
+    # Its class name and its children, as Gluon prints a block, unless it says otherwise:
+    assert repr(net[0]) == ("Scaled(\n  (mlp): MLP(\n    (hidden): Dense(5 -> 8, relu)\n    (output): Dense(8 -> 3)\n"
+                            "  )\n)")
+    assert repr(nn.Block()) == "Block"
 
     class Described(MLP):
         def describe(self):
