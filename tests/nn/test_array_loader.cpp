@@ -289,6 +289,10 @@ TEST_CASE("last_batch keeps a smaller last batch or discards it or rolls its row
     REQUIRE(batches_of(loader, 1) == Rows{{8, 9, 0, 1}, {2, 3, 4, 5}, {6, 7, 8, 9}});
     REQUIRE(batches_of(loader, 2) == Rows{{0, 1, 2, 3}, {4, 5, 6, 7}});
     REQUIRE(batches_of(loader, 3) == Rows{{8, 9, 0, 1}, {2, 3, 4, 5}, {6, 7, 8, 9}});
+    PX_REQUIRE_MENTIONS(
+        message_of<InvalidArgumentError>([&] { loader.set_last_batch(static_cast<data::LastBatch>(5)); }),
+        "unknown last_batch");
+    REQUIRE(loader.last_batch() == data::LastBatch::rollover);
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] {
                             const data::ArrayDataset three = images(3, 1, 2, 2);
                             data::DataLoader big(three, 4, false, cpu());

@@ -263,6 +263,12 @@ TEST_CASE("load_states refuses a file with a state missing or a bad count, chang
                         "3.bias has 3 updates, outside [0, 2]");
     edited([](auto& es) {
         for (auto& e : es)
+            if (e.name == "3.bias.updates") e.dtype = PX_INT32, e.data.resize(4);
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }),
+                        "3.bias.updates is not one int64");
+    edited([](auto& es) {
+        for (auto& e : es)
             if (e.name == "trainer.updates") e.data.assign(8, 0xff);  // -1
     });
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { fresh.load_states(path); }), "negative update count");

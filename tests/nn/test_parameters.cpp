@@ -315,3 +315,10 @@ TEST_CASE("setting grad_req to what it is keeps the gradient and zero_grad works
     w.set_grad_req(nn::GradReq::null);
     w.zero_grad();  // nothing to clear
 }
+
+TEST_CASE("a grad_req outside its enumeration is refused", "[nn][freeze][errors]") {
+    nn::Parameter w("w", {2});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { w.set_grad_req(static_cast<nn::GradReq>(7)); }),
+                        "w: unknown grad_req");
+    REQUIRE(w.grad_req() == nn::GradReq::write);
+}

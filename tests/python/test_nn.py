@@ -1151,3 +1151,31 @@ def test_a_state_made_for_a_skipped_step_saves_and_loads(tmp_path):
     again = nn.Trainer([w], "adam")
     again.load_states(tmp_path / "s")
     assert again.num_update == 0
+
+
+def test_the_remaining_refusals_of_schedules_losses_and_joining():
+    from plexus import lr_scheduler, loss
+    warm = lr_scheduler.FactorScheduler(step=1, base_lr=0.1, warmup_steps=2, warmup_begin_lr=0.05)
+    with pytest.raises(plexus.InvalidArgumentError, match="base_lr must be finite and >= warmup_begin_lr"):
+        warm.base_lr = 0.01
+    assert warm.base_lr == 0.1
+
+    class Linear(lr_scheduler.LRScheduler):  # MXNet's base: a warm-up, then the subclass's own rule
+        def __call__(self, n):
+            return self.get_warmup_lr(n) if n < self.warmup_steps else self.base_lr
+
+    s = Linear(base_lr=0.4, warmup_steps=4, warmup_begin_lr=0.0)
+    assert [s(n) for n in (0, 2, 4)] == [0.0, 0.2, 0.4]
+    with pytest.raises(ValueError, match="warmup_mode 'constant': only 'linear' is offered"):
+        Linear(warmup_mode="constant")
+    with pytest.raises(ValueError, match="warmup_begin_lr in \\[0, base_lr\\]"):
+        Linear(base_lr=0.1, warmup_begin_lr=0.2)
+    with pytest.raises(plexus.ShapeError, match=r"dense labels \(sparse_label false\) have the prediction's shape"):
+        loss.SoftmaxCELoss(sparse_label=False)(plexus.ones((2, 3)), plexus.ones((2,)))
+    a = plexus.ones((2, 2))
+    with pytest.raises(TypeError, match="give the tensors as arguments or as tensors=, not both"):
+        plexus.concat(a, tensors=[a])
+    with pytest.raises(ValueError, match="squeeze: an axis is repeated"):
+        plexus.ones((1, 2)).squeeze((0, -2))
+    with pytest.raises(TypeError, match="a dict's keys are names"):
+        plexus.save("unused", {1: a})

@@ -245,16 +245,6 @@ public:
     // and outside indices), as a new tensor. Differentiable (gradients.hpp).
     Tensor slice_axis(int axis, int64_t start, int64_t stop, int64_t step = 1) const;
 
-    // `out`, a copy of this tensor, recorded for autograd: its gradient is
-    // copied back to this tensor's device.
-    Tensor copied_back(Tensor out) const {
-        if (is_floating(dtype()) && autograd::detail::wanted({this})) {
-            const Device from = device();
-            autograd::detail::record(out, {this}, [from](const Tensor& dy) { return std::vector<Tensor>{dy.copyto(from)}; },
-                                     "copyto");
-        }
-        return out;
-    }
     Tensor astype(DType d) const {
         Tensor out = wrap([&](px_tensor** o) { return px_cast(need(), static_cast<px_dtype>(d), o); });
         if (is_floating(d) && autograd::detail::wanted({this})) {
@@ -314,6 +304,17 @@ public:
 
 private:
     Tensor reduce_impl(px_op op, bool all_axes, int axis, bool keepdims) const;
+
+    // `out`, a copy of this tensor, recorded for autograd: its gradient is
+    // copied back to this tensor's device.
+    Tensor copied_back(Tensor out) const {
+        if (is_floating(dtype()) && autograd::detail::wanted({this})) {
+            const Device from = device();
+            autograd::detail::record(out, {this}, [from](const Tensor& dy) { return std::vector<Tensor>{dy.copyto(from)}; },
+                                     "copyto");
+        }
+        return out;
+    }
 
     px_tensor* h_ = nullptr;
     std::shared_ptr<autograd::Meta> meta_;  // set for tensors autograd tracks
