@@ -36,6 +36,7 @@ namespace px::ffi {
 
 const char* dtype_name(int32_t dtype) noexcept { return px_dtype_name(dtype); }
 size_t dtype_size(int32_t dtype) noexcept { return px_dtype_size(dtype); }
+int32_t dtype_promote(int32_t a, int32_t b) noexcept { return px_dtype_promote(a, b); }
 const char* op_name(int32_t op) noexcept { return px_op_name(op); }
 const char* device_kind_name(int32_t kind) noexcept { return px_device_kind_name(kind); }
 

@@ -160,14 +160,32 @@ TensorObj* random(Runtime& rt, px_op op, const std::shared_ptr<DeviceImpl>& dev,
     return out.release();
 }
 
+namespace {
+// Operands of two dtypes compute in px_dtype_promote's (docs/semantics.md,
+// "operands of two dtypes"): the one of another dtype is cast first.
+// The dtype to cast to; 0 when the dtypes agree (or one is not a dtype).
+int32_t promotion(const TensorObj& a, const TensorObj& b) {
+    return a.dtype == b.dtype ? 0 : px_dtype_promote(a.dtype, b.dtype);
+}
+// a cast to `dtype`; nullptr when a is of it already.
+TensorObj* cast_to(const TensorObj& a, int32_t dtype) {
+    return a.dtype == dtype ? nullptr : cast(a, static_cast<px_dtype>(dtype));
+}
+}  // namespace
+
 TensorObj* binary(px_op op, const TensorObj& a, const TensorObj& b) {
     if (!in_family(op, PX_FAMILY_BINARY))
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", static_cast<int>(op), " (", name_of(op) ? name_of(op) : "unknown",
              ") is not a binary elementwise op");
     check_same_device(op, {&a, &b});
+    Shape shape = broadcast(a.shape, b.shape, name_of(op));
+    if (const int32_t common = promotion(a, b)) {
+        check_accepts(op, static_cast<px_dtype>(common));  // before anything is cast
+        Owned as_a(cast_to(a, common)), as_b(cast_to(b, common));
+        return binary(op, as_a ? *as_a : a, as_b ? *as_b : b);
+    }
     check_same_dtype(op, a, b);
     check_accepts(op, a.dtype);
-    Shape shape = broadcast(a.shape, b.shape, name_of(op));
     Owned out(new_tensor(a.buffer->device, result_dtype(op, a.dtype), shape));
     px_tensor_desc in[2] = {broadcast_desc(a, shape), broadcast_desc(b, shape)}, o = out->desc();
     dispatch(a.device(), op, a.dtype, in, 2, &o, 1, nullptr, numel(shape) > 0);
@@ -211,10 +229,14 @@ TensorObj* where(const TensorObj& cond, const TensorObj& a, const TensorObj& b) 
     if (cond.dtype != PX_UINT8)
         fail(PX_ERROR_DTYPE, "where: the condition must be uint8 (the result of a comparison), not ",
              px_dtype_name(cond.dtype));
-    check_same_dtype(PX_OP_WHERE, a, b);
     // Sized once, over all three: a pair alone may not fit where the whole is empty.
     const Shape all = broadcast_dims(broadcast_dims(cond.shape, a.shape, "where"), b.shape, "where");
     Shape shape = make_shape(all.ndim, all.dims, "where");
+    if (const int32_t common = promotion(a, b)) {
+        Owned as_a(cast_to(a, common)), as_b(cast_to(b, common));
+        return where(cond, as_a ? *as_a : a, as_b ? *as_b : b);
+    }
+    check_same_dtype(PX_OP_WHERE, a, b);
     Owned out(new_tensor(a.buffer->device, a.dtype, shape));
     px_tensor_desc in[3] = {broadcast_desc(cond, shape), broadcast_desc(a, shape), broadcast_desc(b, shape)};
     px_tensor_desc o = out->desc();

@@ -87,8 +87,32 @@ Initializer Initializer::Constant(double value) {
     return i;
 }
 
-Tensor Initializer::make(const Shape& shape, Device d, DType dtype) const {
+Initializer Initializer::Custom(std::string label, Fill fill) {
+    if (!fill) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Initializer::Custom: the fill function is empty");
+    Initializer i{custom};
+    i.fill = std::move(fill);
+    i.label = std::move(label);
+    return i;
+}
+
+Tensor Initializer::make(const Shape& shape, Device d, DType dtype, const std::string& name) const {
     switch (kind) {
+    case custom: {
+        Tensor data = full(shape, 0.0, d, dtype);
+        Tensor given = data;
+        fill(name, given);
+        if (given.is(data)) return data;
+        // The function assigned another tensor to its argument (data = ...): its values, if they fit.
+        if (!given.defined() || given.shape() != shape || given.dtype() != dtype)
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                       label + " for " + name + ": the fill function replaced its tensor with " +
+                                           (given.defined() ? "one of shape " + str(given.shape()) + ", " +
+                                                                  plexus::name(given.dtype())
+                                                            : std::string("an empty handle")) +
+                                           "; write values of shape " + str(shape) + ", " + plexus::name(dtype) +
+                                           " into it");
+        return data.assign(given.as_in_context(d));
+    }
     case zeros: return full(shape, 0.0, d, dtype);
     case ones: return full(shape, 1.0, d, dtype);
     case constant: return full(shape, scale, d, dtype);
@@ -115,6 +139,7 @@ Tensor Initializer::make(const Shape& shape, Device d, DType dtype) const {
 std::string Initializer::describe() const {
     const char* factors[] = {"avg", "in", "out"};
     switch (kind) {
+    case custom: return label;
     case zeros: return "Zero";
     case ones: return "One";
     case constant: return "Constant(" + number(scale) + ")";
@@ -237,7 +262,7 @@ void Parameter::start(const std::vector<Device>& devices, bool force_reinit, con
         pending_init_ = init;
         return;
     }
-    Tensor first = init.make(shape_, devices[0], DType::float32);
+    Tensor first = init.make(shape_, devices[0], DType::float32, name_);
     std::vector<Tensor> made;
     made.reserve(devices.size());
     for (size_t i = 0; i < devices.size(); ++i) {

@@ -31,8 +31,9 @@ namespace plexus::nn {
 // sqrt(6 / (fan_in + fan_out))), MSRAPrelu (He/Kaiming), Normal(sigma),
 // Uniform(scale) in [-scale, scale], Constant, Zero and One. Fans come from
 // the shape: dimension 0 is the outputs, 1 the inputs, the rest the window.
+// Custom runs a function of one's own, as a Gluon initializer's _init_weight.
 struct Initializer {
-    enum Kind { xavier_uniform, zeros, ones, normal, uniform, constant, xavier_gaussian } kind = xavier_uniform;
+    enum Kind { xavier_uniform, zeros, ones, normal, uniform, constant, xavier_gaussian, custom } kind = xavier_uniform;
     double scale = 0.01;  // normal: the standard deviation; uniform: the half-width; constant: the value
     enum Factor { avg, in, out } factor = avg;  // xavier: which fan
     double magnitude = 3;                       // xavier: the variance is magnitude / fan (uniform: limit sqrt(magnitude / fan))
@@ -46,8 +47,17 @@ struct Initializer {
     static Initializer Constant(double value);
     static Initializer Zero() { return {zeros}; }
     static Initializer One() { return {ones}; }
+    // fill(name, data) writes the initial values of the parameter `name`
+    // into `data` (zeros of its shape and dtype, on its first device) in
+    // place: data.assign(...), data[...] = ... in Python. Called once per
+    // initialization; the other devices get copies. `label` is describe()'s.
+    using Fill = std::function<void(const std::string& name, Tensor& data)>;
+    static Initializer Custom(std::string label, Fill fill);
+    Fill fill;          // custom
+    std::string label;  // custom
 
-    Tensor make(const Shape& shape, Device d, DType dtype) const;
+    // A new tensor of initial values for the parameter `name` (custom's fill gets the name).
+    Tensor make(const Shape& shape, Device d, DType dtype, const std::string& name = "") const;
     // e.g. "Xavier(uniform, avg, 3)", "Normal(0.01)".
     std::string describe() const;
 };

@@ -435,8 +435,8 @@ typedef struct px_version_info {
  * static. A program compares it with the PLEXUS_VERSION_* it was built with. */
 PX_API const px_version_info* px_version(void);
 
-/* libplexus also exports px_dtype_name, px_dtype_size, px_op_name and
- * px_device_kind_name (types.h) as symbols of those names, with the same
+/* libplexus also exports px_dtype_name, px_dtype_size, px_dtype_promote,
+ * px_op_name and px_device_kind_name (types.h) as symbols of those names, with the same
  * answers as the inline functions, for callers that cannot use a C header
  * (ctypes, cffi): look them up with dlsym. */
 

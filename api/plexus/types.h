@@ -161,6 +161,22 @@ static inline int32_t px_dtype_class(int32_t dtype) {
 }
 #undef PX_DTYPE_CLASS_IF_
 
+/* The dtype that operands of two dtypes compute in (an elementwise op, where;
+ * docs/semantics.md, "operands of two dtypes"), as PyTorch, JAX and MXNet's
+ * NumPy interface promote: a float with an integer gives the float (never
+ * losing a fraction), two floats the wider (float16 with bfloat16, neither of
+ * which holds the other, float32), two integers the wider (uint8 with int32
+ * is int32). 0 when either number is not a dtype. */
+static inline int32_t px_dtype_promote(int32_t a, int32_t b) {
+    const int32_t class_a = px_dtype_class(a), class_b = px_dtype_class(b);
+    if (class_a == 0 || class_b == 0) return 0;
+    if (a == b) return a;
+    if ((class_a == PX_DTYPE_CLASS_FLOAT) != (class_b == PX_DTYPE_CLASS_FLOAT))
+        return class_a == PX_DTYPE_CLASS_FLOAT ? a : b;
+    if (px_dtype_size(a) != px_dtype_size(b)) return px_dtype_size(a) > px_dtype_size(b) ? a : b;
+    return class_a == PX_DTYPE_CLASS_FLOAT ? PX_FLOAT32 : 0; /* float16 and bfloat16 */
+}
+
 /* "cpu", "gpu", "accel"; NULL for any other number (px_device_kind_label,
  * plexus.h, also knows the kinds plugins name). */
 static inline const char* px_device_kind_name(int32_t kind) {

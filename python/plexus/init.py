@@ -1,7 +1,26 @@
 """Initializers, as mxnet.init: net.initialize(init.Normal(sigma=0.01)) or init=init.Xavier(). They
 set the parameters that have no initializer of their own (weights); biases start at zero, and
-BatchNorm's and LayerNorm's gamma and beta at one and zero, whatever the network is given."""
+BatchNorm's and LayerNorm's gamma and beta at one and zero, whatever the network is given.
+
+One of your own, as Gluon's (d2l's MyInit): subclass Initializer and write the values into `data`
+(zeros of the parameter's shape, float32, on its first device) in place:
+
+    class MyInit(init.Initializer):
+        def _init_weight(self, name, data):
+            data[:] = plexus.random.uniform(-10, 10, data.shape)
+            data *= plexus.abs(data) >= 5
+"""
+from . import _plexus
 from ._plexus.init import Initializer, Xavier, MSRAPrelu, Normal, Uniform, Constant, Zero, One
+
+_describe = Initializer.__repr__
+
+
+def _repr(self):
+    return _describe(self) if type(self) is Initializer else "%s()" % type(self).__name__
+
+
+Initializer.__repr__ = _repr
 
 __all__ = ["Initializer", "Xavier", "MSRAPrelu", "Normal", "Uniform", "Constant", "Zero", "One", "create"]
 
@@ -11,12 +30,18 @@ _BY_NAME = {"xavier": Xavier, "msraprelu": MSRAPrelu, "normal": Normal, "uniform
 
 
 def create(init):
-    """An Initializer from an Initializer, a registered name ('xavier', 'normal', 'uniform', 'zeros',
-    'ones', 'msraprelu', any case) or None (Xavier-uniform, Plexus's default)."""
+    """An Initializer from an Initializer (a subclass written in Python too), a registered name
+    ('xavier', 'normal', 'uniform', 'zeros', 'ones', 'msraprelu', any case) or None (Xavier-uniform,
+    Plexus's default)."""
     if init is None:
         return Xavier()
     if isinstance(init, Initializer):
-        return init
+        if type(init) is Initializer:
+            return init
+        if not callable(getattr(init, "_init_weight", None)):
+            raise TypeError("%s subclasses plexus.init.Initializer without an _init_weight(self, name, data) method; "
+                            "write the parameter's values into data there" % type(init).__name__)
+        return _plexus.init._python(init)
     if isinstance(init, str) and init.lower() in _BY_NAME:
         return _BY_NAME[init.lower()]()
     raise ValueError("initializer %r is not an Initializer (plexus.init.Xavier(), Normal(sigma), ...) or one of the "

@@ -349,13 +349,30 @@ Tensor floor_divide(const Tensor& a, double b, bool scalar_first) {
 // `result` written into t's own memory (Tensor::assign), so every name for
 // t (a list's element, a parameter) sees it, as in NumPy and PyTorch; d2l's
 // from-scratch sgd (`param -= lr * param.grad / batch_size`) needs it. The
-// result keeps t's dtype, as NumPy's in-place ops do.
+// op computes in the promoted dtype and the result is written in t's, as
+// NumPy's and PyTorch's in-place ops, unless that would drop a fraction.
 Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
-    if (result.dtype() != t.dtype())
+    if (is_floating(result.dtype()) && !is_floating(t.dtype()))
         throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: the result is " +
                                                      plexus::name(result.dtype()) + " and x is " + plexus::name(t.dtype()) +
-                                                     "; in place it must keep x's dtype (write x = x " + op + " y)");
+                                                     "; in place it would lose the fraction (write x = x " + op + " y)");
     return t.assign(result);
+}
+
+// y of `x op= y` when y is not a number: a tensor, or anything plexus.array
+// takes (a NumPy array, a list) in its own dtype, on x's device. (Left to
+// Python, `x *= numpy_array` would bind x to a new NumPy array and leave the
+// tensor as it was.)
+Tensor operand(const Tensor& x, const py::object& y) {
+    if (py::isinstance<Tensor>(y)) return y.cast<Tensor>();
+    return py::module_::import("plexus").attr("array")(y, py::arg("device") = x.device()).cast<Tensor>();
+}
+
+// x op= y for y a number (the scalar rules: int32 += 1 stays int32) or anything operand() takes.
+template <class WithNumber, class WithTensor>
+Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
+    if (py::isinstance<py::int_>(y) || py::isinstance<py::float_>(y)) return in_place(x, with_number(x, y.cast<double>()), op);
+    return in_place(x, with_tensor(x, operand(x, y)), op);
 }
 
 // The values of x[key] = value as a tensor: a tensor as it is, a number or
@@ -641,6 +658,33 @@ private:
     py::object schedule_;
 };
 
+// An initializer written in Python (a subclass of plexus.init.Initializer
+// with _init_weight(name, data), as Gluon's), for nn::Initializer::Custom.
+// Copies of the initializer share one of these, so copying never touches a
+// Python reference count; the last lets the Python object go with the GIL
+// held (a parameter may be dropped where it is not).
+class PythonFill {
+public:
+    explicit PythonFill(py::object init) : init_(std::move(init)) {}
+    ~PythonFill() {
+        if (!Py_IsInitialized()) {  // at exit, after the interpreter: nothing left to release
+            init_.release();
+            return;
+        }
+        py::gil_scoped_acquire held;
+        init_ = py::object();
+    }
+    PythonFill(const PythonFill&) = delete;
+    PythonFill& operator=(const PythonFill&) = delete;
+    void operator()(const std::string& name, Tensor& data) const {
+        py::gil_scoped_acquire held;  // a deferred parameter is made at the first forward call, maybe without it
+        init_.attr("_init_weight")(name, data);
+    }
+
+private:
+    py::object init_;
+};
+
 // A reduction over every axis of t: a scalar, or with keepdims t's rank of ones, as NumPy's.
 Tensor all_axes(const Tensor& reduced, const Tensor& t, bool keepdims) {
     return keepdims ? reduced.reshape(Shape(size_t(t.ndim()), 1)) : reduced;
@@ -783,23 +827,22 @@ PYBIND11_MODULE(_plexus, m) {
         .def("__setitem__", &setitem)
         .def("assign", [](Tensor& t, const py::object& v) -> Tensor& { return t.assign(assigned_values(t, v)); },
              py::arg("values"), py::return_value_policy::reference)
-        .def("__iadd__", [](Tensor& a, const Tensor& b) -> Tensor& { return in_place(a, a + b, "+"); }, py::is_operator(),
-             py::return_value_policy::reference)
-        .def("__iadd__", [](Tensor& a, double b) -> Tensor& { return in_place(a, a + b, "+"); }, py::is_operator(),
-             py::return_value_policy::reference)
-        .def("__isub__", [](Tensor& a, const Tensor& b) -> Tensor& { return in_place(a, a - b, "-"); }, py::is_operator(),
-             py::return_value_policy::reference)
-        .def("__isub__", [](Tensor& a, double b) -> Tensor& { return in_place(a, a - b, "-"); }, py::is_operator(),
-             py::return_value_policy::reference)
-        .def("__imul__", [](Tensor& a, const Tensor& b) -> Tensor& { return in_place(a, a * b, "*"); }, py::is_operator(),
-             py::return_value_policy::reference)
-        .def("__imul__", [](Tensor& a, double b) -> Tensor& { return in_place(a, a * b, "*"); }, py::is_operator(),
-             py::return_value_policy::reference)
-        .def("__itruediv__", [](Tensor& a, const Tensor& b) -> Tensor& {
-            return in_place(a, is_floating(a.dtype()) ? a / b : a.astype(DType::float64) / b.astype(DType::float64), "/");
+        .def("__iadd__", [](Tensor& a, const py::object& b) -> Tensor& {
+            return in_place_op(a, b, "+", [](const Tensor& x, double y) { return x + y; },
+                               [](const Tensor& x, const Tensor& y) { return x + y; });
         }, py::is_operator(), py::return_value_policy::reference)
-        .def("__itruediv__", [](Tensor& a, double b) -> Tensor& { return in_place(a, as_quotient(a) / b, "/"); },
-             py::is_operator(), py::return_value_policy::reference)
+        .def("__isub__", [](Tensor& a, const py::object& b) -> Tensor& {
+            return in_place_op(a, b, "-", [](const Tensor& x, double y) { return x - y; },
+                               [](const Tensor& x, const Tensor& y) { return x - y; });
+        }, py::is_operator(), py::return_value_policy::reference)
+        .def("__imul__", [](Tensor& a, const py::object& b) -> Tensor& {
+            return in_place_op(a, b, "*", [](const Tensor& x, double y) { return x * y; },
+                               [](const Tensor& x, const Tensor& y) { return x * y; });
+        }, py::is_operator(), py::return_value_policy::reference)
+        .def("__itruediv__", [](Tensor& a, const py::object& b) -> Tensor& {
+            return in_place_op(a, b, "/", [](const Tensor& x, double y) { return as_quotient(x) / y; },
+                               [](const Tensor& x, const Tensor& y) { return as_quotient(x) / y; });
+        }, py::is_operator(), py::return_value_policy::reference)
         .def("slice_axis", &Tensor::slice_axis, py::arg("axis"), py::arg("begin"), py::arg("end"), py::arg("step") = 1)
         // arithmetic: Tensor op Tensor, Tensor op scalar, scalar op Tensor
         .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator())
@@ -951,6 +994,7 @@ PYBIND11_MODULE(_plexus, m) {
     // Initializers as mxnet.init's (plexus.init re-exports them).
     py::module_ minit = m.def_submodule("init", "Initializers, as mxnet.init: net.initialize(init.Normal(0.01))");
     py::class_<nn::Initializer>(minit, "Initializer")
+        .def(py::init<>())  // for subclasses written in Python (plexus/init.py)
         .def("__repr__", &nn::Initializer::describe)
         .def("__eq__", [](const nn::Initializer& a, const nn::Initializer& b) { return a.describe() == b.describe(); })
         .def("__hash__", [](const nn::Initializer& a) { return py::hash(py::str(a.describe())); });
@@ -962,6 +1006,11 @@ PYBIND11_MODULE(_plexus, m) {
     minit.def("Constant", &nn::Initializer::Constant, py::arg("value"));
     minit.def("Zero", &nn::Initializer::Zero);
     minit.def("One", &nn::Initializer::One);
+    minit.def("_python", [](const py::object& init) {
+        auto fill = std::make_shared<PythonFill>(init);
+        return nn::Initializer::Custom(py::str(py::type::of(init).attr("__name__")).cast<std::string>() + "()",
+                                       [fill](const std::string& name, Tensor& data) { (*fill)(name, data); });
+    });
 
     py::class_<nn::Parameter>(mnn, "Parameter")
         // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.

@@ -88,7 +88,7 @@ TEST_CASE("shape and dtype errors are typed and name the op", "[conformance][err
     PX_NEEDS({PX_OP_FILL, DType::float32}, {PX_OP_FILL, DType::int32}, {PX_OP_FILL, DType::uint8});
     Device dev = pxtest::device_under_test();
     REQUIRE_THROWS_AS(ones({2, 3}, dev) + ones({3, 2}, dev), ShapeError);
-    REQUIRE_THROWS_AS(ones({2}, dev) + ones({2}, dev, DType::int32), DTypeError);
+    REQUIRE_THROWS_AS(matmul(ones({2, 2}, dev), ones({2, 2}, dev, DType::int32)), DTypeError);  // (elementwise ops promote)
     REQUIRE_THROWS_AS(ones({2}, dev, DType::int32).exp(), DTypeError);
     REQUIRE_THROWS_AS(ones({2}, dev, DType::uint8).neg(), DTypeError);
     REQUIRE_THROWS_AS(matmul(ones({2, 3}, dev), ones({2, 3}, dev)), ShapeError);

@@ -229,13 +229,14 @@ TEST_CASE("a hint names the C function for C callers and the call in C++ and in 
     CHECK(says("px_binary: add: inputs are on different devices, cpu(0) and cpu(1); move one explicitly: "
                "px_tensor_copy_to in C, x.copyto(cpu(0)) or x.as_in_context(cpu(0)) in C++ and Python (Plexus never "
                "copies between devices implicitly)"));
-    CHECK(px_binary(PX_OP_ADD, a, b, &out) == PX_ERROR_DTYPE);
-    CHECK(says("px_binary: add: dtypes differ, float32 and int32; cast one: px_cast in C, x.astype(DType::float32) in "
-               "C++, x.astype('float32') in Python"));
+    // (Elementwise ops promote two dtypes; matmul, as PyTorch's, wants one.)
+    CHECK(px_matmul(a, b, &out) == PX_ERROR_DTYPE);
+    CHECK(says("px_matmul: matmul: dtypes differ, float32 and int32; cast one: px_cast in C, x.astype(DType::float32) "
+               "in C++, x.astype('float32') in Python"));
     // The integer input first: the cast suggested is still to the float dtype.
-    CHECK(px_binary(PX_OP_ADD, b, a, &out) == PX_ERROR_DTYPE);
-    CHECK(says("px_binary: add: dtypes differ, int32 and float32; cast one: px_cast in C, x.astype(DType::float32) in "
-               "C++, x.astype('float32') in Python"));
+    CHECK(px_matmul(b, a, &out) == PX_ERROR_DTYPE);
+    CHECK(says("px_matmul: matmul: dtypes differ, int32 and float32; cast one: px_cast in C, x.astype(DType::float32) "
+               "in C++, x.astype('float32') in Python"));
     CHECK(out == nullptr);
     for (px_tensor* t : {a, b, theirs, on1}) px_tensor_release(t);
     REQUIRE(px_runtime_destroy(other) == PX_OK);

@@ -56,6 +56,7 @@ TEST_CASE("the name and size helpers are exported under their own names, with th
           "[capi][ffi]") {
     auto dtype_name = symbol<const char* (*)(int32_t)>("px_dtype_name");
     auto dtype_size = symbol<size_t (*)(int32_t)>("px_dtype_size");
+    auto dtype_promote = symbol<int32_t (*)(int32_t, int32_t)>("px_dtype_promote");
     auto op_name = symbol<const char* (*)(int32_t)>("px_op_name");
     auto kind_name = symbol<const char* (*)(int32_t)>("px_device_kind_name");
     int names = 0;
@@ -63,6 +64,7 @@ TEST_CASE("the name and size helpers are exported under their own names, with th
         INFO("number " << i);
         CHECK(str(dtype_name(i)) == str(::px_dtype_name(i)));
         CHECK(dtype_size(i) == ::px_dtype_size(i));
+        for (int32_t j = -1; j < 10; ++j) CHECK(dtype_promote(i, j) == ::px_dtype_promote(i, j));
         CHECK(str(op_name(i)) == str(::px_op_name(i)));
         CHECK(str(kind_name(i)) == str(::px_device_kind_name(i)));
         names += op_name(i) != nullptr;
@@ -72,6 +74,8 @@ TEST_CASE("the name and size helpers are exported under their own names, with th
     CHECK(dtype_size(PX_INT64) == 8);
     CHECK(dtype_size(99) == 0);
     CHECK(dtype_name(0) == nullptr);
+    CHECK(dtype_promote(PX_UINT8, PX_FLOAT16) == PX_FLOAT16);
+    CHECK(dtype_promote(PX_INT32, 99) == 0);
     CHECK(str(op_name(PX_OP_MATMUL)) == "matmul");
     CHECK(op_name(999) == nullptr);
     CHECK(str(kind_name(PX_DEVICE_GPU)) == "gpu");

@@ -69,15 +69,19 @@ void binary_rows(std::vector<Row>& rows, int32_t op) {
     rows.push_back({op, "valid", PX_OK, [=](Maker& m, px_tensor** o) { return bin(m, m.f({2, 3}), m.f({3}), o); }});
     rows.push_back({op, "shapes that do not broadcast", PX_ERROR_SHAPE,
                     [=](Maker& m, px_tensor** o) { return bin(m, m.f({2, 3}), m.f({4}), o); }});
-    rows.push_back({op, "dtypes that differ", PX_ERROR_DTYPE,
+    rows.push_back({op, "dtypes that differ (promoted)", PX_OK,
                     [=](Maker& m, px_tensor** o) { return bin(m, m.f({3}), m.i32({3}), o); }});
     rows.push_back({op, "inputs on two devices", PX_ERROR_DEVICE_MISMATCH,
                     [=](Maker& m, px_tensor** o) { return bin(m, m.f({3}), m.far({3}), o); }});
     rows.push_back({op, "given to px_unary", PX_ERROR_INVALID_ARGUMENT,
                     [=](Maker& m, px_tensor** o) { return px_unary(px_op(op), m.f({3}), o); }});
     if (op == PX_OP_POW)
+    {
         rows.push_back({op, "integers", PX_ERROR_DTYPE,
                         [=](Maker& m, px_tensor** o) { return bin(m, m.i32({3}), m.i32({3}), o); }});
+        rows.push_back({op, "integers of two dtypes", PX_ERROR_DTYPE,
+                        [=](Maker& m, px_tensor** o) { return bin(m, m.u8({3}), m.i32({3}), o); }});
+    }
 }
 
 void unary_rows(std::vector<Row>& rows, int32_t op) {
@@ -212,7 +216,7 @@ void elementwise_rows(std::vector<Row>& rows) {
     rows.push_back({W, "valid", PX_OK, [](Maker& m, px_tensor** o) { return px_where(m.u8({2, 1}), m.f({3}), m.f({2, 3}), o); }});
     rows.push_back({W, "a float32 condition", PX_ERROR_DTYPE,
                     [](Maker& m, px_tensor** o) { return px_where(m.f({3}), m.f({3}), m.f({3}), o); }});
-    rows.push_back({W, "values of two dtypes", PX_ERROR_DTYPE,
+    rows.push_back({W, "values of two dtypes (promoted)", PX_OK,
                     [](Maker& m, px_tensor** o) { return px_where(m.u8({3}), m.f({3}), m.i32({3}), o); }});
     rows.push_back({W, "shapes that do not broadcast", PX_ERROR_SHAPE,
                     [](Maker& m, px_tensor** o) { return px_where(m.u8({3}), m.f({3}), m.f({2}), o); }});

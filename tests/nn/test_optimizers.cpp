@@ -327,6 +327,41 @@ TEST_CASE("an integer tensor with a fractional scalar computes in float64, as Nu
     REQUIRE((i * std::nan("")).dtype() == DType::float64);
 }
 
+TEST_CASE("tensors of two dtypes compute in the promoted one and each gradient comes back in its own dtype",
+          "[nn][autograd]") {
+    Tensor f = array(std::vector<double>{0.5, -2, 3}, {3}).astype(DType::float32);
+    Tensor i = array(std::vector<int32_t>{1, 2, -3}, {3});
+    REQUIRE((f + i).dtype() == DType::float32);
+    REQUIRE(values(f + i) == std::vector<double>{1.5, 0, 0});
+    REQUIRE(values(i - f) == std::vector<double>{0.5, 4, -6});
+    REQUIRE(values(f * (f > 0.0)) == std::vector<double>{0.5, 0, 3});  // a comparison's uint8 as a mask
+    REQUIRE(values(i < f) == std::vector<double>{0, 0, 1});             // compared in float32
+    REQUIRE((i + i.astype(DType::int64)).dtype() == DType::int64);
+    REQUIRE((f.astype(DType::float16) * f.astype(DType::bfloat16)).dtype() == DType::float32);
+    const Tensor w = where(f > 0.0, f, i);
+    REQUIRE(w.dtype() == DType::float32);
+    REQUIRE(values(w) == std::vector<double>{0.5, 2, 3});
+    REQUIRE(values(maximum(i, f)) == std::vector<double>{1, 2, 3});
+
+    Tensor h = array(std::vector<double>{1, 2}, {2}).astype(DType::float16);
+    Tensor g = array(std::vector<double>{3, 4}, {2}).astype(DType::float32);
+    Tensor b = array(std::vector<double>{-1, 5}, {2}).astype(DType::bfloat16);
+    for (Tensor* t : {&h, &g, &b}) t->attach_grad();
+    Tensor y;
+    {
+        auto r = autograd::record();
+        y = (h * g + where(g > 3.5, b, h)).sum();  // float32; where's float16 and bfloat16 meet in float32
+    }
+    REQUIRE(y.dtype() == DType::float32);
+    y.backward();
+    REQUIRE(h.grad().dtype() == DType::float16);
+    REQUIRE(g.grad().dtype() == DType::float32);
+    REQUIRE(b.grad().dtype() == DType::bfloat16);
+    REQUIRE(values(h.grad()) == std::vector<double>{4, 4});  // g + (where's pick of h: the first element)
+    REQUIRE(values(g.grad()) == std::vector<double>{1, 2});
+    REQUIRE(values(b.grad()) == std::vector<double>{0, 1});
+}
+
 TEST_CASE("pick chooses one class per row and refuses an index outside the classes", "[nn][autograd]") {
     Tensor data = array(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
     REQUIRE(values(pick(data, array(std::vector<int32_t>{2, 0}, {2}))) == std::vector<double>{3, 4});

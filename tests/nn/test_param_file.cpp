@@ -311,7 +311,13 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
     pxtest::make_save_loop_net(loaded, 3);
     const auto wa = values(a[0].weight().data()), wb = values(b[0].weight().data());
     REQUIRE(wa != wb);
-    a.save_parameters(path);  // a good file before the first kill
+    // A good file before the first kill; how long a save takes here sets the
+    // span the kills are spread over (a sanitizer build on a loaded machine
+    // saves ten times slower than a normal one).
+    const auto started = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) a.save_parameters(path);
+    const auto per_save = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started) / 3;
+    const uint64_t span_us = std::max<uint64_t>(60000, uint64_t(per_save.count()) * 6);
     std::mt19937 rng(12345);
     int saw_a = 0, saw_b = 0;
     for (int kill = 0; kill < 100; ++kill) {
@@ -332,7 +338,7 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
         close(ready[0]);
         // A random point among the next several saves (each writes and
         // flushes about 1 MiB: milliseconds to tens of milliseconds).
-        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 60000));
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % span_us));
         REQUIRE(::kill(child, SIGKILL) == 0);
         int status = 0;
         REQUIRE(waitpid(child, &status, 0) == child);

@@ -101,6 +101,54 @@ TEST_CASE("initializers refuse what they cannot draw", "[nn][init][errors]") {
                         "the value must be finite");
 }
 
+TEST_CASE("a custom initializer writes each weight once by name and its copies reach every device", "[nn][init]") {
+    std::vector<std::string> names;
+    const auto diagonal = nn::Initializer::Custom("Diagonal", [&](const std::string& name, Tensor& data) {
+        names.push_back(name + " " + str(data.shape()));
+        const int64_t rows = data.shape()[0], cols = data.shape()[1];
+        std::vector<float> v(size_t(rows * cols), 0.0f);
+        for (int64_t i = 0; i < std::min(rows, cols); ++i) v[size_t(i * cols + i)] = 2.0f;
+        data.assign(array(v, {rows, cols}));
+    });
+    REQUIRE(diagonal.describe() == "Diagonal");
+    nn::Sequential net;
+    net.add(nn::Dense(3, "", 2), nn::Dense(2));  // the second's input size inferred
+    net.initialize(diagonal, std::vector<Device>{cpu(0), cpu(1)});
+    net(ones({1, 2}));
+    REQUIRE(names == std::vector<std::string>{"weight (3, 2)", "weight (2, 3)"});  // weights only, once each
+    for (const Device& d : {cpu(0), cpu(1)}) {
+        REQUIRE(values(net[0].weight().data(d)) == std::vector<double>{2, 0, 0, 2, 0, 0});
+        REQUIRE(values(net[1].weight().data(d)) == std::vector<double>{2, 0, 0, 0, 2, 0});
+        REQUIRE(values(net[0].bias().data(d)) == std::vector<double>{0, 0, 0});
+    }
+    // A function that assigns a new tensor of the right shape to its argument: its values count.
+    nn::Parameter p("p", {2});
+    p.initialize({cpu()}, false, nn::Initializer::Custom("Fives", [](const std::string&, Tensor& data) {
+        data = full({2}, 5.0, cpu(), DType::float32);
+    }));
+    REQUIRE(values(p.data()) == std::vector<double>{5, 5});
+}
+
+TEST_CASE("a custom initializer is refused without a function and when it replaces its tensor by another shape",
+          "[nn][init][errors]") {
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { nn::Initializer::Custom("none", {}); }),
+                        "Initializer::Custom: the fill function is empty");
+    nn::Parameter p("p", {2, 2});
+    const auto wrong = nn::Initializer::Custom("Wrong", [](const std::string&, Tensor& data) { data = ones({3}); });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.initialize({cpu()}, false, wrong); }),
+                        "Wrong for p: the fill function replaced its tensor with one of shape (3,), float32; write "
+                        "values of shape (2, 2), float32 into it");
+    REQUIRE(!p.initialized());  // nothing was set
+    const auto empty = nn::Initializer::Custom("Empty", [](const std::string&, Tensor& data) { data = Tensor(); });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.initialize({cpu()}, false, empty); }),
+                        "replaced its tensor with an empty handle");
+    const auto throwing = nn::Initializer::Custom("Throwing", [](const std::string&, Tensor&) {
+        throw ShapeError(PX_ERROR_SHAPE, "from the fill");
+    });
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { p.initialize({cpu()}, false, throwing); }), "from the fill");
+    REQUIRE(!p.initialized());
+}
+
 TEST_CASE("a network initializer sets its weights while biases and BatchNorm keep their own also for deferred shapes",
           "[nn][init]") {
     nn::Sequential net;

@@ -726,7 +726,7 @@ def test_writing_in_place_as_d2l_from_scratch_code_does():
     assert x.tolist() == [[0.5, 0.25], [3.0, 6.0]]
     # Refusals: a dtype the result cannot keep, a shape that does not broadcast, while recording.
     i = plexus.array([1, 2], dtype="int32")
-    with pytest.raises(TypeError, match="in place it must keep x's dtype"):
+    with pytest.raises(TypeError, match="the result is float64 and x is int32; in place it would lose the fraction"):
         i /= 2
     with pytest.raises(ValueError, match="do not broadcast"):
         x[...] = plexus.ones((3,))
@@ -845,6 +845,54 @@ def test_initializers_as_mxnet_init_set_the_weights_and_leave_biases_and_batch_n
         net.initialize(init="orthogonal", force_reinit=True)
     with pytest.raises(plexus.InvalidArgumentError, match="sigma must be finite and >= 0"):
         init.Normal(-0.1)
+
+
+def test_an_initializer_written_in_python_as_d2ls_my_init():
+    np = need("numpy")
+    from plexus import init
+    seen = []
+
+    class MyInit(init.Initializer):  # d2l's "Parameter Management", with NumPy as its np
+        def _init_weight(self, name, data):
+            seen.append((name, data.shape, str(data.device)))
+            data[:] = np.random.uniform(-10, 10, data.shape)
+            data *= np.abs(data.asnumpy()) >= 5
+
+    net = nn.Sequential()
+    net.add(nn.Dense(8, activation="relu"), nn.Dense(1))  # shapes inferred at the first call
+    net.initialize(MyInit(), device=[plexus.cpu(0), plexus.cpu(1)])
+    assert seen == []  # deferred: nothing is known yet
+    net(plexus.ones((2, 4)))
+    assert [(shape, dev) for _, shape, dev in seen] == [((8, 4), "cpu(0)"), ((1, 8), "cpu(0)")]  # weights only, once
+    w = net[0].weight.data().asnumpy()
+    assert ((np.abs(w) >= 5) | (w == 0)).all() and (np.abs(w) <= 10).all() and (w != 0).any()
+    assert (net[0].weight.data(plexus.cpu(1)).asnumpy() == w).all()  # the other device gets a copy
+    assert (net[0].bias.data().asnumpy() == 0).all()  # biases start at zero, as Gluon's
+    assert repr(MyInit()) == "MyInit()" and repr(init.create(MyInit())) == "MyInit()"
+
+    class Diagonal(init.Initializer):  # a parameter's own initializer, and force_reinit
+        def _init_weight(self, name, data):
+            data[...] = plexus.array(np.eye(*data.shape))
+
+    p = nn.Parameter("scale", (2, 3), init=Diagonal())
+    p.initialize()
+    assert p.data().asnumpy().tolist() == [[1, 0, 0], [0, 1, 0]]
+    net.initialize(Diagonal(), force_reinit=True)
+    assert net[1].weight.data().asnumpy().tolist() == [[1, 0, 0, 0, 0, 0, 0, 0]]
+
+    class Failing(init.Initializer):
+        def _init_weight(self, name, data):
+            raise KeyError(name)
+
+    with pytest.raises(KeyError):  # the initializer's own exception, and the parameter keeps its values
+        net.initialize(Failing(), force_reinit=True)
+    assert net[1].weight.data().asnumpy().tolist() == [[1, 0, 0, 0, 0, 0, 0, 0]]
+
+    class NoMethod(init.Initializer):
+        pass
+
+    with pytest.raises(TypeError, match="NoMethod subclasses plexus.init.Initializer without an _init_weight"):
+        net.initialize(NoMethod(), force_reinit=True)
 
 
 def test_freezing_parameters_as_gluon_fine_tuning_does_and_accumulating_gradients():

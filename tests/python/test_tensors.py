@@ -290,8 +290,9 @@ def test_true_division_of_integer_tensors_is_numpys():
         assert got.dtype == "float64" and got.asnumpy().tolist() == want.tolist()
     f = plexus.arange(4, dtype="float32")
     assert (f / 2).dtype == "float32" and (f / 2).asnumpy().tolist() == [0, 0.5, 1, 1.5]
-    with pytest.raises(plexus.DTypeError):  # mixed dtypes are still cast explicitly
-        f / plexus.arange(4, dtype="int32")
+    q = f / plexus.arange(1, 5, dtype="int32")  # two dtypes: the float's (docs/semantics.md)
+    assert q.dtype == "float32"
+    np.testing.assert_allclose(q.asnumpy(), [0, 0.5, 2 / 3, 0.75], rtol=1e-7)
 
 
 def test_floor_division_of_integer_tensors_is_numpys():
@@ -472,3 +473,59 @@ def test_writing_elements_in_place_numpy_scalars_and_strided_rows_as_numpy():
 def test_save_into_a_missing_folder_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="save: no such folder"):
         plexus.save(tmp_path / "missing" / "f", [plexus.ones(2)])
+
+
+def test_tensors_of_two_dtypes_meet_in_the_promoted_one_as_pytorch_and_mxnet_np():
+    np = need("numpy")
+    f = plexus.array([0.5, -2.0, 3.0])
+    i = plexus.array([1, 2, -3], dtype="int32")
+    for got, dtype, want in [(f + i, "float32", [1.5, 0, 0]), (i * f, "float32", [0.5, -4, -9]),
+                             (i + plexus.array([1, 1, 1], dtype="int64"), "int64", [2, 3, -2]),
+                             (f.astype("float16") * f.astype("bfloat16"), "float32", [0.25, 4, 9]),
+                             (f.astype("float64") - i, "float64", [-0.5, -4, 6]),
+                             (f * (f > 0), "float32", [0.5, 0, 3]),  # a comparison's uint8 as a mask
+                             (i < f, "uint8", [0, 0, 1]),  # compared in float32: 1 < 0.5 is false
+                             (plexus.where(f > 0, f, i), "float32", [0.5, 2, 3]),
+                             (plexus.maximum(i, f), "float32", [1, 2, 3])]:
+        assert got.dtype == dtype and got.asnumpy().tolist() == want
+    # gradients come back in each operand's own dtype
+    h, g = plexus.array([1.0, 2.0], dtype="float16"), plexus.array([3.0, 4.0])
+    h.attach_grad()
+    g.attach_grad()
+    with plexus.autograd.record():
+        y = (h * g).sum()
+    y.backward()
+    assert h.grad.dtype == "float16" and h.grad.asnumpy().tolist() == [3, 4]
+    assert g.grad.dtype == "float32" and g.grad.asnumpy().tolist() == [1, 2]
+    # NumPy agrees on the values where its dtype is the same
+    a, b = np.array([1, 200, 7], np.uint8), np.array([-5, 100, 3], np.int32)
+    assert (plexus.array(a) + plexus.array(b)).asnumpy().tolist() == (a + b).tolist()
+
+
+def test_in_place_ops_take_arrays_and_lists_and_refuse_to_drop_a_fraction():
+    np = need("numpy")
+    # d2l's custom initializer: data[:] = uniform(-10, 10); data *= abs(data) >= 5, with a NumPy mask
+    data = plexus.array([[-8.0, 3.0], [6.0, -4.5]])
+    alias = data
+    data *= np.abs(data.asnumpy()) >= 5  # a bool array: the tensor itself changes, not a new NumPy array
+    assert data is alias and isinstance(data, plexus.Tensor)
+    assert alias.tolist() == [[-8.0, 0.0], [6.0, 0.0]]
+    data *= plexus.abs(data) >= 7  # the same with a Plexus comparison (uint8)
+    assert alias.tolist() == [[-8.0, 0.0], [0.0, 0.0]]
+    data += [1, 2]  # a list, broadcast
+    data -= np.float64(1)
+    data /= plexus.array([2.0, 4.0], dtype="float64")  # computed in float64, written in float32
+    assert alias.dtype == "float32" and alias.tolist() == [[-4.0, 0.25], [0.0, 0.25]]
+    h = plexus.ones(2, dtype="float16")
+    h += np.array([0.5, 1.5])
+    assert h.dtype == "float16" and h.tolist() == [1.5, 2.5]
+    i = plexus.array([1, 2], dtype="int32")
+    i += 1
+    i *= plexus.array([3, 3], dtype="int64")  # an integer result is written in i's dtype
+    assert i.dtype == "int32" and i.tolist() == [6, 9]
+    for op in (lambda: i.__imul__(0.5), lambda: i.__iadd__(plexus.ones(2)), lambda: i.__isub__(np.array([0.5, 1]))):
+        with pytest.raises(plexus.DTypeError, match="in place it would lose the fraction"):
+            op()
+    assert i.tolist() == [6, 9]
+    with pytest.raises(plexus.DTypeError, match="cannot convert values of dtype <U1"):
+        i += "a"

@@ -112,7 +112,25 @@ inline Tensor Tensor::unary_alpha(px_op op, double alpha) const {
 // Defined below (where's own gradient is recorded there).
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
+namespace detail {
+// Operands of two dtypes meet in px_dtype_promote's (docs/semantics.md,
+// "operands of two dtypes"), as the router casts them for C callers; here
+// through astype, so each one's gradient comes back in its own dtype. False
+// (and nothing cast) when the dtypes agree.
+inline bool promoted(const Tensor& a, const Tensor& b, Tensor& as_a, Tensor& as_b) {
+    if (!a.defined() || !b.defined()) return false;
+    const DType da = a.dtype(), db = b.dtype();
+    const int32_t common = da == db ? 0 : px_dtype_promote(static_cast<int32_t>(da), static_cast<int32_t>(db));
+    if (common == 0) return false;
+    const auto to = static_cast<DType>(common);
+    as_a = da == to ? a : a.astype(to);
+    as_b = db == to ? b : b.astype(to);
+    return true;
+}
+}  // namespace detail
+
 inline Tensor Tensor::binary_op(px_op op, const Tensor& b) const {
+    if (Tensor as_a, as_b; detail::promoted(*this, b, as_a, as_b)) return as_a.binary_op(op, as_b);
     Tensor out = wrap([&](px_tensor** o) { return px_binary(op, need(), b.need(), o); });
     if (!autograd::detail::wanted({this, &b})) return out;
     using grad_rules::sum_to;
@@ -329,6 +347,7 @@ inline Tensor take(const Tensor& table, const Tensor& indices) {
 }
 
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+    if (Tensor as_a, as_b; detail::promoted(a, b, as_a, as_b)) return where(cond, as_a, as_b);
     Tensor out = Tensor::wrap([&](px_tensor** o) { return px_where(cond.need(), a.need(), b.need(), o); });
     if (!autograd::detail::wanted({&a, &b})) return out;
     Tensor c = cond.detach();
