@@ -48,7 +48,7 @@ std::vector<data::Transform> transforms_of(const py::iterable& items) {
 // A file's tensor, read (and its values copied to the device) without the GIL.
 template <class Read>
 Tensor read_to(const std::optional<Device>& d, Read read) {
-    py::gil_scoped_release release;
+    GilReleased release;
     return data::to_tensor(read(), or_cpu(d));
 }
 
@@ -61,7 +61,7 @@ void bind_files(py::module_& md) {
     md.def("read_npz", [](const std::string& path, const std::optional<Device>& d, std::optional<uint64_t> max_bytes) {
         const uint64_t most = max_bytes.value_or(data::default_max_data_bytes());
         std::map<std::string, Tensor> out;
-        py::gil_scoped_release release;
+        GilReleased release;
         for (const auto& [name, a] : data::read_npz(path, most)) out.emplace(name, data::to_tensor(a, or_cpu(d)));
         return out;
     }, py::arg("path"), py::arg("device") = py::none(), py::arg("max_bytes") = py::none());
@@ -102,7 +102,7 @@ void bind_loader(py::module_& md) {
             return std::make_shared<data::ArrayDataset>(std::move(x), std::move(y));
         });
     md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
-        py::gil_scoped_release release;
+        GilReleased release;
         return std::make_shared<data::ImageDataset>(
             data::fashion_mnist(train, folder.value_or(data::default_fashion_mnist_folder())));
     }, py::arg("train") = true, py::arg("folder") = py::none());
@@ -169,7 +169,7 @@ void bind_loader(py::module_& md) {
             data::Batch b;
             bool got = false;
             {
-                py::gil_scoped_release release;
+                GilReleased release;
                 got = l.next(b);
             }
             if (!got) return py::none();
@@ -192,7 +192,7 @@ void bind_metrics(py::module_& m) {
         .def("update", py::overload_cast<const std::vector<Tensor>&, const std::vector<Tensor>&>(&metric::EvalMetric::update),
              py::arg("labels"), py::arg("preds"))
         .def("get", [](const metric::EvalMetric& e) {
-            py::gil_scoped_release release;  // waits for the device
+            GilReleased release;  // waits for the device
             return e.get();
         })
         .def("reset", &metric::EvalMetric::reset)

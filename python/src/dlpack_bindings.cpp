@@ -92,7 +92,7 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
         // The export waits for the tensor's work itself, here on the calling
         // thread with the GIL released: no hand-off to the waiter (about 10 us),
         // so Ctrl-C is seen only once that work is done.
-        py::gil_scoped_release release;
+        GilReleased release;
         if (versioned) {
             DLManagedTensorVersioned* m = nullptr;
             s = px_tensor_to_dlpack(t.handle(), policy, &m);

@@ -146,7 +146,7 @@ public:
         }
         for (;;) {
             {
-                py::gil_scoped_release release;
+                GilReleased release;
                 std::unique_lock<std::mutex> lock(done->mutex);
                 if (done->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done->finished; })) break;
             }
@@ -240,7 +240,7 @@ py::array read_as(const Tensor& t) {
     py::array_t<T> out(std::vector<py::ssize_t>(s.begin(), s.end()));
     wait_for(t);
     {
-        py::gil_scoped_release release;
+        GilReleased release;
         plexus::check(px_tensor_to_host(t.handle(), out.mutable_data(), uint64_t(t.size()) * sizeof(T)));
     }
     return std::move(out);
@@ -306,7 +306,7 @@ py::object item(const Tensor& t) {
 
 std::string printed(const Tensor& t) {
     wait_for(t);
-    py::gil_scoped_release release;
+    GilReleased release;
     return plexus::values_string(t) + "\n" + plexus::describe(t);
 }
 
@@ -1132,11 +1132,11 @@ PYBIND11_MODULE(_plexus, m) {
             b.initialize(init, ds, force);
         })
         .def("save_parameters", [](nn::Block& b, const std::string& path) {
-            py::gil_scoped_release release;
+            GilReleased release;
             b.save_parameters(path);
         })
         .def("_load_parameters", [](nn::Block& b, const std::string& path, const std::vector<Device>& ds) {
-            py::gil_scoped_release release;
+            GilReleased release;
             b.load_parameters(path, ds);
         })
         // A block without one raises AttributeError, so hasattr() and getattr(b, "weight", None) work.
@@ -1241,11 +1241,11 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = std::map<std::string, double>{},
              py::keep_alive<1, 2>())
         .def("step", [](nn::Trainer& t, int64_t batch_size, bool ignore_stale_grad) {
-            py::gil_scoped_release release;
+            GilReleased release;
             t.step(batch_size, ignore_stale_grad);
         }, py::arg("batch_size"), py::arg("ignore_stale_grad") = false)
         .def("step_if_finite", [](nn::Trainer& t, int64_t batch_size, double loss_scale, bool ignore_stale_grad) {
-            py::gil_scoped_release release;
+            GilReleased release;
             return t.step_if_finite(batch_size, loss_scale, ignore_stale_grad);
         }, py::arg("batch_size"), py::arg("loss_scale") = 1.0, py::arg("ignore_stale_grad") = false)
         .def_property_readonly("learning_rate", &nn::Trainer::learning_rate)
@@ -1255,11 +1255,11 @@ PYBIND11_MODULE(_plexus, m) {
         .def("set_lr_scheduler", [](nn::Trainer& t, std::shared_ptr<nn::LRScheduler> s) { t.set_lr_scheduler(std::move(s)); },
              py::arg("scheduler"))
         .def("save_states", [](const nn::Trainer& t, const std::string& path) {
-            py::gil_scoped_release release;
+            GilReleased release;
             t.save_states(path);
         }, py::arg("fname"))
         .def("load_states", [](nn::Trainer& t, const std::string& path) {
-            py::gil_scoped_release release;
+            GilReleased release;
             t.load_states(path);
         }, py::arg("fname"));
     py::class_<AutocastManager>(mnn, "_Autocast")
@@ -1277,7 +1277,7 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("growth_factor") = 2.0, py::arg("backoff_factor") = 0.5, py::arg("growth_interval") = 2000)
         .def("scale", &nn::LossScaler::scale, py::arg("loss"))
         .def("step", [](nn::LossScaler& s, nn::Trainer& t, int64_t batch_size) {
-            py::gil_scoped_release release;
+            GilReleased release;
             return s.step(t, batch_size);
         }, py::arg("trainer"), py::arg("batch_size"))
         .def_property_readonly("loss_scale", &nn::LossScaler::loss_scale)
@@ -1333,16 +1333,16 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("sample_weight") = py::none());
     // As Gluon's: the arrays (p.grad() of each parameter) scaled in place; the norm before.
     mnn.def("clip_global_norm", [](std::vector<Tensor> grads, double max_norm) {
-        py::gil_scoped_release release;
+        GilReleased release;
         return nn::clip_global_norm(grads, max_norm);
     }, py::arg("arrays"), py::arg("max_norm"));
     // plexus.save / plexus.load (nd.save / nd.load): named tensors in a parameter file.
     m.def("_save_tensors", [](const std::string& path, const std::vector<std::pair<std::string, Tensor>>& named) {
-        py::gil_scoped_release release;
+        GilReleased release;
         nn::save_tensors(path, named);
     });
     m.def("_load_tensors", [](const std::string& path, const std::optional<Device>& d) {
-        py::gil_scoped_release release;
+        GilReleased release;
         return nn::load_tensors(path, d.value_or(plexus::cpu()));
     });
     // Learning-rate schedules (Gluon's mx.lr_scheduler names).

@@ -40,7 +40,7 @@ void bind_trace(py::module_& m) {
         .def("__exit__", [](TraceScope& s, const py::args&) {
             if (!s.scope) return false;
             std::unique_ptr<plexus::Trace> t = std::move(s.scope);
-            py::gil_scoped_release waiting;  // the end waits for the devices
+            GilReleased waiting;  // the end waits for the devices
             t->end();
             return false;
         });

@@ -311,13 +311,7 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
     pxtest::make_save_loop_net(loaded, 3);
     const auto wa = values(a[0].weight().data()), wb = values(b[0].weight().data());
     REQUIRE(wa != wb);
-    // A good file before the first kill; how long a save takes here sets the
-    // span the kills are spread over (a sanitizer build on a loaded machine
-    // saves ten times slower than a normal one).
-    const auto started = std::chrono::steady_clock::now();
-    for (int i = 0; i < 3; ++i) a.save_parameters(path);
-    const auto per_save = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started) / 3;
-    const uint64_t span_us = std::max<uint64_t>(60000, uint64_t(per_save.count()) * 6);
+    a.save_parameters(path);  // a good file before the first kill
     std::mt19937 rng(12345);
     int saw_a = 0, saw_b = 0;
     for (int kill = 0; kill < 100; ++kill) {
@@ -333,12 +327,15 @@ TEST_CASE("SIGKILL at random moments of saving never leaves a damaged file: 100 
             _exit(127);
         }
         close(ready[1]);
-        char line[8] = {};
-        REQUIRE(read(ready[0], line, 6) == 6);  // "ready\n": start-up is over, the saves begin
+        // "ready <microseconds one save took>": start-up is over, the saves go on.
+        std::string line;
+        for (char c = 0; line.size() < 64 && read(ready[0], &c, 1) == 1 && c != '\n';) line += c;
         close(ready[0]);
-        // A random point among the next several saves (each writes and
-        // flushes about 1 MiB: milliseconds to tens of milliseconds).
-        std::this_thread::sleep_for(std::chrono::microseconds(rng() % span_us));
+        REQUIRE(line.rfind("ready ", 0) == 0);
+        const uint64_t per_save_us = std::stoull(line.substr(6));
+        // A random point among the next four saves (each writes and flushes
+        // about 1 MiB: milliseconds to tens of milliseconds).
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % std::max<uint64_t>(4 * per_save_us, 1000)));
         REQUIRE(::kill(child, SIGKILL) == 0);
         int status = 0;
         REQUIRE(waitpid(child, &status, 0) == child);

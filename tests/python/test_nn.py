@@ -1,6 +1,8 @@
 """Autograd, layers, the trainer, parameter files and the data loader from Python."""
 import math
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -1227,3 +1229,33 @@ def test_the_remaining_refusals_of_schedules_losses_and_joining():
         plexus.ones((1, 2)).squeeze((0, -2))
     with pytest.raises(TypeError, match="a dict's keys are names"):
         plexus.save("unused", {1: a})
+
+
+def test_a_daemon_thread_training_at_interpreter_exit_ends_quietly():
+    # Python ends a daemon thread that takes the GIL back during finalization with a forced unwind;
+    # the GIL, released in trainer.step and backward(), had been taken back in a noexcept destructor
+    # (pybind11's gil_scoped_release): "terminate called without an active exception", SIGABRT.
+    script = """
+import threading, time
+import plexus
+from plexus import autograd, nn
+net = nn.Sequential()
+net.add(nn.Dense(256, activation="relu"), nn.Dense(10))
+net.initialize()
+trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+loss = plexus.loss.SoftmaxCrossEntropyLoss()
+x, y = plexus.random.normal(shape=(256, 784)), plexus.array([i % 10 for i in range(256)])
+def train():
+    while True:
+        with autograd.record():
+            l = loss(net(x), y)
+        l.backward()
+        trainer.step(256)
+threading.Thread(target=train, daemon=True).start()
+time.sleep(0.3)
+print("exiting")
+"""
+    for run in range(4):  # the thread is inside a released section at most exits; every run must be clean
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout == "exiting\n", (run, done.returncode, done.stderr[-2000:])
+        assert "terminate" not in done.stderr
