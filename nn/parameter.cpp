@@ -98,6 +98,9 @@ Initializer Initializer::Custom(std::string label, Fill fill) {
 Tensor Initializer::make(const Shape& shape, Device d, DType dtype, const std::string& name) const {
     switch (kind) {
     case custom: {
+        // A deferred initialization runs inside the first forward call, often
+        // under record(): the fill's writes are no recorded op.
+        auto outside = autograd::pause(autograd::is_training());
         Tensor data = full(shape, 0.0, d, dtype);
         Tensor given = data;
         fill(name, given);
@@ -276,8 +279,14 @@ void Parameter::start(const std::vector<Device>& devices, bool force_reinit, con
 
 void Parameter::infer_shape(const Shape& shape) {
     if (known(shape_)) return;  // layers infer only the dimensions they left at 0
+    const Shape before = shape_;
     shape_ = shape;
-    if (!pending_.empty()) start(pending_, true, pending_init_);
+    try {
+        if (!pending_.empty()) start(pending_, true, pending_init_);
+    } catch (...) {
+        shape_ = before;  // still deferred: the next forward call tries again
+        throw;
+    }
 }
 
 Tensor Parameter::data(Device d) const {

@@ -276,8 +276,19 @@ Tensor from_array_as(const py::handle& values, Device d, DType dt) {
     });
 }
 
-// `values`: anything numpy.asarray takes; converted to `dt` (NumPy's casting rules).
+// NumPy's kind of `values` (anything numpy.asarray takes): 'b' bool, 'i', 'u', 'f', 'c', 'O' object, ...
+char numpy_kind(const py::handle& values) {
+    return py::module_::import("numpy").attr("asarray")(values).attr("dtype").attr("kind").cast<std::string>().at(0);
+}
+
+// `values`: anything numpy.asarray takes; converted to `dt` (NumPy's casting
+// rules). Only real numbers: NumPy would turn None into NaN and drop imaginary parts.
 Tensor from_numpy(const py::handle& values, Device d, DType dt) {
+    const char kind = numpy_kind(values);
+    if (kind == 'O' || kind == 'c')  // (text NumPy refuses to convert itself: from_array_as)
+        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("array: the values are not real numbers (NumPy makes them ") +
+                                                     (kind == 'c' ? "complex numbers" : "Python objects, such as None") +
+                                                     ")");
     switch (dt) {
     case DType::float32: return from_array_as<float>(values, d, dt);
     case DType::float64: return from_array_as<double>(values, d, dt);
@@ -344,6 +355,12 @@ Tensor floor_divide(const Tensor& a, double b, bool scalar_first) {
     return scalar_first ? floor_divide(s, x) : floor_divide(x, s);
 }
 
+// An initializer compared by identity: a Python subclass of Initializer, or Custom.
+bool by_identity(const py::object& init) {
+    return !py::type::of(init).is(py::type::of<plexus::nn::Initializer>()) ||
+           init.cast<const plexus::nn::Initializer&>().kind == plexus::nn::Initializer::custom;
+}
+
 // ---- writing in place: x[...] = v, x += v ----
 
 // `result` written into t's own memory (Tensor::assign), so every name for
@@ -360,11 +377,14 @@ Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
 }
 
 // y of `x op= y` when y is not a number: a tensor, or anything plexus.array
-// takes (a NumPy array, a list) in its own dtype, on x's device. (Left to
-// Python, `x *= numpy_array` would bind x to a new NumPy array and leave the
-// tensor as it was.)
+// takes (a NumPy array, a list) on x's device: integers (and bools) in x's
+// dtype when x holds integers, as NumPy's in-place casting writes them, else
+// in plexus.array's dtype. (Left to Python, `x *= numpy_array` would bind x
+// to a new NumPy array and leave the tensor as it was.)
 Tensor operand(const Tensor& x, const py::object& y) {
     if (py::isinstance<Tensor>(y)) return y.cast<Tensor>();
+    if (!is_floating(x.dtype()) && std::string("biu").find(numpy_kind(y)) != std::string::npos)
+        return from_numpy(y, x.device(), x.dtype());
     return py::module_::import("plexus").attr("array")(y, py::arg("device") = x.device()).cast<Tensor>();
 }
 
@@ -996,8 +1016,17 @@ PYBIND11_MODULE(_plexus, m) {
     py::class_<nn::Initializer>(minit, "Initializer")
         .def(py::init<>())  // for subclasses written in Python (plexus/init.py)
         .def("__repr__", &nn::Initializer::describe)
-        .def("__eq__", [](const nn::Initializer& a, const nn::Initializer& b) { return a.describe() == b.describe(); })
-        .def("__hash__", [](const nn::Initializer& a) { return py::hash(py::str(a.describe())); });
+        // Equal by the settings described for Plexus's own (Normal(0.01) == Normal(0.01)); one of your own
+        // (a Python subclass, Custom) only to itself, as its function is not compared.
+        .def("__eq__", [](const py::object& a, const py::object& b) {
+            if (!py::isinstance<nn::Initializer>(b)) return false;
+            if (by_identity(a) || by_identity(b)) return a.is(b);
+            return a.cast<const nn::Initializer&>().describe() == b.cast<const nn::Initializer&>().describe();
+        })
+        .def("__hash__", [](const py::object& a) {
+            return by_identity(a) ? py::hash(py::int_(reinterpret_cast<uintptr_t>(a.ptr())))
+                                  : py::hash(py::str(a.cast<const nn::Initializer&>().describe()));
+        });
     minit.def("Xavier", &nn::Initializer::Xavier, py::arg("rnd_type") = "uniform", py::arg("factor_type") = "avg",
               py::arg("magnitude") = 3.0);
     minit.def("MSRAPrelu", &nn::Initializer::MSRAPrelu, py::arg("factor_type") = "avg", py::arg("slope") = 0.25);

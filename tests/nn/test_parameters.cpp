@@ -149,6 +149,35 @@ TEST_CASE("a custom initializer is refused without a function and when it replac
     REQUIRE(!p.initialized());
 }
 
+TEST_CASE("a deferred custom initializer runs inside record() and a failed one is tried again at the next call",
+          "[nn][init][errors]") {
+    int calls = 0;
+    bool fail = true;
+    const auto fives = nn::Initializer::Custom("Fives", [&](const std::string&, Tensor& data) {
+        ++calls;
+        if (fail) throw ShapeError(PX_ERROR_SHAPE, "not yet");
+        data.assign(full(data.shape(), 5.0, data.device(), data.dtype()));  // a write, refused while recording
+    });
+    nn::Dense layer(2);  // the input size comes at the first call
+    layer.initialize(fives, cpu());
+    {
+        auto rec = autograd::record();
+        PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { layer(ones({1, 3})); }), "not yet");
+    }
+    REQUIRE(!layer.weight().initialized());
+    fail = false;
+    Tensor y;
+    {
+        auto rec = autograd::record();
+        y = layer(ones({1, 3}));  // still deferred: initialized now, while recording
+    }
+    REQUIRE(calls == 2);
+    REQUIRE(values(layer.weight().data()) == std::vector<double>(6, 5.0));
+    REQUIRE(values(y) == std::vector<double>{15, 15});
+    y.backward();
+    REQUIRE(values(layer.weight().grad()) == std::vector<double>(6, 1.0));
+}
+
 TEST_CASE("a network initializer sets its weights while biases and BatchNorm keep their own also for deferred shapes",
           "[nn][init]") {
     nn::Sequential net;

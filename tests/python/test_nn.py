@@ -890,6 +890,31 @@ def test_an_initializer_written_in_python_as_d2ls_my_init():
         net.initialize(Failing(), force_reinit=True)
     assert net[1].weight.data().asnumpy().tolist() == [[1, 0, 0, 0, 0, 0, 0, 0]]
 
+    # Deferred, the initializer runs inside the first forward call, under record() here; one that
+    # fails leaves the layer waiting, and the next call tries again.
+    class Sevens(init.Initializer):
+        fail = True
+
+        def _init_weight(self, name, data):
+            if Sevens.fail:
+                raise RuntimeError("not yet")
+            data[:] = 7
+
+    layer = nn.Dense(2)
+    layer.initialize(Sevens())
+    with autograd.record():
+        with pytest.raises(RuntimeError, match="not yet"):
+            layer(plexus.ones((1, 3)))
+    Sevens.fail = False
+    with autograd.record():
+        y = layer(plexus.ones((1, 3)))
+    y.backward()
+    assert y.tolist() == [[21, 21]] and layer.weight.grad().tolist() == [[1, 1, 1], [1, 1, 1]]
+    # Initializers of your own are equal only to themselves; Plexus's by their settings.
+    a, b = Sevens(), Sevens()
+    assert a == a and a != b and a != init.Xavier() and init.Xavier() != a and len({a, b, init.Xavier()}) == 3
+    assert init.Normal(0.5) == init.Normal(0.5) and init.Normal(0.5) != init.Normal(0.1) and init.Zero() != 0
+
     class NoMethod(init.Initializer):
         pass
 

@@ -529,3 +529,18 @@ def test_in_place_ops_take_arrays_and_lists_and_refuse_to_drop_a_fraction():
     assert i.tolist() == [6, 9]
     with pytest.raises(plexus.DTypeError, match="cannot convert values of dtype <U1"):
         i += "a"
+    # Integers and bools, a list of them too, go into an integer tensor in its dtype (NumPy's in-place casting).
+    i += [1, 1]
+    i -= np.array([True, False])
+    i *= np.array([1, 2], dtype=np.int8)
+    assert i.dtype == "int32" and i.tolist() == [6, 20]
+    u = plexus.array([250, 1], dtype="uint8")
+    u += [10, 1]  # wraps as NumPy's uint8 does
+    assert u.dtype == "uint8" and u.tolist() == [4, 2]
+    # Values that are not real numbers (NumPy would make None a NaN and drop an imaginary part).
+    for bad in (None, [None, 1.0], [1 + 2j, 0]):
+        with pytest.raises(plexus.DTypeError, match="array: the values are not real numbers"):
+            data += bad
+        with pytest.raises(TypeError, match="not real numbers"):
+            plexus.array(bad)
+    assert alias.tolist() == [[-4.0, 0.25], [0.0, 0.25]]
