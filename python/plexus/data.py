@@ -64,6 +64,38 @@ def _numeric(values):
     return a.astype(numpy.uint8) if a.dtype == numpy.bool_ else a
 
 
+def _indices(dataset, key):
+    """The rows dataset[key] names: an int (negative from the end) or a slice, as a list's."""
+    try:
+        rows = range(len(dataset))[key]
+    except TypeError:
+        raise TypeError("%s indices are integers or slices, not %s" % (type(dataset).__name__, type(key).__name__)) from None
+    except IndexError:
+        raise IndexError("%s index %s is out of range for %d samples" % (type(dataset).__name__, key, len(dataset))) from None
+    return (rows, [rows]) if isinstance(rows, int) else (None, list(rows))
+
+
+def _image_samples(self, key):
+    """Gluon's dataset[i]: (image (rows, cols, 1) uint8 tensor, label numpy.int32), and dataset[a:b]: (images
+    (n, rows, cols, 1), labels numpy int32 (n,)), as d2l's `X, y = mnist_train[:18]`."""
+    import numpy
+    one, rows = _indices(self, key)
+    images, labels = self._samples(rows)
+    labels = numpy.array(labels, dtype=numpy.int32)
+    return (images[0], labels[0]) if one is not None else (images, labels)
+
+
+def _array_samples(self, key):
+    """dataset[i]: (sample, label) tensors, and dataset[a:b]: their stacks (n, ...), on cpu(0)."""
+    one, rows = _indices(self, key)
+    data, label = self._samples(rows)
+    return (data[0], label[0]) if one is not None else (data, label)
+
+
+ImageDataset.__getitem__ = _image_samples
+_ArrayDataset.__getitem__ = _array_samples
+
+
 Batch = _collections.namedtuple("Batch", ["data", "label", "rows", "augmentations"])
 Batch.__doc__ = """One batch: data and label tensors, the dataset's rows it holds, and per row the (top, left,
 flipped) the random transforms chose (None when none is random)."""

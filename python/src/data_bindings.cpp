@@ -30,6 +30,21 @@ DType dtype_named(const std::string& name) {
     throw plexus::DTypeError(PX_ERROR_DTYPE, "dtype '" + name + "' is not a Plexus dtype");
 }
 
+// The samples `index` of the n samples of `sample` shape and `dtype` at
+// `bytes`, as an array (len(index), sample...).
+data::Array samples(const uint8_t* bytes, int64_t n, DType dtype, const plexus::Shape& sample,
+                    const std::vector<int64_t>& index) {
+    for (int64_t i : index)
+        if (i < 0 || i >= n) throw py::index_error("sample " + std::to_string(i) + " is out of range for " + std::to_string(n));
+    data::Array out{dtype, {int64_t(index.size())}, {}};
+    out.shape.insert(out.shape.end(), sample.begin(), sample.end());
+    size_t each = px_dtype_size(static_cast<int32_t>(dtype));
+    for (int64_t d : sample) each *= size_t(d);
+    out.bytes.resize(index.size() * each);
+    for (size_t i = 0; i < index.size(); ++i) std::memcpy(out.bytes.data() + i * each, bytes + size_t(index[i]) * each, each);
+    return out;
+}
+
 // The loader's transforms from a Python list of them.
 std::vector<data::Transform> transforms_of(const py::iterable& items) {
     std::vector<data::Transform> out;
@@ -100,6 +115,13 @@ void bind_loader(py::module_& md) {
             y.bytes.resize(d.labels.size() * sizeof(int32_t));
             std::memcpy(y.bytes.data(), d.labels.data(), y.bytes.size());
             return std::make_shared<data::ArrayDataset>(std::move(x), std::move(y));
+        })
+        // Gluon's dataset[...] (plexus/data.py): images (len(index), rows, cols, 1) uint8 on cpu(0), labels int32.
+        .def("_samples", [](const data::ImageDataset& d, const std::vector<int64_t>& index) {
+            const Tensor images = data::to_tensor(samples(d.images.data(), d.count, DType::uint8, {d.rows, d.cols, 1}, index));
+            std::vector<int32_t> labels(index.size());
+            for (size_t i = 0; i < index.size(); ++i) labels[i] = d.labels[size_t(index[i])];
+            return std::make_pair(images, labels);
         });
     md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
         GilReleased release;
@@ -110,7 +132,15 @@ void bind_loader(py::module_& md) {
         .def(py::init([](const Tensor& x, const Tensor& y) {
             return std::make_shared<data::ArrayDataset>(data::to_array(x), data::to_array(y));
         }), py::arg("data"), py::arg("label"))
-        .def("__len__", &data::ArrayDataset::size);
+        .def("__len__", &data::ArrayDataset::size)
+        // Gluon's dataset[...] (plexus/data.py): data and labels (len(index), ...) on cpu(0).
+        .def("_samples", [](const data::ArrayDataset& d, const std::vector<int64_t>& index) {
+            auto of = [&](const data::Array& a) {
+                return data::to_tensor(
+                    samples(a.bytes.data(), d.size(), a.dtype, plexus::Shape(a.shape.begin() + 1, a.shape.end()), index));
+            };
+            return std::make_pair(of(d.data), of(d.label));
+        });
 
     py::module_ mt = md.def_submodule("transforms", "What the loader does to each sample (torchvision's names)");
     py::class_<tf::RandomCrop>(mt, "RandomCrop")

@@ -285,6 +285,45 @@ def test_fashion_mnist_with_transforms_of_ones_own_as_d2l_to_tensor(tmp_path):
     assert (label.asnumpy() == same_label.asnumpy()).all()
 
 
+def test_datasets_are_indexed_as_gluons():
+    np = need("numpy")
+    try:
+        test = plexus.data.fashion_mnist(train=False)
+    except plexus.Error as e:
+        pytest.skip("no Fashion-MNIST here: %s" % e)
+    # d2l 3.5: mnist_train[0][0].shape is (28, 28, 1); X, y = mnist_train[:18]; labels are NumPy int32.
+    image, label = test[0]
+    assert image.shape == (28, 28, 1) and image.dtype == "uint8" and isinstance(label, np.int32) and label == 9
+    X, y = test[:18]
+    assert X.shape == (18, 28, 28, 1) and X.squeeze(axis=-1).shape == (18, 28, 28) and y.dtype == np.int32
+    data, labels = next(iter(plexus.data.DataLoader(test, 18, transforms=[T.ToTensor()])))  # the same rows, in order
+    assert (X.asnumpy().transpose(0, 3, 1, 2) == np.rint(data.asnumpy() * 255)).all()
+    assert (y == labels.asnumpy()).all()
+    assert test[-1][1] == test[9999][1] and (test[-1][0].asnumpy() == test[9999][0].asnumpy()).all()
+    back = test[10:4:-3]
+    assert back[0].shape == (2, 28, 28, 1) and back[1].tolist() == [test[10][1], test[7][1]]
+    for key, error, message in ((10000, IndexError, "ImageDataset index 10000 is out of range for 10000 samples"),
+                                (-10001, IndexError, "index -10001 is out of range"),
+                                ([1, 2], TypeError, "ImageDataset indices are integers or slices, not list"),
+                                (1.5, TypeError, "not float")):
+        with pytest.raises(error, match=message):
+            test[key]
+    ds = plexus.data.ArrayDataset(np.arange(12, dtype=np.float32).reshape(6, 2), np.arange(6, dtype=np.int32))
+    sample, label = ds[1]
+    assert sample.tolist() == [2.0, 3.0] and label.item() == 1 and label.dtype == "int32"
+    samples, labels = ds[np.int64(2):4]
+    assert samples.tolist() == [[4.0, 5.0], [6.0, 7.0]] and labels.tolist() == [2, 3]
+    assert [l.item() for _, l in ds] == list(range(6))  # iteration stops at the IndexError, as a list's
+    assert ds[6:][0].shape == (0, 2)
+    with pytest.raises(IndexError, match="ArrayDataset index 6 is out of range for 6 samples"):
+        ds[6]
+    for d, n in ((ds, 6), (test, 10000)):  # the private reader checks too
+        with pytest.raises(IndexError, match="sample %d is out of range for %d" % (n, n)):
+            d._samples([0, n])
+        with pytest.raises(IndexError, match="sample -1 is out of range"):
+            d._samples([-1])
+
+
 def test_save_and_load_tensors_lists_and_dicts_as_mxnet_nd_save(tmp_path):
     np = need("numpy")
     x, y = plexus.arange(4), plexus.array(np.array([[1, 2]], np.int32))
