@@ -506,11 +506,13 @@ Sequential resnet18(int64_t num_classes, int64_t in_channels = 1);
 void save_tensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& named);
 std::vector<std::pair<std::string, Tensor>> load_tensors(const std::string& path, Device d = cpu());
 
-// Splits `batch` along its first axis into one part per device, in order, and
+// Splits `batch` along `batch_axis` into one part per device, in order, and
 // puts each part on its device (as_in_context: a part already there is not
 // copied). Part sizes differ by at most one, the first parts taking the
-// remainder; a batch with fewer rows than devices is an error.
-std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device>& devices);
+// remainder; with `even_split` (Gluon's default, Python's too) a batch that
+// does not divide evenly is an error, as is one with fewer rows than devices.
+std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device>& devices, int batch_axis = 0,
+                                   bool even_split = false);
 
 // Sums each parameter's gradients over its replicas (all_reduce_sum: the
 // replicas' gradients are replaced by the sum) and updates every replica

@@ -48,8 +48,8 @@ def main():
         total, batches = None, 0
         tic = time.time()
         for data, label in train_data:
-            data_list = nn.split_and_load(data, devices)
-            label_list = nn.split_and_load(label, devices)
+            data_list = nn.split_and_load(data, devices, even_split=False)  # any number of devices
+            label_list = nn.split_and_load(label, devices, even_split=False)
             with autograd.record():
                 losses = [softmax_cross_entropy(net(X), y) for X, y in zip(data_list, label_list)]
             for l in losses:

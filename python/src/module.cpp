@@ -1264,7 +1264,9 @@ PYBIND11_MODULE(_plexus, m) {
     mnn.def("resnet18", [](int64_t num_classes, int64_t in_channels) {
         return std::make_shared<nn::Sequential>(nn::resnet18(num_classes, in_channels));
     }, py::arg("num_classes"), py::arg("in_channels") = 1);
-    mnn.def("split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"));
+    // Gluon's defaults: an uneven split is refused unless even_split=False.
+    mnn.def("split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"), py::arg("batch_axis") = 0,
+            py::arg("even_split") = true);
     py::class_<nn::Trainer>(mnn, "Trainer")
         .def(py::init<const nn::ParameterDict&, const std::string&, const std::map<std::string, double>&>(),
              py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = std::map<std::string, double>{},

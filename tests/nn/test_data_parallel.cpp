@@ -40,6 +40,30 @@ TEST_CASE("split_and_load refuses what it cannot split", "[nn][parallel][errors]
     CHECK_THROWS_AS(nn::split_and_load(full({}, 1.0), {cpu(0)}), ShapeError);
     CHECK_THROWS_WITH(nn::split_and_load(zeros({1, 2}), {cpu(0), cpu(1)}),
                       Catch::Contains("a batch of 1 rows cannot be split over 2 devices"));
+    CHECK_THROWS_WITH(nn::split_and_load(zeros({5, 2}), {cpu(0), cpu(1)}, 0, true),
+                      Catch::Contains("split_and_load: a batch of 5 rows along axis 0 does not split evenly over 2 "
+                                      "devices; use a batch size that is a multiple of 2 or even_split=false"));
+    CHECK_THROWS_WITH(nn::split_and_load(zeros({4, 2}), {cpu(0), cpu(1)}, 2),
+                      Catch::Contains("split_and_load: batch_axis 2 is not an axis of a tensor of shape (4, 2)"));
+    CHECK_THROWS_WITH(nn::split_and_load(zeros({4, 2}), {cpu(0), cpu(1)}, -3), Catch::Contains("batch_axis -3"));
+}
+
+TEST_CASE("split_and_load splits along another axis as Gluon's batch_axis and gradients flow back",
+          "[nn][parallel]") {
+    const Tensor seq = arange(0, 12).reshape({2, 6});  // (features, time): split the time steps
+    Tensor x = seq;
+    x.attach_grad();
+    std::vector<Tensor> parts;
+    {
+        auto rec = autograd::record();
+        parts = nn::split_and_load(x, {cpu(0), cpu(1)}, -1, true);
+        ((parts[0] * 2.0).sum() + (parts[1] * 3.0).sum().copyto(cpu(0))).backward();
+    }
+    REQUIRE(parts[0].shape() == Shape{2, 3});
+    CHECK(host(parts[0]) == std::vector<float>{0, 1, 2, 6, 7, 8});
+    CHECK(host(parts[1]) == std::vector<float>{3, 4, 5, 9, 10, 11});
+    CHECK(parts[1].device() == cpu(1));
+    CHECK(host(x.grad()) == std::vector<float>{2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3});
 }
 
 TEST_CASE("training on two devices equals training on one, and the replicas stay identical", "[nn][parallel]") {

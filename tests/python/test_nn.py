@@ -91,6 +91,18 @@ def test_a_small_network_learns_and_its_parameters_round_trip_through_a_file(tmp
         other.load_parameters(str(tmp_path / "garbage.params"))
 
 
+def test_split_and_load_takes_gluons_batch_axis_and_even_split():
+    devices = [plexus.cpu(0), plexus.cpu(1)]
+    with pytest.raises(plexus.ShapeError, match="a batch of 5 rows along axis 0 does not split evenly over 2 devices"):
+        nn.split_and_load(plexus.ones((5, 2)), devices)  # Gluon's default: even_split=True
+    parts = nn.split_and_load(plexus.arange(10).reshape(5, 2), devices, even_split=False)
+    assert [p.shape for p in parts] == [(3, 2), (2, 2)] and parts[1].tolist() == [[6, 7], [8, 9]]
+    steps = nn.split_and_load(plexus.arange(12).reshape(2, 6), devices, batch_axis=1)  # (features, time)
+    assert steps[0].tolist() == [[0, 1, 2], [6, 7, 8]] and steps[1].device == plexus.cpu(1)
+    with pytest.raises(plexus.ShapeError, match="batch_axis 2 is not an axis"):
+        nn.split_and_load(plexus.ones((4, 2)), devices, batch_axis=2)
+
+
 def test_data_parallel_step_over_two_devices():
     devices = [plexus.cpu(0), plexus.cpu(1)]
     net = nn.Sequential()
