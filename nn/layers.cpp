@@ -1,4 +1,5 @@
 // The layers: Dense, Conv2D, pooling, activations, Flatten, Dropout, Sequential.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <typeinfo>
@@ -66,6 +67,42 @@ WeightedLayer::WeightedLayer(const char* kind, Shape weight_shape, int64_t outpu
     check_activation(activation_);
     weight_ = std::make_shared<Parameter>("weight", std::move(weight_shape));
     if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{outputs}, Initializer{Initializer::zeros});
+}
+
+namespace {
+
+// params[name], held by a layer, for `layer` to use in place of `own`.
+std::shared_ptr<Parameter> shared_one(const ParameterDict& params, const char* name, const Parameter& own,
+                                      const std::string& layer) {
+    const auto& items = params.items();
+    const auto it = std::find_if(items.begin(), items.end(), [&](const auto& item) { return item.first == name; });
+    if (it == items.end()) {
+        std::string names;
+        for (const auto& item : items) names += (names.empty() ? "" : ", ") + item.first;
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, layer + ": share_parameters: the parameters given have no " +
+                                                                  name + " (they are: " + (names.empty() ? "none" : names) +
+                                                                  "); give a layer's own, as shared.collect_params()");
+    }
+    std::shared_ptr<Parameter> held = it->second->weak_from_this().lock();
+    if (!held)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, layer + ": share_parameters: " + name +
+                                                                  " is not a layer's parameter; share a layer's own");
+    const Shape &a = held->shape(), &b = own.shape();
+    bool agree = a.size() == b.size();
+    for (size_t i = 0; agree && i < a.size(); ++i) agree = a[i] == 0 || b[i] == 0 || a[i] == b[i];
+    if (!agree)
+        throw ShapeError(PX_ERROR_SHAPE, layer + ": share_parameters: the shared " + name + " is " + str(a) +
+                                             " and this layer's is " + str(b) + " (0: not known yet)");
+    return held;
+}
+
+}  // namespace
+
+void WeightedLayer::share_parameters(const ParameterDict& params) {
+    auto weight = shared_one(params, "weight", *weight_, describe());
+    auto bias = bias_ ? shared_one(params, "bias", *bias_, describe()) : nullptr;
+    weight_ = std::move(weight);  // (both found before either is replaced)
+    if (bias_) bias_ = std::move(bias);
 }
 
 Parameter& WeightedLayer::bias() {

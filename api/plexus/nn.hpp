@@ -71,7 +71,9 @@ struct Initializer {
 // collect_params().setattr('grad_req', 'null')).
 enum class GradReq { write, null, add };
 
-class Parameter {
+// Layers hold their parameters through shared_ptr, so that tied layers
+// (share_parameters) can hold the same one.
+class Parameter : public std::enable_shared_from_this<Parameter> {
 public:
     // Without its own initializer, a parameter takes the one initialize() is
     // given (Xavier-uniform by default), as in Gluon, except by its name's
@@ -282,6 +284,11 @@ class WeightedLayer : public Block {
 public:
     Parameter& weight() override { return *weight_; }
     Parameter& bias() override;
+    // Gluon's share_parameters (d2l's tied layers, Dense(8, params=shared.params)
+    // in Python): this layer computes with the "weight" of `params`, and its
+    // "bias" when the layer has one, in place of its own; they must be a layer's
+    // parameters of a shape that agrees where both are known.
+    void share_parameters(const ParameterDict& params);
 
 protected:
     WeightedLayer(const char* kind, Shape weight_shape, int64_t outputs, std::string activation, bool use_bias);

@@ -361,6 +361,15 @@ bool by_identity(const py::object& init) {
            init.cast<const plexus::nn::Initializer&>().kind == plexus::nn::Initializer::custom;
 }
 
+// Gluon's block.share_parameters for the layers that offer it (Dense, Conv2D).
+void share(plexus::nn::Block& b, const plexus::nn::ParameterDict& params) {
+    auto* layer = dynamic_cast<plexus::nn::WeightedLayer*>(&b);
+    if (!layer)
+        throw py::type_error(b.describe() + ": share_parameters is offered by Dense and Conv2D (a weight and a bias); "
+                                            "add the same block twice to tie a whole block");
+    layer->share_parameters(params);
+}
+
 // ---- writing in place: x[...] = v, x += v ----
 
 // `result` written into t's own memory (Tensor::assign), so every name for
@@ -1041,7 +1050,7 @@ PYBIND11_MODULE(_plexus, m) {
                                        [fill](const std::string& name, Tensor& data) { (*fill)(name, data); });
     });
 
-    py::class_<nn::Parameter>(mnn, "Parameter")
+    py::class_<nn::Parameter, std::shared_ptr<nn::Parameter>>(mnn, "Parameter")
         // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.
         // init: an Initializer, a name ('ones', 'normal', ...: plexus.init.create's), or None for initialize()'s.
         // differentiable=False: state the block updates itself (grad_req stays 'null'), as Gluon's.
@@ -1051,8 +1060,8 @@ PYBIND11_MODULE(_plexus, m) {
                      if (d <= 0) throw py::value_error("Parameter " + name + ": every dimension of the shape must be above 0");
                  const nn::GradReq req = grad_req_of(grad_req);
                  auto made = init.is_none()
-                                 ? std::make_unique<nn::Parameter>(name, Shape(shape), req, differentiable)
-                                 : std::make_unique<nn::Parameter>(
+                                 ? std::make_shared<nn::Parameter>(name, Shape(shape), req, differentiable)
+                                 : std::make_shared<nn::Parameter>(
                                        name, Shape(shape),
                                        py::module_::import("plexus.init").attr("create")(init).cast<nn::Initializer>(),
                                        req, differentiable);
@@ -1173,15 +1182,24 @@ PYBIND11_MODULE(_plexus, m) {
                                py::return_value_policy::reference_internal)
         .def_property_readonly("bias", [](nn::Block& b) -> nn::Parameter& { return attribute(b, &nn::Block::bias); },
                                py::return_value_policy::reference_internal)
+        // Gluon 1's block.params (d2l's Dense(8, params=shared.params)): its parameters, as collect_params().
+        .def_property_readonly("params", py::cpp_function([](nn::Block& b) { return b.collect_params(); },
+                                                          py::keep_alive<0, 1>()))
+        .def("share_parameters", [](nn::Block& b, const nn::ParameterDict& params) {
+            share(b, params);
+            return &b;
+        }, py::arg("params"), py::return_value_policy::reference)
         .def("summary", [](nn::Block& b, const Tensor& x) { py::print(b.summary(x), py::arg("end") = ""); })
         .def("__repr__", &nn::Block::describe);
     BlockClass<nn::Dense>(mnn, "Dense")
         .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias,
-                         bool flatten) {
-                 return std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias, flatten);
+                         bool flatten, const std::optional<nn::ParameterDict>& params) {
+                 auto made = std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias, flatten);
+                 if (params) made->share_parameters(*params);
+                 return made;
              }),
              py::arg("units"), py::arg("activation") = py::none(), py::arg("in_units") = 0, py::arg("use_bias") = true,
-             py::arg("flatten") = true);
+             py::arg("flatten") = true, py::arg("params") = py::none());
     auto pair = [](const py::object& o) {
         if (py::isinstance<py::int_>(o)) return plexus::Pair2(o.cast<int>());
         auto p = o.cast<std::pair<int, int>>();
@@ -1190,12 +1208,15 @@ PYBIND11_MODULE(_plexus, m) {
     BlockClass<nn::Conv2D>(mnn, "Conv2D")
         .def(py::init([pair](int64_t channels, const py::object& kernel, const py::object& strides,
                              const py::object& padding, const std::optional<std::string>& activation, int64_t in_channels,
-                             bool use_bias) {
-                 return std::make_shared<nn::Conv2D>(channels, pair(kernel), pair(strides), pair(padding),
-                                                     activation.value_or(""), in_channels, use_bias);
+                             bool use_bias, const std::optional<nn::ParameterDict>& params) {
+                 auto made = std::make_shared<nn::Conv2D>(channels, pair(kernel), pair(strides), pair(padding),
+                                                          activation.value_or(""), in_channels, use_bias);
+                 if (params) made->share_parameters(*params);
+                 return made;
              }),
              py::arg("channels"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = 0,
-             py::arg("activation") = py::none(), py::arg("in_channels") = 0, py::arg("use_bias") = true);
+             py::arg("activation") = py::none(), py::arg("in_channels") = 0, py::arg("use_bias") = true,
+             py::arg("params") = py::none());
     BlockClass<nn::MaxPool2D>(mnn, "MaxPool2D")
         .def(py::init([pair](const py::object& size, const py::object& strides, const py::object& padding) {
                  return std::make_shared<nn::MaxPool2D>(pair(size), strides.is_none() ? plexus::Pair2(0) : pair(strides),

@@ -178,6 +178,48 @@ TEST_CASE("a deferred custom initializer runs inside record() and a failed one i
     REQUIRE(values(layer.weight().grad()) == std::vector<double>(6, 1.0));
 }
 
+TEST_CASE("tied layers share one weight and bias: initialized and updated once with both uses' gradients",
+          "[nn][share]") {
+    nn::Sequential net;
+    auto shared = std::make_shared<nn::Dense>(3, "", 3);
+    auto tied = std::make_shared<nn::Dense>(3);  // its input size is the shared one's
+    tied->share_parameters(shared->collect_params());
+    net.add_shared(shared);
+    net.add_shared(tied);
+    REQUIRE(&tied->weight() == &shared->weight());
+    REQUIRE(&tied->bias() == &shared->bias());
+    net.initialize(nn::Initializer::Constant(0.5), cpu());
+    REQUIRE(net.collect_params().size() == 2);  // listed, initialized and updated once
+    Tensor y;
+    {
+        auto rec = autograd::record();
+        y = net(ones({1, 3}));  // (1.5 + 0) per unit, then 0.5 * 4.5 = 2.25
+        y.sum().backward();
+    }
+    REQUIRE(values(y) == std::vector<double>{2.25, 2.25, 2.25});
+    // dW sums both uses: the second's dy (1) times its input (1.5), the first's dh (3 x 0.5) times x (1).
+    REQUIRE(values(shared->weight().grad()) == std::vector<double>(9, 3.0));
+    REQUIRE(values(shared->bias().grad()) == std::vector<double>{2.5, 2.5, 2.5});  // biases start at 0: dy + dh
+}
+
+TEST_CASE("share_parameters refuses parameters that are missing or of another shape and changes nothing",
+          "[nn][share][errors]") {
+    nn::Dense source(8, "", 20), no_bias(8, "", 0, false), wider(4);
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { wider.share_parameters(source.collect_params()); }),
+                        "Dense(? -> 4): share_parameters: the shared weight is (8, 20) and this layer's is (4, 0)");
+    nn::Dense biased(8);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { biased.share_parameters(no_bias.collect_params()); }),
+                        "share_parameters: the parameters given have no bias (they are: weight); give a layer's own");
+    REQUIRE(&biased.weight() != &no_bias.weight());  // the weight was not taken either
+    nn::Parameter loose("weight", {8, 20});
+    nn::ParameterDict given;
+    given.add("weight", &loose);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { no_bias.share_parameters(given); }),
+                        "share_parameters: weight is not a layer's parameter; share a layer's own");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { no_bias.share_parameters(nn::ParameterDict{}); }),
+                        "have no weight (they are: none)");
+}
+
 TEST_CASE("a network initializer sets its weights while biases and BatchNorm keep their own also for deferred shapes",
           "[nn][init]") {
     nn::Sequential net;

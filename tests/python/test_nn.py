@@ -91,6 +91,27 @@ def test_a_small_network_learns_and_its_parameters_round_trip_through_a_file(tmp
         other.load_parameters(str(tmp_path / "garbage.params"))
 
 
+def test_tied_layers_as_d2ls_params_of_a_shared_dense():
+    net = nn.Sequential()
+    shared = nn.Dense(8, activation="relu")
+    net.add(nn.Dense(8, activation="relu"), shared, nn.Dense(8, activation="relu", params=shared.params), nn.Dense(10))
+    net.initialize()
+    net(plexus.random.uniform(shape=(2, 20)))
+    assert (net[1].weight.data()[0] == net[2].weight.data()[0]).asnumpy().all()
+    net[1].weight.data()[0, 0] = 100  # the same parameter, not a copy
+    assert net[2].weight.data()[0, 0].item() == 100 and net[2].weight is net[1].weight
+    assert list(net.collect_params().keys()) == ["0.weight", "0.bias", "1.weight", "1.bias", "3.weight", "3.bias"]
+    conv = nn.Conv2D(4, 3)
+    tied = nn.Conv2D(4, 3, params=conv.collect_params())
+    assert tied.bias is conv.bias
+    with pytest.raises(plexus.ShapeError, match=r"share_parameters: the shared weight is \(8, 8\) and this layer's is \(4, 0\)"):
+        nn.Dense(4, params=shared.params)
+    with pytest.raises(TypeError, match="share_parameters is offered by Dense and Conv2D"):
+        nn.MaxPool2D().share_parameters(shared.params)
+    with pytest.raises(plexus.InvalidArgumentError, match="have no bias"):
+        nn.Dense(8).share_parameters(nn.Dense(8, use_bias=False).params)
+
+
 def test_split_and_load_takes_gluons_batch_axis_and_even_split():
     devices = [plexus.cpu(0), plexus.cpu(1)]
     with pytest.raises(plexus.ShapeError, match="a batch of 5 rows along axis 0 does not split evenly over 2 devices"):
