@@ -265,7 +265,11 @@ void Parameter::start(const std::vector<Device>& devices, bool force_reinit, con
         pending_init_ = init;
         return;
     }
-    Tensor first = init.make(shape_, devices[0], DType::float32, name_);
+    fill(shape_, devices, init);
+}
+
+void Parameter::fill(const Shape& shape, const std::vector<Device>& devices, const Initializer& init) {
+    Tensor first = init.make(shape, devices[0], DType::float32, name_);
     std::vector<Tensor> made;
     made.reserve(devices.size());
     for (size_t i = 0; i < devices.size(); ++i) {
@@ -279,14 +283,16 @@ void Parameter::start(const std::vector<Device>& devices, bool force_reinit, con
 
 void Parameter::infer_shape(const Shape& shape) {
     if (known(shape_)) return;  // layers infer only the dimensions they left at 0
-    const Shape before = shape_;
-    shape_ = shape;
-    try {
-        if (!pending_.empty()) start(pending_, true, pending_init_);
-    } catch (...) {
-        shape_ = before;  // still deferred: the next forward call tries again
-        throw;
+    if (!pending_.empty()) {
+        // Copies, and the shape taken only once the values are made: an
+        // initializer written in Python may initialize this parameter again
+        // or let another thread call the layer meanwhile; one that fails
+        // leaves it deferred, so the next forward call tries again.
+        const std::vector<Device> devices = pending_;
+        const Initializer init = pending_init_;
+        fill(shape, devices, init);
     }
+    shape_ = shape;
 }
 
 Tensor Parameter::data(Device d) const {

@@ -148,6 +148,8 @@ private:
 
     // initialize() with the initializer already chosen.
     void start(const std::vector<Device>& devices, bool force_reinit, const Initializer& init);
+    // Values of `shape` from `init` on `devices`, taken as the parameter's.
+    void fill(const Shape& shape, const std::vector<Device>& devices, const Initializer& init);
     // Gives t a gradient when this parameter has one.
     void attach(Tensor& t) const;
 

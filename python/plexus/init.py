@@ -21,6 +21,17 @@ def _repr(self):
 
 
 Initializer.__repr__ = _repr
+_construct = Initializer.__init__
+
+
+def _init(self, **kwargs):
+    """As MXNet's Initializer(**kwargs): a subclass may pass its settings up; they are kept as _kwargs."""
+    _construct(self)
+    if kwargs:
+        self._kwargs = kwargs
+
+
+Initializer.__init__ = _init
 
 __all__ = ["Initializer", "Xavier", "MSRAPrelu", "Normal", "Uniform", "Constant", "Zero", "One", "create"]
 

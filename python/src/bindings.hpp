@@ -9,20 +9,44 @@
 #include "plexus/plexus.hpp"
 
 // The GIL let go while Plexus waits or computes, as pybind11's
-// gil_scoped_release, but a thread may end inside its destructor: Python ends
-// a thread that takes the GIL back while the interpreter finalizes (a daemon
-// thread in trainer.step at exit) with a forced unwind (pthread_exit), which
-// std::terminate stops at a noexcept destructor such as gil_scoped_release's.
+// gil_scoped_release, but safe for a daemon thread at interpreter exit:
+// CPython ends a thread that takes the GIL back while the interpreter
+// finalizes with pthread_exit, whose forced unwind would run through
+// noexcept destructors (std::terminate), through a Plexus exception already
+// on its way (terminate), and through frames holding Python objects, freeing
+// them without the GIL. take_back() parks such a thread for good instead, as
+// CPython 3.14 does itself; the process ends with the main thread.
 class GilReleased {
 public:
     GilReleased() : state_(PyEval_SaveThread()) {}
-    ~GilReleased() noexcept(false) { PyEval_RestoreThread(state_); }
+    ~GilReleased() { take_back(state_); }
     GilReleased(const GilReleased&) = delete;
     GilReleased& operator=(const GilReleased&) = delete;
+
+    static void take_back(PyThreadState* state) noexcept;
 
 private:
     PyThreadState* state_;
 };
+
+// The GIL taken, from any thread, as pybind11's gil_scoped_acquire, but a
+// daemon thread that takes it while the interpreter finalizes parks there
+// (as in GilReleased) instead of being unwound through Plexus's frames.
+class GilHeld {
+public:
+    GilHeld();
+    ~GilHeld() { PyGILState_Release(state_); }
+    GilHeld(const GilHeld&) = delete;
+    GilHeld& operator=(const GilHeld&) = delete;
+
+private:
+    PyGILState_STATE state_{};
+};
+
+// Lets `held` go with the GIL taken, from any thread, also a daemon thread
+// while the interpreter finalizes (it parks there, as in GilReleased); after
+// the interpreter has gone, there is nothing left to release.
+void drop_with_gil(pybind11::object& held) noexcept;
 
 // Sets the Python error (plexus.ShapeError, ...) for an exception of the
 // frontend's types; false, with nothing set, for any other exception.

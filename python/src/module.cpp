@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cxxabi.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +75,37 @@ void register_errors(py::module_& m) {
 }
 
 }  // namespace
+
+namespace {
+[[noreturn]] void park() {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+}  // namespace
+
+void GilReleased::take_back(PyThreadState* state) noexcept {
+    try {
+        PyEval_RestoreThread(state);
+    } catch (abi::__forced_unwind&) {  // pthread_exit: the interpreter is finalizing
+        park();
+    }
+}
+
+GilHeld::GilHeld() {
+    try {
+        state_ = PyGILState_Ensure();
+    } catch (abi::__forced_unwind&) {  // pthread_exit: the interpreter is finalizing
+        park();
+    }
+}
+
+void drop_with_gil(py::object& held) noexcept {
+    if (!Py_IsInitialized()) {
+        held.release();
+        return;
+    }
+    GilHeld gil;
+    held = py::object();
+}
 
 bool set_python_error(const std::exception_ptr& p) {
     try {
@@ -276,19 +308,28 @@ Tensor from_array_as(const py::handle& values, Device d, DType dt) {
     });
 }
 
-// NumPy's kind of `values` (anything numpy.asarray takes): 'b' bool, 'i', 'u', 'f', 'c', 'O' object, ...
-char numpy_kind(const py::handle& values) {
-    return py::module_::import("numpy").attr("asarray")(values).attr("dtype").attr("kind").cast<std::string>().at(0);
-}
+// NumPy's array of `values` (anything numpy.asarray takes).
+py::object numpy_array(const py::handle& values) { return py::module_::import("numpy").attr("asarray")(values); }
+
+// NumPy's kind of `values`: 'b' bool, 'i', 'u', 'f', 'c', 'O' object, 'U' text, ...
+char numpy_kind(const py::handle& values) { return numpy_array(values).attr("dtype").attr("kind").cast<std::string>().at(0); }
 
 // `values`: anything numpy.asarray takes; converted to `dt` (NumPy's casting
-// rules). Only real numbers: NumPy would turn None into NaN and drop imaginary parts.
+// rules). Only real numbers: NumPy would turn None into NaN, drop imaginary
+// parts, parse text and count days. Python objects that are numbers (an int
+// too large for int64, Fraction, Decimal) convert as NumPy converts them.
 Tensor from_numpy(const py::handle& values, Device d, DType dt) {
-    const char kind = numpy_kind(values);
-    if (kind == 'O' || kind == 'c')  // (text NumPy refuses to convert itself: from_array_as)
-        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("array: the values are not real numbers (NumPy makes them ") +
-                                                     (kind == 'c' ? "complex numbers" : "Python objects, such as None") +
-                                                     ")");
+    const py::object a = numpy_array(values);
+    const char kind = a.attr("dtype").attr("kind").cast<std::string>().at(0);
+    const char* what = kind == 'c' ? "complex numbers"
+                       : kind == 'U' || kind == 'S' ? "text"
+                       : kind == 'M' || kind == 'm' ? "dates or times"
+                       : kind == 'V' ? "records"
+                       : nullptr;
+    if (kind == 'O')
+        for (const py::handle v : a.attr("ravel")())
+            if (v.is_none()) what = "None";
+    if (what) throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("array: the values are not real numbers: ") + what);
     switch (dt) {
     case DType::float32: return from_array_as<float>(values, d, dt);
     case DType::float64: return from_array_as<double>(values, d, dt);
@@ -381,14 +422,15 @@ Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
     if (is_floating(result.dtype()) && !is_floating(t.dtype()))
         throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: the result is " +
                                                      plexus::name(result.dtype()) + " and x is " + plexus::name(t.dtype()) +
-                                                     "; in place it would lose the fraction (write x = x " + op + " y)");
+                                                     "; in place it would lose fractions or values " +
+                                                     plexus::name(t.dtype()) + " cannot hold (write x = x " + op + " y)");
     return t.assign(result);
 }
 
 // y of `x op= y` when y is not a number: a tensor, or anything plexus.array
 // takes (a NumPy array, a list) on x's device: integers (and bools) in x's
-// dtype when x holds integers, as NumPy's in-place casting writes them, else
-// in plexus.array's dtype. (Left to Python, `x *= numpy_array` would bind x
+// dtype when x holds integers (wrapping as x's arithmetic does), else in
+// plexus.array's dtype. (Left to Python, `x *= numpy_array` would bind x
 // to a new NumPy array and leave the tensor as it was.)
 Tensor operand(const Tensor& x, const py::object& y) {
     if (py::isinstance<Tensor>(y)) return y.cast<Tensor>();
@@ -605,7 +647,7 @@ class PyBlock : public plexus::nn::Block {
 public:
     Tensor forward(const Tensor& x) override { PYBIND11_OVERRIDE_PURE(Tensor, plexus::nn::Block, forward, x); }
     std::string describe() const override {
-        py::gil_scoped_acquire gil;
+        GilHeld gil;
         if (py::function own = py::get_override(static_cast<const plexus::nn::Block*>(this), "describe"))
             return own().cast<std::string>();
         const std::string kind = py::str(py::type::of(py::cast(this)).attr("__name__"));
@@ -657,16 +699,13 @@ class CallableSchedule : public plexus::nn::LRScheduler {
 public:
     explicit CallableSchedule(py::object schedule)
         : LRScheduler("a Python schedule", 0, 0, 0), schedule_(std::move(schedule)) {}
-    ~CallableSchedule() override {
-        py::gil_scoped_acquire held;
-        schedule_ = py::object();
-    }
+    ~CallableSchedule() override { drop_with_gil(schedule_); }
     CallableSchedule(const CallableSchedule&) = delete;
     CallableSchedule& operator=(const CallableSchedule&) = delete;
 
 private:
     double after_warmup(int64_t num_update) const override {
-        py::gil_scoped_acquire held;
+        GilHeld held;
         const py::object given = schedule_(num_update);
         double rate = 0;
         try {
@@ -695,18 +734,11 @@ private:
 class PythonFill {
 public:
     explicit PythonFill(py::object init) : init_(std::move(init)) {}
-    ~PythonFill() {
-        if (!Py_IsInitialized()) {  // at exit, after the interpreter: nothing left to release
-            init_.release();
-            return;
-        }
-        py::gil_scoped_acquire held;
-        init_ = py::object();
-    }
+    ~PythonFill() { drop_with_gil(init_); }
     PythonFill(const PythonFill&) = delete;
     PythonFill& operator=(const PythonFill&) = delete;
     void operator()(const std::string& name, Tensor& data) const {
-        py::gil_scoped_acquire held;  // a deferred parameter is made at the first forward call, maybe without it
+        GilHeld held;  // a deferred parameter is made at the first forward call, maybe without it
         init_.attr("_init_weight")(name, data);
     }
 
