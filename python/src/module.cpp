@@ -770,6 +770,16 @@ PYBIND11_MODULE(_plexus, m) {
     m.doc() = "Plexus tensors, devices, autograd and nn (the C++ frontend through pybind11)";
     register_errors(m);
     bind_trace(m);
+    // pybind11 (2.10) looks NumPy's C API up in a function-local static at
+    // its first use, importing NumPy with the static's guard held; the
+    // import lets the GIL go, so two threads' first asnumpy() deadlocked
+    // (one waits on the guard holding the GIL, the other for the GIL inside
+    // the guard). Looked up here, under the import's single thread. Without
+    // NumPy it fails and is looked up (and fails again) where used.
+    try {
+        py::detail::npy_api::get();
+    } catch (const py::error_already_set&) {
+    }
 
     // ---- devices ----
     py::class_<Device>(m, "Device")

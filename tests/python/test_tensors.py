@@ -556,3 +556,28 @@ def test_in_place_ops_take_arrays_and_lists_and_refuse_to_drop_a_fraction():
     assert plexus.array(np.array([1.5, 2.5], dtype=object)).tolist() == [1.5, 2.5]  # as a pandas object column
     with pytest.raises(plexus.DTypeError, match="lose fractions or values int32 cannot hold"):
         i += 2 ** 70
+
+
+def test_threads_converting_to_numpy_for_the_first_time_at_once_do_not_deadlock():
+    # pybind11 looked NumPy's C API up in a guarded static at the first asnumpy(), importing NumPy with the
+    # guard held: one thread waited on the guard holding the GIL, the other for the GIL inside it (5 of 5).
+    import subprocess
+    import sys
+    need("numpy")
+    script = """
+import threading, plexus
+x = plexus.ones((1000,))
+go = threading.Barrier(4)
+def first():
+    go.wait()
+    x.asnumpy()
+threads = [threading.Thread(target=first) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("done")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "done\n", done.stderr[-2000:]
+
