@@ -439,11 +439,34 @@ Tensor operand(const Tensor& x, const py::object& y) {
     return py::module_::import("plexus").attr("array")(y, py::arg("device") = x.device()).cast<Tensor>();
 }
 
-// x op= y for y a number (the scalar rules: int32 += 1 stays int32) or anything operand() takes.
+// A number for the scalar rules: a Python int, float or bool, or a NumPy
+// scalar (float16 - np.float32(2) stays float16, as NumPy's value-based rule).
+bool is_number(const py::object& y) {
+    if (py::isinstance<py::int_>(y) || py::isinstance<py::float_>(y)) return true;
+    if (py::isinstance<Tensor>(y) || !py::hasattr(y, "dtype") || !py::hasattr(y, "ndim") || y.attr("ndim").cast<int>() != 0)
+        return false;
+    return std::string("biuf").find(numpy_kind(y)) != std::string::npos;
+}
+
+// x op y for y a number (the scalar rules: int32 + 1 stays int32) or anything operand() takes.
+template <class WithNumber, class WithTensor>
+Tensor with_operand(const Tensor& x, const py::object& y, WithNumber with_number, WithTensor with_tensor) {
+    if (is_number(y)) return with_number(x, y.cast<double>());
+    return with_tensor(x, operand(x, y));
+}
+
+// x op= y, as with_operand, the result written into x.
 template <class WithNumber, class WithTensor>
 Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
-    if (py::isinstance<py::int_>(y) || py::isinstance<py::float_>(y)) return in_place(x, with_number(x, y.cast<double>()), op);
-    return in_place(x, with_tensor(x, operand(x, y)), op);
+    return in_place(x, with_operand(x, y, with_number, with_tensor), op);
+}
+
+// Python's `/`, as NumPy's: integer tensors divide in float64
+// (`arange(4, dtype='int32') / 2` is [0. 0.5 1. 1.5]); C and C++ keep C's
+// truncating integer division.
+Tensor true_divide(const Tensor& a, const Tensor& b) {
+    if (!is_floating(a.dtype()) && !is_floating(b.dtype())) return a.astype(DType::float64) / b.astype(DType::float64);
+    return a / b;
 }
 
 // The values of x[key] = value as a tensor: a tensor as it is, a number or
@@ -821,6 +844,8 @@ PYBIND11_MODULE(_plexus, m) {
 
     // ---- tensors ----
     py::class_<Tensor> tensor(m, "Tensor");
+    // Above NumPy's arrays: `np_array * x` asks x (__rmul__) and gives a tensor, as PyTorch's tensors do.
+    tensor.attr("__array_priority__") = 1000;
     tensor.def_property_readonly("device", &Tensor::device)
         .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
         .def_property_readonly("_dtype_name", [](const Tensor& t) { return std::string(plexus::name(t.dtype())); })
@@ -915,31 +940,36 @@ PYBIND11_MODULE(_plexus, m) {
                                [](const Tensor& x, const Tensor& y) { return as_quotient(x) / y; });
         }, py::is_operator(), py::return_value_policy::reference)
         .def("slice_axis", &Tensor::slice_axis, py::arg("axis"), py::arg("begin"), py::arg("end"), py::arg("step") = 1)
-        // arithmetic: Tensor op Tensor, Tensor op scalar, scalar op Tensor
-        .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator())
-        .def("__add__", [](const Tensor& a, double b) { return a + b; }, py::is_operator())
-        .def("__radd__", [](const Tensor& a, double b) { return b + a; }, py::is_operator())
-        .def("__sub__", [](const Tensor& a, const Tensor& b) { return a - b; }, py::is_operator())
-        .def("__sub__", [](const Tensor& a, double b) { return a - b; }, py::is_operator())
-        .def("__rsub__", [](const Tensor& a, double b) { return b - a; }, py::is_operator())
-        .def("__mul__", [](const Tensor& a, const Tensor& b) { return a * b; }, py::is_operator())
-        .def("__mul__", [](const Tensor& a, double b) { return a * b; }, py::is_operator())
-        .def("__rmul__", [](const Tensor& a, double b) { return b * a; }, py::is_operator())
-        // Python's `/` is true division, as NumPy's: integer tensors divide in
-        // float64 (`arange(4, dtype='int32') / 2` is [0. 0.5 1. 1.5]); C and C++
-        // keep C's truncating integer division.
-        .def("__truediv__", [](const Tensor& a, const Tensor& b) {
-            if (!is_floating(a.dtype()) && !is_floating(b.dtype())) return a.astype(DType::float64) / b.astype(DType::float64);
-            return a / b;
+        // arithmetic: Tensor op Tensor, Tensor op number, number op Tensor, and a NumPy array or a list on
+        // either side (made a tensor on the tensor's device, as in place; Tensor.__array_priority__ makes
+        // NumPy's own operator give way, so np_array * x is a tensor too)
+#define PLEXUS_PY_ARITHMETIC_(name, tensors, number_right, number_left)                                             \
+    .def("__" name "__", [](const Tensor& a, const Tensor& b) { return tensors(a, b); }, py::is_operator())          \
+        .def("__" name "__", [](const Tensor& a, double b) { return number_right(a, b); }, py::is_operator())       \
+        .def("__" name "__", [](const Tensor& a, const py::object& b) {                                           \
+            return with_operand(a, b, [](const Tensor& x, double v) { return number_right(x, v); },               \
+                                [](const Tensor& x, const Tensor& y) { return tensors(x, y); });                   \
+        }, py::is_operator())                                                                                      \
+        .def("__r" name "__", [](const Tensor& a, double b) { return number_left(a, b); }, py::is_operator())      \
+        .def("__r" name "__", [](const Tensor& a, const py::object& b) {                                          \
+            return with_operand(a, b, [](const Tensor& x, double v) { return number_left(x, v); },                \
+                                [](const Tensor& x, const Tensor& y) { return tensors(y, x); });                   \
         }, py::is_operator())
-        .def("__truediv__", [](const Tensor& a, double b) { return as_quotient(a) / b; }, py::is_operator())
-        .def("__rtruediv__", [](const Tensor& a, double b) { return b / as_quotient(a); }, py::is_operator())
-        .def("__floordiv__", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); }, py::is_operator())
-        .def("__floordiv__", [](const Tensor& a, double b) { return floor_divide(a, b, false); }, py::is_operator())
-        .def("__rfloordiv__", [](const Tensor& a, double b) { return floor_divide(a, b, true); }, py::is_operator())
-        .def("__pow__", [](const Tensor& a, const Tensor& b) { return a.pow(b); }, py::is_operator())
-        .def("__pow__", [](const Tensor& a, double b) { return a.pow(b); }, py::is_operator())
-        .def("__rpow__", [](const Tensor& a, double b) { return plexus::pow(b, a); }, py::is_operator())
+        PLEXUS_PY_ARITHMETIC_("add", [](const Tensor& x, const Tensor& y) { return x + y; },
+                              [](const Tensor& x, double v) { return x + v; }, [](const Tensor& x, double v) { return v + x; })
+        PLEXUS_PY_ARITHMETIC_("sub", [](const Tensor& x, const Tensor& y) { return x - y; },
+                              [](const Tensor& x, double v) { return x - v; }, [](const Tensor& x, double v) { return v - x; })
+        PLEXUS_PY_ARITHMETIC_("mul", [](const Tensor& x, const Tensor& y) { return x * y; },
+                              [](const Tensor& x, double v) { return x * v; }, [](const Tensor& x, double v) { return v * x; })
+        PLEXUS_PY_ARITHMETIC_("truediv", true_divide, [](const Tensor& x, double v) { return as_quotient(x) / v; },
+                              [](const Tensor& x, double v) { return v / as_quotient(x); })
+        PLEXUS_PY_ARITHMETIC_("floordiv", [](const Tensor& x, const Tensor& y) { return floor_divide(x, y); },
+                              [](const Tensor& x, double v) { return floor_divide(x, v, false); },
+                              [](const Tensor& x, double v) { return floor_divide(x, v, true); })
+        PLEXUS_PY_ARITHMETIC_("pow", [](const Tensor& x, const Tensor& y) { return x.pow(y); },
+                              [](const Tensor& x, double v) { return x.pow(v); },
+                              [](const Tensor& x, double v) { return plexus::pow(v, x); })
+#undef PLEXUS_PY_ARITHMETIC_
         .def("__matmul__", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); }, py::is_operator())
         .def("__neg__", [](const Tensor& a) { return -a; })
         .def("__lt__", [](const Tensor& a, const Tensor& b) { return a < b; }, py::is_operator())

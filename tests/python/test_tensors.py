@@ -581,3 +581,25 @@ print("done")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "done\n", done.stderr[-2000:]
 
+
+def test_arithmetic_with_numpy_arrays_and_lists_on_either_side_gives_tensors():
+    np = need("numpy")
+    x, h = plexus.array([1.0, 2.0, 3.0]), plexus.ones(3, dtype="float16")
+    i = plexus.array([1, 2, 3], dtype="int32")
+    a = np.array([2.0, 4.0, 8.0])
+    # NumPy's operator gives way (Tensor.__array_priority__): both orders are tensors, promoted as tensor pairs.
+    for got, want in ((x * a, [2.0, 8.0, 24.0]), (a * x, [2.0, 8.0, 24.0]), (a - x, [1.0, 2.0, 5.0]),
+                      (x / a, [0.5, 0.5, 0.375]), (a / x, [2.0, 2.0, 8.0 / 3]), (a ** x, [2.0, 16.0, 512.0])):
+        assert isinstance(got, plexus.Tensor) and got.dtype == "float64" and np.allclose(got.asnumpy(), want)
+    assert (x + [1, 2, 3]).tolist() == [2.0, 4.0, 6.0] and ([1, 2, 3] - x).tolist() == [0.0, 0.0, 0.0]
+    assert (x * np.array([[1.0], [2.0]], np.float32)).shape == (2, 3)  # broadcast to the larger shape
+    # Integers stay in the tensor's integer dtype; `/` divides in float64, `//` floors as NumPy's.
+    assert (i + [1, 1, 1]).dtype == "int32" and ([7, 7, 7] // i).tolist() == [7, 3, 2]
+    assert (i / [2, 2, 2]).tolist() == [0.5, 1.0, 1.5] and (i + True).tolist() == [2, 3, 4]
+    # NumPy scalars follow the scalar rules, as Python numbers do: float16 stays float16.
+    assert (h - np.float32(2)).dtype == "float16" and (np.float64(2) * h).dtype == "float16"
+    for bad, what in ((None, "None"), ("a", "text")):
+        with pytest.raises(plexus.DTypeError, match="not real numbers: " + what):
+            x + bad
+    assert (x == None) is False  # noqa: E711 (comparisons are unchanged)
+
