@@ -455,6 +455,21 @@ Tensor with_operand(const Tensor& x, const py::object& y, WithNumber with_number
     return with_tensor(x, operand(x, y));
 }
 
+// What NumPy makes an array of: a list, a tuple, or an object offering the
+// array interface (a NumPy array).
+bool array_like(const py::object& y) {
+    return py::isinstance<py::list>(y) || py::isinstance<py::tuple>(y) || py::hasattr(y, "__array_interface__") ||
+           py::hasattr(y, "__array__");
+}
+
+// x op y for the operators: as with_operand for a number or an array-like,
+// NotImplemented for anything else, so that Python asks y's own operator.
+template <class WithNumber, class WithTensor>
+py::object with_other(const Tensor& x, const py::object& y, WithNumber with_number, WithTensor with_tensor) {
+    if (!is_number(y) && !array_like(y)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    return py::cast(with_operand(x, y, with_number, with_tensor));
+}
+
 // x op= y, as with_operand, the result written into x.
 template <class WithNumber, class WithTensor>
 Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
@@ -947,13 +962,13 @@ PYBIND11_MODULE(_plexus, m) {
     .def("__" name "__", [](const Tensor& a, const Tensor& b) { return tensors(a, b); }, py::is_operator())          \
         .def("__" name "__", [](const Tensor& a, double b) { return number_right(a, b); }, py::is_operator())       \
         .def("__" name "__", [](const Tensor& a, const py::object& b) {                                           \
-            return with_operand(a, b, [](const Tensor& x, double v) { return number_right(x, v); },               \
-                                [](const Tensor& x, const Tensor& y) { return tensors(x, y); });                   \
+            return with_other(a, b, [](const Tensor& x, double v) { return number_right(x, v); },                 \
+                              [](const Tensor& x, const Tensor& y) { return tensors(x, y); });                     \
         }, py::is_operator())                                                                                      \
         .def("__r" name "__", [](const Tensor& a, double b) { return number_left(a, b); }, py::is_operator())      \
         .def("__r" name "__", [](const Tensor& a, const py::object& b) {                                          \
-            return with_operand(a, b, [](const Tensor& x, double v) { return number_left(x, v); },                \
-                                [](const Tensor& x, const Tensor& y) { return tensors(y, x); });                   \
+            return with_other(a, b, [](const Tensor& x, double v) { return number_left(x, v); },                  \
+                              [](const Tensor& x, const Tensor& y) { return tensors(y, x); });                     \
         }, py::is_operator())
         PLEXUS_PY_ARITHMETIC_("add", [](const Tensor& x, const Tensor& y) { return x + y; },
                               [](const Tensor& x, double v) { return x + v; }, [](const Tensor& x, double v) { return v + x; })
@@ -971,19 +986,37 @@ PYBIND11_MODULE(_plexus, m) {
                               [](const Tensor& x, double v) { return plexus::pow(v, x); })
 #undef PLEXUS_PY_ARITHMETIC_
         .def("__matmul__", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); }, py::is_operator())
+        // an array-like operand in the tensor's dtype (matmul takes one dtype)
+        .def("__matmul__", [](const Tensor& a, const py::object& b) -> py::object {
+            if (!array_like(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            return py::cast(plexus::matmul(a, from_numpy(b, a.device(), a.dtype())));
+        }, py::is_operator())
+        .def("__rmatmul__", [](const Tensor& a, const py::object& b) -> py::object {
+            if (!array_like(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            return py::cast(plexus::matmul(from_numpy(b, a.device(), a.dtype()), a));
+        }, py::is_operator())
         .def("__neg__", [](const Tensor& a) { return -a; })
-        .def("__lt__", [](const Tensor& a, const Tensor& b) { return a < b; }, py::is_operator())
-        .def("__lt__", [](const Tensor& a, double b) { return a < b; }, py::is_operator())
-        .def("__le__", [](const Tensor& a, const Tensor& b) { return a <= b; }, py::is_operator())
-        .def("__le__", [](const Tensor& a, double b) { return a <= b; }, py::is_operator())
-        .def("__gt__", [](const Tensor& a, const Tensor& b) { return a > b; }, py::is_operator())
-        .def("__gt__", [](const Tensor& a, double b) { return a > b; }, py::is_operator())
-        .def("__ge__", [](const Tensor& a, const Tensor& b) { return a >= b; }, py::is_operator())
-        .def("__ge__", [](const Tensor& a, double b) { return a >= b; }, py::is_operator())
-        .def("__eq__", [](const Tensor& a, const Tensor& b) { return plexus::equal(a, b); }, py::is_operator())
-        .def("__eq__", [](const Tensor& a, double b) { return a.scalar_op(PX_OP_EQ, b, false); }, py::is_operator())
-        .def("__ne__", [](const Tensor& a, const Tensor& b) { return plexus::not_equal(a, b); }, py::is_operator())
-        .def("__ne__", [](const Tensor& a, double b) { return a.scalar_op(PX_OP_NE, b, false); }, py::is_operator())
+        // comparisons (uint8 results), with the same operands as the arithmetic; Python reflects them
+        // (np_array < x is x > np_array), and x == None is False
+#define PLEXUS_PY_COMPARISON_(name, tensors, number)                                                                 \
+    .def("__" name "__", [](const Tensor& a, const Tensor& b) { return tensors(a, b); }, py::is_operator())          \
+        .def("__" name "__", [](const Tensor& a, double b) { return number(a, b); }, py::is_operator())             \
+        .def("__" name "__", [](const Tensor& a, const py::object& b) {                                           \
+            return with_other(a, b, [](const Tensor& x, double v) { return number(x, v); },                       \
+                              [](const Tensor& x, const Tensor& y) { return tensors(x, y); });                     \
+        }, py::is_operator())
+        PLEXUS_PY_COMPARISON_("lt", [](const Tensor& x, const Tensor& y) { return x < y; },
+                              [](const Tensor& x, double v) { return x < v; })
+        PLEXUS_PY_COMPARISON_("le", [](const Tensor& x, const Tensor& y) { return x <= y; },
+                              [](const Tensor& x, double v) { return x <= v; })
+        PLEXUS_PY_COMPARISON_("gt", [](const Tensor& x, const Tensor& y) { return x > y; },
+                              [](const Tensor& x, double v) { return x > v; })
+        PLEXUS_PY_COMPARISON_("ge", [](const Tensor& x, const Tensor& y) { return x >= y; },
+                              [](const Tensor& x, double v) { return x >= v; })
+        PLEXUS_PY_COMPARISON_("eq", plexus::equal, [](const Tensor& x, double v) { return x.scalar_op(PX_OP_EQ, v, false); })
+        PLEXUS_PY_COMPARISON_("ne", plexus::not_equal,
+                              [](const Tensor& x, double v) { return x.scalar_op(PX_OP_NE, v, false); })
+#undef PLEXUS_PY_COMPARISON_
         .def("__hash__", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.handle()); })
         .def("__bool__", [](const Tensor& t) {
             if (t.size() != 1)

@@ -598,8 +598,20 @@ def test_arithmetic_with_numpy_arrays_and_lists_on_either_side_gives_tensors():
     assert (i / [2, 2, 2]).tolist() == [0.5, 1.0, 1.5] and (i + True).tolist() == [2, 3, 4]
     # NumPy scalars follow the scalar rules, as Python numbers do: float16 stays float16.
     assert (h - np.float32(2)).dtype == "float16" and (np.float64(2) * h).dtype == "float16"
-    for bad, what in ((None, "None"), ("a", "text")):
-        with pytest.raises(plexus.DTypeError, match="not real numbers: " + what):
-            x + bad
-    assert (x == None) is False  # noqa: E711 (comparisons are unchanged)
+    with pytest.raises(plexus.DTypeError, match="not real numbers: text"):
+        x + ["a", "b", "c"]
+    # Comparisons and @ take them too; @ in the tensor's dtype.
+    assert (x > np.array([0.0, 5.0, 1.0])).tolist() == [1, 0, 1] and (np.array([0.0, 5.0, 1.0]) < x).tolist() == [1, 0, 1]
+    assert (x == [1, 0, 3]).tolist() == [1, 0, 1] and (np.array([1.0, 0.0, 3.0]) != x).tolist() == [0, 1, 0]
+    assert (x @ np.ones(3)).item() == 6.0 and (np.ones((2, 3)) @ x).tolist() == [6.0, 6.0]
+    # Anything else is Python's NotImplemented: y's own operator is asked, else a TypeError.
+    class Other:
+        def __radd__(self, left):
+            return "Other.__radd__"
+
+    assert x + Other() == "Other.__radd__"
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    for op in (lambda: x + None, lambda: x < None, lambda: x @ 2.0):
+        with pytest.raises(TypeError, match="not supported|unsupported operand"):
+            op()
 
