@@ -592,6 +592,12 @@ def test_arithmetic_with_numpy_arrays_and_lists_on_either_side_gives_tensors():
                       (x / a, [0.5, 0.5, 0.375]), (a / x, [2.0, 2.0, 8.0 / 3]), (a ** x, [2.0, 16.0, 512.0])):
         assert isinstance(got, plexus.Tensor) and got.dtype == "float64" and np.allclose(got.asnumpy(), want)
     assert (x + [1, 2, 3]).tolist() == [2.0, 4.0, 6.0] and ([1, 2, 3] - x).tolist() == [0.0, 0.0, 0.0]
+    w = plexus.array([1.0, 2.0])
+    w.attach_grad()
+    with plexus.autograd.record():
+        y = (np.array([3.0, 4.0], np.float32) * w).sum()  # a tensor op: autograd sees it
+    y.backward()
+    assert w.grad.tolist() == [3.0, 4.0]
     assert (x * np.array([[1.0], [2.0]], np.float32)).shape == (2, 3)  # broadcast to the larger shape
     # Integers stay in the tensor's integer dtype; `/` divides in float64, `//` floors as NumPy's.
     assert (i + [1, 1, 1]).dtype == "int32" and ([7, 7, 7] // i).tolist() == [7, 3, 2]
