@@ -101,8 +101,12 @@ std::shared_ptr<Parameter> shared_one(const ParameterDict& params, const char* n
 void WeightedLayer::share_parameters(const ParameterDict& params) {
     auto weight = shared_one(params, "weight", *weight_, describe());
     auto bias = bias_ ? shared_one(params, "bias", *bias_, describe()) : nullptr;
-    weight_ = std::move(weight);  // (both found before either is replaced)
-    if (bias_) bias_ = std::move(bias);
+    replaced_.push_back(weight_);  // (both found before either is replaced)
+    weight_ = std::move(weight);
+    if (bias_) {
+        replaced_.push_back(bias_);
+        bias_ = std::move(bias);
+    }
 }
 
 Parameter& WeightedLayer::bias() {

@@ -289,7 +289,9 @@ public:
     // Gluon's share_parameters (d2l's tied layers, Dense(8, params=shared.params)
     // in Python): this layer computes with the "weight" of `params`, and its
     // "bias" when the layer has one, in place of its own; they must be a layer's
-    // parameters of a shape that agrees where both are known.
+    // parameters of a shape that agrees where both are known. A ParameterDict
+    // or Trainer made before still holds the layer's own, which the layer
+    // keeps alive (a Trainer then finds their gradients stale, as Gluon's).
     void share_parameters(const ParameterDict& params);
 
 protected:
@@ -304,6 +306,7 @@ protected:
     int64_t outputs_;
     std::string activation_;
     std::shared_ptr<Parameter> weight_, bias_;
+    std::vector<std::shared_ptr<Parameter>> replaced_;  // by share_parameters
 };
 
 class Dense : public WeightedLayer {

@@ -240,3 +240,31 @@ def _format(self, spec):
 
 
 Tensor.__format__ = _format
+
+
+# NumPy's operators with a tensor among the operands (NEP 13): np_array * x
+# is x.__rmul__(np_array), a tensor on x's device that autograd follows, as
+# with PyTorch's tensors. Any other ufunc (numpy.exp(x)), or one that writes
+# an array given as out= (np_array += x), runs in NumPy on x's values.
+_OPERATOR_UFUNCS = {"add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
+                    "multiply": ("__mul__", "__rmul__"), "divide": ("__truediv__", "__rtruediv__"),
+                    "true_divide": ("__truediv__", "__rtruediv__"),
+                    "floor_divide": ("__floordiv__", "__rfloordiv__"), "power": ("__pow__", "__rpow__"),
+                    "matmul": ("__matmul__", "__rmatmul__"), "less": ("__lt__", "__gt__"),
+                    "less_equal": ("__le__", "__ge__"), "greater": ("__gt__", "__lt__"),
+                    "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"),
+                    "not_equal": ("__ne__", "__ne__")}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    import numpy
+    names = _OPERATOR_UFUNCS.get(ufunc.__name__)
+    if names and method == "__call__" and not kwargs and len(inputs) == 2:
+        a, b = inputs
+        return getattr(a, names[0])(b) if isinstance(a, Tensor) else getattr(b, names[1])(a)
+    if any(isinstance(o, Tensor) for o in kwargs.get("out", ())):
+        return NotImplemented  # NumPy would write into a copy of the tensor's values
+    return getattr(ufunc, method)(*(numpy.asarray(i) if isinstance(i, Tensor) else i for i in inputs), **kwargs)
+
+
+Tensor.__array_ufunc__ = _array_ufunc

@@ -43,6 +43,19 @@ private:
     PyGILState_STATE state_{};
 };
 
+// Sleeps for good: a daemon thread's end while the interpreter finalizes.
+[[noreturn]] void park_thread();
+
+// callable(*args, **kwargs), with the GIL held (GilHeld), for Plexus
+// calling Python code (a Block's forward, an initializer, a schedule,
+// plexus.array). CPython ends a
+// daemon thread whose code finds the interpreter finalizing with
+// pthread_exit; that forced unwind is stopped right above CPython's own
+// frames and the thread parks, so no C++ frame holding Python objects or
+// the GIL is unwound by a thread that no longer holds it.
+pybind11::object call_python(const pybind11::handle& callable, const pybind11::tuple& args,
+                             const pybind11::handle& kwargs = pybind11::handle());
+
 // Lets `held` go with the GIL taken, from any thread, also a daemon thread
 // while the interpreter finalizes (it parks there, as in GilReleased); after
 // the interpreter has gone, there is nothing left to release.

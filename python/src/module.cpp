@@ -76,17 +76,15 @@ void register_errors(py::module_& m) {
 
 }  // namespace
 
-namespace {
-[[noreturn]] void park() {
+void park_thread() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
-}  // namespace
 
 void GilReleased::take_back(PyThreadState* state) noexcept {
     try {
         PyEval_RestoreThread(state);
     } catch (abi::__forced_unwind&) {  // pthread_exit: the interpreter is finalizing
-        park();
+        park_thread();
     }
 }
 
@@ -94,17 +92,30 @@ GilHeld::GilHeld() {
     try {
         state_ = PyGILState_Ensure();
     } catch (abi::__forced_unwind&) {  // pthread_exit: the interpreter is finalizing
-        park();
+        park_thread();
     }
 }
 
-void drop_with_gil(py::object& held) noexcept {
-    if (!Py_IsInitialized()) {
-        held.release();
-        return;
+py::object call_python(const py::handle& callable, const py::tuple& args, const py::handle& kwargs) {
+    PyObject* result = nullptr;
+    try {
+        result = PyObject_Call(callable.ptr(), args.ptr(), kwargs.ptr());
+    } catch (abi::__forced_unwind&) {  // pthread_exit: the interpreter is finalizing
+        park_thread();
     }
+    if (!result) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(result);
+}
+
+void drop_with_gil(py::object& held) noexcept {
+    PyObject* const p = held.release().ptr();
+    if (!p || !Py_IsInitialized()) return;
     GilHeld gil;
-    held = py::object();
+    try {
+        Py_DECREF(p);  // (may run Python code: a __del__)
+    } catch (abi::__forced_unwind&) {
+        park_thread();
+    }
 }
 
 bool set_python_error(const std::exception_ptr& p) {
@@ -343,6 +354,14 @@ Tensor from_numpy(const py::handle& values, Device d, DType dt) {
     throw plexus::DTypeError(PX_ERROR_DTYPE, "bad dtype");
 }
 
+// plexus.array(values, device=d, dtype=dt) (Python code: through call_python).
+Tensor plexus_array(const py::object& values, Device d, std::optional<DType> dt = std::nullopt) {
+    py::dict kwargs;
+    kwargs["device"] = d;
+    if (dt) kwargs["dtype"] = plexus::name(*dt);
+    return call_python(py::module_::import("plexus").attr("array"), py::make_tuple(values), kwargs).cast<Tensor>();
+}
+
 // The values for Python numbers (item, tolist): bfloat16's through float32, which holds each exactly.
 py::array values_array(const Tensor& t) {
     return asnumpy(t.dtype() == DType::bfloat16 ? t.astype(DType::float32) : t);
@@ -427,16 +446,43 @@ Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
     return t.assign(result);
 }
 
-// y of `x op= y` when y is not a number: a tensor, or anything plexus.array
-// takes (a NumPy array, a list) on x's device: integers (and bools) in x's
-// dtype when x holds integers (wrapping as x's arithmetic does), else in
-// plexus.array's dtype. (Left to Python, `x *= numpy_array` would bind x
-// to a new NumPy array and leave the tensor as it was.)
-Tensor operand(const Tensor& x, const py::object& y) {
+// Whether every value of the integer or bool NumPy array `a` fits in the
+// integer dtype d (compared as Python ints: exact for any int64 or uint64).
+bool holds(DType d, const py::object& a) {
+    if (a.attr("size").cast<py::ssize_t>() == 0) return true;
+    const py::int_ lo(a.attr("min")()), hi(a.attr("max")());
+    switch (d) {
+    case DType::uint8: return lo >= py::int_(0) && hi <= py::int_(255);
+    case DType::int32: return lo >= py::int_(INT32_MIN) && hi <= py::int_(INT32_MAX);
+    default: return lo >= py::int_(INT64_MIN) && hi <= py::int_(INT64_MAX);
+    }
+}
+
+// y of `x op y` when y is not a number: a tensor, or anything plexus.array
+// takes (a NumPy array, a list) on x's device. With x of integers, integer
+// and bool values that x's dtype holds are made in it (int32 + [1, 2] stays
+// int32, as the scalar rule); others in int64, so the op promotes and
+// compares them as they are (uint8 < [-1] is all false). In place (`op`
+// given) such values are refused: x's dtype would wrap them. (Left to
+// Python, `x *= numpy_array` would bind x to a new NumPy array and leave
+// the tensor as it was.)
+Tensor operand(const Tensor& x, const py::object& y, const char* op = nullptr) {
     if (py::isinstance<Tensor>(y)) return y.cast<Tensor>();
-    if (!is_floating(x.dtype()) && std::string("biu").find(numpy_kind(y)) != std::string::npos)
-        return from_numpy(y, x.device(), x.dtype());
-    return py::module_::import("plexus").attr("array")(y, py::arg("device") = x.device()).cast<Tensor>();
+    if (!is_floating(x.dtype()) && std::string("biu").find(numpy_kind(y)) != std::string::npos) {
+        const py::object a = numpy_array(y);
+        if (holds(x.dtype(), a)) return from_numpy(a, x.device(), x.dtype());
+        if (op)
+            throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y holds values " +
+                                                         plexus::name(x.dtype()) + " cannot hold (from " +
+                                                         py::str(a.attr("min")()).cast<std::string>() + " to " +
+                                                         py::str(a.attr("max")()).cast<std::string>() +
+                                                         "); write x = x " + op + " y for a result that holds them");
+        if (!holds(DType::int64, a))
+            throw plexus::DTypeError(PX_ERROR_DTYPE, "array: integers beyond int64 (up to " +
+                                                         py::str(a.attr("max")()).cast<std::string>() + ")");
+        return from_numpy(a, x.device(), DType::int64);
+    }
+    return plexus_array(y, x.device());
 }
 
 // A number for the scalar rules: a Python int, float or bool, or a NumPy
@@ -450,9 +496,10 @@ bool is_number(const py::object& y) {
 
 // x op y for y a number (the scalar rules: int32 + 1 stays int32) or anything operand() takes.
 template <class WithNumber, class WithTensor>
-Tensor with_operand(const Tensor& x, const py::object& y, WithNumber with_number, WithTensor with_tensor) {
+Tensor with_operand(const Tensor& x, const py::object& y, WithNumber with_number, WithTensor with_tensor,
+                    const char* in_place_op = nullptr) {
     if (is_number(y)) return with_number(x, y.cast<double>());
-    return with_tensor(x, operand(x, y));
+    return with_tensor(x, operand(x, y, in_place_op));
 }
 
 // What NumPy makes an array of: a list, a tuple, or an object offering the
@@ -473,7 +520,7 @@ py::object with_other(const Tensor& x, const py::object& y, WithNumber with_numb
 // x op= y, as with_operand, the result written into x.
 template <class WithNumber, class WithTensor>
 Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
-    return in_place(x, with_operand(x, y, with_number, with_tensor), op);
+    return in_place(x, with_operand(x, y, with_number, with_tensor, op), op);
 }
 
 // Python's `/`, as NumPy's: integer tensors divide in float64
@@ -490,9 +537,7 @@ Tensor assigned_values(const Tensor& t, const py::object& value) {
     if (py::isinstance<Tensor>(value)) return value.cast<Tensor>();
     if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value))
         return plexus::full(plexus::Shape{}, value.cast<double>(), t.device(), t.dtype());
-    return py::module_::import("plexus").attr("array")(value, py::arg("device") = t.device(),
-                                                       py::arg("dtype") = plexus::name(t.dtype()))
-        .cast<Tensor>();
+    return plexus_array(value, t.device(), t.dtype());
 }
 
 Tensor getitem(const Tensor& t, const py::object& key);
@@ -683,11 +728,18 @@ struct AutocastManager {
 // registers them) and defines forward(x).
 class PyBlock : public plexus::nn::Block {
 public:
-    Tensor forward(const Tensor& x) override { PYBIND11_OVERRIDE_PURE(Tensor, plexus::nn::Block, forward, x); }
+    Tensor forward(const Tensor& x) override {
+        GilHeld gil;
+        const py::function own = py::get_override(static_cast<const plexus::nn::Block*>(this), "forward");
+        if (!own)
+            throw py::type_error(py::str(py::type::of(py::cast(this)).attr("__name__")).cast<std::string>() +
+                                 " has no forward(x): a Block written in Python defines it");
+        return call_python(own, py::make_tuple(x)).cast<Tensor>();
+    }
     std::string describe() const override {
         GilHeld gil;
         if (py::function own = py::get_override(static_cast<const plexus::nn::Block*>(this), "describe"))
-            return own().cast<std::string>();
+            return call_python(own, py::tuple()).cast<std::string>();
         const std::string kind = py::str(py::type::of(py::cast(this)).attr("__name__"));
         return children().empty() ? kind : with_children(kind);  // as Gluon prints a block's children
     }
@@ -744,7 +796,9 @@ public:
 private:
     double after_warmup(int64_t num_update) const override {
         GilHeld held;
-        const py::object given = schedule_(num_update);
+        return checked_rate(call_python(schedule_, py::make_tuple(num_update)), num_update);
+    }
+    static double checked_rate(const py::object& given, int64_t num_update) {
         double rate = 0;
         try {
             rate = given.cast<double>();
@@ -777,7 +831,7 @@ public:
     PythonFill& operator=(const PythonFill&) = delete;
     void operator()(const std::string& name, Tensor& data) const {
         GilHeld held;  // a deferred parameter is made at the first forward call, maybe without it
-        init_.attr("_init_weight")(name, data);
+        call_python(init_.attr("_init_weight"), py::make_tuple(name, data));
     }
 
 private:
@@ -859,8 +913,6 @@ PYBIND11_MODULE(_plexus, m) {
 
     // ---- tensors ----
     py::class_<Tensor> tensor(m, "Tensor");
-    // Above NumPy's arrays: `np_array * x` asks x (__rmul__) and gives a tensor, as PyTorch's tensors do.
-    tensor.attr("__array_priority__") = 1000;
     tensor.def_property_readonly("device", &Tensor::device)
         .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
         .def_property_readonly("_dtype_name", [](const Tensor& t) { return std::string(plexus::name(t.dtype())); })
@@ -956,8 +1008,8 @@ PYBIND11_MODULE(_plexus, m) {
         }, py::is_operator(), py::return_value_policy::reference)
         .def("slice_axis", &Tensor::slice_axis, py::arg("axis"), py::arg("begin"), py::arg("end"), py::arg("step") = 1)
         // arithmetic: Tensor op Tensor, Tensor op number, number op Tensor, and a NumPy array or a list on
-        // either side (made a tensor on the tensor's device, as in place; Tensor.__array_priority__ makes
-        // NumPy's own operator give way, so np_array * x is a tensor too)
+        // either side (made a tensor on the tensor's device, as in place; Tensor.__array_ufunc__, in
+        // plexus/__init__.py, has NumPy's own operator call these, so np_array * x is a tensor too)
 #define PLEXUS_PY_ARITHMETIC_(name, tensors, number_right, number_left)                                             \
     .def("__" name "__", [](const Tensor& a, const Tensor& b) { return tensors(a, b); }, py::is_operator())          \
         .def("__" name "__", [](const Tensor& a, double b) { return number_right(a, b); }, py::is_operator())       \

@@ -202,6 +202,34 @@ TEST_CASE("tied layers share one weight and bias: initialized and updated once w
     REQUIRE(values(shared->bias().grad()) == std::vector<double>{2.5, 2.5, 2.5});  // biases start at 0: dy + dh
 }
 
+TEST_CASE("a dict and a trainer made before share_parameters keep the layer's own parameters alive",
+          "[nn][share]") {
+    nn::Dense shared(4, "", 3), tied(4, "", 3);
+    shared.initialize(cpu());
+    tied.initialize(cpu());
+    const nn::ParameterDict before = tied.collect_params();
+    nn::Trainer trainer(before, "sgd", {{"learning_rate", 1.0}});
+    tied.share_parameters(shared.collect_params());
+    REQUIRE(&tied.weight() == &shared.weight());
+    // The old dict still reads the layer's own weight and bias (freed here once, and reused by the next layers).
+    std::vector<std::unique_ptr<nn::Dense>> others;
+    for (int i = 0; i < 8; ++i) {
+        others.push_back(std::make_unique<nn::Dense>(4, "", 3));
+        others.back()->collect_params().initialize({cpu()}, false, nn::Initializer::Constant(0));
+    }
+    REQUIRE(before["weight"].shape() == Shape{4, 3});
+    REQUIRE(before["bias"].shape() == Shape{4});
+    REQUIRE(&before["weight"] != &tied.weight());
+    {
+        auto rec = autograd::record();
+        tied(ones({1, 3})).sum().backward();
+    }
+    // The trainer's parameters are no longer the layer's: their gradients are stale, as in Gluon.
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { trainer.step(1); }),
+                        "the gradient of parameter weight on cpu(0) was not written by backward()");
+    for (auto& o : others) REQUIRE(values(o->weight().data()) == std::vector<double>(12, 0.0));
+}
+
 TEST_CASE("share_parameters refuses parameters that are missing or of another shape and changes nothing",
           "[nn][share][errors]") {
     nn::Dense source(8, "", 20), no_bias(8, "", 0, false), wider(4);

@@ -612,7 +612,7 @@ def test_a_block_written_in_python_as_d2l_writes_one():
     class NoForward(nn.Block):
         pass
 
-    with pytest.raises(RuntimeError, match="pure virtual function"):
+    with pytest.raises(TypeError, match=r"NoForward has no forward\(x\): a Block written in Python defines it"):
         NoForward()(x)
 
     class NoSuperInit(nn.Block):
@@ -1370,6 +1370,51 @@ print("exiting")
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout == "exiting\n", (run, done.returncode, done.stderr[-2000:])
         assert "terminate" not in done.stderr
+
+
+def test_daemon_threads_in_python_code_plexus_calls_at_exit_end_quietly():
+    # Plexus calls Python (a Block's forward, an initializer's _init_weight, a schedule) with the GIL taken;
+    # a daemon thread that Python ends there had released the GIL it no longer held on the way out
+    # ("PyGILState_Release: thread state must be current", SIGABRT, or SIGSEGV).
+    script = """
+import sys, threading, time
+import numpy as np
+import plexus
+from plexus import autograd, nn
+class Ones(plexus.init.Initializer):
+    def _init_weight(self, name, data):
+        data[:] = np.ones(data.shape)
+class MLP(nn.Block):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Dense(256, activation="relu")
+    def forward(self, x):
+        return self.hidden(x) * sum(range(200))
+def initializing():
+    while True:
+        d = nn.Dense(64)
+        d.initialize(Ones())
+        d(plexus.ones((4, 300)))
+def forwarding():
+    net = nn.Sequential()
+    net.add(MLP(), nn.Dense(10))
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"lr_scheduler": lambda n: 0.01 * sum(range(100)) / 4950})
+    x = plexus.random.uniform(shape=(64, 100))
+    while True:
+        with autograd.record():
+            l = net(x).sum()
+        l.backward()
+        trainer.step(64)
+for work in (initializing, initializing, forwarding, forwarding):
+    threading.Thread(target=work, daemon=True).start()
+time.sleep(0.7)
+print("exiting")
+"""
+    for run in range(5):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout == "exiting\n", (run, done.returncode, done.stderr[-2000:])
+        assert done.stderr == "", (run, done.stderr[-2000:])
 
 
 def test_daemon_threads_failing_or_holding_arrays_in_released_sections_at_exit_end_quietly(tmp_path):

@@ -1,6 +1,7 @@
 """Tensors from Python: creation, every dtype, operators and reductions against NumPy, views, errors as
 Python's built-in kinds, and waits that release the GIL and give way to Ctrl-C."""
 import os
+import re
 import signal
 import threading
 import time
@@ -587,7 +588,7 @@ def test_arithmetic_with_numpy_arrays_and_lists_on_either_side_gives_tensors():
     x, h = plexus.array([1.0, 2.0, 3.0]), plexus.ones(3, dtype="float16")
     i = plexus.array([1, 2, 3], dtype="int32")
     a = np.array([2.0, 4.0, 8.0])
-    # NumPy's operator gives way (Tensor.__array_priority__): both orders are tensors, promoted as tensor pairs.
+    # NumPy's operator calls the tensor's (Tensor.__array_ufunc__): both orders are tensors, promoted as tensor pairs.
     for got, want in ((x * a, [2.0, 8.0, 24.0]), (a * x, [2.0, 8.0, 24.0]), (a - x, [1.0, 2.0, 5.0]),
                       (x / a, [0.5, 0.5, 0.375]), (a / x, [2.0, 2.0, 8.0 / 3]), (a ** x, [2.0, 16.0, 512.0])):
         assert isinstance(got, plexus.Tensor) and got.dtype == "float64" and np.allclose(got.asnumpy(), want)
@@ -621,3 +622,46 @@ def test_arithmetic_with_numpy_arrays_and_lists_on_either_side_gives_tensors():
         with pytest.raises(TypeError, match="not supported|unsupported operand"):
             op()
 
+
+
+def test_integer_operands_are_compared_and_combined_as_they_are_never_wrapped():
+    np = need("numpy")
+    u, i = plexus.array(np.array([0, 1, 200], np.uint8)), plexus.array(np.array([1, -2, 3], np.int32))
+    nu, ni = u.asnumpy(), i.asnumpy()
+    # Values the tensor's dtype cannot hold are compared and combined as they are, as NumPy's.
+    for got, want in ((u < [-1], nu < [-1]), (np.array([-1]) < u, np.array([-1]) < nu), (u == [256], nu == [256]),
+                      (u >= np.array([-1], np.int8), nu >= np.array([-1], np.int8)),
+                      (i == [2 ** 32 + 1], ni == [2 ** 32 + 1]), (i < np.array([2 ** 40]), ni < np.array([2 ** 40]))):
+        assert got.tolist() == want.astype(np.uint8).tolist()
+    for got, want in ((i + np.array([2 ** 40]), ni + np.array([2 ** 40])), (np.array([1000]) - u, np.array([1000]) - nu),
+                      (u + [-1], nu.astype(np.int64) - 1)):
+        assert got.dtype == "int64" and got.tolist() == want.tolist()
+    # Values it holds keep its dtype, as the scalar rule (int32 + 1 stays int32).
+    assert (u + [1, 2, 3]).dtype == "uint8" and (i * np.array([2], np.int64)).dtype == "int32"
+    with pytest.raises(plexus.DTypeError, match="integers beyond int64"):
+        i + np.array([2 ** 64 - 1], np.uint64)
+    # In place, x's dtype would wrap them: refused, and x is as it was.
+    for op in ("+=", "-=", "*="):
+        with pytest.raises(plexus.DTypeError, match=re.escape("x %s y: y holds values uint8 cannot hold (from -1 to 3)" % op)):
+            exec("u %s [-1, 3]" % op)
+    u += np.array([1, 2, 3], np.int64)
+    assert u.tolist() == [1, 3, 203] and u.dtype == "uint8"
+
+
+def test_numpy_arrays_take_a_tensor_in_place_and_numpys_other_ufuncs_compute_on_its_values():
+    np = need("numpy")
+    acc = np.zeros(3)
+    total = acc
+    for _ in range(3):
+        total += plexus.ones(3)  # the NumPy array, in place (it had become a tensor, leaving acc at zero)
+    assert total is acc and acc.tolist() == [3.0, 3.0, 3.0]
+    acc -= plexus.arange(3)
+    acc *= plexus.full((3,), 2.0)
+    assert acc.tolist() == [6.0, 4.0, 2.0]
+    x = plexus.array([1.0, 4.0])
+    e = np.exp(x)
+    assert isinstance(e, np.ndarray) and np.allclose(e, np.exp([1.0, 4.0]))
+    assert np.sqrt(x).tolist() == [1.0, 2.0] and np.add.reduce(x) == 5.0
+    with pytest.raises(TypeError):
+        np.add(np.ones(2), np.ones(2), out=(x,))  # NumPy would write into a copy of x's values
+    assert x.tolist() == [1.0, 4.0]
