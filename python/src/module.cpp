@@ -1081,10 +1081,9 @@ PYBIND11_MODULE(_plexus, m) {
         // autograd
         .def("attach_grad", &Tensor::attach_grad, py::arg("grad_req") = "write")
         .def_property_readonly("grad", &Tensor::grad)
-        .def("backward", [](const Tensor& t, const std::optional<Tensor>& head) {
-            if (head) t.backward(*head);
-            else t.backward();
-        }, py::arg("out_grad") = py::none())
+        .def("backward", [](const Tensor& t, const std::optional<Tensor>& head, bool retain_graph) {
+            t.backward(head ? *head : Tensor(), retain_graph);
+        }, py::arg("out_grad") = py::none(), py::arg("retain_graph") = false)
         .def("detach", &Tensor::detach);
     bind_dlpack(m, tensor);  // dlpack_bindings.cpp: __dlpack__, __dlpack_device__, from_dlpack
     // reductions: over all axes (axis None), one, or several (a tuple or list, as NumPy's)

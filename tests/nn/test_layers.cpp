@@ -200,6 +200,54 @@ TEST_CASE("autograd keeps nothing outside record() and says what went wrong", "[
     REQUIRE(values(x.grad()) == std::vector<double>{9, 15, 21});  // 3 + 6x
 }
 
+TEST_CASE("two losses through one result: the second backward is refused unless the first retains the graph",
+          "[nn][autograd]") {
+    Tensor x = array({1, 2, 3});
+    x.attach_grad();
+    auto losses = [&] {
+        auto scope = autograd::record();
+        Tensor h = x * 2.0;
+        return std::pair<Tensor, Tensor>{h.sum(), (h * 3.0).sum()};
+    };
+    auto [l1, l2] = losses();
+    l1.backward();
+    REQUIRE(values(x.grad()) == std::vector<double>{2, 2, 2});
+    // h's record was freed by the first backward (it had crashed here); nothing is written.
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { l2.backward(); }),
+                        "part of this graph was freed by an earlier backward()");
+    REQUIRE(values(x.grad()) == std::vector<double>{2, 2, 2});
+    auto [m1, m2] = losses();
+    m1.backward(Tensor(), true);
+    m2.backward();
+    REQUIRE(values(x.grad()) == std::vector<double>{6, 6, 6});  // the second wrote its own: 3 * 2
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { m1.backward(); }), "freed by an earlier backward()");
+}
+
+TEST_CASE("each leaf's gradient is its own tensor even where a rule passes one through", "[nn][autograd]") {
+    Tensor a = array({1, 2}), b = array({3, 4}), x = array({5, 6});
+    a.attach_grad();
+    b.attach_grad();
+    Tensor head = array({1, 1});
+    Tensor y;
+    {
+        auto scope = autograd::record();
+        y = x * (a + b);  // add's rule gives d to both a and b
+    }
+    y.backward(head);
+    REQUIRE(!a.grad().is(b.grad()));
+    a.grad().assign(0.0);  // as zero_grad or a trainer's all-reduce in place
+    REQUIRE(values(b.grad()) == std::vector<double>{5, 6});
+    Tensor c = array({7, 8});
+    c.attach_grad();
+    {
+        auto scope = autograd::record();
+        y = c + 1.0;  // the head itself reaches c
+    }
+    y.backward(head);
+    c.grad().assign(0.0);
+    REQUIRE(values(head) == std::vector<double>{1, 1});
+}
+
 TEST_CASE("autograd through casts and past comparisons", "[nn][autograd]") {
     // A cast passes the gradient back in the input's dtype.
     Tensor x = array(std::vector<double>{1, -2, 3});

@@ -1453,3 +1453,22 @@ junk = [{"i": i} for i in range(2_000_000)]
     for script in (failing, holding, failing, holding):
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
         assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr[-2000:])
+
+
+def test_backward_through_a_result_two_losses_share_needs_retain_graph():
+    x = plexus.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+
+    def losses():
+        with autograd.record():
+            h = x * 2
+            return h.sum(), (h * 3).sum()
+
+    l1, l2 = losses()
+    l1.backward()
+    with pytest.raises(plexus.InvalidArgumentError, match="pass retain_graph"):
+        l2.backward()  # it had crashed the interpreter
+    m1, m2 = losses()
+    m1.backward(retain_graph=True)
+    m2.backward()
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]

@@ -166,7 +166,7 @@ inline Tensor Tensor::grad() const {
 
 inline void Tensor::backward() const { backward(Tensor()); }
 
-inline void Tensor::backward(const Tensor& head) const {
+inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
     using autograd::Meta;
     if (!meta_ || (!meta_->leaf && !meta_->node))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
@@ -192,6 +192,12 @@ inline void Tensor::backward(const Tensor& head) const {
     seen.insert(meta_.get());
     while (!stack.empty()) {
         Meta* m = stack.back().first.get();
+        if (!m->leaf && !m->node)  // checked before any gradient is written
+            throw InvalidArgumentError(
+                PX_ERROR_INVALID_ARGUMENT,
+                "backward: part of this graph was freed by an earlier backward() (a result this one and an "
+                "earlier one both go back through); pass retain_graph (true; retain_graph=True in Python) to "
+                "the earlier backward(), or call backward() once on the sum of the losses");
         size_t next = stack.back().second;
         if (m->node && next < m->node->inputs.size()) {
             ++stack.back().second;
@@ -209,11 +215,15 @@ inline void Tensor::backward(const Tensor& head) const {
         auto g = grads.find(m);
         if (g == grads.end()) continue;  // no path from the head reached it
         if (m->leaf) {
-            m->grad = m->accumulate ? m->grad + g->second : g->second;
+            // A copy: a rule may pass its gradient through (add's to both
+            // operands, the head itself), and two leaves must not share one.
+            auto pause = autograd::pause();
+            m->grad = m->accumulate ? m->grad + g->second : g->second.copyto(g->second.device());
             m->fresh = true;
             continue;
         }
-        std::shared_ptr<autograd::Node> node = std::move(m->node);  // frees the graph as it goes
+        // Frees the graph as it goes, unless it is kept for another backward().
+        std::shared_ptr<autograd::Node> node = retain_graph ? m->node : std::move(m->node);
         std::vector<Tensor> in_grads;
         {
             auto pause = autograd::pause();

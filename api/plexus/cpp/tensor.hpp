@@ -196,9 +196,11 @@ public:
     // The gradient written (or summed) by the backward() calls that reached this tensor.
     Tensor grad() const;
     // Back-propagates from this tensor (a scalar, or with head gradient
-    // `head`, ones by default) through what was recorded.
+    // `head`, ones by default) through what was recorded, freeing the graph
+    // as it goes unless retain_graph (as Gluon's and PyTorch's), so that
+    // another loss can go back through the results both use.
     void backward() const;
-    void backward(const Tensor& head) const;
+    void backward(const Tensor& head, bool retain_graph = false) const;
     // The same values, cut from the recorded graph.
     Tensor detach() const {
         Tensor t(*this);
