@@ -206,11 +206,15 @@ Tensor Trainer::state_of(size_t k, size_t i) {
     std::vector<Tensor>& states = states_[k];
     const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
     if (!adam && momentum_ == 0) return Tensor();
-    if (states.size() != replicas.size()) {
+    bool placed = states.size() == replicas.size();
+    for (size_t j = 0; placed && j < states.size(); ++j) placed = states[j].device() == replicas[j].device();
+    if (!placed) {  // the first step, or the parameter was moved (reset_ctx): the state goes with it
         std::vector<Tensor> made;
         made.reserve(replicas.size());
         for (const Tensor& r : replicas)
-            made.push_back(adam ? zeros({2, r.size()}, r.device(), r.dtype()) : zeros(r.shape(), r.device(), r.dtype()));
+            made.push_back(!states.empty() ? states[0].copyto(r.device())
+                           : adam          ? zeros({2, r.size()}, r.device(), r.dtype())
+                                           : zeros(r.shape(), r.device(), r.dtype()));
         states.swap(made);
     }
     return states[i];

@@ -108,6 +108,37 @@ TEST_CASE("every optimizer resumes exactly from saved parameters and states", "[
     }
 }
 
+TEST_CASE("a trainer's states move with its parameters to another device (reset_ctx)", "[nn][optimizers]") {
+    for (const char* opt : {"nag", "adam"}) {
+        DYNAMIC_SECTION(opt) {
+            std::map<std::string, double> options{{"learning_rate", 0.05}};
+            if (std::string(opt) == "nag") options["momentum"] = 0.9;
+            auto run = [&](bool move) {
+                seed(7);
+                nn::Sequential net;
+                net.add(nn::Dense(8, "relu", 4), nn::Dense(3, "", 8));
+                net.initialize(cpu(0));
+                nn::Trainer trainer(net.collect_params(), opt, options);
+                loss::SoftmaxCrossEntropyLoss loss_fn;
+                Device at = cpu(0);
+                for (int step = 0; step < 6; ++step) {
+                    if (move && step == 3) net.collect_params().reset_ctx(at = cpu(1));
+                    Tensor l;
+                    {
+                        auto r = autograd::record();
+                        l = loss_fn(net(batch_x(step).as_in_context(at)), batch_y(step).as_in_context(at));
+                    }
+                    l.backward();
+                    trainer.step(6);  // it had refused: "px_adam_update: inputs are on different devices"
+                }
+                REQUIRE(net.collect_params()["0.weight"].data().device() == at);
+                return all_values(net);
+            };
+            REQUIRE(run(true) == run(false));
+        }
+    }
+}
+
 TEST_CASE("trainer options and state files that do not fit are refused, naming why", "[nn][optimizers][errors]") {
     nn::Sequential net = small_net();
     net.initialize(cpu());
