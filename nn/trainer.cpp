@@ -238,6 +238,7 @@ void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double resca
                 check(px_nag_update(p, g, state.handle(), lr, momentum_, wd, rescale));
             else
                 check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr, momentum_, wd, rescale));
+            if (const auto& meta = replicas[i].autograd_meta()) ++meta->version;  // written in place
         }
     }
     for (size_t k = 0; k < params_.size(); ++k)

@@ -223,6 +223,39 @@ TEST_CASE("two losses through one result: the second backward is refused unless 
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { m1.backward(); }), "freed by an earlier backward()");
 }
 
+TEST_CASE("backward refuses a leaf written in place after a recorded op read it", "[nn][autograd]") {
+    Tensor w = array({1, 2, 3});
+    w.attach_grad();
+    Tensor y;
+    {
+        auto scope = autograd::record();
+        y = (w * w).sum();
+    }
+    w.assign(array({10, 20, 30}));
+    // The gradient would have been 2 * the new values (20 40 60), not 2 4 6.
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { y.backward(); }),
+                        "a tensor that mul read while recording has been written in place since");
+    REQUIRE(values(w.grad()) == std::vector<double>{0, 0, 0});  // nothing written
+    {
+        auto scope = autograd::record();
+        y = (w * w).sum();
+    }
+    y.backward();  // recorded after the write
+    REQUIRE(values(w.grad()) == std::vector<double>{20, 40, 60});
+    // A trainer's update writes its parameters in place too.
+    nn::Dense d(1, "", 2);
+    d.initialize(cpu());
+    nn::Trainer trainer(d.collect_params(), "sgd", {{"learning_rate", 0.1}});
+    Tensor l;
+    {
+        auto scope = autograd::record();
+        l = d(ones({1, 2})).sum();
+    }
+    l.backward(Tensor(), true);
+    trainer.step(1);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { l.backward(); }), "written in place since");
+}
+
 TEST_CASE("each leaf's gradient is its own tensor even where a rule passes one through", "[nn][autograd]") {
     Tensor a = array({1, 2}), b = array({3, 4}), x = array({5, 6});
     a.attach_grad();

@@ -25,6 +25,7 @@ namespace plexus::autograd {
 struct Node {
     const char* op = "";
     std::vector<std::shared_ptr<Meta>> inputs;  // null where an input needs no gradient
+    std::vector<uint64_t> versions;             // each input leaf's version when the op read it
     GradFn fn;
 };
 
@@ -34,6 +35,7 @@ struct Meta {
     bool leaf = false;
     bool accumulate = false;     // leaves with grad_req "add"
     bool fresh = false;          // leaves: backward() wrote the gradient since a Trainer step used it
+    uint64_t version = 0;        // leaves: one more for each write in place (assign, a Trainer's update)
 
     Tensor grad;                 // leaves only
     std::shared_ptr<Node> node;  // recorded results only; reset by backward()
@@ -93,7 +95,10 @@ inline void record_many(Tensor& out, const std::vector<const Tensor*>& inputs, G
     auto node = std::make_shared<Node>();
     node->op = op;
     node->fn = std::move(fn);
-    for (const Tensor* t : inputs) node->inputs.push_back(t ? t->autograd_meta() : nullptr);
+    for (const Tensor* t : inputs) {
+        node->inputs.push_back(t ? t->autograd_meta() : nullptr);
+        node->versions.push_back(node->inputs.back() ? node->inputs.back()->version : 0);
+    }
     auto meta = std::make_shared<Meta>();
     meta->node = std::move(node);
     out.set_autograd_meta(std::move(meta));
@@ -152,6 +157,7 @@ inline Tensor& Tensor::assign(const Tensor& values) {
         v = b;
     }
     check(px_tensor_assign(need(), v.need()));
+    if (meta_) ++meta_->version;  // a recorded op that read it refuses backward()
     return *this;
 }
 
@@ -202,6 +208,12 @@ inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
         if (m->node && next < m->node->inputs.size()) {
             ++stack.back().second;
             const std::shared_ptr<Meta>& in = m->node->inputs[next];
+            if (in && in->leaf && in->version != m->node->versions[next])
+                throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                           std::string("backward: a tensor that ") + m->node->op +
+                                               " read while recording has been written in place since (assign, x[:] = v, "
+                                               "a Trainer's step), and its gradient would use the new values; "
+                                               "record the computation again after the write");
             if (in && seen.insert(in.get()).second) stack.push_back({in, 0});
             continue;
         }
