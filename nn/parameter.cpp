@@ -343,15 +343,24 @@ std::vector<Tensor> Parameter::list_grad() const {
     return out;
 }
 
+namespace {
+void check_new_shape(const std::string& name, const Shape& values, const Shape& own) {
+    if (values != own)
+        throw ShapeError(PX_ERROR_SHAPE, name + ": new values of shape " + str(values) + " for a parameter of shape " +
+                                             str(own) + " (0: not known yet)");
+}
+}  // namespace
+
 void Parameter::set_data(const Tensor& values) {
-    if (values.shape() != shape_)
-        throw ShapeError(PX_ERROR_SHAPE, name_ + ": new values have another shape than the parameter");
+    if (data_.empty())  // (its values would be lost: initialize() makes them)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   name_ + ": set_data: the parameter is not initialized; call initialize() first");
+    check_new_shape(name_, values.shape(), shape_);
     data_ = make_replicas(values, devices());
 }
 
 void Parameter::set_replica(const Tensor& values) {
-    if (values.shape() != shape_)
-        throw ShapeError(PX_ERROR_SHAPE, name_ + ": new values have another shape than the parameter");
+    check_new_shape(name_, values.shape(), shape_);
     for (Tensor& t : data_)
         if (t.device() == values.device()) {
             if (values.dtype() != t.dtype())

@@ -398,6 +398,12 @@ TEST_CASE("pick chooses one class per row and refuses an index outside the class
     REQUIRE(values(pick(data, array(std::vector<int32_t>{2, 0}, {2}))) == std::vector<double>{3, 4});
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pick(data, array(std::vector<int32_t>{3, 0}, {2})); }),
                         "outside [0, 3)");
+    // A float index: NaN and fractions had picked nothing (0 0).
+    REQUIRE(values(pick(data, array(std::vector<float>{1, 2}, {2}))) == std::vector<double>{2, 6});
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pick(data, array(std::vector<float>{NAN, 1}, {2})); }),
+                        "outside [0, 3): found nan");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { pick(data, array(std::vector<float>{0, 1.5}, {2})); }),
+                        "pick: an index is not a whole number");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { pick(data, array(std::vector<int32_t>{0}, {1})); }), "wants data (N, C)");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({1, -1}); }), "axis -1 is given twice");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({0, 2}); }), "axis 2 is out of range for rank 2");

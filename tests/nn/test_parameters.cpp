@@ -469,3 +469,15 @@ TEST_CASE("a grad_req outside its enumeration is refused", "[nn][freeze][errors]
                         "w: unknown grad_req");
     REQUIRE(w.grad_req() == nn::GradReq::write);
 }
+
+TEST_CASE("set_data refuses a parameter not initialized yet and names both shapes", "[nn][errors]") {
+    nn::Parameter p("w", {2, 3});
+    // Its values had been dropped without a word, and initialize() made others.
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.set_data(ones({2, 3})); }),
+                        "w: set_data: the parameter is not initialized; call initialize() first");
+    p.initialize({cpu()});
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { p.set_data(ones({3, 2})); }),
+                        "w: new values of shape (3, 2) for a parameter of shape (2, 3)");
+    p.set_data(full({2, 3}, 7.0, cpu(), DType::float32));
+    REQUIRE(values(p.data()) == std::vector<double>(6, 7.0));
+}

@@ -125,14 +125,16 @@ inline Tensor pick(const Tensor& data, const Tensor& index) {
     const Tensor wide = index.astype(DType::float64);
     if (ds[0] > 0) {
         const double lo = wide.min().item<double>(), hi = wide.max().item<double>();
-        if (lo < 0 || hi >= double(ds[1]))
+        if (!(lo >= 0 && hi < double(ds[1])))  // (NaN too)
             throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "pick: an index lies outside [0, " +
                                                                       std::to_string(ds[1]) + "): found " +
-                                                                      std::to_string(lo < 0 ? lo : hi));
+                                                                      std::to_string(lo >= 0 ? hi : lo));
     }
     const Tensor classes = arange(0, double(ds[1]), 1, data.device(), DType::float64).reshape({1, ds[1]});
-    const Tensor chosen = equal(classes, wide.reshape({ds[0], 1})).astype(data.dtype());
-    return (data * chosen).sum(1);
+    const Tensor matches = equal(classes, wide.reshape({ds[0], 1}));
+    if (is_floating(index.dtype()) && ds[0] > 0 && matches.astype(DType::float64).sum().item<double>() != double(ds[0]))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "pick: an index is not a whole number (a class)");
+    return (data * matches.astype(data.dtype())).sum(1);
 }
 
 inline Tensor stack(const std::vector<Tensor>& parts, int axis = 0) {
