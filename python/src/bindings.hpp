@@ -61,6 +61,10 @@ pybind11::object call_python(const pybind11::handle& callable, const pybind11::t
 // the interpreter has gone, there is nothing left to release.
 void drop_with_gil(pybind11::object& held) noexcept;
 
+// Waits for every device's work so that Ctrl-C (KeyboardInterrupt)
+// interrupts the wait (module.cpp).
+void wait_all();
+
 // Sets the Python error (plexus.ShapeError, ...) for an exception of the
 // frontend's types; false, with nothing set, for any other exception.
 bool set_python_error(const std::exception_ptr& p);

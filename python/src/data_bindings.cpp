@@ -222,7 +222,8 @@ void bind_metrics(py::module_& m) {
         .def("update", py::overload_cast<const std::vector<Tensor>&, const std::vector<Tensor>&>(&metric::EvalMetric::update),
              py::arg("labels"), py::arg("preds"))
         .def("get", [](const metric::EvalMetric& e) {
-            GilReleased release;  // waits for the device
+            wait_all();
+            GilReleased release;
             return e.get();
         })
         .def("reset", &metric::EvalMetric::reset)

@@ -225,6 +225,17 @@ private:
     std::vector<std::function<void()>> queue_;
 };
 
+// Waits for every device's work, interruptibly: before a call that waits
+// inside Plexus (a save, a check of the gradients), so that Ctrl-C is seen
+// during the long part of it.
+}  // namespace
+
+void wait_all() {
+    Waiter::get().run([] { plexus::check(px_runtime_synchronize_all(plexus::runtime())); });
+}
+
+namespace {
+
 // Waits for the work that makes `t`, interruptibly. Reads after it are quick.
 // `held` is a copy: the job keeps the tensor alive even when the caller is interrupted.
 void wait_for(Tensor held) {  // NOLINT(performance-unnecessary-value-param): the job keeps this copy
@@ -901,9 +912,7 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("try_gpu", &plexus::try_gpu, py::arg("i") = 0);
     m.def("try_all_gpus", &plexus::try_all_gpus);
     m.def("device_plugin", &plexus::plugin_of);
-    m.def("waitall", [] {
-        Waiter::get().run([] { plexus::check(px_runtime_synchronize_all(plexus::runtime())); });
-    });
+    m.def("waitall", &wait_all);
     m.def("seed", [](uint64_t s) { plexus::check(px_runtime_seed(plexus::runtime(), s)); });
     m.def("version", [] {
         const px_version_info* v = px_version();
@@ -1326,6 +1335,7 @@ PYBIND11_MODULE(_plexus, m) {
             b.initialize(init, ds, force);
         })
         .def("save_parameters", [](nn::Block& b, const std::string& path) {
+            wait_all();
             GilReleased release;
             b.save_parameters(path);
         })
@@ -1453,6 +1463,7 @@ PYBIND11_MODULE(_plexus, m) {
             t.step(batch_size, ignore_stale_grad);
         }, py::arg("batch_size"), py::arg("ignore_stale_grad") = false)
         .def("step_if_finite", [](nn::Trainer& t, int64_t batch_size, double loss_scale, bool ignore_stale_grad) {
+            wait_all();
             GilReleased release;
             return t.step_if_finite(batch_size, loss_scale, ignore_stale_grad);
         }, py::arg("batch_size"), py::arg("loss_scale") = 1.0, py::arg("ignore_stale_grad") = false)
@@ -1463,6 +1474,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("set_lr_scheduler", [](nn::Trainer& t, std::shared_ptr<nn::LRScheduler> s) { t.set_lr_scheduler(std::move(s)); },
              py::arg("scheduler"))
         .def("save_states", [](const nn::Trainer& t, const std::string& path) {
+            wait_all();
             GilReleased release;
             t.save_states(path);
         }, py::arg("fname"))
@@ -1485,6 +1497,7 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("growth_factor") = 2.0, py::arg("backoff_factor") = 0.5, py::arg("growth_interval") = 2000)
         .def("scale", &nn::LossScaler::scale, py::arg("loss"))
         .def("step", [](nn::LossScaler& s, nn::Trainer& t, int64_t batch_size) {
+            wait_all();
             GilReleased release;
             return s.step(t, batch_size);
         }, py::arg("trainer"), py::arg("batch_size"))
@@ -1541,11 +1554,13 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("sample_weight") = py::none());
     // As Gluon's: the arrays (p.grad() of each parameter) scaled in place; the norm before.
     mnn.def("clip_global_norm", [](std::vector<Tensor> grads, double max_norm) {
+        wait_all();
         GilReleased release;
         return nn::clip_global_norm(grads, max_norm);
     }, py::arg("arrays"), py::arg("max_norm"));
     // plexus.save / plexus.load (nd.save / nd.load): named tensors in a parameter file.
     m.def("_save_tensors", [](const std::string& path, const std::vector<std::pair<std::string, Tensor>>& named) {
+        wait_all();
         GilReleased release;
         nn::save_tensors(path, named);
     });

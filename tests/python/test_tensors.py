@@ -206,6 +206,41 @@ def test_a_wait_releases_the_gil_and_ctrl_c_interrupts_it():
     assert plexus.ones(2).sum().item() == 2.0
 
 
+def test_ctrl_c_interrupts_saves_metrics_and_gradient_checks_waiting_for_the_device(tmp_path):
+    from plexus import nn
+    net = nn.Sequential()
+    net.add(nn.Dense(2, in_units=2))
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.0})
+    with plexus.autograd.record():
+        loss = net(plexus.ones((1, 2))).sum()
+    loss.backward()
+    grad = net[0].weight.grad()
+    calls = {"save_parameters": lambda: net.save_parameters(str(tmp_path / "p")),
+             "save": lambda y: plexus.save(str(tmp_path / "t"), y),
+             "clip_global_norm": lambda y: nn.clip_global_norm([grad, y], 1.0),
+             "step_if_finite": lambda: trainer.step_if_finite(1),
+             "metric.get": lambda y: _metric_of(y).get()}
+    for name, call in calls.items():
+        y = _long_work()  # seconds of queued work; each call waits for it (they had waited it out)
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                call(y) if call.__code__.co_argcount else call()
+            assert time.monotonic() - start < 3.0, name
+        finally:
+            timer.cancel()
+        plexus.waitall()
+
+
+def _metric_of(y):
+    m = plexus.metric.Accuracy()
+    m.update(plexus.zeros(2048, dtype="int32"), y)
+    return m
+
+
 def test_a_forked_child_reads_values_with_waiter_and_runtime_of_its_own():
     before = plexus.full((3,), 2.0)
     assert before.sum().item() == 6.0  # the parent's waiter thread exists now
