@@ -1,4 +1,6 @@
 // split_and_load: one part of a batch per device, as in the seeds' Gluon.
+#include <algorithm>
+
 #include "plexus/nn.hpp"
 
 namespace plexus::nn {
@@ -13,15 +15,15 @@ std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device
                                              " is not an axis of a tensor of shape " + str(batch.shape()));
     const int axis = batch_axis < 0 ? batch_axis + batch.ndim() : batch_axis;
     const int64_t rows = batch.shape()[size_t(axis)];
-    const int64_t n = int64_t(devices.size());
-    if (rows < n)
-        throw ShapeError(PX_ERROR_SHAPE, "split_and_load: a batch of " + std::to_string(rows) + " rows cannot be split over " +
-                                             std::to_string(n) + " devices (each needs at least one row)");
-    if (even_split && rows % n != 0)
+    if (devices.size() == 1) return {batch.as_in_context(devices[0])};  // as Gluon's, any number of rows
+    if (even_split && rows % int64_t(devices.size()) != 0)
         throw ShapeError(PX_ERROR_SHAPE, "split_and_load: a batch of " + std::to_string(rows) + " rows along axis " +
-                                             std::to_string(axis) + " does not split evenly over " + std::to_string(n) +
-                                             " devices; use a batch size that is a multiple of " + std::to_string(n) +
-                                             " or even_split=false");
+                                             std::to_string(axis) + " does not split evenly over " +
+                                             std::to_string(devices.size()) +
+                                             " devices; use a batch size that is a multiple of " +
+                                             std::to_string(devices.size()) + " or even_split (false; False in Python)");
+    // Uneven, fewer rows than devices: one part of one row per device on the first ones, as Gluon's.
+    const int64_t n = even_split ? int64_t(devices.size()) : std::min(rows, int64_t(devices.size()));
     std::vector<Tensor> parts;
     int64_t start = 0;
     for (int64_t i = 0; i < n; ++i) {

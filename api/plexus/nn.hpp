@@ -522,7 +522,8 @@ std::vector<std::pair<std::string, Tensor>> load_tensors(const std::string& path
 // puts each part on its device (as_in_context: a part already there is not
 // copied). Part sizes differ by at most one, the first parts taking the
 // remainder; with `even_split` (Gluon's default, Python's too) a batch that
-// does not divide evenly is an error, as is one with fewer rows than devices.
+// does not divide evenly is an error. As Gluon's, one device takes the whole
+// batch, and without even_split fewer rows than devices make fewer parts.
 std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device>& devices, int batch_axis = 0,
                                    bool even_split = false);
 

@@ -6,12 +6,31 @@ import os as _os
 from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool2D, AvgPool2D, GlobalAvgPool2D,
                          AdaptiveAvgPool2D, Flatten, Dropout, Activation, LeakyReLU, BatchNorm, LayerNorm, Embedding,
                          Residual, resnet18, Sequential, Trainer,
-                         split_and_load, clip_global_norm, autocast, autocast_dtype, LossScaler)
+                         clip_global_norm, autocast, autocast_dtype, LossScaler)
+from . import _plexus as _native
 
 __all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
            "AdaptiveAvgPool2D", "Flatten", "Dropout", "Activation", "LeakyReLU", "BatchNorm", "LayerNorm", "Embedding",
            "Residual", "resnet18", "Sequential", "Trainer",
            "split_and_load", "clip_global_norm", "autocast", "autocast_dtype", "LossScaler"]
+
+
+def split_and_load(data, devices=None, batch_axis=0, even_split=True, ctx_list=None):
+    """Gluon's split_and_load: `data` (a tensor, or anything plexus.array takes, made on the first
+    device) split along `batch_axis` into one part per device of `devices` (Gluon's ctx_list=), each on
+    its device. As Gluon's: a batch that does not divide evenly is a ShapeError unless
+    even_split=False (part sizes then differ by at most one, and fewer rows than devices give fewer
+    parts), and one device takes the whole batch."""
+    from . import Tensor, array, _device
+    devices = _device(devices, ctx_list)
+    if devices is None:
+        raise TypeError("split_and_load: give the devices (devices= or Gluon's ctx_list=)")
+    devices = list(devices) if isinstance(devices, (list, tuple)) else [devices]
+    if not devices:
+        raise ValueError("split_and_load: no devices given")
+    if not isinstance(data, Tensor):
+        data = array(data, device=devices[0])
+    return _native.nn._split_and_load(data, devices, batch_axis, even_split)
 
 
 def _devices(device, ctx):

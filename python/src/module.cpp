@@ -1015,6 +1015,14 @@ PYBIND11_MODULE(_plexus, m) {
             return in_place_op(a, b, "/", [](const Tensor& x, double y) { return as_quotient(x) / y; },
                                [](const Tensor& x, const Tensor& y) { return as_quotient(x) / y; });
         }, py::is_operator(), py::return_value_policy::reference)
+        .def("__ifloordiv__", [](Tensor& a, const py::object& b) -> Tensor& {
+            return in_place_op(a, b, "//", [](const Tensor& x, double y) { return floor_divide(x, y, false); },
+                               [](const Tensor& x, const Tensor& y) { return floor_divide(x, y); });
+        }, py::is_operator(), py::return_value_policy::reference)
+        .def("__ipow__", [](Tensor& a, const py::object& b) -> Tensor& {
+            return in_place_op(a, b, "**", [](const Tensor& x, double y) { return x.pow(y); },
+                               [](const Tensor& x, const Tensor& y) { return x.pow(y); });
+        }, py::is_operator(), py::return_value_policy::reference)
         .def("slice_axis", &Tensor::slice_axis, py::arg("axis"), py::arg("begin"), py::arg("end"), py::arg("step") = 1)
         // arithmetic: Tensor op Tensor, Tensor op number, number op Tensor, and a NumPy array or a list on
         // either side (made a tensor on the tensor's device, as in place; Tensor.__array_ufunc__, in
@@ -1452,7 +1460,7 @@ PYBIND11_MODULE(_plexus, m) {
         return std::make_shared<nn::Sequential>(nn::resnet18(num_classes, in_channels));
     }, py::arg("num_classes"), py::arg("in_channels") = 1);
     // Gluon's defaults: an uneven split is refused unless even_split=False.
-    mnn.def("split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"), py::arg("batch_axis") = 0,
+    mnn.def("_split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"), py::arg("batch_axis") = 0,
             py::arg("even_split") = true);
     py::class_<nn::Trainer>(mnn, "Trainer")
         .def(py::init<const nn::ParameterDict&, const std::string&, const std::map<std::string, double>&>(),

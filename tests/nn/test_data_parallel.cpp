@@ -35,14 +35,26 @@ TEST_CASE("split_and_load gives each device a part, sizes differing by at most o
     CHECK(labels[1].to_vector<int32_t>() == std::vector<int32_t>{5, 6, 7, 8, 9});
 }
 
+TEST_CASE("split_and_load as Gluon's: one device takes the whole batch, fewer rows than devices fewer parts",
+          "[nn][parallel]") {
+    auto whole = nn::split_and_load(zeros({0, 2}), {cpu(1)}, 0, true);
+    REQUIRE(whole.size() == 1);
+    CHECK(whole[0].shape() == Shape{0, 2});
+    CHECK(whole[0].device() == cpu(1));
+    auto fewer = nn::split_and_load(arange(0, 4).reshape({2, 2}), {cpu(1), cpu(0), cpu(1)});  // it had refused
+    REQUIRE(fewer.size() == 2);
+    CHECK(fewer[0].device() == cpu(1));
+    CHECK(host(fewer[1]) == std::vector<float>{2, 3});
+    CHECK(nn::split_and_load(zeros({0, 2}), {cpu(0), cpu(1)}, 0, true).size() == 2);  // 0 rows split evenly
+}
+
 TEST_CASE("split_and_load refuses what it cannot split", "[nn][parallel][errors]") {
     CHECK_THROWS_AS(nn::split_and_load(zeros({4, 2}), {}), InvalidArgumentError);
     CHECK_THROWS_AS(nn::split_and_load(full({}, 1.0), {cpu(0)}), ShapeError);
-    CHECK_THROWS_WITH(nn::split_and_load(zeros({1, 2}), {cpu(0), cpu(1)}),
-                      Catch::Contains("a batch of 1 rows cannot be split over 2 devices"));
     CHECK_THROWS_WITH(nn::split_and_load(zeros({5, 2}), {cpu(0), cpu(1)}, 0, true),
                       Catch::Contains("split_and_load: a batch of 5 rows along axis 0 does not split evenly over 2 "
-                                      "devices; use a batch size that is a multiple of 2 or even_split=false"));
+                                      "devices; use a batch size that is a multiple of 2 or even_split (false; False "
+                                      "in Python)"));
     CHECK_THROWS_WITH(nn::split_and_load(zeros({4, 2}), {cpu(0), cpu(1)}, 2),
                       Catch::Contains("split_and_load: batch_axis 2 is not an axis of a tensor of shape (4, 2)"));
     CHECK_THROWS_WITH(nn::split_and_load(zeros({4, 2}), {cpu(0), cpu(1)}, -3), Catch::Contains("batch_axis -3"));

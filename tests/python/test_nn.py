@@ -122,6 +122,19 @@ def test_split_and_load_takes_gluons_batch_axis_and_even_split():
     assert steps[0].tolist() == [[0, 1, 2], [6, 7, 8]] and steps[1].device == plexus.cpu(1)
     with pytest.raises(plexus.ShapeError, match="batch_axis 2 is not an axis"):
         nn.split_and_load(plexus.ones((4, 2)), devices, batch_axis=2)
+    with pytest.raises(plexus.ShapeError, match=r"or even_split \(false; False in Python\)"):
+        nn.split_and_load(plexus.ones((3, 2)), devices)
+    # As Gluon's: NumPy arrays and lists (made on the first device), ctx_list=, one device takes the whole
+    # batch, and fewer rows than devices give fewer parts.
+    np = need("numpy")
+    from_numpy = nn.split_and_load(np.arange(4.0).reshape(2, 2), ctx_list=devices)
+    assert [p.tolist() for p in from_numpy] == [[[0, 1]], [[2, 3]]] and from_numpy[1].device == plexus.cpu(1)
+    assert nn.split_and_load([[1, 2], [3, 4]], devices)[0].tolist() == [[1, 2]]
+    whole = nn.split_and_load(plexus.ones((0, 2)), [plexus.cpu(1)])
+    assert len(whole) == 1 and whole[0].shape == (0, 2) and whole[0].device == plexus.cpu(1)
+    assert len(nn.split_and_load(plexus.ones((1, 2)), devices, even_split=False)) == 1
+    with pytest.raises(TypeError, match="give the devices"):
+        nn.split_and_load(plexus.ones((2, 2)))
 
 
 def test_data_parallel_step_over_two_devices():

@@ -566,6 +566,16 @@ def test_in_place_ops_take_arrays_and_lists_and_refuse_to_drop_a_fraction():
         with pytest.raises(plexus.DTypeError, match="in place it would lose fractions or values int32 cannot hold"):
             op()
     assert i.tolist() == [6, 9]
+    k = plexus.array([7, 9], dtype="int32")
+    j = k
+    j //= 2  # //= and **= too write in place (they had bound j to a new tensor)
+    j //= plexus.array([2, 3], dtype="int32")
+    assert k.tolist() == [1, 1]
+    f = plexus.array([2.0, 3.0])
+    g = f
+    g **= [2, 1]
+    g **= 2
+    assert f.tolist() == [16.0, 9.0]
     with pytest.raises(plexus.DTypeError, match="not real numbers: text"):
         i += "a"
     # Integers and bools, a list of them too, go into an integer tensor in its dtype (NumPy's in-place casting).
