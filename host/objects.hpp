@@ -155,7 +155,17 @@ struct Runtime {
     // The kinds this runtime has, as "cpu, gpu, naive".
     std::string kind_names() const;
     // Reserves `count` counters of the random stream; returns the first.
-    uint64_t take_random_offset(uint64_t count) { return rng_offset.fetch_add(count); }
+    // The stream's next `count` draws; refused rather than wrapped past 2^64,
+    // where the stream would repeat itself.
+    uint64_t take_random_offset(uint64_t count) {
+        uint64_t at = rng_offset.load();
+        do {
+            if (count > UINT64_MAX - at)
+                fail(PX_ERROR_INVALID_ARGUMENT, "the random stream's offset ", at, " has no room for ", count,
+                     " more draws before 2^64; give another seed (px_runtime_seed) or state");
+        } while (!rng_offset.compare_exchange_weak(at, at + count));
+        return at;
+    }
 };
 
 // A process's membership of a process group (plugin ABI 1.3), on one device.

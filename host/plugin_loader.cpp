@@ -281,25 +281,29 @@ void start_and_probe(Load& l) {
 // PLEXUS_PLUGIN_TIMEOUT, else 60 s. 0 (from a negative plugin_timeout_s or
 // PLEXUS_PLUGIN_TIMEOUT=none): no time-out, the load runs on the caller's
 // thread (for a debugger, or a plugin that needs that thread).
-double load_timeout(const px_runtime_options* options) {
+struct LoadTimeout {
+    double seconds;
+    const char* source;  // for the message of a plugin that runs past it
+};
+LoadTimeout load_timeout(const px_runtime_options* options) {
     if (options && options->struct_size >= offsetof(px_runtime_options, plugin_timeout_s) + sizeof(double)) {
         const double t = options->plugin_timeout_s;
         if (t != t || t > 1e9)
             fail(PX_ERROR_INVALID_ARGUMENT, "options->plugin_timeout_s ", t, " is not a number of seconds up to 1e9 "
                  "(0: the default; below 0: none)");
-        if (t < 0) return 0;
-        if (t > 0) return t;
+        if (t < 0) return {0, "options->plugin_timeout_s"};
+        if (t > 0) return {t, "options->plugin_timeout_s"};
     }
     if (const char* env = std::getenv("PLEXUS_PLUGIN_TIMEOUT")) {
-        if (std::strcmp(env, "none") == 0) return 0;
+        if (std::strcmp(env, "none") == 0) return {0, "PLEXUS_PLUGIN_TIMEOUT"};
         char* end = nullptr;
         const double t = std::strtod(env, &end);
         if (end == env || *end || !(t > 0) || t > 1e9)
             fail(PX_ERROR_INVALID_ARGUMENT, "PLEXUS_PLUGIN_TIMEOUT='", env, "' is not a number of seconds above 0 "
                  "(up to 1e9) or none");
-        return t;
+        return {t, "PLEXUS_PLUGIN_TIMEOUT"};
     }
-    return 60;
+    return {60, "the default; PLEXUS_PLUGIN_TIMEOUT or options->plugin_timeout_s change it"};
 }
 
 }  // namespace
@@ -310,7 +314,8 @@ std::string default_plugin_folder() {
 }
 
 void load_plugins(Runtime& rt, const px_runtime_options* options) {
-    const double timeout = load_timeout(options);
+    const LoadTimeout limit = load_timeout(options);
+    const double timeout = limit.seconds;
     std::set<std::string> seen_files;
     for (const auto& c : candidates(options)) {
         PluginRecord rec;
@@ -334,7 +339,7 @@ void load_plugins(Runtime& rt, const px_runtime_options* options) {
             start_and_probe(*l);
         } else if (!finish_within(timeout, [l] { start_and_probe(*l); })) {
             rec.message = cat("did not finish loading within ", timeout, " s: its ", l->stage.load(),
-                              " has not returned (PLEXUS_PLUGIN_TIMEOUT)");
+                              " has not returned (", limit.source, ")");
             rt.records.push_back(rec);
             continue;
         }

@@ -19,6 +19,10 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
         if (!names.insert(name).second)
             throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                        "save_tensors: the name '" + param_file::printable(name) + "' is given twice");
+        if (!t.defined())
+            throw InvalidArgumentError(PX_ERROR_INVALID_HANDLE, "save_tensors: the tensor named '" +
+                                                                    param_file::printable(name) +
+                                                                    "' is empty (default-constructed or moved from)");
         entries.push_back(param_file::entry_of(name, t));
     }
     param_file::write_atomically(path, param_file::encode(entries));

@@ -1,13 +1,24 @@
 // plexus-demo: the seeds' GPU walkthrough on the best device there is
 // (gpu(0) when a GPU plugin has one, otherwise the CPU).
 #include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "plexus/plexus.hpp"
 
 using namespace plexus;
 
-int main() try {
+int main(int argc, char** argv) try {
+    if (argc > 1) {  // it takes none: say so rather than run as if it had understood
+        const std::string a = argv[1];
+        const bool help = a == "--help" || a == "-h";
+        std::fprintf(help ? stdout : stderr,
+                     "%splexus-demo takes no arguments: it walks through the seeds' devices, tensors and copies on "
+                     "the devices there are\n",
+                     help ? "" : ("plexus-demo: unknown argument '" + a + "'\n").c_str());
+        return help ? 0 : 2;
+    }
     Device dev = try_gpu();
     Device dev1 = num_gpus() >= 2 ? gpu(1) : dev;
     std::cout << "devices: cpu(), gpu(), gpu(1) print as " << cpu() << ", " << gpu() << ", " << gpu(1) << "\n";

@@ -11,6 +11,7 @@
 #include <new>
 #include <type_traits>
 
+#include "../param_file.hpp"
 #include "file_errors.hpp"
 #include "plexus/data.hpp"
 
@@ -116,7 +117,9 @@ Array read_csv(const std::string& path, const CsvOptions& o) {
     a.dtype = o.dtype;
     int64_t rows = 0, width = -1, line_no = 0;
     std::vector<int64_t> keep;
-    for (size_t at = 0; at < text.size();) {
+    // A UTF-8 byte order mark, as spreadsheets write, is not part of the first field.
+    const size_t start = text.compare(0, 3, "\xef\xbb\xbf") == 0 ? 3 : 0;
+    for (size_t at = start; at < text.size();) {
         size_t end = text.find('\n', at);
         if (end == std::string::npos) end = text.size();
         const std::string_view line(text.data() + at, end - at);
@@ -149,7 +152,7 @@ Array read_csv(const std::string& path, const CsvOptions& o) {
             if (const char* why = parse_one(f, dst + k * es))
                 detail::bad(where + ", column " + std::to_string(keep[k] + 1),
                             f.empty() ? std::string("an empty field is not a number")
-                                      : "'" + std::string(f) + "' " + why + name(o.dtype));
+                                      : "'" + nn::param_file::printable(std::string(f)) + "' " + why + name(o.dtype));
         }
         ++rows;
     }

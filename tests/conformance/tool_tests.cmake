@@ -116,7 +116,7 @@ conformance_tool_test(rejects_an_unknown_option 2 "Unrecognised token: --frobnic
 conformance_tool_test(reports_a_plugin_that_did_not_load 2
   "the plugin .*libfault-create-fails.so did not load: .*simulated init failure"
   "--plugin ${PROJECT_BINARY_DIR}/tests/fault-plugins/libfault-create-fails.so")
-conformance_tool_test(reports_a_missing_plugin 2 "the plugin /nonexistent/libx.so did not load"
+conformance_tool_test(reports_a_missing_plugin 2 "--plugin /nonexistent/libx.so: no such file"
   "--plugin /nonexistent/libx.so")
 
 # Isolation: each check runs in a child process, so a plugin that crashes,

@@ -323,6 +323,21 @@ TEST_CASE_METHOD(Fixture, "the runtime's settings refuse a bad handle and take e
     for (px_tensor* t : {a, m, before, after}) px_tensor_release(t);
 }
 
+TEST_CASE_METHOD(Fixture, "the random stream refuses draws past 2^64 rather than wrapping to its start", "[capi][errors]") {
+    REQUIRE(px_runtime_set_random_state(rt, 5, UINT64_MAX - 4) == PX_OK);
+    const int64_t four = 4, two = 2;
+    px_tensor* t = nullptr;
+    REQUIRE(px_tensor_random_uniform(rt, cpu0, PX_FLOAT32, 1, &four, 0, 1, &t) == PX_OK);  // the last four
+    px_tensor_release(t);
+    t = nullptr;
+    CHECK(px_tensor_random_uniform(rt, cpu0, PX_FLOAT32, 1, &two, 0, 1, &t) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("the random stream's offset 18446744073709551615 has no room for 2 more draws before 2^64"));
+    CHECK(t == nullptr);
+    uint64_t seed = 0, offset = 0;
+    REQUIRE(px_runtime_random_state(rt, &seed, &offset) == PX_OK);
+    CHECK(offset == UINT64_MAX);  // unchanged by the refusal (it had wrapped to 1, repeating the stream)
+}
+
 TEST_CASE_METHOD(Fixture, "px_tensor_assign writes in place where every holder and view sees it and refuses mismatches",
                  "[capi][assign]") {
     auto values = [](px_tensor* t, int n) {

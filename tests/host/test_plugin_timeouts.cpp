@@ -55,7 +55,7 @@ TEST_CASE("a plugin whose create or device_info never returns is skipped after t
     CHECK(record_of_first_plugin(rt) ==
           std::string("did not finish loading within 0.5 s: its ") +
               (std::string(way) == "hang_create" ? "create()" : "device_info()") +
-              " has not returned (PLEXUS_PLUGIN_TIMEOUT)");
+              " has not returned (options->plugin_timeout_s)");
     int32_t n = -1;
     REQUIRE(px_runtime_device_count(rt, PX_DEVICE_ACCELERATOR, &n) == PX_OK);
     CHECK(n == 0);

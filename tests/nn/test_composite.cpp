@@ -137,6 +137,8 @@ TEST_CASE("stack joins tensors of one shape along a new axis", "[nn][composite]"
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { stack({}); }), "stack: no tensors given");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { stack({a, array({1.f, 2.f, 3.f})}); }),
                         "stack: the tensors must have one shape");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { stack({a, b}, 2); }),
+                        "stack: axis 2 is out of range for a result of rank 2");  // it had named expand_dims
 }
 
 TEST_CASE("full_like, zeros_like and ones_like keep the shape, dtype and device", "[nn][composite]") {

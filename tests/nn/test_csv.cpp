@@ -34,6 +34,7 @@ std::vector<T> values(const data::Array& a) {
 }  // namespace
 
 TEST_CASE("read_csv reads numbers into rows and columns", "[data][csv]") {
+    CHECK(values<float>(csv("\xef\xbb\xbf" "1,2\n")) == std::vector<float>{1, 2});  // a spreadsheet's byte order mark
     auto a = csv("1,2.5,-3\n4e2, +5 ,6.25\n");
     CHECK(a.dtype == DType::float32);
     CHECK(a.shape == Shape{2, 3});
@@ -93,6 +94,9 @@ TEST_CASE("read_csv names the file, line and column of what it cannot read", "[d
     PX_REQUIRE_MENTIONS(refusal("a,b\n", header), "has no rows of numbers");
     PX_REQUIRE_MENTIONS(refusal("1.5e,2\n"), "line 1, column 1: '1.5e' is not a number");
     PX_REQUIRE_MENTIONS(refusal("1,2 3\n"), "'2 3' is not a number");
+    // Bytes a message cannot show are escaped (a NUL had cut the message short, a CR had moved the cursor).
+    PX_REQUIRE_MENTIONS(refusal(std::string("1,2\0x\n", 6)), "line 1, column 2: '2\\x00x' is not a number of dtype float32");
+    PX_REQUIRE_MENTIONS(refusal("1,2\r3,4\r"), "'2\\x0d3' is not a number");
     data::CsvOptions ints;
     ints.dtype = DType::int32;
     PX_REQUIRE_MENTIONS(refusal("1,2.5\n", ints), "line 1, column 2: '2.5' is not a number of dtype int32");

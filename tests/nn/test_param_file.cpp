@@ -371,6 +371,8 @@ TEST_CASE("save_tensors and load_tensors keep names and dtypes and values in ord
                         "the name 'x' is given twice");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::save_tensors(path, {{"", a}}); }),
                         "a name has 0 bytes");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::save_tensors(path, {{"x", a}, {"bias\n", Tensor()}}); }),
+                        "save_tensors: the tensor named 'bias\\x0a' is empty");
     REQUIRE(nn::load_tensors(path).size() == 2);  // the refused saves left the file as it was
     std::remove(path.c_str());
 }

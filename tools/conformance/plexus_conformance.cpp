@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -131,6 +132,10 @@ int main(int argc, char** argv) try {
     }
 
     // The plugin files go first on the search path, before the runtime exists.
+    for (const auto& f : plugin_files) {
+        std::error_code missing;
+        if (!std::filesystem::exists(f, missing)) return usage_error("--plugin " + f + ": no such file");
+    }
     if (!plugin_files.empty()) {
         std::string path;
         for (const auto& f : plugin_files) path += (path.empty() ? "" : ":") + f;

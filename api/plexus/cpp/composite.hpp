@@ -139,6 +139,11 @@ inline Tensor pick(const Tensor& data, const Tensor& index) {
 
 inline Tensor stack(const std::vector<Tensor>& parts, int axis = 0) {
     if (parts.empty()) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "stack: no tensors given");
+    const int rank = int(parts[0].shape().size()) + 1;
+    if (axis < -rank || axis >= rank)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "stack: axis " + std::to_string(axis) +
+                                                                  " is out of range for a result of rank " +
+                                                                  std::to_string(rank));
     std::vector<Tensor> expanded;
     expanded.reserve(parts.size());
     for (const Tensor& t : parts) {
