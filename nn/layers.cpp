@@ -157,6 +157,8 @@ Tensor Dense::forward(const Tensor& x) {
             throw ShapeError(PX_ERROR_SHAPE, "Dense: the input must be (batch, features), got rank " + std::to_string(x.ndim()));
     } else {
         if (x.ndim() == 0) throw ShapeError(PX_ERROR_SHAPE, "Dense: the input needs a features axis, got a scalar");
+        if (x.shape().back() == 0)  // (the rows of no features cannot be counted from the elements)
+            throw ShapeError(PX_ERROR_SHAPE, describe() + ": the input " + str(x.shape()) + " has no features");
         out = x.shape();
         rows = x.reshape({-1, out.back()});
         out.back() = outputs_;

@@ -209,14 +209,16 @@ TEST_CASE("two losses through one result: the second backward is refused unless 
         Tensor h = x * 2.0;
         return std::pair<Tensor, Tensor>{h.sum(), (h * 3.0).sum()};
     };
-    auto [l1, l2] = losses();
+    const auto first = losses();  // (named pairs: clang's C++17 captures no structured binding)
+    const Tensor l1 = first.first, l2 = first.second;
     l1.backward();
     REQUIRE(values(x.grad()) == std::vector<double>{2, 2, 2});
     // h's record was freed by the first backward (it had crashed here); nothing is written.
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { l2.backward(); }),
                         "part of this graph was freed by an earlier backward()");
     REQUIRE(values(x.grad()) == std::vector<double>{2, 2, 2});
-    auto [m1, m2] = losses();
+    const auto second = losses();
+    const Tensor m1 = second.first, m2 = second.second;
     m1.backward(Tensor(), true);
     m2.backward();
     REQUIRE(values(x.grad()) == std::vector<double>{6, 6, 6});  // the second wrote its own: 3 * 2

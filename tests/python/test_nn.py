@@ -858,6 +858,8 @@ def test_dense_with_flatten_false_maps_the_last_axis_as_gluon_and_torch_linear()
     np.testing.assert_allclose(y.asnumpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(px.grad.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(dense.weight.grad().asnumpy(), lin.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(plexus.ShapeError, match=r"Dense\(4 -> 5\): the input \(2, 0\) has no features"):
+        dense(plexus.ones((2, 0)))  # it had named px_tensor_reshape
     flat = nn.Dense(5)
     flat.initialize()
     assert flat(plexus.ones((2, 3, 4))).shape == (2, 5)  # the default still flattens, as Gluon's
