@@ -354,7 +354,8 @@ void check_new_shape(const std::string& name, const Shape& values, const Shape& 
 void Parameter::set_data(const Tensor& values) {
     if (data_.empty())  // (its values would be lost: initialize() makes them)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   name_ + ": set_data: the parameter is not initialized; call initialize() first");
+                                   name_ + ": set_data: the parameter has no values yet; initialize() makes them (or, "
+                                           "for a shape still to be inferred, the first forward call), then set_data");
     check_new_shape(name_, values.shape(), shape_);
     data_ = make_replicas(values, devices());
 }

@@ -138,6 +138,13 @@ void Trainer::prepare(const std::vector<bool>& fresh) {
         if (fresh[k]) state_of(k, 0);
 }
 
+std::vector<Device> Trainer::devices() const {
+    std::vector<Device> out;
+    for (const Parameter* p : params_)
+        for (const Tensor& r : p->list_data()) out.push_back(r.device());
+    return out;
+}
+
 bool Trainer::trained(size_t k) const { return params_[k]->grad_req() != GradReq::null; }
 
 void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {

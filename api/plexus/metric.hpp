@@ -25,6 +25,12 @@ public:
     std::pair<std::string, double> get() const;
     void reset();
     int64_t num_samples() const { return samples_; }
+    // The devices its running sums live on (get() waits for them).
+    std::vector<Device> devices() const {
+        std::vector<Device> out;
+        for (const Tensor& t : sums_) out.push_back(t.device());
+        return out;
+    }
 
 protected:
     // The hits of one batch: an int64 scalar on preds' device.

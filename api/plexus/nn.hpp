@@ -546,6 +546,8 @@ std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device
 class Trainer {
 public:
     Trainer(const ParameterDict& params, const std::string& optimizer, const std::map<std::string, double>& options);
+    // The devices its parameters' replicas live on.
+    std::vector<Device> devices() const;
     // One update; gradients are divided by batch_size. As Gluon's, every
     // parameter's gradient must have been written by backward() since the
     // last step, on every replica: a stale one (a layer the forward pass did

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <exception>
+#include <vector>
 
 #include "plexus/plexus.hpp"
 
@@ -61,9 +62,12 @@ pybind11::object call_python(const pybind11::handle& callable, const pybind11::t
 // the interpreter has gone, there is nothing left to release.
 void drop_with_gil(pybind11::object& held) noexcept;
 
-// Waits for every device's work so that Ctrl-C (KeyboardInterrupt)
-// interrupts the wait (module.cpp).
+// Waits for every device's work, or for the work of `devices` (before a
+// call that waits inside Plexus for them), so that Ctrl-C (KeyboardInterrupt)
+// interrupts the wait (module.cpp). A failure on another device is left for
+// its own next wait.
 void wait_all();
+void wait_devices(const std::vector<plexus::Device>& devices);
 
 // Sets the Python error (plexus.ShapeError, ...) for an exception of the
 // frontend's types; false, with nothing set, for any other exception.

@@ -222,7 +222,7 @@ void bind_metrics(py::module_& m) {
         .def("update", py::overload_cast<const std::vector<Tensor>&, const std::vector<Tensor>&>(&metric::EvalMetric::update),
              py::arg("labels"), py::arg("preds"))
         .def("get", [](const metric::EvalMetric& e) {
-            wait_all();
+            wait_devices(e.devices());
             GilReleased release;
             return e.get();
         })

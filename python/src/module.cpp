@@ -225,16 +225,36 @@ private:
     std::vector<std::function<void()>> queue_;
 };
 
-// Waits for every device's work, interruptibly: before a call that waits
-// inside Plexus (a save, a check of the gradients), so that Ctrl-C is seen
-// during the long part of it.
 }  // namespace
 
 void wait_all() {
     Waiter::get().run([] { plexus::check(px_runtime_synchronize_all(plexus::runtime())); });
 }
 
+void wait_devices(const std::vector<Device>& devices) {
+    std::vector<Device> each;
+    for (const Device& d : devices)
+        if (std::find(each.begin(), each.end(), d) == each.end()) each.push_back(d);
+    if (each.empty()) return;
+    Waiter::get().run([each] {
+        for (const Device& d : each) plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw()));
+    });
+}
+
 namespace {
+
+// The devices of tensors, and of a dict's parameters' replicas.
+std::vector<Device> devices_of(const std::vector<Tensor>& tensors) {
+    std::vector<Device> out;
+    for (const Tensor& t : tensors) out.push_back(t.device());
+    return out;
+}
+std::vector<Device> devices_of(const plexus::nn::ParameterDict& params) {
+    std::vector<Device> out;
+    for (const auto& item : params)
+        for (const Tensor& r : item.second->list_data()) out.push_back(r.device());
+    return out;
+}
 
 // Waits for the work that makes `t`, interruptibly. Reads after it are quick.
 // `held` is a copy: the job keeps the tensor alive even when the caller is interrupted.
@@ -469,31 +489,42 @@ bool holds(DType d, const py::object& a) {
     }
 }
 
+// A typed NumPy integer array's dtype in Plexus's integers: its own where
+// Plexus has it, else the next that holds every value of it.
+DType integer_dtype_of(const py::object& a) {
+    const std::string name = a.attr("dtype").attr("name").cast<std::string>();
+    if (name == "uint8") return DType::uint8;
+    if (name == "int8" || name == "int16" || name == "uint16" || name == "int32") return DType::int32;
+    return DType::int64;  // int64, uint32, uint64 (refused below beyond int64)
+}
+
 // y of `x op y` when y is not a number: a tensor, or anything plexus.array
-// takes (a NumPy array, a list) on x's device. With x of integers, integer
-// and bool values that x's dtype holds are made in it (int32 + [1, 2] stays
-// int32, as the scalar rule); others in int64, so the op promotes and
-// compares them as they are (uint8 < [-1] is all false). In place (`op`
-// given) such values are refused: x's dtype would wrap them. (Left to
+// takes (a NumPy array, a list) on x's device. With x of integers, the
+// values of a list (and of a bool array) go in x's dtype when it holds them
+// (int32 + [1, 2] stays int32, as the scalar rule), else in int64; a typed
+// NumPy integer array keeps its dtype, so the op promotes as NumPy's
+// (uint8 + int64 array is int64). Either way the values are never wrapped:
+// uint8 < [-1] is all false. In place (`op` given) x's dtype takes the
+// values it holds, and refuses the rest rather than wrap them. (Left to
 // Python, `x *= numpy_array` would bind x to a new NumPy array and leave
 // the tensor as it was.)
 Tensor operand(const Tensor& x, const py::object& y, const char* op = nullptr) {
     if (py::isinstance<Tensor>(y)) return y.cast<Tensor>();
-    if (!is_floating(x.dtype()) && std::string("biu").find(numpy_kind(y)) != std::string::npos) {
-        const py::object a = numpy_array(y);
-        if (holds(x.dtype(), a)) return from_numpy(a, x.device(), x.dtype());
-        if (op)
-            throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y holds values " +
-                                                         plexus::name(x.dtype()) + " cannot hold (from " +
-                                                         py::str(a.attr("min")()).cast<std::string>() + " to " +
-                                                         py::str(a.attr("max")()).cast<std::string>() +
-                                                         "); write x = x " + op + " y for a result that holds them");
-        if (!holds(DType::int64, a))
-            throw plexus::DTypeError(PX_ERROR_DTYPE, "array: integers beyond int64 (up to " +
-                                                         py::str(a.attr("max")()).cast<std::string>() + ")");
-        return from_numpy(a, x.device(), DType::int64);
-    }
-    return plexus_array(y, x.device());
+    const char kind = numpy_kind(y);
+    if (is_floating(x.dtype()) || std::string("biu").find(kind) == std::string::npos) return plexus_array(y, x.device());
+    const py::object a = numpy_array(y);
+    const bool typed = kind != 'b' && py::hasattr(y, "dtype");
+    if ((op || !typed) && holds(x.dtype(), a)) return from_numpy(a, x.device(), x.dtype());
+    if (op)
+        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y holds values " + plexus::name(x.dtype()) +
+                                                     " cannot hold (from " + py::str(a.attr("min")()).cast<std::string>() +
+                                                     " to " + py::str(a.attr("max")()).cast<std::string>() +
+                                                     "); write x = x " + op + " y for a result that holds them");
+    const DType d = typed ? integer_dtype_of(a) : DType::int64;
+    if (!holds(d, a))
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "array: integers beyond int64 (up to " +
+                                                     py::str(a.attr("max")()).cast<std::string>() + ")");
+    return from_numpy(a, x.device(), d);
 }
 
 // A number for the scalar rules: a Python int, float or bool, or a NumPy
@@ -670,7 +701,13 @@ void setitem(Tensor& t, const py::object& key, const py::object& value) {
     } else if (!key.is(py::ellipsis())) {
         target = getitem(t, key);  // an int: a view of that row (getitem refuses other keys)
     }
+    if (target.is(t)) {
+        target.assign(assigned_values(t, value));
+        return;
+    }
+    t.check_writable();  // a view has no autograd record: t's checks and version
     target.assign(assigned_values(t, value));
+    t.note_written();
 }
 
 // ---- indexing: x[i], x[a:b] along the first axis ----
@@ -1343,7 +1380,7 @@ PYBIND11_MODULE(_plexus, m) {
             b.initialize(init, ds, force);
         })
         .def("save_parameters", [](nn::Block& b, const std::string& path) {
-            wait_all();
+            wait_devices(devices_of(b.collect_params()));
             GilReleased release;
             b.save_parameters(path);
         })
@@ -1471,7 +1508,7 @@ PYBIND11_MODULE(_plexus, m) {
             t.step(batch_size, ignore_stale_grad);
         }, py::arg("batch_size"), py::arg("ignore_stale_grad") = false)
         .def("step_if_finite", [](nn::Trainer& t, int64_t batch_size, double loss_scale, bool ignore_stale_grad) {
-            wait_all();
+            wait_devices(t.devices());
             GilReleased release;
             return t.step_if_finite(batch_size, loss_scale, ignore_stale_grad);
         }, py::arg("batch_size"), py::arg("loss_scale") = 1.0, py::arg("ignore_stale_grad") = false)
@@ -1482,7 +1519,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("set_lr_scheduler", [](nn::Trainer& t, std::shared_ptr<nn::LRScheduler> s) { t.set_lr_scheduler(std::move(s)); },
              py::arg("scheduler"))
         .def("save_states", [](const nn::Trainer& t, const std::string& path) {
-            wait_all();
+            wait_devices(t.devices());
             GilReleased release;
             t.save_states(path);
         }, py::arg("fname"))
@@ -1505,7 +1542,7 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("growth_factor") = 2.0, py::arg("backoff_factor") = 0.5, py::arg("growth_interval") = 2000)
         .def("scale", &nn::LossScaler::scale, py::arg("loss"))
         .def("step", [](nn::LossScaler& s, nn::Trainer& t, int64_t batch_size) {
-            wait_all();
+            wait_devices(t.devices());
             GilReleased release;
             return s.step(t, batch_size);
         }, py::arg("trainer"), py::arg("batch_size"))
@@ -1562,13 +1599,16 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("sample_weight") = py::none());
     // As Gluon's: the arrays (p.grad() of each parameter) scaled in place; the norm before.
     mnn.def("clip_global_norm", [](std::vector<Tensor> grads, double max_norm) {
-        wait_all();
+        wait_devices(devices_of(grads));
         GilReleased release;
         return nn::clip_global_norm(grads, max_norm);
     }, py::arg("arrays"), py::arg("max_norm"));
     // plexus.save / plexus.load (nd.save / nd.load): named tensors in a parameter file.
     m.def("_save_tensors", [](const std::string& path, const std::vector<std::pair<std::string, Tensor>>& named) {
-        wait_all();
+        std::vector<Tensor> tensors;
+        for (const auto& entry : named)
+            if (entry.second.defined()) tensors.push_back(entry.second);
+        wait_devices(devices_of(tensors));
         GilReleased release;
         nn::save_tensors(path, named);
     });

@@ -474,7 +474,7 @@ TEST_CASE("set_data refuses a parameter not initialized yet and names both shape
     nn::Parameter p("w", {2, 3});
     // Its values had been dropped without a word, and initialize() made others.
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { p.set_data(ones({2, 3})); }),
-                        "w: set_data: the parameter is not initialized; call initialize() first");
+                        "w: set_data: the parameter has no values yet; initialize() makes them");
     p.initialize({cpu()});
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { p.set_data(ones({3, 2})); }),
                         "w: new values of shape (3, 2) for a parameter of shape (2, 3)");

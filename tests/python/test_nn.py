@@ -1487,3 +1487,22 @@ def test_backward_through_a_result_two_losses_share_needs_retain_graph():
     m1.backward(retain_graph=True)
     m2.backward()
     assert x.grad.tolist() == [6.0, 6.0, 6.0]
+
+
+def test_a_row_written_after_a_recorded_op_read_it_is_caught_as_any_write_in_place():
+    x = plexus.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    for write in (lambda: x.__setitem__(0, 0.0), lambda: x.__setitem__(slice(0, 1), 0.0)):
+        with autograd.record():
+            y = (x * x).sum()
+        write()  # a view of x: it had escaped the check, and the gradient read the zeros
+        with pytest.raises(plexus.InvalidArgumentError, match="written in place since"):
+            y.backward()
+    with autograd.record():
+        z = x.exp()
+    with pytest.raises(plexus.InvalidArgumentError, match="a recorded result whose graph backward"):
+        z[0] = 100.0  # a row of a recorded result, as assigning the whole of it
+    with autograd.record():
+        y = (x * x).sum()
+    y.backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [6.0, 8.0]]

@@ -235,6 +235,18 @@ def test_ctrl_c_interrupts_saves_metrics_and_gradient_checks_waiting_for_the_dev
         plexus.waitall()
 
 
+def test_a_save_waits_for_its_own_devices_and_leaves_another_devices_failure_for_its_wait(tmp_path):
+    from plexus import nn
+    net = nn.Sequential()
+    net.add(nn.Dense(2, in_units=2))
+    net.initialize(device=plexus.cpu(0))
+    bad = plexus.ones(2, dtype="int32", device=plexus.cpu(1)) // plexus.zeros(2, dtype="int32", device=plexus.cpu(1))
+    net.save_parameters(str(tmp_path / "p"))  # it had raised cpu(1)'s failure and cleared it
+    assert (tmp_path / "p").stat().st_size > 0
+    with pytest.raises(plexus.DeviceError, match="cpu\\(1\\)"):
+        bad.asnumpy()
+
+
 def _metric_of(y):
     m = plexus.metric.Accuracy()
     m.update(plexus.zeros(2048, dtype="int32"), y)
@@ -681,8 +693,15 @@ def test_integer_operands_are_compared_and_combined_as_they_are_never_wrapped():
     for got, want in ((i + np.array([2 ** 40]), ni + np.array([2 ** 40])), (np.array([1000]) - u, np.array([1000]) - nu),
                       (u + [-1], nu.astype(np.int64) - 1)):
         assert got.dtype == "int64" and got.tolist() == want.tolist()
-    # Values it holds keep its dtype, as the scalar rule (int32 + 1 stays int32).
-    assert (u + [1, 2, 3]).dtype == "uint8" and (i * np.array([2], np.int64)).dtype == "int32"
+    # A list's values it holds keep its dtype, as the scalar rule (int32 + 1 stays int32); a typed NumPy
+    # array promotes as NumPy's (uint8 + int64 is int64: 200 + 100 had wrapped to 44).
+    assert (u + [1, 2, 3]).dtype == "uint8" and (i * np.array([2], np.int64)).dtype == "int64"
+    for got, want in ((plexus.array(np.array([200], np.uint8)) + np.array([100], np.int64), [300]),
+                      (plexus.array(np.array([2 ** 31 - 1], np.int32)) + np.array([1]), [2 ** 31]),
+                      (u * np.array([1, 2, 3], np.uint64), [0, 2, 600]),
+                      (i + np.array([1, 1, 1], np.int16), [2, -1, 4])):
+        assert got.tolist() == want, (got, want)
+    assert (i + np.array([1, 1, 1], np.int16)).dtype == "int32" and (u + np.array([True])).dtype == "uint8"
     with pytest.raises(plexus.DTypeError, match="integers beyond int64"):
         i + np.array([2 ** 64 - 1], np.uint64)
     # In place, x's dtype would wrap them: refused, and x is as it was.

@@ -133,7 +133,7 @@ inline void Tensor::attach_grad(const std::string& grad_req) {
     meta_ = std::move(meta);
 }
 
-inline Tensor& Tensor::assign(const Tensor& values) {
+inline void Tensor::check_writable() const {
     if (autograd::is_recording())
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "assign: a tensor cannot be written in place while autograd records (the recorded "
@@ -142,6 +142,14 @@ inline Tensor& Tensor::assign(const Tensor& values) {
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "assign: this tensor is a recorded result whose graph backward() has not used; "
                                    "call backward() first, or assign to a copy");
+}
+
+inline void Tensor::note_written() const {
+    if (meta_) ++meta_->version;  // a recorded op that read it refuses backward()
+}
+
+inline Tensor& Tensor::assign(const Tensor& values) {
+    check_writable();
     Tensor v = values.as_in_context(device());
     if (v.dtype() != dtype()) v = v.astype(dtype());
     if (v.shape() != shape()) {
@@ -157,7 +165,7 @@ inline Tensor& Tensor::assign(const Tensor& values) {
         v = b;
     }
     check(px_tensor_assign(need(), v.need()));
-    if (meta_) ++meta_->version;  // a recorded op that read it refuses backward()
+    note_written();
     return *this;
 }
 

@@ -186,6 +186,11 @@ public:
     // result (autograd would read the new values; MXNet refuses the same).
     Tensor& assign(const Tensor& values);
     Tensor& assign(double value);
+    // assign()'s refusals before a write in place, and its record after one
+    // (a leaf's version), for a write through a view of this tensor that
+    // carries no autograd record of its own (Python's x[i] = v).
+    void check_writable() const;
+    void note_written() const;
 
     // ---- autograd (see autograd.hpp) ----
     // Makes this tensor a leaf whose gradient backward() computes; the
