@@ -778,11 +778,14 @@ class PyBlock : public plexus::nn::Block {
 public:
     Tensor forward(const Tensor& x) override {
         GilHeld gil;
-        const py::function own = py::get_override(static_cast<const plexus::nn::Block*>(this), "forward");
-        if (!own)
-            throw py::type_error(py::str(py::type::of(py::cast(this)).attr("__name__")).cast<std::string>() +
+        // The class's own forward, looked up directly: pybind11's get_override gives none while that
+        // very forward runs, so a block that calls itself on a part of its input would not find it.
+        const py::object self = py::cast(static_cast<const plexus::nn::Block*>(this));
+        const py::object own = py::type::of(self).attr("forward");
+        if (own.is(py::type::of<plexus::nn::Block>().attr("forward")))
+            throw py::type_error(py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
                                  " has no forward(x): a Block written in Python defines it");
-        return call_python(own, py::make_tuple(x)).cast<Tensor>();
+        return call_python(own, py::make_tuple(self, x)).cast<Tensor>();
     }
     std::string describe() const override {
         GilHeld gil;

@@ -622,6 +622,12 @@ def test_a_block_written_in_python_as_d2l_writes_one():
     m.initialize()
     assert m(x).shape == (4, 4) and len(m.collect_params().keys()) == 4
 
+    class Halve(nn.Block):  # calls itself on parts of its input (it had been told it has no forward)
+        def forward(self, x):
+            return x if x.shape[0] == 1 else self(x[:x.shape[0] // 2]) + self(x[x.shape[0] // 2:])
+
+    assert Halve()(plexus.ones((4, 2))).tolist() == [[4.0, 4.0]]
+
     class NoForward(nn.Block):
         pass
 
