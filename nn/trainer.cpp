@@ -114,8 +114,9 @@ std::vector<bool> Trainer::fresh_gradients(bool ignore_stale_grad, const char* c
                 throw InvalidArgumentError(
                     PX_ERROR_INVALID_ARGUMENT,
                     std::string(call) + ": the gradient of parameter " + names_[k] + " on " + r.device().str() +
-                        " was not written by backward() since the last step: the forward pass did not use it, or "
-                        "backward() did not run. Nothing was updated; to update the other parameters alone, pass "
+                        " was not written by backward() since the last step: the forward pass did not use it "
+                        "(on that device: a batch split into fewer parts than devices), or backward() did not run. "
+                        "Nothing was updated; to update the other parameters alone, pass "
                         "ignore_stale_grad (true; True in Python)");
         }
         fresh.push_back(all);

@@ -135,6 +135,16 @@ def test_split_and_load_takes_gluons_batch_axis_and_even_split():
     assert len(nn.split_and_load(plexus.ones((1, 2)), devices, even_split=False)) == 1
     with pytest.raises(TypeError, match="give the devices"):
         nn.split_and_load(plexus.ones((2, 2)))
+    # A step after such a batch names the likely cause for the device that got no part.
+    net = nn.Dense(1, in_units=2)
+    net.initialize(device=devices)
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        losses = [net(part).sum() for part in nn.split_and_load(plexus.ones((1, 2)), devices, even_split=False)]
+    for l in losses:
+        l.backward()
+    with pytest.raises(plexus.InvalidArgumentError, match=r"on cpu\(1\) was not written .*fewer parts than devices"):
+        trainer.step(1)
 
 
 def test_data_parallel_step_over_two_devices():
