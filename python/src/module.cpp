@@ -575,8 +575,22 @@ Tensor true_divide(const Tensor& a, const Tensor& b) {
 
 // The values of x[key] = value as a tensor: a tensor as it is, a number or
 // anything plexus.array takes, in t's dtype on t's device.
+// Integers (a number, a list, a NumPy array) written into an integer tensor
+// must fit its dtype, as NumPy 2's assignment (1.x wrapped them, and a number
+// here had saturated: uint8 x[:] = 300 gave 255).
+void check_fits(const Tensor& t, const py::object& value) {
+    if (is_floating(t.dtype()) || py::isinstance<Tensor>(value)) return;
+    if (std::string("iu").find(numpy_kind(value)) == std::string::npos) return;
+    const py::object a = numpy_array(value);
+    if (!holds(t.dtype(), a))
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds values " + std::string(plexus::name(t.dtype())) +
+                                                     " cannot hold (from " + py::str(a.attr("min")()).cast<std::string>() +
+                                                     " to " + py::str(a.attr("max")()).cast<std::string>() + ")");
+}
+
 Tensor assigned_values(const Tensor& t, const py::object& value) {
     if (py::isinstance<Tensor>(value)) return value.cast<Tensor>();
+    check_fits(t, value);
     if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value))
         return plexus::full(plexus::Shape{}, value.cast<double>(), t.device(), t.dtype());
     return plexus_array(value, t.device(), t.dtype());
@@ -670,6 +684,7 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
     if (py::isinstance<Tensor>(value) && value.cast<Tensor>().size() == 1) {
         number = value.cast<Tensor>().reshape({}).as_in_context(t.device());
     } else if (PyNumber_Check(value.ptr()) && !py::isinstance<Tensor>(value) && py::array(value).ndim() == 0) {
+        check_fits(t, value);
         number = plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype());
     } else {
         throw py::type_error("x[a, b, ...] = v with several axes takes a number or a one-element tensor, not a " +

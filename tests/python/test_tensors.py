@@ -729,3 +729,18 @@ def test_numpy_arrays_take_a_tensor_in_place_and_numpys_other_ufuncs_compute_on_
     with pytest.raises(TypeError):
         np.add(np.ones(2), np.ones(2), out=(x,))  # NumPy would write into a copy of x's values
     assert x.tolist() == [1.0, 4.0]
+
+
+def test_integers_written_into_an_integer_tensor_must_fit_its_dtype_as_numpy_2s():
+    u = plexus.zeros((2, 2), dtype="uint8")
+    for write in (lambda: u.__setitem__(slice(None), 300), lambda: u.__setitem__(0, -1),
+                  lambda: u.__setitem__(slice(None), [[-1, 300], [0, 0]]), lambda: u.__setitem__((0, 0), 256)):
+        with pytest.raises(plexus.DTypeError, match="v holds values uint8 cannot hold"):
+            write()  # a number had saturated (300 gave 255), a list wrapped (300 gave 44)
+    assert u.tolist() == [[0, 0], [0, 0]]
+    u[:] = 255
+    u[0, 1] = 7
+    assert u.tolist() == [[255, 7], [255, 255]]
+    i = plexus.zeros(2, dtype="int32")
+    with pytest.raises(plexus.DTypeError, match="int32 cannot hold"):
+        i[:] = 2 ** 31
