@@ -479,14 +479,16 @@ Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
 
 // Whether every value of the integer or bool NumPy array `a` fits in the
 // integer dtype d (compared as Python ints: exact for any int64 or uint64).
-bool holds(DType d, const py::object& a) {
-    if (a.attr("size").cast<py::ssize_t>() == 0) return true;
-    const py::int_ lo(a.attr("min")()), hi(a.attr("max")());
+bool fits(DType d, const py::int_& lo, const py::int_& hi) {
     switch (d) {
     case DType::uint8: return lo >= py::int_(0) && hi <= py::int_(255);
     case DType::int32: return lo >= py::int_(INT32_MIN) && hi <= py::int_(INT32_MAX);
     default: return lo >= py::int_(INT64_MIN) && hi <= py::int_(INT64_MAX);
     }
+}
+bool holds(DType d, const py::object& a) {
+    if (a.attr("size").cast<py::ssize_t>() == 0) return true;
+    return fits(d, py::int_(a.attr("min")()), py::int_(a.attr("max")()));
 }
 
 // A typed NumPy integer array's dtype in Plexus's integers: its own where
@@ -580,8 +582,17 @@ Tensor true_divide(const Tensor& a, const Tensor& b) {
 // here had saturated: uint8 x[:] = 300 gave 255).
 void check_fits(const Tensor& t, const py::object& value) {
     if (is_floating(t.dtype()) || py::isinstance<Tensor>(value)) return;
-    if (std::string("iu").find(numpy_kind(value)) == std::string::npos) return;
+    const char kind = numpy_kind(value);
     const py::object a = numpy_array(value);
+    if (kind == 'O') {  // Python ints NumPy has no integer type for (2**64), maybe among other objects
+        for (const py::handle v : a.attr("ravel")())
+            if (py::isinstance<py::int_>(v) && !fits(t.dtype(), py::reinterpret_borrow<py::int_>(v),
+                                                      py::reinterpret_borrow<py::int_>(v)))
+                throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds " + py::str(v).cast<std::string>() +
+                                                             ", which " + plexus::name(t.dtype()) + " cannot hold");
+        return;
+    }
+    if (kind != 'i' && kind != 'u') return;
     if (!holds(t.dtype(), a))
         throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds values " + std::string(plexus::name(t.dtype())) +
                                                      " cannot hold (from " + py::str(a.attr("min")()).cast<std::string>() +
@@ -793,14 +804,22 @@ class PyBlock : public plexus::nn::Block {
 public:
     Tensor forward(const Tensor& x) override {
         GilHeld gil;
-        // The class's own forward, looked up directly: pybind11's get_override gives none while that
-        // very forward runs, so a block that calls itself on a part of its input would not find it.
+        // self.forward, looked up directly: pybind11's get_override gives none while that very forward
+        // runs, so a block that calls itself on a part of its input would not find it. (Block.forward
+        // itself refuses a Python block: super().forward(x) would come back here.)
         const py::object self = py::cast(static_cast<const plexus::nn::Block*>(this));
-        const py::object own = py::type::of(self).attr("forward");
-        if (own.is(py::type::of<plexus::nn::Block>().attr("forward")))
+        const py::object own = py::getattr(self, "forward");
+        if (py::getattr(own, "__func__", own).is(py::type::of<plexus::nn::Block>().attr("forward"))) no_forward(self);
+        const py::object y = call_python(own, py::make_tuple(x));
+        if (!py::isinstance<Tensor>(y))
             throw py::type_error(py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
-                                 " has no forward(x): a Block written in Python defines it");
-        return call_python(own, py::make_tuple(self, x)).cast<Tensor>();
+                                 ".forward returned a " + py::str(py::type::of(y).attr("__name__")).cast<std::string>() +
+                                 ", not a Tensor");
+        return y.cast<Tensor>();
+    }
+    [[noreturn]] static void no_forward(const py::handle& self) {
+        throw py::type_error(py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
+                             " has no forward(x) of its own: a Block written in Python defines it");
     }
     std::string describe() const override {
         GilHeld gil;
@@ -1389,7 +1408,10 @@ PYBIND11_MODULE(_plexus, m) {
             own->add_param(&p);
         })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
-        .def("forward", [](nn::Block& b, const Tensor& x) { return b.forward(x); })
+        .def("forward", [](nn::Block& b, const Tensor& x) {
+            if (dynamic_cast<PyBlock*>(&b)) PyBlock::no_forward(py::cast(&b));  // Block's own, as super().forward
+            return b.forward(x);
+        })
         // select: a regular expression the names must match from their start (Gluon's '.*weight').
         .def("collect_params", [](nn::Block& b, const std::optional<std::string>& select) {
             return select ? b.collect_params().select(*select) : b.collect_params();

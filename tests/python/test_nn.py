@@ -641,7 +641,32 @@ def test_a_block_written_in_python_as_d2l_writes_one():
     class NoForward(nn.Block):
         pass
 
-    with pytest.raises(TypeError, match=r"NoForward has no forward\(x\): a Block written in Python defines it"):
+    class Own(nn.Block):  # a forward set on the instance, and a static one
+        def __init__(self):
+            super().__init__()
+            self.forward = lambda x: x * 2
+
+    class Static(nn.Block):
+        @staticmethod
+        def forward(x):
+            return x + 1
+
+    assert Own()(plexus.ones(2)).tolist() == [2.0, 2.0] and Static()(plexus.ones(2)).tolist() == [2.0, 2.0]
+
+    class Base(nn.Block):  # Block's own forward is abstract: a clear error, not a recursion
+        def forward(self, x):
+            return super().forward(x) + 1
+
+    with pytest.raises(TypeError, match=r"Base has no forward\(x\) of its own"):
+        Base()(plexus.ones(2))
+
+    class Pair(nn.Block):
+        def forward(self, x):
+            return x, x
+
+    with pytest.raises(TypeError, match="Pair.forward returned a tuple, not a Tensor"):
+        Pair()(plexus.ones(2))
+    with pytest.raises(TypeError, match=r"NoForward has no forward\(x\) of its own: a Block written in Python"):
         NoForward()(x)
 
     class NoSuperInit(nn.Block):

@@ -744,3 +744,8 @@ def test_integers_written_into_an_integer_tensor_must_fit_its_dtype_as_numpy_2s(
     i = plexus.zeros(2, dtype="int32")
     with pytest.raises(plexus.DTypeError, match="int32 cannot hold"):
         i[:] = 2 ** 31
+    np = need("numpy")
+    for big in (2 ** 64, -2 ** 64, np.array([1, 300], dtype=object)):  # ints NumPy has no integer type for
+        with pytest.raises(plexus.DTypeError, match="uint8 cannot hold"):
+            u[0] = big
+    assert u.tolist() == [[255, 7], [255, 255]]
