@@ -26,10 +26,8 @@ def split_and_load(data, devices=None, batch_axis=0, even_split=True, ctx_list=N
     if devices is None:
         raise TypeError("split_and_load: give the devices (devices= or Gluon's ctx_list=)")
     devices = list(devices) if isinstance(devices, (list, tuple)) else [devices]
-    if not devices:
-        raise ValueError("split_and_load: no devices given")
     if not isinstance(data, Tensor):
-        data = array(data, device=devices[0])
+        data = array(data, device=devices[0] if devices else None)
     return _native.nn._split_and_load(data, devices, batch_axis, even_split)
 
 

@@ -44,16 +44,13 @@ private:
     PyGILState_STATE state_{};
 };
 
-// Sleeps for good: a daemon thread's end while the interpreter finalizes.
-[[noreturn]] void park_thread();
-
 // callable(*args, **kwargs), with the GIL held (GilHeld), for Plexus
 // calling Python code (a Block's forward, an initializer, a schedule,
-// plexus.array). CPython ends a
-// daemon thread whose code finds the interpreter finalizing with
-// pthread_exit; that forced unwind is stopped right above CPython's own
-// frames and the thread parks, so no C++ frame holding Python objects or
-// the GIL is unwound by a thread that no longer holds it.
+// plexus.array). CPython ends a daemon thread whose code finds the
+// interpreter finalizing with pthread_exit; that forced unwind is stopped
+// right above CPython's own frames and the thread parks, so no C++ frame
+// holding Python objects or the GIL is unwound by a thread that no longer
+// holds it.
 pybind11::object call_python(const pybind11::handle& callable, const pybind11::tuple& args,
                              const pybind11::handle& kwargs = pybind11::handle());
 
@@ -62,11 +59,9 @@ pybind11::object call_python(const pybind11::handle& callable, const pybind11::t
 // the interpreter has gone, there is nothing left to release.
 void drop_with_gil(pybind11::object& held) noexcept;
 
-// Waits for every device's work, or for the work of `devices` (before a
-// call that waits inside Plexus for them), so that Ctrl-C (KeyboardInterrupt)
-// interrupts the wait (module.cpp). A failure on another device is left for
-// its own next wait.
-void wait_all();
+// Waits for the work of `devices` (before a call that waits inside Plexus
+// for them) so that Ctrl-C (KeyboardInterrupt) interrupts the wait. A
+// failure on another device is left for its own next wait.
 void wait_devices(const std::vector<plexus::Device>& devices);
 
 // Sets the Python error (plexus.ShapeError, ...) for an exception of the

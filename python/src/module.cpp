@@ -76,9 +76,12 @@ void register_errors(py::module_& m) {
 
 }  // namespace
 
-void park_thread() {
+namespace {
+// Sleeps for good: a daemon thread's end while the interpreter finalizes.
+[[noreturn]] void park_thread() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
+}  // namespace
 
 void GilReleased::take_back(PyThreadState* state) noexcept {
     try {
@@ -225,11 +228,11 @@ private:
     std::vector<std::function<void()>> queue_;
 };
 
-}  // namespace
-
 void wait_all() {
     Waiter::get().run([] { plexus::check(px_runtime_synchronize_all(plexus::runtime())); });
 }
+
+}  // namespace
 
 void wait_devices(const std::vector<Device>& devices) {
     std::vector<Device> each;
@@ -477,8 +480,8 @@ Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
     return t.assign(result);
 }
 
-// Whether every value of the integer or bool NumPy array `a` fits in the
-// integer dtype d (compared as Python ints: exact for any int64 or uint64).
+// Whether the integers from lo to hi fit in the integer dtype d (compared as
+// Python ints: exact for any int64 or uint64, and beyond).
 bool fits(DType d, const py::int_& lo, const py::int_& hi) {
     switch (d) {
     case DType::uint8: return lo >= py::int_(0) && hi <= py::int_(255);
@@ -486,9 +489,16 @@ bool fits(DType d, const py::int_& lo, const py::int_& hi) {
     default: return lo >= py::int_(INT64_MIN) && hi <= py::int_(INT64_MAX);
     }
 }
+// Whether every value of the integer or bool NumPy array `a` fits in d.
 bool holds(DType d, const py::object& a) {
     if (a.attr("size").cast<py::ssize_t>() == 0) return true;
     return fits(d, py::int_(a.attr("min")()), py::int_(a.attr("max")()));
+}
+
+// "values uint8 cannot hold (from -1 to 300)", for an array `a` holds() refused.
+std::string values_beyond(DType d, const py::object& a) {
+    return "values " + std::string(plexus::name(d)) + " cannot hold (from " +
+           py::str(a.attr("min")()).cast<std::string>() + " to " + py::str(a.attr("max")()).cast<std::string>() + ")";
 }
 
 // A typed NumPy integer array's dtype in Plexus's integers: its own where
@@ -518,10 +528,8 @@ Tensor operand(const Tensor& x, const py::object& y, const char* op = nullptr) {
     const bool typed = kind != 'b' && py::hasattr(y, "dtype");
     if ((op || !typed) && holds(x.dtype(), a)) return from_numpy(a, x.device(), x.dtype());
     if (op)
-        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y holds values " + plexus::name(x.dtype()) +
-                                                     " cannot hold (from " + py::str(a.attr("min")()).cast<std::string>() +
-                                                     " to " + py::str(a.attr("max")()).cast<std::string>() +
-                                                     "); write x = x " + op + " y for a result that holds them");
+        throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y holds " + values_beyond(x.dtype(), a) +
+                                                     "; write x = x " + op + " y for a result that holds them");
     const DType d = typed ? integer_dtype_of(a) : DType::int64;
     if (!holds(d, a))
         throw plexus::DTypeError(PX_ERROR_DTYPE, "array: integers beyond int64 (up to " +
@@ -575,8 +583,6 @@ Tensor true_divide(const Tensor& a, const Tensor& b) {
     return a / b;
 }
 
-// The values of x[key] = value as a tensor: a tensor as it is, a number or
-// anything plexus.array takes, in t's dtype on t's device.
 // Integers (a number, a list, a NumPy array) written into an integer tensor
 // must fit its dtype, as NumPy 2's assignment (1.x wrapped them, and a number
 // here had saturated: uint8 x[:] = 300 gave 255).
@@ -593,12 +599,11 @@ void check_fits(const Tensor& t, const py::object& value) {
         return;
     }
     if (kind != 'i' && kind != 'u') return;
-    if (!holds(t.dtype(), a))
-        throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds values " + std::string(plexus::name(t.dtype())) +
-                                                     " cannot hold (from " + py::str(a.attr("min")()).cast<std::string>() +
-                                                     " to " + py::str(a.attr("max")()).cast<std::string>() + ")");
+    if (!holds(t.dtype(), a)) throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds " + values_beyond(t.dtype(), a));
 }
 
+// The values of x[key] = value as a tensor: a tensor as it is, a number or
+// anything plexus.array takes, in t's dtype on t's device.
 Tensor assigned_values(const Tensor& t, const py::object& value) {
     if (py::isinstance<Tensor>(value)) return value.cast<Tensor>();
     check_fits(t, value);
@@ -727,13 +732,10 @@ void setitem(Tensor& t, const py::object& key, const py::object& value) {
     } else if (!key.is(py::ellipsis())) {
         target = getitem(t, key);  // an int: a view of that row (getitem refuses other keys)
     }
-    if (target.is(t)) {
-        target.assign(assigned_values(t, value));
-        return;
-    }
-    t.check_writable();  // a view has no autograd record: t's checks and version
+    const bool view = !target.is(t);  // a view has no autograd record: t's checks and version
+    if (view) t.check_writable();
     target.assign(assigned_values(t, value));
-    t.note_written();
+    if (view) t.note_written();
 }
 
 // ---- indexing: x[i], x[a:b] along the first axis ----

@@ -135,6 +135,8 @@ def test_split_and_load_takes_gluons_batch_axis_and_even_split():
     assert len(nn.split_and_load(plexus.ones((1, 2)), devices, even_split=False)) == 1
     with pytest.raises(TypeError, match="give the devices"):
         nn.split_and_load(plexus.ones((2, 2)))
+    with pytest.raises(plexus.InvalidArgumentError, match="split_and_load: no devices given"):
+        nn.split_and_load([[1, 2]], [])
     # A step after such a batch names the likely cause for the device that got no part.
     net = nn.Dense(1, in_units=2)
     net.initialize(device=devices)
