@@ -16,10 +16,10 @@ BatchNorm::BatchNorm(double momentum, double epsilon, int64_t in_channels)
     if (in_channels < 0)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "BatchNorm: in_channels must be >= 0 (0: inferred)");
     const Shape shape{in_channels};
-    gamma_ = std::make_shared<Parameter>("gamma", shape, Initializer{Initializer::ones});
-    beta_ = std::make_shared<Parameter>("beta", shape, Initializer{Initializer::zeros});
-    running_mean_ = std::make_shared<Parameter>("running_mean", shape, Initializer{Initializer::zeros}, GradReq::null, false);
-    running_var_ = std::make_shared<Parameter>("running_var", shape, Initializer{Initializer::ones}, GradReq::null, false);
+    gamma_ = std::make_shared<Parameter>("gamma", shape, Initializer::One());
+    beta_ = std::make_shared<Parameter>("beta", shape, Initializer::Zero());
+    running_mean_ = std::make_shared<Parameter>("running_mean", shape, Initializer::Zero(), GradReq::null, false);
+    running_var_ = std::make_shared<Parameter>("running_var", shape, Initializer::One(), GradReq::null, false);
 }
 
 std::vector<Parameter*> BatchNorm::own_params() {

@@ -11,8 +11,8 @@ LayerNorm::LayerNorm(double epsilon, bool center, bool scale, int64_t in_channel
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "LayerNorm: epsilon must be finite and > 0");
     if (in_channels < 0)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "LayerNorm: in_channels must be >= 0 (0: inferred)");
-    gamma_ = std::make_shared<Parameter>("gamma", Shape{in_channels}, Initializer{Initializer::ones});
-    beta_ = std::make_shared<Parameter>("beta", Shape{in_channels}, Initializer{Initializer::zeros});
+    gamma_ = std::make_shared<Parameter>("gamma", Shape{in_channels}, Initializer::One());
+    beta_ = std::make_shared<Parameter>("beta", Shape{in_channels}, Initializer::Zero());
 }
 
 std::vector<Parameter*> LayerNorm::own_params() {

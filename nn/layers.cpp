@@ -66,7 +66,7 @@ WeightedLayer::WeightedLayer(const char* kind, Shape weight_shape, int64_t outpu
     : kind_(kind), outputs_(outputs), activation_(std::move(activation)) {
     check_activation(activation_);
     weight_ = std::make_shared<Parameter>("weight", std::move(weight_shape));
-    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{outputs}, Initializer{Initializer::zeros});
+    if (use_bias) bias_ = std::make_shared<Parameter>("bias", Shape{outputs}, Initializer::Zero());
 }
 
 namespace {

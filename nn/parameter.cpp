@@ -52,7 +52,7 @@ Initializer Initializer::Xavier(const std::string& rnd_type, const std::string& 
     check_init(rnd_type == "uniform" || rnd_type == "gaussian",
                "Xavier: rnd_type '" + rnd_type + "' is not uniform or gaussian");
     check_init(magnitude > 0 && std::isfinite(magnitude), "Xavier: magnitude must be finite and > 0");
-    Initializer i{rnd_type == "uniform" ? xavier_uniform : xavier_gaussian};
+    Initializer i = of(rnd_type == "uniform" ? xavier_uniform : xavier_gaussian);
     i.factor = factor_of(factor_type, "Xavier");
     i.magnitude = magnitude;
     return i;
@@ -68,28 +68,28 @@ Initializer Initializer::MSRAPrelu(const std::string& factor_type, double slope)
 
 Initializer Initializer::Normal(double sigma) {
     check_init(sigma >= 0 && std::isfinite(sigma), "Normal: sigma must be finite and >= 0");
-    Initializer i{normal};
+    Initializer i = of(normal);
     i.scale = sigma;
     return i;
 }
 
 Initializer Initializer::Uniform(double scale) {
     check_init(scale >= 0 && std::isfinite(scale), "Uniform: scale must be finite and >= 0");
-    Initializer i{uniform};
+    Initializer i = of(uniform);
     i.scale = scale;
     return i;
 }
 
 Initializer Initializer::Constant(double value) {
     check_init(std::isfinite(value), "Constant: the value must be finite");
-    Initializer i{constant};
+    Initializer i = of(constant);
     i.scale = value;
     return i;
 }
 
 Initializer Initializer::Custom(std::string label, Fill fill) {
     if (!fill) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Initializer::Custom: the fill function is empty");
-    Initializer i{custom};
+    Initializer i = of(custom);
     i.fill = std::move(fill);
     i.label = std::move(label);
     return i;

@@ -45,8 +45,8 @@ struct Initializer {
     static Initializer Normal(double sigma = 0.01);
     static Initializer Uniform(double scale = 0.07);
     static Initializer Constant(double value);
-    static Initializer Zero() { return {zeros}; }
-    static Initializer One() { return {ones}; }
+    static Initializer Zero() { return of(zeros); }
+    static Initializer One() { return of(ones); }
     // fill(name, data) writes the initial values of the parameter `name`
     // into `data` (zeros of its shape and dtype, on its first device) in
     // place: data.assign(...), data[...] = ... in Python. Called once per
@@ -55,6 +55,12 @@ struct Initializer {
     static Initializer Custom(std::string label, Fill fill);
     Fill fill;          // custom
     std::string label;  // custom
+
+    static Initializer of(Kind k) {
+        Initializer i;
+        i.kind = k;
+        return i;
+    }
 
     // A new tensor of initial values for the parameter `name` (custom's fill gets the name).
     Tensor make(const Shape& shape, Device d, DType dtype, const std::string& name = "") const;

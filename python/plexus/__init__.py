@@ -14,6 +14,7 @@ from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, init, nn, loss, data, metric, lr_scheduler
 from ._plexus import trace, trace_region  # where the time goes (docs/performance.md)
+import numbers as _numbers
 import sys as _sys
 _sys.modules[__name__ + ".autograd"] = autograd
 
@@ -74,7 +75,9 @@ def ones(shape, device=None, dtype="float32", ctx=None):
 
 
 def full(shape, val, device=None, dtype="float32", ctx=None):
-    return _plexus._full(shape, float(val), _device(device, ctx), dtype)
+    """`val` everywhere. An integer dtype takes the values it holds (a float's integer part) and
+    refuses the rest with a DTypeError, as NumPy 2 does."""
+    return _plexus._full(shape, val if isinstance(val, _numbers.Integral) else float(val), _device(device, ctx), dtype)
 
 
 def arange(start, stop=None, step=1.0, device=None, dtype="float32", ctx=None):

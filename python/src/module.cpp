@@ -489,6 +489,14 @@ bool fits(DType d, const py::int_& lo, const py::int_& hi) {
     default: return lo >= py::int_(INT64_MIN) && hi <= py::int_(INT64_MAX);
     }
 }
+// "0 to 255": the values integer dtype d holds.
+std::string range_of(DType d) {
+    switch (d) {
+    case DType::uint8: return "0 to 255";
+    case DType::int32: return std::to_string(INT32_MIN) + " to " + std::to_string(INT32_MAX);
+    default: return std::to_string(INT64_MIN) + " to " + std::to_string(INT64_MAX);
+    }
+}
 // Whether every value of the integer or bool NumPy array `a` fits in d.
 bool holds(DType d, const py::object& a) {
     if (a.attr("size").cast<py::ssize_t>() == 0) return true;
@@ -546,11 +554,25 @@ bool is_number(const py::object& y) {
     return std::string("biuf").find(numpy_kind(y)) != std::string::npos;
 }
 
+// An integer (Python's or a NumPy scalar) that a double does not hold
+// exactly, as 2**53 + 1: the scalar paths carry numbers as doubles, so such
+// a number goes to an integer tensor as a one-element tensor instead.
+bool integer_beyond_double(const py::object& y) {
+    if (!PyLong_Check(y.ptr()) && !(py::hasattr(y, "dtype") && std::string("iu").find(numpy_kind(y)) != std::string::npos))
+        return false;
+    const py::int_ v(y);
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+    if (overflow) return true;
+    constexpr long long exact = 1LL << 53;
+    return n > exact || n < -exact;
+}
+
 // x op y for y a number (the scalar rules: int32 + 1 stays int32) or anything operand() takes.
 template <class WithNumber, class WithTensor>
 Tensor with_operand(const Tensor& x, const py::object& y, WithNumber with_number, WithTensor with_tensor,
                     const char* in_place_op = nullptr) {
-    if (is_number(y)) return with_number(x, y.cast<double>());
+    if (is_number(y) && (is_floating(x.dtype()) || !integer_beyond_double(y))) return with_number(x, y.cast<double>());
     return with_tensor(x, operand(x, y, in_place_op));
 }
 
@@ -602,12 +624,32 @@ void check_fits(const Tensor& t, const py::object& value) {
     if (!holds(t.dtype(), a)) throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds " + values_beyond(t.dtype(), a));
 }
 
+// plexus.full(shape, value): an integer dtype takes the numbers it holds
+// (their integer part), exactly beyond 2**53, and refuses the rest as NumPy 2
+// and PyTorch do (C++'s full saturates them, as cast converts).
+Tensor full_of(const Shape& shape, const py::object& value, Device d, DType dt) {
+    if (is_floating(dt) || !is_number(value)) return plexus::full(shape, value.cast<double>(), d, dt);
+    const std::string text = py::str(value).cast<std::string>();
+    const double v = value.cast<double>();
+    if (!std::isfinite(v))
+        throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                           "full: " + text + " cannot be stored in " + plexus::name(dt));
+    const py::int_ whole(value);  // an int as it is, a float toward zero
+    if (!fits(dt, whole, whole))
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "full: " + text + " is beyond what " + plexus::name(dt) + " holds (" +
+                                                     range_of(dt) + ")");
+    if (!integer_beyond_double(value)) return plexus::full(shape, v, d, dt);
+    Tensor t = plexus::empty(shape, d, dt);
+    t.assign(from_numpy(whole, d, dt));
+    return t;
+}
+
 // The values of x[key] = value as a tensor: a tensor as it is, a number or
 // anything plexus.array takes, in t's dtype on t's device.
 Tensor assigned_values(const Tensor& t, const py::object& value) {
     if (py::isinstance<Tensor>(value)) return value.cast<Tensor>();
     check_fits(t, value);
-    if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value))
+    if (py::isinstance<py::float_>(value) || (py::isinstance<py::int_>(value) && !integer_beyond_double(value)))
         return plexus::full(plexus::Shape{}, value.cast<double>(), t.device(), t.dtype());
     return plexus_array(value, t.device(), t.dtype());
 }
@@ -621,6 +663,14 @@ plexus::nn::Parameter& attribute(plexus::nn::Block& b, plexus::nn::Parameter& (p
     } catch (const plexus::InvalidArgumentError& e) {
         throw py::attribute_error(e.what());
     }
+}
+
+// x[True] and x[False]: NumPy adds an axis (a mask of one); Python's int
+// conversion would read them as rows 1 and 0, so they are refused.
+void refuse_bool_index(const py::handle& k) {
+    if (PyBool_Check(k.ptr()))
+        throw py::index_error("a bool is not an index here (NumPy reads x[True] as a new axis): index by an int, or "
+                              "by a mask with where()");
 }
 
 // One entry of an index tuple on an axis of length n: an int (a single
@@ -654,6 +704,7 @@ std::vector<AxisIndex> axis_indices(const Shape& s, const py::tuple& key) {
             if (step < 0) throw py::index_error("a negative step is not supported");
             out.push_back({start, start + (len > 0 ? (len - 1) * step + 1 : 0), step, false});
         } else if (PyIndex_Check(k.ptr())) {
+            refuse_bool_index(k);
             int64_t given = 0;
             try {
                 given = py::reinterpret_borrow<py::object>(k).cast<int64_t>();
@@ -701,7 +752,8 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
         number = value.cast<Tensor>().reshape({}).as_in_context(t.device());
     } else if (PyNumber_Check(value.ptr()) && !py::isinstance<Tensor>(value) && py::array(value).ndim() == 0) {
         check_fits(t, value);
-        number = plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype());
+        number = integer_beyond_double(value) ? from_numpy(value, t.device(), t.dtype())
+                                              : plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype());
     } else {
         throw py::type_error("x[a, b, ...] = v with several axes takes a number or a one-element tensor, not a " +
                              py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
@@ -768,6 +820,7 @@ Tensor getitem(const Tensor& t, const py::object& key) {
         throw py::index_error("a tensor is indexed by ints, slices and '...' (x[i], x[a:b], x[i, a:b]), not by a " +
                               std::string(py::str(py::type::of(key).attr("__name__"))) +
                               " (by a tensor of indices: take or pick; by a mask: where)");
+    refuse_bool_index(key);
     const int64_t given = py::int_(key).cast<int64_t>();
     int64_t i = given;
     if (i < 0) i += n;
@@ -1209,9 +1262,8 @@ PYBIND11_MODULE(_plexus, m) {
         return from_numpy(values, d, parse_dtype(dtype));
     });
     m.def("_parse_dtype", [](const py::object& d) { return std::string(plexus::name(parse_dtype(d))); });
-    m.def("_full", [](const py::object& shape, double value, const std::optional<Device>& d, const py::object& dt) {
-        return plexus::full(to_shape(shape), value, device_or_cpu(d), parse_dtype(dt));
-    });
+    m.def("_full", [](const py::object& shape, const py::object& value, const std::optional<Device>& d,
+                      const py::object& dt) { return full_of(to_shape(shape), value, device_or_cpu(d), parse_dtype(dt)); });
     m.def("_empty", [](const py::object& shape, const std::optional<Device>& d, const py::object& dt) {
         return plexus::empty(to_shape(shape), device_or_cpu(d), parse_dtype(dt));
     });

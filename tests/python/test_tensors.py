@@ -323,7 +323,12 @@ def test_an_index_other_than_an_int_or_a_slice_is_an_index_error_naming_the_alte
     np = need("numpy")
     a = plexus.arange(12).reshape(3, 4)
     assert a[np.int64(1)].asnumpy().tolist() == [4.0, 5.0, 6.0, 7.0]  # anything with __index__
-    assert a[True].asnumpy().tolist() == [4.0, 5.0, 6.0, 7.0]  # bool is an int, as in Python
+    for key in [True, False, (True, 0), (0, False)]:  # NumPy reads a bool as a new axis, Python's int() as a row
+        with pytest.raises(IndexError, match="a bool is not an index here"):
+            a[key]
+        with pytest.raises(IndexError, match="a bool is not an index here"):
+            a[key] = 1.0
+    assert a.asnumpy().tolist() == np.arange(12.0).reshape(3, 4).tolist()
     for key, kind in [(None, "NoneType"), ([0, 2], "list"), (1.5, "float"), (a > 5, "Tensor")]:
         with pytest.raises(IndexError, match="indexed by ints, slices and '...' .*, not by a " + kind):
             a[key]
@@ -749,3 +754,40 @@ def test_integers_written_into_an_integer_tensor_must_fit_its_dtype_as_numpy_2s(
         with pytest.raises(plexus.DTypeError, match="uint8 cannot hold"):
             u[0] = big
     assert u.tolist() == [[255, 7], [255, 255]]
+
+
+def test_integers_beyond_2_53_reach_integer_tensors_exactly():
+    # A double holds 2**60 + 1 as 2**60: the scalar paths had rounded it silently.
+    np = need("numpy")
+    big = 2 ** 60 + 1
+    x = plexus.array([1, 2, 3], dtype="int64")
+    assert (x + big).tolist() == [big + 1, big + 2, big + 3]
+    assert (x - np.int64(big)).tolist() == [1 - big, 2 - big, 3 - big]
+    assert (plexus.full(3, big - 2, dtype="int64") == big - 2).tolist() == [1, 1, 1]
+    assert plexus.full(2, big, dtype="int64").tolist() == [big, big]
+    x[0] = big
+    x[1:2] = big + 2
+    assert x.tolist() == [big, big + 2, 3]
+    m = plexus.zeros((2, 2), dtype="int64")
+    m[0, 1] = -big
+    assert m.tolist() == [[0, -big], [0, 0]]
+    x += big
+    assert x.tolist() == [2 * big, 2 * big + 2, big + 3]
+    i = plexus.array([1, 2], dtype="int32")
+    assert (i + big).dtype == np.int64 and (i + big).tolist() == [big + 1, big + 2]  # as a list's integers
+    with pytest.raises(plexus.DTypeError, match="int32 cannot hold"):
+        i += big
+    assert i.tolist() == [1, 2]
+    assert (plexus.array([1.0]) + big).tolist() == [float(big) + 1.0]  # a float tensor computes in floats, as NumPy's
+
+
+def test_full_of_an_integer_dtype_takes_only_the_values_it_holds():
+    for value, dtype in ((300, "uint8"), (-1, "uint8"), (2 ** 31, "int32"), (3e9, "int32"), (2 ** 63, "int64")):
+        with pytest.raises(plexus.DTypeError, match="full: .* is beyond what %s holds" % dtype):
+            plexus.full(2, value, dtype=dtype)  # it had saturated: full(300, uint8) was 255
+    with pytest.raises(plexus.InvalidArgumentError, match="full: inf cannot be stored in int32"):
+        plexus.full(2, float("inf"), dtype="int32")
+    assert plexus.full(2, 255, dtype="uint8").tolist() == [255, 255]
+    assert plexus.full(2, -2.7, dtype="int32").tolist() == [-2, -2]  # a float's integer part, as NumPy's
+    assert plexus.full(2, True, dtype="uint8").tolist() == [1, 1]
+    assert plexus.full(2, 300.5).tolist() == [300.5, 300.5]
