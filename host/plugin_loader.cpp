@@ -99,6 +99,21 @@ const char* missing_slot(const px_plugin_api& t) {
     return nullptr;
 }
 
+// An optional set of slots the table fills in part, which the host would
+// otherwise ignore without a word ("all four or none", plugin.h says).
+std::string partial_slot_set(const px_plugin_api& t) {
+    const auto set = [](std::initializer_list<bool> slots) { return std::count(slots.begin(), slots.end(), true); };
+    const auto groups = set({t.group_make_id != nullptr, t.group_join != nullptr, t.group_all_reduce != nullptr,
+                             t.group_leave != nullptr});
+    if (groups != 0 && groups != 4)
+        return cat("it sets ", groups, " of the 4 group_* slots (ABI 1.3), which are all set or none");
+    const auto traces = set({t.trace_enable != nullptr, t.execute_traced != nullptr, t.trace_take != nullptr});
+    if (traces != 0 && traces != 3)
+        return cat("it sets ", traces, " of the 3 trace slots (ABI 1.8: trace_enable, execute_traced, trace_take), "
+                   "which are all set or none");
+    return {};
+}
+
 // The plugin call a load is in, for the message of one that never returns.
 using Stage = std::atomic<const char*>;
 
@@ -176,6 +191,8 @@ std::shared_ptr<PluginInstance> start_plugin(std::shared_ptr<PluginInstance> plu
         rec.message = cat("required slot '", slot, "' is NULL (", versions, ")");
         return nullptr;
     }
+    rec.message = partial_slot_set(*plugin->table);
+    if (!rec.message.empty()) return nullptr;
     px_plugin_error err{sizeof(px_plugin_error), {0}};
     px_plugin_context* ctx = nullptr;
     px_status created = PX_ERROR_PLUGIN;
@@ -190,6 +207,10 @@ std::shared_ptr<PluginInstance> start_plugin(std::shared_ptr<PluginInstance> plu
         const char* words = err.message[0] ? err.message : "(no message)";
         if (created == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(plugin->file, "create()", words);
         rec.message = cat("its create() failed: ", words);
+        return nullptr;
+    }
+    if (!ctx) {  // every later call would get NULL for its context
+        rec.message = "its create() returned PX_OK without a context (*out is NULL)";
         return nullptr;
     }
     plugin->context = ctx;
@@ -227,7 +248,8 @@ bool probe_devices(const std::shared_ptr<PluginInstance>& plugin, PluginRecord& 
         if (described != PX_OK || !px_device_kind_name(info.kind)) {
             err.message[PX_MESSAGE_MAX - 1] = '\0';
             if (described == PX_ERROR_OUT_OF_MEMORY) fail_out_of_memory(plugin->file, "device_info()", err.message);
-            rec.message = cat("device ", i, " has no valid info (kind ", info.kind, "): ", err.message);
+            rec.message = described != PX_OK ? cat("device ", i, " has no valid info: ", err.message[0] ? err.message : "(no message)")
+                                             : cat("device ", i, " has no valid info: kind ", info.kind, " is not a device kind");
             return false;
         }
         auto dev = std::make_shared<DeviceImpl>();

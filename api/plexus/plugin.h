@@ -432,7 +432,9 @@ typedef struct px_plugin_api {
      * entry point, create, device_count, device_info and supports of a load
      * on a thread of its own, which it stops waiting for after a time-out
      * (the plugin is then skipped and that thread left to it): a plugin keeps
-     * no per-thread state from them for the calls that follow. */
+     * no per-thread state from them for the calls that follow. On PX_OK,
+     * *out is the context every later call gets: never NULL (the host
+     * skips a plugin whose create gives none). */
     px_status (*create)(px_plugin_context** out, px_plugin_error* err);
     /* Waits for all queued work, frees everything. Never fails. */
     void (*destroy)(px_plugin_context* ctx);
@@ -499,8 +501,8 @@ typedef struct px_plugin_api {
 
     /* ---- ABI 1.3 ---- */
 
-    /* Collectives across processes, optional: the host uses them only when
-     * all four are set. See px_group_id and px_group_call. */
+    /* Collectives across processes, optional: all four or none (the host
+     * skips a plugin that sets some). See px_group_id and px_group_call. */
 
     /* Fills id->bytes with a new group's name, for members on `device`. */
     px_status (*group_make_id)(px_plugin_context* ctx, int32_t device, px_group_id* id, px_plugin_error* err);
@@ -561,9 +563,9 @@ typedef struct px_plugin_api {
 
     /* ---- ABI 1.8 ---- */
 
-    /* A trace of when work ran, optional: all three or none (the host then
-     * traces its own side alone: when each call was made, not when the
-     * device ran it). While recording is on for a device, the plugin keeps a
+    /* A trace of when work ran, optional: all three or none (with none the
+     * host traces its own side alone: when each call was made, not when the
+     * device ran it; it skips a plugin that sets some). While recording is on for a device, the plugin keeps a
      * px_trace_span for every op and copy it runs there, in the order they
      * ran, until trace_take collects them; while off it costs nothing
      * measurable.

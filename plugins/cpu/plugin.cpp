@@ -169,7 +169,9 @@ px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* inf
         std::memset(&mine, 0, sizeof mine);
         mine.struct_size = sizeof mine;
         mine.kind = PX_DEVICE_CPU;
-        std::snprintf(mine.name, sizeof mine.name, "CPU (%u threads, %s loops, %s)", std::thread::hardware_concurrency(),
+        // The threads this device computes with: its share of the cores when there are several.
+        const int threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+        std::snprintf(mine.name, sizeof mine.name, "CPU (%d thread%s, %s loops, %s)", threads, threads == 1 ? "" : "s",
                       direct_conv_isa().name, openblas().get_config());
         MemoryFigures f = d->allocator.figures();
         mine.memory_total = f.total;

@@ -245,8 +245,9 @@ std::vector<T> scalar_op_on_the_plugin(int32_t op, int32_t dtype, const std::vec
     const px_tensor_desc y = pxconf::vector_desc(out, dtype, int64_t(values.size()));
     const px_binary_attrs attrs{sizeof(px_binary_attrs), scalar_first ? 1 : 2, scalar};
     const px_op_call call{sizeof(px_op_call), op, p.device, 1, &a, 1, &y, &attrs};
-    INFO("the plugin said: " << p.err.message);
-    REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_OK);
+    const px_status executed = p.api->execute(p.ctx, &call, &p.err);
+    INFO("the plugin said: " << p.said());  // INFO reads its words now: after the call
+    REQUIRE(executed == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
     std::vector<T> got(values.size());
     REQUIRE(p.api->copy_to_host(p.ctx, out, 0, got.data(), bytes, &p.err) == PX_OK);

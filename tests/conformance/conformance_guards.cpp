@@ -62,8 +62,9 @@ TEST_CASE("elementwise ops write every element of their output and nothing aroun
                 px_binary_attrs binary{sizeof(px_binary_attrs), 0, 0};  // two tensor operands
                 const px_op_call call{sizeof(px_op_call), op, p.device, int32_t(inputs.size()), inputs.data(), 1,
                                       &result, row->family == PX_FAMILY_BINARY ? &binary : nullptr};
-                INFO("the plugin said: " << p.err.message);
-                REQUIRE(p.api->execute(p.ctx, &call, &p.err) == PX_OK);
+                const px_status executed = p.api->execute(p.ctx, &call, &p.err);
+                INFO("the plugin said: " << p.said());  // INFO reads its words now: after the call
+                REQUIRE(executed == PX_OK);
                 REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
                 REQUIRE(p.api->copy_to_host(p.ctx, out, 0, got.data(), got.size(), &p.err) == PX_OK);
                 uint64_t before = 0, after = 0, unwritten = 0;

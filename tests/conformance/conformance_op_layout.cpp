@@ -46,7 +46,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
     auto refused = [&](const px_op_call& call, px_status status, const std::string& why) {
         INFO(px_op_name(call.op) << " should be refused (" << why << ")");
         const px_status got = p.api->execute(p.ctx, &call, &p.err);
-        INFO("the plugin said " << got << ": " << p.err.message);
+        INFO("the plugin said " << got << ": " << p.said());
         // A plugin that lacks the op may refuse it as unsupported first (R5).
         const int32_t dtype = call.num_inputs ? call.inputs[0].dtype : call.outputs[0].dtype;
         const bool offered = p.api->supports(p.ctx, dev, call.op, dtype) != 0;
@@ -62,7 +62,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
         const int32_t dtype = call.num_inputs ? call.inputs[0].dtype : call.outputs[0].dtype;
         const bool offered = p.api->supports(p.ctx, dev, call.op, dtype) != 0;
         const px_status got = p.api->execute(p.ctx, &call, &p.err);
-        INFO(px_op_name(call.op) << " made whole; the plugin said " << got << ": " << p.err.message);
+        INFO(px_op_name(call.op) << " made whole; the plugin said " << got << ": " << p.said());
         REQUIRE(got == (offered ? PX_OK : PX_ERROR_UNSUPPORTED));
         p.err.message[0] = 0;
     };
@@ -255,7 +255,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
         const px_op_call add = call_of(PX_OP_ADD, dev, inputs, outputs, nullptr);
         const bool offered = p.api->supports(p.ctx, dev, PX_OP_ADD, PX_FLOAT64) != 0;
         const px_status got = p.api->execute(p.ctx, &add, &p.err);
-        INFO("the plugin said: " << p.err.message);
+        INFO("the plugin said: " << p.said());
         REQUIRE(got == (offered ? PX_OK : PX_ERROR_UNSUPPORTED));
         p.err.message[0] = 0;
         REQUIRE(p.api->synchronize(p.ctx, dev, &p.err) == PX_OK);

@@ -54,13 +54,16 @@ struct Opened {
         if (api && ctx) api->destroy(ctx);
         if (lib) dlclose(lib);
     }
-    // A failing call must leave a message.
+    // A failing call must leave a message, ended within the buffer.
     void require_message() {
         INFO("the plugin's message");
-        REQUIRE(std::strlen(err.message) > 0);
         REQUIRE(std::memchr(err.message, 0, sizeof err.message) != nullptr);
+        REQUIRE(std::strlen(err.message) > 0);
         err.message[0] = 0;
     }
+    // What the plugin wrote into err, read no further than the buffer (a
+    // plugin may forget the terminating NUL).
+    std::string said() const { return std::string(err.message, strnlen(err.message, sizeof err.message)); }
 };
 
 // A contiguous 1-D desc of `n` elements of `dtype` in `buf`.

@@ -106,15 +106,24 @@ conformance_tool_test(perf_times_every_supported_op 0
   "--device cpu:0 --perf [R1]")
 conformance_tool_test(json_to_stdout 0 "^{\"devices\":\\[{\"device\":\"cpu\\(0\\)\".*\"failures\":0}"
   "--device cpu:0 --json - [R1]")
-conformance_tool_test(reports_an_unwritable_json_file 2 "cannot write /nonexistent/dir/out.json"
+# Before the suite runs (nothing on stdout), and without the usage text.
+conformance_tool_test(reports_an_unwritable_json_file 2
+  "^plexus-conformance: --json /nonexistent/dir/out.json: no such folder /nonexistent/dir\n$"
   "--device cpu:0 --json /nonexistent/dir/out.json [R1]")
+conformance_tool_test(refuses_a_folder_as_the_json_file 2 "^plexus-conformance: --json /tmp: is a folder\n$"
+  "--device cpu:0 --json /tmp [R1]")
+# A misspelt tag or name must not pass a CI job.
+conformance_tool_test(fails_a_filter_that_matches_no_check 2
+  "^plexus-conformance: no check matches the filters given" "--device cpu:0 [nosuchtag]")
+conformance_tool_test(fails_a_name_that_matches_no_check 2
+  "^plexus-conformance: no check matches the filters given" "--device cpu:0 --json - typo-name")
 conformance_tool_test(rejects_an_unknown_device 2 "'warp:0': no plugin of this runtime gives 'warp' devices" "--device warp:0")
 conformance_tool_test(rejects_a_malformed_index 2 "'cpu:1[)]' does not name a device: the index '1[)]' is not a whole number" "--device cpu:1)")
 conformance_tool_test(rejects_a_missing_device 2 "gpu\\(3\\)" "--device gpu:3")
 conformance_tool_test(needs_a_value 2 "--json needs a value" "--json")
 conformance_tool_test(rejects_an_unknown_option 2 "Unrecognised token: --frobnicate" "--device cpu:0 --frobnicate")
 conformance_tool_test(reports_a_plugin_that_did_not_load 2
-  "the plugin .*libfault-create-fails.so did not load: .*simulated init failure"
+  "the plugin .*libfault-create-fails.so did not load: .*simulated init failure[^\n]*\n$"
   "--plugin ${PROJECT_BINARY_DIR}/tests/fault-plugins/libfault-create-fails.so")
 conformance_tool_test(reports_a_missing_plugin 2 "--plugin /nonexistent/libx.so: no such file"
   "--plugin /nonexistent/libx.so")
@@ -144,6 +153,10 @@ conformance_misbehave_test(exit exp "exp float32" "^the process exited with stat
 conformance_misbehave_test(hang exp "exp float32" "^timed out after 1.0 s .* in exp float32$" "--timeout 1")
 conformance_misbehave_test(overrun add "add int32" "after == 0" "")
 conformance_misbehave_test(leak exp "" "^R6: 4096 bytes of misbehave.0. still in use" "")
+# A message without its NUL is read no further than its buffer, and shown
+# as the plugin wrote it after the failing call.
+conformance_misbehave_test(unterminated exp "exp float32" "the plugin said: zzzzzzzzzzzzzzzz+\\]$" ""
+  shows_a_message_without_its_nul_within_its_buffer)
 # A plugin that, like CUDA, cannot make a context in a process forked from
 # one that made one: the children are fresh programs, so every check runs.
 conformance_tool_test(isolates_without_inheriting_a_context 0 "All tests passed.*misbehave\\(0\\): op x dtype [1-9][0-9]* pass, 0 fail"

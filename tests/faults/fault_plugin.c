@@ -51,6 +51,10 @@ static px_status create(px_plugin_context** out, px_plugin_error* err) {
     return say(err, PX_ERROR_PLUGIN, "simulated init failure: no such hardware");
 #else
     if (!out) return say(err, PX_ERROR_INVALID_ARGUMENT, "out is NULL");
+#ifdef FAULT_NULL_CONTEXT
+    *out = NULL; /* "succeeds" without a context */
+    return PX_OK;
+#endif
     *out = (px_plugin_context*)calloc(1, sizeof(px_plugin_context));
     return *out ? PX_OK : PX_ERROR_OUT_OF_MEMORY;
 #endif
@@ -218,8 +222,17 @@ static px_status all_reduce(px_plugin_context* ctx, const px_collective_call* ca
 }
 #endif
 
-#ifdef FAULT_GROUP
+#if defined(FAULT_GROUP) || defined(FAULT_PART_GROUP)
 #include "group_slots.h"
+#endif
+
+#ifdef FAULT_PART_TRACE
+static px_status trace_take(px_plugin_context* ctx, int32_t d, px_trace_span* spans, int32_t capacity,
+                            int32_t* count, px_plugin_error* err) {
+    (void)ctx, (void)d, (void)spans, (void)capacity, (void)err;
+    *count = 0;
+    return PX_OK;
+}
 #endif
 
 #ifdef FAULT_NEWER_MINOR
@@ -270,6 +283,10 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     table.group_join = fault_group_join;
     table.group_all_reduce = fault_group_all_reduce;
     table.group_leave = fault_group_leave;
+#elif defined(FAULT_PART_GROUP)
+    table.group_make_id = fault_group_make_id; /* one of the four */
+#elif defined(FAULT_PART_TRACE)
+    table.trace_take = trace_take; /* one of the three */
 #elif defined(FAULT_OLDER_MINOR)
     table.abi_minor = 7;
 #elif defined(FAULT_NEWER_MINOR)

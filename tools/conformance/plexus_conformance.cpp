@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "../device_arg.hpp"
 #include "isolate.hpp"
 #include "perf.hpp"
@@ -72,6 +74,26 @@ std::optional<double> seconds(const std::string& s) {
 int usage_error(const std::string& message) {
     std::fprintf(stderr, "plexus-conformance: %s\n%s", message.c_str(), kUsage);
     return 2;
+}
+
+// A failure that is not about the command's form: the reason alone.
+int error(const std::string& message) {
+    std::fprintf(stderr, "plexus-conformance: %s\n", message.c_str());
+    return 2;
+}
+
+// Why the JSON could not be written at `path` (empty when it can), asked
+// before the suite runs rather than found after it.
+std::string json_target_problem(const std::string& path) {
+    if (path.empty() || path == "-") return {};
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return "--json " + path + ": is a folder";
+    std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    if (folder.empty()) folder = ".";
+    if (!std::filesystem::is_directory(folder, ec)) return "--json " + path + ": no such folder " + folder.string();
+    if (::access(folder.c_str(), W_OK) != 0 || (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0))
+        return "--json " + path + ": not writable";
+    return {};
 }
 
 // Every device, in kind order, whose plugin is in `plugins` (all when empty).
@@ -131,10 +153,12 @@ int main(int argc, char** argv) try {
         }
     }
 
+    if (const std::string why = json_target_problem(json_path); !why.empty()) return error(why);
+
     // The plugin files go first on the search path, before the runtime exists.
     for (const auto& f : plugin_files) {
         std::error_code missing;
-        if (!std::filesystem::exists(f, missing)) return usage_error("--plugin " + f + ": no such file");
+        if (!std::filesystem::exists(f, missing)) return error("--plugin " + f + ": no such file");
     }
     if (!plugin_files.empty()) {
         std::string path;
@@ -148,10 +172,10 @@ int main(int argc, char** argv) try {
         for (const auto& info : plugins()) {
             if (f != info.file) continue;
             found = true;
-            if (!info.loaded) return usage_error("the plugin " + f + " did not load: " + info.message);
+            if (!info.loaded) return error("the plugin " + f + " did not load: " + info.message);
             plugin_names.push_back(info.name);
         }
-        if (!found) return usage_error("the plugin " + f + " was not found");
+        if (!found) return error("the plugin " + f + " was not found");
     }
     std::vector<Device> devices;
     for (const auto& id : device_ids) {
@@ -194,7 +218,10 @@ int main(int argc, char** argv) try {
     // Listing, or filters that match nothing: Catch says so, in this process.
     const Catch::ConfigData& cd = session.configData();
     const std::vector<pxconformance::Check> checks = pxconformance::selected_checks(session.config());
-    if (cd.listTests || cd.listTestNamesOnly || cd.listTags || cd.listReporters || checks.empty()) in_process = true;
+    const bool listing = cd.listTests || cd.listTestNamesOnly || cd.listTags || cd.listReporters;
+    // A filter that matches nothing (a misspelt tag) must not pass a CI job.
+    if (checks.empty() && !listing) return error("no check matches the filters given (--list-tests lists them)");
+    if (listing) in_process = true;
     clock.checks_left = int(checks.size() * devices.size());
 
     std::vector<DeviceResults> results;
@@ -252,7 +279,7 @@ int main(int argc, char** argv) try {
         if (json_path != "-") pxconformance::print_text(r);
     }
     if (!json_path.empty()) {
-        if (!write_json(json_path, pxconformance::to_json(results))) return usage_error("cannot write " + json_path);
+        if (!write_json(json_path, pxconformance::to_json(results))) return error("cannot write " + json_path);
     }
     return failures > 0 || rc != 0 ? 1 : 0;
 } catch (const std::exception& e) {  // plexus errors, and a fork or pipe the system refused

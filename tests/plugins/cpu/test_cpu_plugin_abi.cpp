@@ -1,8 +1,10 @@
 // The CPU plugin called through its C table directly, as any host would:
 // malformed calls are refused with a message, never run on garbage.
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -115,6 +117,28 @@ static px_runtime* runtime_with_env(const std::vector<std::pair<std::string, std
     for (const auto& [name, value] : env) unsetenv(name.c_str());
     REQUIRE(s == PX_OK);
     return rt;
+}
+
+// The threads a device's name gives: "CPU (4 threads, ...".
+static int threads_named(px_runtime* rt, int32_t index) {
+    px_device_info info{};
+    info.struct_size = sizeof info;
+    REQUIRE(px_runtime_device_info(rt, px_device{PX_DEVICE_CPU, index}, &info) == PX_OK);
+    INFO(info.name);
+    REQUIRE(std::strncmp(info.name, "CPU (", 5) == 0);
+    return std::atoi(info.name + 5);
+}
+
+TEST_CASE("a CPU device's name gives the threads it computes with", "[host][cpu-abi]") {
+    px_runtime* one = runtime_with_env({{"PLEXUS_CPU_DEVICES", "1"}});
+    const int all = threads_named(one, 0);
+    px_runtime_destroy(one);
+    CHECK(all >= 1);
+    // Each of two devices gets its share of the cores (the name had said every core).
+    px_runtime* two = runtime_with_env({{"PLEXUS_CPU_DEVICES", "2"}});
+    CHECK(threads_named(two, 0) == std::max(1, all / 2));
+    CHECK(threads_named(two, 1) == std::max(1, all / 2));
+    px_runtime_destroy(two);
 }
 
 TEST_CASE("PLEXUS_CPU_MEMORY_LIMIT takes bytes or K, M, G with an optional B, either case", "[host][cpu-abi][oom]") {

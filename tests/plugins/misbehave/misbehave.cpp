@@ -9,6 +9,8 @@
 //   leak     allocates a buffer of 4096 bytes and never frees it
 //   throw    lets a C++ exception escape execute (the ABI forbids it)
 //   wrong    overwrites the first element of its first output with junk
+//   unterminated  fails with PX_ERROR_DEVICE and a message that fills
+//            err->message to its last byte, with no terminating NUL
 //   fork     create() fails in a process forked from one where it made a
 //            context, as CUDA's does (only a fresh program may)
 //   hang_create, hang_info   create() or device_info() never returns
@@ -133,6 +135,10 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
     if (what == "hang")
         for (;;) ::pause();
     if (what == "throw") throw std::runtime_error("misbehave: an exception through the C ABI");
+    if (what == "unterminated") {
+        if (err && err->struct_size >= sizeof *err) std::memset(err->message, 'z', sizeof err->message);
+        return PX_ERROR_DEVICE;
+    }
     const px_status s = g_cpu->execute(ctx, call, err);
     if (s != PX_OK || call->num_outputs < 1) return s;
     px_plugin_error ignored{sizeof ignored, {0}};
