@@ -1,5 +1,8 @@
 # plexus-train at the edges, one CASE per test: outputs that cannot be
-# written (a full disk, a file size limit) and data sets without images.
+# written (a full disk, a file size limit), data sets without images, a
+# --trace of an epoch of one step (step 1 warms up: nothing to trace), and
+# a --resume refused for what it cannot go on with (other data, another
+# --lr-schedule, an --epochs the checkpoint has passed), naming it.
 # TOOL is plexus-train, DATA a folder of plexus-make-idx's sets, WORK a
 # scratch folder.
 set(out ${WORK}/${CASE})
@@ -48,6 +51,49 @@ elseif(CASE STREQUAL "unreplaceable_output")
   if(EXISTS ${out}/metrics.csv.tmp)
     message(FATAL_ERROR "the temporary file was left")
   endif()
+elseif(CASE STREQUAL "trace_of_one_step")
+  # It had traced nothing yet said "Traced steps 2 to 4", leaving an empty "step 2".
+  file(WRITE ${out}/trace.json "")
+  run(0 "^$" ${train} --data ${DATA}/small --max-batches 1 --trace ${out}/trace.json)
+  if(NOT stdout MATCHES "\nTraced no step: ${out}/trace.json not written .the first epoch run had 1 step, a warm-up; --trace traces steps 2 to 4.\n")
+    message(FATAL_ERROR "the run did not say that it traced no step")
+  endif()
+  if(EXISTS ${out}/trace.json)
+    message(FATAL_ERROR "${out}/trace.json is there")
+  endif()
+elseif(CASE STREQUAL "resume_other_data")
+  # Other data is refused, naming --data with both paths; the same data at another path goes on.
+  run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --out ${out}/first)
+  run(1 "^plexus-train: --resume ${out}/first: the checkpoint was written with --data ${DATA}/small \\(100 training and 20 test images of \\(1, 28, 28\\), checksum [0-9a-f]+\\), this run has ${DATA}/empty-test \\(100 training and 0 test images"
+    ${train} --data ${DATA}/empty-test --out ${out}/other --resume ${out}/first)
+  file(COPY ${DATA}/small DESTINATION ${out}/moved)
+  run(0 "^$" ${train} --data ${out}/moved/small --out ${out}/moved --resume ${out}/first)
+elseif(CASE STREQUAL "resume_schedule_named_first")
+  # A constant rate's checkpoint resumed with a cosine over more epochs: the
+  # schedule differs (it had been blamed on the --epochs the schedule spans).
+  run(0 "^$" ${train} --data ${DATA}/small --epochs 1)
+  run(1 "the checkpoint was written with --lr-schedule constant, this run has cosine\n$"
+    ${train} --data ${DATA}/small --lr-schedule cosine --resume ${out})
+elseif(CASE STREQUAL "resume_epochs_reached")
+  # --epochs below the checkpoint's epoch: refused, naming both (it had trained
+  # nothing and claimed all three outputs). At it: nothing trained, and the
+  # finished run's outputs written again, as said.
+  run(0 "^$" ${train} --data ${DATA}/small --out ${out}/run)
+  run(1 "^plexus-train: --resume ${out}/run: the checkpoint is at epoch 2 \\(2 epochs trained\\), past --epochs 1: give --epochs 3 or more"
+    ${train} --data ${DATA}/small --epochs 1 --out ${out}/fewer --resume ${out}/run)
+  if(EXISTS ${out}/fewer/lenet.params)
+    message(FATAL_ERROR "the refused run wrote ${out}/fewer/lenet.params")
+  endif()
+  run(0 "^$" ${train} --data ${DATA}/small --out ${out}/again --resume ${out}/run)
+  if(NOT stdout MATCHES "Nothing to train: the checkpoint holds all 2 epochs; writing the outputs again\nWrote ${out}/again/metrics.csv, ${out}/again/curves.svg and ${out}/again/lenet.params\n$")
+    message(FATAL_ERROR "the run did not say that it trained nothing and wrote the outputs")
+  endif()
+  foreach(file metrics.csv curves.svg lenet.params)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${out}/run/${file} ${out}/again/${file} RESULT_VARIABLE differ)
+    if(differ)
+      message(FATAL_ERROR "${out}/again/${file} is not the finished run's")
+    endif()
+  endforeach()
 elseif(CASE STREQUAL "empty_training_set")
   run(1 "^plexus-train: ${DATA}/empty-train/train-images-idx3-ubyte.gz has no images: nothing to train on .see --data.\n$"
     ${train} --data ${DATA}/empty-train)

@@ -1,5 +1,6 @@
 # plexus-train --resume: two epochs run as one epoch, a stop, and a resumed
-# second epoch end with the very parameters of two epochs unbroken. TOOL is
+# second epoch end with the very parameters of two epochs unbroken, and
+# with its metrics.csv and curves.svg (both epochs, whatever --out). TOOL is
 # plexus-train, DATA a folder of plexus-make-idx's sets, WORK a scratch
 # folder, ARGS more options (a ;-list: the optimizer and its settings).
 file(REMOVE_RECURSE ${WORK})
@@ -12,17 +13,35 @@ function(run)
   endif()
   set(out "${out}" PARENT_SCOPE)
 endfunction()
+# metrics.csv less its timings, and the points drawn in curves.svg, of the run in FOLDER.
+function(history folder)
+  file(READ ${folder}/metrics.csv csv)
+  string(REGEX REPLACE ",[0-9.]+,[0-9.]+\n" "\n" csv "${csv}")
+  file(STRINGS ${folder}/curves.svg points REGEX "<circle")
+  set(history "${csv}${points}" PARENT_SCOPE)
+endfunction()
 run(${common} --epochs 2 --out ${WORK}/unbroken)
+history(${WORK}/unbroken)
+set(unbroken "${history}")
 run(${common} --epochs 1 --out ${WORK}/stopped)
-run(${common} --epochs 2 --out ${WORK}/stopped --resume ${WORK}/stopped)
-if(NOT out MATCHES "Resuming from .* at epoch 1")
-  message(FATAL_ERROR "the resumed run did not say where it went on from")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/unbroken/lenet.params ${WORK}/stopped/lenet.params
-  RESULT_VARIABLE same)
-if(NOT same EQUAL 0)
-  message(FATAL_ERROR "the resumed run's parameters differ from the unbroken run's")
-endif()
+# Resumed into another folder, then into its own: the parameters and the
+# whole run's figures (epochs 0 and 1, not the resumed epoch alone) of the unbroken run.
+foreach(to elsewhere stopped)
+  run(${common} --epochs 2 --out ${WORK}/${to} --resume ${WORK}/stopped)
+  if(NOT out MATCHES "Resuming from .* at epoch 1")
+    message(FATAL_ERROR "the resumed run did not say where it went on from")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/unbroken/lenet.params ${WORK}/${to}/lenet.params
+    RESULT_VARIABLE same)
+  if(NOT same EQUAL 0)
+    message(FATAL_ERROR "the resumed run's parameters differ from the unbroken run's (--out ${to})")
+  endif()
+  history(${WORK}/${to})
+  if(NOT history STREQUAL unbroken)
+    message(FATAL_ERROR "--out ${to}: the resumed run's metrics.csv and curves.svg\n${history}\n"
+      "are not the unbroken run's\n${unbroken}")
+  endif()
+endforeach()
 # Going on with other settings is refused, naming the first that differs.
 execute_process(COMMAND ${common} --epochs 2 --lr 0.5 --out ${WORK}/y --resume ${WORK}/stopped RESULT_VARIABLE rc
   ERROR_VARIABLE err)

@@ -23,6 +23,39 @@ void write_replacing(const std::string& path, const std::string& text) {
     if (e) throw std::runtime_error("renaming " + tmp + " to " + path + " failed: " + e.message());
 }
 
+// A checkpoint's metrics.csv: one row per epoch before `next_epoch`, in order.
+std::vector<EpochFigures> read_history(const std::string& path, int next_epoch) {
+    std::vector<EpochFigures> rows = read_csv(path);
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].epoch != int(i))
+            throw std::runtime_error(path + ": row " + std::to_string(i + 1) + " is epoch " + std::to_string(rows[i].epoch) +
+                                     ", not " + std::to_string(i));
+    if (rows.size() != size_t(next_epoch))
+        throw std::runtime_error(path + " holds " + std::to_string(rows.size()) + " epochs, not the " +
+                                 std::to_string(next_epoch) + " before the checkpoint");
+    return rows;
+}
+
+const std::string* find(const Settings& s, const std::string& key) {
+    for (const auto& [k, v] : s)
+        if (k == key) return &v;
+    return nullptr;
+}
+
+// Why `key` of `then` and `now` differ, or "".
+std::string differs(const Settings& then, const Settings& now, const std::string& key, const std::string& value) {
+    const std::string* old = find(then, key);
+    if (!old) return "the checkpoint does not record " + key;
+    if (*old == value) return "";
+    if (key == "--data") {  // contents; shown with the paths
+        const std::string *old_path = find(then, "data_path"), *path = find(now, "data_path");
+        return "the checkpoint was written with --data " + (old_path ? *old_path : "?") + " (" + *old + "), this run has " +
+               (path ? *path : "?") + " (" + value + ")";
+    }
+    return "the checkpoint was written with " + key + " " + *old + ", this run has " + value +
+           (key == "--epochs" ? " (its learning-rate schedule spans the run's epochs)" : "");
+}
+
 std::string exact(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", v);
@@ -31,7 +64,8 @@ std::string exact(double v) {
 }  // namespace
 
 void write_checkpoint(const std::string& folder, int next_epoch, nn::Block& net, const nn::Trainer& trainer,
-                      const Settings& settings, const nn::LossScaler* scaler) {
+                      const Settings& settings, const nn::LossScaler* scaler,
+                      const std::vector<EpochFigures>& history) {
     const std::string dir = dir_of(folder, next_epoch);
     std::error_code e;
     std::filesystem::create_directories(dir, e);
@@ -46,6 +80,7 @@ void write_checkpoint(const std::string& folder, int next_epoch, nn::Block& net,
                std::to_string(s.skipped) + "\n";
     }
     write_replacing(dir + "/run.txt", run);
+    write_csv(dir + "/metrics.csv", history, true);
     write_replacing(folder + "/checkpoint.epoch", std::to_string(next_epoch) + "\n");
     std::filesystem::remove_all(dir_of(folder, next_epoch - 1), e);  // the previous one, no longer named
 }
@@ -79,25 +114,18 @@ Checkpoint read_checkpoint(const std::string& folder) {
     }
     if (scaler_lines == 3) c.scaler = s;
     else if (scaler_lines) throw std::runtime_error(c.dir + "/run.txt: the loss scaler's state is incomplete");
+    c.history = read_history(c.dir + "/metrics.csv", c.next_epoch);
     return c;
 }
 
 std::string resume_mismatch(const Settings& then, const Settings& now) {
-    auto find = [](const Settings& s, const std::string& key) -> const std::string* {
-        for (const auto& [k, v] : s)
-            if (k == key) return &v;
-        return nullptr;
-    };
-    const std::string* schedule = find(now, "--lr-schedule");
-    const bool scheduled = schedule && *schedule != "constant";
     for (const auto& [key, value] : now) {
-        if (key == "--epochs" && !scheduled) continue;
-        const std::string* old = find(then, key);
-        if (!old) return "the checkpoint does not record " + key;
-        if (*old != value)
-            return "the checkpoint was written with " + key + " " + *old + ", this run has " + value +
-                   (key == "--epochs" ? " (its learning-rate schedule spans the run's epochs)" : "");
+        if (key == "--epochs" || key.rfind("--", 0) != 0) continue;
+        if (std::string why = differs(then, now, key, value); !why.empty()) return why;
     }
+    // --epochs matters only through a schedule, which was found equal above.
+    const std::string *schedule = find(now, "--lr-schedule"), *epochs = find(now, "--epochs");
+    if (schedule && *schedule != "constant" && epochs) return differs(then, now, "--epochs", *epochs);
     return "";
 }
 

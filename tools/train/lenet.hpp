@@ -122,19 +122,21 @@ inline EpochResult train_epoch(nn::Block& net, data::DataLoader& loader, nn::Tra
     return r;
 }
 
-// Correct predictions and samples of `net` over `loader` (no recording, no
-// dropout), on the loader's device, the layers computing in `compute`.
+// Correct predictions and samples of `net` over `loader` (or its first
+// max_batches batches; no recording, no dropout), on the loader's device,
+// the layers computing in `compute`.
 struct Evaluation {
     int64_t correct = 0, samples = 0;
     double accuracy() const { return samples ? double(correct) / double(samples) : 0.0; }
 };
-inline Evaluation evaluate(nn::Block& net, data::DataLoader& loader, DType compute = DType::float32) {
+inline Evaluation evaluate(nn::Block& net, data::DataLoader& loader, DType compute = DType::float32,
+                           int64_t max_batches = -1) {
     nn::Autocast precision(compute);
     loader.begin_epoch(0);
     data::Batch b;
     Tensor correct;
     Evaluation e;
-    while (loader.next(b)) {
+    for (int64_t done = 0; (max_batches < 0 || done < max_batches) && loader.next(b); ++done) {
         Tensor c = equal(net(b.data).argmax(1), b.label.astype(DType::int64)).sum();
         correct = correct.defined() ? correct + c : c;
         e.samples += b.size;

@@ -74,7 +74,8 @@ const char* usage =
     "  --data FOLDER|FILE.npz Fashion-MNIST's IDX files in FOLDER (the default: Debian's), or a NumPy .npz with\n"
     "                         x_train, y_train, x_test, y_test: images (N, H, W) or (N, C, H, W), uint8\n"
     "                         (normalized as Fashion-MNIST) or float, labels 0..9\n"
-    "  --max-batches N        stop each epoch after N batches\n"
+    "  --max-batches N        train on the first N batches of each epoch, and test on the first N batches of\n"
+    "                         the test set too (the epoch line says how many test images that was)\n"
     "  --net NAME             the network: seed 002's LeNet (lenet, the default), a 784-1024-1024-10 MLP (mlp)\n"
     "                         d2l's LeNet with BatchNorm (lenet-bn) or ResNet-18 (resnet18); BatchNorm's\n"
     "                         statistics are each device's own, as in d2l\n"
@@ -82,15 +83,18 @@ const char* usage =
     "                         gradients and SGD stay float32; float16 scales the loss dynamically\n"
     "  --optimizer NAME       sgd (default), nag (Nesterov momentum), adam or adamw (lr, --wd; --momentum\n"
     "                         for sgd and nag only)\n"
-"  --lr-schedule S        constant (default); cosine, from --lr down to 0 over the run's updates; step,\n"
+    "  --lr-schedule S        constant (default); cosine, from --lr down to 0 over the run's updates; step,\n"
     "                         --lr divided by 10 at half and again at three quarters of them\n"
     "  --resume FOLDER        go on from the checkpoint a run left in FOLDER (its --out; after each epoch it\n"
-    "                         writes checkpoint-N/ and checkpoint.epoch), with the same options (--epochs may\n"
-    "                         grow without a schedule); the run ends with the parameters of an unbroken one.\n"
+    "                         writes checkpoint-N/ and checkpoint.epoch), with the same options and data\n"
+    "                         (--epochs may grow without a schedule); the run ends with the parameters of an\n"
+    "                         unbroken one, and metrics.csv and curves.svg hold all its epochs. --epochs N,\n"
+    "                         the checkpoint's epoch, trains nothing and writes the outputs again; fewer: an error.\n"
     "                         With --distributed the ranks must share FOLDER\n"
-    "  --trace FILE           write a trace of steps 2 to 4 of the first epoch to FILE (Chrome trace JSON:\n"
-    "                         ui.perfetto.dev, chrome://tracing), its per-op summary beside it (FILE less\n"
-    "                         .json, plus .summary.txt), and print the summary; with --distributed, rank 0 traces\n"
+    "  --trace FILE           write a trace of steps 2 to 4 of the first epoch (fewer if it is shorter; none\n"
+    "                         of one step) to FILE (Chrome trace JSON: ui.perfetto.dev, chrome://tracing), its\n"
+    "                         per-op summary beside it (FILE less .json, plus .summary.txt), and print the\n"
+    "                         summary; with --distributed, rank 0 traces\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
     "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
     "and --out), data set sizes and network; otherwise all stop, naming the first difference.\n";
@@ -311,6 +315,65 @@ std::string host_memory_ran_out(const std::string& stage) {
     return why;
 }
 
+// What a checkpoint records: the run's settings, and the data by what it
+// holds (ranks may read it from paths of their own, and it may move).
+train::Settings checkpoint_settings(const Options& o, const train::TrainData& sets) {
+    train::Settings s = run_settings(o);
+    s.emplace_back("--data", sets.contents());
+    std::error_code e;
+    std::string path = std::filesystem::absolute(o.data, e).string();
+    if (e) path = o.data;
+    std::replace_if(path.begin(), path.end(), [](char c) { return c == '\n' || c == '\r'; }, '?');  // run.txt's lines
+    s.emplace_back("data_path", path);
+    return s;
+}
+
+// Where a resumed run goes on from: the checkpoint's epoch and the figures
+// of the epochs before it, with the parameters and the trainer's and loss
+// scaler's states loaded.
+struct Resumed {
+    int first_epoch = 0;
+    std::vector<train::EpochFigures> history;
+};
+
+Resumed resume(const Options& o, const train::Settings& now, Ranks& ranks, nn::Block& net, nn::Trainer& trainer,
+               nn::LossScaler* scaler, const std::vector<Device>& devices) {
+    const train::Checkpoint c = train::read_checkpoint(o.resume);
+    const std::string why = train::resume_mismatch(c.settings, now);
+    if (!why.empty()) throw std::runtime_error("--resume " + o.resume + ": " + why);
+    // Every rank goes on from the same epoch (the folder must be one they share).
+    std::vector<double> epochs{double(c.next_epoch), double(c.next_epoch) * c.next_epoch};
+    ranks.sum(epochs, "agreeing on the epoch to resume from");
+    if (epochs[0] * epochs[0] != double(ranks.size) * epochs[1])
+        throw std::runtime_error("--resume " + o.resume + ": the ranks found checkpoints of different epochs");
+    if (o.epochs < c.next_epoch)
+        throw std::runtime_error("--resume " + o.resume + ": the checkpoint is at epoch " + std::to_string(c.next_epoch) +
+                                 " (" + std::to_string(c.next_epoch) + " epochs trained), past --epochs " +
+                                 std::to_string(o.epochs) + ": give --epochs " + std::to_string(c.next_epoch + 1) +
+                                 " or more to train on");
+    net.load_parameters(c.dir + "/params", devices);
+    trainer.load_states(c.dir + "/states");
+    if (scaler && c.scaler) scaler->set_state(*c.scaler);
+    if (ranks.rank == 0) std::cout << "Resuming from " << c.dir << " at epoch " << c.next_epoch << "\n";
+    return {c.next_epoch, c.history};
+}
+
+// metrics.csv and curves.svg in --out, of every epoch so far.
+void write_reports(const Options& o, const std::vector<train::EpochFigures>& rows, const std::string& title) {
+    train::write_csv(o.out + "/metrics.csv", rows);
+    train::write_svg(o.out + "/curves.svg", rows, title);
+}
+
+// The test accuracy as the epoch line shows it: "n/a" without test images,
+// and how many were tested when --max-batches cut the test pass short.
+std::string test_accuracy_text(const std::optional<double>& acc, double tested, int64_t test_images) {
+    if (!acc) return "n/a (no test images)";
+    std::string text = train::fixed(*acc, 3);
+    if (tested < double(test_images))
+        text += " (on " + std::to_string(int64_t(tested)) + " of " + std::to_string(test_images) + " test images)";
+    return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -370,23 +433,13 @@ int main(int argc, char** argv) {
         std::optional<nn::LossScaler> scaler;
         // GradScaler's 2^16 for a mean loss; backward here sums the batch's losses.
         if (o.dtype == DType::float16) scaler.emplace(std::exp2(std::max(0.0, 16 - std::floor(std::log2(double(o.batch_size))))));
-        int first_epoch = 0;
+        const train::Settings recorded = checkpoint_settings(o, sets);
+        Resumed from;
         if (!o.resume.empty()) {
             stage = "resuming from " + o.resume;
-            const train::Checkpoint c = train::read_checkpoint(o.resume);
-            const std::string why = train::resume_mismatch(c.settings, run_settings(o));
-            if (!why.empty()) throw std::runtime_error("--resume " + o.resume + ": " + why);
-            // Every rank goes on from the same epoch (the folder must be one they share).
-            std::vector<double> epochs{double(c.next_epoch), double(c.next_epoch) * c.next_epoch};
-            ranks.sum(epochs, "agreeing on the epoch to resume from");
-            if (epochs[0] * epochs[0] != double(ranks.size) * epochs[1])
-                throw std::runtime_error("--resume " + o.resume + ": the ranks found checkpoints of different epochs");
-            first_epoch = c.next_epoch;
-            net.load_parameters(c.dir + "/params", devices);
-            trainer.load_states(c.dir + "/states");
-            if (scaler && c.scaler) scaler->set_state(*c.scaler);
-            if (lead) std::cout << "Resuming from " << c.dir << " at epoch " << first_epoch << "\n";
+            from = resume(o, recorded, ranks, net, trainer, scaler ? &*scaler : nullptr, devices);
         }
+        const int first_epoch = from.first_epoch;
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
@@ -401,12 +454,14 @@ int main(int argc, char** argv) {
                       << "\n"
                       << net.describe() << std::endl;  // (a log file sees it before the first epoch ends)
 
-        std::vector<train::EpochFigures> rows;
+        const std::string title = std::string(o.net->title) + " on " + (npz ? o.data : "Fashion-MNIST") + ", " + where;
+        std::vector<train::EpochFigures> rows = from.history;  // the whole run's, a resumed one's too
         train::StepTrace step_trace(lead ? o.trace : std::string(), devices);
         for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
             const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
                                                       : train_data.num_batches();
             stage = "training epoch " + std::to_string(epoch);
+            if (epoch == first_epoch) step_trace.begin_epoch(batches);
             train::ProgressBar bar(o.progress && lead, batches);
             train::EpochResult r = train::train_epoch(
                 net, train_data, trainer, uint64_t(epoch),
@@ -420,7 +475,7 @@ int main(int argc, char** argv) {
             step_trace.finish();
             stage = "testing after epoch " + std::to_string(epoch);
             auto t0 = std::chrono::steady_clock::now();
-            train::Evaluation test = train::evaluate(net, test_data, o.dtype);
+            train::Evaluation test = train::evaluate(net, test_data, o.dtype, o.max_batches);
             double test_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             // Figures over every rank: sums of losses, hits and samples.
             std::vector<double> totals{r.loss * double(r.samples), r.accuracy * double(r.samples), double(r.samples),
@@ -433,18 +488,24 @@ int main(int argc, char** argv) {
             rows.push_back({epoch, loss, acc, test_acc, r.seconds, test_s});
             if (!lead) continue;
             std::printf("Epoch %d: loss %.3f, train acc %.3f, test acc %s, in %.1f sec", epoch, loss, acc,
-                        test_acc ? train::fixed(*test_acc, 3).c_str() : "n/a (no test images)", r.seconds);
+                        test_accuracy_text(test_acc, totals[4], sets.count(false)).c_str(), r.seconds);
             if (scaler)
                 std::printf(" (loss scale %.17g, %lld steps skipped so far)", scaler->loss_scale(),
                             static_cast<long long>(scaler->skipped_steps()));
             std::printf("\n");
             std::fflush(stdout);
-            train::write_csv(o.out + "/metrics.csv", rows);
-            train::write_svg(o.out + "/curves.svg", rows, std::string(o.net->title) + " on " + (npz ? o.data : "Fashion-MNIST") + ", " + where);
+            write_reports(o, rows, title);
             stage = "writing the checkpoint after epoch " + std::to_string(epoch);
-            train::write_checkpoint(o.out, epoch + 1, net, trainer, run_settings(o), scaler ? &*scaler : nullptr);
+            train::write_checkpoint(o.out, epoch + 1, net, trainer, recorded, scaler ? &*scaler : nullptr, rows);
         }
+        stage = "writing the trace";
+        step_trace.finish();  // (says so when no step was traced)
         stage = "saving the parameters";
+        if (lead && first_epoch == o.epochs) {  // a finished run resumed: its outputs again, from the checkpoint
+            std::cout << "Nothing to train: the checkpoint holds all " << o.epochs << " epochs; writing the outputs again\n";
+            write_reports(o, rows, title);
+        }
+        // Every path here has written metrics.csv and curves.svg: an epoch, or the branch above.
         if (lead) {
             const std::string params = o.out + "/" + o.net->flag + ".params";
             net.save_parameters(params);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -14,6 +15,8 @@
 
 namespace plexus::train {
 namespace {
+
+const char* const csv_header = "epoch,train_loss,train_acc,test_acc,train_seconds,test_seconds";
 
 // Writes `text` to path.tmp, then renames it over `path`, so a reader never
 // sees half a file. Errors carry the system's reason (a full disk, a file
@@ -58,13 +61,62 @@ std::string fixed(double v, int digits) {
     return b;
 }
 
-void write_csv(const std::string& path, const std::vector<EpochFigures>& rows) {
+void write_csv(const std::string& path, const std::vector<EpochFigures>& rows, bool exact) {
+    auto f = [exact](double v, int digits) {
+        if (!exact) return fixed(v, digits);
+        char b[32];
+        std::snprintf(b, sizeof b, "%.17g", v);
+        return std::string(b);
+    };
     std::ostringstream s;
-    s << "epoch,train_loss,train_acc,test_acc,train_seconds,test_seconds\n";
+    s << csv_header << "\n";
     for (auto& r : rows)
-        s << r.epoch << "," << fixed(r.train_loss, 6) << "," << fixed(r.train_acc, 6) << "," << (r.test_acc ? fixed(*r.test_acc, 6) : "") << ","
-          << fixed(r.seconds, 3) << "," << fixed(r.test_seconds, 3) << "\n";
+        s << r.epoch << "," << f(r.train_loss, 6) << "," << f(r.train_acc, 6) << "," << (r.test_acc ? f(*r.test_acc, 6) : "") << ","
+          << f(r.seconds, 3) << "," << f(r.test_seconds, 3) << "\n";
     save(path, s.str());
+}
+
+namespace {
+// One of write_csv's rows; false when it is not one.
+bool parse_row(const std::string& line, EpochFigures& r) {
+    std::istringstream in(line);
+    std::string field[6];
+    for (int i = 0; i < 6; ++i)
+        if (!std::getline(in, field[i], i < 5 ? ',' : '\n')) return false;
+    try {
+        size_t used = 0;
+        auto num = [&](const std::string& f) {
+            const double v = std::stod(f, &used);
+            if (used != f.size()) throw std::invalid_argument(f);
+            return v;
+        };
+        r.epoch = std::stoi(field[0], &used);
+        if (used != field[0].size()) return false;
+        r.train_loss = num(field[1]);
+        r.train_acc = num(field[2]);
+        r.test_acc = field[3].empty() ? std::nullopt : std::optional<double>(num(field[3]));
+        r.seconds = num(field[4]);
+        r.test_seconds = num(field[5]);
+    } catch (const std::exception&) {
+        return false;
+    }
+    return true;
+}
+}  // namespace
+
+std::vector<EpochFigures> read_csv(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error(path + " is missing");
+    std::string line;
+    if (!std::getline(f, line) || line != csv_header)
+        throw std::runtime_error(path + ": the first line is not '" + csv_header + "'");
+    std::vector<EpochFigures> rows;
+    for (int n = 2; std::getline(f, line); ++n) {
+        EpochFigures r;
+        if (!parse_row(line, r)) throw std::runtime_error(path + ":" + std::to_string(n) + ": not a row of figures: " + line);
+        rows.push_back(r);
+    }
+    return rows;
 }
 
 // Loss on the left axis, accuracies (0..1) on the right, epochs along x.

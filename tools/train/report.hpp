@@ -22,8 +22,13 @@ std::string fixed(double v, int digits);
 // Throw std::runtime_error naming the file and the system's reason when it
 // cannot be written. Without a test accuracy, metrics.csv leaves its
 // test_acc field empty and the SVG draws no test curve.
-void write_csv(const std::string& path, const std::vector<EpochFigures>& rows);
+// `exact` writes every digit (a checkpoint's copy, from which a resumed run
+// draws the curves an unbroken run draws).
+void write_csv(const std::string& path, const std::vector<EpochFigures>& rows, bool exact = false);
 void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, const std::string& title);
+// The rows of a file write_csv wrote (a checkpoint's history); throws
+// std::runtime_error naming the file and line that does not parse.
+std::vector<EpochFigures> read_csv(const std::string& path);
 
 // A one-line bar redrawn in place; silent unless enabled.
 class ProgressBar {

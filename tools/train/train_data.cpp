@@ -2,6 +2,7 @@
 // go through the same loader with the same ToTensor and Normalize.
 #include "train_data.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 namespace plexus::train {
@@ -45,6 +46,13 @@ data::ArrayDataset images_and_labels(const std::string& path, const char* x_name
     return data::ArrayDataset(std::move(x), std::move(labels));
 }
 
+// 64-bit FNV-1a, continued from `h` over `n` bytes.
+uint64_t fnv1a(uint64_t h, const void* bytes, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(bytes);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
 }  // namespace
 
 TrainData::TrainData(const std::string& data) {
@@ -79,6 +87,25 @@ int64_t TrainData::count(bool train) const {
 Shape TrainData::image() const {
     if (fm_train_) return {1, fm_train_->rows, fm_train_->cols};
     return Shape(train_->data.shape.begin() + 1, train_->data.shape.end());
+}
+
+std::string TrainData::contents() const {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (bool train : {true, false}) {
+        if (fm_train_) {
+            const data::ImageDataset& d = train ? *fm_train_ : *fm_test_;
+            h = fnv1a(h, d.images.data(), d.images.size());
+            h = fnv1a(h, d.labels.data(), d.labels.size() * sizeof(int32_t));
+        } else {
+            const data::ArrayDataset& d = train ? *train_ : *test_;
+            h = fnv1a(h, d.data.bytes.data(), d.data.bytes.size());
+            h = fnv1a(h, d.label.bytes.data(), d.label.bytes.size());
+        }
+    }
+    char sum[17];
+    std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
+    return std::to_string(count(true)) + " training and " + std::to_string(count(false)) + " test images of " +
+           str(image()) + ", checksum " + sum;
 }
 
 }  // namespace plexus::train

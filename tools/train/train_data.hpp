@@ -21,6 +21,10 @@ public:
                                              uint64_t seed = 0) const;
     int64_t count(bool train) const;
     Shape image() const;  // (C, H, W)
+    // What the sets hold, as "100 training and 20 test images of (1, 28, 28),
+    // checksum 89ab...": a resumed run must train on the data its checkpoint
+    // did, found at whatever path.
+    std::string contents() const;
     std::string what;     // "Fashion-MNIST from FOLDER" or "FILE.npz"
 
 private:
