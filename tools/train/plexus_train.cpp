@@ -498,13 +498,13 @@ int main(int argc, char** argv) {
             stage = "writing the checkpoint after epoch " + std::to_string(epoch);
             train::write_checkpoint(o.out, epoch + 1, net, trainer, recorded, scaler ? &*scaler : nullptr, rows);
         }
-        stage = "writing the trace";
-        step_trace.finish();  // (says so when no step was traced)
-        stage = "saving the parameters";
         if (lead && first_epoch == o.epochs) {  // a finished run resumed: its outputs again, from the checkpoint
             std::cout << "Nothing to train: the checkpoint holds all " << o.epochs << " epochs; writing the outputs again\n";
             write_reports(o, rows, title);
         }
+        stage = "writing the trace";
+        step_trace.finish();  // (says so when no step was traced)
+        stage = "saving the parameters";
         // Every path here has written metrics.csv and curves.svg: an epoch, or the branch above.
         if (lead) {
             const std::string params = o.out + "/" + o.net->flag + ".params";

@@ -67,9 +67,9 @@ private:
 
     void say_none_traced() const {
         std::remove(path_.c_str());
-        std::cout << "Traced no step: " << path_ << " not written (the first epoch run "
-                  << (last_ > 0 ? "had 1 step, a warm-up; --trace traces steps 2 to 4"
-                                : "trained no step")
+        std::cout << "Traced no step: " << path_ << " not written ("
+                  << (last_ > 0 ? "the first epoch run had 1 step, a warm-up; --trace traces steps 2 to 4"
+                                : "this run trained no step")
                   << ")\n";
     }
 
