@@ -30,10 +30,29 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
 
 
 def _device(device, ctx):
-    """The device= argument, or MXNet's ctx=; None means cpu(0)."""
+    """The device= argument, or MXNet's ctx=; None means cpu(0). A string names one as PyTorch's do:
+    'cpu', 'gpu:1', 'cuda:1', 'gpu(1)'."""
+    device, ctx = _as_device(device, "device"), _as_device(ctx, "ctx")
     if device is not None and ctx is not None and device != ctx:
         raise ValueError("device=%s and ctx=%s disagree: give one" % (device, ctx))
     return device if device is not None else ctx
+
+
+def _as_device(given, keyword):
+    """A Device (or None) for a Device or a device string; a list or tuple of them (a net's devices) in kind."""
+    if given is None or isinstance(given, Device):
+        return given
+    if isinstance(given, (list, tuple)):
+        return type(given)(_as_device(d, keyword) for d in given)
+    if isinstance(given, str):
+        import re
+        m = re.fullmatch(r"\s*(cpu|gpu|cuda)\s*(?:[:(]\s*(\d+)\s*\)?)?\s*", given)
+        if m and (given.count("(") == given.count(")")) and not (":" in given and ")" in given):
+            return (cpu if m.group(1) == "cpu" else gpu)(int(m.group(2) or 0))
+        raise ValueError("%s='%s' does not name a device: 'cpu', 'cpu:1', 'gpu:0' ('cuda:0'), or plexus.cpu(i), "
+                         "plexus.gpu(i)" % (keyword, given))
+    raise TypeError("%s= takes a device (plexus.cpu(i), plexus.gpu(i), or a string such as 'gpu:0'), not a %s"
+                    % (keyword, type(given).__name__))
 
 
 def _dtype_of(values):

@@ -3,6 +3,7 @@ shuffles, shards and transforms them on another thread (and Fashion-MNIST, Debia
 $PLEXUS_FASHION_MNIST). The formats and limits: docs/data-files.md."""
 import collections as _collections
 import sys as _sys
+import threading as _threading
 
 from ._plexus.data import ImageDataset, fashion_mnist, default_max_data_bytes, transforms
 from ._plexus.data import read_npy as _read_npy
@@ -21,12 +22,10 @@ def _dev(device, ctx):
     return _device(device, ctx)
 
 
-def read_npy(path, *args, **kwargs):
-    """The array of a .npy file (np.save) as a tensor; a file that is not there is a FileNotFoundError."""
-    return _read_npy(existing_file(path, "read_npy"), *args, **kwargs)
-
-
-read_npy.__doc__ += "\n\n" + (_read_npy.__doc__ or "")
+def read_npy(path, device=None, ctx=None, max_bytes=None):
+    """The array of a .npy file (np.save) as a tensor on `device` (default cpu(0)), of at most `max_bytes`
+    of values (default: default_max_data_bytes()); a file that is not there is a FileNotFoundError."""
+    return _read_npy(existing_file(path, "read_npy"), _dev(device, ctx), max_bytes)
 
 
 def read_npz(path, name=None, device=None, ctx=None, max_bytes=None):
@@ -59,9 +58,18 @@ class ArrayDataset(_ArrayDataset):
 
 
 def _numeric(values):
+    """values as an array of a Plexus dtype: bools as uint8, integers Plexus has no dtype for (int8, int16,
+    uint16, uint32, uint64) in the next one that holds them (as labels they must stay integers)."""
     import numpy
     a = numpy.asarray(values)
-    return a.astype(numpy.uint8) if a.dtype == numpy.bool_ else a
+    if a.dtype == numpy.bool_:
+        return a.astype(numpy.uint8)
+    if a.dtype.kind not in "iu" or a.dtype in (numpy.uint8, numpy.int32, numpy.int64):
+        return a
+    if a.dtype == numpy.uint64 and a.size and int(a.max()) > numpy.iinfo(numpy.int64).max:
+        from . import DTypeError
+        raise DTypeError("ArrayDataset: uint64 values beyond int64 (up to %d)" % a.max())
+    return a.astype(numpy.int32 if a.dtype.itemsize < 4 else numpy.int64)
 
 
 def _indices(dataset, key):
@@ -111,8 +119,15 @@ class DataLoader(_DataLoader):
     batch, 'discard' it, or 'rollover' its rows into the next epoch (which then starts with them)."""
 
     def __init__(self, dataset, batch_size, shuffle=False, device=None, ctx=None, seed=0, transforms=None,
-                 last_batch="keep"):
+                 last_batch="keep", num_workers=0):
         dev = _dev(device, ctx)
+        if not isinstance(dataset, (ImageDataset, _ArrayDataset)):
+            raise TypeError("DataLoader: the dataset is an ArrayDataset or fashion_mnist(), not a %s; give your "
+                            "arrays as ArrayDataset(data, label)" % type(dataset).__name__)
+        # Gluon's worker processes: here one prefetch thread gathers, transforms and copies every batch, so
+        # the number taken (d2l passes 4) changes neither the batches nor their order.
+        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError("DataLoader: num_workers is a whole number >= 0, not %r" % (num_workers,))
         if isinstance(dataset, ImageDataset) and transforms is None:
             super().__init__(dataset, batch_size, shuffle, dev, seed)  # ToTensor, then Normalize(0.13, 0.31)
         elif isinstance(dataset, ImageDataset):
@@ -129,6 +144,8 @@ class DataLoader(_DataLoader):
             self._set_last_batch(last_batch)
         self._rows, self._batch_size = len(dataset), batch_size
         self._epoch = 0
+        self._lock = _threading.Lock()  # one call into the loader at a time, from any thread
+        self._pass = 0  # the pass now given: an older one's iterator stops with an error
 
     def __len__(self):
         """The batches of the epoch the next pass gives (with rollover, it holds the rows the last one left)."""
@@ -137,11 +154,21 @@ class DataLoader(_DataLoader):
         return (self._rows + self._epoch * self._rows % self._batch_size) // self._batch_size
 
     def batches(self):
-        """The next epoch's batches as Batch tuples, with the rows and the random choices."""
-        self.begin_epoch(self._epoch)
-        self._epoch += 1
+        """The next epoch's batches as Batch tuples, with the rows and the random choices. A loader gives
+        one pass at a time: a pass begun while another is unfinished (a second iter() of it, here or on
+        another thread) ends the first, whose next batch is a RuntimeError; use a DataLoader per reader."""
+        with self._lock:
+            self._pass += 1
+            mine = self._pass
+            self.begin_epoch(self._epoch)
+            self._epoch += 1
         while True:
-            batch = self._next()
+            with self._lock:
+                if self._pass != mine:
+                    raise RuntimeError("DataLoader: another pass over this loader began before this one ended (a "
+                                       "second iter() of it, here or on another thread); a loader gives one pass at "
+                                       "a time: use a DataLoader per reader")
+                batch = self._next()
             if batch is None:
                 return
             yield Batch(*batch)

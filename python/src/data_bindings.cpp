@@ -145,7 +145,7 @@ void bind_loader(py::module_& md) {
     py::module_ mt = md.def_submodule("transforms", "What the loader does to each sample (torchvision's names)");
     py::class_<tf::RandomCrop>(mt, "RandomCrop")
         .def(py::init([](const py::object& size, int64_t padding) {
-            if (py::isinstance<py::int_>(size)) return tf::RandomCrop(size.cast<int64_t>(), padding);
+            if (PyIndex_Check(size.ptr())) return tf::RandomCrop(py::int_(size).cast<int64_t>(), padding);  // NumPy ints too
             auto hw = size.cast<std::pair<int64_t, int64_t>>();
             return tf::RandomCrop(hw.first, hw.second, padding);
         }), py::arg("size"), py::arg("padding") = 0)
@@ -158,9 +158,15 @@ void bind_loader(py::module_& md) {
     py::class_<tf::ToTensor>(mt, "ToTensor").def(py::init<>());
     py::class_<tf::Normalize>(mt, "Normalize")
         .def(py::init([](const py::object& mean, const py::object& std) {
+            // A number (a NumPy scalar too: Normalize(x.mean(), x.std())) or a sequence of them.
             auto values = [](const py::object& v) {
-                return py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) ? std::vector<double>{v.cast<double>()}
-                                                                                    : v.cast<std::vector<double>>();
+                if (py::isinstance<py::str>(v)) throw py::type_error("Normalize: mean and std are numbers, not text");
+                const bool one = !py::isinstance<py::iterable>(v) || (py::hasattr(v, "ndim") && v.attr("ndim").cast<int>() == 0);
+                std::vector<double> out;
+                if (one) out.push_back(py::float_(v).cast<double>());
+                else
+                    for (const py::handle x : v) out.push_back(py::float_(py::reinterpret_borrow<py::object>(x)).cast<double>());
+                return out;
             };
             return tf::Normalize(values(mean), values(std));
         }), py::arg("mean"), py::arg("std"))

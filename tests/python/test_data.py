@@ -341,3 +341,66 @@ def test_save_and_load_tensors_lists_and_dicts_as_mxnet_nd_save(tmp_path):
         plexus.save(tmp_path / "bad", [x, 3])
     with pytest.raises(FileNotFoundError, match="load: no such file"):
         plexus.load(tmp_path / "missing")
+
+
+def test_a_loader_gives_one_pass_at_a_time_and_says_so_when_another_begins():
+    import threading
+    loader = plexus.data.DataLoader(plexus.data.ArrayDataset(np.arange(10.0).reshape(10, 1), np.arange(10)), 5)
+    assert [y.tolist() for _, y in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    with pytest.raises(RuntimeError, match="another pass over this loader began before this one ended"):
+        [(a, b) for a in loader for b in loader]  # the outer pass had silently skipped batches
+    first, second = iter(loader), iter(loader)
+    next(first)
+    next(second)
+    with pytest.raises(RuntimeError, match="use a DataLoader per reader"):
+        next(first)
+    assert [y.tolist() for _, y in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]  # a new pass is whole
+    # Passes on three threads at once had hung or aborted the process: now each ends or says why.
+    big = plexus.data.DataLoader(plexus.data.ArrayDataset(np.zeros((4000, 3), np.float32), np.zeros(4000)), 4)
+    ended, refused = [], []
+
+    def read():
+        try:
+            ended.append(sum(1 for _ in big))
+        except RuntimeError as e:
+            refused.append(str(e))
+
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    assert len(ended) + len(refused) == 3 and ended and all(n == 1000 for n in ended)
+
+
+def test_array_dataset_labels_of_integer_dtypes_plexus_lacks_stay_integers():
+    data = np.zeros((2, 1), np.float32)
+    y = plexus.data.ArrayDataset(data, np.array([16777217, 3], np.uint32))[0:2][1]
+    assert y.dtype == np.int64 and y.tolist() == [16777217, 3]  # float32 had made it 16777216
+    y = plexus.data.ArrayDataset(data, np.array([-1, 3], np.int8))[0:2][1]
+    assert y.dtype == np.int32 and y.tolist() == [-1, 3]
+    with pytest.raises(plexus.DTypeError, match="uint64 values beyond int64"):
+        plexus.data.ArrayDataset(data, np.array([2 ** 63, 1], np.uint64))
+
+
+def test_transforms_take_numpy_scalars_and_a_loader_gluons_num_workers_and_device_strings(folder):
+    x = np.random.default_rng(0).random((6, 1, 4, 4)).astype(np.float32)
+    norm = T.Normalize(x.mean(), x.std())  # NumPy float32 scalars had been a RuntimeError
+    assert norm.mean == [pytest.approx(float(x.mean()))] and norm.std == [pytest.approx(float(x.std()))]
+    assert T.Normalize(np.array(0.5), [np.float64(2)]).std == [2.0]
+    assert T.RandomCrop(np.int64(3), padding=np.int64(1)).height == 3
+    with pytest.raises(TypeError, match="mean and std are numbers, not text"):
+        T.Normalize("0.5", 1)
+    ds = plexus.data.ArrayDataset(x, np.arange(6))
+    loader = plexus.data.DataLoader(ds, 4, num_workers=4, device="cpu:1")  # as d2l writes it
+    batches = [(d.device, y.tolist()) for d, y in loader]
+    assert batches == [(plexus.cpu(1), [0, 1, 2, 3]), (plexus.cpu(1), [4, 5])]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="num_workers is a whole number >= 0"):
+            plexus.data.DataLoader(ds, 4, num_workers=bad)
+    with pytest.raises(TypeError, match="the dataset is an ArrayDataset or fashion_mnist\\(\\), not a list"):
+        plexus.data.DataLoader([(1, 2)], 4)
+    path = os.path.join(folder, "a.npy")
+    np.save(path, x)
+    assert plexus.data.read_npy(path, ctx=plexus.cpu(1)).device == plexus.cpu(1)

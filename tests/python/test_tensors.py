@@ -791,3 +791,19 @@ def test_full_of_an_integer_dtype_takes_only_the_values_it_holds():
     assert plexus.full(2, -2.7, dtype="int32").tolist() == [-2, -2]  # a float's integer part, as NumPy's
     assert plexus.full(2, True, dtype="uint8").tolist() == [1, 1]
     assert plexus.full(2, 300.5).tolist() == [300.5, 300.5]
+
+
+def test_a_device_given_as_a_string_names_it_as_pytorchs_do():
+    for text, want in (("cpu", plexus.cpu(0)), ("cpu:1", plexus.cpu(1)), (" cpu(1) ", plexus.cpu(1))):
+        assert plexus.zeros(2, device=text).device == want
+        assert plexus.array([1.0], ctx=text).device == want
+    with pytest.raises(ValueError, match="device='cpu:' does not name a device"):
+        plexus.zeros(2, device="cpu:")
+    for text in ("tpu:0", "cpu(1", "cpu:1)"):
+        with pytest.raises(ValueError, match="does not name a device"):
+            plexus.ones(2, device=text)
+    with pytest.raises(TypeError, match="device= takes a device .*not a int"):
+        plexus.ones(2, device=0)
+    with pytest.raises(ValueError, match="disagree"):
+        plexus.ones(2, device="cpu:0", ctx=plexus.cpu(1))
+    assert plexus.ones(2, device="cpu:1", ctx=plexus.cpu(1)).device == plexus.cpu(1)
