@@ -70,9 +70,9 @@ Array read_npz(const std::string& path, const std::string& name, uint64_t max_by
 struct CsvOptions {
     char delimiter = ',';
     int64_t skip_rows = 0;         // lines skipped first (a header)
-    std::vector<int64_t> columns;  // the columns kept, in this order (0 is the first); empty: all
+    std::vector<int64_t> columns;  // the columns kept, in this order (0 the first, -1 the last); empty: all
     DType dtype = DType::float32;  // float32, float64, int32 or int64
-    char comment = '#';            // lines starting with it are skipped ('\0': none); blank lines are too
+    char comment = '#';            // it and the rest of its line are ignored ('\0': none); blank lines are skipped
     uint64_t max_bytes = default_max_data_bytes();  // of the file, and of the values
 };
 // A 2-D array (rows, columns) of the numbers in a CSV file, parsed the same

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -43,6 +44,38 @@ std::string read_all(const std::string& path, uint64_t max_bytes) {
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// The line at `at`, and where the next begins: a line ends at LF, CRLF or a
+// lone CR (old Mac files), as np.loadtxt's universal newlines read them.
+std::string_view line_at(const std::string& text, size_t& at) {
+    size_t end = text.find_first_of("\r\n", at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + at, end - at);
+    at = end + (text.compare(end, 2, "\r\n") == 0 ? 2 : 1);
+    return line;
+}
+
+// The line less its comment: from `comment` on, anywhere in the line, as
+// np.loadtxt's comments= (no field is quoted, so none can hold it).
+std::string_view uncommented(std::string_view line, char comment) {
+    return comment ? line.substr(0, line.find(comment)) : line;
+}
+
+// The columns kept, as indices into a row of `width` fields: `columns`
+// (negative ones count from the end, as usecols), or all.
+std::vector<size_t> kept_columns(const std::vector<int64_t>& columns, int64_t width, const std::string& where) {
+    std::vector<size_t> keep;
+    if (columns.empty())
+        for (int64_t c = 0; c < width; ++c) keep.push_back(size_t(c));
+    for (int64_t c : columns) {
+        if (c < -width || c >= width)
+            detail::bad(where, "column index " + std::to_string(c) + " is outside its " + std::to_string(width) +
+                                   " columns (0.." + std::to_string(width - 1) + ", or " + std::to_string(-width) +
+                                   "..-1 from the end)");
+        keep.push_back(size_t(c < 0 ? c + width : c));
+    }
+    return keep;
+}
 
 // The fields of a line: split at each delimiter and trimmed, or at runs of
 // blanks when the delimiter is a space (as np.loadtxt's default).
@@ -109,36 +142,25 @@ Array read_csv(const std::string& path, const CsvOptions& o) {
                                                                   " is not one it reads (float32, float64, int32, int64)");
     }
     if (o.skip_rows < 0) detail::bad(path, "skip_rows must be >= 0, got " + std::to_string(o.skip_rows));
-    if (o.delimiter == '\n' || o.delimiter == '\0' || o.delimiter == o.comment)
-        detail::bad(path, "the delimiter cannot be a newline, NUL or the comment character");
+    if (o.delimiter == '\n' || o.delimiter == '\r' || o.delimiter == '\0' || o.delimiter == o.comment)
+        detail::bad(path, "the delimiter cannot be a newline (LF or CR), NUL or the comment character");
     const std::string text = read_all(path, o.max_bytes);
     const size_t es = px_dtype_size(static_cast<int32_t>(o.dtype));
     Array a;
     a.dtype = o.dtype;
     int64_t rows = 0, width = -1, line_no = 0;
-    std::vector<int64_t> keep;
+    std::vector<size_t> keep;
     // A UTF-8 byte order mark, as spreadsheets write, is not part of the first field.
-    const size_t start = text.compare(0, 3, "\xef\xbb\xbf") == 0 ? 3 : 0;
-    for (size_t at = start; at < text.size();) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string_view line(text.data() + at, end - at);
-        at = end + 1;
+    size_t at = text.compare(0, 3, "\xef\xbb\xbf") == 0 ? 3 : 0;
+    while (at < text.size()) {
+        const std::string_view line = uncommented(line_at(text, at), o.comment);
         if (++line_no <= o.skip_rows) continue;
-        size_t first = 0;
-        while (first < line.size() && is_space(line[first])) ++first;
-        if (first == line.size() || (o.comment && line[first] == o.comment)) continue;
+        if (std::all_of(line.begin(), line.end(), is_space)) continue;
         const std::string where = path + ": line " + std::to_string(line_no);
         const std::vector<std::string_view> fields = fields_of(line, o.delimiter);
         if (width < 0) {
             width = int64_t(fields.size());
-            keep = o.columns;
-            if (keep.empty())
-                for (int64_t c = 0; c < width; ++c) keep.push_back(c);
-            for (int64_t c : keep)
-                if (c < 0 || c >= width)
-                    detail::bad(where, "column index " + std::to_string(c) + " is outside its " + std::to_string(width) +
-                                           " columns (0.." + std::to_string(width - 1) + ")");
+            keep = kept_columns(o.columns, width, where);
         } else if (int64_t(fields.size()) != width) {
             detail::bad(where, "has " + std::to_string(fields.size()) + " columns, the first row has " + std::to_string(width));
         }
@@ -148,7 +170,7 @@ Array read_csv(const std::string& path, const CsvOptions& o) {
         a.bytes.resize(a.bytes.size() + row_bytes);
         uint8_t* dst = a.bytes.data() + a.bytes.size() - row_bytes;
         for (size_t k = 0; k < keep.size(); ++k) {
-            const std::string_view f = fields[size_t(keep[k])];
+            const std::string_view f = fields[keep[k]];
             if (const char* why = parse_one(f, dst + k * es))
                 detail::bad(where + ", column " + std::to_string(keep[k] + 1),
                             f.empty() ? std::string("an empty field is not a number")

@@ -16,10 +16,13 @@ namespace plexus::data::detail {
 }
 
 // A descriptor of the regular file at `path` (FIFOs and folders refused),
-// or an error naming it; `hint` follows a "cannot open" message.
-int open_data_file(const std::string& path, struct stat& st, const std::string& hint = "");
+// or an error naming it.
+int open_data_file(const std::string& path, struct stat& st);
 
 // Why values over the limit are refused before one is read.
 std::string over_limit(uint64_t limit);
+// The same for `need` bytes of values that with `earlier` bytes read before
+// them (an .npz's earlier arrays) pass the limit.
+std::string over_limit(uint64_t limit, uint64_t need, uint64_t earlier);
 
 }  // namespace plexus::data::detail

@@ -65,7 +65,7 @@ uint64_t default_max_data_bytes() {
 
 IdxArray read_idx(const std::string& path, uint64_t max_bytes) {
     struct stat st {};
-    const int fd = detail::open_data_file(path, st, " (is the data set installed? see --data)");
+    const int fd = detail::open_data_file(path, st);
     errno = 0;
     Gz f(gzdopen(fd, "rb"));
     if (!f) {
@@ -113,9 +113,27 @@ std::string default_fashion_mnist_folder() {
     return env && *env ? env : "/usr/share/datasets/fashion-mnist";
 }
 
+namespace {
+
+// The path of Fashion-MNIST's file `name` in `folder`: name.gz (as the data
+// set ships) when it is there, else name (as many downloads unpack it), else
+// an error naming both and the folder.
+std::string data_set_file(const std::string& folder, const std::string& name) {
+    std::string plain = folder + "/" + name, gz = plain + ".gz";  // not const: returned by move
+    struct stat st {};
+    if (::stat(gz.c_str(), &st) == 0) return gz;
+    if (::stat(plain.c_str(), &st) == 0) return plain;
+    const int err = errno;
+    bad(gz, std::string("cannot open: ") + std::strerror(err) + " (fashion_mnist looked in " + folder + " for " + name +
+                ".gz, then " + name + ")");
+}
+
+}  // namespace
+
 ImageDataset fashion_mnist(bool train, const std::string& folder) {
-    std::string prefix = folder + "/" + (train ? "train" : "t10k");
-    std::string ipath = prefix + "-images-idx3-ubyte.gz", lpath = prefix + "-labels-idx1-ubyte.gz";
+    const std::string set = train ? "train" : "t10k";
+    const std::string ipath = data_set_file(folder, set + "-images-idx3-ubyte");
+    const std::string lpath = data_set_file(folder, set + "-labels-idx1-ubyte");
     IdxArray images = read_idx(ipath), labels = read_idx(lpath);
     if (images.dims.size() != 3) bad(ipath, "images must have 3 dimensions (count, rows, cols)");
     if (labels.dims.size() != 1) bad(lpath, "labels must have 1 dimension");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,23 @@ std::string numpy_name(char kind, const std::string& bytes) {
     case 'm': return "timedelta64";
     default: return "unknown";
     }
+}
+
+// Whether `d` has the form of a dtype string NumPy writes: a byte order, a
+// kind, its size in digits (none for object), and a unit in brackets after a
+// datetime64's or timedelta64's ('<M8[ns]'). Anything else ('<f4junk') is
+// no dtype at all, whatever its first characters name.
+bool is_dtype_string(const std::string& d) {
+    if (d.size() < 2 || std::string("<>|=").find(d[0]) == std::string::npos ||
+        std::string("biufcOUSaVMm").find(d[1]) == std::string::npos)
+        return false;
+    const bool dated = d[1] == 'M' || d[1] == 'm';
+    size_t i = 2;
+    while (i < d.size() && std::isdigit(static_cast<unsigned char>(d[i]))) ++i;
+    if (i == 2 && d[1] != 'O') return false;
+    if (i == d.size()) return true;
+    if (!dated || d[i] != '[' || d.back() != ']' || d.size() - i < 3) return false;
+    return std::all_of(d.begin() + long(i) + 1, d.end() - 1, [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
 }
 
 struct Header {
@@ -161,9 +179,8 @@ private:
         return out;
     }
     Header dtype_of(const std::string& d) const {
-        const std::string expected_form = "'" + d + "' is not a dtype code NumPy writes (such as '<f4')";
-        if (d.size() < 2 || std::string("<>|=").find(d[0]) == std::string::npos) fail("the descr " + expected_form);
-        const std::string size = d.substr(2);
+        if (!is_dtype_string(d)) fail("the descr '" + d + "' is not a dtype code NumPy writes (such as '<f4')");
+        const std::string size = d.substr(2, d.find('[') - 2);
         Header h;
         h.big_endian = d[0] == '>';
         for (const Code& c : codes)
@@ -188,6 +205,11 @@ void read_exactly(ByteSource& in, uint8_t* dst, size_t n, const std::string& whe
     if (got < n)
         bad(where, std::string("truncated: ") + what + " needs " + std::to_string(n) + " bytes, the file ends after " +
                        std::to_string(have + got));
+}
+
+[[noreturn]] void too_big(const Shape& shape, const std::string& where, const std::string& why) {
+    bad(where, "the shape " + str(shape) + " is too big: its nonzero dimensions " + why +
+                   " (np.load refuses it too: array is too big)");
 }
 
 uint32_t little_endian(const uint8_t* b, int n) {
@@ -218,9 +240,22 @@ std::vector<uint8_t> to_c_order(const std::vector<uint8_t>& f, const Shape& shap
     return c;
 }
 
+// The byte count of `shape`'s values, `bytes` each; a shape NumPy refuses
+// ("array is too big": its nonzero dimensions times the value's size past
+// 2^63 - 1, an empty array's too) is an error.
+uint64_t values_bytes(const Shape& shape, int bytes, const std::string& where) {
+    int64_t count = 1, total = 0;
+    for (int64_t d : shape)
+        if (d != 0 && __builtin_mul_overflow(count, d, &count))
+            too_big(shape, where, "multiply to more than 2^63 - 1 values");
+    if (__builtin_mul_overflow(count, int64_t(bytes), &total))
+        too_big(shape, where, "times " + std::to_string(bytes) + " bytes a value are more than 2^63 - 1 bytes");
+    return std::find(shape.begin(), shape.end(), 0) != shape.end() ? 0 : uint64_t(total);
+}
+
 }  // namespace
 
-Array parse_npy(ByteSource& in, const std::string& where, uint64_t max_bytes) {
+Array parse_npy(ByteSource& in, const std::string& where, uint64_t max_bytes, uint64_t earlier) {
     uint8_t prefix[12];
     read_exactly(in, prefix, 8, where, "the magic and version", 0);
     if (std::memcmp(prefix, "\x93NUMPY", 6) != 0) bad(where, "not an .npy file (bad magic)");
@@ -239,11 +274,8 @@ Array parse_npy(ByteSource& in, const std::string& where, uint64_t max_bytes) {
     read_exactly(in, reinterpret_cast<uint8_t*>(text.data()), text.size(), where, "the header", start);
     const Header h = HeaderParser(text, where).parse();
 
-    uint64_t count = 1, need = 0;
-    for (int64_t d : h.shape)
-        if (__builtin_mul_overflow(count, uint64_t(d), &count))
-            bad(where, "the shape " + str(h.shape) + " has more values than 64 bits count");
-    if (__builtin_mul_overflow(count, uint64_t(h.bytes), &need) || need > max_bytes) bad(where, over_limit(max_bytes));
+    const uint64_t need = values_bytes(h.shape, h.bytes, where);
+    if (need > max_bytes - earlier) bad(where, earlier ? over_limit(max_bytes, need, earlier) : over_limit(max_bytes));
     const uint64_t have = in.size() - std::min(in.size(), start + header_len);
     if (have < need)
         bad(where, "truncated: the values need " + std::to_string(need) + " bytes, the file holds " + std::to_string(have));

@@ -22,7 +22,8 @@ public:
 };
 
 // The array in `in`. Errors are InvalidArgumentErrors "<where>: <why>";
-// values over `max_bytes` are refused before one is read.
-Array parse_npy(ByteSource& in, const std::string& where, uint64_t max_bytes);
+// values over what `max_bytes` leaves after `earlier` bytes (the arrays an
+// .npz held before this one; at most max_bytes) are refused before one is read.
+Array parse_npy(ByteSource& in, const std::string& where, uint64_t max_bytes, uint64_t earlier = 0);
 
 }  // namespace plexus::data::detail

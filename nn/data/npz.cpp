@@ -68,15 +68,16 @@ private:
     const std::string& where_;
 };
 
-// The array of member `index`, within `budget` bytes of values.
-Array read_member(zip_t* z, zip_uint64_t index, const std::string& path, uint64_t budget) {
+// The array of member `index`, within what `max_bytes` leaves after `earlier`
+// bytes of values (the arrays read before it).
+Array read_member(zip_t* z, zip_uint64_t index, const std::string& path, uint64_t max_bytes, uint64_t earlier = 0) {
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat_index(z, index, 0, &st) != 0) detail::bad(path, std::string("cannot read the directory: ") + zip_strerror(z));
     const std::string where = path + ": member '" + st.name + "'";
     if (!(st.valid & ZIP_STAT_SIZE)) detail::bad(where, "the archive does not declare its size");
     MemberSource in(z, index, st.size, where);
-    return detail::parse_npy(in, where, budget);
+    return detail::parse_npy(in, where, max_bytes, earlier);
 }
 
 // Member `index`'s name, less ".npy" for an array ("x" for "x.npy").
@@ -109,7 +110,7 @@ std::map<std::string, Array> read_npz(const std::string& path, uint64_t max_byte
     for (zip_int64_t i = 0; i < n; ++i) {
         const std::string name = array_name(z.get(), zip_uint64_t(i), path);
         if (out.count(name)) detail::bad(path, "holds two arrays named '" + name + "'");
-        Array a = read_member(z.get(), zip_uint64_t(i), path, max_bytes - used);
+        Array a = read_member(z.get(), zip_uint64_t(i), path, max_bytes, used);
         used += a.bytes.size();
         out.emplace(name, std::move(a));
     }

@@ -138,6 +138,41 @@ TEST_CASE("an IDX file that declares 4 GiB but holds none costs its size, not th
     std::remove(path.c_str());
 }
 
+namespace {
+
+void write_plain(const std::string& path, const std::vector<unsigned char>& b) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    REQUIRE(std::fwrite(b.data(), 1, b.size(), f) == b.size());
+    std::fclose(f);
+}
+
+}  // namespace
+
+TEST_CASE("fashion_mnist reads a folder of uncompressed IDX files and prefers .gz where both are", "[data]") {
+    const std::string dir = temp_dir() + "/plain";
+    ::mkdir(dir.c_str(), 0755);
+    write_plain(dir + "/t10k-images-idx3-ubyte", idx_bytes({2, 1, 2}, {1, 2, 3, 4}));
+    write_plain(dir + "/t10k-labels-idx1-ubyte", idx_bytes({2}, {7, 8}));
+    data::ImageDataset ds = data::fashion_mnist(false, dir);
+    CHECK(ds.count == 2);
+    CHECK(ds.images == std::vector<uint8_t>{1, 2, 3, 4});
+    CHECK(ds.labels == std::vector<int32_t>{7, 8});
+    // Both there: the .gz, as the data set ships; each file chosen alone.
+    write_gz(dir + "/t10k-labels-idx1-ubyte.gz", idx_bytes({2}, {5, 6}));
+    ds = data::fashion_mnist(false, dir);
+    CHECK(ds.labels == std::vector<int32_t>{5, 6});
+    CHECK(ds.images == std::vector<uint8_t>{1, 2, 3, 4});
+    // Neither: the message names both files and the folder, and no tool's options.
+    const std::string msg = message_of<InvalidArgumentError>([&] { data::fashion_mnist(true, dir); });
+    PX_REQUIRE_MENTIONS(msg, dir + "/train-images-idx3-ubyte.gz: cannot open: No such file or directory (fashion_mnist "
+                                   "looked in " + dir + " for train-images-idx3-ubyte.gz, then train-images-idx3-ubyte)");
+    CHECK(msg.find("--data") == std::string::npos);
+    for (const char* f : {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", "t10k-labels-idx1-ubyte.gz"})
+        std::remove((dir + "/" + f).c_str());
+    ::rmdir(dir.c_str());
+}
+
 TEST_CASE("a data set whose files disagree is rejected", "[data]") {
     std::string dir = tiny_dataset(5);
     write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({4}, {0, 1, 2, 3}));

@@ -105,6 +105,8 @@ TEST_CASE("read_npy reads versions 1.0 to 3.0, scalars, empty arrays and Fortran
     auto empty = read(npy(npy_header("<f4", "(0, 3)"), {}));
     CHECK(empty.shape == Shape{0, 3});
     CHECK(empty.bytes.empty());
+    // np.load reads an empty array whose other dimensions are huge, while their bytes fit in 2^63 - 1.
+    CHECK(read(npy(npy_header("|u1", "(0, 9223372036854775807)"), {})).shape == Shape{0, INT64_MAX});
     // (2, 3) in Fortran order: the first axis runs fastest.
     auto f = read(npy(npy_header("<i4", "(2, 3)", true), bytes_of(std::vector<int32_t>{0, 3, 1, 4, 2, 5})));
     CHECK(values<int32_t>(f) == std::vector<int32_t>{0, 1, 2, 3, 4, 5});
@@ -134,6 +136,16 @@ TEST_CASE("to_tensor and to_array carry an array to a device and back", "[data][
     data::Array wrong = a;
     wrong.bytes.pop_back();
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::to_tensor(wrong); }), "holds 23 bytes, not the 24");
+}
+
+TEST_CASE("read_npy refuses an empty array of a shape np.load calls too big", "[data][npy][errors]") {
+    // NumPy multiplies the nonzero dimensions and the value's size: past 2^63 - 1 is "array is too big".
+    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(0, 4611686018427387904)"), {})),
+                        "the shape (0, 4611686018427387904) is too big: its nonzero dimensions times 4 bytes a value "
+                        "are more than 2^63 - 1 bytes");
+    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("|u1", "(0, 9223372036854775807, 9223372036854775807)"), {})),
+                        "its nonzero dimensions multiply to more than 2^63 - 1 values");
+    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f8", "(4611686018427387904, 0, 2)"), {})), "is too big");
 }
 
 TEST_CASE("read_npy refuses what is not an array it can read, saying what is wrong", "[data][npy][errors]") {
@@ -175,10 +187,17 @@ TEST_CASE("read_npy refuses what is not an array it can read, saying what is wro
         PX_REQUIRE_MENTIONS(msg, "bfloat16 has no .npy code");
     }
     PX_REQUIRE_MENTIONS(refusal(npy(npy_header("f4", "(6,)"), six)), "the descr 'f4' is not a dtype code");
+    for (const char* junk : {"<f4junk", "<f4 ", "<f", "<x4", "<i4[ns]", "<M8[ns", "<M8[]", "<M8[n1]", "|Ox"})
+        PX_REQUIRE_MENTIONS(refusal(npy(npy_header(junk, "(6,)"), six)),
+                            std::string("the descr '") + junk + "' is not a dtype code NumPy writes (such as '<f4')");
     PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(1, 1, 1, 1, 1, 1, 1, 1, 6)"), six)), "more than 8 dimensions");
     PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(99999999999999999999,)"), six)), "overflows 64 bits");
-    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(4611686018427387904, 4)"), six)), "more values than 64 bits count");
-    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(2305843009213693952, 4)"), six)), "refusing to read it");
+    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(4611686018427387904, 4)"), six)),
+                        "the shape (4611686018427387904, 4) is too big: its nonzero dimensions multiply to more than "
+                        "2^63 - 1 values (np.load refuses it too: array is too big)");
+    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(2305843009213693951, 4)"), six)),
+                        "its nonzero dimensions times 4 bytes a value are more than 2^63 - 1 bytes");
+    PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(576460752303423487, 4)"), six)), "refusing to read it");
     PX_REQUIRE_MENTIONS(refusal(npy(npy_header("<f4", "(1024, 1024, 1024)"), six)),
                         "declares more than 1073741824 bytes of values; refusing to read it (raise the limit with "
                         "PLEXUS_MAX_DATA_BYTES)");
@@ -271,7 +290,11 @@ TEST_CASE("read_npz reads the arrays of stored and deflated archives", "[data][n
         // The limit holds for the arrays together: 24 + 16 bytes.
         CHECK(data::read_npz(path, 40).size() == 2);
         PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_npz(path, 39); }),
-                            path + ": member 'y.npy': declares more than 15 bytes");
+                            path + ": member 'y.npy': declares 16 bytes of values, which with the 24 bytes of the "
+                                   "arrays before it are more than the limit of 39; refusing to read it");
+        // The first member alone over the limit: the limit, nothing before it.
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data::read_npz(path, 23); }),
+                            path + ": member 'x.npy': declares more than 23 bytes of values; refusing");
     }
     // Members that are not arrays are listed apart: they cannot be asked for.
     write_zip(path, {{"x.npy", npy(npy_header("<f4", "(2, 3)"), bytes_of(x))}, {"notes.txt", {'h', 'i'}}}, false);

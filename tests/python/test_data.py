@@ -137,6 +137,49 @@ def test_csv_integers_and_errors(folder):
         plexus.data.read_csv(path)
 
 
+def test_csv_negative_columns_comments_and_cr_line_ends_as_np_loadtxt(folder):
+    path = os.path.join(folder, "mac.csv")
+    with open(path, "w", newline="") as f:
+        f.write("# x,y,z\r1,2,3 # first\r\n4,5,6\r#\r7,8,9#last\n")
+    expected = np.loadtxt(path, delimiter=",", usecols=[-1, 0], dtype=np.float32)
+    same(plexus.data.read_csv(path, columns=[-1, 0]), expected)
+    with pytest.raises(plexus.InvalidArgumentError, match=r"line 2: column index -4 is outside its 3 columns \(0..2, or -3..-1"):
+        plexus.data.read_csv(path, columns=[-4])
+
+
+def test_npz_limit_is_named_with_what_the_earlier_arrays_took(folder):
+    path = os.path.join(folder, "pos.npz")
+    np.savez(path, np.zeros(3), np.ones(3))  # arr_0, arr_1: 24 bytes each
+    with pytest.raises(plexus.InvalidArgumentError, match="member 'arr_1.npy': declares 24 bytes of values, which with "
+                       "the 24 bytes of the arrays before it are more than the limit of 30; refusing"):
+        plexus.data.read_npz(path, max_bytes=30)
+    assert len(plexus.data.read_npz(path, max_bytes=48)) == 2
+
+
+def npy_by_hand(path, descr, shape):
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": descr, "fortran_order": False, "shape": shape})
+
+
+@pytest.mark.parametrize("descr,shape", [("<f4", (0, 2**62)), ("|u1", (0, 2**63 - 1, 2**63 - 1))])
+def test_npy_shapes_np_load_calls_too_big_are_refused(folder, descr, shape):
+    path = os.path.join(folder, "big.npy")
+    npy_by_hand(path, descr, shape)
+    with pytest.raises(ValueError, match="array is too big"):
+        np.load(path)
+    with pytest.raises(plexus.InvalidArgumentError, match=r"the shape \(0, %d.* is too big: its nonzero dimensions" % shape[1]):
+        plexus.data.read_npy(path)
+
+
+def test_npy_descr_that_is_no_dtype_string_is_named_so(folder):
+    path = os.path.join(folder, "junk.npy")
+    npy_by_hand(path, "<f4junk", (0,))
+    with pytest.raises(ValueError, match="descr is not a valid dtype descriptor"):
+        np.load(path)
+    with pytest.raises(plexus.InvalidArgumentError, match="the descr '<f4junk' is not a dtype code NumPy writes"):
+        plexus.data.read_npy(path)
+
+
 def reference(images, aug, size, padding, mean, std):
     """torchvision's RandomCrop(size, padding) at the corner aug chose, its flip, ToTensor and Normalize, in
     NumPy (images (C, H, W) uint8)."""
