@@ -5,7 +5,8 @@ import collections as _collections
 import sys as _sys
 import threading as _threading
 
-from ._plexus.data import ImageDataset, fashion_mnist, default_max_data_bytes, transforms
+from ._plexus.data import ImageDataset, default_max_data_bytes, default_fashion_mnist_folder, transforms
+from ._plexus.data import fashion_mnist as _fashion_mnist
 from ._plexus.data import read_npy as _read_npy
 from ._plexus.data import read_npz as _read_npz, read_npz_array as _read_npz_array, read_csv as _read_csv
 from ._plexus.data import DataLoader as _DataLoader, _ArrayDataset
@@ -14,7 +15,7 @@ from ._paths import existing_file
 _sys.modules[__name__ + ".transforms"] = transforms
 
 __all__ = ["read_npy", "read_npz", "read_csv", "default_max_data_bytes", "ArrayDataset", "ImageDataset",
-           "fashion_mnist", "DataLoader", "Batch", "transforms"]
+           "fashion_mnist", "default_fashion_mnist_folder", "DataLoader", "Batch", "transforms"]
 
 
 def _dev(device, ctx):
@@ -40,11 +41,27 @@ def read_npz(path, name=None, device=None, ctx=None, max_bytes=None):
 def read_csv(path, delimiter=",", skip_rows=0, columns=None, dtype="float32", comment="#", device=None, ctx=None,
              max_bytes=None):
     """A (rows, columns) tensor of the numbers in a CSV file: `skip_rows` lines skipped first (a header),
-    `columns` the column indices kept (as np.loadtxt's usecols), lines starting with `comment` and blank ones
-    skipped; a space as the delimiter splits at runs of blanks. Parsed the same in every locale."""
+    `columns` the column indices kept (as np.loadtxt's usecols, negative ones from the end), text from
+    `comment` to the line's end dropped and blank lines skipped; a space as the delimiter splits at runs of blanks. Parsed the same in every locale."""
     from . import _plexus as _p
     return _read_csv(existing_file(path, "read_csv"), delimiter, skip_rows, list(columns or []), _p._parse_dtype(dtype), comment or "",
                      _dev(device, ctx), max_bytes)
+
+
+def fashion_mnist(train=True, folder=None):
+    """Fashion-MNIST's training (60,000) or test (10,000) images and labels, from `folder` (default:
+    default_fashion_mnist_folder()), each file NAME.gz or else NAME; one missing is a FileNotFoundError."""
+    import errno
+    import os
+    where = os.fspath(folder) if folder is not None else default_fashion_mnist_folder()
+    prefix = "train" if train else "t10k"
+    for name in (prefix + "-images-idx3-ubyte", prefix + "-labels-idx1-ubyte"):
+        path = os.path.join(where, name)
+        if not os.path.exists(path + ".gz") and not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, "fashion_mnist: neither %s.gz nor %s is there (is the data set "
+                                    "installed? Debian's dataset-fashion-mnist, or give its folder)" % (name, name),
+                                    path + ".gz")
+    return _fashion_mnist(train, where)
 
 
 class ArrayDataset(_ArrayDataset):

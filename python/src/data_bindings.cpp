@@ -123,6 +123,8 @@ void bind_loader(py::module_& md) {
             for (size_t i = 0; i < index.size(); ++i) labels[i] = d.labels[size_t(index[i])];
             return std::make_pair(images, labels);
         });
+    md.def("default_fashion_mnist_folder", &data::default_fashion_mnist_folder,
+           "Where fashion_mnist() looks without a folder: $PLEXUS_FASHION_MNIST, else Debian's dataset-fashion-mnist");
     md.def("fashion_mnist", [](bool train, const std::optional<std::string>& folder) {
         GilReleased release;
         return std::make_shared<data::ImageDataset>(

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace plexus::train {
 namespace {
@@ -66,8 +67,12 @@ TrainData::TrainData(const std::string& data) {
         return;
     }
     what = "Fashion-MNIST from " + data;
-    fm_train_.emplace(data::fashion_mnist(true, data));
-    fm_test_.emplace(data::fashion_mnist(false, data));
+    try {
+        fm_train_.emplace(data::fashion_mnist(true, data));
+        fm_test_.emplace(data::fashion_mnist(false, data));
+    } catch (const std::exception& e) {  // the library names the files; the hint is the tool's
+        throw std::runtime_error(std::string(e.what()) + " (is the data set installed? see --data)");
+    }
 }
 
 std::unique_ptr<data::DataLoader> TrainData::loader(bool train, int64_t batch_size, bool shuffle, Device device,
