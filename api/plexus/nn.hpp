@@ -272,10 +272,11 @@ private:
     std::vector<std::pair<std::string, std::shared_ptr<Block>>> children_;
 };
 
-// Applies "relu", "sigmoid", "tanh" or nothing ("").
+// Applies "relu", "sigmoid", "tanh", "gelu", "silu", "softplus" (also
+// "softrelu", Gluon's name) or nothing ("").
 Tensor activate(const Tensor& x, const std::string& activation);
 
-// An activation as a layer: "relu", "sigmoid" or "tanh".
+// An activation as a layer: any name activate() takes but "".
 class Activation : public Block {
 public:
     explicit Activation(std::string activation);
