@@ -14,6 +14,16 @@ Tensor per_sample_mean(const Tensor& x) {
 }
 // The label in pred's shape: as Gluon's, one of as many values in another
 // shape is reshaped (d2l's (N,) labels for a (N, 1) prediction).
+// The prediction a loss computes on: under autocast a 16-bit one in
+// float32, which its squares, logarithms and sums need (300 squared is
+// beyond float16), as PyTorch's autocast runs losses; the gradient goes back
+// through the cast in the prediction's dtype.
+Tensor loss_input(const Tensor& pred) {
+    const bool widen = nn::Autocast::dtype() != DType::float32 &&
+                       (pred.dtype() == DType::float16 || pred.dtype() == DType::bfloat16);
+    return widen ? pred.astype(DType::float32) : pred;
+}
+
 Tensor label_like(const char* loss, const Tensor& pred, const Tensor& label) {
     if (pred.shape() == label.shape()) return label;
     if (pred.size() == label.size()) return label.reshape(pred.shape());
@@ -55,9 +65,7 @@ SoftmaxCrossEntropyLoss::SoftmaxCrossEntropyLoss(int axis, bool sparse_label, bo
 }
 
 Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight) const {
-    const bool widen = nn::Autocast::dtype() != DType::float32 &&
-                       (pred.dtype() == DType::float16 || pred.dtype() == DType::bfloat16);
-    Tensor p = widen ? pred.astype(DType::float32) : pred;
+    Tensor p = loss_input(pred);
     const Shape ps = p.shape();
     const int rank = int(ps.size());
     if (rank < 2)
@@ -106,14 +114,15 @@ Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& lab
 
 L2Loss::L2Loss(double weight) : weight_(weight) { check_weight("L2Loss", weight); }
 
-Tensor L2Loss::operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight) const {
-    const Tensor d = pred - label_like("L2Loss", pred, label).astype(pred.dtype());
+Tensor L2Loss::operator()(const Tensor& given, const Tensor& label, const Tensor& sample_weight) const {
+    const Tensor pred = loss_input(given), d = pred - label_like("L2Loss", pred, label).astype(pred.dtype());
     return weighted_mean("L2Loss", d * d * 0.5, weight_, sample_weight);
 }
 
 L1Loss::L1Loss(double weight) : weight_(weight) { check_weight("L1Loss", weight); }
 
-Tensor L1Loss::operator()(const Tensor& pred, const Tensor& label, const Tensor& sample_weight) const {
+Tensor L1Loss::operator()(const Tensor& given, const Tensor& label, const Tensor& sample_weight) const {
+    const Tensor pred = loss_input(given);
     return weighted_mean("L1Loss", (pred - label_like("L1Loss", pred, label).astype(pred.dtype())).abs(), weight_,
                          sample_weight);
 }
@@ -127,8 +136,9 @@ SigmoidBinaryCrossEntropyLoss::SigmoidBinaryCrossEntropyLoss(bool from_sigmoid, 
 // kinks of relu and abs at x = 0 (whose derivatives the frontend takes as 0)
 // gave -y there, where the loss is smooth and the gradient 0.5 - y (a
 // zero-initialized output layer starts there).
-Tensor SigmoidBinaryCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& label,
+Tensor SigmoidBinaryCrossEntropyLoss::operator()(const Tensor& given, const Tensor& label,
                                                  const Tensor& sample_weight) const {
+    const Tensor pred = loss_input(given);
     const Tensor& labels = label_like("SigmoidBinaryCrossEntropyLoss", pred, label);
     if (from_sigmoid_) {
         // Gluon's formula, in float32 at least: 1e-12 keeps both logarithms

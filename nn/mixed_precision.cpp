@@ -45,7 +45,10 @@ Tensor LossScaler::scale(const Tensor& loss) const {
     // Recorded wherever it is called, so scaler.scale(l).backward() works
     // after the record() scope that computed l has ended.
     autograd::Scope recorded(true, autograd::is_training());
-    return loss * scale_;
+    // In float32 at least, as PyTorch's GradScaler: the default scale, 65536,
+    // is beyond float16 (a float16 loss times it was inf, and the step skipped).
+    const bool half = loss.dtype() == DType::float16 || loss.dtype() == DType::bfloat16;
+    return (half ? loss.astype(DType::float32) : loss) * scale_;
 }
 
 void LossScaler::set_state(const State& s) {

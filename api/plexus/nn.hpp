@@ -654,8 +654,9 @@ double clip_global_norm(std::vector<Tensor>& grads, double max_norm);
 // compute in `dtype`, float16 or bfloat16. Their input, weight and bias are
 // cast to it as autograd records, so the gradients reach the parameters,
 // which stay float32 ("master weights"), in float32, and the trainer sums
-// and steps in float32. SoftmaxCrossEntropyLoss computes in float32 inside
-// the scope. float32 gives a scope that casts nothing. Per thread; a scope
+// and steps in float32. The losses (SoftmaxCrossEntropyLoss, L2Loss,
+// L1Loss, SigmoidBinaryCrossEntropyLoss) compute in float32 inside the scope,
+// and LossScaler::scale multiplies a 16-bit loss in float32. float32 gives a scope that casts nothing. Per thread; a scope
 // restores the one it replaced.
 //
 //   { auto r = autograd::record(); nn::Autocast half(DType::bfloat16); l = loss_fn(net(x), y); }

@@ -381,8 +381,11 @@ Tensor from_numpy(const py::handle& values, Device d, DType dt) {
     case DType::int32: return from_array_as<int32_t>(values, d, dt);
     case DType::int64: return from_array_as<int64_t>(values, d, dt);
     case DType::uint8: return from_array_as<uint8_t>(values, d, dt);
+    case DType::float16:  // NumPy's float16 as it is, bit for bit (NaN payloads too)
+        if (a.attr("dtype").attr("name").cast<std::string>() == "float16")
+            return from_array_as<uint16_t>(a.attr("view")("uint16"), d, dt);
+        [[fallthrough]];
     // Through float64, which holds every NumPy float16 and float32 exactly, then rounded once on the device.
-    case DType::float16:
     case DType::bfloat16: return from_array_as<double>(values, d, DType::float64).astype(dt);
     }
     throw plexus::DTypeError(PX_ERROR_DTYPE, "bad dtype");

@@ -244,6 +244,58 @@ def test_loss_scaler_skips_a_step_whose_float16_gradients_overflowed():
         nn.LossScaler(growth_interval=0)
 
 
+def test_the_default_loss_scale_and_the_losses_under_autocast_compute_in_float32():
+    np = need("numpy")
+    net = nn.Dense(1, in_units=4)
+    net.initialize()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    scaler = nn.LossScaler()  # 65536: beyond float16, where a float16 loss had scaled to inf
+    x = plexus.array(np.full((8, 4), 0.01), dtype="float32")
+    for make in (plexus.loss.L2Loss, plexus.loss.L1Loss, plexus.loss.SigmoidBinaryCrossEntropyLoss):
+        with autograd.record():
+            with nn.autocast("float16"):
+                loss = make()(net(x), plexus.zeros((8,)))
+        assert loss.dtype == np.float32, make.__name__  # float16 before
+        scaled = scaler.scale(loss)
+        assert np.isfinite(scaled.asnumpy()).all()
+        scaled.backward()
+        if make is plexus.loss.L2Loss:  # (the others' bias gradients, 8 times 65536 times 1 or 0.5, overflow)
+            assert scaler.step(trainer, 8)  # the step had been skipped
+    assert scaler.skipped_steps == 0 and scaler.loss_scale == 65536.0
+    for _ in range(2):  # gradients of a float16 net that overflow still skip the step and back off
+        with autograd.record():
+            with nn.autocast("float16"):
+                loss = plexus.loss.L1Loss()(net(x), plexus.zeros((8,)))
+        scaler.scale(loss).backward()
+        assert not scaler.step(trainer, 8)
+    assert scaler.skipped_steps == 2 and scaler.loss_scale == 16384.0
+    with nn.autocast("float16"):  # 300 squared is beyond float16: the loss had been inf
+        big = plexus.loss.L2Loss()(plexus.full((1, 1), 300, dtype="float16"), plexus.zeros((1,)))
+    assert big.tolist() == [45000.0]
+    half = plexus.full((3,), 0.25, dtype="float16")
+    assert scaler.scale(half).dtype == np.float32 and scaler.scale(half).tolist() == [0.25 * 16384.0] * 3
+
+
+def test_norm_and_softmax_of_16_bit_floats_round_once():
+    np, torch = need("numpy"), need("torch")
+    for values, want in ((np.ones(100000), 316.25), (np.full(10, 300.0), 948.5), (np.full(10, 1e-4), 3.1638e-4)):
+        got = plexus.array(values, dtype="float16").norm()  # the squares and their sum had been rounded to float16
+        exact = np.sqrt((values.astype(np.float16).astype(np.float64) ** 2).sum())  # of the float16 inputs
+        assert got.dtype == np.float16 and got.item() == float(np.float16(exact))
+        assert got.item() == pytest.approx(want, rel=1e-3)
+    logits = np.random.default_rng(1).normal(0.0, 5.0, (16, 1000))
+    for dtype, torch_dtype in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
+        x = plexus.array(logits, dtype=dtype)
+        given = torch.tensor(logits).to(torch_dtype).double()  # the logits as the tensor holds them
+        exact = torch.softmax(given, -1).to(torch_dtype).float().numpy()  # in float64, rounded once
+        got = plexus.softmax(x).astype("float32").asnumpy()
+        # Within one unit in the last place of the exact value rounded (it had been up to 8 in float16).
+        ulp = np.spacing(exact.astype(np.float16)).astype(np.float32) if dtype == "float16" else np.abs(exact) * 2 ** -7
+        assert (np.abs(got - exact) <= ulp).all()
+    assert plexus.softmax(plexus.array([[3, 3, 3, -15]], dtype="bfloat16")).astype("float32").tolist() == \
+        [[0.333984375] * 3 + [float(torch.tensor(np.exp(-18) / (3 + np.exp(-18))).to(torch.bfloat16))]]
+
+
 def test_batch_norm_matches_pytorch_forward_backward_and_running_statistics():
     np, torch = need("numpy"), need("torch")
     rng = np.random.default_rng(3)

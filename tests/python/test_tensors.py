@@ -807,3 +807,12 @@ def test_a_device_given_as_a_string_names_it_as_pytorchs_do():
     with pytest.raises(ValueError, match="disagree"):
         plexus.ones(2, device="cpu:0", ctx=plexus.cpu(1))
     assert plexus.ones(2, device="cpu:1", ctx=plexus.cpu(1)).device == plexus.cpu(1)
+
+
+def test_a_numpy_float16_array_keeps_its_bits():
+    np = need("numpy")
+    bits = np.array([0x7C01, 0xFE01, 0x0001, 0x8000, 0x7BFF], np.uint16)  # NaN payloads, a subnormal, -0, the max
+    t = plexus.array(bits.view(np.float16))  # NaN payloads had become the quiet NaN through float64
+    assert t.dtype == np.float16 and t.asnumpy().view(np.uint16).tolist() == bits.tolist()
+    strided = plexus.array(bits.view(np.float16)[::2])
+    assert strided.asnumpy().view(np.uint16).tolist() == bits[::2].tolist()

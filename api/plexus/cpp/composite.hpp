@@ -52,11 +52,17 @@ inline Tensor clip(const Tensor& x, double lo, double hi) {
     return minimum(maximum(v, full(Shape{}, lo, x.device(), d)), full(Shape{}, hi, x.device(), d));
 }
 
+namespace detail {
+// x in float32 when it is of a 16-bit float: a composite whose intermediate
+// values float16 cannot hold (a sum of squares) or would round too coarsely
+// (log_softmax before exp) computes there and rounds its result once.
+inline Tensor widened(const Tensor& x) {
+    return x.dtype() == DType::float16 || x.dtype() == DType::bfloat16 ? x.astype(DType::float32) : x;
+}
 // The index of the first minimum, of all elements or along `axis` (int64),
 // as np.argmin: argmax of an order-reversing map, exact in every dtype (-x
 // for floats, whose first NaN still wins; -1 - x, which wraps to ~x, for
 // signed integers; 255 - x for uint8).
-namespace detail {
 inline Tensor reversed_order(const Tensor& x) {
     if (is_floating(x.dtype())) return -x;
     return x.dtype() == DType::uint8 ? 255.0 - x : -1.0 - x;
@@ -77,13 +83,17 @@ inline Tensor argmin(const Tensor& x, int axis, bool keepdims = false) {
 // x / norm, and 0 at x = 0 (PyTorch's) rather than 0 * inf = NaN: where the
 // sum is 0 the root is taken of 1 and not used.
 inline Tensor norm(const Tensor& x) {
-    const Tensor s = (x * x).sum(), zero = zeros_like(s), at_zero = equal(s, zero);
-    return where(at_zero, zero, where(at_zero, ones_like(s), s).sqrt());
+    const Tensor w = detail::widened(x), s = (w * w).sum(), zero = zeros_like(s), at_zero = equal(s, zero);
+    const Tensor n = where(at_zero, zero, where(at_zero, ones_like(s), s).sqrt());
+    return n.dtype() == x.dtype() ? n : n.astype(x.dtype());
 }
 
 // exp(x - max) / sum(exp(x - max)) over the last axis, as
 // exp(log_softmax(x)): numerically stable, with log_softmax's gradient.
-inline Tensor softmax(const Tensor& x) { return log_softmax(x).exp(); }
+inline Tensor softmax(const Tensor& x) {
+    const Tensor s = log_softmax(detail::widened(x)).exp();
+    return s.dtype() == x.dtype() ? s : s.astype(x.dtype());
+}
 
 // A view with a new axis of length 1 at `axis` (negative counts from the
 // end of the result), as np.expand_dims.
