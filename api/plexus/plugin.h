@@ -436,7 +436,9 @@ typedef struct px_plugin_api {
      * *out is the context every later call gets: never NULL (the host
      * skips a plugin whose create gives none). */
     px_status (*create)(px_plugin_context** out, px_plugin_error* err);
-    /* Waits for all queued work, frees everything. Never fails. */
+    /* Waits for all queued work, frees everything. Never fails. The host
+     * waits for it without a time-out (px_runtime_destroy returns when it
+     * does): work that never ends is the plugin's to bound. */
     void (*destroy)(px_plugin_context* ctx);
 
     /* How many devices, 0..4096. With zero, a plugin may put the reason in
