@@ -99,11 +99,32 @@ def full(shape, val, device=None, dtype="float32", ctx=None):
     return _plexus._full(shape, val if isinstance(val, _numbers.Integral) else float(val), _device(device, ctx), dtype)
 
 
-def arange(start, stop=None, step=1.0, device=None, dtype="float32", ctx=None):
-    """start, start+step, ... below stop; arange(n) counts from 0."""
+def arange(start, stop=None, step=1, device=None, dtype="float32", ctx=None):
+    """start, start+step, ... below stop; arange(n) counts from 0. In an integer dtype, integer bounds give
+    exact values (beyond 2**53 too) and values the dtype cannot hold are a DTypeError, as NumPy 2's."""
     if stop is None:
-        start, stop = 0.0, start
-    return _plexus._arange(float(start), float(stop), float(step), _device(device, ctx), dtype)
+        start, stop = 0, start
+    dev, name = _device(device, ctx), _plexus._parse_dtype(dtype)
+    if name in _INTEGER_RANGES and all(isinstance(v, _numbers.Integral) for v in (start, stop, step)) and step:
+        return _integer_arange(int(start), int(stop), int(step), dev, name)
+    return _plexus._arange(float(start), float(stop), float(step), dev, dtype)
+
+
+_INTEGER_RANGES = {"uint8": (0, 255), "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+
+
+def _integer_arange(start, stop, step, dev, name):
+    """arange of integers: through doubles where they hold every value, else counted and scaled exactly."""
+    values = range(start, stop, step)
+    lo, hi = _INTEGER_RANGES[name]
+    if values:
+        least, most = (values[0], values[-1]) if step > 0 else (values[-1], values[0])
+        if not (lo <= least and most <= hi):  # (this module's min and max are the tensors')
+            raise DTypeError("arange: values from %d to %d are beyond what %s holds (%d to %d)"
+                             % (values[0], values[-1], name, lo, hi))
+    if all(-2 ** 53 <= v <= 2 ** 53 for v in (start, stop, step)):
+        return _plexus._arange(float(start), float(stop), float(step), dev, name)
+    return _plexus._arange(0.0, float(len(values)), 1.0, dev, name) * step + start
 
 
 def zeros_like(x):

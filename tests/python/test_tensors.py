@@ -816,3 +816,20 @@ def test_a_numpy_float16_array_keeps_its_bits():
     assert t.dtype == np.float16 and t.asnumpy().view(np.uint16).tolist() == bits.tolist()
     strided = plexus.array(bits.view(np.float16)[::2])
     assert strided.asnumpy().view(np.uint16).tolist() == bits[::2].tolist()
+
+
+def test_arange_of_integers_is_exact_and_refuses_values_the_dtype_cannot_hold():
+    np = need("numpy")
+    big = 2 ** 60
+    # Through doubles 2**60 + 3 is 2**60: the range had been empty.
+    assert plexus.arange(big, big + 3, dtype="int64").tolist() == [big, big + 1, big + 2]
+    assert plexus.arange(big + 5, big, -2, dtype="int64").tolist() == [big + 5, big + 3, big + 1]
+    assert plexus.arange(-2 ** 62, -2 ** 62 + 4, 2, dtype="int64").tolist() == [-2 ** 62, -2 ** 62 + 2]
+    assert plexus.arange(big, big, dtype="int64").tolist() == []
+    for args, dtype in (((2 ** 40, 2 ** 40 + 3), "int32"), ((250, 260), "uint8"), ((-1, 3), "uint8")):
+        with pytest.raises(plexus.DTypeError, match="arange: values from .* are beyond what %s holds" % dtype):
+            plexus.arange(*args, dtype=dtype)  # int32 had saturated to 2147483647 three times
+    assert plexus.arange(3, -1, -1, dtype="uint8").tolist() == [3, 2, 1, 0]
+    assert plexus.arange(np.int64(4), dtype=np.int32).tolist() == np.arange(4, dtype=np.int32).tolist()
+    assert plexus.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert plexus.arange(2.5, dtype="int32").tolist() == [0, 1, 2]
