@@ -43,10 +43,12 @@ def _as_device(given, keyword):
     if given is None or isinstance(given, Device):
         return given
     if isinstance(given, (list, tuple)):
-        return type(given)(_as_device(d, keyword) for d in given)
+        return (list if isinstance(given, list) else tuple)(_as_device(d, keyword) for d in given)
+    if type(given).__name__ == "device" and hasattr(given, "type"):  # a torch.device: 'cpu', 'cuda:0'
+        given = str(given)
     if isinstance(given, str):
         import re
-        m = re.fullmatch(r"\s*(cpu|gpu|cuda)\s*(?:[:(]\s*(\d+)\s*\)?)?\s*", given)
+        m = re.fullmatch(r"\s*(cpu|gpu|cuda)\s*(?:[:(]\s*([0-9]+)\s*\)?)?\s*", given, re.ASCII)
         if m and (given.count("(") == given.count(")")) and not (":" in given and ")" in given):
             return (cpu if m.group(1) == "cpu" else gpu)(int(m.group(2) or 0))
         raise ValueError("%s='%s' does not name a device: 'cpu', 'cpu:1', 'gpu:0' ('cuda:0'), or plexus.cpu(i), "
@@ -96,7 +98,9 @@ def ones(shape, device=None, dtype="float32", ctx=None):
 def full(shape, val, device=None, dtype="float32", ctx=None):
     """`val` everywhere. An integer dtype takes the values it holds (a float's integer part) and
     refuses the rest with a DTypeError, as NumPy 2 does."""
-    return _plexus._full(shape, val if isinstance(val, _numbers.Integral) else float(val), _device(device, ctx), dtype)
+    if isinstance(val, Tensor):
+        val = val.item()  # a Python int for an integer tensor, exactly
+    return _plexus._full(shape, val, _device(device, ctx), dtype)
 
 
 def arange(start, stop=None, step=1, device=None, dtype="float32", ctx=None):
@@ -124,7 +128,8 @@ def _integer_arange(start, stop, step, dev, name):
                              % (values[0], values[-1], name, lo, hi))
     if all(-2 ** 53 <= v <= 2 ** 53 for v in (start, stop, step)):
         return _plexus._arange(float(start), float(stop), float(step), dev, name)
-    return _plexus._arange(0.0, float(len(values)), 1.0, dev, name) * step + start
+    # Exact, in int64 when a bound is beyond the dtype; the values fit it (checked above).
+    return (_plexus._arange(0.0, float(len(values)), 1.0, dev, name) * step + start).astype(name)
 
 
 def zeros_like(x):

@@ -2,6 +2,7 @@
 shuffles, shards and transforms them on another thread (and Fashion-MNIST, Debian's dataset-fashion-mnist or
 $PLEXUS_FASHION_MNIST). The formats and limits: docs/data-files.md."""
 import collections as _collections
+import numbers as _numbers
 import sys as _sys
 import threading as _threading
 
@@ -71,17 +72,19 @@ class ArrayDataset(_ArrayDataset):
 
     def __init__(self, data, label):
         from . import Tensor, array
-        super().__init__(*(v if isinstance(v, Tensor) else array(_numeric(v)) for v in (data, label)))
+        super().__init__(*(v if isinstance(v, Tensor) else array(_numeric(v, is_label)) for v, is_label in
+                           ((data, False), (label, True))))
 
 
-def _numeric(values):
-    """values as an array of a Plexus dtype: bools as uint8, integers Plexus has no dtype for (int8, int16,
-    uint16, uint32, uint64) in the next one that holds them (as labels they must stay integers)."""
+def _numeric(values, is_label):
+    """values as an array: bools as uint8; labels' integers Plexus has no dtype for (int8, int16, uint16,
+    uint32, uint64) in the next one that holds them, since labels must stay integers (data of those dtypes
+    become float32, as plexus.array makes them)."""
     import numpy
     a = numpy.asarray(values)
     if a.dtype == numpy.bool_:
         return a.astype(numpy.uint8)
-    if a.dtype.kind not in "iu" or a.dtype in (numpy.uint8, numpy.int32, numpy.int64):
+    if not is_label or a.dtype.kind not in "iu" or a.dtype in (numpy.uint8, numpy.int32, numpy.int64):
         return a
     if a.dtype == numpy.uint64 and a.size and int(a.max()) > numpy.iinfo(numpy.int64).max:
         from . import DTypeError
@@ -143,7 +146,7 @@ class DataLoader(_DataLoader):
                             "arrays as ArrayDataset(data, label)" % type(dataset).__name__)
         # Gluon's worker processes: here one prefetch thread gathers, transforms and copies every batch, so
         # the number taken (d2l passes 4) changes neither the batches nor their order.
-        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+        if isinstance(num_workers, bool) or not isinstance(num_workers, _numbers.Integral) or num_workers < 0:
             raise ValueError("DataLoader: num_workers is a whole number >= 0, not %r" % (num_workers,))
         if isinstance(dataset, ImageDataset) and transforms is None:
             super().__init__(dataset, batch_size, shuffle, dev, seed)  # ToTensor, then Normalize(0.13, 0.31)

@@ -381,8 +381,8 @@ Tensor from_numpy(const py::handle& values, Device d, DType dt) {
     case DType::int32: return from_array_as<int32_t>(values, d, dt);
     case DType::int64: return from_array_as<int64_t>(values, d, dt);
     case DType::uint8: return from_array_as<uint8_t>(values, d, dt);
-    case DType::float16:  // NumPy's float16 as it is, bit for bit (NaN payloads too)
-        if (a.attr("dtype").attr("name").cast<std::string>() == "float16")
+    case DType::float16:  // NumPy's float16 as it is, bit for bit (NaN payloads too), once in this machine's order
+        if (a.attr("dtype").attr("name").cast<std::string>() == "float16" && a.attr("dtype").attr("isnative").cast<bool>())
             return from_array_as<uint16_t>(a.attr("view")("uint16"), d, dt);
         [[fallthrough]];
     // Through float64, which holds every NumPy float16 and float32 exactly, then rounded once on the device.
@@ -558,15 +558,17 @@ bool is_number(const py::object& y) {
 }
 
 // An integer (Python's or a NumPy scalar) that a double does not hold
-// exactly, as 2**53 + 1: the scalar paths carry numbers as doubles, so such
-// a number goes to an integer tensor as a one-element tensor instead.
+// exactly but int64 does, as 2**53 + 1: the scalar paths carry numbers as
+// doubles, so such a number goes to an integer tensor as a one-element
+// tensor instead. (Beyond int64 no tensor holds it: it stays a double, as
+// NumPy 1's comparisons take it.)
 bool integer_beyond_double(const py::object& y) {
     if (!PyLong_Check(y.ptr()) && !(py::hasattr(y, "dtype") && std::string("iu").find(numpy_kind(y)) != std::string::npos))
         return false;
     const py::int_ v(y);
     int overflow = 0;
     const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
-    if (overflow) return true;
+    if (overflow) return false;
     constexpr long long exact = 1LL << 53;
     return n > exact || n < -exact;
 }
@@ -631,9 +633,14 @@ void check_fits(const Tensor& t, const py::object& value) {
 // (their integer part), exactly beyond 2**53, and refuses the rest as NumPy 2
 // and PyTorch do (C++'s full saturates them, as cast converts).
 Tensor full_of(const Shape& shape, const py::object& value, Device d, DType dt) {
-    if (is_floating(dt) || !is_number(value)) return plexus::full(shape, value.cast<double>(), d, dt);
+    // float() of it: a clear TypeError for what is no number, OverflowError for an int beyond doubles.
+    if (is_floating(dt) || !is_number(value)) return plexus::full(shape, py::float_(value).cast<double>(), d, dt);
     const std::string text = py::str(value).cast<std::string>();
-    const double v = value.cast<double>();
+    if (const bool whole_number = std::string("biu").find(numpy_kind(value)) != std::string::npos || PyLong_Check(value.ptr());
+        whole_number && !fits(dt, py::int_(value), py::int_(value)))
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "full: " + text + " is beyond what " + plexus::name(dt) + " holds (" +
+                                                     range_of(dt) + ")");
+    const double v = py::float_(value).cast<double>();
     if (!std::isfinite(v))
         throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                            "full: " + text + " cannot be stored in " + plexus::name(dt));
@@ -668,10 +675,12 @@ plexus::nn::Parameter& attribute(plexus::nn::Block& b, plexus::nn::Parameter& (p
     }
 }
 
-// x[True] and x[False]: NumPy adds an axis (a mask of one); Python's int
-// conversion would read them as rows 1 and 0, so they are refused.
+// x[True] and x[False] (Python's or NumPy's bools): NumPy adds an axis (a
+// mask of one); an int conversion would read them as rows 1 and 0, so they
+// are refused.
 void refuse_bool_index(const py::handle& k) {
-    if (PyBool_Check(k.ptr()))
+    if (PyBool_Check(k.ptr()) || (py::hasattr(k, "dtype") && py::hasattr(k, "ndim") && k.attr("ndim").cast<int>() == 0 &&
+                                  k.attr("dtype").attr("kind").cast<std::string>() == "b"))
         throw py::index_error("a bool is not an index here (NumPy reads x[True] as a new axis): index by an int, or "
                               "by a mask with where()");
 }
@@ -701,13 +710,13 @@ std::vector<AxisIndex> axis_indices(const Shape& s, const py::tuple& key) {
         }
         const size_t axis = out.size();
         const int64_t n = s[axis];
+        refuse_bool_index(k);
         if (py::isinstance<py::slice>(k)) {
             py::ssize_t start = 0, stop = 0, step = 0, len = 0;
             if (!k.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
             if (step < 0) throw py::index_error("a negative step is not supported");
             out.push_back({start, start + (len > 0 ? (len - 1) * step + 1 : 0), step, false});
         } else if (PyIndex_Check(k.ptr())) {
-            refuse_bool_index(k);
             int64_t given = 0;
             try {
                 given = py::reinterpret_borrow<py::object>(k).cast<int64_t>();
@@ -819,11 +828,11 @@ Tensor getitem(const Tensor& t, const py::object& key) {
         if (step > 1) return t.slice_axis(0, start, start + (len - 1) * step + 1, step);
         throw py::index_error("a negative step is not supported");
     }
+    refuse_bool_index(key);
     if (!PyIndex_Check(key.ptr()))
         throw py::index_error("a tensor is indexed by ints, slices and '...' (x[i], x[a:b], x[i, a:b]), not by a " +
                               std::string(py::str(py::type::of(key).attr("__name__"))) +
                               " (by a tensor of indices: take or pick; by a mask: where)");
-    refuse_bool_index(key);
     const int64_t given = py::int_(key).cast<int64_t>();
     int64_t i = given;
     if (i < 0) i += n;

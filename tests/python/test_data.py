@@ -425,6 +425,10 @@ def test_array_dataset_labels_of_integer_dtypes_plexus_lacks_stay_integers():
     assert y.dtype == np.int32 and y.tolist() == [-1, 3]
     with pytest.raises(plexus.DTypeError, match="uint64 values beyond int64"):
         plexus.data.ArrayDataset(data, np.array([2 ** 63, 1], np.uint64))
+    # Data of those dtypes become float32, as before (they had been refused as int32 samples).
+    small = plexus.data.ArrayDataset(np.arange(8, dtype=np.int8).reshape(4, 2), np.arange(4))
+    batches = [d.tolist() for d, _ in plexus.data.DataLoader(small, 2)]
+    assert batches == [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]]
 
 
 def test_transforms_take_numpy_scalars_and_a_loader_gluons_num_workers_and_device_strings(folder):
@@ -439,6 +443,7 @@ def test_transforms_take_numpy_scalars_and_a_loader_gluons_num_workers_and_devic
     loader = plexus.data.DataLoader(ds, 4, num_workers=4, device="cpu:1")  # as d2l writes it
     batches = [(d.device, y.tolist()) for d, y in loader]
     assert batches == [(plexus.cpu(1), [0, 1, 2, 3]), (plexus.cpu(1), [4, 5])]
+    assert len(list(plexus.data.DataLoader(ds, 4, num_workers=np.int64(2)))) == 2
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="num_workers is a whole number >= 0"):
             plexus.data.DataLoader(ds, 4, num_workers=bad)

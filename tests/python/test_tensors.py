@@ -323,7 +323,7 @@ def test_an_index_other_than_an_int_or_a_slice_is_an_index_error_naming_the_alte
     np = need("numpy")
     a = plexus.arange(12).reshape(3, 4)
     assert a[np.int64(1)].asnumpy().tolist() == [4.0, 5.0, 6.0, 7.0]  # anything with __index__
-    for key in [True, False, (True, 0), (0, False)]:  # NumPy reads a bool as a new axis, Python's int() as a row
+    for key in [True, False, (True, 0), (0, False), np.True_, (np.False_, 0), np.array(True)]:  # NumPy adds an axis
         with pytest.raises(IndexError, match="a bool is not an index here"):
             a[key]
         with pytest.raises(IndexError, match="a bool is not an index here"):
@@ -833,3 +833,37 @@ def test_arange_of_integers_is_exact_and_refuses_values_the_dtype_cannot_hold():
     assert plexus.arange(np.int64(4), dtype=np.int32).tolist() == np.arange(4, dtype=np.int32).tolist()
     assert plexus.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
     assert plexus.arange(2.5, dtype="int32").tolist() == [0, 1, 2]
+
+
+def test_review_of_the_integer_and_float16_paths():
+    np = need("numpy")
+    x = plexus.array([1, 2], dtype="int64")
+    # Beyond int64 no tensor holds the number: it compares as a double, as NumPy 1's (it had raised).
+    assert (x < 2 ** 63).tolist() == [1, 1] and (x == 2 ** 64 - 1).tolist() == [0, 0]
+    assert (plexus.array([1], dtype="uint8") < np.uint64(2 ** 64 - 1)).tolist() == [1]
+    # A big-endian float16 array converts (its bits had been read in this machine's order).
+    be = np.array([1.5, -2.0, 65504.0], np.float16).astype(">f2")
+    assert plexus.array(be).tolist() == [1.5, -2.0, 65504.0]
+    # arange in a narrow dtype keeps it when a bound is beyond 2**53 (it had given int64).
+    got = plexus.arange(5, 2 ** 60, 2 ** 60, dtype="uint8")
+    assert got.dtype == np.uint8 and got.tolist() == [5]
+    # full: an int beyond any dtype is a DTypeError (it had been "Unable to cast"); a 0-d array is exact.
+    with pytest.raises(plexus.DTypeError, match="is beyond what int64 holds"):
+        plexus.full(2, 2 ** 1030, dtype="int64")
+    with pytest.raises(OverflowError):
+        plexus.full(2, 2 ** 1030)
+    assert plexus.full(2, np.array(2 ** 60 + 1), dtype="int64").tolist() == [2 ** 60 + 1] * 2
+    with pytest.raises(plexus.DTypeError, match="full: 1152921504606846977 is beyond what int32 holds"):
+        plexus.full(2, np.array(2 ** 60 + 1), dtype="int32")
+    assert plexus.full(2, plexus.array([2 ** 60 + 1], dtype="int64")[0], dtype="int64").tolist() == [2 ** 60 + 1] * 2
+
+
+def test_review_of_device_strings():
+    import collections
+    torch = need("torch")
+    assert plexus.zeros(2, device=torch.device("cpu")).device == plexus.cpu(0)
+    Pair = collections.namedtuple("Pair", "a b")
+    parts = plexus.nn.split_and_load(plexus.arange(4).reshape(4, 1), Pair(plexus.cpu(0), plexus.cpu(1)))
+    assert [p.device for p in parts] == [plexus.cpu(0), plexus.cpu(1)]  # a namedtuple had failed to rebuild
+    with pytest.raises(ValueError, match="does not name a device"):
+        plexus.zeros(2, device="cpu:\u0661")  # an Arabic-Indic one is no index
