@@ -88,6 +88,28 @@ void DeviceImpl::synchronize() const {
     plugin_synchronize(*plugin, local, label);
 }
 
+void DeviceImpl::keep_failure(px_status status, const std::string& message) const {
+    auto w = std::make_shared<PendingWait>();
+    w->done = true, w->status = status, w->message = message;
+    std::lock_guard<std::mutex> lock(wait_mutex_);
+    if (!pending_wait_) pending_wait_ = std::move(w);  // (one still running reports its own)
+}
+
+void DeviceImpl::report_kept_failure() const {
+    std::shared_ptr<PendingWait> w;
+    {
+        std::lock_guard<std::mutex> lock(wait_mutex_);
+        w = pending_wait_;
+    }
+    if (!w) return;
+    {
+        std::lock_guard<std::mutex> lock(w->m);
+        if (!w->done) return;  // still running: the plugin's own wait reports the work's end
+    }
+    take_finished_wait(w);
+    if (w->status != PX_OK) fail(w->status, w->message);
+}
+
 void DeviceImpl::synchronize_within(double seconds) const {
     std::shared_ptr<PendingWait> w;
     {

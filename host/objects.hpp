@@ -93,6 +93,13 @@ struct DeviceImpl {
     // The same, waiting at most `seconds`; work still running then is a
     // PX_ERROR_DEVICE saying so, and the wait goes on beside the caller.
     void synchronize_within(double seconds) const;
+    // Keeps a failure a wait took for the next synchronize to report, with
+    // its status (a wait of the host's own, as the trace's end, must not use
+    // up the application's error).
+    void keep_failure(px_status status, const std::string& message) const;
+    // Reports (and forgets) a failure kept so, or of a finished wait, at a
+    // waiting point that is not synchronize (a read to the host).
+    void report_kept_failure() const;
     // `d` in this device's runtime (for copies), failing once the runtime is gone.
     std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
 

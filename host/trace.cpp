@@ -49,7 +49,8 @@ std::vector<std::shared_ptr<DeviceImpl>> every_device(const Runtime& rt) {
     return all;
 }
 
-void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices) {
+void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices,
+                   bool from_environment) {
     std::lock_guard<std::mutex> control(control_);
     if (path.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "the trace's path is empty");
     // Relative to the folder current now, not when the trace ends.
@@ -58,13 +59,17 @@ void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<De
     if (ec) fail(PX_ERROR_INVALID_ARGUMENT, "cannot write the trace to '", path, "': ", ec.message());
     {
         std::lock_guard<std::mutex> lock(mu_);
-        if (on()) fail(PX_ERROR_INVALID_ARGUMENT, "a trace of this runtime is already running (into '", data_.path,
-                       "'); end it first (px_trace_end)");
+        if (on())
+            fail(PX_ERROR_INVALID_ARGUMENT, "a trace of this runtime is already running (into '", data_.path, "'); ",
+                 data_.from_environment ? "PLEXUS_TRACE started it, and it runs until the runtime ends: unset "
+                                          "PLEXUS_TRACE to trace a part"
+                                        : "end it first (px_trace_end)");
     }
     check_writable(where, "trace");
     check_writable(trace_summary_path(where), "trace's summary");
     TraceData fresh;
     fresh.path = where;
+    fresh.from_environment = from_environment;
     std::vector<std::weak_ptr<DeviceImpl>> traced;
     std::vector<const DeviceImpl*> ids;
     std::vector<bool> reports;
@@ -99,6 +104,15 @@ void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<De
         std::lock_guard<std::mutex> lock(mu_);
         data_.devices[i].reports = false;
     }
+    // The trace starts once those waits are over (the work before it is left
+    // out, and so is its time), or at the first call another thread made
+    // during them.
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t start = trace_now_ns();
+    for (const TraceCall& c : data_.calls) start = std::min(start, c.queued_ns);
+    for (const TraceRegion& r : open_regions_) start = std::min(start, r.begin_ns);
+    for (const TraceRegion& r : data_.regions) start = std::min(start, r.begin_ns);
+    data_.begin_ns = start;
 }
 
 size_t Tracer::index_of(const DeviceImpl* dev) const {
@@ -171,7 +185,8 @@ void Tracer::region_end() {
     }
 }
 
-void Tracer::collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl>>& traced, std::string& failure) {
+void Tracer::collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl>>& traced,
+                     std::optional<Failure>& failure) {
     std::vector<px_trace_span> batch(4096);
     for (size_t i = 0; i < traced.size(); ++i) {
         std::shared_ptr<DeviceImpl> d = traced[i].lock();
@@ -179,7 +194,7 @@ void Tracer::collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl
         try {
             d->synchronize();
         } catch (const Failure& f) {
-            if (failure.empty()) failure = f.message;
+            d->keep_failure(f.status, f.message);  // the application's next wait reports it, as without the trace
         }
         TraceDevice& td = data.devices[i];
         if (!td.reports) continue;
@@ -195,7 +210,7 @@ void Tracer::collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl
                 td.spans.insert(td.spans.end(), batch.begin(), batch.begin() + n);
             }
         } catch (const Failure& f) {
-            if (failure.empty()) failure = f.message;
+            if (!failure) failure = f;
         }
         px_plugin_error err{sizeof(px_plugin_error), {0}};
         p.api->trace_enable(p.context, d->local, 0, &err);
@@ -250,13 +265,14 @@ void Tracer::end() {
         }
         open_regions_.clear();
     }
-    std::string failure, why;
+    std::optional<Failure> failure;  // of collecting the spans (the devices keep their own)
+    std::string why;
     collect(data, traced, failure);
     keep_spans_of_traced_calls(data);
     for (const TraceDevice& d : data.devices)  // the trace lasts until the devices' last work ended
         for (const px_trace_span& sp : d.spans) data.end_ns = std::max(data.end_ns, sp.end_ns);
     if (!write_trace(data, why)) fail(PX_ERROR_INVALID_ARGUMENT, why);
-    if (!failure.empty()) fail(PX_ERROR_DEVICE, failure);
+    if (failure) throw *failure;
 }
 
 namespace {
@@ -292,7 +308,7 @@ void trace_from_environment(const std::shared_ptr<Tracer>& tracer,
     const char* path = std::getenv("PLEXUS_TRACE");
     if (!path || !*path || taken.exchange(true)) return;
     try {
-        tracer->begin(path, devices);
+        tracer->begin(path, devices, true);
     } catch (const Failure& f) {
         taken = false;  // the next runtime tries (and says) again
         fail(f.status, "PLEXUS_TRACE: ", f.message);

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "plexus/plugin.h"
 
 namespace px {
@@ -54,6 +56,7 @@ struct TraceDevice {
 // What a finished trace holds, for the writer.
 struct TraceData {
     std::string path;
+    bool from_environment = false;  // PLEXUS_TRACE started it (it ends with the runtime)
     int64_t begin_ns = 0, end_ns = 0;
     std::vector<TraceDevice> devices;
     std::vector<TraceCall> calls;
@@ -68,10 +71,12 @@ public:
     // Starts recording `devices` (the runtime's, each once) into `path`
     // (relative to the folder current now), which is created now: Failure (PX_ERROR_INVALID_ARGUMENT) naming it when
     // it cannot be written, or when a trace is already running.
-    void begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices);
+    void begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices,
+               bool from_environment = false);
     // Stops recording, waits for the devices, collects the plugins' spans and
-    // writes the trace and its summary. A failure to write, or a device's
-    // failure found by the wait, is thrown after what could be written is.
+    // writes the trace and its summary. A failure to write, or to collect the
+    // spans, is thrown after what could be written is; a device's failure the
+    // wait finds is kept for the application's next wait.
     void end();
 
     // An id for an op call about to be queued on `dev` (0: its plugin does
@@ -90,7 +95,8 @@ private:
     size_t index_of(const DeviceImpl* dev) const;
     // Waits for each traced device and moves its plugin's spans into
     // `data`; the first failure met is kept in `failure`.
-    static void collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl>>& traced, std::string& failure);
+    static void collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl>>& traced,
+                        std::optional<Failure>& failure);
 
     std::atomic<bool> on_{false};
     std::mutex control_;  // one begin or end at a time

@@ -515,7 +515,8 @@ PX_API px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_devic
 /* Starts a trace of `runtime`: every op call and copy made through it from
  * now on is recorded (op, shapes, dtype, device, when the call queued it and,
  * on devices whose plugin reports it, when the device began and finished
- * it), until px_trace_end writes it; work queued before is left out. `path`
+ * it), until px_trace_end writes it; work queued before is left out (the
+ * trace starts once it has run). `path`
  * (relative to the current folder now) is created now, so an unwritable
  * path fails here (PX_ERROR_INVALID_ARGUMENT naming it and the system's
  * reason). PX_ERROR_INVALID_ARGUMENT too when this runtime's trace is already
@@ -527,7 +528,9 @@ PX_API px_status px_trace_begin(px_runtime* runtime, const char* path);
  * trace JSON at the path px_trace_begin took (ui.perfetto.dev and
  * chrome://tracing open it), and a table of time per op beside it (the path
  * with ".json" replaced by, or else followed by, ".summary.txt"). A failure
- * to write is returned naming the file; the trace has stopped either way.
+ * to write is returned naming the file; the trace has stopped either way. A
+ * failure of queued work its wait finds is not its own: the application's
+ * next wait on that device reports it, as without the trace.
  * PX_ERROR_INVALID_ARGUMENT when no trace of this runtime is running. */
 PX_API px_status px_trace_end(px_runtime* runtime);
 /* Marks a stretch of the calling thread's work (a training step) in the

@@ -264,14 +264,18 @@ TEST_CASE("work queued before the trace began is not in it, and a relative path 
     const JsonValue trace = JsonReader::parse(read_file(path));
     std::map<std::string, int> calls, runs;
     std::vector<double> copied;  // the bytes of each copy that ran on device 0
+    double first_call_us = 1e300;
     for (const Event& e : complete_events(trace)) {
-        if (e.pid == 0 && (e.cat == "op" || e.cat == "copy")) ++calls[e.name];
+        if (e.pid == 0 && (e.cat == "op" || e.cat == "copy")) ++calls[e.name], first_call_us = std::min(first_call_us, e.ts);
         if (e.pid != 1) continue;
         ++runs[e.name];
         if (e.name == "copy") copied.push_back(e.args->at("bytes").n);
     }
     CHECK(calls["gemm"] == 1);
     CHECK(runs["gemm"] == 1);  // not the 8 queued before the trace began
+    // Nor their time: the trace starts once begin's wait for them is over (it
+    // had started before, so its first call came the gemms' run time late).
+    CHECK(first_call_us < 5000);
     CHECK(runs["add"] == 1);
     CHECK(calls["copy"] == 2);
     // The upload queued behind the traced gemm and the download, not the upload queued before.
@@ -284,6 +288,27 @@ TEST_CASE("work queued before the trace began is not in it, and a relative path 
     std::remove(path.c_str());
     std::remove((folder + "/relative.summary.txt").c_str());
     rmdir(folder.c_str());
+    px_runtime_destroy(rt);
+}
+
+TEST_CASE("a device failure the trace's end waits past is kept for the application's next wait", "[trace]") {
+    px_runtime* rt = make_runtime();
+    const std::vector<int32_t> ones{1, 2, 3}, zeros{1, 0, 3};
+    px_tensor* a = upload(rt, PX_INT32, {3}, ones.data(), 12);
+    px_tensor* b = upload(rt, PX_INT32, {3}, zeros.data(), 12);
+    const std::string path = temp_path("failure.json");
+    REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+    px_tensor* q = nullptr;
+    REQUIRE(px_binary(PX_OP_DIV, a, b, &q) == PX_OK);  // fails on the device: an integer division by zero
+    // Tracing never changes results: the end succeeds (it had reported the
+    // failure as its own and used it up, so the quotient read as if whole).
+    CHECK(px_trace_end(rt) == PX_OK);
+    std::vector<int32_t> back(3);
+    CHECK(px_tensor_to_host(q, back.data(), 12) == PX_ERROR_DEVICE);
+    CHECK(std::string(px_last_error()).find("div") != std::string::npos);
+    for (px_tensor* t : {a, b, q}) px_tensor_release(t);
+    std::remove(path.c_str());
+    std::remove(temp_path("failure.summary.txt").c_str());
     px_runtime_destroy(rt);
 }
 
@@ -339,6 +364,9 @@ TEST_CASE("PLEXUS_TRACE traces the first runtime until it is destroyed", "[trace
     int copies = 0;
     linear_step(rt, ops, copies);
     CHECK(read_file(path).empty());  // written when the runtime goes
+    CHECK(px_trace_begin(rt, temp_path("inner.json").c_str()) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(px_last_error()).find("PLEXUS_TRACE started it, and it runs until the runtime ends") !=
+          std::string::npos);  // not "end it first (px_trace_end)", which a Python user has no way to
     px_runtime_destroy(rt);
     const JsonValue trace = JsonReader::parse(read_file(path));
     int op_calls = 0;
