@@ -152,11 +152,15 @@ std::string trace_summary_path(const std::string& path) {
     return path + ".summary.txt";
 }
 
+// A summary row's name: the op's, or "transfer" for a copy between the host
+// and a device or two devices (the copy op, on one device, is "copy").
+const char* row_label(int32_t op) { return op ? op_label(op) : "transfer"; }
+
 std::string trace_summary(const TraceData& data) {
     std::map<std::string, Row> rows;
     long long ops = 0, copies = 0;
     for (const TraceCall& c : data.calls) {
-        Row& r = rows[op_label(c.op)];
+        Row& r = rows[row_label(c.op)];
         ++r.calls;
         r.call_ns += c.returned_ns - c.queued_ns;
         ++(c.op ? ops : copies);
@@ -164,14 +168,14 @@ std::string trace_summary(const TraceData& data) {
     const auto by_id = calls_by_id(data);
     int64_t device_total = 0;
     std::string out = format("Plexus trace: %.3f ms, ", double(data.end_ns - data.begin_ns) / 1e6, 0) +
-                      std::to_string(ops) + " op calls and " + std::to_string(copies) + " copies\n";
+                      std::to_string(ops) + " op calls and " + std::to_string(copies) + " transfers\n";
     for (const TraceDevice& d : data.devices) {
         int64_t busy = 0;
         for (const px_trace_span& s : d.spans) {
             const auto it = s.trace_id ? by_id.find(s.trace_id) : by_id.end();
             const int64_t start = span_start(s, it == by_id.end() ? nullptr : it->second);
             const int64_t ns = std::max<int64_t>(0, s.end_ns - start);
-            Row& r = rows[op_label(s.op)];
+            Row& r = rows[row_label(s.op)];
             ++r.ran;
             r.device_ns += ns;
             busy += ns;

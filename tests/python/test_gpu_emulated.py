@@ -112,4 +112,4 @@ def test_a_copy_between_devices_of_two_plugins_is_one_copy_in_a_trace(tmp_path):
     events = json.load(open(path))["traceEvents"]
     calls = [e for e in events if e["ph"] == "X" and e["pid"] == 0 and e["cat"] == "copy"]
     assert len(calls) == 4
-    assert "4 copies" in open(str(tmp_path / "copies.summary.txt")).read()
+    assert "4 transfers" in open(str(tmp_path / "copies.summary.txt")).read()
