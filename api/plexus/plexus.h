@@ -513,9 +513,11 @@ PX_API px_status px_tensor_from_dlpack_unversioned(px_runtime* runtime, px_devic
 /* ---- trace: where the time goes (docs/performance.md) ---- */
 
 /* Starts a trace of `runtime`: every op call and copy made through it from
- * now on is recorded (op, shapes, dtype, device, when the call queued it and,
- * on devices whose plugin reports it, when the device began and finished
- * it), until px_trace_end writes it; work queued before is left out (the
+ * now on that queues work is recorded (op, shapes, dtype, device, when the
+ * call queued it and, on devices whose plugin reports it, when the device
+ * began and finished it; a call refused before it queued anything is not,
+ * and a run that failed on the device shows as it ran), until px_trace_end
+ * writes it; work queued before is left out (the
  * trace starts once it has run). `path`
  * (relative to the current folder now) is created now, so an unwritable
  * path fails here (PX_ERROR_INVALID_ARGUMENT naming it and the system's
