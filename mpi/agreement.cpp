@@ -85,7 +85,7 @@ std::string World::disagreement(const Facts& facts) {
     const Facts zero = unpack(all.data(), size_t(counts[0]));
     for (int r = 1; r < size_; ++r) {
         std::string why = compare(zero, unpack(all.data() + offsets[size_t(r)], size_t(counts[size_t(r)])), r);
-        if (!why.empty()) return "the ranks disagree: " + why + " (every rank must run with the same settings, data set sizes and network)";
+        if (!why.empty()) return "the ranks disagree: " + why + " (every rank must run with the same settings, data and network)";
     }
     return "";
 }

@@ -161,7 +161,7 @@ void verdict(mpi::World& w, const mpi::Facts& facts, const std::string& expected
 
 void disagree(mpi::World& w) {
     const bool one = w.rank() == 1;
-    const std::string tail = " (every rank must run with the same settings, data set sizes and network)";
+    const std::string tail = " (every rank must run with the same settings, data and network)";
     mpi::Facts same{{"--batch-size", "64"}, {"--net", "lenet"}};
     verdict(w, same, "", "facts that agree");
     verdict(w, {{"--batch-size", one ? "32" : "64"}, {"--net", "lenet"}},

@@ -97,7 +97,8 @@ const char* usage =
     "                         summary; with --distributed, rank 0 traces\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
     "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
-    "and --out), data set sizes and network; otherwise all stop, naming the first difference.\n";
+    "and --out), data (sizes and bytes: a copy of its own is fine) and network; otherwise all stop, naming\n"
+    "the first difference.\n";
 
 [[noreturn]] void die(const std::string& msg) {
     std::cerr << "plexus-train: " << msg << "\n";
@@ -249,11 +250,6 @@ struct Ranks {
     }
 };
 
-// Before the first collective: every rank must have the settings, data set
-// sizes and parameter shapes of rank 0, or the ranks would pass MPI buffers
-// of different sizes (heap corruption inside MPI) or train different models.
-// Devices and folders may differ between ranks (machines differ); --data is
-// compared through the sizes of what it holds.
 // The options that shape a run's results (what ranks must agree on, and
 // what a resumed run must repeat), as (option, value).
 train::Settings run_settings(const Options& o) {
@@ -275,6 +271,11 @@ train::Settings run_settings(const Options& o) {
             {"--wd", g(o.wd)}};
 }
 
+// Before the first collective: every rank must have the settings, data and
+// parameter shapes of rank 0, or the ranks would pass MPI buffers of
+// different sizes (heap corruption inside MPI) or train different models.
+// Devices and folders may differ between ranks (machines differ); --data is
+// compared through what it holds (sizes, and a checksum of its bytes).
 void check_ranks_agree(Ranks& ranks, const Options& o, const train::TrainData& sets, nn::Sequential& net,
                        const Device& dev) {
     // Complete the deferred shapes with one zero image (no RNG is drawn
@@ -286,6 +287,9 @@ void check_ranks_agree(Ranks& ranks, const Options& o, const train::TrainData& s
     mpi::Facts facts = run_settings(o);
     facts.emplace_back("the training set in --data", images(true));
     facts.emplace_back("the test set in --data", images(false));
+    // The same bytes too (a copy of its own is fine): ranks sharding one batch
+    // must read one data set, and a resume compares it with the checkpoint's.
+    facts.emplace_back("what --data holds", sets.contents());
     for (auto& fact : mpi::parameter_shapes(net.collect_params())) facts.push_back(fact);
     const std::string why = ranks.mpi->disagreement(facts);
     if (!why.empty()) ranks.stop(why);
