@@ -53,6 +53,16 @@ struct DeviceImpl::PendingWait {
     bool done = false;
     px_status status = PX_OK;
     std::string message;
+    bool reported = false;  // its failure went to one waiter: the others go on
+
+    // Throws the failure to the first waiter that asks (guarded by m).
+    void report_once() {
+        std::unique_lock<std::mutex> lock(m);
+        if (status == PX_OK || reported) return;
+        reported = true;
+        lock.unlock();
+        fail(status, message);
+    }
 };
 
 namespace {
@@ -83,31 +93,38 @@ void DeviceImpl::synchronize() const {
         w->cv.wait(lock, [&] { return w->done; });
         lock.unlock();
         take_finished_wait(w);
-        if (w->status != PX_OK) fail(w->status, w->message);
+        w->report_once();
     }
-    plugin_synchronize(*plugin, local, label);
+    // A kept failure is reported once the work queued since has run too, as
+    // one wait without the trace would (the later failure named after it).
+    std::string later;
+    try {
+        plugin_synchronize(*plugin, local, label);
+    } catch (const Failure& f) {
+        std::lock_guard<std::mutex> lock(wait_mutex_);
+        if (kept_status_ == PX_OK) throw;
+        later = f.message;
+    }
+    report_kept_failure(later);
 }
 
 void DeviceImpl::keep_failure(px_status status, const std::string& message) const {
-    auto w = std::make_shared<PendingWait>();
-    w->done = true, w->status = status, w->message = message;
     std::lock_guard<std::mutex> lock(wait_mutex_);
-    if (!pending_wait_) pending_wait_ = std::move(w);  // (one still running reports its own)
+    if (kept_status_ != PX_OK) return;  // the first is the one a wait reports
+    kept_status_ = status, kept_message_ = message;
 }
 
-void DeviceImpl::report_kept_failure() const {
-    std::shared_ptr<PendingWait> w;
+void DeviceImpl::report_kept_failure(const std::string& later) const {
+    px_status status = PX_OK;
+    std::string message;
     {
         std::lock_guard<std::mutex> lock(wait_mutex_);
-        w = pending_wait_;
+        std::swap(status, kept_status_);
+        message.swap(kept_message_);
     }
-    if (!w) return;
-    {
-        std::lock_guard<std::mutex> lock(w->m);
-        if (!w->done) return;  // still running: the plugin's own wait reports the work's end
-    }
-    take_finished_wait(w);
-    if (w->status != PX_OK) fail(w->status, w->message);
+    if (status == PX_OK) return;
+    if (!later.empty()) message += " (then, since: " + later + ")";
+    fail(status, message);
 }
 
 void DeviceImpl::synchronize_within(double seconds) const {
@@ -140,7 +157,8 @@ void DeviceImpl::synchronize_within(double seconds) const {
              " s; the wait goes on, and the next synchronize of ", label, " reports how it ended");
     lock.unlock();
     take_finished_wait(w);
-    if (w->status != PX_OK) fail(w->status, w->message);
+    w->report_once();
+    report_kept_failure();
 }
 
 std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {

@@ -97,9 +97,9 @@ struct DeviceImpl {
     // its status (a wait of the host's own, as the trace's end, must not use
     // up the application's error).
     void keep_failure(px_status status, const std::string& message) const;
-    // Reports (and forgets) a failure kept so, or of a finished wait, at a
-    // waiting point that is not synchronize (a read to the host).
-    void report_kept_failure() const;
+    // Reports (and forgets) a failure kept so, at a waiting point that is not
+    // synchronize (a read to the host, a copy from this device).
+    void report_kept_failure(const std::string& later = "") const;
     // `d` in this device's runtime (for copies), failing once the runtime is gone.
     std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
 
@@ -110,6 +110,8 @@ private:
     std::shared_ptr<PendingWait> take_finished_wait(std::shared_ptr<PendingWait>& w) const;
     mutable std::mutex wait_mutex_;
     mutable std::shared_ptr<PendingWait> pending_wait_;  // guarded by wait_mutex_
+    mutable px_status kept_status_ = PX_OK;              // keep_failure's, guarded by wait_mutex_
+    mutable std::string kept_message_;
 };
 
 struct Buffer {

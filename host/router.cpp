@@ -85,6 +85,7 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
         return;
     }
     const auto& p = *to.plugin;
+    from.report_kept_failure();  // a copy waits for the source's work, and reports its failure
     traced_copy(to.tracer.get(), &from, &to, bytes, [&] {
         if (from.plugin == to.plugin) {
             p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },
@@ -94,9 +95,10 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
                    });
             return;
         }
-        // Devices of two plugins: stage through host memory (one copy in a trace).
+        // Devices of two plugins: stage through host memory (the read is a
+        // traced copy of its own, matched to the source device's span).
         std::vector<unsigned char> staging(bytes);
-        read_to_host(src, staging.data(), bytes);
+        to_host(src, staging.data(), bytes);
         p.call([&] { return cat("copying ", bytes, " bytes from the host to ", to.label); }, [&](px_plugin_error* e) {
             return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
         });

@@ -105,14 +105,10 @@ void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<De
         data_.devices[i].reports = false;
     }
     // The trace starts once those waits are over (the work before it is left
-    // out, and so is its time), or at the first call another thread made
-    // during them.
+    // out, and so is its time); end() moves it back to a call another thread
+    // queued during them.
     std::lock_guard<std::mutex> lock(mu_);
-    int64_t start = trace_now_ns();
-    for (const TraceCall& c : data_.calls) start = std::min(start, c.queued_ns);
-    for (const TraceRegion& r : open_regions_) start = std::min(start, r.begin_ns);
-    for (const TraceRegion& r : data_.regions) start = std::min(start, r.begin_ns);
-    data_.begin_ns = start;
+    data_.begin_ns = trace_now_ns();
 }
 
 size_t Tracer::index_of(const DeviceImpl* dev) const {
@@ -265,6 +261,10 @@ void Tracer::end() {
         }
         open_regions_.clear();
     }
+    // It began at its first call or region, if one (made while begin waited)
+    // was queued before begin's own start.
+    for (const TraceCall& c : data.calls) data.begin_ns = std::min(data.begin_ns, c.queued_ns);
+    for (const TraceRegion& r : data.regions) data.begin_ns = std::min(data.begin_ns, r.begin_ns);
     std::optional<Failure> failure;  // of collecting the spans (the devices keep their own)
     std::string why;
     collect(data, traced, failure);

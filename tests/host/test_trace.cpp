@@ -308,7 +308,25 @@ TEST_CASE("a device failure the trace's end waits past is kept for the applicati
     std::vector<int32_t> back(3);
     CHECK(px_tensor_to_host(q, back.data(), 12) == PX_ERROR_DEVICE);
     CHECK(std::string(px_last_error()).find("div") != std::string::npos);
-    for (px_tensor* t : {a, b, q}) px_tensor_release(t);
+    CHECK(px_tensor_to_host(q, back.data(), 12) == PX_OK);  // reported once
+    // A copy to another device reports it too (it had copied the output as if whole).
+    REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+    px_tensor *q2 = nullptr, *moved = nullptr, *q3 = nullptr;
+    REQUIRE(px_binary(PX_OP_DIV, a, b, &q2) == PX_OK);
+    CHECK(px_trace_end(rt) == PX_OK);
+    CHECK(px_tensor_copy_to(q2, device(1), &moved) == PX_ERROR_DEVICE);
+    CHECK(moved == nullptr);
+    // And a wait reports it once the work queued since has run, naming a later failure after it.
+    REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+    REQUIRE(px_binary(PX_OP_DIV, a, b, &q3) == PX_OK);
+    CHECK(px_trace_end(rt) == PX_OK);
+    px_tensor* q4 = nullptr;
+    REQUIRE(px_binary(PX_OP_DIV, b, b, &q4) == PX_OK);  // fails too, after the trace
+    CHECK(px_runtime_synchronize(rt, device(0)) == PX_ERROR_DEVICE);
+    const std::string said = px_last_error();
+    CHECK(said.find("then, since: ") != std::string::npos);
+    CHECK(px_runtime_synchronize(rt, device(0)) == PX_OK);
+    for (px_tensor* t : {a, b, q, q2, q3, q4}) px_tensor_release(t);
     std::remove(path.c_str());
     std::remove(temp_path("failure.summary.txt").c_str());
     px_runtime_destroy(rt);
