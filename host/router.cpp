@@ -49,29 +49,23 @@ TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, con
     return t.release();
 }
 
-namespace {
-// t's bytes into dst, untraced (the caller records the copy it is part of).
-void read_to_host(const TensorObj& t, void* dst, uint64_t bytes) {
-    const auto& dev = t.device();
-    const auto& p = *dev.plugin;
-    dev.report_kept_failure();
-    p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
-        return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
-    });
-}
-}  // namespace
-
 void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
     uint64_t need = t.bytes();
     if (bytes != need)
         fail(PX_ERROR_INVALID_ARGUMENT, "the destination has ", bytes, " bytes; the tensor has ", need);
     if (!dst && bytes > 0) fail(PX_ERROR_INVALID_ARGUMENT, "'dst' is NULL");
     const auto& dev = t.device();
+    const auto& p = *dev.plugin;
     if (bytes == 0) {
         dev.synchronize();  // still a waiting point: report earlier failures
         return;
     }
-    traced_copy(dev.tracer.get(), &dev, nullptr, bytes, [&] { read_to_host(t, dst, bytes); });
+    dev.report_kept_failure();  // a read waits for the device's work, and reports its failure
+    traced_copy(dev.tracer.get(), &dev, nullptr, bytes, [&] {
+        p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
+            return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
+        });
+    });
 }
 
 void copy_into(const TensorObj& src, TensorObj& dst) {

@@ -93,8 +93,9 @@ public:
 private:
     // The index of `dev` in data_.devices; SIZE_MAX when it was not traced. Under mu_.
     size_t index_of(const DeviceImpl* dev) const;
-    // Waits for each traced device and moves its plugin's spans into
-    // `data`; the first failure met is kept in `failure`.
+    // Waits for each traced device (keeping a failure the wait finds for the
+    // device's next wait) and moves its plugin's spans into `data`; the first
+    // failure to collect them is kept in `failure`.
     static void collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl>>& traced,
                         std::optional<Failure>& failure);
 

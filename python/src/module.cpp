@@ -636,19 +636,15 @@ Tensor full_of(const Shape& shape, const py::object& value, Device d, DType dt) 
     // float() of it: a clear TypeError for what is no number, OverflowError for an int beyond doubles.
     if (is_floating(dt) || !is_number(value)) return plexus::full(shape, py::float_(value).cast<double>(), d, dt);
     const std::string text = py::str(value).cast<std::string>();
-    if (const bool whole_number = std::string("biu").find(numpy_kind(value)) != std::string::npos || PyLong_Check(value.ptr());
-        whole_number && !fits(dt, py::int_(value), py::int_(value)))
-        throw plexus::DTypeError(PX_ERROR_DTYPE, "full: " + text + " is beyond what " + plexus::name(dt) + " holds (" +
-                                                     range_of(dt) + ")");
-    const double v = py::float_(value).cast<double>();
-    if (!std::isfinite(v))
+    const bool integral = PyLong_Check(value.ptr()) || std::string("biu").find(numpy_kind(value)) != std::string::npos;
+    if (!integral && !std::isfinite(py::float_(value).cast<double>()))
         throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                            "full: " + text + " cannot be stored in " + plexus::name(dt));
-    const py::int_ whole(value);  // an int as it is, a float toward zero
+    const py::int_ whole(value);  // an int as it is (beyond doubles too), a float toward zero
     if (!fits(dt, whole, whole))
         throw plexus::DTypeError(PX_ERROR_DTYPE, "full: " + text + " is beyond what " + plexus::name(dt) + " holds (" +
                                                      range_of(dt) + ")");
-    if (!integer_beyond_double(value)) return plexus::full(shape, v, d, dt);
+    if (!integer_beyond_double(value)) return plexus::full(shape, py::float_(value).cast<double>(), d, dt);
     Tensor t = plexus::empty(shape, d, dt);
     t.assign(from_numpy(whole, d, dt));
     return t;

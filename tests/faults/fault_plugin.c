@@ -92,6 +92,9 @@ static px_status device_info(px_plugin_context* ctx, int32_t d, px_device_info* 
     uint32_t size = info->struct_size;
     memset(info, 0, size);
     info->struct_size = size;
+#ifdef FAULT_INFO_FAILS
+    return say(err, PX_ERROR_PLUGIN, "simulated: the device does not answer");
+#endif
 #ifdef FAULT_BAD_INFO
     info->kind = 99; /* not a kind the ABI defines */
 #else
