@@ -11,12 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "json_reader.hpp"
@@ -329,6 +332,119 @@ TEST_CASE("a device failure the trace's end waits past is kept for the applicati
     for (px_tensor* t : {a, b, q, q2, q3, q4}) px_tensor_release(t);
     std::remove(path.c_str());
     std::remove(temp_path("failure.summary.txt").c_str());
+    px_runtime_destroy(rt);
+}
+
+// Work that keeps device 0 busy for a while (about 4 GFLOP), then an
+// integer division by zero that fails on the device behind it.
+struct BusyThenFailing {
+    std::vector<px_tensor*> tensors;
+    explicit BusyThenFailing(px_runtime* rt) {
+        const int64_t n = 512;
+        const std::vector<float> values(size_t(n * n), 0.5f);
+        const std::vector<int32_t> ones{1, 2, 3}, zeros{1, 0, 3};
+        px_tensor* a = upload(rt, PX_FLOAT32, {n, n}, values.data(), values.size() * 4);
+        px_tensor* p = upload(rt, PX_INT32, {3}, ones.data(), 12);
+        px_tensor* q = upload(rt, PX_INT32, {3}, zeros.data(), 12);
+        tensors = {a, p, q};
+        for (int k = 0; k < 16; ++k) {
+            px_tensor* product = nullptr;
+            REQUIRE(px_gemm(a, a, 0, 0, &product) == PX_OK);
+            tensors.push_back(product);
+        }
+        px_tensor* quotient = nullptr;
+        REQUIRE(px_binary(PX_OP_DIV, p, q, &quotient) == PX_OK);
+        tensors.push_back(quotient);
+    }
+    ~BusyThenFailing() {
+        for (px_tensor* t : tensors) px_tensor_release(t);
+    }
+};
+
+// Whether the calling thread's last error is the division's failure (not a
+// timed wait giving up).
+bool division_failed(px_status st) {
+    return st == PX_ERROR_DEVICE && std::string(px_last_error()).find("div") != std::string::npos;
+}
+
+TEST_CASE("a device failure that concurrent waits share is reported to exactly one of them", "[trace]") {
+    px_runtime* rt = make_runtime();
+    for (int round = 0; round < 3; ++round) {
+        BusyThenFailing work(rt);
+        std::atomic<int> reported{0}, other{0};
+        std::vector<std::thread> waiters;
+        for (int k = 0; k < 4; ++k)
+            waiters.emplace_back([&] {
+                const px_status st = px_runtime_synchronize_timeout(rt, device(0), 60.0);
+                if (division_failed(st)) ++reported;
+                else if (st != PX_OK) ++other;
+            });
+        for (std::thread& t : waiters) t.join();
+        // The waiters that joined one pending wait had each reported its failure.
+        CHECK(reported == 1);
+        CHECK(other == 0);
+        CHECK(px_runtime_synchronize(rt, device(0)) == PX_OK);
+    }
+    px_runtime_destroy(rt);
+}
+
+TEST_CASE("a failure the trace's end keeps is reported once beside a thread polling with timed waits", "[trace]") {
+    px_runtime* rt = make_runtime();
+    const std::string path = temp_path("polled.json");
+    for (int round = 0; round < 10; ++round) {
+        REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+        BusyThenFailing work(rt);
+        std::atomic<bool> ended{false};
+        std::atomic<int> reported{0};
+        std::thread poller([&] {
+            // Polls until a wait after the trace's end comes back whole.
+            for (;;) {
+                const bool after_end = ended;
+                const px_status st = px_runtime_synchronize_timeout(rt, device(0), 0.001);
+                if (division_failed(st)) ++reported;
+                if (st == PX_OK && after_end) return;
+            }
+        });
+        CHECK(px_trace_end(rt) == PX_OK);
+        ended = true;
+        poller.join();
+        if (division_failed(px_runtime_synchronize(rt, device(0)))) ++reported;
+        // A timed wait's new pending wait had dropped the kept failure: none reported it.
+        CHECK(reported == 1);
+    }
+    std::remove(path.c_str());
+    std::remove(temp_path("polled.summary.txt").c_str());
+    px_runtime_destroy(rt);
+}
+
+TEST_CASE("a call another thread queues during the trace's beginning is in the trace at a time after its start",
+          "[trace]") {
+    px_runtime* rt = make_runtime();
+    const int64_t n = 512;
+    const std::vector<float> values(size_t(n * n), 0.5f);
+    px_tensor* a = upload(rt, PX_FLOAT32, {n, n}, values.data(), values.size() * 4);
+    std::vector<px_tensor*> before(48, nullptr);
+    for (px_tensor*& p : before) REQUIRE(px_gemm(a, a, 0, 0, &p) == PX_OK);  // begin waits for them
+    const std::string path = temp_path("during.json");
+    std::thread beginning([&] { CHECK(px_trace_begin(rt, path.c_str()) == PX_OK); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // into that wait
+    px_tensor* sum = nullptr;
+    REQUIRE(px_binary(PX_OP_ADD, a, a, &sum) == PX_OK);
+    beginning.join();
+    REQUIRE(px_runtime_synchronize(rt, device(0)) == PX_OK);
+    REQUIRE(px_trace_end(rt) == PX_OK);
+    int adds = 0;
+    for (const Event& e : complete_events(JsonReader::parse(read_file(path)))) {
+        INFO(e.cat << " " << e.name << " at " << e.ts);
+        CHECK(e.ts >= 0);  // the add's call had come before the start the trace's wait had moved on
+        adds += e.pid == 0 && e.name == "add";
+    }
+    CHECK(adds == 1);
+    for (px_tensor* t : before) px_tensor_release(t);
+    px_tensor_release(a);
+    px_tensor_release(sum);
+    std::remove(path.c_str());
+    std::remove(temp_path("during.summary.txt").c_str());
     px_runtime_destroy(rt);
 }
 
