@@ -1204,24 +1204,15 @@ PYBIND11_MODULE(_plexus, m) {
         .def("__neg__", [](const Tensor& a) { return -a; })
         // comparisons (uint8 results), with the same operands as the arithmetic; Python reflects them
         // (np_array < x is x > np_array), and x == None is False
-#define PLEXUS_PY_COMPARISON_(name, tensors, number)                                                                 \
-    .def("__" name "__", [](const Tensor& a, const Tensor& b) { return tensors(a, b); }, py::is_operator())          \
-        .def("__" name "__", [](const Tensor& a, double b) { return number(a, b); }, py::is_operator())             \
-        .def("__" name "__", [](const Tensor& a, const py::object& b) {                                           \
-            return with_other(a, b, [](const Tensor& x, double v) { return number(x, v); },                       \
-                              [](const Tensor& x, const Tensor& y) { return tensors(x, y); });                     \
+#define PLEXUS_PY_COMPARISON_(name)                                                                                 \
+    .def("__" #name "__", [](const Tensor& a, const Tensor& b) { return a.name(b); }, py::is_operator())             \
+        .def("__" #name "__", [](const Tensor& a, double b) { return a.name(b); }, py::is_operator())              \
+        .def("__" #name "__", [](const Tensor& a, const py::object& b) {                                           \
+            return with_other(a, b, [](const Tensor& x, double v) { return x.name(v); },                           \
+                              [](const Tensor& x, const Tensor& y) { return x.name(y); });                          \
         }, py::is_operator())
-        PLEXUS_PY_COMPARISON_("lt", [](const Tensor& x, const Tensor& y) { return x < y; },
-                              [](const Tensor& x, double v) { return x < v; })
-        PLEXUS_PY_COMPARISON_("le", [](const Tensor& x, const Tensor& y) { return x <= y; },
-                              [](const Tensor& x, double v) { return x <= v; })
-        PLEXUS_PY_COMPARISON_("gt", [](const Tensor& x, const Tensor& y) { return x > y; },
-                              [](const Tensor& x, double v) { return x > v; })
-        PLEXUS_PY_COMPARISON_("ge", [](const Tensor& x, const Tensor& y) { return x >= y; },
-                              [](const Tensor& x, double v) { return x >= v; })
-        PLEXUS_PY_COMPARISON_("eq", plexus::equal, [](const Tensor& x, double v) { return x.scalar_op(PX_OP_EQ, v, false); })
-        PLEXUS_PY_COMPARISON_("ne", plexus::not_equal,
-                              [](const Tensor& x, double v) { return x.scalar_op(PX_OP_NE, v, false); })
+        PLEXUS_PY_COMPARISON_(lt) PLEXUS_PY_COMPARISON_(le) PLEXUS_PY_COMPARISON_(gt) PLEXUS_PY_COMPARISON_(ge)
+        PLEXUS_PY_COMPARISON_(eq) PLEXUS_PY_COMPARISON_(ne)
 #undef PLEXUS_PY_COMPARISON_
         .def("__hash__", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.handle()); })
         .def("__bool__", [](const Tensor& t) {

@@ -79,7 +79,7 @@ constexpr DType dtype_of() {
 #define PLEXUS_OP_FORMS_PX_FAMILY_UNARY(kind, op, name) PLEXUS_##kind##_UNARY_(op, name)
 #define PLEXUS_OP_FORMS_PX_FAMILY_REDUCE(kind, op, name) PLEXUS_##kind##_REDUCE_(op, name)
 #define PLEXUS_OP_FORMS_PX_FAMILY_UNARY_ALPHA(kind, op, name) PLEXUS_##kind##_UNARY_ALPHA_(op, name)
-#define PLEXUS_OP_FORMS_PX_FAMILY_BINARY(kind, op, name)
+#define PLEXUS_OP_FORMS_PX_FAMILY_BINARY(kind, op, name) PLEXUS_##kind##_BINARY_(op, name)
 #define PLEXUS_OP_FORMS_PX_FAMILY_WHERE(kind, op, name)
 #define PLEXUS_OP_FORMS_PX_FAMILY_MATMUL(kind, op, name)
 #define PLEXUS_OP_FORMS_PX_FAMILY_COPY(kind, op, name)
@@ -108,8 +108,15 @@ constexpr DType dtype_of() {
     Tensor name(const std::vector<int>& axes, bool keepdims = false) const { return reduce(op, axes, keepdims); }
 #define PLEXUS_METHOD_UNARY_ALPHA_(op, name) \
     Tensor name(double alpha) const { return unary_alpha(op, alpha); }
+#define PLEXUS_METHOD_BINARY_(op, name)                                 \
+    Tensor name(const Tensor& b) const { return binary_op(op, b); } \
+    Tensor name(double s) const { return scalar_op(op, s, false); }
 #define PLEXUS_FUNCTION_UNARY_(op, name) \
     inline Tensor name(const Tensor& a) { return a.name(); }
+#define PLEXUS_FUNCTION_BINARY_(op, name)                                          \
+    inline Tensor name(const Tensor& a, const Tensor& b) { return a.name(b); } \
+    inline Tensor name(const Tensor& a, double s) { return a.name(s); }        \
+    inline Tensor name(double s, const Tensor& b) { return b.scalar_op(op, s, true); }
 // Reductions are methods only; an alpha op's function has its own default
 // alpha, written after the class.
 #define PLEXUS_FUNCTION_REDUCE_(op, name)
@@ -285,13 +292,11 @@ public:
     // reduction per axis, the highest first. Not argmax.
     Tensor reduce(px_op op, const std::vector<int>& axes, bool keepdims = false) const;
 
-    // One method per unary op of the op table (x.exp(), x.relu(), ...) and
-    // two per reduction (x.sum(), x.sum(axis, keepdims)), named as its row:
-    // a row added to op_table.h is a method here, with nothing else to edit.
+    // One method per unary op of the op table (x.exp(), x.relu(), ...), two
+    // per binary op (x.add(y), x.add(2.0), x.pow(y), x.lt(0.5)) and three per
+    // reduction (x.sum(), x.sum(axis, keepdims), x.sum(axes)), named as its
+    // row: a row added to op_table.h is a method here, with nothing else to edit.
     PX_OP_TABLE(PLEXUS_OP_METHODS_)
-
-    Tensor pow(double p) const { return scalar_op(PX_OP_POW, p, false); }
-    Tensor pow(const Tensor& p) const { return binary_op(PX_OP_POW, p); }
 
     Tensor binary_op(px_op op, const Tensor& b) const;
     Tensor scalar_op(px_op op, double s, bool scalar_first) const;
@@ -329,35 +334,35 @@ private:
 
 // ---- arithmetic, as operators and free functions ----
 
-#define PLEXUS_BINARY_OPERATOR(sym, op)                                                                    \
-    inline Tensor operator sym(const Tensor& a, const Tensor& b) { return a.binary_op(op, b); }         \
-    inline Tensor operator sym(const Tensor& a, double s) { return a.scalar_op(op, s, false); }         \
-    inline Tensor operator sym(double s, const Tensor& a) { return a.scalar_op(op, s, true); }
-PLEXUS_BINARY_OPERATOR(+, PX_OP_ADD)
-PLEXUS_BINARY_OPERATOR(-, PX_OP_SUB)
-PLEXUS_BINARY_OPERATOR(*, PX_OP_MUL)
-PLEXUS_BINARY_OPERATOR(/, PX_OP_DIV)
+// exp(x), relu(x), ...: one per unary row of the op table; add(a, b),
+// add(a, 2.0), add(2.0, a), pow(2.0, x), lt(x, y), ...: three per binary row.
+PX_OP_TABLE(PLEXUS_OP_FUNCTIONS_)
+inline Tensor leaky_relu(const Tensor& a, double alpha = 0.01) { return a.leaky_relu(alpha); }
+
+// The operators are the binary rows' functions (below) under C++'s symbols.
+#define PLEXUS_BINARY_OPERATOR(sym, name)                                                 \
+    inline Tensor operator sym(const Tensor& a, const Tensor& b) { return name(a, b); } \
+    inline Tensor operator sym(const Tensor& a, double s) { return name(a, s); }        \
+    inline Tensor operator sym(double s, const Tensor& a) { return name(s, a); }
+PLEXUS_BINARY_OPERATOR(+, add)
+PLEXUS_BINARY_OPERATOR(-, sub)
+PLEXUS_BINARY_OPERATOR(*, mul)
+PLEXUS_BINARY_OPERATOR(/, div)
 // Elementwise comparisons give uint8 tensors of 0 and 1.
-PLEXUS_BINARY_OPERATOR(<, PX_OP_LT)
-PLEXUS_BINARY_OPERATOR(<=, PX_OP_LE)
-PLEXUS_BINARY_OPERATOR(>, PX_OP_GT)
-PLEXUS_BINARY_OPERATOR(>=, PX_OP_GE)
+PLEXUS_BINARY_OPERATOR(<, lt)
+PLEXUS_BINARY_OPERATOR(<=, le)
+PLEXUS_BINARY_OPERATOR(>, gt)
+PLEXUS_BINARY_OPERATOR(>=, ge)
 #undef PLEXUS_BINARY_OPERATOR
 
 inline Tensor operator-(const Tensor& a) { return a.neg(); }
 // == and != are functions, not operators: an operator returning a tensor
 // would make `a == b` compile where a bool is meant (if, std::find).
-inline Tensor equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_EQ, b); }
-inline Tensor equal(const Tensor& a, double s) { return a.scalar_op(PX_OP_EQ, s, false); }
-inline Tensor not_equal(const Tensor& a, const Tensor& b) { return a.binary_op(PX_OP_NE, b); }
-inline Tensor not_equal(const Tensor& a, double s) { return a.scalar_op(PX_OP_NE, s, false); }
+inline Tensor equal(const Tensor& a, const Tensor& b) { return eq(a, b); }
+inline Tensor equal(const Tensor& a, double s) { return eq(a, s); }
+inline Tensor not_equal(const Tensor& a, const Tensor& b) { return ne(a, b); }
+inline Tensor not_equal(const Tensor& a, double s) { return ne(a, s); }
 
-// exp(x), relu(x), ...: one per unary row of the op table.
-PX_OP_TABLE(PLEXUS_OP_FUNCTIONS_)
-inline Tensor leaky_relu(const Tensor& a, double alpha = 0.01) { return a.leaky_relu(alpha); }
-inline Tensor pow(const Tensor& a, double p) { return a.pow(p); }
-inline Tensor pow(const Tensor& a, const Tensor& p) { return a.pow(p); }
-inline Tensor pow(double base, const Tensor& p) { return p.scalar_op(PX_OP_POW, base, true); }
 
 Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
