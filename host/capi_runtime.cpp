@@ -1,6 +1,7 @@
 // C API: runtimes, plugins, devices.
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "device_kinds.hpp"
 #include "objects.hpp"
@@ -163,8 +164,19 @@ px_status px_runtime_synchronize(px_runtime* runtime, px_device device) {
 px_status px_runtime_synchronize_all(px_runtime* runtime) {
     return guard("px_runtime_synchronize_all", [&] {
         Runtime& rt = get_runtime(runtime);
+        // Every device is waited for; the first failure is reported, the
+        // others named after it.
+        std::optional<Failure> first;
         for (auto& list : rt.devices)
-            for (auto& d : list) d->synchronize();
+            for (auto& d : list) {
+                try {
+                    d->synchronize();
+                } catch (const Failure& f) {
+                    if (!first) first = f;
+                    else first->message += " (and on " + d->label + ": " + f.message + ")";
+                }
+            }
+        if (first) throw *first;
     });
 }
 

@@ -2,9 +2,6 @@
 
 #include <pthread.h>
 
-#include <condition_variable>
-#include <thread>
-#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -45,120 +42,6 @@ void PluginInstance::escaped(const std::string& context_text) const {
     }
     fail(PX_ERROR_PLUGIN, context_text, ": the plugin let ", what,
          " escape through the C ABI, which forbids it [plugin ", name, "]");
-}
-
-struct DeviceImpl::PendingWait {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-    px_status status = PX_OK;
-    std::string message;
-    bool reported = false;  // its failure went to one waiter: the others go on
-
-    // Throws the failure to the first waiter that asks (guarded by m).
-    void report_once() {
-        std::unique_lock<std::mutex> lock(m);
-        if (status == PX_OK || reported) return;
-        reported = true;
-        lock.unlock();
-        fail(status, message);
-    }
-};
-
-namespace {
-
-// The plugin's synchronize of one device, its failure as a status and message.
-void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::string& label) {
-    plugin.call([&] { return cat("work queued on ", label, " failed"); },
-                [&](px_plugin_error* e) { return plugin.api->synchronize(plugin.context, local, e); });
-}
-
-}  // namespace
-
-// Forgets `w` once it has finished, and says how it ended.
-std::shared_ptr<DeviceImpl::PendingWait> DeviceImpl::take_finished_wait(std::shared_ptr<PendingWait>& w) const {
-    std::lock_guard<std::mutex> lock(wait_mutex_);
-    if (pending_wait_ == w) pending_wait_.reset();
-    return w;
-}
-
-void DeviceImpl::synchronize() const {
-    std::shared_ptr<PendingWait> w;
-    {
-        std::lock_guard<std::mutex> lock(wait_mutex_);
-        w = pending_wait_;
-    }
-    if (w) {
-        std::unique_lock<std::mutex> lock(w->m);
-        w->cv.wait(lock, [&] { return w->done; });
-        lock.unlock();
-        take_finished_wait(w);
-        w->report_once();
-    }
-    // A kept failure is reported once the work queued since has run too, as
-    // one wait without the trace would (the later failure named after it).
-    std::string later;
-    try {
-        plugin_synchronize(*plugin, local, label);
-    } catch (const Failure& f) {
-        std::lock_guard<std::mutex> lock(wait_mutex_);
-        if (kept_status_ == PX_OK) throw;
-        later = f.message;
-    }
-    report_kept_failure(later);
-}
-
-void DeviceImpl::keep_failure(px_status status, const std::string& message) const {
-    std::lock_guard<std::mutex> lock(wait_mutex_);
-    if (kept_status_ != PX_OK) return;  // the first is the one a wait reports
-    kept_status_ = status, kept_message_ = message;
-}
-
-void DeviceImpl::report_kept_failure(const std::string& later) const {
-    px_status status = PX_OK;
-    std::string message;
-    {
-        std::lock_guard<std::mutex> lock(wait_mutex_);
-        std::swap(status, kept_status_);
-        message.swap(kept_message_);
-    }
-    if (status == PX_OK) return;
-    if (!later.empty()) message += " (then, since: " + later + ")";
-    fail(status, message);
-}
-
-void DeviceImpl::synchronize_within(double seconds) const {
-    std::shared_ptr<PendingWait> w;
-    {
-        std::lock_guard<std::mutex> lock(wait_mutex_);
-        if (!pending_wait_) {
-            pending_wait_ = std::make_shared<PendingWait>();
-            // The thread owns the plugin (never unloaded under it) and its wait.
-            std::thread([w = pending_wait_, p = plugin, local = local, label = label] {
-                px_status status = PX_OK;
-                std::string message;
-                try {
-                    plugin_synchronize(*p, local, label);
-                } catch (const Failure& f) {
-                    status = f.status, message = f.message;
-                } catch (const std::exception& e) {
-                    status = PX_ERROR_INTERNAL, message = cat("waiting for ", label, ": ", e.what());
-                }
-                std::lock_guard<std::mutex> lock(w->m);
-                w->status = status, w->message = std::move(message), w->done = true;
-                w->cv.notify_all();
-            }).detach();
-        }
-        w = pending_wait_;
-    }
-    std::unique_lock<std::mutex> lock(w->m);
-    if (!w->cv.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return w->done; }))
-        fail(PX_ERROR_DEVICE, label, ": its queued work did not finish within ", seconds,
-             " s; the wait goes on, and the next synchronize of ", label, " reports how it ended");
-    lock.unlock();
-    take_finished_wait(w);
-    w->report_once();
-    report_kept_failure();
 }
 
 std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {

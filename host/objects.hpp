@@ -86,32 +86,33 @@ struct DeviceImpl {
         return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < kDtypeSlots &&
                supported[size_t(op) * kDtypeSlots + size_t(dtype)];
     }
+    // The waiting points (device_wait.cpp). Every failure of queued work
+    // reaches the application exactly once: at the wait that takes it from
+    // the plugin, or, when the host's own wait took it (a timed wait's
+    // background wait, the trace's end), kept and given to the next waiting
+    // point, which waits for such host waits in flight first.
+
     // Waits for all queued work; a device failure becomes PX_ERROR_DEVICE.
-    // A wait that synchronize_within left running is waited for first, and
-    // its failure reported.
     void synchronize() const;
     // The same, waiting at most `seconds`; work still running then is a
-    // PX_ERROR_DEVICE saying so, and the wait goes on beside the caller.
+    // PX_ERROR_DEVICE saying so, and a wait goes on in the background, its
+    // failure kept for a later waiting point.
     void synchronize_within(double seconds) const;
-    // Keeps a failure a wait took for the next synchronize to report, with
-    // its status (a wait of the host's own, as the trace's end, must not use
-    // up the application's error).
-    void keep_failure(px_status status, const std::string& message) const;
-    // Reports (and forgets) a failure kept so, at a waiting point that is not
-    // synchronize (a read to the host, a copy from this device).
-    void report_kept_failure(const std::string& later = "") const;
+    // A wait of the host's own: any failure it finds is kept (never thrown).
+    void drain() const;
+    // Ends a waiting point that did its own wait or read (`own`, its
+    // failure if it had one): once the host's waits in flight have ended,
+    // throws the kept failure (with `own` named after it), else `own`.
+    void settle(const Failure* own = nullptr) const;
     // `d` in this device's runtime (for copies), failing once the runtime is gone.
     std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
 
-    // A wait of synchronize_within that was still running when it gave up.
-    struct PendingWait;
+    struct Waits;  // shared with the background wait, which may outlive the device
 
 private:
-    std::shared_ptr<PendingWait> take_finished_wait(std::shared_ptr<PendingWait>& w) const;
-    mutable std::mutex wait_mutex_;
-    mutable std::shared_ptr<PendingWait> pending_wait_;  // guarded by wait_mutex_
-    mutable px_status kept_status_ = PX_OK;              // keep_failure's, guarded by wait_mutex_
-    mutable std::string kept_message_;
+    void report_kept(std::unique_lock<std::mutex>& lock, const Failure* own) const;  // settle's end
+    std::shared_ptr<Waits> waits_ = make_waits();
+    static std::shared_ptr<Waits> make_waits();
 };
 
 struct Buffer {

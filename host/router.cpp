@@ -60,12 +60,18 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
         dev.synchronize();  // still a waiting point: report earlier failures
         return;
     }
-    dev.report_kept_failure();  // a read waits for the device's work, and reports its failure
-    traced_copy(dev.tracer.get(), &dev, nullptr, bytes, [&] {
-        p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
-            return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
+    // A read waits for the device's work and reports its failure, or one a
+    // wait of the host's own took from the plugin first.
+    try {
+        traced_copy(dev.tracer.get(), &dev, nullptr, bytes, [&] {
+            p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
+                return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
+            });
         });
-    });
+    } catch (const Failure& own) {
+        dev.settle(&own);
+    }
+    dev.settle();
 }
 
 void copy_into(const TensorObj& src, TensorObj& dst) {
@@ -79,7 +85,7 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
         return;
     }
     const auto& p = *to.plugin;
-    from.report_kept_failure();  // a copy waits for the source's work, and reports its failure
+    from.settle();  // a failure a wait of the host's own took from the source's work
     traced_copy(to.tracer.get(), &from, &to, bytes, [&] {
         if (from.plugin == to.plugin) {
             p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },

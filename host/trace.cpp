@@ -187,11 +187,7 @@ void Tracer::collect(TraceData& data, const std::vector<std::weak_ptr<DeviceImpl
     for (size_t i = 0; i < traced.size(); ++i) {
         std::shared_ptr<DeviceImpl> d = traced[i].lock();
         if (!d) continue;
-        try {
-            d->synchronize();
-        } catch (const Failure& f) {
-            d->keep_failure(f.status, f.message);  // the application's next wait reports it, as without the trace
-        }
+        d->drain();  // a failure it finds is kept: the application's next wait reports it, as without the trace
         TraceDevice& td = data.devices[i];
         if (!td.reports) continue;
         const PluginInstance& p = *d->plugin;

@@ -51,7 +51,9 @@ Tensor BatchNorm::forward(const Tensor& x) {
     if (per_channel < 2)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "BatchNorm: training needs more than one value per channel (the batch's variance), "
-                                   "got input shape " + plexus::str(x.shape()) + "; predict with autograd::predict_mode()");
+                                   "got input shape " + plexus::str(x.shape()) +
+                                       "; predict in predict mode (autograd::predict_mode(), Python's "
+                                       "autograd.predict_mode())");
     BatchNormResult r = batch_norm_by_batch(x, gamma, beta, epsilon_);
     const Tensor mean = running_mean_->data(d), var = running_var_->data(d);
     const double unbiased = double(per_channel) / double(per_channel - 1);

@@ -220,14 +220,18 @@ MaxPool2D::MaxPool2D(Pair2 pool_size, Pair2 strides, Pair2 padding)
 Tensor MaxPool2D::forward(const Tensor& x) { return max_pool2d(x, size_, strides_, padding_); }
 Tensor AvgPool2D::forward(const Tensor& x) { return avg_pool2d(x, size_, strides_, padding_); }
 
-std::string MaxPool2D::describe() const {
-    return "MaxPool2D(" + std::to_string(size_.h) + "x" + std::to_string(size_.w) + ", stride " +
-           std::to_string(strides_.h) + ")";
+namespace {
+// "MaxPool2D(3x3, stride 1x1, padding 1x1)": every setting, padding when there is some.
+std::string describe_pool(const char* name, Pair2 size, Pair2 strides, Pair2 padding) {
+    std::ostringstream s;
+    s << name << "(" << size.h << "x" << size.w << ", stride " << strides.h << "x" << strides.w;
+    if (padding.h || padding.w) s << ", padding " << padding.h << "x" << padding.w;
+    return s.str() + ")";
 }
-std::string AvgPool2D::describe() const {
-    return "AvgPool2D(" + std::to_string(size_.h) + "x" + std::to_string(size_.w) + ", stride " +
-           std::to_string(strides_.h) + ")";
-}
+}  // namespace
+
+std::string MaxPool2D::describe() const { return describe_pool("MaxPool2D", size_, strides_, padding_); }
+std::string AvgPool2D::describe() const { return describe_pool("AvgPool2D", size_, strides_, padding_); }
 
 AdaptiveAvgPool2D::AdaptiveAvgPool2D(Pair2 output_size) : output_size_(output_size) {
     check_positive("AdaptiveAvgPool2D", "the output height", output_size.h);

@@ -430,7 +430,20 @@ Parameter& ParameterDict::operator[](const std::string& name) const {
 }
 
 void ParameterDict::initialize(const std::vector<Device>& devices, bool force_reinit, const Initializer& init) {
-    for (auto& [n, p] : items_) p->initialize(devices, force_reinit, init);
+    // As Gluon's: the parameters already initialized (or waiting for their
+    // shape) are left as they are, and the rest, of blocks added since, are
+    // initialized. With none left to initialize the call is a mistake.
+    std::vector<Parameter*> todo;
+    std::string done;
+    for (auto& [n, p] : items_) {
+        if (force_reinit || !(p->initialized() || p->deferred())) todo.push_back(p);
+        else if (done.size() < 200) done += (done.empty() ? "" : ", ") + n;
+    }
+    if (todo.empty() && !items_.empty())
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "initialize: every parameter is already initialized (" +
+                                                                  done + (done.size() >= 200 ? ", ..." : "") +
+                                                                  "); pass force_reinit=true to initialize them again");
+    for (Parameter* p : todo) p->initialize(devices, force_reinit, init);
 }
 
 ParameterDict ParameterDict::select(const std::string& pattern) const {

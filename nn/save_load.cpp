@@ -85,7 +85,8 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
     std::vector<std::vector<Tensor>> staged;
     staged.reserve(plan.size());
     for (auto& [p, found] : plan) {
-        staged.push_back(p->make_replicas(found->host, ds, /*take=*/true));  // converted to the parameter's dtype there
+        const std::vector<Device> where = !ds.empty() ? ds : p->initialized() ? p->devices() : std::vector<Device>{cpu()};
+        staged.push_back(p->make_replicas(found->host, where, /*take=*/true));  // converted to the parameter's dtype there
         found->host = Tensor();
     }
     for (size_t i = 0; i < plan.size(); ++i) plan[i].first->adopt(std::move(plan[i].second->shape), std::move(staged[i]));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer
-# (LeakSanitizer included) in build-asan/, then the concurrency test built with
+# (LeakSanitizer included) in build-asan/, then the concurrency and waiting-point tests built with
 # ThreadSanitizer in build-tsan/. Any report fails the run. The CUDA plugin as
 # built by nvcc is left out (its runtime and ASan's shadow memory do not mix;
 # the GPU tests skip without a GPU anyway), but its sources are in: the CUDA
@@ -63,13 +63,15 @@ cmake --build build-asan --parallel "$jobs"
 (cd build-asan && ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" OMP_NUM_THREADS=1 \
   ctest --output-on-failure --timeout 600 -L mpi)
 
-echo "run-sanitizers: ThreadSanitizer build of the concurrency test"
+echo "run-sanitizers: ThreadSanitizer build of the concurrency and waiting-point tests"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_SANITIZE=thread \
   -DPLEXUS_WITH_CUDA=OFF -DPLEXUS_WITH_MPI=OFF -DPLEXUS_BUILD_TOOLS=OFF >/dev/null
-cmake --build build-tsan --parallel "$jobs" --target plexus-concurrency-tests plexus-cpu plexus-cuda-emu
+cmake --build build-tsan --parallel "$jobs" --target plexus-concurrency-tests plexus-wait-tests plexus-cpu plexus-cuda-emu
 # One OpenMP thread per device: libgomp is not instrumented, so its own
 # barriers would read as races; the threads under test are Plexus's.
 OMP_NUM_THREADS=1 PLEXUS_CPU_DEVICES=2 build-tsan/bin/plexus-concurrency-tests
+# Timed waits' background wait, the trace's end and the application's waits, overlapping.
+OMP_NUM_THREADS=1 PLEXUS_CPU_DEVICES=2 build-tsan/bin/plexus-wait-tests
 # The same threads on two GPUs of the CUDA emulator: the CUDA plugin's own
 # locking (OpenBLAS, behind the emulator's cuBLAS, to one thread likewise).
 OPENBLAS_NUM_THREADS=1 PLEXUS_TEST_DEVICE_KIND=gpu PLEXUS_PLUGIN_PATH="$(ls build-tsan/tests/cuda_emu/libplexus-cuda-emu.so)" \

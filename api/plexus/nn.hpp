@@ -234,9 +234,12 @@ public:
     // read-only file is replaced (by a new file, mode 0644 less the umask),
     // and a symlink at `path` is itself replaced by a regular file, its
     // target left untouched. Loading checks everything before it changes
-    // any parameter.
+    // any parameter. Without devices (or with an empty list) each parameter
+    // stays on the devices it was initialized on (one not initialized goes
+    // to cpu()), as Gluon's load_parameters(ctx=None).
     void save_parameters(const std::string& path);
-    void load_parameters(const std::string& path, Device d = cpu());
+    void load_parameters(const std::string& path) { load_parameters(path, std::vector<Device>{}); }
+    void load_parameters(const std::string& path, Device d);
     void load_parameters(const std::string& path, const std::vector<Device>& ds);
 
     // One line per block with its output shape and parameter count, for an

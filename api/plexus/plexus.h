@@ -161,12 +161,14 @@ PX_API px_status px_runtime_device_supports(px_runtime* runtime, px_device devic
                                             int32_t* out);
 /* Waits for every op queued on `device`. */
 PX_API px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
-/* Waits for every device. */
+/* Waits for every device, each one even after another's failure; the
+ * first failure is returned, the others named after it. */
 PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
 /* px_runtime_synchronize, but waiting at most `seconds` (above 0): work
  * still running then gives PX_ERROR_DEVICE, saying so, instead of blocking
  * for ever (a device that hangs). The wait goes on beside the caller; the
- * next synchronize of that device reports its outcome first. */
+ * next call that waits on that device (a synchronize, a read of values, a
+ * copy from it) reports a failure it finds. */
 PX_API px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
@@ -243,8 +245,11 @@ PX_API px_status px_tensor_slice(px_tensor* tensor, int64_t start, int64_t stop,
 /* An op of family PX_FAMILY_BINARY (op_table.h: add, sub, ..., ge), NumPy
  * broadcasting. */
 PX_API px_status px_binary(px_op op, px_tensor* a, px_tensor* b, px_tensor** out);
-/* Tensor with a scalar; scalar_first nonzero computes (scalar op a). The
- * scalar takes the tensor's dtype. */
+/* Tensor with a scalar; scalar_first nonzero computes (scalar op a). A
+ * scalar the tensor's dtype holds computes in that dtype; one it cannot hold
+ * is never changed to fit: a fraction, an infinity or a NaN computes in
+ * float64 (int32 * 0.5 is float64), a whole number beyond the dtype's range
+ * in int64 (uint8 + 300), as NumPy promotes (docs/semantics.md). */
 PX_API px_status px_binary_scalar(px_op op, px_tensor* a, double scalar, int32_t scalar_first,
                            px_tensor** out);
 /* An op of family PX_FAMILY_UNARY (op_table.h: neg, exp, ..., tanh). */

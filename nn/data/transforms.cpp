@@ -87,6 +87,14 @@ std::shared_ptr<const Pipeline> Pipeline::make(const std::vector<Transform>& tra
     if (sample.size() == 3) p->channels_ = sample[0];
     p->divisor_.assign(size_t(p->channels_), 1.0);
     p->shift_.assign(size_t(p->channels_), 0.0);
+    // Samples (H, W, C), as Gluon's and d2l's image data sets give them,
+    // would be read as H channels of W x C: refused, since Gluon's and
+    // torchvision's ToTensor move the channels first and this one does not.
+    if (!transforms.empty() && sample.size() == 3 && sample[0] > 4 && sample[2] >= 1 && sample[2] <= 4)
+        bad(std::string(name_of(transforms[0])) + ": the samples are " + str(sample) +
+            ", images laid out (H, W, C); the loader's transforms take (C, H, W) or (H, W) images and move "
+            "no axis (Gluon's ToTensor would): give the data as (N, C, H, W), e.g. NumPy's "
+            "x.transpose(0, 3, 1, 2)");
     bool scaled = false;
     const char* value_transform = nullptr;  // the first ToTensor or Normalize
     for (const Transform& t : transforms) {

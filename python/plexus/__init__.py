@@ -66,7 +66,8 @@ def _dtype_of(values):
 def array(data, device=None, dtype=None, ctx=None):
     """A new tensor with the values of `data` (a list, a NumPy array, a Plexus tensor, anything
     numpy.asarray takes), on `device` (default cpu(0)). The dtype is `dtype`, else the source's for an
-    array or tensor of a Plexus dtype, else float32 (as MXNet's nd.array)."""
+    array or tensor of a Plexus dtype (NumPy's, Plexus's, or a PyTorch or JAX tensor's), else float32 (as
+    MXNet's nd.array)."""
     import numpy
     dev = _device(device, ctx)
     if isinstance(data, Tensor):
@@ -74,7 +75,9 @@ def array(data, device=None, dtype=None, ctx=None):
             dtype = data._dtype_name
         # bfloat16 has no NumPy type; float32 holds its values exactly.
         data = (data.astype("float32") if data._dtype_name == "bfloat16" else data).asnumpy()
-    source_typed = isinstance(data, numpy.ndarray) or hasattr(data, "__array_interface__")
+    # Typed sources keep their dtype: NumPy arrays and other typed arrays (a PyTorch or JAX tensor).
+    source_typed = (isinstance(data, numpy.ndarray) or hasattr(data, "__array_interface__") or
+                    (hasattr(data, "__dlpack__") and hasattr(data, "dtype")))
     values = numpy.asarray(data)
     if dtype is None:
         name = values.dtype.name

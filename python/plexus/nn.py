@@ -82,10 +82,12 @@ def _param_initialize(self, init=None, device=None, ctx=None, force_reinit=False
 
 
 def _load_parameters(self, filename, device=None, ctx=None):
-    """Reads parameters saved by save_parameters onto `device` (or a list of devices). A file that is not
-    there is a FileNotFoundError, as for open()."""
+    """Reads parameters saved by save_parameters onto `device` (or a list of devices); without one each
+    parameter stays on the devices it was initialized on (cpu(0) for one not initialized), as Gluon's. A
+    file that is not there is a FileNotFoundError, as for open()."""
     from ._paths import existing_file
-    self._load_parameters(existing_file(filename, "load_parameters"), _devices(device, ctx))
+    devices = [] if device is None and ctx is None else _devices(device, ctx)
+    self._load_parameters(existing_file(filename, "load_parameters"), devices)
 
 
 _trainer_load_states = Trainer.load_states

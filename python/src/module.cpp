@@ -295,6 +295,12 @@ DType parse_dtype(const py::handle& h) {
 }
 
 Device device_or_cpu(const std::optional<Device>& d) { return d ? *d : plexus::cpu(); }
+// device= or MXNet's ctx=, as given (both only when they agree).
+std::optional<Device> device_or_ctx(const std::optional<Device>& d, const std::optional<Device>& ctx) {
+    if (d && ctx && !(*d == *ctx))
+        throw py::value_error("device=" + d->str() + " and ctx=" + ctx->str() + " disagree");
+    return d ? d : ctx;
+}
 
 Shape to_shape(const py::handle& h) {
     if (py::isinstance<py::int_>(h)) return Shape{h.cast<int64_t>()};
@@ -1232,15 +1238,24 @@ PYBIND11_MODULE(_plexus, m) {
         .def("detach", &Tensor::detach);
     bind_dlpack(m, tensor);  // dlpack_bindings.cpp: __dlpack__, __dlpack_device__, from_dlpack
     // reductions: over all axes (axis None), one, or several (a tuple or list, as NumPy's)
+    // dtype= and out= as NumPy's own functions pass them (np.sum(x) calls x.sum(axis=None, out=None)):
+    // dtype computes in that dtype, as ndarray.sum's; out names no array Plexus can write into.
     auto reduction = [&](const char* name, px_op op) {
-        tensor.def(name, [op](const Tensor& t, const py::object& axis, bool keepdims) {
+        tensor.def(name, [op, name](const Tensor& given, const py::object& axis, bool keepdims, const py::object& dtype,
+                                    const py::object& out) {
+            if (!out.is_none())
+                throw py::type_error(std::string(name) + ": out= is not supported; the result is a new tensor "
+                                     "(write out[...] = x." + name + "(...))");
+            if (!dtype.is_none() && op == PX_OP_ARGMAX) throw py::type_error("argmax: takes no dtype=");
+            const Tensor t = dtype.is_none() ? given : given.astype(parse_dtype(dtype));
             if (axis.is_none()) return all_axes(t.reduce(op), t, keepdims);
             if (PyIndex_Check(axis.ptr())) return t.reduce(op, axis.cast<int>(), keepdims);
             if (!py::isinstance<py::tuple>(axis) && !py::isinstance<py::list>(axis))
                 throw py::type_error("axis is an int, a tuple or list of ints, or None; got a " +
                                      std::string(py::str(py::type::of(axis).attr("__name__"))));
             return t.reduce(op, axis.cast<std::vector<int>>(), keepdims);
-        }, py::arg("axis") = py::none(), py::arg("keepdims") = false);
+        }, py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("dtype") = py::none(),
+           py::arg("out") = py::none());
     };
     // A method per unary op and reduction of the op table, named as its row
     // (x.exp(), x.sum(axis=None, keepdims=False)); plexus/__init__.py makes
@@ -1277,6 +1292,8 @@ PYBIND11_MODULE(_plexus, m) {
         return plexus::random_normal(to_shape(shape), mean, std, device_or_cpu(d), parse_dtype(dt));
     });
     m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
+    m.def("where", [](const Tensor& c, const Tensor& a, double b) { return plexus::where(c, a, b); });
+    m.def("where", [](const Tensor& c, double a, const Tensor& b) { return plexus::where(c, a, b); });
     m.def("_concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
           py::arg("tensors"), py::arg("axis") = 0);
     m.def("_stack", [](const std::vector<Tensor>& parts, int axis) { return plexus::stack(parts, axis); },
@@ -1296,7 +1313,7 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("minimum", [](const Tensor& a, const Tensor& b) { return plexus::minimum(a, b); });
     m.def("minimum", [](const Tensor& a, double b) { return plexus::minimum(a, b); });
     m.def("minimum", [](double a, const Tensor& b) { return plexus::minimum(a, b); });
-    m.def("dot", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
+    m.def("dot", [](const Tensor& a, const Tensor& b) { return plexus::dot(a, b); });
     m.def("matmul", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
 
     // ---- autograd ----
@@ -1379,10 +1396,15 @@ PYBIND11_MODULE(_plexus, m) {
         .def_property("wd_mult", &nn::Parameter::wd_mult, &nn::Parameter::set_wd_mult)
         .def_property_readonly("differentiable", &nn::Parameter::differentiable)
         .def("zero_grad", &nn::Parameter::zero_grad)
-        .def("data", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.data(*d) : p.data(); },
-             py::arg("device") = py::none())
-        .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d) { return d ? p.grad(*d) : p.grad(); },
-             py::arg("device") = py::none())
+        // device= or Gluon's ctx= (d2l's MyDense calls self.weight.data(ctx=x.ctx))
+        .def("data", [](const nn::Parameter& p, const std::optional<Device>& d, const std::optional<Device>& ctx) {
+            const std::optional<Device> at = device_or_ctx(d, ctx);
+            return at ? p.data(*at) : p.data();
+        }, py::arg("device") = py::none(), py::arg("ctx") = py::none())
+        .def("grad", [](const nn::Parameter& p, const std::optional<Device>& d, const std::optional<Device>& ctx) {
+            const std::optional<Device> at = device_or_ctx(d, ctx);
+            return at ? p.grad(*at) : p.grad();
+        }, py::arg("device") = py::none(), py::arg("ctx") = py::none())
         .def_property_readonly("_initialized", [](const nn::Parameter& p) { return p.initialized() || p.deferred(); })
         .def("_initialize", [](nn::Parameter& p, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
             p.initialize(ds, force, init);

@@ -85,6 +85,9 @@ TEST_CASE("LeakyReLU, AdaptiveAvgPool2D and the gelu and silu activations as lay
     Tensor x = arange(1, 10).reshape({1, 1, 3, 3});
     CHECK(values(pool(x)) == std::vector<double>{3, 4, 6, 7});
     CHECK(pool.describe() == "AdaptiveAvgPool2D(2x2)");
+    // Every setting of a pooling layer (padding and the stride's width had been left out).
+    CHECK(nn::MaxPool2D(3, 1, 1).describe() == "MaxPool2D(3x3, stride 1x1, padding 1x1)");
+    CHECK(nn::AvgPool2D({2, 3}, {1, 2}).describe() == "AvgPool2D(2x3, stride 1x2)");
     CHECK_THAT(message_of<InvalidArgumentError>([] { (void)nn::AdaptiveAvgPool2D(Pair2(1, 0)); }),
                Catch::Contains("the output width must be >= 1, got 0"));
 }

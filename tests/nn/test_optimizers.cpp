@@ -15,6 +15,7 @@
 using namespace plexus;
 using pxtest::message_of;
 using pxtest::values;
+using pxtest::same_values;
 
 namespace {
 // A network with every kind of state: Adam's moments, BatchNorm's running
@@ -408,6 +409,24 @@ TEST_CASE("pick chooses one class per row and refuses an index outside the class
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({1, -1}); }), "axis -1 is given twice");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.sum({0, 2}); }), "axis 2 is out of range for rank 2");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { data.argmax(std::vector<int>{0, 1}); }), "one axis at a time");
+}
+
+TEST_CASE("pick reads the chosen value whatever the row's other values are and keeps the data's dtype",
+          "[nn][autograd]") {
+    // Infinities and NaN beside the chosen class (log-probabilities that
+    // underflowed): picked by a one-hot product they had made it NaN.
+    Tensor data = array(std::vector<float>{0.5f, -INFINITY, 0.1f, NAN, 2, 3, 1, 2, INFINITY}, {3, 3});
+    const Tensor index = array(std::vector<int32_t>{0, 2, 2}, {3});
+    CHECK(same_values(values(pick(data, index)), {0.5, 3, INFINITY}));
+    data.attach_grad();
+    {
+        auto recording = autograd::record();
+        pick(data, index).sum().backward();
+    }
+    CHECK(values(data.grad()) == std::vector<double>{1, 0, 0, 0, 0, 1, 0, 0, 1});
+    const Tensor counts = pick(array(std::vector<int32_t>{7, -8, 2147483647, 5}, {2, 2}), array(std::vector<int64_t>{1, 0}, {2}));
+    CHECK(counts.dtype() == DType::int32);  // the sum had widened it to int64
+    CHECK(values(counts) == std::vector<double>{-8, 2147483647});
 }
 
 TEST_CASE("a step refuses a gradient backward did not write, as Gluon does, and ignore_stale_grad skips it",

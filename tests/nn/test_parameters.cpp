@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "../support.hpp"
 #include "nn/param_file.hpp"
 #include "plexus/nn.hpp"
@@ -442,9 +444,44 @@ TEST_CASE("parameters named as biases and gammas start at zero and one whatever 
     nn::Dense d(2);
     d.initialize(nn::Initializer::Constant(2), cpu());
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { d.initialize(cpu()); }),
-                        "weight is already initialized (its shape comes at the first forward call)");
+                        "initialize: every parameter is already initialized (weight, bias); pass force_reinit=true");
     d(ones({1, 3}));
     REQUIRE(values(d.weight().data()) == std::vector<double>(6, 2.0));
+}
+
+TEST_CASE("initialize leaves the parameters already initialized and initializes the blocks added since, as Gluon's",
+          "[nn][initialize]") {
+    nn::Sequential net;
+    net.add(nn::Dense(3, "", 2));
+    net.initialize(nn::Initializer::Constant(2), cpu());
+    net.add(nn::Dense(2, "", 3));
+    // It had thrown at the first layer's weight, leaving the new layer without values.
+    net.initialize(nn::Initializer::Constant(5), cpu());
+    auto params = net.collect_params();
+    CHECK(values(params["0.weight"].data()) == std::vector<double>(6, 2.0));
+    CHECK(values(params["1.weight"].data()) == std::vector<double>(6, 5.0));
+    CHECK(values(net(ones({1, 2}))) == std::vector<double>{60, 60});  // 2 + 2 = 4 per unit, then 5 * (4 + 4 + 4)
+    net.initialize(nn::Initializer::Constant(1), cpu(), /*force_reinit=*/true);
+    CHECK(values(params["0.weight"].data()) == std::vector<double>(6, 1.0));
+}
+
+TEST_CASE("load_parameters without devices keeps each parameter where it was initialized, as Gluon's ctx=None",
+          "[nn][initialize]") {
+    const std::string path = "/tmp/plexus-load-keeps-" + std::to_string(::getpid()) + ".params";
+    nn::Dense saved(2, "", 2);
+    saved.initialize(nn::Initializer::Constant(3), cpu());
+    saved.save_parameters(path);
+    nn::Dense spread(2, "", 2);
+    spread.initialize(nn::Initializer::Constant(1), {cpu(0), cpu(1)});
+    spread.load_parameters(path);  // had moved every parameter to cpu(0) alone
+    CHECK(spread.weight().devices() == std::vector<Device>{cpu(0), cpu(1)});
+    CHECK(values(spread.weight().data(cpu(1))) == std::vector<double>(4, 3.0));
+    nn::Dense fresh(2, "", 2);
+    fresh.load_parameters(path);
+    CHECK(fresh.weight().devices() == std::vector<Device>{cpu(0)});
+    fresh.load_parameters(path, cpu(1));
+    CHECK(fresh.weight().devices() == std::vector<Device>{cpu(1)});
+    std::remove(path.c_str());
 }
 
 TEST_CASE("setting grad_req to what it is keeps the gradient and zero_grad works while recording", "[nn][freeze]") {

@@ -240,6 +240,21 @@ def test_loader_of_plain_arrays_and_bad_transforms():
         plexus.data.ArrayDataset(np.zeros((4, 2)), np.zeros(3))
 
 
+def test_transforms_refuse_images_laid_out_height_width_channels():
+    # d2l's layout (Fashion-MNIST's samples are (28, 28, 1)): Gluon's ToTensor moves the channels first,
+    # this one does not, so a conv net had silently read 28 channels of 28 x 1.
+    hwc = plexus.data.ArrayDataset(np.zeros((4, 28, 28, 1), dtype=np.uint8), np.zeros(4, dtype=np.int32))
+    for transforms in ([T.ToTensor()], [T.Normalize(0.5, 0.25)], [T.RandomCrop(28, 4), T.ToTensor()]):
+        with pytest.raises(plexus.InvalidArgumentError, match=r"\(28, 28, 1\), images laid out \(H, W, C\).*"
+                                                              r"x.transpose\(0, 3, 1, 2\)"):
+            plexus.data.DataLoader(hwc, 2, transforms=transforms)
+    chw = plexus.data.ArrayDataset(np.full((4, 1, 28, 28), 255, dtype=np.uint8), np.zeros(4, dtype=np.int32))
+    data, _ = next(iter(plexus.data.DataLoader(chw, 2, transforms=[T.ToTensor()])))
+    assert data.shape == (2, 1, 28, 28) and float(data.max().item()) == 1.0
+    # Without transforms the loader gives the samples as they are.
+    assert next(iter(plexus.data.DataLoader(hwc, 2)))[0].shape == (2, 28, 28, 1)
+
+
 def test_metrics_match_hand_values_and_torch_topk():
     torch = need("torch")
     acc, top2 = plexus.metric.Accuracy(), plexus.metric.TopKAccuracy(2)

@@ -82,6 +82,18 @@ def test_a_small_network_learns_and_its_parameters_round_trip_through_a_file(tmp
     assert other[0].weight.data().device == plexus.cpu(1)
     assert other[0].weight.data().tolist() == net[0].weight.data().tolist()
     assert (other(X.copyto(plexus.cpu(1))).asnumpy() == net(X).asnumpy()).all()
+    # Without a device each parameter stays where it is, as Gluon's ctx=None (it had moved to cpu(0)).
+    other.load_parameters(path)
+    assert other[0].weight.data().device == plexus.cpu(1)
+    # Gluon's ctx= (d2l's MyDense: self.weight.data(ctx=x.ctx)).
+    assert other[0].weight.data(ctx=plexus.cpu(1)).device == plexus.cpu(1)
+    assert other[0].weight.grad(ctx=plexus.cpu(1)).shape == other[0].weight.data().shape
+    with pytest.raises(ValueError, match=r"device=cpu\(0\) and ctx=cpu\(1\) disagree"):
+        other[0].weight.data(device=plexus.cpu(0), ctx=plexus.cpu(1))
+    fresh = nn.Sequential()
+    fresh.add(nn.Dense(16, activation="relu"), nn.Dense(2))
+    fresh.load_parameters(path)  # not initialized: onto cpu(0)
+    assert fresh[1].bias.data().device == plexus.cpu(0)
     other.reset_ctx(plexus.cpu(0))
     assert other[1].bias.data().device == plexus.cpu(0)
     with pytest.raises(FileNotFoundError, match="nowhere"):

@@ -419,6 +419,50 @@ def test_dot_and_matmul_of_vectors_and_sums_over_several_axes_as_numpy():
     np.testing.assert_allclose(pv.grad.asnumpy(), tv.grad.numpy(), rtol=1e-5)
 
 
+def test_numpy_reductions_of_a_tensor_and_dot_beyond_matrices():
+    np = need("numpy")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = plexus.array(x)
+    # NumPy calls t.sum(axis=None, out=None) (and dtype= for mean): they had been pybind11's TypeError.
+    assert np.sum(t) == 15.0 and np.mean(t) == 2.5 and np.max(t) == 5.0 and np.min(t) == 0.0
+    np.testing.assert_array_equal(np.sum(t, axis=0), x.sum(axis=0))
+    assert np.mean(t, dtype=np.float64).dtype == np.float64
+    assert t.sum(dtype="int64").item() == 15 and t.sum(dtype="int64").dtype == np.int64
+    with pytest.raises(TypeError, match=r"sum: out= is not supported; the result is a new tensor"):
+        t.sum(out=plexus.zeros(()))
+    with pytest.raises(TypeError, match="argmax: takes no dtype="):
+        t.argmax(dtype="int32")
+    # np.dot of stacks pairs every matrix with every other ((2, 3, 2, 5) here); a batched product had been given.
+    with pytest.raises(plexus.ShapeError, match=r"dot: takes vectors and matrices, not \(2, 3, 4\) and \(2, 4, 5\)"
+                                                r".*use matmul"):
+        plexus.dot(plexus.ones((2, 3, 4)), plexus.ones((2, 4, 5)))
+    assert plexus.matmul(plexus.ones((2, 3, 4)), plexus.ones((2, 4, 5))).shape == (2, 3, 5)
+
+
+def test_pick_reads_the_chosen_value_beside_infinities_and_nan():
+    np = need("numpy")
+    d = np.array([[0.5, -np.inf, 0.1], [np.nan, 2.0, 3.0]], dtype=np.float32)
+    got = plexus.pick(plexus.array(d), plexus.array([0, 2], dtype="int32"))
+    np.testing.assert_array_equal(got.asnumpy(), d[[0, 1], [0, 2]])  # had been [nan nan]
+    assert plexus.pick(plexus.array([[7, 8]], dtype="int32"), plexus.array([1])).dtype == np.int32
+
+
+def test_where_with_a_scalar_and_array_of_a_torch_tensor_keep_numpys_dtypes():
+    np, torch = need("numpy"), need("torch")
+    x = np.array([-1.5, 2.0, -3.0], dtype=np.float32)
+    t = plexus.array(x)
+    got = plexus.where(t > 0, t, 0.0)  # had been a TypeError
+    np.testing.assert_array_equal(got.asnumpy(), np.where(x > 0, x, 0.0))
+    assert got.dtype == np.float32
+    i = plexus.array([1, -2], dtype="int32")
+    assert plexus.where(i > 0, 0.5, i).tolist() == [0.5, -2.0]  # a fraction computes in float64, as NumPy's
+    assert plexus.where(i > 0, 0.5, i).dtype == np.float64
+    # A PyTorch tensor keeps its dtype as a NumPy array does (int64 had become float32: 2**40 + 1 lost its 1).
+    big = plexus.array(torch.tensor([2 ** 40 + 1, 3]))
+    assert big.dtype == np.int64 and big.tolist() == [2 ** 40 + 1, 3]
+    assert plexus.array(torch.tensor([0.5], dtype=torch.float64)).dtype == np.float64
+
+
 def test_mxnet_and_numpy_spellings_of_joining_shaping_and_reducing_match_numpy():
     np = need("numpy")
     x = np.arange(6, dtype=np.float32).reshape(2, 3)

@@ -43,6 +43,17 @@ inline Tensor minimum(const Tensor& a, double s) {
 inline Tensor maximum(double s, const Tensor& a) { return maximum(a, s); }
 inline Tensor minimum(double s, const Tensor& a) { return minimum(a, s); }
 
+// where with a scalar for either choice, as np.where(cond, x, 0.0): in the
+// dtype `x op scalar` computes in.
+inline Tensor where(const Tensor& cond, const Tensor& a, double s) {
+    const DType d = scalar_result_dtype(a, s);
+    return where(cond, a.dtype() == d ? a : a.astype(d), full(Shape{}, s, a.device(), d));
+}
+inline Tensor where(const Tensor& cond, double s, const Tensor& b) {
+    const DType d = scalar_result_dtype(b, s);
+    return where(cond, full(Shape{}, s, b.device(), d), b.dtype() == d ? b : b.astype(d));
+}
+
 // x with every element put in [lo, hi], as np.clip; NaN stays NaN.
 inline Tensor clip(const Tensor& x, double lo, double hi) {
     if (!(lo <= hi)) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "clip: the bounds must have lo <= hi");
@@ -144,7 +155,11 @@ inline Tensor pick(const Tensor& data, const Tensor& index) {
     const Tensor matches = equal(classes, wide.reshape({ds[0], 1}));
     if (is_floating(index.dtype()) && ds[0] > 0 && matches.astype(DType::float64).sum().item<double>() != double(ds[0]))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "pick: an index is not a whole number (a class)");
-    return (data * matches.astype(data.dtype())).sum(1);
+    // Chosen, not multiplied by a one-hot row: 0 * inf and 0 * NaN elsewhere in
+    // a row would be NaN. The sum adds zeros to one value, so it is exact in
+    // the data's dtype (an integer sum widens: narrowed back).
+    const Tensor zero = full(Shape{}, 0.0, data.device(), data.dtype());
+    return where(matches, data, zero).sum(1).astype(data.dtype());
 }
 
 inline Tensor stack(const std::vector<Tensor>& parts, int axis = 0) {

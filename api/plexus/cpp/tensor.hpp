@@ -365,7 +365,16 @@ inline Tensor not_equal(const Tensor& a, double s) { return ne(a, s); }
 
 
 Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
-inline Tensor dot(const Tensor& a, const Tensor& b) { return matmul(a, b); }
+// NumPy's dot of vectors and matrices (their matmul); beyond 2-D NumPy's dot
+// pairs every matrix of one with every matrix of the other, which is not a
+// batched matmul: refused rather than computed otherwise.
+inline Tensor dot(const Tensor& a, const Tensor& b) {
+    if (a.shape().size() > 2 || b.shape().size() > 2)
+        throw ShapeError(PX_ERROR_SHAPE, "dot: takes vectors and matrices, not " + str(a.shape()) + " and " +
+                                             str(b.shape()) + " (np.dot of those differs from a batched "
+                                             "product: use matmul for stacks of matrices, as np.matmul)");
+    return matmul(a, b);
+}
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
 Tensor concat(const std::vector<Tensor>& parts, int axis = 0);  // differentiable; in gradients.hpp
 // Rows of `table` (V, ...) picked by int32/int64 `indices` of any shape:

@@ -1,0 +1,151 @@
+// A device's waiting points: synchronize, its timed form, and the host's own
+// waits (a timed wait's background wait, the trace's end). A plugin hands
+// each failure of queued work to one synchronize; when the host's own wait
+// takes it, it is kept here and the application's next waiting point
+// reports it, after waiting for the host's waits still in flight (one of
+// them may hold a failure of the work it waited for).
+#include <chrono>
+#include <condition_variable>
+#include <set>
+#include <thread>
+
+#include "objects.hpp"
+
+namespace px {
+
+struct DeviceImpl::Waits {
+    std::mutex m;
+    std::condition_variable changed;  // a host wait ended
+    std::set<uint64_t> in_flight;     // the host's waits running, by number
+    uint64_t started = 0;             // host waits numbered so far
+    px_status kept_status = PX_OK;    // the first failure a host wait took
+    std::string kept_message;         // ... and the ones after it, named after it
+    // The background wait of the timed waits: `wanted` counts the timed
+    // waits asked for; each covers the work queued before it, and `covered`
+    // says how many a finished plugin wait has covered.
+    uint64_t wanted = 0, covered = 0;
+    uint64_t started_when_covered = 0;  // the host waits begun when `covered` last grew
+    bool background = false;  // its thread runs
+
+    // (m held)
+    void keep(px_status status, const std::string& message) {
+        if (kept_status == PX_OK) {
+            kept_status = status, kept_message = message;
+        } else if (kept_message.size() < PX_MESSAGE_MAX) {
+            kept_message += " (then: " + message + ")";
+        }
+    }
+    uint64_t begin_host_wait() {  // (m held)
+        in_flight.insert(++started);
+        return started;
+    }
+    void end_host_wait(uint64_t id, px_status status, const std::string& message) {  // (m held)
+        if (status != PX_OK) keep(status, message);
+        in_flight.erase(id);
+        changed.notify_all();
+    }
+};
+
+std::shared_ptr<DeviceImpl::Waits> DeviceImpl::make_waits() { return std::make_shared<Waits>(); }
+
+namespace {
+
+// The plugin's synchronize of one device, its failure as a status and message.
+void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::string& label, px_status& status,
+                        std::string& message) {
+    try {
+        plugin.call([&] { return cat("work queued on ", label, " failed"); },
+                    [&](px_plugin_error* e) { return plugin.api->synchronize(plugin.context, local, e); });
+    } catch (const Failure& f) {
+        status = f.status, message = f.message;
+    } catch (const std::exception& e) {
+        status = PX_ERROR_INTERNAL, message = cat("waiting for ", label, ": ", e.what());
+    }
+}
+
+}  // namespace
+
+void DeviceImpl::settle(const Failure* own) const {
+    Waits& w = *waits_;
+    std::unique_lock<std::mutex> lock(w.m);
+    const uint64_t begun = w.started;  // a host wait begun later took no failure this point waited for
+    w.changed.wait(lock, [&] { return w.in_flight.empty() || *w.in_flight.begin() > begun; });
+    report_kept(lock, own);
+}
+
+void DeviceImpl::report_kept(std::unique_lock<std::mutex>& lock, const Failure* own) const {
+    Waits& w = *waits_;
+    const px_status status = std::exchange(w.kept_status, PX_OK);
+    std::string message = std::move(w.kept_message);
+    w.kept_message.clear();
+    lock.unlock();
+    if (status == PX_OK) {
+        if (own) throw *own;
+        return;
+    }
+    if (own) message += " (then, since: " + own->message + ")";
+    fail(status, message);
+}
+
+void DeviceImpl::synchronize() const {
+    px_status status = PX_OK;
+    std::string message;
+    plugin_synchronize(*plugin, local, label, status, message);
+    const Failure own(status, message);
+    settle(status == PX_OK ? nullptr : &own);
+}
+
+void DeviceImpl::drain() const {
+    Waits& w = *waits_;
+    uint64_t id;
+    {
+        std::lock_guard<std::mutex> lock(w.m);
+        id = w.begin_host_wait();
+    }
+    px_status status = PX_OK;
+    std::string message;
+    plugin_synchronize(*plugin, local, label, status, message);
+    std::lock_guard<std::mutex> lock(w.m);
+    w.end_host_wait(id, status, message);
+}
+
+void DeviceImpl::synchronize_within(double seconds) const {
+    const std::shared_ptr<Waits> shared = waits_;
+    Waits& w = *shared;
+    std::unique_lock<std::mutex> lock(w.m);
+    const uint64_t ticket = ++w.wanted;
+    if (!w.background) {
+        // One thread per device at a time, however often timed waits give
+        // up: it waits again while a timed wait came after its last wait
+        // began. It owns the plugin (never unloaded under it) and the state.
+        w.background = true;
+        std::thread([shared, p = plugin, local = local, label = label] {
+            Waits& bw = *shared;
+            std::unique_lock<std::mutex> held(bw.m);
+            while (bw.covered < bw.wanted) {
+                const uint64_t covering = bw.wanted, id = bw.begin_host_wait();
+                held.unlock();
+                px_status status = PX_OK;
+                std::string message;
+                plugin_synchronize(*p, local, label, status, message);
+                held.lock();
+                bw.covered = covering;
+                bw.started_when_covered = bw.started;
+                bw.end_host_wait(id, status, message);
+            }
+            bw.background = false;
+        }).detach();
+    }
+    // Covered, and no other host wait begun by then still running (one may
+    // hold a failure of the work this call waits for), within the time.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const auto settled = [&] {
+        return w.covered >= ticket && (w.in_flight.empty() || *w.in_flight.begin() > w.started_when_covered);
+    };
+    if (!w.changed.wait_until(lock, deadline, settled))
+        fail(PX_ERROR_DEVICE, label, ": its queued work did not finish within ", seconds,
+             " s; the wait goes on, and a later wait of ", label, " reports how it ended");
+    report_kept(lock, nullptr);
+}
+
+}  // namespace px
