@@ -109,6 +109,12 @@ void DeviceImpl::drain() const {
     w.end_host_wait(id, status, message);
 }
 
+DeviceImpl::~DeviceImpl() {
+    Waits& w = *waits_;
+    std::unique_lock<std::mutex> lock(w.m);
+    w.changed.wait(lock, [&] { return !w.background; });
+}
+
 void DeviceImpl::synchronize_within(double seconds) const {
     const std::shared_ptr<Waits> shared = waits_;
     Waits& w = *shared;
@@ -117,9 +123,10 @@ void DeviceImpl::synchronize_within(double seconds) const {
     if (!w.background) {
         // One thread per device at a time, however often timed waits give
         // up: it waits again while a timed wait came after its last wait
-        // began. It owns the plugin (never unloaded under it) and the state.
+        // began. It holds the plugin (never unloaded under it) and the
+        // state, and the device waits for it to end.
         w.background = true;
-        std::thread([shared, p = plugin, local = local, label = label] {
+        std::thread([shared, p = plugin, local = local, label = label]() mutable {
             Waits& bw = *shared;
             std::unique_lock<std::mutex> held(bw.m);
             while (bw.covered < bw.wanted) {
@@ -133,7 +140,12 @@ void DeviceImpl::synchronize_within(double seconds) const {
                 bw.started_when_covered = bw.started;
                 bw.end_host_wait(id, status, message);
             }
+            // Its plugin reference goes first: the device, which waits for
+            // this (~DeviceImpl), holds another, so the plugin is never
+            // destroyed on this thread (at exit, beside the exit handlers).
+            p.reset();
             bw.background = false;
+            bw.changed.notify_all();
         }).detach();
     }
     // Covered, and no other host wait begun by then still running (one may

@@ -86,6 +86,11 @@ struct DeviceImpl {
         return op >= 0 && op < PX_OP_NUMBER_LIMIT && dtype >= 0 && dtype < kDtypeSlots &&
                supported[size_t(op) * kDtypeSlots + size_t(dtype)];
     }
+    DeviceImpl() = default;
+    DeviceImpl(const DeviceImpl&) = delete;
+    DeviceImpl& operator=(const DeviceImpl&) = delete;
+    ~DeviceImpl();  // waits for the timed waits' background thread (bounded by the device's work)
+
     // The waiting points (device_wait.cpp). Every failure of queued work
     // reaches the application exactly once: at the wait that takes it from
     // the plugin, or, when the host's own wait took it (a timed wait's

@@ -357,7 +357,7 @@ void Parameter::set_data(const Tensor& values) {
                                    name_ + ": set_data: the parameter has no values yet; initialize() makes them (or, "
                                            "for a shape still to be inferred, the first forward call), then set_data");
     check_new_shape(name_, values.shape(), shape_);
-    data_ = make_replicas(values, devices());
+    store(shape_, make_replicas(values, devices()));
 }
 
 void Parameter::set_replica(const Tensor& values) {
@@ -367,9 +367,14 @@ void Parameter::set_replica(const Tensor& values) {
             if (values.dtype() != t.dtype())
                 throw DTypeError(PX_ERROR_DTYPE, name_ + ": new values are " + plexus::name(values.dtype()) + ", the parameter " +
                                                      plexus::name(t.dtype()));
-            Tensor v = values.detach();
-            attach(v);
-            t = v;
+            try {
+                auto paused = autograd::pause();  // (a forward pass that records writes BatchNorm's statistics)
+                t.assign(values);
+            } catch (const std::exception&) {  // a write refused: the values are taken instead
+                Tensor v = values.detach();
+                attach(v);
+                t = v;
+            }
             return;
         }
     data(values.device());  // the error naming where the parameter lives, when it is not initialized or elsewhere
@@ -396,6 +401,24 @@ void Parameter::adopt(Shape shape, std::vector<Tensor> replicas) noexcept {
     shape_.swap(shape);
     data_.swap(replicas);
     pending_.clear();
+}
+
+void Parameter::store(Shape shape, std::vector<Tensor> replicas) {
+    try {  // (reading the shapes allocates too)
+        bool matching = replicas.size() == data_.size() && shape == shape_;
+        for (size_t i = 0; matching && i < data_.size(); ++i)
+            matching = data_[i].device() == replicas[i].device() && data_[i].dtype() == replicas[i].dtype() &&
+                       data_[i].shape() == replicas[i].shape();
+        if (matching) {
+            auto paused = autograd::pause();  // a write of values, not an op to differentiate
+            for (size_t i = 0; i < data_.size(); ++i) data_[i].assign(replicas[i]);
+            return;
+        }
+    } catch (const std::exception&) {
+        // A write refused (out of memory queuing it): the replicas are taken
+        // instead, so the values are all new either way (loads stay whole).
+    }
+    adopt(std::move(shape), std::move(replicas));
 }
 
 void Parameter::reset_ctx(const std::vector<Device>& devices) {

@@ -89,7 +89,8 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
         staged.push_back(p->make_replicas(found->host, where, /*take=*/true));  // converted to the parameter's dtype there
         found->host = Tensor();
     }
-    for (size_t i = 0; i < plan.size(); ++i) plan[i].first->adopt(std::move(plan[i].second->shape), std::move(staged[i]));
+    // Written into the parameters' own tensors where they match (in place, as Gluon's), else taken.
+    for (size_t i = 0; i < plan.size(); ++i) plan[i].first->store(std::move(plan[i].second->shape), std::move(staged[i]));
 }
 
 }  // namespace plexus::nn

@@ -133,12 +133,14 @@ public:
     Tensor grad() const;
     std::vector<Tensor> list_grad() const;
 
-    // Replaces the values of every replica with `values` (same shape). This,
-    // initialize() and reset_ctx() change nothing when they fail (out of
-    // memory included).
+    // Writes `values` (same shape) into every replica, in place as Gluon's
+    // set_data: a handle to a replica (data(), memory shared through
+    // DLPack) sees them. This, initialize() and reset_ctx() change nothing
+    // when they fail (out of memory included).
     void set_data(const Tensor& values);
-    // Replaces the replica on values' device alone (state each device keeps
-    // for itself, as BatchNorm's running statistics); same shape and dtype.
+    // Writes the replica on values' device alone, in place (state each
+    // device keeps for itself, as BatchNorm's running statistics); same
+    // shape and dtype.
     void set_replica(const Tensor& values);
     // Moves every replica to `devices`, keeping the values.
     void reset_ctx(const std::vector<Device>& devices);
@@ -151,6 +153,10 @@ private:
     std::vector<Tensor> make_replicas(const Tensor& values, const std::vector<Device>& devices, bool take = false) const;
     // Takes `shape` and `replicas` as they are; cannot fail.
     void adopt(Shape shape, std::vector<Tensor> replicas) noexcept;
+    // Writes `replicas` (make_replicas's, for this parameter's devices) into
+    // its own tensors in place when they match them one for one, else (or
+    // when a write is refused) adopts them: never fails half way.
+    void store(Shape shape, std::vector<Tensor> replicas);
 
     // initialize() with the initializer already chosen.
     void start(const std::vector<Device>& devices, bool force_reinit, const Initializer& init);

@@ -465,6 +465,34 @@ TEST_CASE("initialize leaves the parameters already initialized and initializes 
     CHECK(values(params["0.weight"].data()) == std::vector<double>(6, 1.0));
 }
 
+TEST_CASE("set_data load_parameters and BatchNorm's statistics write the parameter's own tensors in place",
+          "[nn][initialize]") {
+    const std::string path = "/tmp/plexus-in-place-" + std::to_string(::getpid()) + ".params";
+    nn::Dense d(2, "", 2);
+    d.initialize(nn::Initializer::Constant(1), {cpu(0), cpu(1)});
+    const Tensor held = d.weight().data(), held1 = d.weight().data(cpu(1));
+    d.weight().set_data(full({2, 2}, 5.0));  // a handle kept had gone on reading 1
+    CHECK(values(held) == std::vector<double>(4, 5.0));
+    CHECK(values(held1) == std::vector<double>(4, 5.0));
+    nn::Dense other(2, "", 2);
+    other.initialize(nn::Initializer::Constant(7), cpu());
+    other.save_parameters(path);
+    d.load_parameters(path);
+    CHECK(values(held) == std::vector<double>(4, 7.0));
+    CHECK(values(held1) == std::vector<double>(4, 7.0));
+    // Written while recording, as a training step's forward pass does.
+    nn::BatchNorm bn;
+    bn.initialize(cpu());
+    bn(array(std::vector<float>{1, 3}, {2, 1}));  // predicts (not recording), and shapes the statistics (C = 1)
+    const Tensor running_mean = bn.collect_params()["running_mean"].data();
+    {
+        auto recording = autograd::record();
+        bn(array(std::vector<float>{1, 3}, {2, 1}));
+    }
+    CHECK(values(running_mean)[0] == Approx(0.2));  // 0.9 * 0 + 0.1 * the batch's mean 2
+    std::remove(path.c_str());
+}
+
 TEST_CASE("load_parameters without devices keeps each parameter where it was initialized, as Gluon's ctx=None",
           "[nn][initialize]") {
     const std::string path = "/tmp/plexus-load-keeps-" + std::to_string(::getpid()) + ".params";
