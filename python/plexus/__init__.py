@@ -112,18 +112,16 @@ def arange(start, stop=None, step=1, device=None, dtype="float32", ctx=None):
     if stop is None:
         start, stop = 0, start
     dev, name = _device(device, ctx), _plexus._parse_dtype(dtype)
-    if name in _INTEGER_RANGES and all(isinstance(v, _numbers.Integral) for v in (start, stop, step)) and step:
-        return _integer_arange(int(start), int(stop), int(step), dev, name)
+    bounds = _plexus._integer_bounds(name)
+    if bounds and all(isinstance(v, _numbers.Integral) for v in (start, stop, step)) and step:
+        return _integer_arange(int(start), int(stop), int(step), dev, name, bounds)
     return _plexus._arange(float(start), float(stop), float(step), dev, dtype)
 
 
-_INTEGER_RANGES = {"uint8": (0, 255), "int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
-
-
-def _integer_arange(start, stop, step, dev, name):
+def _integer_arange(start, stop, step, dev, name, bounds):
     """arange of integers: through doubles where they hold every value, else counted and scaled exactly."""
     values = range(start, stop, step)
-    lo, hi = _INTEGER_RANGES[name]
+    lo, hi = bounds
     if values:
         least, most = (values[0], values[-1]) if step > 0 else (values[-1], values[0])
         if not (lo <= least and most <= hi):  # (this module's min and max are the tensors')

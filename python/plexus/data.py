@@ -81,15 +81,13 @@ def _numeric(values, is_label):
     uint32, uint64) in the next one that holds them, since labels must stay integers (data of those dtypes
     become float32, as plexus.array makes them)."""
     import numpy
+    from . import _plexus
     a = numpy.asarray(values)
     if a.dtype == numpy.bool_:
         return a.astype(numpy.uint8)
-    if not is_label or a.dtype.kind not in "iu" or a.dtype in (numpy.uint8, numpy.int32, numpy.int64):
+    if not is_label or a.dtype.kind not in "iu":
         return a
-    if a.dtype == numpy.uint64 and a.size and int(a.max()) > numpy.iinfo(numpy.int64).max:
-        from . import DTypeError
-        raise DTypeError("ArrayDataset: uint64 values beyond int64 (up to %d)" % a.max())
-    return a.astype(numpy.int32 if a.dtype.itemsize < 4 else numpy.int64)
+    return _plexus._label_integers(a)
 
 
 def _indices(dataset, key):

@@ -491,20 +491,23 @@ Tensor& in_place(Tensor& t, const Tensor& result, const char* op) {
 
 // Whether the integers from lo to hi fit in the integer dtype d (compared as
 // Python ints: exact for any int64 or uint64, and beyond).
-bool fits(DType d, const py::int_& lo, const py::int_& hi) {
+// The least and the greatest value of integer dtype d (Python's arange and
+// full ask for them too: plexus._integer_bounds).
+std::pair<py::int_, py::int_> bounds_of(DType d) {
     switch (d) {
-    case DType::uint8: return lo >= py::int_(0) && hi <= py::int_(255);
-    case DType::int32: return lo >= py::int_(INT32_MIN) && hi <= py::int_(INT32_MAX);
-    default: return lo >= py::int_(INT64_MIN) && hi <= py::int_(INT64_MAX);
+    case DType::uint8: return {py::int_(0), py::int_(255)};
+    case DType::int32: return {py::int_(INT32_MIN), py::int_(INT32_MAX)};
+    default: return {py::int_(INT64_MIN), py::int_(INT64_MAX)};
     }
+}
+bool fits(DType d, const py::int_& lo, const py::int_& hi) {
+    const auto [least, most] = bounds_of(d);
+    return lo >= least && hi <= most;
 }
 // "0 to 255": the values integer dtype d holds.
 std::string range_of(DType d) {
-    switch (d) {
-    case DType::uint8: return "0 to 255";
-    case DType::int32: return std::to_string(INT32_MIN) + " to " + std::to_string(INT32_MAX);
-    default: return std::to_string(INT64_MIN) + " to " + std::to_string(INT64_MAX);
-    }
+    const auto [least, most] = bounds_of(d);
+    return std::to_string(least.cast<int64_t>()) + " to " + std::to_string(most.cast<int64_t>());
 }
 // Whether every value of the integer or bool NumPy array `a` fits in d.
 bool holds(DType d, const py::object& a) {
@@ -1276,6 +1279,21 @@ PYBIND11_MODULE(_plexus, m) {
         return from_numpy(values, d, parse_dtype(dtype));
     });
     m.def("_parse_dtype", [](const py::object& d) { return std::string(plexus::name(parse_dtype(d))); });
+    m.def("_integer_bounds", [](const py::object& dt) -> py::object {
+        const DType d = parse_dtype(dt);
+        if (is_floating(d)) return py::none();
+        const auto [least, most] = bounds_of(d);
+        return py::make_tuple(least, most);
+    });
+    // Labels of a NumPy integer array in the Plexus integer dtype that holds them (ArrayDataset's).
+    m.def("_label_integers", [](const py::object& a) -> py::object {
+        const DType d = integer_dtype_of(a);
+        if (!holds(d, a))
+            throw plexus::DTypeError(PX_ERROR_DTYPE, "ArrayDataset: " + a.attr("dtype").attr("name").cast<std::string>() +
+                                                         " values beyond " + plexus::name(d) + " (up to " +
+                                                         py::str(a.attr("max")()).cast<std::string>() + ")");
+        return a.attr("astype")(plexus::name(d), py::arg("copy") = false);
+    });
     m.def("_full", [](const py::object& shape, const py::object& value, const std::optional<Device>& d,
                       const py::object& dt) { return full_of(to_shape(shape), value, device_or_cpu(d), parse_dtype(dt)); });
     m.def("_empty", [](const py::object& shape, const std::optional<Device>& d, const py::object& dt) {
