@@ -367,14 +367,12 @@ void Parameter::set_replica(const Tensor& values) {
             if (values.dtype() != t.dtype())
                 throw DTypeError(PX_ERROR_DTYPE, name_ + ": new values are " + plexus::name(values.dtype()) + ", the parameter " +
                                                      plexus::name(t.dtype()));
-            try {
-                auto paused = autograd::pause();  // (a forward pass that records writes BatchNorm's statistics)
-                t.assign(values);
-            } catch (const std::exception&) {  // a write refused: the values are taken instead
-                Tensor v = values.detach();
-                attach(v);
-                t = v;
-            }
+            // Replaced, not written: autograd tracks no writes to a tensor
+            // without a gradient, so an op recorded reading the old values
+            // (a prediction of BatchNorm under record) would read the new.
+            Tensor v = values.detach();
+            attach(v);
+            t = v;
             return;
         }
     data(values.device());  // the error naming where the parameter lives, when it is not initialized or elsewhere
@@ -405,7 +403,11 @@ void Parameter::adopt(Shape shape, std::vector<Tensor> replicas) noexcept {
 
 void Parameter::store(Shape shape, std::vector<Tensor> replicas) {
     try {  // (reading the shapes allocates too)
-        bool matching = replicas.size() == data_.size() && shape == shape_;
+        // In place only where autograd tracks writes (a tensor with a
+        // gradient: a recorded op that read it then refuses backward); a
+        // frozen parameter's tensors are replaced, as a recorded op reading
+        // them could not tell.
+        bool matching = replicas.size() == data_.size() && shape == shape_ && grad_req_ != GradReq::null;
         for (size_t i = 0; matching && i < data_.size(); ++i)
             matching = data_[i].device() == replicas[i].device() && data_[i].dtype() == replicas[i].dtype() &&
                        data_[i].shape() == replicas[i].shape();
@@ -426,6 +428,11 @@ void Parameter::reset_ctx(const std::vector<Device>& devices) {
     check_distinct(name_ + ": reset_ctx()", devices);
     if (data_.empty()) {
         if (pending_.empty()) pending_init_ = init_ ? *init_ : by_name(name_, Initializer{});  // never initialized
+        if (known(shape_)) {  // made there now: only an unknown shape waits for the first forward call
+            fill(shape_, devices, pending_init_);
+            pending_.clear();
+            return;
+        }
         pending_ = devices;
         return;
     }

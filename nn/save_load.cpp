@@ -85,7 +85,11 @@ void Block::load_parameters(const std::string& path, const std::vector<Device>& 
     std::vector<std::vector<Tensor>> staged;
     staged.reserve(plan.size());
     for (auto& [p, found] : plan) {
-        const std::vector<Device> where = !ds.empty() ? ds : p->initialized() ? p->devices() : std::vector<Device>{cpu()};
+        // Without devices: where it lives, or will once its shape is known (cpu() if never initialized).
+        const std::vector<Device> where = !ds.empty()            ? ds
+                                          : p->initialized()     ? p->devices()
+                                          : !p->pending_.empty() ? p->pending_
+                                                                 : std::vector<Device>{cpu()};
         staged.push_back(p->make_replicas(found->host, where, /*take=*/true));  // converted to the parameter's dtype there
         found->host = Tensor();
     }

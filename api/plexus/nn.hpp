@@ -134,13 +134,15 @@ public:
     std::vector<Tensor> list_grad() const;
 
     // Writes `values` (same shape) into every replica, in place as Gluon's
-    // set_data: a handle to a replica (data(), memory shared through
-    // DLPack) sees them. This, initialize() and reset_ctx() change nothing
+    // set_data for a parameter with a gradient: a handle to a replica
+    // (data(), memory shared through DLPack) sees them, and a recorded op
+    // that read the old values refuses backward. A frozen parameter's
+    // replicas (grad_req null) are replaced instead: autograd tracks no
+    // writes to them. This, initialize() and reset_ctx() change nothing
     // when they fail (out of memory included).
     void set_data(const Tensor& values);
-    // Writes the replica on values' device alone, in place (state each
-    // device keeps for itself, as BatchNorm's running statistics); same
-    // shape and dtype.
+    // Replaces the replica on values' device alone (state each device keeps
+    // for itself, as BatchNorm's running statistics); same shape and dtype.
     void set_replica(const Tensor& values);
     // Moves every replica to `devices`, keeping the values.
     void reset_ctx(const std::vector<Device>& devices);
@@ -154,8 +156,9 @@ private:
     // Takes `shape` and `replicas` as they are; cannot fail.
     void adopt(Shape shape, std::vector<Tensor> replicas) noexcept;
     // Writes `replicas` (make_replicas's, for this parameter's devices) into
-    // its own tensors in place when they match them one for one, else (or
-    // when a write is refused) adopts them: never fails half way.
+    // its own tensors in place when they match them one for one and have a
+    // gradient, else (or when a write is refused) adopts them: never fails
+    // half way.
     void store(Shape shape, std::vector<Tensor> replicas);
 
     // initialize() with the initializer already chosen.

@@ -90,7 +90,15 @@ std::shared_ptr<const Pipeline> Pipeline::make(const std::vector<Transform>& tra
     // Samples (H, W, C), as Gluon's and d2l's image data sets give them,
     // would be read as H channels of W x C: refused, since Gluon's and
     // torchvision's ToTensor move the channels first and this one does not.
-    if (!transforms.empty() && sample.size() == 3 && sample[0] > 4 && sample[2] >= 1 && sample[2] <= 4)
+    // Told apart by shape: a gray or colour image (C of 1 or 3) whose height
+    // and width are both above 4, unless a Normalize names a mean per
+    // channel of the first axis.
+    bool per_first_axis = false;
+    for (const Transform& t : transforms)
+        if (const auto* n = std::get_if<transforms::Normalize>(&t))
+            per_first_axis = per_first_axis || (n->mean.size() > 1 && int64_t(n->mean.size()) == sample[0]);
+    if (!transforms.empty() && sample.size() == 3 && sample[0] > 4 && sample[1] > 4 &&
+        (sample[2] == 1 || sample[2] == 3) && !per_first_axis)
         bad(std::string(name_of(transforms[0])) + ": the samples are " + str(sample) +
             ", images laid out (H, W, C); the loader's transforms take (C, H, W) or (H, W) images and move "
             "no axis (Gluon's ToTensor would): give the data as (N, C, H, W), e.g. NumPy's "

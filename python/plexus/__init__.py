@@ -70,14 +70,20 @@ def array(data, device=None, dtype=None, ctx=None):
     MXNet's nd.array)."""
     import numpy
     dev = _device(device, ctx)
+    if not isinstance(data, (Tensor, numpy.ndarray)) and hasattr(data, "__dlpack__") and hasattr(data, "dtype"):
+        # A typed array of another runtime (PyTorch, JAX): through DLPack, which carries every dtype
+        # (bfloat16 too) and the memory where it is; copied below, as array() always copies.
+        if getattr(data, "requires_grad", False) and hasattr(data, "detach"):
+            data = data.detach()  # (PyTorch exports no tensor that requires grad; the values are the same)
+        shared = from_dlpack(data)
+        copied = shared.copyto(dev if dev is not None else cpu())
+        return copied if dtype is None else copied.astype(dtype)
     if isinstance(data, Tensor):
         if dtype is None:
             dtype = data._dtype_name
         # bfloat16 has no NumPy type; float32 holds its values exactly.
         data = (data.astype("float32") if data._dtype_name == "bfloat16" else data).asnumpy()
-    # Typed sources keep their dtype: NumPy arrays and other typed arrays (a PyTorch or JAX tensor).
-    source_typed = (isinstance(data, numpy.ndarray) or hasattr(data, "__array_interface__") or
-                    (hasattr(data, "__dlpack__") and hasattr(data, "dtype")))
+    source_typed = isinstance(data, numpy.ndarray) or hasattr(data, "__array_interface__")
     values = numpy.asarray(data)
     if dtype is None:
         name = values.dtype.name

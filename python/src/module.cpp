@@ -1242,15 +1242,21 @@ PYBIND11_MODULE(_plexus, m) {
     bind_dlpack(m, tensor);  // dlpack_bindings.cpp: __dlpack__, __dlpack_device__, from_dlpack
     // reductions: over all axes (axis None), one, or several (a tuple or list, as NumPy's)
     // dtype= and out= as NumPy's own functions pass them (np.sum(x) calls x.sum(axis=None, out=None)):
-    // dtype computes in that dtype, as ndarray.sum's; out names no array Plexus can write into.
+    // sum's and mean's dtype= computes in that float dtype (an integer one would accumulate otherwise than
+    // NumPy's, which wraps); out names no array Plexus can write into.
     auto reduction = [&](const char* name, px_op op) {
         tensor.def(name, [op, name](const Tensor& given, const py::object& axis, bool keepdims, const py::object& dtype,
                                     const py::object& out) {
             if (!out.is_none())
                 throw py::type_error(std::string(name) + ": out= is not supported; the result is a new tensor "
                                      "(write out[...] = x." + name + "(...))");
-            if (!dtype.is_none() && op == PX_OP_ARGMAX) throw py::type_error("argmax: takes no dtype=");
-            const Tensor t = dtype.is_none() ? given : given.astype(parse_dtype(dtype));
+            if (!dtype.is_none() && op != PX_OP_SUM && op != PX_OP_MEAN)
+                throw py::type_error(std::string(name) + ": takes no dtype= (as NumPy's)");
+            const DType in = dtype.is_none() ? given.dtype() : parse_dtype(dtype);
+            if (!dtype.is_none() && !is_floating(in))
+                throw py::type_error(std::string(name) + ": dtype= takes a float dtype, not " + plexus::name(in) +
+                                     " (integers sum in int64; convert the result with astype)");
+            const Tensor t = in == given.dtype() ? given : given.astype(in);
             if (axis.is_none()) return all_axes(t.reduce(op), t, keepdims);
             if (PyIndex_Check(axis.ptr())) return t.reduce(op, axis.cast<int>(), keepdims);
             if (!py::isinstance<py::tuple>(axis) && !py::isinstance<py::list>(axis))
@@ -1310,8 +1316,16 @@ PYBIND11_MODULE(_plexus, m) {
         return plexus::random_normal(to_shape(shape), mean, std, device_or_cpu(d), parse_dtype(dt));
     });
     m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return plexus::where(c, a, b); });
-    m.def("where", [](const Tensor& c, const Tensor& a, double b) { return plexus::where(c, a, b); });
-    m.def("where", [](const Tensor& c, double a, const Tensor& b) { return plexus::where(c, a, b); });
+    // A number or an array-like for either choice, under the scalar rules of the arithmetic (an integer
+    // beyond 2**53 stays exact for an integer tensor).
+    m.def("where", [](const Tensor& c, const Tensor& a, const py::object& b) {
+        return with_operand(a, b, [&](const Tensor& x, double v) { return plexus::where(c, x, v); },
+                            [&](const Tensor& x, const Tensor& y) { return plexus::where(c, x, y); });
+    });
+    m.def("where", [](const Tensor& c, const py::object& a, const Tensor& b) {
+        return with_operand(b, a, [&](const Tensor& y, double v) { return plexus::where(c, v, y); },
+                            [&](const Tensor& y, const Tensor& x) { return plexus::where(c, x, y); });
+    });
     m.def("_concat", [](const std::vector<Tensor>& parts, int axis) { return plexus::concat(parts, axis); },
           py::arg("tensors"), py::arg("axis") = 0);
     m.def("_stack", [](const std::vector<Tensor>& parts, int axis) { return plexus::stack(parts, axis); },

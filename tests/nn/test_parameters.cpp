@@ -465,7 +465,7 @@ TEST_CASE("initialize leaves the parameters already initialized and initializes 
     CHECK(values(params["0.weight"].data()) == std::vector<double>(6, 1.0));
 }
 
-TEST_CASE("set_data load_parameters and BatchNorm's statistics write the parameter's own tensors in place",
+TEST_CASE("set_data and load_parameters write a trainable parameter's own tensors in place",
           "[nn][initialize]") {
     const std::string path = "/tmp/plexus-in-place-" + std::to_string(::getpid()) + ".params";
     nn::Dense d(2, "", 2);
@@ -480,17 +480,64 @@ TEST_CASE("set_data load_parameters and BatchNorm's statistics write the paramet
     d.load_parameters(path);
     CHECK(values(held) == std::vector<double>(4, 7.0));
     CHECK(values(held1) == std::vector<double>(4, 7.0));
-    // Written while recording, as a training step's forward pass does.
-    nn::BatchNorm bn;
-    bn.initialize(cpu());
-    bn(array(std::vector<float>{1, 3}, {2, 1}));  // predicts (not recording), and shapes the statistics (C = 1)
-    const Tensor running_mean = bn.collect_params()["running_mean"].data();
+    // A recorded op that read the old values refuses backward, as PyTorch's in-place check.
+    Tensor x = ones({1, 2});
+    x.attach_grad();
+    auto recording = autograd::record();
+    Tensor y = d(x).sum();
+    d.weight().set_data(full({2, 2}, 3.0));
+    CHECK_THAT(message_of<InvalidArgumentError>([&] { y.backward(); }), Catch::Contains("written in place since"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("writes autograd cannot track replace the tensors so a recorded gradient keeps the values it read",
+          "[nn][initialize]") {
+    // A frozen weight: its tensor has no gradient, so a write in place would go unseen by backward.
+    nn::Dense d(2, "", 3, /*use_bias=*/false);
+    d.initialize(nn::Initializer::Constant(2), cpu());
+    d.weight().set_grad_req(nn::GradReq::null);
+    Tensor x = ones({1, 3});
+    x.attach_grad();
     {
         auto recording = autograd::record();
-        bn(array(std::vector<float>{1, 3}, {2, 1}));
+        Tensor y = d(x).sum();
+        d.weight().set_data(zeros({2, 3}));  // written in place, x's gradient had been 0
+        y.backward();
     }
-    CHECK(values(running_mean)[0] == Approx(0.2));  // 0.9 * 0 + 0.1 * the batch's mean 2
-    std::remove(path.c_str());
+    CHECK(values(x.grad()) == std::vector<double>(3, 4.0));  // the old weight's column sums
+    CHECK(values(d.weight().data()) == std::vector<double>(6, 0.0));
+    // BatchNorm's statistics, read by a prediction under record, then updated by a training pass.
+    nn::BatchNorm bn;
+    bn.initialize(cpu());
+    const Tensor batch = array(std::vector<float>{1, 5, 2, 8}, {4, 1});
+    {
+        auto recording = autograd::record();
+        bn(batch);  // running mean 0.1 * 4 = 0.4, variance 0.9 * 1 + 0.1 * 10 (unbiased) = 1.9
+    }
+    Tensor xp = array(std::vector<float>{1, 2}, {2, 1});
+    xp.attach_grad();
+    {
+        auto recording = autograd::record();
+        Tensor predicted;
+        {
+            auto predicting = autograd::predict_mode();
+            predicted = bn(xp);
+        }
+        Tensor loss = predicted.sum();
+        bn(array(std::vector<float>{0, 100, -100, 50}, {4, 1}));  // a training pass: new statistics
+        loss.backward();
+    }
+    // d/dx of (x - mean) / sqrt(var + eps): with the variance the prediction used (it had read the new one).
+    const double want = 1.0 / std::sqrt(1.9 + 1e-5);
+    CHECK(values(xp.grad())[0] == Approx(want).epsilon(1e-5));
+}
+
+TEST_CASE("reset_ctx of a parameter never initialized makes it there when its shape is known", "[nn][initialize]") {
+    nn::Dense d(2, "", 3);
+    d.collect_params().reset_ctx(cpu(1));
+    // It had waited for a shape it already had: initialize() said it was, the forward call that it was not.
+    CHECK(d.weight().devices() == std::vector<Device>{cpu(1)});
+    CHECK(d(ones({1, 3}, cpu(1))).shape() == Shape{1, 2});
 }
 
 TEST_CASE("load_parameters without devices keeps each parameter where it was initialized, as Gluon's ctx=None",
@@ -507,6 +554,10 @@ TEST_CASE("load_parameters without devices keeps each parameter where it was ini
     nn::Dense fresh(2, "", 2);
     fresh.load_parameters(path);
     CHECK(fresh.weight().devices() == std::vector<Device>{cpu(0)});
+    nn::Dense deferred(2);  // its input size comes at the first forward call
+    deferred.initialize(cpu(1));
+    deferred.load_parameters(path);  // had gone to cpu(0)
+    CHECK(deferred.weight().devices() == std::vector<Device>{cpu(1)});
     fresh.load_parameters(path, cpu(1));
     CHECK(fresh.weight().devices() == std::vector<Device>{cpu(1)});
     std::remove(path.c_str());

@@ -253,6 +253,11 @@ def test_transforms_refuse_images_laid_out_height_width_channels():
     assert data.shape == (2, 1, 28, 28) and float(data.max().item()) == 1.0
     # Without transforms the loader gives the samples as they are.
     assert next(iter(plexus.data.DataLoader(hwc, 2)))[0].shape == (2, 28, 28, 1)
+    # (C, H, W) data the rule must not refuse: 8 channels of 4 x 4, small planes, a mean per channel.
+    for shape, transforms in [((10, 8, 4, 4), [T.Normalize([0.5] * 8, [0.2] * 8)]), ((10, 6, 3, 3), [T.ToTensor()]),
+                              ((10, 8, 28, 3), [T.Normalize([0.5] * 8, [0.2] * 8)])]:
+        chw_data = plexus.data.ArrayDataset(np.random.rand(*shape).astype(np.float32), np.zeros(10, np.int32))
+        assert next(iter(plexus.data.DataLoader(chw_data, 5, transforms=transforms)))[0].shape == (5,) + shape[1:]
 
 
 def test_metrics_match_hand_values_and_torch_topk():

@@ -427,11 +427,17 @@ def test_numpy_reductions_of_a_tensor_and_dot_beyond_matrices():
     assert np.sum(t) == 15.0 and np.mean(t) == 2.5 and np.max(t) == 5.0 and np.min(t) == 0.0
     np.testing.assert_array_equal(np.sum(t, axis=0), x.sum(axis=0))
     assert np.mean(t, dtype=np.float64).dtype == np.float64
-    assert t.sum(dtype="int64").item() == 15 and t.sum(dtype="int64").dtype == np.int64
+    i = plexus.array([[1, 2], [3, 250]], dtype="uint8")
+    assert i.sum(dtype="float32").dtype == np.float32 and i.sum(dtype="float32").item() == 256.0
+    assert i.mean(axis=0, dtype="float64").tolist() == [2.0, 126.0]
+    # An integer dtype= would accumulate otherwise than NumPy's (which wraps: uint8 gives 0 here).
+    with pytest.raises(TypeError, match="sum: dtype= takes a float dtype, not uint8"):
+        i.sum(dtype="uint8")
     with pytest.raises(TypeError, match=r"sum: out= is not supported; the result is a new tensor"):
         t.sum(out=plexus.zeros(()))
-    with pytest.raises(TypeError, match="argmax: takes no dtype="):
-        t.argmax(dtype="int32")
+    for name in ("max", "min", "argmax"):
+        with pytest.raises(TypeError, match=name + r": takes no dtype= \(as NumPy's\)"):
+            getattr(t, name)(dtype="float64")
     # np.dot of stacks pairs every matrix with every other ((2, 3, 2, 5) here); a batched product had been given.
     with pytest.raises(plexus.ShapeError, match=r"dot: takes vectors and matrices, not \(2, 3, 4\) and \(2, 4, 5\)"
                                                 r".*use matmul"):
@@ -457,10 +463,21 @@ def test_where_with_a_scalar_and_array_of_a_torch_tensor_keep_numpys_dtypes():
     i = plexus.array([1, -2], dtype="int32")
     assert plexus.where(i > 0, 0.5, i).tolist() == [0.5, -2.0]  # a fraction computes in float64, as NumPy's
     assert plexus.where(i > 0, 0.5, i).dtype == np.float64
+    # Integers beyond 2**53 stay exact, as in the arithmetic (a double had rounded 2**53 + 1).
+    big = plexus.array([1, 2], dtype="int64")
+    assert plexus.where(plexus.array([1, 0], dtype="uint8"), big, 2 ** 53 + 1).tolist() == [1, 2 ** 53 + 1]
+    assert plexus.where(plexus.array([1, 0], dtype="uint8"), [7, 8], big).tolist() == [7, 2]
     # A PyTorch tensor keeps its dtype as a NumPy array does (int64 had become float32: 2**40 + 1 lost its 1).
     big = plexus.array(torch.tensor([2 ** 40 + 1, 3]))
     assert big.dtype == np.int64 and big.tolist() == [2 ** 40 + 1, 3]
     assert plexus.array(torch.tensor([0.5], dtype=torch.float64)).dtype == np.float64
+    # Through DLPack: bfloat16, and a tensor that requires grad (numpy() refuses both), copied.
+    source = torch.tensor([1.5, -2.0], dtype=torch.bfloat16)
+    half = plexus.array(source)
+    assert half.dtype == "bfloat16" and half.astype("float32").tolist() == [1.5, -2.0]
+    source[0] = 9
+    assert half.astype("float32").tolist() == [1.5, -2.0]
+    assert plexus.array(torch.ones(2, dtype=torch.float64, requires_grad=True), dtype="float32").dtype == np.float32
 
 
 def test_mxnet_and_numpy_spellings_of_joining_shaping_and_reducing_match_numpy():
