@@ -26,6 +26,18 @@ struct DeviceImpl::Waits {
     uint64_t wanted = 0, covered = 0;
     uint64_t started_when_covered = 0;  // the host waits begun when `covered` last grew
     bool background = false;  // its thread runs
+    uint64_t generation = px_fork_generation();  // the process the waits in flight run in
+
+    // (m held) In a child forked while host waits ran, their threads did not
+    // come along: they are forgotten, so its waits get the plugin's refusal.
+    void forget_other_process() {
+        const uint64_t now = px_fork_generation();
+        if (generation == now) return;
+        generation = now;
+        in_flight.clear();
+        background = false;
+        covered = wanted;
+    }
 
     // (m held)
     void keep(px_status status, const std::string& message) {
@@ -36,6 +48,7 @@ struct DeviceImpl::Waits {
         }
     }
     uint64_t begin_host_wait() {  // (m held)
+        forget_other_process();
         in_flight.insert(++started);
         return started;
     }
@@ -68,6 +81,7 @@ void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::
 void DeviceImpl::settle(const Failure* own) const {
     Waits& w = *waits_;
     std::unique_lock<std::mutex> lock(w.m);
+    w.forget_other_process();
     const uint64_t begun = w.started;  // a host wait begun later took no failure this point waited for
     w.changed.wait(lock, [&] { return w.in_flight.empty() || *w.in_flight.begin() > begun; });
     report_kept(lock, own);
@@ -112,6 +126,7 @@ void DeviceImpl::drain() const {
 DeviceImpl::~DeviceImpl() {
     Waits& w = *waits_;
     std::unique_lock<std::mutex> lock(w.m);
+    w.forget_other_process();
     w.changed.wait(lock, [&] { return !w.background; });
 }
 
@@ -119,6 +134,7 @@ void DeviceImpl::synchronize_within(double seconds) const {
     const std::shared_ptr<Waits> shared = waits_;
     Waits& w = *shared;
     std::unique_lock<std::mutex> lock(w.m);
+    w.forget_other_process();
     const uint64_t ticket = ++w.wanted;
     if (!w.background) {
         // One thread per device at a time, however often timed waits give
@@ -126,35 +142,43 @@ void DeviceImpl::synchronize_within(double seconds) const {
         // began. It holds the plugin (never unloaded under it) and the
         // state, and the device waits for it to end.
         w.background = true;
-        std::thread([shared, p = plugin, local = local, label = label]() mutable {
-            Waits& bw = *shared;
-            std::unique_lock<std::mutex> held(bw.m);
-            while (bw.covered < bw.wanted) {
-                const uint64_t covering = bw.wanted, id = bw.begin_host_wait();
-                held.unlock();
-                px_status status = PX_OK;
-                std::string message;
-                plugin_synchronize(*p, local, label, status, message);
-                held.lock();
-                bw.covered = covering;
-                bw.started_when_covered = bw.started;
-                bw.end_host_wait(id, status, message);
-            }
-            // Its plugin reference goes first: the device, which waits for
-            // this (~DeviceImpl), holds another, so the plugin is never
-            // destroyed on this thread (at exit, beside the exit handlers).
-            p.reset();
-            bw.background = false;
-            bw.changed.notify_all();
-        }).detach();
+        try {
+            std::thread([shared, p = plugin, local = local, label = label]() mutable {
+                Waits& bw = *shared;
+                std::unique_lock<std::mutex> held(bw.m);
+                while (bw.covered < bw.wanted) {
+                    const uint64_t covering = bw.wanted, id = bw.begin_host_wait();
+                    held.unlock();
+                    px_status status = PX_OK;
+                    std::string message;
+                    plugin_synchronize(*p, local, label, status, message);
+                    held.lock();
+                    bw.covered = covering;
+                    bw.started_when_covered = bw.started;
+                    bw.end_host_wait(id, status, message);
+                }
+                // Its plugin reference goes first: the device, which waits for
+                // this (~DeviceImpl), holds another, so the plugin is never
+                // destroyed on this thread (at exit, beside the exit handlers).
+                p.reset();
+                bw.background = false;
+                bw.changed.notify_all();
+            }).detach();
+        } catch (const std::exception& e) {  // no thread: none runs, and a later timed wait starts one
+            w.background = false;
+            fail(PX_ERROR_OUT_OF_MEMORY, "waiting for ", label, " at most ", seconds, " s: no thread could start (",
+                 e.what(), ")");
+        }
     }
     // Covered, and no other host wait begun by then still running (one may
-    // hold a failure of the work this call waits for), within the time.
+    // hold a failure of the work this call waits for), within the time. Only
+    // work not covered is a time-out: another host wait may be waiting for
+    // work queued since (a failure it holds goes to the next waiting point).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     const auto settled = [&] {
         return w.covered >= ticket && (w.in_flight.empty() || *w.in_flight.begin() > w.started_when_covered);
     };
-    if (!w.changed.wait_until(lock, deadline, settled))
+    if (!w.changed.wait_until(lock, deadline, settled) && w.covered < ticket)
         fail(PX_ERROR_DEVICE, label, ": its queued work did not finish within ", seconds,
              " s; the wait goes on, and a later wait of ", label, " reports how it ended");
     report_kept(lock, nullptr);

@@ -74,18 +74,9 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
     dev.settle();
 }
 
-void copy_into(const TensorObj& src, TensorObj& dst) {
-    const DeviceImpl& from = src.device();
-    const DeviceImpl& to = dst.device();
-    const uint64_t bytes = src.bytes();
-    if (bytes == 0) return;
-    if (&from == &to) {
-        px_tensor_desc in = src.desc(), out = dst.desc();
-        dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
-        return;
-    }
+// The copy itself: device to device within a plugin, else staged through the host.
+static void copy_between(const TensorObj& src, TensorObj& dst, const DeviceImpl& from, const DeviceImpl& to, uint64_t bytes) {
     const auto& p = *to.plugin;
-    from.settle();  // a failure a wait of the host's own took from the source's work
     traced_copy(to.tracer.get(), &from, &to, bytes, [&] {
         if (from.plugin == to.plugin) {
             p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },
@@ -103,6 +94,27 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
             return p.api->copy_from_host(p.context, dst.buffer->handle, dst.offset, staging.data(), bytes, e);
         });
     });
+}
+
+void copy_into(const TensorObj& src, TensorObj& dst) {
+    const DeviceImpl& from = src.device();
+    const DeviceImpl& to = dst.device();
+    const uint64_t bytes = src.bytes();
+    if (bytes == 0) return;
+    if (&from == &to) {
+        px_tensor_desc in = src.desc(), out = dst.desc();
+        dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
+        return;
+    }
+    // A failure a wait of the host's own took from the source's work, kept
+    // or (by a wait racing the copy's own) after the copy.
+    from.settle();
+    try {
+        copy_between(src, dst, from, to, bytes);
+    } catch (const Failure& own) {
+        from.settle(&own);
+    }
+    from.settle();
 }
 
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {

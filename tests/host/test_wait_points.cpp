@@ -5,13 +5,20 @@
 // (PLEXUS_CPU_DEVICES=2). Each case failed before the waits were redone.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../sanitizers.hpp"
 #include "plugin_runtime.hpp"
 
 namespace {
@@ -167,3 +174,111 @@ TEST_CASE("synchronize_all waits for every device after one fails, and names eac
     // cpu(1)'s work had still been running: the wait stopped at cpu(0)'s failure.
     CHECK(px_runtime_synchronize_timeout(r.rt, cpu1, 1e-3) == PX_OK);
 }
+
+TEST_CASE("a copy beside the trace's end reports the failure the end's wait took", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    const std::string path = "/tmp/plexus-wait-test-copy-" + std::to_string(getpid()) + ".json";
+    int copied_whole = 0;
+    for (int round = 0; round < 100; ++round) {
+        Held held;
+        REQUIRE(px_trace_begin(r.rt, path.c_str()) == PX_OK);
+        busy(r.rt, cpu0, 1, held);
+        px_tensor* bad = failing_take(r.rt, held);
+        px_status copied = PX_OK;
+        px_tensor* moved = nullptr;
+        std::thread copier([&] { copied = px_tensor_copy_to(bad, cpu1, &moved); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the copy settles first, then the end begins
+        CHECK(px_trace_end(r.rt) == PX_OK);
+        copier.join();
+        if (moved) held(moved);
+        // It had returned PX_OK with the failed output's NaN, settling before the copy alone.
+        copied_whole += copied == PX_OK;
+        CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+    }
+    CHECK(copied_whole == 0);
+    std::remove(path.c_str());
+    std::remove((path.substr(0, path.size() - 5) + ".summary.txt").c_str());
+}
+
+TEST_CASE("a timed wait is no time-out for the work queued after it that the trace's end waits for", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    const std::string path = "/tmp/plexus-wait-test-later-" + std::to_string(getpid()) + ".json";
+    Held held;
+    REQUIRE(px_trace_begin(r.rt, path.c_str()) == PX_OK);
+    busy(r.rt, cpu0, 2, held);  // what the timed wait waits for
+    px_status timed = PX_ERROR_INTERNAL;
+    std::thread waiter([&] { timed = px_runtime_synchronize_timeout(r.rt, cpu0, 1.0); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    busy(r.rt, cpu0, 80, held);  // seconds more, queued after it
+    REQUIRE(px_trace_end(r.rt) == PX_OK);
+    waiter.join();
+    // It had waited for the end's wait, which covers the later work, and said its own work did not finish.
+    CHECK(timed == PX_OK);
+    CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+    std::remove(path.c_str());
+    std::remove((path.substr(0, path.size() - 5) + ".summary.txt").c_str());
+}
+
+#ifndef PXTEST_TSAN  // (a child of a process with threads: ThreadSanitizer does not follow it)
+TEST_CASE("a child forked while a timed wait's background wait runs gets the plugin's refusal at once", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    Held held;
+    const int64_t four = 4;
+    px_tensor* small = nullptr;
+    REQUIRE(px_tensor_full(r.rt, cpu0, PX_FLOAT32, 1, &four, 1.0, &small) == PX_OK);
+    held(small);
+    busy(r.rt, cpu0, 20, held);
+    CHECK(px_runtime_synchronize_timeout(r.rt, cpu0, 1e-3) == PX_ERROR_DEVICE);  // its background wait runs on
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        alarm(20);  // a hang ends the child, which the parent sees
+        // The parent's background wait had left the child waiting for a thread it does not have.
+        const bool refused = px_runtime_synchronize(r.rt, cpu0) == PX_ERROR_DEVICE && said("forked child");
+        float values[4];
+        const bool read_refused = px_tensor_to_host(small, values, sizeof values) == PX_ERROR_DEVICE;
+        const bool destroyed = px_runtime_destroy(r.rt) == PX_OK;
+        _exit((refused ? 0 : 1) | (read_refused ? 0 : 2) | (destroyed ? 0 : 4));
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    // (exit bits: 1 the synchronize, 2 the read, 4 the destroy did not do as said)
+    INFO("the child " << (WIFSIGNALED(status) ? "was killed (it hung)" : "exited with " + std::to_string(WEXITSTATUS(status))));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+}
+#endif
+
+#if !defined(PXTEST_ASAN) && !defined(PXTEST_TSAN)  // (their shadow memory needs the address space this limits)
+TEST_CASE("a timed wait whose thread cannot start says so and the next starts one", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    REQUIRE(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+    // glibc reuses cached stacks: threads that hold them leave none for the wait's thread.
+    std::vector<std::thread> holders;
+    std::atomic<bool> release{false};
+    for (int i = 0; i < 32; ++i)
+        holders.emplace_back([&] {
+            while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        });
+    long vm_kb = 0;
+    {
+        std::ifstream status("/proc/self/status");
+        for (std::string line; std::getline(status, line);)
+            if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stol(line.substr(7));
+    }
+    rlimit old{}, tight{};
+    REQUIRE(getrlimit(RLIMIT_AS, &old) == 0);
+    tight = old;
+    tight.rlim_cur = rlim_t(vm_kb) * 1024;  // no room for another thread's stack
+    REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
+    const px_status first = px_runtime_synchronize_timeout(r.rt, cpu0, 1.0);
+    const std::string message = px_last_error();
+    REQUIRE(setrlimit(RLIMIT_AS, &old) == 0);
+    release = true;
+    for (std::thread& t : holders) t.join();
+    CHECK(first == PX_ERROR_OUT_OF_MEMORY);
+    CHECK(message.find("no thread could start") != std::string::npos);
+    // A thread had stayed marked as running: every later timed wait timed out and destroy hung.
+    CHECK(px_runtime_synchronize_timeout(r.rt, cpu0, 5.0) == PX_OK);
+}
+#endif
