@@ -82,6 +82,33 @@ void timed_wait_gives_up(px_runtime* rt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(600));
 }
 
+// How many of 100 rounds a waiting call of the failed lookup's output
+// (`call`, on another thread) returned PX_OK beside the trace's end, whose
+// own wait may take the failure first; `busy_first` queues work before the
+// lookup and lets the call begin first. Each round's failure must be
+// reported once.
+template <class Call>
+int whole_beside_trace_end(px_runtime* rt, bool busy_first, Call call) {
+    const std::string path = "/tmp/plexus-wait-test-" + std::to_string(getpid()) + ".json";
+    int whole = 0;
+    for (int round = 0; round < 100; ++round) {
+        Held held;
+        REQUIRE(px_trace_begin(rt, path.c_str()) == PX_OK);
+        if (busy_first) busy(rt, cpu0, 1, held);
+        px_tensor* bad = failing_take(rt, held);
+        px_status status = PX_OK;
+        std::thread caller([&] { status = call(bad, held); });
+        if (busy_first) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        CHECK(px_trace_end(rt) == PX_OK);
+        caller.join();
+        whole += status == PX_OK;
+        CHECK(px_runtime_synchronize(rt, cpu0) == PX_OK);  // and the failure once only
+    }
+    std::remove(path.c_str());
+    std::remove((path.substr(0, path.size() - 5) + ".summary.txt").c_str());
+    return whole;
+}
+
 }  // namespace
 
 TEST_CASE("a timed wait after one that gave up waits for the work queued since", "[wait]") {
@@ -118,26 +145,22 @@ TEST_CASE("a read or a copy after a timed wait gave up reports the failure its b
 
 TEST_CASE("a read beside the trace's end reports the failure the end's wait took", "[wait]") {
     pxtest::Runtime r({pxtest::cpu_plugin});
-    const std::string path = "/tmp/plexus-wait-test-" + std::to_string(getpid()) + ".json";
-    int read_whole = 0;
-    for (int round = 0; round < 100; ++round) {
-        Held held;
-        REQUIRE(px_trace_begin(r.rt, path.c_str()) == PX_OK);
-        px_tensor* bad = failing_take(r.rt, held);
-        px_status read = PX_OK;
-        std::thread reader([&] {
-            float values[4];
-            read = px_tensor_to_host(bad, values, sizeof values);
-        });
-        CHECK(px_trace_end(r.rt) == PX_OK);
-        reader.join();
-        // The read had returned PX_OK with NaN when the end's wait took the failure first.
-        read_whole += read == PX_OK;
-        CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);  // and the failure once only
-    }
-    CHECK(read_whole == 0);
-    std::remove(path.c_str());
-    std::remove((path.substr(0, path.size() - 5) + ".summary.txt").c_str());
+    // It had returned PX_OK with NaN when the end's wait took the failure first.
+    CHECK(whole_beside_trace_end(r.rt, false, [](px_tensor* bad, Held&) {
+              float values[4];
+              return px_tensor_to_host(bad, values, sizeof values);
+          }) == 0);
+}
+
+TEST_CASE("a copy beside the trace's end reports the failure the end's wait took", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    // It had returned PX_OK with the failed output's NaN, settling before the copy alone.
+    CHECK(whole_beside_trace_end(r.rt, true, [](px_tensor* bad, Held& held) {
+              px_tensor* moved = nullptr;
+              const px_status st = px_tensor_copy_to(bad, cpu1, &moved);
+              if (moved) held(moved);
+              return st;
+          }) == 0);
 }
 
 TEST_CASE("two failures the host's own waits took are both reported", "[wait]") {
@@ -173,31 +196,6 @@ TEST_CASE("synchronize_all waits for every device after one fails, and names eac
     CHECK(message.find("and on cpu(1)") != std::string::npos);
     // cpu(1)'s work had still been running: the wait stopped at cpu(0)'s failure.
     CHECK(px_runtime_synchronize_timeout(r.rt, cpu1, 1e-3) == PX_OK);
-}
-
-TEST_CASE("a copy beside the trace's end reports the failure the end's wait took", "[wait]") {
-    pxtest::Runtime r({pxtest::cpu_plugin});
-    const std::string path = "/tmp/plexus-wait-test-copy-" + std::to_string(getpid()) + ".json";
-    int copied_whole = 0;
-    for (int round = 0; round < 100; ++round) {
-        Held held;
-        REQUIRE(px_trace_begin(r.rt, path.c_str()) == PX_OK);
-        busy(r.rt, cpu0, 1, held);
-        px_tensor* bad = failing_take(r.rt, held);
-        px_status copied = PX_OK;
-        px_tensor* moved = nullptr;
-        std::thread copier([&] { copied = px_tensor_copy_to(bad, cpu1, &moved); });
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the copy settles first, then the end begins
-        CHECK(px_trace_end(r.rt) == PX_OK);
-        copier.join();
-        if (moved) held(moved);
-        // It had returned PX_OK with the failed output's NaN, settling before the copy alone.
-        copied_whole += copied == PX_OK;
-        CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
-    }
-    CHECK(copied_whole == 0);
-    std::remove(path.c_str());
-    std::remove((path.substr(0, path.size() - 5) + ".summary.txt").c_str());
 }
 
 TEST_CASE("a timed wait is no time-out for the work queued after it that the trace's end waits for", "[wait]") {
