@@ -5,6 +5,8 @@
 // plexus-bench's; here, what can be checked without a clock.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <fstream>
 #include <string>
 
@@ -44,12 +46,18 @@ TEST_CASE("a runtime without GPUs maps no cuBLAS, and creating it again and agai
     for (int i = 0; i < 100; ++i) cycle();
 #else
     for (int i = 0; i < 200; ++i) cycle();  // the allocator's and the loader's caches settle
-    const long before = resident_kb();
-    // 512 kB over 3,000 cycles catches 171 bytes a cycle (libgomp once kept 216); what
-    // grows with no leak is a few kB (16 kB over 10,000 cycles, 2026-11-27).
-    for (int i = 0; i < 3000; ++i) cycle();
-    const long grown = resident_kb() - before;
-    INFO("resident memory grew by " << grown << " kB over 3,000 cycles");
-    CHECK(grown < 512);  // was about 130 kB a cycle
+    // Two windows of 2,000 cycles: a leak grows in both; what grows with no
+    // leak is a few kB (16 kB over 10,000 cycles, 2026-11-27), and under
+    // CTest's load now and then a step in one window as glibc's thread-stack
+    // cache and arenas settle (over 512 kB in 2 of 8 full runs, 2026-11-29).
+    // 342 kB a window catches 171 bytes a cycle (libgomp once kept 216).
+    long grown[2] = {0, 0};
+    for (long& g : grown) {
+        const long before = resident_kb();
+        for (int i = 0; i < 2000; ++i) cycle();
+        g = resident_kb() - before;
+    }
+    INFO("resident memory grew by " << grown[0] << " kB, then " << grown[1] << " kB, over 2,000 cycles each");
+    CHECK(std::min(grown[0], grown[1]) < 342);  // was about 130 kB a cycle
 #endif
 }
