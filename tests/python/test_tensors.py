@@ -443,6 +443,9 @@ def test_numpy_reductions_of_a_tensor_and_dot_beyond_matrices():
                                                 r".*use matmul"):
         plexus.dot(plexus.ones((2, 3, 4)), plexus.ones((2, 4, 5)))
     assert plexus.matmul(plexus.ones((2, 3, 4)), plexus.ones((2, 4, 5))).shape == (2, 3, 5)
+    # A zero-dimensional operand multiplies, as np.dot (it had been refused as matmul's).
+    assert plexus.dot(plexus.array(2.0), plexus.array([1.0, 3.0])).tolist() == [2.0, 6.0]
+    assert plexus.dot(plexus.ones((2, 2)), plexus.array(0.5)).tolist() == [[0.5, 0.5], [0.5, 0.5]]
 
 
 def test_pick_reads_the_chosen_value_beside_infinities_and_nan():

@@ -365,10 +365,12 @@ inline Tensor not_equal(const Tensor& a, double s) { return ne(a, s); }
 
 
 Tensor matmul(const Tensor& a, const Tensor& b);  // differentiable; in gradients.hpp
-// NumPy's dot of vectors and matrices (their matmul); beyond 2-D NumPy's dot
-// pairs every matrix of one with every matrix of the other, which is not a
-// batched matmul: refused rather than computed otherwise.
+// NumPy's dot of vectors and matrices (their matmul, or a product with a
+// zero-dimensional tensor); beyond 2-D NumPy's dot pairs every matrix of one
+// with every matrix of the other, which is not a batched matmul: refused
+// rather than computed otherwise.
 inline Tensor dot(const Tensor& a, const Tensor& b) {
+    if (a.shape().empty() || b.shape().empty()) return a * b;  // a scalar: np.dot multiplies
     if (a.shape().size() > 2 || b.shape().size() > 2)
         throw ShapeError(PX_ERROR_SHAPE, "dot: takes vectors and matrices, not " + str(a.shape()) + " and " +
                                              str(b.shape()) + " (np.dot of those differs from a batched "
