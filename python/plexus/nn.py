@@ -184,7 +184,20 @@ def _params_repr(self):
     return "ParameterDict (\n%s\n)" % "\n".join(lines) if lines else "ParameterDict ()"
 
 
+def _params_get(self, name, **kwargs):
+    """Gluon 1's ParameterDict.get, as d2l's custom layers call it (self.weight = self.params.get('weight',
+    shape=(in_units, units))): this dict's parameter of that name, else a new Parameter(name, **kwargs),
+    which the assignment to an attribute makes the block's."""
+    for key, p in self.items():
+        if key == name:
+            return p
+    if "shape" not in kwargs:
+        raise TypeError("ParameterDict.get: no parameter '%s' here, and a new one needs shape=" % name)
+    return Parameter(name, **kwargs)
+
+
 ParameterDict.__repr__ = _params_repr
+ParameterDict.get = _params_get
 Block.__setattr__ = _block_setattr
 Block.initialize = _initialize
 Block.zero_grad = lambda self: self.collect_params().zero_grad()

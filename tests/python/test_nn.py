@@ -767,6 +767,30 @@ def test_initialize_again_warns_and_initializes_only_what_is_new_as_gluon_and_a_
     assert np.isfinite(net[0].weight.data().asnumpy()).all()
 
 
+def test_d2ls_mxnet_custom_layer_with_gluon_1s_params_get_runs_as_written():
+    np = need("numpy")
+
+    class MyDense(nn.Block):  # d2l's MXNet 5.4, as written (np.dot as plexus.dot)
+        def __init__(self, units, in_units, **kwargs):
+            super().__init__(**kwargs)
+            self.weight = self.params.get('weight', shape=(in_units, units))
+            self.bias = self.params.get('bias', shape=(units,))
+
+        def forward(self, x):
+            linear = plexus.dot(x, self.weight.data(ctx=x.ctx)) + self.bias.data(ctx=x.ctx)
+            return plexus.relu(linear)
+
+    dense = MyDense(units=3, in_units=5)
+    assert dense.params.keys() == ["weight", "bias"]
+    assert dense.params.get("weight") is not None and dense.params.get("weight").shape == (5, 3)
+    dense.initialize()
+    x = plexus.random.uniform(size=(2, 5))
+    want = np.maximum(x.asnumpy() @ dense.weight.data().asnumpy() + dense.bias.data().asnumpy(), 0)
+    np.testing.assert_allclose(dense(x).asnumpy(), want, rtol=1e-6)
+    with pytest.raises(TypeError, match="no parameter 'gamma' here, and a new one needs shape="):
+        dense.params.get("gamma")
+
+
 def test_a_block_written_in_python_with_parameters_of_its_own_as_d2l_custom_layers():
     np = need("numpy")
 
