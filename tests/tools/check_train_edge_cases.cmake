@@ -66,6 +66,9 @@ elseif(CASE STREQUAL "resume_other_data")
   run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --out ${out}/first)
   run(1 "^plexus-train: --resume ${out}/first: the checkpoint was written with --data ${DATA}/small \\(100 training and 20 test images of \\(1, 28, 28\\), checksum [0-9a-f]+\\), this run has ${DATA}/empty-test \\(100 training and 0 test images"
     ${train} --data ${DATA}/empty-test --out ${out}/other --resume ${out}/first)
+  if(EXISTS ${out}/other)  # the refused run had left the folder it made, empty
+    message(FATAL_ERROR "${out}/other is there after a refused --resume")
+  endif()
   file(COPY ${DATA}/small DESTINATION ${out}/moved)
   run(0 "^$" ${train} --data ${out}/moved/small --out ${out}/moved --resume ${out}/first)
 elseif(CASE STREQUAL "resume_schedule_named_first")

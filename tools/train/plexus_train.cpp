@@ -211,10 +211,18 @@ std::vector<Device> parse_devices(const std::string& list) {
     }
 }
 
-void make_folder(const std::string& path) {
+// Makes --out; says whether this run made it (so a failed run removes it again if still empty).
+bool make_folder(const std::string& path) {
     std::error_code e;
-    std::filesystem::create_directories(path, e);
+    const bool made = std::filesystem::create_directories(path, e);
     if (e) die("cannot create the output folder " + path + ": " + e.message());
+    return made;
+}
+
+// A folder this run made and left empty: gone again (a refused --resume, a missing data set).
+void remove_if_made_and_empty(bool made, const std::string& path) {
+    std::error_code e;
+    if (made && std::filesystem::is_empty(path, e) && !e) std::filesystem::remove(path, e);
 }
 
 // The ranks of a --distributed run (one rank, doing nothing, otherwise).
@@ -385,6 +393,7 @@ int main(int argc, char** argv) {
     Ranks ranks(o.distributed, argc, argv);
     const bool lead = ranks.rank == 0;
     std::string stage = "starting";  // for an error that names nothing (std::bad_alloc)
+    bool made_out = false;
     try {
         std::vector<Device> devices;
         if (o.device_given) devices = parse_devices(o.device);
@@ -393,7 +402,7 @@ int main(int argc, char** argv) {
         if (o.distributed && devices.size() > 1) die("--distributed takes one device per rank");
         for (Device d : devices) device_info(d);  // a clear error now if a device does not exist
         const Device dev = devices[0];
-        if (lead) make_folder(o.out);
+        if (lead) made_out = make_folder(o.out);
         if (lead && !o.trace.empty() && !std::ofstream(o.trace))  // now, not after the first step
             die("--trace " + o.trace + ": cannot be written: " + std::strerror(errno));
         seed(o.seed);
@@ -516,8 +525,10 @@ int main(int argc, char** argv) {
             std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << params << "\n";
         }
     } catch (const std::bad_alloc&) {
+        remove_if_made_and_empty(made_out, o.out);
         ranks.fail(host_memory_ran_out(stage));
     } catch (const std::exception& e) {
+        remove_if_made_and_empty(made_out, o.out);
         ranks.fail(e.what());
     }
     return 0;
