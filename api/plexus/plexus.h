@@ -168,7 +168,9 @@ PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
  * still running then gives PX_ERROR_DEVICE, saying so, instead of blocking
  * for ever (a device that hangs). The wait goes on beside the caller; the
  * next call that waits on that device (a synchronize, a read of values, a
- * copy from it) reports a failure it finds. */
+ * copy from it) reports a failure it finds. One background wait per device
+ * serves the timed waits: one made while it still runs is served by its next
+ * wait, which also waits for work other threads queued in the meantime. */
 PX_API px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);

@@ -458,6 +458,7 @@ px_status trace_enable(px_plugin_context* ctx, int32_t device, int32_t on, px_pl
     return safely(err, [&] {
         Device* d = device_at(ctx, device);
         if (!d) return bad_device(err, device);
+        if (!usable_here(ctx)) return refuse_forked(err);  // (its drain would wait for the parent's workers)
         if (on) d->queue.drain();  // work queued before the trace began gets no span (plugin.h)
         d->queue.trace().enable(on != 0);
         return PX_OK;
