@@ -4,8 +4,10 @@
 // takes it, it is kept here and the application's next waiting point
 // reports it, after waiting for the host's waits still in flight (one of
 // them may hold a failure of the work it waited for).
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -26,17 +28,32 @@ struct DeviceImpl::Waits {
     uint64_t wanted = 0, covered = 0;
     uint64_t started_when_covered = 0;  // the host waits begun when `covered` last grew
     bool background = false;  // its thread runs
-    uint64_t generation = px_fork_generation();  // the process the waits in flight run in
+    // The process the lock and the waits in flight belong to (kRenewing while
+    // a child makes them anew).
+    std::atomic<uint64_t> generation{px_fork_generation()};
+    static constexpr uint64_t kRenewing = UINT64_MAX;
 
-    // (m held) In a child forked while host waits ran, their threads did not
-    // come along: they are forgotten, so its waits get the plugin's refusal.
-    void forget_other_process() {
+    // The lock, taken in this process. In a child forked since its last use
+    // the parent's threads are gone with whatever they held here (the lock,
+    // a wait on `changed`, host waits in flight): all of it is made anew
+    // first, as the CPU plugin does for its queues, so the child's waits get
+    // the plugin's refusal instead of waiting for threads it does not have.
+    std::unique_lock<std::mutex> lock() {
         const uint64_t now = px_fork_generation();
-        if (generation == now) return;
-        generation = now;
-        in_flight.clear();
-        background = false;
-        covered = wanted;
+        for (uint64_t seen = generation.load(std::memory_order_acquire); seen != now;
+             seen = generation.load(std::memory_order_acquire)) {
+            if (seen != kRenewing && generation.compare_exchange_strong(seen, kRenewing, std::memory_order_acq_rel)) {
+                new (&m) std::mutex;  // (the parent's objects are dropped, not destroyed: a thread held them)
+                new (&changed) std::condition_variable;
+                in_flight.clear();
+                background = false;
+                covered = wanted;
+                generation.store(now, std::memory_order_release);
+                break;
+            }
+            std::this_thread::yield();
+        }
+        return std::unique_lock<std::mutex>(m);
     }
 
     // (m held)
@@ -48,7 +65,6 @@ struct DeviceImpl::Waits {
         }
     }
     uint64_t begin_host_wait() {  // (m held)
-        forget_other_process();
         in_flight.insert(++started);
         return started;
     }
@@ -80,8 +96,7 @@ void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::
 
 void DeviceImpl::settle(const Failure* own) const {
     Waits& w = *waits_;
-    std::unique_lock<std::mutex> lock(w.m);
-    w.forget_other_process();
+    std::unique_lock<std::mutex> lock = w.lock();
     const uint64_t begun = w.started;  // a host wait begun later took no failure this point waited for
     w.changed.wait(lock, [&] { return w.in_flight.empty() || *w.in_flight.begin() > begun; });
     report_kept(lock, own);
@@ -113,28 +128,26 @@ void DeviceImpl::drain() const {
     Waits& w = *waits_;
     uint64_t id;
     {
-        std::lock_guard<std::mutex> lock(w.m);
+        const auto lock = w.lock();
         id = w.begin_host_wait();
     }
     px_status status = PX_OK;
     std::string message;
     plugin_synchronize(*plugin, local, label, status, message);
-    std::lock_guard<std::mutex> lock(w.m);
+    const auto lock = w.lock();
     w.end_host_wait(id, status, message);
 }
 
 DeviceImpl::~DeviceImpl() {
     Waits& w = *waits_;
-    std::unique_lock<std::mutex> lock(w.m);
-    w.forget_other_process();
+    std::unique_lock<std::mutex> lock = w.lock();
     w.changed.wait(lock, [&] { return !w.background; });
 }
 
 void DeviceImpl::synchronize_within(double seconds) const {
     const std::shared_ptr<Waits> shared = waits_;
     Waits& w = *shared;
-    std::unique_lock<std::mutex> lock(w.m);
-    w.forget_other_process();
+    std::unique_lock<std::mutex> lock = w.lock();
     const uint64_t ticket = ++w.wanted;
     if (!w.background) {
         // One thread per device at a time, however often timed waits give
@@ -145,7 +158,7 @@ void DeviceImpl::synchronize_within(double seconds) const {
         try {
             std::thread([shared, p = plugin, local = local, label = label]() mutable {
                 Waits& bw = *shared;
-                std::unique_lock<std::mutex> held(bw.m);
+                std::unique_lock<std::mutex> held = bw.lock();
                 while (bw.covered < bw.wanted) {
                     const uint64_t covering = bw.wanted, id = bw.begin_host_wait();
                     held.unlock();

@@ -251,6 +251,54 @@ TEST_CASE("a child forked while a timed wait's background wait runs gets the plu
     CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
     CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
 }
+
+// Whether a child forked now, which runs `child` (true: as it should) under
+// a 20 s alarm, exits 0; a hang ends it with the alarm.
+template <class Child>
+bool forked_child_ends(Child child) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        _exit(child() ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_CASE("a child forked while other threads wait on the device gets the plugin's refusal at every wait",
+          "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    Held held;
+    busy(r.rt, cpu0, 20, held);
+    // A thread inside a timed wait when the child is made: the child had hung at its second timed wait
+    // (the device's condition variable still counted the parent's waiter).
+    std::thread waiter([&] { px_runtime_synchronize_timeout(r.rt, cpu0, 60.0); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(forked_child_ends([&] {
+        for (int i = 0; i < 3; ++i)
+            if (px_runtime_synchronize_timeout(r.rt, cpu0, 1.0) != PX_ERROR_DEVICE) return false;
+        return px_runtime_synchronize(r.rt, cpu0) == PX_ERROR_DEVICE;
+    }));
+    waiter.join();
+    // A thread reading in a loop: a child made while it held the device's wait lock had hung at its first wait.
+    const int64_t four = 4;
+    px_tensor* small = nullptr;
+    REQUIRE(px_tensor_full(r.rt, cpu0, PX_FLOAT32, 1, &four, 1.0, &small) == PX_OK);
+    held(small);
+    std::atomic<bool> stop{false};
+    std::thread reader([&] {
+        float values[4];
+        while (!stop) px_tensor_to_host(small, values, sizeof values);
+    });
+    int hung = 0;
+    for (int i = 0; i < 30; ++i)
+        hung += !forked_child_ends([&] { return px_runtime_synchronize(r.rt, cpu0) == PX_ERROR_DEVICE; });
+    stop = true;
+    reader.join();
+    CHECK(hung == 0);
+}
 #endif
 
 #if !defined(PXTEST_ASAN) && !defined(PXTEST_TSAN)  // (their shadow memory needs the address space this limits)
