@@ -7,10 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <new>
 #include <set>
 #include <thread>
 
+#include "fork_safe_mutex.hpp"
 #include "objects.hpp"
 
 namespace px {
@@ -28,31 +28,21 @@ struct DeviceImpl::Waits {
     uint64_t wanted = 0, covered = 0;
     uint64_t started_when_covered = 0;  // the host waits begun when `covered` last grew
     bool background = false;  // its thread runs
-    // The process the lock and the waits in flight belong to (kRenewing while
-    // a child makes them anew).
-    std::atomic<uint64_t> generation{px_fork_generation()};
-    static constexpr uint64_t kRenewing = UINT64_MAX;
+    std::atomic<uint64_t> generation{px_fork_generation()};  // the process these belong to
 
     // The lock, taken in this process. In a child forked since its last use
     // the parent's threads are gone with whatever they held here (the lock,
     // a wait on `changed`, host waits in flight): all of it is made anew
-    // first, as the CPU plugin does for its queues, so the child's waits get
-    // the plugin's refusal instead of waiting for threads it does not have.
+    // first, so the child's waits get the plugin's refusal instead of
+    // waiting for threads it does not have.
     std::unique_lock<std::mutex> lock() {
-        const uint64_t now = px_fork_generation();
-        for (uint64_t seen = generation.load(std::memory_order_acquire); seen != now;
-             seen = generation.load(std::memory_order_acquire)) {
-            if (seen != kRenewing && generation.compare_exchange_strong(seen, kRenewing, std::memory_order_acq_rel)) {
-                new (&m) std::mutex;  // (the parent's objects are dropped, not destroyed: a thread held them)
-                new (&changed) std::condition_variable;
-                in_flight.clear();
-                background = false;
-                covered = wanted;
-                generation.store(now, std::memory_order_release);
-                break;
-            }
-            std::this_thread::yield();
-        }
+        renew_once_in_child(generation, [this] {
+            new (&m) std::mutex;  // (the parent's objects are dropped, not destroyed: a thread held them)
+            new (&changed) std::condition_variable;
+            in_flight.clear();
+            background = false;
+            covered = wanted;
+        });
         return std::unique_lock<std::mutex>(m);
     }
 

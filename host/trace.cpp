@@ -51,14 +51,14 @@ std::vector<std::shared_ptr<DeviceImpl>> every_device(const Runtime& rt) {
 
 void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<DeviceImpl>>& devices,
                    bool from_environment) {
-    std::lock_guard<std::mutex> control(control_);
+    std::lock_guard<ForkSafeMutex> control(control_);
     if (path.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "the trace's path is empty");
     // Relative to the folder current now, not when the trace ends.
     std::error_code ec;
     const std::string where = std::filesystem::absolute(path, ec).string();
     if (ec) fail(PX_ERROR_INVALID_ARGUMENT, "cannot write the trace to '", path, "': ", ec.message());
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<ForkSafeMutex> lock(mu_);
         if (on())
             fail(PX_ERROR_INVALID_ARGUMENT, "a trace of this runtime is already running (into '", data_.path, "'); ",
                  data_.from_environment ? "PLEXUS_TRACE started it, and it runs until the runtime ends: unset "
@@ -85,7 +85,7 @@ void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<De
         ids.push_back(d.get());
     }
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<ForkSafeMutex> lock(mu_);
         data_ = std::move(fresh);
         traced_ = std::move(traced);
         ids_ = std::move(ids);
@@ -101,13 +101,13 @@ void Tracer::begin(const std::string& path, const std::vector<std::shared_ptr<De
         if (!reports[i]) continue;
         px_plugin_error err{sizeof(px_plugin_error), {0}};
         if (d.plugin->api->trace_enable(d.plugin->context, d.local, 1, &err) == PX_OK) continue;
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<ForkSafeMutex> lock(mu_);
         data_.devices[i].reports = false;
     }
     // The trace starts once those waits are over (the work before it is left
     // out, and so is its time); end() moves it back to a call another thread
     // queued during them.
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<ForkSafeMutex> lock(mu_);
     data_.begin_ns = trace_now_ns();
 }
 
@@ -118,7 +118,7 @@ size_t Tracer::index_of(const DeviceImpl* dev) const {
 }
 
 uint64_t Tracer::op_id(const DeviceImpl& dev) noexcept {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<ForkSafeMutex> lock(mu_);
     const size_t i = index_of(&dev);
     return i != SIZE_MAX && data_.devices[i].reports ? next_id_.fetch_add(1) : 0;
 }
@@ -136,7 +136,7 @@ void Tracer::op_called(const DeviceImpl& dev, int32_t op, int32_t dtype, const p
     c.thread = this_thread_number();
     c.queued_ns = queued_ns;
     c.returned_ns = returned;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<ForkSafeMutex> lock(mu_);
     if (!on()) return;  // ended while the call ran
     c.device = index_of(&dev);
     if (c.device == SIZE_MAX) return;  // not a device of this runtime when the trace began
@@ -151,7 +151,7 @@ void Tracer::copied(const DeviceImpl* from, const DeviceImpl* to, uint64_t bytes
     c.thread = this_thread_number();
     c.queued_ns = queued_ns;
     c.returned_ns = returned;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<ForkSafeMutex> lock(mu_);
     if (!on()) return;
     c.device = index_of(to ? to : from);  // where it lands, or a download's source
     if (c.device == SIZE_MAX) return;
@@ -162,7 +162,7 @@ void Tracer::region_begin(const std::string& name) {
     TraceRegion r;
     r.name = name;
     r.thread = this_thread_number();
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<ForkSafeMutex> lock(mu_);
     if (!on()) return;
     r.begin_ns = trace_now_ns();
     open_regions_.push_back(std::move(r));
@@ -170,7 +170,7 @@ void Tracer::region_begin(const std::string& name) {
 
 void Tracer::region_end() {
     const uint32_t thread = this_thread_number();
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<ForkSafeMutex> lock(mu_);
     if (!on()) return;
     for (size_t i = open_regions_.size(); i-- > 0;) {
         if (open_regions_[i].thread != thread) continue;
@@ -237,14 +237,14 @@ void keep_spans_of_traced_calls(TraceData& data) {
 }  // namespace
 
 void Tracer::end() {
-    std::lock_guard<std::mutex> control(control_);
+    std::lock_guard<ForkSafeMutex> control(control_);
     if (!on_.exchange(false)) fail(PX_ERROR_INVALID_ARGUMENT, "no trace of this runtime is running (px_trace_begin starts one)");
     // Calls still returning now find on() false and are not recorded; the
     // plugins' spans of the work queued so far are collected after the waits.
     TraceData data;
     std::vector<std::weak_ptr<DeviceImpl>> traced;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<ForkSafeMutex> lock(mu_);
         data = std::move(data_);
         traced = std::move(traced_);
         data_ = TraceData();

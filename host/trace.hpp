@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "fork_safe_mutex.hpp"
 #include "plexus/plugin.h"
 
 namespace px {
@@ -100,8 +101,8 @@ private:
                         std::optional<Failure>& failure);
 
     std::atomic<bool> on_{false};
-    std::mutex control_;  // one begin or end at a time
-    std::mutex mu_;       // the members below
+    ForkSafeMutex control_;  // one begin or end at a time (a child forked during one can still trace)
+    ForkSafeMutex mu_;       // the members below
     std::atomic<uint64_t> next_id_{1};
     TraceData data_;
     std::vector<std::weak_ptr<DeviceImpl>> traced_;  // parallel to data_.devices

@@ -299,6 +299,27 @@ TEST_CASE("a child forked while other threads wait on the device gets the plugin
     reader.join();
     CHECK(hung == 0);
 }
+
+TEST_CASE("a child forked while the parent's trace ends can begin and end a trace of its own", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    const std::string path = "/tmp/plexus-wait-test-ending-" + std::to_string(getpid()) + ".json";
+    Held held;
+    REQUIRE(px_trace_begin(r.rt, path.c_str()) == PX_OK);
+    busy(r.rt, cpu0, 30, held);
+    std::thread ender([&] { CHECK(px_trace_end(r.rt) == PX_OK); });  // waits for the work, holding the trace's lock
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // The child had hung on the trace's lock, inherited held.
+    CHECK(forked_child_ends([&] {
+        const std::string own = path + ".child.json";
+        if (px_trace_begin(r.rt, own.c_str()) == PX_OK) px_trace_end(r.rt);
+        std::remove(own.c_str());
+        std::remove((own.substr(0, own.size() - 5) + ".summary.txt").c_str());
+        return true;
+    }));
+    ender.join();
+    std::remove(path.c_str());
+    std::remove((path.substr(0, path.size() - 5) + ".summary.txt").c_str());
+}
 #endif
 
 #if !defined(PXTEST_ASAN) && !defined(PXTEST_TSAN)  // (their shadow memory needs the address space this limits)
