@@ -15,6 +15,23 @@
 
 namespace px {
 
+namespace {
+
+// The plugin's synchronize of one device, its failure as a status and message.
+void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::string& label, px_status& status,
+                        std::string& message) {
+    try {
+        plugin.call([&] { return cat("work queued on ", label, " failed"); },
+                    [&](px_plugin_error* e) { return plugin.api->synchronize(plugin.context, local, e); });
+    } catch (const Failure& f) {
+        status = f.status, message = f.message;
+    } catch (const std::exception& e) {
+        status = PX_ERROR_INTERNAL, message = cat("waiting for ", label, ": ", e.what());
+    }
+}
+
+}  // namespace
+
 struct DeviceImpl::Waits {
     std::mutex m;
     std::condition_variable changed;  // a host wait ended
@@ -54,11 +71,17 @@ struct DeviceImpl::Waits {
             kept_message += " (then: " + message + ")";
         }
     }
-    uint64_t begin_host_wait() {  // (m held)
-        in_flight.insert(++started);
-        return started;
-    }
-    void end_host_wait(uint64_t id, px_status status, const std::string& message) {  // (m held)
+    // One wait of the host's own on the plugin, in flight until it ends, its
+    // failure kept (`held` holds m, and is let go while it waits).
+    void host_wait(std::unique_lock<std::mutex>& held, const PluginInstance& plugin, int32_t local,
+                   const std::string& label) {
+        const uint64_t id = ++started;
+        in_flight.insert(id);
+        held.unlock();
+        px_status status = PX_OK;
+        std::string message;
+        plugin_synchronize(plugin, local, label, status, message);
+        held.lock();
         if (status != PX_OK) keep(status, message);
         in_flight.erase(id);
         changed.notify_all();
@@ -67,22 +90,6 @@ struct DeviceImpl::Waits {
 
 std::shared_ptr<DeviceImpl::Waits> DeviceImpl::make_waits() { return std::make_shared<Waits>(); }
 
-namespace {
-
-// The plugin's synchronize of one device, its failure as a status and message.
-void plugin_synchronize(const PluginInstance& plugin, int32_t local, const std::string& label, px_status& status,
-                        std::string& message) {
-    try {
-        plugin.call([&] { return cat("work queued on ", label, " failed"); },
-                    [&](px_plugin_error* e) { return plugin.api->synchronize(plugin.context, local, e); });
-    } catch (const Failure& f) {
-        status = f.status, message = f.message;
-    } catch (const std::exception& e) {
-        status = PX_ERROR_INTERNAL, message = cat("waiting for ", label, ": ", e.what());
-    }
-}
-
-}  // namespace
 
 void DeviceImpl::settle(const Failure* own) const {
     Waits& w = *waits_;
@@ -115,17 +122,8 @@ void DeviceImpl::synchronize() const {
 }
 
 void DeviceImpl::drain() const {
-    Waits& w = *waits_;
-    uint64_t id;
-    {
-        const auto lock = w.lock();
-        id = w.begin_host_wait();
-    }
-    px_status status = PX_OK;
-    std::string message;
-    plugin_synchronize(*plugin, local, label, status, message);
-    const auto lock = w.lock();
-    w.end_host_wait(id, status, message);
+    std::unique_lock<std::mutex> lock = waits_->lock();
+    waits_->host_wait(lock, *plugin, local, label);
 }
 
 DeviceImpl::~DeviceImpl() {
@@ -150,15 +148,11 @@ void DeviceImpl::synchronize_within(double seconds) const {
                 Waits& bw = *shared;
                 std::unique_lock<std::mutex> held = bw.lock();
                 while (bw.covered < bw.wanted) {
-                    const uint64_t covering = bw.wanted, id = bw.begin_host_wait();
-                    held.unlock();
-                    px_status status = PX_OK;
-                    std::string message;
-                    plugin_synchronize(*p, local, label, status, message);
-                    held.lock();
+                    const uint64_t covering = bw.wanted;
+                    bw.host_wait(held, *p, local, label);
                     bw.covered = covering;
                     bw.started_when_covered = bw.started;
-                    bw.end_host_wait(id, status, message);
+                    bw.changed.notify_all();
                 }
                 // Its plugin reference goes first: the device, which waits for
                 // this (~DeviceImpl), holds another, so the plugin is never

@@ -109,6 +109,17 @@ struct DeviceImpl {
     // failure if it had one): once the host's waits in flight have ended,
     // throws the kept failure (with `own` named after it), else `own`.
     void settle(const Failure* own = nullptr) const;
+    // A waiting point that waits or reads by itself (a read, a copy): runs
+    // `wait_or_read`, then settles with its failure, if any.
+    template <class F>
+    void settled(F&& wait_or_read) const {
+        try {
+            wait_or_read();
+        } catch (const Failure& own) {
+            settle(&own);
+        }
+        settle();
+    }
     // `d` in this device's runtime (for copies), failing once the runtime is gone.
     std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
 

@@ -62,16 +62,13 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
     }
     // A read waits for the device's work and reports its failure, or one a
     // wait of the host's own took from the plugin first.
-    try {
+    dev.settled([&] {
         traced_copy(dev.tracer.get(), &dev, nullptr, bytes, [&] {
             p.call([&] { return cat("reading values from ", dev.label); }, [&](px_plugin_error* e) {
                 return p.api->copy_to_host(p.context, t.buffer->handle, t.offset, dst, bytes, e);
             });
         });
-    } catch (const Failure& own) {
-        dev.settle(&own);
-    }
-    dev.settle();
+    });
 }
 
 // The copy itself: device to device within a plugin, else staged through the host.
@@ -109,12 +106,7 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
     // A failure a wait of the host's own took from the source's work, kept
     // or (by a wait racing the copy's own) after the copy.
     from.settle();
-    try {
-        copy_between(src, dst, from, to, bytes);
-    } catch (const Failure& own) {
-        from.settle(&own);
-    }
-    from.settle();
+    from.settled([&] { copy_between(src, dst, from, to, bytes); });
 }
 
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -73,6 +74,25 @@ px_tensor* upload(px_runtime* rt, px_dtype dtype, std::vector<int64_t> shape, co
     REQUIRE(px_tensor_from_host(rt, device(0), dtype, int32_t(shape.size()), shape.data(), data, bytes, &t) == PX_OK);
     return t;
 }
+
+// A 512 x 512 matrix of 0.5 on device 0 and `count` products of it queued
+// there (about 0.27 GFLOP each, still running when this returns), released
+// at the end.
+constexpr int64_t kSide = 512;
+struct QueuedProducts {
+    px_runtime* rt;
+    px_tensor* a = nullptr;
+    std::vector<px_tensor*> products;
+    QueuedProducts(px_runtime* runtime, int count) : rt(runtime), products(size_t(count), nullptr) {
+        const std::vector<float> values(size_t(kSide * kSide), 0.5f);
+        a = upload(rt, PX_FLOAT32, {kSide, kSide}, values.data(), values.size() * 4);
+        for (px_tensor*& p : products) REQUIRE(px_gemm(a, a, 0, 0, &p) == PX_OK);
+    }
+    ~QueuedProducts() {
+        for (px_tensor* p : products) px_tensor_release(p);
+        px_tensor_release(a);
+    }
+};
 
 // One SGD step of logits = x w + b with a softmax cross-entropy loss, then
 // the loss read back and w copied to the second device and added there:
@@ -243,11 +263,8 @@ TEST_CASE("a traced step holds every op and copy issued, nested on the host and 
 TEST_CASE("work queued before the trace began is not in it, and a relative path is the folder current at its beginning",
           "[trace]") {
     px_runtime* rt = make_runtime();
-    const int64_t n = 512;
-    std::vector<float> values(size_t(n * n), 0.5f);
-    px_tensor* a = upload(rt, PX_FLOAT32, {n, n}, values.data(), values.size() * 4);
-    std::vector<px_tensor*> before(8, nullptr);
-    for (px_tensor*& p : before) REQUIRE(px_gemm(a, a, 0, 0, &p) == PX_OK);  // about 2 GFLOP, still running
+    auto queued = std::make_unique<QueuedProducts>(rt, 8);  // about 2 GFLOP, still running
+    px_tensor* a = queued->a;
     const std::vector<float> early(1000, 1.0f), late(3000, 2.0f);
     px_tensor* queued_before = upload(rt, PX_FLOAT32, {1000}, early.data(), early.size() * 4);  // behind the gemms
     char cwd[4096];
@@ -261,7 +278,7 @@ TEST_CASE("work queued before the trace began is not in it, and a relative path 
     REQUIRE(px_gemm(a, a, 0, 0, &product) == PX_OK);
     px_tensor* queued_behind = upload(rt, PX_FLOAT32, {3000}, late.data(), late.size() * 4);  // runs after the gemm
     REQUIRE(px_binary(PX_OP_ADD, a, a, &sum) == PX_OK);
-    std::vector<float> back(values.size());
+    std::vector<float> back(size_t(kSide * kSide));
     REQUIRE(px_tensor_to_host(sum, back.data(), back.size() * 4) == PX_OK);
     REQUIRE(px_trace_end(rt) == PX_OK);
     CHECK_FALSE(exists("relative.json"));
@@ -284,12 +301,12 @@ TEST_CASE("work queued before the trace began is not in it, and a relative path 
     CHECK(runs["add"] == 1);
     CHECK(calls["copy"] == 2);
     // The upload queued behind the traced gemm and the download, not the upload queued before.
-    CHECK(copied == std::vector<double>{3000 * 4, double(n * n * 4)});
+    CHECK(copied == std::vector<double>{3000 * 4, double(kSide * kSide * 4)});
     const std::string summary = read_file(folder + "/relative.summary.txt");
     INFO(summary);
     CHECK(summary.find("  add\n") != std::string::npos);
-    for (px_tensor* t : before) px_tensor_release(t);
-    for (px_tensor* t : {a, queued_before, product, queued_behind, sum}) px_tensor_release(t);
+    queued.reset();
+    for (px_tensor* t : {queued_before, product, queued_behind, sum}) px_tensor_release(t);
     std::remove(path.c_str());
     std::remove((folder + "/relative.summary.txt").c_str());
     rmdir(folder.c_str());
@@ -338,23 +355,15 @@ TEST_CASE("a device failure the trace's end waits past is kept for the applicati
 // Work that keeps device 0 busy for a while (about 4 GFLOP), then an
 // integer division by zero that fails on the device behind it.
 struct BusyThenFailing {
+    QueuedProducts busy;
     std::vector<px_tensor*> tensors;
-    explicit BusyThenFailing(px_runtime* rt) {
-        const int64_t n = 512;
-        const std::vector<float> values(size_t(n * n), 0.5f);
+    explicit BusyThenFailing(px_runtime* rt) : busy(rt, 16) {
         const std::vector<int32_t> ones{1, 2, 3}, zeros{1, 0, 3};
-        px_tensor* a = upload(rt, PX_FLOAT32, {n, n}, values.data(), values.size() * 4);
         px_tensor* p = upload(rt, PX_INT32, {3}, ones.data(), 12);
         px_tensor* q = upload(rt, PX_INT32, {3}, zeros.data(), 12);
-        tensors = {a, p, q};
-        for (int k = 0; k < 16; ++k) {
-            px_tensor* product = nullptr;
-            REQUIRE(px_gemm(a, a, 0, 0, &product) == PX_OK);
-            tensors.push_back(product);
-        }
         px_tensor* quotient = nullptr;
         REQUIRE(px_binary(PX_OP_DIV, p, q, &quotient) == PX_OK);
-        tensors.push_back(quotient);
+        tensors = {p, q, quotient};
     }
     ~BusyThenFailing() {
         for (px_tensor* t : tensors) px_tensor_release(t);
@@ -420,11 +429,8 @@ TEST_CASE("a failure the trace's end keeps is reported once beside a thread poll
 TEST_CASE("a call another thread queues during the trace's beginning is in the trace at a time after its start",
           "[trace]") {
     px_runtime* rt = make_runtime();
-    const int64_t n = 512;
-    const std::vector<float> values(size_t(n * n), 0.5f);
-    px_tensor* a = upload(rt, PX_FLOAT32, {n, n}, values.data(), values.size() * 4);
-    std::vector<px_tensor*> before(48, nullptr);
-    for (px_tensor*& p : before) REQUIRE(px_gemm(a, a, 0, 0, &p) == PX_OK);  // begin waits for them
+    auto queued = std::make_unique<QueuedProducts>(rt, 48);  // begin waits for them
+    px_tensor* a = queued->a;
     const std::string path = temp_path("during.json");
     std::thread beginning([&] { CHECK(px_trace_begin(rt, path.c_str()) == PX_OK); });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // into that wait
@@ -440,8 +446,7 @@ TEST_CASE("a call another thread queues during the trace's beginning is in the t
         adds += e.pid == 0 && e.name == "add";
     }
     CHECK(adds == 1);
-    for (px_tensor* t : before) px_tensor_release(t);
-    px_tensor_release(a);
+    queued.reset();
     px_tensor_release(sum);
     std::remove(path.c_str());
     std::remove(temp_path("during.summary.txt").c_str());
