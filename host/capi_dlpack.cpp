@@ -294,9 +294,18 @@ bool compact_layout(const DLTensor& t, const Shape& shape) {
     return true;
 }
 
+// t's device type as a number: a producer may send one no DLDeviceType
+// names, and loading that as the enum is undefined.
+int32_t dl_device_type(const DLTensor& t) {
+    int32_t type = 0;
+    static_assert(sizeof type == sizeof t.device.device_type, "DLDeviceType is 32 bits");
+    std::memcpy(&type, &t.device.device_type, sizeof type);
+    return type;
+}
+
 // The memory `t` lies in, as a plugin takes it; false (with why) when DLPack's device has no such kind.
 bool dl_memory_kind(const DLTensor& t, px_buffer_memory& mem, std::string& why) {
-    switch (t.device.device_type) {
+    switch (dl_device_type(t)) {
     case kDLCPU:
     case kDLCUDAHost:
         mem.memory_kind = PX_MEMORY_HOST, mem.device_id = 0;
@@ -305,7 +314,7 @@ bool dl_memory_kind(const DLTensor& t, px_buffer_memory& mem, std::string& why) 
         mem.memory_kind = PX_MEMORY_CUDA, mem.device_id = t.device.device_id;
         return true;
     default:
-        why = cat("the tensor is on ", dl_device_name(t.device.device_type), ", which no plugin takes");
+        why = cat("the tensor is on ", dl_device_name(dl_device_type(t)), ", which no plugin takes");
         return false;
     }
 }
@@ -378,15 +387,16 @@ TensorObj* import_shared(const std::shared_ptr<DeviceImpl>& dev, Managed* in, px
 // (`why`: why it was not shared, for the refusal; empty when not tried.)
 TensorObj* import_copy(const std::shared_ptr<DeviceImpl>& dev, const DLTensor& t, px_dtype dtype, const Shape& shape,
                        const std::string& why) {
-    if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
-        fail(PX_ERROR_UNSUPPORTED, "the tensor is on ", dl_device_name(t.device.device_type), " (",
-             static_cast<int32_t>(t.device.device_type), ", id ", t.device.device_id,
+    const uint64_t bytes = byte_size(shape, dtype);
+    if (bytes == 0) return router::from_host(dev, dtype, shape, nullptr, 0);  // nothing to read, wherever it is
+    const int32_t type = dl_device_type(t);
+    if (type != kDLCPU && type != kDLCUDAHost)
+        fail(PX_ERROR_UNSUPPORTED, "the tensor is on ", dl_device_name(type), " (", type, ", id ", t.device.device_id,
              "), which the host cannot read to copy; Plexus copies memory of kDLCPU and kDLCUDAHost, and shares "
              "kDLCUDA memory of a GPU of the 'cuda' plugin when imported onto that GPU",
              why.empty() ? std::string() : cat(" (not shared onto ", dev->label, ": ", why, ")"));
-    const uint64_t bytes = byte_size(shape, dtype);
     const auto* base = static_cast<const unsigned char*>(t.data) + t.byte_offset;
-    if (compact_layout(t, shape) || bytes == 0) return router::from_host(dev, dtype, shape, base, bytes);
+    if (compact_layout(t, shape)) return router::from_host(dev, dtype, shape, base, bytes);
     // Every element's offset in bytes must fit in 64 bits before anything is read.
     const uint64_t elem = px_dtype_size(dtype);
     for (int i = 0; i < t.ndim; ++i) {
@@ -442,7 +452,7 @@ void import_tensor(Runtime& rt, px_device device, Managed* in, int32_t copy, px_
         }
         if (copy == PX_DLPACK_COPY_NEVER)
             refuse_sharing("importing memory onto", *dev, why,
-                           t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost);
+                           dl_device_type(t) == kDLCPU || dl_device_type(t) == kDLCUDAHost);
     }
     *out = publish(import_copy(dev, t, dtype, shape, why));
     if (in->deleter) in->deleter(in);

@@ -251,9 +251,11 @@ px_status px_dropout(px_tensor* x, double p, uint64_t* seed, uint64_t* offset, p
         if (!seed || !offset) fail(PX_ERROR_INVALID_ARGUMENT, "'seed' and 'offset' must not be NULL");
         need_out(out);
         auto rt = xi.device().runtime.lock();
-        if (!rt) fail(PX_ERROR_INVALID_HANDLE, "the tensor's runtime has been destroyed");
-        uint64_t s = rt->seed.load(), o = rt->take_random_offset(static_cast<uint64_t>(numel(xi.shape)));
-        *out = publish(router::dropout(PX_OP_DROPOUT, xi, p, s, o));
+        if (!rt)  // as a copy's lookup of a device says it
+            fail(PX_ERROR_NO_DEVICE, "the runtime of this tensor (on ", xi.device().label,
+                 ") was destroyed; its random stream is gone");
+        uint64_t s = 0, o = 0;
+        *out = publish(router::dropout(PX_OP_DROPOUT, xi, p, s, o, rt.get()));
         *seed = s, *offset = o;
     });
 }
@@ -262,7 +264,7 @@ px_status px_dropout_backward(px_tensor* dy, double p, uint64_t seed, uint64_t o
     return guard("px_dropout_backward", [&] {
         TensorObj& d = get_tensor(dy, "dy");
         need_out(out);
-        *out = publish(router::dropout(PX_OP_DROPOUT_BACKWARD, d, p, seed, offset));
+        *out = publish(router::dropout(PX_OP_DROPOUT_BACKWARD, d, p, seed, offset, nullptr));
     });
 }
 

@@ -126,6 +126,10 @@ px_status px_tensor_numel(px_tensor* tensor, int64_t* out) {
     });
 }
 
+px_status px_tensor_version(px_tensor* tensor, uint64_t* out) {
+    return guard("px_tensor_version", [&] { *need_out(out) = get_tensor(tensor).buffer->writes.load(); });
+}
+
 px_status px_tensor_to_host(px_tensor* tensor, void* dst, uint64_t bytes) {
     return guard("px_tensor_to_host", [&] { router::to_host(get_tensor(tensor), dst, bytes); });
 }
@@ -154,21 +158,22 @@ px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out) 
 
 px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
     return guard("px_tensor_assign", [&] {
-        TensorObj& d = get_tensor(dst);
-        const TensorObj& s = get_tensor(src);
+        TensorObj& d = get_tensor(dst, "dst");
+        const TensorObj& s = get_tensor(src, "src");
         if (s.dtype != d.dtype)
-            fail(PX_ERROR_DTYPE, "assign: the values are ", px_dtype_name(s.dtype), ", the tensor ",
+            fail(PX_ERROR_DTYPE, "the values are ", px_dtype_name(s.dtype), ", the tensor ",
                  px_dtype_name(d.dtype), "; cast them first");
         if (!(s.shape == d.shape))
-            fail(PX_ERROR_SHAPE, "assign: the values have shape ", to_string(s.shape), ", the tensor ",
+            fail(PX_ERROR_SHAPE, "the values have shape ", to_string(s.shape), ", the tensor ",
                  to_string(d.shape), "; they must be the same");
         if (s.buffer == d.buffer) {
             if (s.offset == d.offset) return;  // the same elements
             const uint64_t bytes = d.bytes();
             if (s.offset < d.offset + bytes && d.offset < s.offset + bytes)
                 fail(PX_ERROR_INVALID_ARGUMENT,
-                     "assign: the values and the tensor are overlapping parts of one tensor's memory; assign a copy");
+                     "the values and the tensor are overlapping parts of one tensor's memory; assign a copy");
         }
+        d.note_write();
         router::copy_into(s, d);
     });
 }

@@ -4,6 +4,7 @@
 // takes it, it is kept here and the application's next waiting point
 // reports it, after waiting for the host's waits still in flight (one of
 // them may hold a failure of the work it waited for).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -45,6 +46,8 @@ struct DeviceImpl::Waits {
     uint64_t wanted = 0, covered = 0;
     uint64_t started_when_covered = 0;  // the host waits begun when `covered` last grew
     bool background = false;  // its thread runs
+    std::atomic<uint64_t> submitted{0};  // calls that queued work (note_submitted)
+    uint64_t idle_upto = 0;              // `submitted` when a wait that ended well began: all of it ran
     std::atomic<uint64_t> generation{px_fork_generation()};  // the process these belong to
 
     // The lock, taken in this process. In a child forked since its last use
@@ -77,11 +80,13 @@ struct DeviceImpl::Waits {
                    const std::string& label) {
         const uint64_t id = ++started;
         in_flight.insert(id);
+        const uint64_t upto = submitted.load();
         held.unlock();
         px_status status = PX_OK;
         std::string message;
         plugin_synchronize(plugin, local, label, status, message);
         held.lock();
+        if (status == PX_OK) idle_upto = std::max(idle_upto, upto);  // (a refusal says nothing ran)
         if (status != PX_OK) keep(status, message);
         in_flight.erase(id);
         changed.notify_all();
@@ -113,10 +118,17 @@ void DeviceImpl::report_kept(std::unique_lock<std::mutex>& lock, const Failure* 
     fail(status, message);
 }
 
+void DeviceImpl::note_submitted() const { waits_->submitted.fetch_add(1); }
+
 void DeviceImpl::synchronize() const {
+    const uint64_t upto = waits_->submitted.load();
     px_status status = PX_OK;
     std::string message;
     plugin_synchronize(*plugin, local, label, status, message);
+    if (status == PX_OK) {
+        std::unique_lock<std::mutex> lock = waits_->lock();
+        waits_->idle_upto = std::max(waits_->idle_upto, upto);
+    }
     const Failure own(status, message);
     settle(status == PX_OK ? nullptr : &own);
 }
@@ -136,6 +148,13 @@ void DeviceImpl::synchronize_within(double seconds) const {
     const std::shared_ptr<Waits> shared = waits_;
     Waits& w = *shared;
     std::unique_lock<std::mutex> lock = w.lock();
+    // Nothing queued since a wait that has ended began, and no host wait
+    // running: idle, whatever the time allowed (a thread's start would eat
+    // into a short one).
+    if (!w.background && w.in_flight.empty() && w.submitted.load() == w.idle_upto) {
+        report_kept(lock, nullptr);
+        return;
+    }
     const uint64_t ticket = ++w.wanted;
     if (!w.background) {
         // One thread per device at a time, however often timed waits give

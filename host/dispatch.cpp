@@ -61,11 +61,15 @@ void check_same_dtype(int32_t op, const TensorObj& a, const TensorObj& b) {
 }
 
 // Queues `op` on `dev` after checking that its plugin supports it.
-void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor_desc* in, int32_t nin,
-              const px_tensor_desc* out, int32_t nout, const void* attrs, bool nonempty) {
+void check_supported(const DeviceImpl& dev, int32_t op, px_dtype dtype) {
     if (!dev.supports(op, dtype))
         fail(PX_ERROR_UNSUPPORTED, name_of(op), " on ", px_dtype_name(dtype), " is not supported on ", dev.label,
              " by plugin '", dev.plugin->name, "'");
+}
+
+void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor_desc* in, int32_t nin,
+              const px_tensor_desc* out, int32_t nout, const void* attrs, bool nonempty) {
+    check_supported(dev, op, dtype);
     if (!nonempty) return;  // nothing to compute, but an unsupported op is still an error
     px_op_call call;
     call.struct_size = sizeof call;
@@ -77,6 +81,7 @@ void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor
     call.outputs = out;
     call.attrs = attrs;
     const auto& p = *dev.plugin;
+    const DeviceImpl::Submitting queued{dev};
     auto context = [&] { return cat(name_of(op), " on ", dev.label); };
     Tracer* tracer = dev.tracer.get();
     if (tracer && tracer->on()) {  // all that tracing costs while it is off

@@ -23,6 +23,8 @@ void check_same_device(int32_t op, std::initializer_list<const TensorObj*> ts);
 void check_same_dtype(int32_t op, const TensorObj& a, const TensorObj& b);
 // Whether the device's runtime lets float32 products use TF32 (px_runtime_allow_tf32).
 int32_t tf32_allowed(const DeviceImpl& dev);
+// PX_ERROR_UNSUPPORTED unless `dev`'s plugin offers `op` on `dtype`.
+void check_supported(const DeviceImpl& dev, int32_t op, px_dtype dtype);
 // Queues `op` on `dev` after checking that its plugin supports it; with
 // nonempty false only the check runs (an empty result has nothing to compute).
 void dispatch(const DeviceImpl& dev, int32_t op, px_dtype dtype, const px_tensor_desc* in, int32_t nin,

@@ -122,6 +122,15 @@ struct DeviceImpl {
     }
     // `d` in this device's runtime (for copies), failing once the runtime is gone.
     std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
+    // Counts a call that queued work on this device (an op, a copy, a
+    // collective), once the plugin has it: a timed wait after a wait that
+    // covered every such call finds the device idle without a thread.
+    void note_submitted() const;
+    // note_submitted() when it ends, however the plugin call ends.
+    struct Submitting {
+        const DeviceImpl& device;
+        ~Submitting() { device.note_submitted(); }
+    };
 
     struct Waits;  // shared with the background wait, which may outlive the device
 
@@ -135,6 +144,9 @@ struct Buffer {
     std::shared_ptr<DeviceImpl> device;
     px_plugin_buffer* handle = nullptr;
     uint64_t bytes = 0;
+    // Writes in place made through Plexus to this memory, counted for every
+    // tensor that shares it (px_tensor_version).
+    std::atomic<uint64_t> writes{0};
 
     Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n);  // allocates
     struct Adopt {};
@@ -154,6 +166,8 @@ struct TensorObj {
     Shape shape;
 
     DeviceImpl& device() const { return *buffer->device; }
+    // Counts a write in place (before it is queued) for px_tensor_version.
+    void note_write() const { buffer->writes.fetch_add(1); }
     uint64_t bytes() const { return numel(shape) * px_dtype_size(dtype); }
     // A desc of the whole tensor, contiguous.
     px_tensor_desc desc() const;

@@ -117,7 +117,15 @@ std::string partial_slot_set(const px_plugin_api& t) {
 // The plugin call a load is in, for the message of one that never returns.
 using Stage = std::atomic<const char*>;
 
-// Loads one file; on failure fills rec.message and returns nullptr.
+// The dynamic loader's own words in Boost.DLL's message, "...load() failed
+// (dlerror system message: WORDS): " and an errno text that is no reason.
+std::string loader_words(const std::string& what) {
+    const std::string mark = "dlerror system message: ";
+    const size_t from = what.find(mark), to = what.rfind("):");
+    if (from == std::string::npos || to == std::string::npos || to < from + mark.size()) return what;
+    return what.substr(from + mark.size(), to - from - mark.size());
+}
+
 // Opens one file (its constructors run here: the caller's thread, since
 // a hang in them holds the loader's lock, which no time-out gets back);
 // on failure fills rec.message and returns nullptr.
@@ -131,7 +139,7 @@ std::shared_ptr<PluginInstance> open_library(const std::string& path, PluginReco
     } catch (const std::bad_alloc&) {
         throw;  // out of memory is the caller's error, not a reason to skip the plugin
     } catch (const std::exception& e) {
-        rec.message = cat("the loader could not open it: ", e.what());
+        rec.message = cat("the loader could not open it: ", loader_words(e.what()));
         return nullptr;
     }
     if (!plugin->library.has(PX_PLUGIN_ENTRY_SYMBOL)) {

@@ -40,6 +40,7 @@ TensorObj* from_host(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, con
     Owned t(new_tensor(dev, dtype, shape));
     if (bytes > 0) {
         const auto& p = *dev->plugin;
+        const DeviceImpl::Submitting queued{*dev};
         traced_copy(dev->tracer.get(), nullptr, dev.get(), bytes, [&] {
             p.call([&] { return cat("copying ", bytes, " bytes from the host to ", dev->label); }, [&](px_plugin_error* e) {
                 return p.api->copy_from_host(p.context, t->buffer->handle, 0, data, bytes, e);
@@ -74,6 +75,7 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes) {
 // The copy itself: device to device within a plugin, else staged through the host.
 static void copy_between(const TensorObj& src, TensorObj& dst, const DeviceImpl& from, const DeviceImpl& to, uint64_t bytes) {
     const auto& p = *to.plugin;
+    const DeviceImpl::Submitting queued_from{from}, queued_to{to};
     traced_copy(to.tracer.get(), &from, &to, bytes, [&] {
         if (from.plugin == to.plugin) {
             p.call([&] { return cat("copying ", bytes, " bytes from ", from.label, " to ", to.label); },
@@ -103,10 +105,21 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
         dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
         return;
     }
-    // A failure a wait of the host's own took from the source's work, kept
-    // or (by a wait racing the copy's own) after the copy.
-    from.settle();
-    from.settled([&] { copy_between(src, dst, from, to, bytes); });
+    // Two devices of one plugin: the plugin orders the copy after both
+    // devices' work, and it runs whatever failed before (no waiting point).
+    if (from.plugin == to.plugin) {
+        copy_between(src, dst, from, to, bytes);
+        return;
+    }
+    // Two plugins: the copy reads the source, a waiting point, which reports
+    // a failure of the source's work (or one a wait of the host's own took
+    // from it, kept or racing the read) instead of copying.
+    try {
+        from.settle();
+        from.settled([&] { copy_between(src, dst, from, to, bytes); });
+    } catch (const Failure& f) {
+        throw Failure(f.status, cat(f.message, "; the copy was not made"));
+    }
 }
 
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
@@ -165,6 +178,7 @@ TensorObj* random(Runtime& rt, px_op op, const std::shared_ptr<DeviceImpl>& dev,
         fail(PX_ERROR_INVALID_ARGUMENT, "random_uniform: the span from ", a, " to ", b, " is larger than the largest double");
     if (op == PX_OP_RANDOM_NORMAL && !(b >= 0))
         fail(PX_ERROR_INVALID_ARGUMENT, "random_normal: the standard deviation ", b, " is negative");
+    check_supported(*dev, op, dtype);
     Owned out(new_tensor(dev, dtype, shape));
     uint64_t n = static_cast<uint64_t>(numel(shape));
     px_random_attrs attrs{sizeof(px_random_attrs), rt.seed.load(), rt.take_random_offset(n), a, b};

@@ -85,7 +85,10 @@ TensorObj* log_softmax(const TensorObj& x);
 TensorObj* log_softmax_backward(const TensorObj& y, const TensorObj& dy);
 TensorObj* softmax_cross_entropy(const TensorObj& logits, const TensorObj& labels);
 TensorObj* softmax_cross_entropy_backward(const TensorObj& logits, const TensorObj& labels, const TensorObj& dloss);
-TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t seed, uint64_t offset);
+// The mask comes from (seed, offset): the backward op is given them; the
+// forward op, given `rt`, takes them from rt's random stream once the call
+// is checked (a refused call leaves the stream as it was) and returns them.
+TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t& seed, uint64_t& offset, Runtime* rt = nullptr);
 void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, const SgdSettings& s);
 // Adam's step in place; state is (2, n): m and v of param's n values.
 void adam_update(TensorObj& param, const TensorObj& grad, TensorObj& state, const AdamSettings& s);

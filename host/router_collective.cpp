@@ -53,6 +53,12 @@ bool plugin_collective(const std::vector<TensorObj*>& ts) {
     }
     px_collective_call call{sizeof(px_collective_call), PX_COLLECTIVE_SUM, int32_t(ts.size()), devices.data(),
                             descs.data()};
+    struct Queued {  // on every device, however the call ends (DeviceImpl::Submitting)
+        const std::vector<TensorObj*>& ts;
+        ~Queued() {
+            for (const TensorObj* t : ts) t->device().note_submitted();
+        }
+    } queued{ts};
     // UNSUPPORTED (e.g. its collective library is missing) means: copy and add.
     px_status s = PX_OK;
     plugin->call([&] { return cat("all_reduce over ", ts.size(), " devices of plugin ", plugin->name); },
@@ -69,6 +75,7 @@ void all_reduce_sum(const std::vector<TensorObj*>& ts) {
     if (ts.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "all_reduce: no tensors");
     check_collective(ts);
     if (ts.size() == 1 || numel(ts[0]->shape) == 0) return;
+    for (TensorObj* t : ts) t->note_write();
     if (plugin_collective(ts)) return;
     // The fallback: the same order as the plugins' (tensors[0] + tensors[1] + ...).
     const std::shared_ptr<DeviceImpl>& home = ts[0]->buffer->device;
@@ -102,7 +109,9 @@ void group_all_reduce_sum(const GroupObj& group, const std::vector<TensorObj*>& 
         if (t.bytes() > 0) descs.push_back(t.desc());
     }
     if (descs.empty()) return;
+    for (TensorObj* t : ts) t->note_write();
     const auto& plugin = home.plugin;
+    const DeviceImpl::Submitting queued{home};
     px_group_call call{sizeof(px_group_call), PX_COLLECTIVE_SUM, int32_t(descs.size()), descs.data()};
     plugin->call([&] { return cat("group all_reduce of ", descs.size(), " tensors on ", home.label, " (rank ", group.rank,
                                   " of ", group.size, ")"); },

@@ -356,13 +356,18 @@ TensorObj* softmax_cross_entropy_backward(const TensorObj& logits, const TensorO
     return out.release();
 }
 
-TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t seed, uint64_t offset) {
+TensorObj* dropout(px_op op, const TensorObj& x, double p, uint64_t& seed, uint64_t& offset, Runtime* rt) {
     if (op != PX_OP_DROPOUT && op != PX_OP_DROPOUT_BACKWARD)
         fail(PX_ERROR_INVALID_ARGUMENT, "op ", int(op), " is not PX_OP_DROPOUT or PX_OP_DROPOUT_BACKWARD");
     check_float_inputs(op, {&x});
-    const px_dropout_attrs attrs{sizeof(px_dropout_attrs), seed, offset, p};
+    px_dropout_attrs attrs{sizeof(px_dropout_attrs), seed, offset, p};
     check_layout(op, {x.desc()}, {planned_like(x)}, &attrs);
+    check_supported(x.device(), op, x.dtype);
     Owned out = make(x, planned_like(x));
+    if (rt) {
+        attrs.seed = seed = rt->seed.load();
+        attrs.offset = offset = rt->take_random_offset(static_cast<uint64_t>(numel(x.shape)));
+    }
     px_tensor_desc in = x.desc(), o = out->desc();
     dispatch(x.device(), op, x.dtype, &in, 1, &o, 1, &attrs, numel(x.shape) > 0);
     return out.release();
@@ -404,6 +409,8 @@ void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, co
     const int n = momentum ? 2 : 1;
     if (momentum) check_layout(op, {in[0], in[1], in[2]}, {out[0], out[1]}, &attrs);
     else check_layout(op, {in[0], in[1]}, {out[0]}, &attrs);
+    param.note_write();
+    if (momentum) momentum->note_write();
     dispatch(param.device(), op, param.dtype, in, n + 1, out, n, &attrs, numel(param.shape) > 0);
 }
 
@@ -435,6 +442,8 @@ void adam_update(TensorObj& param, const TensorObj& grad, TensorObj& state, cons
     attrs.root_correction2 = std::sqrt(1 - std::pow(s.beta2, double(s.step)));
     const px_tensor_desc in[3] = {param.desc(), grad.desc(), state.desc()}, out[2] = {in[0], in[2]};
     check_layout(op, in, 3, out, 2, &attrs);
+    param.note_write();
+    state.note_write();
     dispatch(param.device(), op, param.dtype, in, 3, out, 2, &attrs, numel(param.shape) > 0);
 }
 

@@ -146,6 +146,22 @@ void check_features(const Parameter& weight, int64_t features, const std::string
 }
 }  // namespace
 
+namespace {
+// The input and the weight as the layer's product takes them (autocast), an
+// input of another dtype refused in the layer's words (the product would
+// name its operands and suggest casting either).
+std::pair<Tensor, Tensor> product_operands(const Tensor& x, const Tensor& weight, const std::string& layer) {
+    Tensor xs = autocast(x), ws = autocast(weight);
+    if (xs.dtype() != ws.dtype()) {
+        const std::string want = name(ws.dtype());
+        throw DTypeError(PX_ERROR_DTYPE, layer + ": the input is " + name(xs.dtype()) + " and the layer's parameters " +
+                                             want + "; cast the input: x.astype('" + want + "') in Python, x.astype(DType::" +
+                                             want + ") in C++");
+    }
+    return {xs, ws};
+}
+}  // namespace
+
 Tensor Dense::forward(const Tensor& x) {
     // The rows the product takes: the batch's samples flattened, or (flatten
     // false) every position of the other axes, with the last axis as features.
@@ -165,7 +181,8 @@ Tensor Dense::forward(const Tensor& x) {
     }
     check_features(*weight_, rows.shape()[1], describe());
     weight_->infer_shape({outputs_, rows.shape()[1]});
-    const Tensor y = finish(gemm(autocast(rows), autocast(weight_->data(rows.device())), false, true));
+    const auto [xs, ws] = product_operands(rows, weight_->data(rows.device()), describe());
+    const Tensor y = finish(gemm(xs, ws, false, true));
     return flatten_ ? y : y.reshape(out);
 }
 
@@ -190,7 +207,8 @@ Tensor Conv2D::convolve(const Tensor& x) {
         throw ShapeError(PX_ERROR_SHAPE, "Conv2D: the input must be (batch, channels, height, width), got rank " +
                                              std::to_string(x.ndim()));
     weight_->infer_shape({outputs_, x.shape()[1], kernel_.h, kernel_.w});
-    return conv2d(autocast(x), autocast(weight_->data(x.device())), strides_, padding_);
+    const auto [xs, ws] = product_operands(x, weight_->data(x.device()), describe());
+    return conv2d(xs, ws, strides_, padding_);
 }
 
 Tensor Conv2D::forward(const Tensor& x) { return finish(convolve(x)); }
@@ -294,6 +312,11 @@ Block& Sequential::operator[](size_t i) const {
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Sequential: no block " + std::to_string(i) + " (it has " +
                                                                   std::to_string(children_.size()) + ")");
     return *children_[i].second;
+}
+
+std::shared_ptr<Block> Sequential::shared(size_t i) const {
+    (void)(*this)[i];  // its refusal
+    return children_[i].second;
 }
 
 Tensor Sequential::forward(const Tensor& x) {

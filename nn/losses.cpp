@@ -95,8 +95,7 @@ Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor& pred, const Tensor& lab
             throw ShapeError(PX_ERROR_SHAPE, "SoftmaxCrossEntropyLoss: the labels have shape " + str(label.shape()) +
                                                  "; class indices for a prediction " + str(ps) + " (classes on axis " +
                                                  std::to_string(axis) + ") have shape " + str(lead));
-        const DType d = label.dtype();
-        const Tensor l = (d == DType::int32 || d == DType::int64 ? label : label.astype(DType::int32)).reshape({rows});
+        const Tensor l = class_indices(label, DType::int64, "SoftmaxCrossEntropyLoss").reshape({rows});
         const Tensor flat = p.reshape({rows, classes});
         per = (from_logits_ ? -pick(flat, l) : softmax_cross_entropy(flat, l)).reshape(lead);
     } else {
@@ -155,7 +154,7 @@ Tensor SigmoidBinaryCrossEntropyLoss::operator()(const Tensor& given, const Tens
         const DType label_dtype = label.dtype();
         autograd::detail::record(elements, {&pred, &label}, [x, y, label_grad, label_dtype](const Tensor& dy) {
             return std::vector<Tensor>{dy * (x.sigmoid() - y), label_grad ? (-(dy * x)).astype(label_dtype) : Tensor()};
-        }, "SigmoidBinaryCrossEntropyLoss");
+        }, "SigmoidBinaryCrossEntropyLoss", {x, y});
     }
     return weighted_mean("SigmoidBinaryCrossEntropyLoss", elements, weight_, sample_weight);
 }

@@ -54,7 +54,10 @@ Tensor Accuracy::hits(const Tensor& labels, const Tensor& preds) const {
     if (preds.shape() == labels.shape())
         return equal(preds.astype(DType::int64), labels.astype(DType::int64)).sum();
     check_scores("Accuracy", labels, preds);
-    return equal(preds.argmax(1), labels.astype(DType::int64)).sum();
+    // A row whose top score is NaN (NaN ranks first, as in argmax) is no hit: a model gone NaN scores nothing.
+    const Tensor top = preds.max(1);
+    const Tensor hit = equal(preds.argmax(1), class_indices(labels, DType::int64, "Accuracy").astype(DType::int64));
+    return (hit * equal(top, top)).astype(DType::int64).sum();
 }
 
 TopKAccuracy::TopKAccuracy(int64_t k) : EvalMetric("top_k_accuracy_" + std::to_string(k)), k_(k) {
@@ -68,15 +71,17 @@ Tensor TopKAccuracy::hits(const Tensor& labels, const Tensor& preds) const {
     // The label's column, then its score (where, not a product: a -inf or
     // NaN elsewhere in the row must not reach it).
     const Tensor classes = arange(0, double(s[1]), 1, d, DType::float64).reshape({1, s[1]});
-    const Tensor is_label = equal(classes, labels.astype(DType::float64).reshape({s[0], 1}));
+    const Tensor is_label =
+        equal(classes, class_indices(labels, DType::int64, "TopKAccuracy").astype(DType::float64).reshape({s[0], 1}));
     const Tensor lowest = full(Shape{}, -std::numeric_limits<double>::infinity(), d, preds.dtype());
     const Tensor label_score = where(is_label, preds, lowest).max(1, true);
     // NaN ranks above every number (torch.topk's and argmax's order); a NaN
-    // label score has only NaNs beside it, which tie.
-    const Tensor nan_above = not_equal(preds, preds) * equal(label_score, label_score);
+    // label score is no hit (a model gone NaN scores nothing).
+    const Tensor scored = equal(label_score, label_score).reshape({s[0]});
+    const Tensor nan_above = not_equal(preds, preds);
     const Tensor above = ((preds > label_score) + nan_above).sum(1);  // int64
     const Tensor valid = is_label.sum(1);               // 0 for a label outside [0, C)
-    return ((above < double(k_)).astype(DType::int64) * valid).sum();
+    return ((above < double(k_)).astype(DType::int64) * valid * scored).sum();
 }
 
 }  // namespace plexus::metric

@@ -176,6 +176,14 @@ void Parameter::set_grad_req(GradReq req) {
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "parameter " + name_ + " is state its layer updates itself (not differentiable); "
                                                           "its grad_req stays null");
+    // Between "write" and "add" only how backward() writes the gradients
+    // changes: they stay, and so does what a graph recorded before reaches.
+    if (req != GradReq::null && grad_req_ != GradReq::null) {
+        for (const Tensor& t : data_)
+            if (const auto& meta = t.autograd_meta()) meta->accumulate = req == GradReq::add;
+        grad_req_ = req;
+        return;
+    }
     // New handles for the same memory: made first, so a failure (the zero
     // gradients' memory) changes nothing.
     const GradReq before = grad_req_;

@@ -246,7 +246,6 @@ void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double resca
                 check(px_nag_update(p, g, state.handle(), lr, momentum_, wd, rescale));
             else
                 check(px_sgd_update(p, g, state.defined() ? state.handle() : nullptr, lr, momentum_, wd, rescale));
-            replicas[i].note_written();  // a graph that read it refuses backward()
         }
     }
     for (size_t k = 0; k < params_.size(); ++k)

@@ -12,18 +12,21 @@
 
 namespace pxtools {
 
-// The device, or nullopt with the reason in `why` (when given). accel:i
+// The device, or nullopt with the reason in `why` and its status in `status`
+// (when given; PX_ERROR_NO_DEVICE for a device no plugin gives). accel:i
 // comes back by the device's own name (naive(0)), as its tensors report it,
 // so that a device given twice under two names is one device. A runtime
 // that cannot be made is thrown as itself (plexus::Error), not taken for a
 // bad device name.
-inline std::optional<plexus::Device> parse_device_arg(const std::string& s, std::string* why = nullptr) {
+inline std::optional<plexus::Device> parse_device_arg(const std::string& s, std::string* why = nullptr,
+                                                      px_status* status = nullptr) {
     plexus::runtime();
     try {
         const plexus::Device d = plexus::parse_device(s);
         return d.kind == PX_DEVICE_ACCELERATOR ? plexus::resolve(d) : d;
     } catch (const plexus::Error& e) {
         if (why) *why = e.what();
+        if (status) *status = e.status();
         return std::nullopt;
     }
 }

@@ -24,6 +24,7 @@ public:
     // The learning rate of update `num_update` (1 for the first; 0 gives the
     // starting rate).
     double operator()(int64_t num_update) const {
+        require("LRScheduler", num_update >= 0, "the update number " + std::to_string(num_update) + " is negative");
         if (num_update < warmup_steps_)
             return warmup_begin_lr_ + (base_lr_ - warmup_begin_lr_) * double(num_update) / double(warmup_steps_);
         return after_warmup(num_update);

@@ -519,6 +519,8 @@ public:
     }
     void add_shared(std::shared_ptr<Block> b);
     Block& operator[](size_t i) const;
+    // The same block, shared (for another Sequential made of some of these).
+    std::shared_ptr<Block> shared(size_t i) const;
     size_t size() const { return children().size(); }
     Tensor forward(const Tensor& x) override;
     std::string describe() const override;

@@ -71,6 +71,16 @@ static inline px_status px_operand_check(const px_op_call* c, int32_t i, px_buff
     return status;
 }
 
+/* The dtype a call runs on, the one the host asks supports() about: the
+ * first input's; where's `a` (its first input is the uint8 condition); the
+ * output's for an op without inputs (creation). For a call px_op_call_check
+ * has accepted. */
+static inline int32_t px_op_call_dtype(const px_op_call* c) {
+    if (c->num_inputs == 0) return c->outputs[0].dtype;
+    if (px_op_row_of(c->op)->family == PX_FAMILY_WHERE) return c->inputs[1].dtype;
+    return c->inputs[0].dtype;
+}
+
 /* Nonzero when no output of a call px_op_call_check has accepted holds an
  * element: the op has nothing to compute, and a plugin returns PX_OK without
  * running it (as the host never sends such a call; a kernel could read the

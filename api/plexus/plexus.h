@@ -18,8 +18,11 @@
  * synchronize calls wait. A failure on the device is returned by the next
  * call that waits on that device, naming the op that failed (and any other
  * op that failed since the previous wait). A failed op does not stop the
- * ops queued after it: they run; the failed op's result holds unspecified
- * values.
+ * ops queued after it: they run, and so do copies between devices of one
+ * plugin; the failed op's result holds unspecified values. A call that
+ * waits and meets a failure does not do its own work: no values are read,
+ * and a copy between devices of different plugins is not made (its message
+ * says so).
  *
  * Threads: a runtime and its tensors may be used from several threads; a
  * handle must not be released while another thread still uses it. */
@@ -170,7 +173,9 @@ PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
  * next call that waits on that device (a synchronize, a read of values, a
  * copy from it) reports a failure it finds. One background wait per device
  * serves the timed waits: one made while it still runs is served by its next
- * wait, which also waits for work other threads queued in the meantime. */
+ * wait, which also waits for work other threads queued in the meantime. A
+ * device with nothing queued since a wait that ended without a failure is
+ * idle: PX_OK at once, however short the time (polling works). */
 PX_API px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);
@@ -216,6 +221,14 @@ PX_API px_status px_tensor_ndim(px_tensor* tensor, int32_t* out);
 /* Writes ndim values; `capacity` is the length of `out`. */
 PX_API px_status px_tensor_shape(px_tensor* tensor, int64_t* out, int32_t capacity);
 PX_API px_status px_tensor_numel(px_tensor* tensor, int64_t* out);
+/* How many writes in place Plexus has made to the memory this tensor shares
+ * with its views (px_tensor_assign, px_all_reduce_sum,
+ * px_group_all_reduce_sum and the optimizer steps), counted over every
+ * handle to that memory; it only grows. A new tensor starts at 0; a write by
+ * another framework into memory shared through DLPack is not counted.
+ * Autograd compares it to refuse a gradient that would read values written
+ * after they were recorded. */
+PX_API px_status px_tensor_version(px_tensor* tensor, uint64_t* out);
 
 /* Waits for the tensor's device, then copies its values; `bytes` must equal
  * the tensor's size in bytes. */
@@ -457,7 +470,9 @@ PX_API const px_version_info* px_version(void);
  * PyTorch before 2.4 speak.
  *
  * Every Plexus dtype is carried (float32, float64, int32, int64, uint8 as
- * DLPack's float/int/uint of those widths, one lane).
+ * DLPack's float/int/uint of those widths, float16 as kDLFloat 16 and
+ * bfloat16 as kDLBfloat 16, one lane); any other is refused with
+ * PX_ERROR_DTYPE naming it.
  *
  * Sharing memory: where the device's plugin gives its buffers' addresses and
  * takes memory it did not allocate (plugin ABI 1.5: the CPU plugin, and the
@@ -490,8 +505,9 @@ PX_API px_status px_tensor_dlpack_device(px_tensor* tensor, int32_t* device_type
  * writes through either side are seen by the other. Copied: a compact
  * row-major host copy (kDLCPU, id 0) that the consumer owns, versioned flags
  * DLPACK_FLAG_BITMASK_IS_COPIED. Either way it is complete when this returns
- * (this waits for the tensor's device, and a failure of the work that made
- * it is returned here), never READ_ONLY, and *out is the caller's: its
+ * (this waits for the tensor's device, a waiting point: a failure of work
+ * queued there, the work that made it or other, is returned here and no
+ * tensor is given), never READ_ONLY, and *out is the caller's: its
  * deleter may be called from any thread, at any time, even after the tensor
  * is released and the runtime destroyed. The versioned one has version 1.1. */
 PX_API px_status px_tensor_to_dlpack(px_tensor* tensor, int32_t copy, struct DLManagedTensorVersioned** out);
@@ -545,7 +561,8 @@ PX_API px_status px_trace_end(px_runtime* runtime);
 /* Marks a stretch of the calling thread's work (a training step) in the
  * trace, as a span holding the calls made in it; regions nest. Ends the
  * innermost region this thread opened; either does nothing while no trace
- * runs. `name` is copied. */
+ * runs, and an end with no region of this thread open does nothing (its
+ * begin may have come before the trace began). `name` is copied. */
 PX_API px_status px_trace_region_begin(px_runtime* runtime, const char* name);
 PX_API px_status px_trace_region_end(px_runtime* runtime);
 

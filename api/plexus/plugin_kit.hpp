@@ -5,11 +5,15 @@
 // status and a message, error and device-info writing that stop where the
 // caller's struct_size ends, and the table of kernels a plugin offers, rows
 // of the op table (op_table.h) that answer supports() and find the kernel
-// execute() runs.
+// execute() runs; and what fork() needs (a forked child keeps none of the
+// plugin's threads).
 #pragma once
+
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -116,6 +120,37 @@ inline px_status copy_device_info(const px_device_info& mine, px_device_info* in
     std::memcpy(info, &mine, theirs < sizeof mine ? theirs : sizeof mine);
     info->struct_size = theirs;
     return PX_OK;
+}
+
+// fork(): a child has only the thread that called fork(). A plugin's own
+// threads (a device's worker, its queue) stayed in the parent, and so did
+// any lock one of them held: waiting for them in the child waits for ever.
+// A plugin notes fork_generation() when it makes its context; in a process
+// where it has changed, the context's devices refuse work (refuse_in_child)
+// and its buffers and context are left to go with the process, never
+// waited for. Devices a context made in the child work as anywhere.
+namespace detail {
+inline std::atomic<uint64_t>& forks_seen() noexcept {
+    static std::atomic<uint64_t> forks{0};
+    return forks;
+}
+}  // namespace detail
+// 0 in the process that first asked, one more in each child forked since
+// (the handler counting them is registered at the first call).
+inline uint64_t fork_generation() noexcept {
+    static const int watching = pthread_atfork(nullptr, nullptr, [] { detail::forks_seen().fetch_add(1); });
+    (void)watching;
+    return detail::forks_seen().load(std::memory_order_relaxed);
+}
+// The refusal of a device made before the fork, in the child.
+inline px_status refuse_in_child(px_plugin_error* err, const char* plugin) noexcept {
+    char why[PX_MESSAGE_MAX];
+    std::snprintf(why, sizeof why,
+                  "%s plugin: this process is a forked child of the one that made these devices; their worker "
+                  "threads stayed in the parent, so the child cannot compute on them. Make a new runtime in the "
+                  "child, or start worker processes with fork+exec (posix_spawn, Python multiprocessing's 'spawn')",
+                  plugin);
+    return report(err, PX_ERROR_DEVICE, why);
 }
 
 // The answer to a call for a device a plugin does not have.

@@ -244,7 +244,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
     return kit::guard(err, [&] {
         // The call's form and layout, checked before any operand is read (R2).
         if (const px_status st = px_op_call_check(call, ctx ? 1 : 0, buffer_facts, err)) return st;
-        const int32_t dtype = call->num_inputs ? call->inputs[0].dtype : call->outputs[0].dtype;
+        const int32_t dtype = px_op_call_dtype(call);
         if (!kernels().offers(call->op, dtype))
             return fail(err, PX_ERROR_UNSUPPORTED,
                         std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not supported");

@@ -260,7 +260,7 @@ px_status refuse_wrong_kernel_list(px_plugin_error* err) { return kernels().refu
 
 Refusal check_call(const px_op_call& call) {
     const std::string name = px_op_name(call.op);
-    int32_t dtype = call.num_inputs > 0 ? call.inputs[0].dtype : call.outputs[0].dtype;
+    const int32_t dtype = px_op_call_dtype(&call);
     if (!supported(call.op, dtype))
         return {PX_ERROR_UNSUPPORTED, name + " on " + px_dtype_name(dtype) + " is not supported by the threads plugin"};
     return {};

@@ -30,6 +30,7 @@ struct Device {
 
 struct px_plugin_context {
     std::vector<std::unique_ptr<threads_plugin::Device>> devices;
+    uint64_t generation = plexus::kit::fork_generation();  // the process it was made in
 };
 
 namespace {
@@ -50,6 +51,11 @@ Device* device_at(px_plugin_context* ctx, int32_t index) {
     if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
     return ctx->devices[index].get();
 }
+
+// A forked child of the process that made `ctx`: its workers stayed in the
+// parent (plugin_kit.hpp, "fork()"), so its devices refuse work here.
+bool forked(const px_plugin_context* ctx) { return ctx && ctx->generation != plexus::kit::fork_generation(); }
+px_status refuse_in_child(px_plugin_error* err) { return plexus::kit::refuse_in_child(err, "threads"); }
 
 // A positive integer from the environment, or `fallback`; false when malformed.
 bool env_number(const char* name, long lo, long hi, long fallback, long& out) {
@@ -77,7 +83,9 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
     });
 }
 
-void destroy(px_plugin_context* ctx) { delete ctx; }
+void destroy(px_plugin_context* ctx) {
+    if (!forked(ctx)) delete ctx;  // in a child it goes with the process: its workers cannot be joined there
+}
 
 px_status device_count(px_plugin_context* ctx, int32_t* count, px_plugin_error* err) {
     if (!ctx || !count) return fail(err, PX_ERROR_INVALID_ARGUMENT, "device_count: NULL argument");
@@ -86,21 +94,24 @@ px_status device_count(px_plugin_context* ctx, int32_t* count, px_plugin_error* 
 }
 
 px_status device_info(px_plugin_context* ctx, int32_t index, px_device_info* info, px_plugin_error* err) {
-    Device* dev = device_at(ctx, index);
-    if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
-    px_device_info mine{};
-    mine.struct_size = sizeof mine;
-    const uint64_t in_use = dev->arena.in_use();
-    mine.kind = PX_DEVICE_ACCELERATOR;
-    std::snprintf(mine.name, sizeof mine.name, "worker thread %d (%llu MiB arena)", index,
-                  static_cast<unsigned long long>(dev->arena.capacity() >> 20));
-    mine.memory_total = dev->arena.capacity();
-    mine.memory_free = dev->arena.capacity() - in_use;
-    mine.memory_in_use = in_use;
-    mine.memory_reserved = in_use;
-    mine.memory_peak = dev->arena.peak();
-    // As far as the caller's struct_size reaches: an older, smaller struct too.
-    return plexus::kit::copy_device_info(mine, info, err);
+    return guarded(err, [&] {
+        Device* dev = device_at(ctx, index);
+        if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
+        if (forked(ctx)) return refuse_in_child(err);  // (the arena's lock may be held in the parent)
+        px_device_info mine{};
+        mine.struct_size = sizeof mine;
+        const uint64_t in_use = dev->arena.in_use();
+        mine.kind = PX_DEVICE_ACCELERATOR;
+        std::snprintf(mine.name, sizeof mine.name, "worker thread %d (%llu MiB arena)", index,
+                      static_cast<unsigned long long>(dev->arena.capacity() >> 20));
+        mine.memory_total = dev->arena.capacity();
+        mine.memory_free = dev->arena.capacity() - in_use;
+        mine.memory_in_use = in_use;
+        mine.memory_reserved = in_use;
+        mine.memory_peak = dev->arena.peak();
+        // As far as the caller's struct_size reaches: an older, smaller struct too.
+        return plexus::kit::copy_device_info(mine, info, err);
+    });
 }
 
 int32_t supports(px_plugin_context* ctx, int32_t index, int32_t op, int32_t dtype) {
@@ -113,6 +124,7 @@ px_status buffer_alloc(px_plugin_context* ctx, int32_t index, uint64_t bytes, px
         Device* dev = device_at(ctx, index);
         if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
         if (!out) return fail(err, PX_ERROR_INVALID_ARGUMENT, "buffer_alloc: out is NULL");
+        if (forked(ctx)) return refuse_in_child(err);  // (the arena's lock may be held in the parent)
         char* data = dev->arena.allocate(bytes);
         if (!data)
             return fail(err, PX_ERROR_OUT_OF_MEMORY,
@@ -130,6 +142,7 @@ px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugi
         if (!buffer) return fail(err, PX_ERROR_INVALID_ARGUMENT, "buffer_free: buffer is NULL");
         Device* dev = device_at(ctx, buffer->device);
         if (!dev) return fail(err, PX_ERROR_INVALID_ARGUMENT, "buffer_free: not a buffer of this plugin");
+        if (forked(ctx)) return PX_OK;  // the parent's memory: it goes with the child
         // Ordered after the work already queued that may still read it.
         dev->worker.submit([dev, buffer] {
             dev->arena.release(buffer->data);
@@ -156,6 +169,7 @@ px_status copy_from_host(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t
             return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_from_host: NULL pointer or range outside the buffer");
         Device* dev = device_at(ctx, dst->device);
         if (!dev) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_from_host: not a buffer of this plugin");
+        if (forked(ctx)) return refuse_in_child(err);
         // Staged, so `src` may be reused as soon as we return.
         auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
                                                           static_cast<const char*>(src) + bytes);
@@ -174,6 +188,7 @@ px_status copy_to_host(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t s
             return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_to_host: NULL pointer or range outside the buffer");
         Device* dev = device_at(ctx, src->device);
         if (!dev) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_to_host: not a buffer of this plugin");
+        if (forked(ctx)) return refuse_in_child(err);
         std::string failure = dev->worker.wait();
         if (!failure.empty()) return device_failed(err, failure);
         if (bytes) std::memcpy(dst, src->data + src_offset, bytes);
@@ -189,11 +204,12 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
         Device* from = device_at(ctx, src->device);
         Device* to = device_at(ctx, dst->device);
         if (!from || !to) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_device: not a buffer of this plugin");
+        if (forked(ctx)) return refuse_in_child(err);
         // Both queues drain, so the copy sees every earlier write and comes
-        // before every later op on either device.
-        std::string failure = from->worker.wait();
-        if (failure.empty() && to != from) failure = to->worker.wait();
-        if (!failure.empty()) return device_failed(err, failure);
+        // before every later op on either device. Their failures stay for
+        // the next synchronize: the copy runs, as every op after a failed one does.
+        from->worker.drain();
+        if (to != from) to->worker.drain();
         if (bytes) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
         return PX_OK;
     });
@@ -213,6 +229,7 @@ px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_erro
         const threads_plugin::Refusal refusal = threads_plugin::check_call(*call);
         if (refusal.status != PX_OK) return fail(err, refusal.status, refusal.why);
         if (px_op_call_writes_nothing(call)) return PX_OK;  // nothing to compute
+        if (forked(ctx)) return refuse_in_child(err);
         auto work = std::make_shared<threads_plugin::Work>(threads_plugin::capture(*call));
         dev->worker.submit([work] {
             try {
@@ -231,6 +248,7 @@ px_status synchronize(px_plugin_context* ctx, int32_t index, px_plugin_error* er
     return guarded(err, [&] {
         Device* dev = device_at(ctx, index);
         if (!dev) return fail(err, PX_ERROR_NO_DEVICE, "no device " + std::to_string(index));
+        if (forked(ctx)) return refuse_in_child(err);
         std::string failure = dev->worker.wait();
         return failure.empty() ? PX_OK : device_failed(err, failure);
     });

@@ -37,6 +37,11 @@ std::string Worker::wait() {
     return failure;
 }
 
+void Worker::drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return tasks_.empty() && !busy_; });
+}
+
 void Worker::note_failure(const std::string& failure) {
     if (failure_.empty()) {
         failure_ = failure;
@@ -60,6 +65,8 @@ void Worker::run() {
             failure = task();
         } catch (const std::exception& e) {
             failure = e.what();
+        } catch (...) {  // a kernel's throw of anything else must not end the process
+            failure = "a kernel threw an exception that is not a std::exception";
         }
         lock.lock();
         busy_ = false;

@@ -28,6 +28,8 @@ public:
     // the last wait ("" when none), followed by how many more failed and
     // their messages, and forgets them.
     std::string wait();
+    // Waits for every task submitted so far, keeping their failures for the next wait().
+    void drain();
 
 private:
     void run();

@@ -11,18 +11,12 @@
 // create() has set the caller's OpenMP threads to one through OpenBLAS.)
 #pragma once
 
-#include <cstdint>
+#include "plexus/plugin_kit.hpp"
 
 namespace pxcpu {
 
-constexpr const char* kForkedChild =
-    "cpu plugin: this process is a forked child of the one that made these CPU devices; their worker threads "
-    "stayed in the parent, so the child cannot compute on them. Make a new runtime in the child, or start "
-    "worker processes with fork+exec (posix_spawn, Python multiprocessing's 'spawn')";
-
-// Registers the fork handler, once per load of the plugin.
-void watch_for_fork() noexcept;
-// 0 in the process that loaded the plugin, one more in each forked child.
-uint64_t fork_generation() noexcept;
+// The kit's count of forks (plugin_kit.hpp): a context, a queue and an exit
+// link note it when made, and act only in the process that made them.
+using plexus::kit::fork_generation;
 
 }  // namespace pxcpu

@@ -76,7 +76,7 @@ px_status safely(px_plugin_error* err, F&& body) noexcept {
 // when made before a fork (their workers and locks are the parent's).
 bool usable_here(const px_plugin_context* ctx) { return !ctx || ctx->generation == fork_generation(); }
 
-px_status refuse_forked(px_plugin_error* err) { return report(err, PX_ERROR_DEVICE, kForkedChild); }
+px_status refuse_forked(px_plugin_error* err) { return plexus::kit::refuse_in_child(err, "cpu"); }
 
 Device* device_at(px_plugin_context* ctx, int32_t index) {
     if (!ctx || index < 0 || static_cast<size_t>(index) >= ctx->devices.size()) return nullptr;
@@ -107,7 +107,6 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
                               std::string("PLEXUS_CPU_MEMORY_LIMIT='") + env + "' is not a size (e.g. 512M, 2G, 1048576)");
         }
         auto ctx = std::make_unique<px_plugin_context>();
-        watch_for_fork();
         ctx->generation = fork_generation();
         std::string why;
         const char* isa = std::getenv("PLEXUS_CPU_ISA");
@@ -343,10 +342,11 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
             return PX_OK;
         }
         // Two devices: the source must be complete, and the source's later
-        // frees must not overtake the copy, so copy now after both drain.
-        px_status s = wait_device(from, err);
-        if (s == PX_OK) s = wait_device(to, err);
-        if (s != PX_OK) return s;
+        // frees must not overtake the copy, so copy now after both drain. A
+        // failure of their earlier work stays for their next wait: the copy
+        // runs, as every op after a failed one does.
+        from->queue.drain();
+        to->queue.drain();
         plexus::kit::TraceStamp stamp(to->queue.trace(), 0, 0, bytes);
         std::memcpy(t.dst, t.src, bytes);
         return PX_OK;
@@ -387,7 +387,7 @@ px_status submit(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_
             std::memcpy(&op.attrs, call->attrs, size < sizeof op.attrs ? size : sizeof op.attrs);
             op.has_attrs = true;
         }
-        const int32_t dtype = call->num_inputs ? op.in[0].dtype : op.out.dtype;
+        const int32_t dtype = px_op_call_dtype(call);
         if (!offers(ctx, call->op, dtype))
             return report(err, PX_ERROR_UNSUPPORTED,
                           std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");

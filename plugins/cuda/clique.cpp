@@ -19,7 +19,7 @@ Clique::Clique(const NcclApi& nccl, std::vector<Device*> devices) : nccl_(nccl),
 
 Clique::~Clique() {
     for (size_t i = 0; i < devices_.size(); ++i) devices_[i]->remove_watch(watches_[i].get());
-    if (cuda_shut_down()) return;  // NCCL's communicators go with the process
+    if (cuda_unusable()) return;  // NCCL's communicators go with the process
     for (ncclComm_t c : comms_)
         if (c) nccl_.comm_destroy(c);
 }

@@ -61,7 +61,7 @@ Device::Device(int ord) : ordinal(ord) {
 
 Device::~Device() {
     // The device stays current for the members' destructors (staging_).
-    if (!cuda_shut_down() && cudaSetDevice(ordinal) == cudaSuccess) teardown();
+    if (!cuda_unusable() && cudaSetDevice(ordinal) == cudaSuccess) teardown();
 }
 
 void Device::teardown() noexcept {
@@ -122,7 +122,7 @@ px_plugin_buffer* Device::allocate(uint64_t bytes, std::string& why) {
 }
 
 void Device::release(px_plugin_buffer* b) {
-    if (b->data && failed_.empty() && !cuda_shut_down()) cudaFreeAsync(b->data, stream_);
+    if (b->data && failed_.empty() && !cuda_unusable()) cudaFreeAsync(b->data, stream_);
     in_use_ -= b->bytes;
     delete b;
 }
@@ -154,7 +154,7 @@ px_plugin_buffer* Device::wrap(void* address, uint64_t bytes, std::string& why) 
 }
 
 void Device::settle() noexcept {
-    if (!failed_.empty() || cuda_shut_down()) return;
+    if (!failed_.empty() || cuda_unusable()) return;
     try {
         fence();
     } catch (...) {  // a device failure is reported by its next wait; the memory is no longer ours to hold
@@ -172,7 +172,7 @@ void* Device::allocate(uint64_t bytes) {
 }
 
 void Device::release(void* p) {
-    if (!cuda_shut_down()) cudaFreeAsync(p, stream_);
+    if (!cuda_unusable()) cudaFreeAsync(p, stream_);
 }
 
 MemoryFigures Device::figures() {

@@ -102,7 +102,7 @@ px_status guarded_at_exit_too(px_plugin_error* err, Device* d, F&& body) noexcep
 // guarded_at_exit_too, refused once CUDA has shut down at exit (shutdown.hpp).
 template <class F>
 px_status guarded(px_plugin_error* err, Device* d, F&& body) noexcept {
-    if (cuda_shut_down()) return report(err, PX_ERROR_DEVICE, kCudaShutDown);
+    if (cuda_unusable()) return report(err, PX_ERROR_DEVICE, cuda_unusable_reason());
     return guarded_at_exit_too(err, d, std::forward<F>(body));
 }
 
@@ -135,12 +135,18 @@ px_status create(px_plugin_context** out, px_plugin_error* err) {
         if (const px_status st = refuse_wrong_kernel_lists(err)) return st;
         auto ctx = std::make_unique<px_plugin_context>();
         int count = 0;
-        // A runtime made by a static destructor at exit: CUDA is gone, and
-        // so are its GPUs (but the runtime, and the CPU, still work).
-        cudaError_t e = cuda_shut_down() ? cudaErrorCudartUnloading : cudaGetDeviceCount(&count);
+        // A runtime made by a static destructor at exit, or in a forked
+        // child: CUDA is gone, and so are its GPUs (but the runtime, and the
+        // CPU, still work).
+        if (cuda_unusable()) {
+            ctx->no_devices_reason = cuda_unusable_reason();
+            *out = ctx.release();
+            return PX_OK;
+        }
+        const cudaError_t e = cudaGetDeviceCount(&count);
         watch_for_exit();  // after CUDA's first call: its exit handler is registered first
         if (shut_down_by(e)) {
-            ctx->no_devices_reason = kCudaShutDown;
+            ctx->no_devices_reason = cuda_unusable_reason();
             *out = ctx.release();
             return PX_OK;
         }
@@ -190,6 +196,7 @@ void release_foreign(px_plugin_buffer* b) noexcept {
 
 void destroy(px_plugin_context* ctx) {
     if (!ctx) return;
+    if (forked_since_cuda() && !ctx->devices.empty()) return;  // the parent's, in a forked child: it goes with the process
     if (ctx->test_hooks) {
         std::lock_guard<std::mutex> lock(hooked_mutex());
         auto& list = hooked_contexts();
@@ -198,7 +205,7 @@ void destroy(px_plugin_context* ctx) {
     for (auto& d : ctx->devices) {
         std::lock_guard<std::mutex> lock(d->mutex);
         // wait() gives up on a collective whose peer cannot arrive, where a plain sync would hang.
-        if (!cuda_shut_down() && d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) d->wait();
+        if (!cuda_unusable() && d->failed().empty() && cudaSetDevice(d->ordinal) == cudaSuccess) d->wait();
     }
     for (px_plugin_buffer* b : ctx->foreign) release_foreign(b);  // wrapped, never freed by the host
     delete ctx;
@@ -253,6 +260,7 @@ px_status buffer_alloc(px_plugin_context* ctx, int32_t device, uint64_t bytes, p
 px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugin_error* err) {
     Device* d = device_of(ctx, buffer);
     if (!d) return report(err, PX_ERROR_INVALID_ARGUMENT, "not a buffer of this plugin");
+    if (forked_since_cuda()) return PX_OK;  // the parent's memory: it goes with the child (shutdown.hpp)
     if (buffer->foreign) {
         {
             std::lock_guard<std::mutex> lock(ctx->foreign_mutex);
@@ -270,7 +278,7 @@ px_status buffer_free(px_plugin_context* ctx, px_plugin_buffer* buffer, px_plugi
     }
     return guarded_at_exit_too(err, d, [&] {
         std::lock_guard<std::mutex> lock(d->mutex);
-        if (d->failed().empty() && !cuda_shut_down()) {
+        if (d->failed().empty() && !cuda_unusable()) {
             DeviceScope scope(d->ordinal);
             d->release(buffer);
         } else {
@@ -461,7 +469,7 @@ px_status submit(px_plugin_context* ctx, const px_op_call* call, uint64_t trace_
         std::memcpy(&t.attrs, call->attrs, size < sizeof t.attrs ? size : sizeof t.attrs);
         t.has_attrs = true;
     }
-    const int32_t dtype = call->num_inputs ? t.in[0].dtype : t.out.dtype;
+    const int32_t dtype = px_op_call_dtype(call);
     if (!kernel_supports(call->op, dtype))
         return report(err, PX_ERROR_UNSUPPORTED,
                       std::string(px_op_name(call->op)) + " on " + px_dtype_name(dtype) + " is not implemented");
@@ -595,7 +603,7 @@ px_status group_all_reduce(px_plugin_context* ctx, px_plugin_group* group, const
 
 void group_leave(px_plugin_context* ctx, px_plugin_group* group) {
     (void)ctx;
-    if (!group) return;
+    if (!group || forked_since_cuda()) return;  // the parent's group: it goes with the child
     {
         Device& dev = group->impl->device();
         std::lock_guard<std::mutex> lock(dev.mutex);

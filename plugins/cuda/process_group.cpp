@@ -37,7 +37,7 @@ ProcessGroup::ProcessGroup(const NcclApi& nccl, Device& device, const ncclUnique
 }
 
 ProcessGroup::~ProcessGroup() {
-    if (cuda_shut_down()) return;  // its CUDA events and NCCL communicator go with the process
+    if (cuda_unusable()) return;  // its CUDA events and NCCL communicator go with the process
     if (comm_) nccl_.comm_abort(comm_);
     recycle_all();
     for (cudaEvent_t e : spare_) cudaEventDestroy(e);
@@ -152,7 +152,7 @@ void ProcessGroup::drained() {
 }
 
 void ProcessGroup::leave() noexcept {
-    if (cuda_shut_down()) {  // nothing can be waited for or freed: the communicator goes with the process
+    if (cuda_unusable()) {  // nothing can be waited for or freed: the communicator goes with the process
         comm_ = nullptr;
         device_.remove_watch(this);
         return;

@@ -14,15 +14,19 @@
 
 namespace pxcuda {
 
-constexpr const char* kCudaShutDown =
-    "cuda plugin: CUDA has shut down because the process is exiting; GPU work cannot run from a static "
-    "destructor (release GPU tensors and runtimes before main returns)";
-
-// Registers the exit handler, once per load of the plugin. Called after the
-// first CUDA call, so that CUDA's own handler is registered before it.
+// Registers the exit handler, once per load of the plugin, and notes the
+// process CUDA was used in. Called after the first CUDA call, so that CUDA's
+// own handler is registered before it.
 void watch_for_exit() noexcept;
-// Whether the process is exiting and CUDA is (about to be) shut down.
-bool cuda_shut_down() noexcept;
+// Whether CUDA must not be called: the process is exiting and CUDA is (about
+// to be) shut down, or it is a forked child of the process that used CUDA.
+bool cuda_unusable() noexcept;
+// Whether this is a forked child of the process that used CUDA: a lock one
+// of the parent's threads held stays held here, so nothing of the parent's
+// contexts may be locked, waited for or freed (it goes with the process).
+bool forked_since_cuda() noexcept;
+// Why, for a refusal or a runtime without GPUs (while cuda_unusable()).
+const char* cuda_unusable_reason() noexcept;
 // Notes a call's error: cudaErrorCudartUnloading means CUDA has shut down
 // (whatever the handler knows). Returns whether it did.
 bool shut_down_by(cudaError_t e) noexcept;

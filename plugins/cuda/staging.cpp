@@ -8,7 +8,7 @@
 namespace pxcuda {
 
 StagingRing::~StagingRing() {
-    if (cuda_shut_down()) return;  // the driver reclaims the pinned memory with the process
+    if (cuda_unusable()) return;  // the driver reclaims the pinned memory with the process
     for (Slot& s : slots_) {
         if (s.done) cudaEventDestroy(s.done);
         if (s.host) cudaFreeHost(s.host);

@@ -6,7 +6,7 @@
 namespace pxcuda {
 
 EventTrace::~EventTrace() {
-    if (cuda_shut_down()) return;  // the driver reclaims them with the process
+    if (cuda_unusable()) return;  // the driver reclaims them with the process
     for (const Pending& p : pending_) cudaEventDestroy(p.start), cudaEventDestroy(p.end);
     for (cudaEvent_t e : spare_) cudaEventDestroy(e);
     if (anchor_) cudaEventDestroy(anchor_);

@@ -171,6 +171,19 @@ class DataLoader(_DataLoader):
             return super().__len__()
         return (self._rows + self._epoch * self._rows % self._batch_size) // self._batch_size
 
+    def begin_epoch(self, epoch):
+        """Makes the next pass over this loader epoch `epoch` (the first is 0): that epoch's order, rollover
+        and random choices, as a run resumed at that epoch needs; the passes after it count on from there."""
+        if isinstance(epoch, bool) or not isinstance(epoch, _numbers.Integral) or epoch < 0:
+            raise ValueError("DataLoader.begin_epoch: the epoch is a whole number >= 0, not %r" % (epoch,))
+        with self._lock:
+            self._epoch = int(epoch)
+
+    @property
+    def epoch(self):
+        """The epoch the next pass gives (begin_epoch sets it)."""
+        return self._epoch
+
     def batches(self):
         """The next epoch's batches as Batch tuples, with the rows and the random choices. A loader gives
         one pass at a time: a pass begun while another is unfinished (a second iter() of it, here or on
@@ -178,7 +191,7 @@ class DataLoader(_DataLoader):
         with self._lock:
             self._pass += 1
             mine = self._pass
-            self.begin_epoch(self._epoch)
+            super().begin_epoch(self._epoch)
             self._epoch += 1
         while True:
             with self._lock:

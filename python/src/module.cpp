@@ -801,10 +801,8 @@ void setitem(Tensor& t, const py::object& key, const py::object& value) {
     } else if (!key.is(py::ellipsis())) {
         target = getitem(t, key);  // an int: a view of that row (getitem refuses other keys)
     }
-    const bool view = !target.is(t);  // a view has no autograd record: t's checks and version
-    if (view) t.check_writable();
+    if (!target.is(t)) t.check_writable();  // a view has no autograd record: t's checks
     target.assign(assigned_values(t, value));
-    if (view) t.note_written();
 }
 
 // ---- indexing: x[i], x[a:b] along the first axis ----
@@ -936,6 +934,19 @@ private:
 
 template <class B>
 using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
+
+// The Block written in Python that `self` is, once its __init__ (Block's,
+// through super().__init__()) has made it: before, it has no C++ object to
+// register `what` with (pybind11 would hand on a null one).
+PyBlock* python_block(py::handle self, const char* what) {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+    if (!inst->get_value_and_holder().holder_constructed())
+        throw py::type_error(std::string("cannot assign ") + what + " to " + py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
+                             " before Block.__init__() has run: call super().__init__() first in its __init__");
+    auto* own = dynamic_cast<PyBlock*>(&self.cast<plexus::nn::Block&>());
+    if (!own) throw py::type_error(std::string("only a Block written in Python registers ") + what + " this way");
+    return own;
+}
 
 }  // namespace
 
@@ -1504,15 +1515,11 @@ PYBIND11_MODULE(_plexus, m) {
 
     py::class_<nn::Block, PyBlock, std::shared_ptr<nn::Block>>(mnn, "Block")
         .def(py::init<>())
-        .def("_register_child", [](nn::Block& self, const std::string& name, std::shared_ptr<nn::Block> child) {
-            auto* own = dynamic_cast<PyBlock*>(&self);
-            if (!own) throw py::type_error("only a Block written in Python registers children this way");
-            own->add_child(name, std::move(child));
+        .def("_register_child", [](py::handle self, const std::string& name, std::shared_ptr<nn::Block> child) {
+            python_block(self, "a child block")->add_child(name, std::move(child));
         })
-        .def("_register_param", [](nn::Block& self, nn::Parameter& p) {
-            auto* own = dynamic_cast<PyBlock*>(&self);
-            if (!own) throw py::type_error("only a Block written in Python registers parameters this way");
-            own->add_param(&p);
+        .def("_register_param", [](py::handle self, nn::Parameter& p) {
+            python_block(self, "a Parameter")->add_param(&p);
         })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
         .def("forward", [](nn::Block& b, const Tensor& x) {
@@ -1630,16 +1637,44 @@ PYBIND11_MODULE(_plexus, m) {
         .def(py::init<>())
         .def("add", [](py::object self, const py::args& blocks) {
             auto& s = self.cast<nn::Sequential&>();
-            for (auto b : blocks) {
-                s.add_shared(b.cast<std::shared_ptr<nn::Block>>());
-                py::detail::keep_alive_impl(self, b);  // a block written in Python lives in its Python object
+            std::vector<std::shared_ptr<nn::Block>> adding;  // all checked before any is added
+            for (size_t k = 0; k < blocks.size(); ++k) {
+                if (!py::isinstance<nn::Block>(blocks[k]))
+                    throw py::type_error("Sequential.add: argument " + std::to_string(k + 1) + " is of type " +
+                                         py::str(py::type::of(blocks[k]).attr("__name__")).cast<std::string>() +
+                                         ", not a Block");
+                adding.push_back(blocks[k].cast<std::shared_ptr<nn::Block>>());
+            }
+            for (size_t k = 0; k < adding.size(); ++k) {
+                s.add_shared(adding[k]);
+                py::detail::keep_alive_impl(self, blocks[k]);  // a block written in Python lives in its Python object
             }
         })
         .def("__len__", &nn::Sequential::size)
-        .def("__getitem__", [](nn::Sequential& s, size_t i) -> nn::Block& {
-            if (i >= s.size()) throw py::index_error("layer " + std::to_string(i) + " of " + std::to_string(s.size()));
-            return s[i];
-        }, py::return_value_policy::reference_internal);
+        // Gluon's: an index from either end, or a slice as a new Sequential of the same blocks.
+        .def("__getitem__", [](py::object self, const py::object& key) -> py::object {
+            auto& s = self.cast<nn::Sequential&>();
+            const auto n = py::ssize_t(s.size());
+            if (py::isinstance<py::slice>(key)) {
+                py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+                if (!key.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
+                auto part = std::make_shared<nn::Sequential>();
+                py::object made = py::cast(part);
+                for (py::ssize_t k = 0; k < len; ++k) {
+                    const std::shared_ptr<nn::Block> child = s.shared(size_t(start + k * step));
+                    part->add_shared(child);
+                    py::detail::keep_alive_impl(made, py::cast(child));
+                }
+                return made;
+            }
+            if (py::isinstance<py::bool_>(key) || !py::isinstance<py::int_>(key))
+                throw py::type_error("Sequential indices are integers or slices, not " +
+                                     py::str(py::type::of(key).attr("__name__")).cast<std::string>());
+            const py::ssize_t given = key.cast<py::ssize_t>(), i = given < 0 ? given + n : given;
+            if (i < 0 || i >= n)
+                throw py::index_error("Sequential: layer " + std::to_string(given) + " of " + std::to_string(n));
+            return py::cast(&s[size_t(i)], py::return_value_policy::reference_internal, self);
+        });
     mnn.def("resnet18", [](int64_t num_classes, int64_t in_channels) {
         return std::make_shared<nn::Sequential>(nn::resnet18(num_classes, in_channels));
     }, py::arg("num_classes"), py::arg("in_channels") = 1);

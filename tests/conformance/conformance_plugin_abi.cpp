@@ -6,10 +6,15 @@
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "conformance.hpp"
@@ -88,11 +93,23 @@ TEST_CASE("NULL and out-of-range arguments are refused with a message", "[confor
     PX_REFUSED(p, p.api->copy_device(p.ctx, buf, 0, buf, 4, 16, &p.err));
     // A caller's error struct too old to hold a message is left alone, and
     // a NULL one is no crash.
+    // Every entry point's refusal, not device_info's alone (a plugin writing
+    // through any other had passed).
     px_plugin_error tiny{sizeof(uint32_t), {0}};
+    const auto untouched = [&](const char* call, px_status status) {
+        INFO(call << " with an error struct of 4 bytes");
+        REQUIRE(status != PX_OK);
+        for (char c : tiny.message) REQUIRE(c == 'Z');
+    };
     std::memset(tiny.message, 'Z', sizeof tiny.message);
-    REQUIRE(p.api->device_info(p.ctx, -1, &info, &tiny) != PX_OK);
-    REQUIRE(tiny.message[0] == 'Z');
-    REQUIRE(tiny.message[sizeof tiny.message - 1] == 'Z');
+    untouched("device_info", p.api->device_info(p.ctx, -1, &info, &tiny));
+    px_plugin_buffer* unused = nullptr;
+    untouched("buffer_alloc", p.api->buffer_alloc(p.ctx, -1, 16, &unused, &tiny));
+    untouched("synchronize", p.api->synchronize(p.ctx, -1, &tiny));
+    untouched("copy_from_host", p.api->copy_from_host(p.ctx, buf, 8, host, 16, &tiny));
+    untouched("copy_to_host", p.api->copy_to_host(p.ctx, buf, 1, host, 16, &tiny));
+    untouched("copy_device", p.api->copy_device(p.ctx, buf, 0, buf, 4, 16, &tiny));
+    untouched("execute", p.api->execute(p.ctx, nullptr, &tiny));
     REQUIRE(p.api->device_info(p.ctx, -1, &info, nullptr) != PX_OK);
     REQUIRE(p.api->buffer_free(p.ctx, buf, &p.err) == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
@@ -206,6 +223,89 @@ TEST_CASE("copy_device within one device, at offsets", "[conformance][abi][R7]")
     REQUIRE(p.api->buffer_free(p.ctx, a, &p.err) == PX_OK);
     REQUIRE(p.api->buffer_free(p.ctx, b, &p.err) == PX_OK);
     REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+}
+
+// R7 across devices, at the boundary (the host's two-device checks need
+// ops a small plugin may not have): a plugin with two devices copies
+// between them at offsets, after the work queued on both, either way.
+TEST_CASE("copy_device between two devices of the plugin, at offsets, after both devices' work",
+          "[conformance][abi][R7]") {
+    Opened p;
+    int32_t count = 0;
+    REQUIRE(p.api->device_count(p.ctx, &count, &p.err) == PX_OK);
+    if (count < 2) return;  // one device: nothing to cross
+    const int32_t other = p.device == 0 ? 1 : 0;
+    const float v[6] = {1, 2, 3, 4, 5, 6}, zero[6] = {0, 0, 0, 0, 0, 0};
+    px_plugin_buffer *a = nullptr, *b = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, sizeof v, &a, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_alloc(p.ctx, other, sizeof v, &b, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, a, 0, v, sizeof v, &p.err) == PX_OK);       // queued on one device
+    REQUIRE(p.api->copy_from_host(p.ctx, b, 0, zero, sizeof zero, &p.err) == PX_OK); // and on the other
+    REQUIRE(p.api->copy_device(p.ctx, a, sizeof(float), b, 3 * sizeof(float), 3 * sizeof(float), &p.err) == PX_OK);
+    float got[6];
+    REQUIRE(p.api->copy_to_host(p.ctx, b, 0, got, sizeof got, &p.err) == PX_OK);
+    const float there[6] = {0, 0, 0, 2, 3, 4};
+    REQUIRE(std::memcmp(got, there, sizeof got) == 0);  // a copy that copies nothing had passed every check
+    REQUIRE(p.api->copy_device(p.ctx, b, 3 * sizeof(float), a, 0, 2 * sizeof(float), &p.err) == PX_OK);  // back
+    REQUIRE(p.api->copy_to_host(p.ctx, a, 0, got, sizeof got, &p.err) == PX_OK);
+    const float back[6] = {2, 3, 3, 4, 5, 6};
+    REQUIRE(std::memcmp(got, back, sizeof got) == 0);
+    REQUIRE(p.api->buffer_free(p.ctx, a, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, b, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
+    REQUIRE(p.api->synchronize(p.ctx, other, &p.err) == PX_OK);
+}
+
+// R3: a forked child has only the thread that forked; a plugin's own threads,
+// and any lock one of them held, stayed in the parent. The parent's context
+// must answer every call in the child (refusing the work, or doing it) and
+// never wait for what it does not have, up to destroy.
+TEST_CASE("in a forked child the parent's context answers every call and never hangs", "[conformance][abi][R3]") {
+    Opened p;
+    std::vector<float> values(1 << 18, 1.0f);
+    const uint64_t bytes = values.size() * sizeof(float);
+    px_plugin_buffer *a = nullptr, *b = nullptr;
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, bytes, &a, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_alloc(p.ctx, p.device, bytes, &b, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_from_host(p.ctx, a, 0, values.data(), bytes, &p.err) == PX_OK);
+    REQUIRE(p.api->copy_device(p.ctx, a, 0, b, 0, bytes, &p.err) == PX_OK);  // queued work at the fork
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // each call may fail; each must return
+        alarm(20);
+        px_plugin_error e{sizeof(px_plugin_error), {0}};
+        float got[4];
+        px_plugin_buffer* c = nullptr;
+        px_device_info info{};
+        info.struct_size = sizeof info;
+        p.api->synchronize(p.ctx, p.device, &e);
+        p.api->copy_to_host(p.ctx, b, 0, got, sizeof got, &e);
+        p.api->copy_from_host(p.ctx, a, 0, got, sizeof got, &e);
+        p.api->copy_device(p.ctx, a, 0, b, 0, sizeof got, &e);
+        p.api->device_info(p.ctx, p.device, &info, &e);
+        if (p.api->buffer_alloc(p.ctx, p.device, 64, &c, &e) == PX_OK) p.api->buffer_free(p.ctx, c, &e);
+        p.api->buffer_free(p.ctx, a, &e);
+        p.api->destroy(p.ctx);
+        _exit(0);
+    }
+    int status = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (waitpid(pid, &status, WNOHANG) != pid) {
+        if (std::chrono::steady_clock::now() > until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    INFO("the child " << (WIFSIGNALED(status) ? "was ended by signal " + std::to_string(WTERMSIG(status)) +
+                                                     " (SIGALRM or SIGKILL: it hung)"
+                                               : "exited with " + std::to_string(WEXITSTATUS(status))));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);  // the parent's context goes on
+    REQUIRE(p.api->buffer_free(p.ctx, a, &p.err) == PX_OK);
+    REQUIRE(p.api->buffer_free(p.ctx, b, &p.err) == PX_OK);
 }
 
 // Called directly, as the host never calls it (the frontend's arange is

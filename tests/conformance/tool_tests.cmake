@@ -123,6 +123,12 @@ conformance_tool_test(runs_the_checks_a_file_tag_selects 0 "cpu[(]0[)]: op x dty
 conformance_tool_test(rejects_an_unknown_device 2 "'warp:0': no plugin of this runtime gives 'warp' devices" "--device warp:0")
 conformance_tool_test(rejects_a_malformed_index 2 "'cpu:1[)]' does not name a device: the index '1[)]' is not a whole number" "--device cpu:1)")
 conformance_tool_test(rejects_a_missing_device 2 "gpu\\(3\\)" "--device gpu:3")
+# --skip-absent skips an accelerator or a plugin's named kind with no device
+# as it skips gpu:3 (both had been usage errors, exit 2): a vendor's CI
+# machine without the board reports the test skipped.
+conformance_tool_test(skips_an_absent_accelerator 4 "skipped: .*accel" "--device accel:0 --skip-absent")
+conformance_tool_test(skips_an_absent_named_kind 4 "skipped: .*no plugin of this runtime gives 'acme' devices"
+  "--device acme:0 --skip-absent")
 conformance_tool_test(needs_a_value 2 "--json needs a value" "--json")
 conformance_tool_test(rejects_an_unknown_option 2 "Unrecognised token: --frobnicate" "--device cpu:0 --frobnicate")
 conformance_tool_test(reports_a_plugin_that_did_not_load 2

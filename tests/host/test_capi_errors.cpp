@@ -323,6 +323,43 @@ TEST_CASE_METHOD(Fixture, "the runtime's settings refuse a bad handle and take e
     for (px_tensor* t : {a, m, before, after}) px_tensor_release(t);
 }
 
+TEST_CASE_METHOD(Fixture, "a refused dropout or random tensor leaves the random stream where it was", "[capi][errors]") {
+    auto offset_now = [&] {
+        uint64_t seed = 0, offset = 0;
+        REQUIRE(px_runtime_random_state(rt, &seed, &offset) == PX_OK);
+        return offset;
+    };
+    px_tensor *x = ones(1000), *ints = ones(1000, PX_INT32), *out = nullptr;
+    uint64_t seed = 0, offset = 0;
+    const uint64_t start = offset_now();
+    CHECK(px_dropout(x, 1.5, &seed, &offset, &out) == PX_ERROR_INVALID_ARGUMENT);  // p outside [0, 1)
+    CHECK(px_dropout(x, -0.1, &seed, &offset, &out) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(px_dropout(ints, 0.5, &seed, &offset, &out) == PX_ERROR_DTYPE);
+    const int64_t four = 4;
+    CHECK(px_tensor_random_uniform(rt, cpu0, PX_INT32, 1, &four, 0, 1, &out) == PX_ERROR_DTYPE);
+    CHECK(offset_now() == start);  // each refusal had taken 1000 draws from the stream
+    CHECK(out == nullptr);
+    REQUIRE(px_dropout(x, 0.5, &seed, &offset, &out) == PX_OK);
+    CHECK(offset == start);
+    CHECK(offset_now() == start + 1000);
+    for (px_tensor* t : {x, ints, out}) px_tensor_release(t);
+}
+
+TEST_CASE("a dropout of a tensor whose runtime was destroyed names the runtime, as a copy does", "[capi][errors]") {
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    const int64_t n = 8;
+    px_tensor *x = nullptr, *out = nullptr;
+    REQUIRE(px_tensor_full(rt, px_device{PX_DEVICE_CPU, 0}, PX_FLOAT32, 1, &n, 1.0, &x) == PX_OK);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);  // x lives on
+    uint64_t seed = 0, offset = 0;
+    CHECK(px_dropout(x, 0.5, &seed, &offset, &out) == PX_ERROR_NO_DEVICE);  // it had been INVALID_HANDLE
+    CHECK(says("px_dropout: the runtime of this tensor (on cpu(0)) was destroyed; its random stream is gone"));
+    CHECK(px_tensor_copy_to(x, px_device{PX_DEVICE_CPU, 0}, &out) == PX_ERROR_NO_DEVICE);
+    CHECK(out == nullptr);
+    REQUIRE(px_tensor_release(x) == PX_OK);
+}
+
 TEST_CASE_METHOD(Fixture, "the random stream refuses draws past 2^64 rather than wrapping to its start", "[capi][errors]") {
     REQUIRE(px_runtime_set_random_state(rt, 5, UINT64_MAX - 4) == PX_OK);
     const int64_t four = 4, two = 2;
@@ -376,7 +413,7 @@ TEST_CASE_METHOD(Fixture, "px_tensor_assign writes in place where every holder a
     // Refused, naming what differs; nothing written.
     px_tensor* three = ones(3);
     CHECK(px_tensor_assign(dst, three) == PX_ERROR_SHAPE);
-    CHECK(says("px_tensor_assign: assign: the values have shape (3,), the tensor (2, 3); they must be the same"));
+    CHECK(says("px_tensor_assign: the values have shape (3,), the tensor (2, 3); they must be the same"));
     px_tensor* ints = nullptr;
     REQUIRE(px_tensor_full(rt, cpu0, PX_INT32, 2, shape, 1.0, &ints) == PX_OK);
     CHECK(px_tensor_assign(dst, ints) == PX_ERROR_DTYPE);
@@ -390,10 +427,48 @@ TEST_CASE_METHOD(Fixture, "px_tensor_assign writes in place where every holder a
     CHECK(px_tensor_assign(first, second) == PX_ERROR_INVALID_ARGUMENT);
     CHECK(says("overlapping parts of one tensor's memory"));
     CHECK(px_tensor_assign(nullptr, src) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("px_tensor_assign: 'dst' is not a live tensor handle"));
     CHECK(px_tensor_assign(dst, nullptr) == PX_ERROR_INVALID_HANDLE);
+    CHECK(says("px_tensor_assign: 'src' is not a live tensor handle"));
     CHECK(values(dst, 6) == std::vector<float>{0, 0, 0, 0, 0, 0});
     for (px_tensor* t : {dst, dst, src, row, flat, copy, sevens, doubled, three, ints, first, second, long_one})
         REQUIRE(px_tensor_release(t) == PX_OK);
+}
+
+TEST_CASE_METHOD(Fixture, "px_tensor_version counts the writes in place to memory every view of it shares",
+                 "[capi][assign]") {
+    auto version = [](px_tensor* t) {
+        uint64_t v = 99;
+        REQUIRE(px_tensor_version(t, &v) == PX_OK);
+        return v;
+    };
+    const int64_t shape[2] = {2, 3}, six = 6, row_shape[2] = {1, 3};
+    px_tensor *t = nullptr, *row = nullptr, *flat = nullptr, *copy = nullptr, *sevens = nullptr, *grad = nullptr,
+              *momentum = nullptr, *sum = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, shape, 1.0, &t) == PX_OK);
+    REQUIRE(px_tensor_slice(t, 1, 2, &row) == PX_OK);
+    REQUIRE(px_tensor_reshape(t, 1, &six, &flat) == PX_OK);
+    REQUIRE(px_tensor_copy_to(t, cpu0, &copy) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, row_shape, 7.0, &sevens) == PX_OK);
+    CHECK(version(t) == 0);     // made, not written in place
+    CHECK(version(copy) == 0);  // a copy is made, not written in place
+    REQUIRE(px_tensor_assign(row, sevens) == PX_OK);  // through a view: the whole memory counts it
+    CHECK(version(t) == 1);
+    CHECK(version(flat) == 1);
+    CHECK(version(copy) == 0);  // its own memory
+    REQUIRE(px_tensor_assign(t, t) == PX_OK);  // the same elements: nothing is written
+    CHECK(version(t) == 1);
+    REQUIRE(px_binary(PX_OP_ADD, t, t, &sum) == PX_OK);  // reads t, writes a new tensor
+    CHECK(version(t) == 1);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, shape, 0.5, &grad) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT32, 2, shape, 0.0, &momentum) == PX_OK);
+    REQUIRE(px_sgd_update(t, grad, momentum, 0.1, 0.9, 0.0, 1.0) == PX_OK);  // param and momentum in place
+    CHECK(version(row) == 2);
+    CHECK(version(momentum) == 1);
+    CHECK(version(grad) == 0);
+    uint64_t* none = nullptr;
+    CHECK(px_tensor_version(t, none) == PX_ERROR_INVALID_ARGUMENT);
+    for (px_tensor* h : {t, row, flat, copy, sevens, grad, momentum, sum}) REQUIRE(px_tensor_release(h) == PX_OK);
 }
 
 TEST_CASE("px_tensor_assign copies between devices", "[capi][assign]") {
@@ -414,6 +489,44 @@ TEST_CASE("px_tensor_assign copies between devices", "[capi][assign]") {
     CHECK(where.index == 1);
     px_tensor_release(a);
     px_tensor_release(b);
+    px_runtime_destroy(rt);
+    unsetenv("PLEXUS_CPU_DEVICES");
+}
+
+TEST_CASE("a copy between two devices of one plugin runs after a failure on either and leaves it for the next wait",
+          "[capi][assign]") {
+    setenv("PLEXUS_CPU_DEVICES", "2", 1);
+    px_runtime* rt = nullptr;
+    REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
+    const px_device cpu0{PX_DEVICE_CPU, 0}, cpu1{PX_DEVICE_CPU, 1};
+    const int64_t n = 4;
+    auto full = [&](px_device d, px_dtype t, double v) {
+        px_tensor* out = nullptr;
+        REQUIRE(px_tensor_full(rt, d, t, 1, &n, v, &out) == PX_OK);
+        return out;
+    };
+    auto fail_on = [&](px_device d) {  // an integer division by zero, found when it runs
+        px_tensor *num = full(d, PX_INT32, 6.0), *zero = full(d, PX_INT32, 0.0), *q = nullptr;
+        REQUIRE(px_binary(PX_OP_DIV, num, zero, &q) == PX_OK);
+        for (px_tensor* t : {num, zero, q}) px_tensor_release(t);
+    };
+    for (const bool failed_source : {true, false}) {
+        CAPTURE(failed_source);
+        px_tensor *src = full(cpu1, PX_FLOAT64, 5.0), *dst = full(cpu0, PX_FLOAT64, 9.0);
+        fail_on(failed_source ? cpu1 : cpu0);
+        REQUIRE(px_tensor_assign(dst, src) == PX_OK);  // it had returned the division's failure and copied nothing
+        px_tensor* copy = nullptr;
+        REQUIRE(px_tensor_copy_to(src, cpu0, &copy) == PX_OK);
+        double v[4] = {};
+        const px_device failed = failed_source ? cpu1 : cpu0;
+        CHECK(px_runtime_synchronize(rt, failed) == PX_ERROR_DEVICE);  // still there for the next wait
+        CHECK(says("div"));
+        REQUIRE(px_tensor_to_host(dst, v, sizeof v) == PX_OK);
+        CHECK((v[0] == 5.0 && v[3] == 5.0));
+        REQUIRE(px_tensor_to_host(copy, v, sizeof v) == PX_OK);
+        CHECK((v[0] == 5.0 && v[3] == 5.0));
+        for (px_tensor* t : {src, dst, copy}) px_tensor_release(t);
+    }
     px_runtime_destroy(rt);
     unsetenv("PLEXUS_CPU_DEVICES");
 }

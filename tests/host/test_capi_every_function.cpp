@@ -164,6 +164,7 @@ std::map<std::string, Entry> entries() {
     m["px_tensor_ndim"] = ts(1, [](const Args& a) { return px_tensor_ndim(a.t[0], a.null_out ? nullptr : &i32); });
     m["px_tensor_shape"] = ts(1, [](const Args& a) { return px_tensor_shape(a.t[0], a.null_out ? nullptr : i64, 8); });
     m["px_tensor_numel"] = ts(1, [](const Args& a) { return px_tensor_numel(a.t[0], a.null_out ? nullptr : i64); });
+    m["px_tensor_version"] = ts(1, [](const Args& a) { return px_tensor_version(a.t[0], a.null_out ? nullptr : &u64a); });
     m["px_tensor_to_host"] = ts(1, [](const Args& a) { return px_tensor_to_host(a.t[0], a.null_out ? nullptr : host, sizeof host); });
     m["px_tensor_copy_to"] = ts(1, [cpu0](const Args& a) { return px_tensor_copy_to(a.t[0], cpu0, out(a)); });
     m["px_tensor_as_on"] = ts(1, [cpu0](const Args& a) { return px_tensor_as_on(a.t[0], cpu0, out(a)); });

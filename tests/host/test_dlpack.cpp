@@ -237,6 +237,31 @@ TEST_CASE("what cannot be exchanged is refused with the reason, and a refused im
         refused(p, false, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_UNSUPPORTED,
                 "the tensor is on kDLCUDA (2, id 0), which the host cannot read to copy");
     }
+    {
+        // A device type no DLDeviceType names (read as the enum, undefined behaviour).
+        DLDevice unknown{kDLCPU, 0};
+        const int32_t ninety_nine = 99;
+        std::memcpy(&unknown.device_type, &ninety_nine, sizeof ninety_nine);
+        Produced p(host.data(), f32, {4}, {}, 0, unknown);
+        refused(p, true, PX_DLPACK_COPY_IF_NEEDED, PX_ERROR_UNSUPPORTED,
+                "the tensor is on an unknown device type (99, id 0), which the host cannot read to copy");
+    }
+    // No elements: nothing to share or read, on any device (kDLCUDA had been refused).
+    for (const int32_t type : {int32_t(kDLCUDA), int32_t(kDLOpenCL), 99}) {
+        for (const int32_t copy : {PX_DLPACK_COPY_IF_NEEDED, PX_DLPACK_COPY_NEVER}) {
+            DLDevice where_it_is{kDLCPU, 0};
+            std::memcpy(&where_it_is.device_type, &type, sizeof type);
+            Produced p(nullptr, f32, {3, 0}, {}, 0, where_it_is);
+            out = nullptr;
+            CAPTURE(type, copy);
+            REQUIRE(px_tensor_from_dlpack(r.rt, cpu0, &p.versioned, copy, &out) == PX_OK);
+            int64_t dims[2] = {-1, -1};
+            REQUIRE(px_tensor_shape(out, dims, 2) == PX_OK);
+            CHECK((dims[0] == 3 && dims[1] == 0));
+            CHECK(p.deleted == 1);  // a copy (of nothing) hands it back at once
+            px_tensor_release(out);
+        }
+    }
     const std::pair<DLDataType, const char*> bad_types[] = {
         {DLDataType{kDLBool, 8, 1}, "DLPack dtype bool8 (code 6) has no Plexus dtype"},
         {DLDataType{kDLFloat, 8, 1}, "DLPack dtype float8 (code 2) has no Plexus dtype"},

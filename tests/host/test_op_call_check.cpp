@@ -366,3 +366,18 @@ TEST_CASE("the gradient table: each activation's backward row reads what px_op_b
     CHECK(px_op_backward(PX_OP_RELU_BACKWARD, &read) == 0);
     CHECK(px_op_backward(9999, nullptr) == 0);
 }
+
+TEST_CASE("px_op_call_dtype: the dtype supports() is asked with, where's a and a creation op's output",
+          "[host][plugin-abi]") {
+    px_plugin_buffer buf{0, 64};
+    const px_tensor_desc cond = desc(&buf, PX_UINT8, {2}, {1}), a = desc(&buf, PX_FLOAT32, {2}, {1}),
+                         b = desc(&buf, PX_FLOAT32, {2}, {1}), i64 = desc(&buf, PX_INT64, {2}, {1});
+    const px_tensor_desc where_in[3] = {cond, a, b};
+    const px_op_call where{sizeof(px_op_call), PX_OP_WHERE, 0, 3, where_in, 1, &a, nullptr};
+    CHECK(px_op_call_dtype(&where) == PX_FLOAT32);  // a plugin had been asked about uint8, the condition's
+    const px_op_call fill{sizeof(px_op_call), PX_OP_FILL, 0, 0, nullptr, 1, &i64, nullptr};
+    CHECK(px_op_call_dtype(&fill) == PX_INT64);
+    const px_tensor_desc eq_in[2] = {i64, i64};
+    const px_op_call eq{sizeof(px_op_call), PX_OP_EQ, 0, 2, eq_in, 1, &cond, nullptr};
+    CHECK(px_op_call_dtype(&eq) == PX_INT64);  // the inputs', not the uint8 result's
+}

@@ -116,6 +116,9 @@ TEST_CASE("a synchronize that outlasts its time-out says so, and a later wait re
     Env sleep_for("MISBEHAVE_SECONDS", "1.5");
     px_runtime* rt = misbehave_runtime(0);
     const px_device accel0{PX_DEVICE_ACCELERATOR, 0};
+    px_tensor* queued = nullptr;  // work to wait for (a device with none queued is idle: no wait)
+    const int64_t n = 4;
+    REQUIRE(px_tensor_full(rt, accel0, PX_FLOAT32, 1, &n, 1.0, &queued) == PX_OK);
     auto t0 = std::chrono::steady_clock::now();
     CHECK(px_runtime_synchronize_timeout(rt, accel0, 0.2) == PX_ERROR_DEVICE);
     CHECK(seconds_since(t0) < 1.0);
@@ -140,5 +143,6 @@ TEST_CASE("a synchronize that outlasts its time-out says so, and a later wait re
         CHECK(says("is not above 0 (and at most 1e9)"));
     }
     ::unsetenv("MISBEHAVE");  // destroy's own wait
+    px_tensor_release(queued);
     REQUIRE(px_runtime_destroy(rt) == PX_OK);
 }

@@ -258,6 +258,48 @@ TEST_CASE("backward refuses a leaf written in place after a recorded op read it"
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { l.backward(); }), "written in place since");
 }
 
+TEST_CASE("backward refuses values its rules read once written through a view, a detach or another handle",
+          "[nn][autograd]") {
+    Tensor w = array({1, 2, 3}), c = array({4, 5, 6});
+    w.attach_grad();
+    auto recorded = [&](auto f) {
+        auto scope = autograd::record();
+        return f();
+    };
+    const char* refused = "has been written in place since";
+    // Through a view of the leaf: mul's rule reads w.
+    Tensor y = recorded([&] { return (w * w).sum(); });
+    w.slice(0, 1).assign(10.0);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { y.backward(); }), refused);
+    // Through the leaf's detach(), which shares its memory.
+    y = recorded([&] { return (w * w).sum(); });
+    w.detach().assign(array({1, 2, 3}));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { y.backward(); }), refused);
+    // A constant operand the rule reads (w's gradient is c).
+    y = recorded([&] { return (w * c).sum(); });
+    c.assign(array({7, 8, 9}));
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { y.backward(); }), "a tensor that mul read");
+    // A recorded result its own rule reads (exp's gradient is its result).
+    Tensor e;
+    y = recorded([&] {
+        e = w.exp();
+        return e.sum();
+    });
+    e.detach().assign(0.0);
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { y.backward(); }), "a tensor that exp read");
+    REQUIRE(values(w.grad()) == std::vector<double>{0, 0, 0});  // nothing was written by the refusals
+    // A constant that no rule reads may change: add's gradient is 1 whatever c holds.
+    y = recorded([&] { return (w + c).sum(); });
+    c.assign(array({0, 0, 0}));
+    y.backward();
+    REQUIRE(values(w.grad()) == std::vector<double>{1, 1, 1});
+    // Written before recording: the rule reads what the op read.
+    c.assign(array({2, 2, 2}));
+    y = recorded([&] { return (w * c).sum(); });
+    y.backward();
+    REQUIRE(values(w.grad()) == std::vector<double>{2, 2, 2});
+}
+
 TEST_CASE("each leaf's gradient is its own tensor even where a rule passes one through", "[nn][autograd]") {
     Tensor a = array({1, 2}), b = array({3, 4}), x = array({5, 6});
     a.attach_grad();

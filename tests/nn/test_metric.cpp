@@ -68,9 +68,11 @@ TEST_CASE("TopKAccuracy counts a label among the k highest, ties in its favour",
     top2_nan.update(nan_labels, nan_preds);
     metric::Accuracy acc_nan;
     acc_nan.update(nan_labels, nan_preds);
-    CHECK(top1_nan.get().second == Approx(1.0 / 3));  // row 1 only: all NaN, a tie in the label's favour
-    CHECK(acc_nan.get().second == Approx(1.0 / 3));   // argmax: the first NaN
-    CHECK(top2_nan.get().second == 1.0);
+    // Row 1 is all NaN: no hit, though its label 0 is argmax's first NaN (a
+    // model gone NaN had scored 1.0 at any k, every label tying).
+    CHECK(top1_nan.get().second == 0.0);
+    CHECK(acc_nan.get().second == 0.0);
+    CHECK(top2_nan.get().second == Approx(2.0 / 3));  // rows 0 and 2: one NaN above each label
     metric::TopKAccuracy all(5);
     all.update(array(std::vector<int32_t>{9}), array({1.0f, 2.0f}, {1, 2}));
     CHECK(all.get().second == 0.0);

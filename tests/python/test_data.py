@@ -472,3 +472,40 @@ def test_transforms_take_numpy_scalars_and_a_loader_gluons_num_workers_and_devic
     path = os.path.join(folder, "a.npy")
     np.save(path, x)
     assert plexus.data.read_npy(path, ctx=plexus.cpu(1)).device == plexus.cpu(1)
+
+
+def test_metrics_refuse_labels_that_are_no_class_and_a_model_gone_nan_scores_nothing():
+    preds = plexus.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2]])
+    for m in (plexus.metric.Accuracy(), plexus.metric.TopKAccuracy(2)):
+        # Truncated, 1.5 had counted as class 1 and NaN as class 0 (a hit each).
+        for bad in ([1.5, 0.0], [float("nan"), 0.0], [float("inf"), 0.0]):
+            with pytest.raises(plexus.InvalidArgumentError, match="not a class index"):
+                m.update(plexus.array(bad), preds)
+        m.update(plexus.array([1.0, 0.0]), preds)  # whole numbers in a float dtype are classes
+        assert m.get()[1] == 1.0
+    top = plexus.metric.TopKAccuracy(2)
+    nan = float("nan")
+    # Every label had been a hit on a row of NaN scores, and so had one whose NaN sat in its column.
+    top.update(plexus.array([0, 2, 2]), plexus.array([[nan, nan, nan], [0.1, 0.2, nan], [0.9, 0.5, 0.05]]))
+    assert top.get()[1] == 0.0  # (the last row's label is third)
+
+
+def test_begin_epoch_makes_the_next_pass_that_epoch_for_a_resumed_run():
+    x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    y = np.arange(20, dtype=np.int32)
+
+    def labels_of_pass(loader):
+        return [v for _, label in loader for v in label.tolist()]
+
+    unbroken = plexus.data.DataLoader(plexus.data.ArrayDataset(x, y), 6, shuffle=True, seed=5, last_batch="rollover")
+    epochs = [labels_of_pass(unbroken) for _ in range(4)]
+    resumed = plexus.data.DataLoader(plexus.data.ArrayDataset(x, y), 6, shuffle=True, seed=5, last_batch="rollover")
+    resumed.begin_epoch(2)
+    assert resumed.epoch == 2
+    assert len(resumed) == 4  # rollover: epoch 2 starts with the 4 rows epoch 1 left, 24 rows in all
+    assert labels_of_pass(resumed) == epochs[2]  # it had given epoch 0's order again
+    assert labels_of_pass(resumed) == epochs[3]
+    assert epochs[2] != epochs[0]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="whole number >= 0"):
+            resumed.begin_epoch(bad)

@@ -837,7 +837,7 @@ def test_a_block_written_in_python_with_parameters_of_its_own_as_d2l_custom_laye
 
     with pytest.raises(ValueError, match="already has a parameter named 'w'"):
         Twice()
-    with pytest.raises(TypeError, match="only a Block written in Python registers parameters"):
+    with pytest.raises(TypeError, match="only a Block written in Python registers"):
         nn.Dense(2)._register_param(nn.Parameter("w", shape=(2,)))
     with pytest.raises(AttributeError, match="has no weight"):
         nn.Sequential().weight
@@ -1637,3 +1637,107 @@ def test_a_row_written_after_a_recorded_op_read_it_is_caught_as_any_write_in_pla
         y = (x * x).sum()
     y.backward()
     assert x.grad.tolist() == [[0.0, 0.0], [6.0, 8.0]]
+
+
+def test_a_write_through_a_detached_view_or_a_slice_of_a_constant_is_caught():
+    x = plexus.array([1.0, 2.0, 3.0])
+    c = plexus.array([4.0, 5.0, 6.0])
+    x.attach_grad()
+    writes = (lambda: x.detach().__setitem__(0, 9.0),  # shares x's memory, carries no record
+              lambda: c[1:3].__setitem__(slice(None), 0.0),  # a view of a constant mul's rule reads
+              lambda: c.__setitem__(0, -1.0))
+    for write in writes:
+        with autograd.record():
+            y = (x * c).sum()
+        write()
+        with pytest.raises(plexus.InvalidArgumentError, match="mul read while recording has been written"):
+            y.backward()
+    with autograd.record():
+        y = (x + c).sum()  # add's rule reads no values: c may change
+    c[:] = 0.0
+    y.backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_block_assigning_children_before_super_init_is_a_type_error_not_a_crash():
+    class NoSuper(nn.Block):
+        def __init__(self, child):
+            self.child = child  # super().__init__() forgotten
+            super().__init__()
+
+    for child in (nn.Dense(2), nn.Parameter("w", shape=(2,))):
+        with pytest.raises(TypeError, match="call super\\(\\).__init__\\(\\) first"):
+            NoSuper(child)  # it had crashed the interpreter (SIGSEGV)
+
+
+def test_softmax_cross_entropy_refuses_float_labels_that_name_no_class():
+    from plexus import loss
+    pred = plexus.array([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]])
+    sce = loss.SoftmaxCrossEntropyLoss()
+    for bad, shown in (([1.5, 2.0], "found 1.5"), ([float("nan"), 2.0], "found nan")):
+        with pytest.raises(plexus.InvalidArgumentError, match="not a class index .a whole number.: " + shown):
+            sce(pred, plexus.array(bad)).tolist()  # 1.5 had been class 1, NaN class 0, with a finite loss
+    with pytest.raises(plexus.DeviceError, match="label 10000000000 in row 0 is outside"):
+        sce(pred, plexus.array([1e10, 2.0])).tolist()  # a class out of range, named as given (not 2147483647)
+    whole = sce(pred, plexus.array([1.0, 2.0])).tolist()
+    assert whole == pytest.approx(sce(pred, plexus.array([1, 2], dtype="int32")).tolist(), abs=0)
+
+
+def test_grad_req_switched_between_write_and_add_after_recording_keeps_the_gradient():
+    d = nn.Dense(1, in_units=2, use_bias=False)
+    d.initialize()
+    d.weight.set_data(plexus.array([[1.0, 2.0]]))
+    x = plexus.array([[3.0, 4.0]])
+    with autograd.record():
+        y = d(x).sum()
+    d.collect_params().setattr("grad_req", "add")
+    y.backward()  # it had written into gradients the switch had replaced: grad() read zeros
+    assert d.weight.grad().tolist() == [[3.0, 4.0]]
+    with autograd.record():
+        y = d(x).sum()
+    y.backward()
+    assert d.weight.grad().tolist() == [[6.0, 8.0]]  # added
+    d.collect_params().setattr("grad_req", "write")
+    assert d.weight.grad().tolist() == [[6.0, 8.0]]  # the gradients stay, as Gluon's
+
+
+def test_sequential_takes_gluons_indices_and_refuses_a_non_block_whole():
+    net = nn.Sequential()
+    a, b, c = nn.Dense(4), nn.Dense(3), nn.Dense(2)
+    net.add(a, b, c)
+    assert net[-1] is c and net[0] is a
+    part = net[0:2]
+    assert isinstance(part, nn.Sequential) and len(part) == 2 and part[1] is b
+    backwards = net[::-1]
+    assert len(backwards) == 3 and backwards[0] is c and backwards[2] is a
+    with pytest.raises(IndexError, match="layer 3 of 3"):
+        net[3]
+    with pytest.raises(IndexError, match="layer -4 of 3"):
+        net[-4]
+    with pytest.raises(TypeError, match="integers or slices"):
+        net["0"]
+    with pytest.raises(TypeError, match="argument 2 is of type int, not a Block"):
+        net.add(nn.Dense(5), 7)
+    assert len(net) == 3  # nothing added: the first had been added before the second was refused
+    net.initialize()
+    out = net[0:2](plexus.ones((1, 5)))
+    assert out.shape == (1, 3)
+    assert net(plexus.ones((1, 5))).shape == (1, 2)
+
+
+def test_a_layer_names_an_input_of_another_dtype_and_the_cast_it_needs():
+    np = need("numpy")
+    d = nn.Dense(2)
+    d.initialize()
+    with pytest.raises(plexus.DTypeError, match="the input is float64 and the layer's parameters float32; cast the input: x.astype\\('float32'\\)"):
+        d(plexus.array(np.ones((1, 3))))
+    c = nn.Conv2D(2, 3)
+    c.initialize()
+    with pytest.raises(plexus.DTypeError, match="the input is float64 and the layer's parameters float32"):
+        c(plexus.array(np.ones((1, 1, 5, 5))))
+
+
+def test_a_schedule_refuses_a_negative_update_number():
+    from plexus import lr_scheduler
+    with pytest.raises(plexus.InvalidArgumentError, match="the update number -1 is negative"):
+        lr_scheduler.FactorScheduler(step=2)(-1)  # it had been -inf

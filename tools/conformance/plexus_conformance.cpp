@@ -181,8 +181,15 @@ int main(int argc, char** argv) try {
     for (const auto& id : device_ids) {
         Device d{};
         std::string why;
-        if (auto parsed = pxtools::parse_device_arg(id, &why)) d = *parsed;
-        else return usage_error("--device: " + why);
+        px_status status = PX_OK;
+        if (auto parsed = pxtools::parse_device_arg(id, &why, &status)) {
+            d = *parsed;
+        } else if (skip_absent && status == PX_ERROR_NO_DEVICE) {  // accel:0 or mydev:0 with no such device
+            std::printf("plexus-conformance: skipped: %s\n", why.c_str());
+            continue;
+        } else {
+            return usage_error("--device: " + why);
+        }
         try {
             d = resolve(d);  // by its own name (naive(0) for accel:0); NoDeviceError, naming the reason, when absent
         } catch (const PluginError& e) {

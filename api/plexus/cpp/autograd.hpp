@@ -25,7 +25,9 @@ namespace plexus::autograd {
 struct Node {
     const char* op = "";
     std::vector<std::shared_ptr<Meta>> inputs;  // null where an input needs no gradient
-    std::vector<uint64_t> versions;             // each input leaf's version when the op read it
+    // What the rule reads (and the leaf inputs), detached, with the write
+    // count of its memory (px_tensor_version) when the op was recorded.
+    std::vector<std::pair<Tensor, uint64_t>> read;
     GradFn fn;
 };
 
@@ -35,7 +37,6 @@ struct Meta {
     bool leaf = false;
     bool accumulate = false;     // leaves with grad_req "add"
     bool fresh = false;          // leaves: backward() wrote the gradient since a Trainer step used it
-    uint64_t version = 0;        // leaves: one more for each write in place (assign, a Trainer's update)
 
     Tensor grad;                 // leaves only
     std::shared_ptr<Node> node;  // recorded results only; reset by backward()
@@ -91,20 +92,37 @@ inline bool wanted(std::initializer_list<const Tensor*> inputs) {
 }
 
 // record() for an op with any number of inputs (concat).
-inline void record_many(Tensor& out, const std::vector<const Tensor*>& inputs, GradFn fn, const char* op) {
+inline void record_many(Tensor& out, const std::vector<const Tensor*>& inputs, GradFn fn, const char* op,
+                        std::initializer_list<Tensor> reads = {}) {
     auto node = std::make_shared<Node>();
     node->op = op;
     node->fn = std::move(fn);
+    for (const Tensor& t : reads)
+        if (t.defined()) node->read.emplace_back(t.detach(), t.version());
     for (const Tensor* t : inputs) {
         node->inputs.push_back(t ? t->autograd_meta() : nullptr);
-        node->versions.push_back(node->inputs.back() ? node->inputs.back()->version : 0);
+        if (t && node->inputs.back() && node->inputs.back()->leaf) node->read.emplace_back(t->detach(), t->version());
     }
     auto meta = std::make_shared<Meta>();
     meta->node = std::move(node);
     out.set_autograd_meta(std::move(meta));
 }
-inline void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op) {
-    record_many(out, std::vector<const Tensor*>(inputs), std::move(fn), op);
+inline void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op,
+                   std::initializer_list<Tensor> reads) {
+    record_many(out, std::vector<const Tensor*>(inputs), std::move(fn), op, reads);
+}
+
+// Refuses a backward through `node` once anything its rule reads was
+// written in place since it was recorded (through any handle or view).
+inline void check_unwritten(const Node& node) {
+    for (const auto& [t, version] : node.read)
+        if (t.version() != version)
+            throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                       std::string("backward: a tensor that ") + node.op +
+                                           " read while recording has been written in place since (assign, x[:] = v, "
+                                           "a Trainer's step, through it, a view of it or its detach()), and its "
+                                           "gradient would use the new values; record the computation again after "
+                                           "the write");
 }
 
 inline void no_gradient(std::initializer_list<const Tensor*> inputs, const char* op) {
@@ -144,10 +162,6 @@ inline void Tensor::check_writable() const {
                                    "call backward() first, or assign to a copy");
 }
 
-inline void Tensor::note_written() const {
-    if (meta_) ++meta_->version;  // a recorded op that read it refuses backward()
-}
-
 inline Tensor& Tensor::assign(const Tensor& values) {
     check_writable();
     Tensor v = values.as_in_context(device());
@@ -165,7 +179,6 @@ inline Tensor& Tensor::assign(const Tensor& values) {
         v = b;
     }
     check(px_tensor_assign(need(), v.need()));
-    note_written();
     return *this;
 }
 
@@ -213,15 +226,10 @@ inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
                 "earlier one both go back through); pass retain_graph (true; retain_graph=True in Python) to "
                 "the earlier backward(), or call backward() once on the sum of the losses");
         size_t next = stack.back().second;
+        if (m->node && next == 0) autograd::detail::check_unwritten(*m->node);
         if (m->node && next < m->node->inputs.size()) {
             ++stack.back().second;
             const std::shared_ptr<Meta>& in = m->node->inputs[next];
-            if (in && in->leaf && in->version != m->node->versions[next])
-                throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                           std::string("backward: a tensor that ") + m->node->op +
-                                               " read while recording has been written in place since (assign, x[:] = v, "
-                                               "a Trainer's step), and its gradient would use the new values; "
-                                               "record the computation again after the write");
             if (in && seen.insert(in.get()).second) stack.push_back({in, 0});
             continue;
         }

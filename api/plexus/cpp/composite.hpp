@@ -3,6 +3,7 @@
 // and those made of differentiable ops have gradients through autograd.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,24 @@ inline Tensor squeeze(const Tensor& x, int axis) {
 // -> (N): data[i, index[i]], as MXNet's pick and d2l's y_hat[range(n), y];
 // differentiable in data. An index outside [0, C) is an error (reading the
 // index's extremes waits for it).
+// `labels` as class indices: int32 and int64 as they are, other integers as
+// `dtype`, and floats as `dtype` only when each is a whole number (checked
+// here, a wait: 1.5 or NaN names no class, and truncating it would pick one).
+inline Tensor class_indices(const Tensor& labels, DType dtype, const std::string& who) {
+    const DType d = labels.dtype();
+    if (d == DType::int32 || d == DType::int64) return labels;
+    if (!is_floating(d)) return labels.astype(dtype);
+    const Tensor wide = labels.astype(DType::float64);
+    const Tensor whole = equal(wide, wide.astype(DType::int64).astype(DType::float64));  // NaN, inf and 2^63 up too
+    if (labels.size() > 0 && whole.astype(DType::int64).sum().item<int64_t>() != labels.size())
+        for (double v : wide.to_vector<double>())
+            if (!(std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18))
+                throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                           who + ": a label is not a class index (a whole number): found " +
+                                               std::to_string(v) + "; labels of an integer dtype say so outright");
+    return labels.astype(dtype);
+}
+
 inline Tensor pick(const Tensor& data, const Tensor& index) {
     const Shape ds = data.shape(), is = index.shape();
     if (ds.size() != 2 || is.size() != 1 || is[0] != ds[0])

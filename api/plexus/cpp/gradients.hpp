@@ -63,12 +63,14 @@ inline Tensor Tensor::unary(px_op op) const {
     using grad_rules::one;
     Tensor x = detach(), y = out.detach();
     autograd::GradFn fn;
+    Tensor reads;  // what the rule reads, if anything
     switch (op) {
     case PX_OP_NEG: fn = [](const Tensor& dy) { return one(-dy); }; break;
-    case PX_OP_EXP: fn = [y](const Tensor& dy) { return one(dy * y); }; break;
-    case PX_OP_LOG: fn = [x](const Tensor& dy) { return one(dy / x); }; break;
-    case PX_OP_SQRT: fn = [y](const Tensor& dy) { return one(dy * 0.5 / y); }; break;
+    case PX_OP_EXP: fn = [y](const Tensor& dy) { return one(dy * y); }, reads = y; break;
+    case PX_OP_LOG: fn = [x](const Tensor& dy) { return one(dy / x); }, reads = x; break;
+    case PX_OP_SQRT: fn = [y](const Tensor& dy) { return one(dy * 0.5 / y); }, reads = y; break;
     case PX_OP_ABS:
+        reads = x;
         fn = [x](const Tensor& dy) {
             Tensor sign = (x > 0.0).astype(x.dtype()) - (x < 0.0).astype(x.dtype());
             return one(dy * sign);
@@ -81,6 +83,7 @@ inline Tensor Tensor::unary(px_op op) const {
             autograd::detail::no_gradient({this}, px_op_name(op));
             return out;
         }
+        reads = from == PX_GRAD_FROM_RESULT ? y : x;
         if (from == PX_GRAD_FROM_RESULT)
             fn = [y, op](const Tensor& dy) {
                 return one(wrap([&](px_tensor** o) { return px_activation_backward(op, y.handle(), dy.handle(), o); }));
@@ -93,7 +96,7 @@ inline Tensor Tensor::unary(px_op op) const {
             };
     }
     }
-    autograd::detail::record(out, {this}, std::move(fn), px_op_name(op));
+    autograd::detail::record(out, {this}, std::move(fn), px_op_name(op), {reads});
     return out;
 }
 
@@ -105,7 +108,7 @@ inline Tensor Tensor::unary_alpha(px_op op, double alpha) const {
         return grad_rules::one(wrap([&](px_tensor** o) {
             return px_activation_input_backward(op, x.handle(), dy.handle(), alpha, o);
         }));
-    }, px_op_name(op));
+    }, px_op_name(op), {x});
     return out;
 }
 
@@ -158,7 +161,10 @@ inline Tensor Tensor::binary_op(px_op op, const Tensor& b) const {
         break;
     default: return out;  // comparisons: uint8 results carry no gradient
     }
-    autograd::detail::record(out, {this, &b}, std::move(fn), px_op_name(op));
+    if (op == PX_OP_ADD || op == PX_OP_SUB)  // their rules read no values
+        autograd::detail::record(out, {this, &b}, std::move(fn), px_op_name(op));
+    else
+        autograd::detail::record(out, {this, &b}, std::move(fn), px_op_name(op), {x, y, op == PX_OP_POW ? z : Tensor()});
     return out;
 }
 
@@ -184,7 +190,8 @@ inline Tensor Tensor::scalar_op(px_op op, double s, bool scalar_first) const {
         break;
     default: return out;  // comparisons
     }
-    autograd::detail::record(out, {this}, std::move(fn), px_op_name(op));
+    const bool reads = op == PX_OP_DIV ? scalar_first : op == PX_OP_POW;  // x (and x ** s) in the rule
+    autograd::detail::record(out, {this}, std::move(fn), px_op_name(op), {reads ? x : Tensor(), reads ? z : Tensor()});
     return out;
 }
 
@@ -208,7 +215,7 @@ inline Tensor Tensor::reduce_impl(px_op op, bool all_axes, int axis, bool keepdi
             const Tensor hit = equal(x, y.reshape(kept)).astype(d.dtype());
             const Tensor ties = all_axes ? hit.sum() : hit.sum(ax, true);
             return grad_rules::one(hit * grad_rules::spread(d, kept, xs) / ties.reshape(kept));
-        }, px_op_name(op));
+        }, px_op_name(op), {x, y});
         return out;
     }
     const double scale = op == PX_OP_MEAN ? 1.0 / count : 1.0;
@@ -249,7 +256,7 @@ inline Tensor gemm(const Tensor& a, const Tensor& b, bool trans_a = false, bool 
         Tensor da = trans_a ? gemm(y, d, trans_b, true) : gemm(d, y, false, !trans_b);
         Tensor db = trans_b ? gemm(d, x, true, trans_a) : gemm(x, d, !trans_a, false);
         return std::vector<Tensor>{da, db};
-    }, "gemm");
+    }, "gemm", {x, y});
     return out;
 }
 
@@ -280,7 +287,7 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
         if (x.ndim() == 2 && da.ndim() == 3) da = da.sum(0);
         if (y.ndim() == 2 && db.ndim() == 3) db = db.sum(0);
         return std::vector<Tensor>{da, db};
-    }, "matmul");
+    }, "matmul", {x, y});
     return out;
 }
 
@@ -342,7 +349,7 @@ inline Tensor take(const Tensor& table, const Tensor& indices) {
     autograd::detail::record(out, {&table}, [idx, rows](const Tensor& dy) {
         return grad_rules::one(
             Tensor::wrap([&](px_tensor** o) { return px_take_backward(dy.handle(), idx.handle(), rows, o); }));
-    }, "take");
+    }, "take", {idx});
     return out;
 }
 
@@ -359,7 +366,7 @@ inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
         grads[1] = grad_rules::sum_to(ga, as);
         grads[2] = grad_rules::sum_to(gb, bs);
         return grads;
-    }, "where");
+    }, "where", {c});
     return out;
 }
 

@@ -39,7 +39,7 @@ inline Tensor conv2d(const Tensor& x, const Tensor& w, Pair2 stride = 1, Pair2 p
                                              o);
         });
         return std::vector<Tensor>{dx, dw};
-    }, "conv2d");
+    }, "conv2d", {xd, wd});
     return out;
 }
 
@@ -54,7 +54,7 @@ inline Tensor pool2d(px_op op, const Tensor& x, Pair2 size, Pair2 stride, Pair2 
         return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
             return px_pool2d_backward(op, xd.handle(), dy.handle(), size.h, size.w, stride.h, stride.w, pad.h, pad.w, o);
         }));
-    }, px_op_name(op));
+    }, px_op_name(op), {xd});
     return out;
 }
 inline Tensor max_pool2d(const Tensor& x, Pair2 size, Pair2 stride, Pair2 pad = 0) {
@@ -90,7 +90,7 @@ inline Tensor bias_relu_max_pool2d(const Tensor& x, const Tensor& b, Pair2 size,
         check(px_bias_relu_max_pool2d_backward(xd.handle(), bd.handle(), dy.handle(), size.h, size.w, stride.h,
                                                stride.w, pad.h, pad.w, &dx, &db));
         return std::vector<Tensor>{Tensor(dx), Tensor(db)};
-    }, "bias_relu_max_pool2d");
+    }, "bias_relu_max_pool2d", {xd, bd});
     return out;
 }
 
@@ -110,7 +110,7 @@ inline Tensor log_softmax(const Tensor& x) {
         return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
             return px_log_softmax_backward(y.handle(), dy.handle(), o);
         }));
-    }, "log_softmax");
+    }, "log_softmax", {y});
     return out;
 }
 
@@ -125,7 +125,7 @@ inline Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) 
         return grad_rules::one(Tensor::wrap([&](px_tensor** o) {
             return px_softmax_cross_entropy_backward(l.handle(), y.handle(), dloss.handle(), o);
         }));
-    }, "softmax_cross_entropy");
+    }, "softmax_cross_entropy", {l, y});
     return out;
 }
 
@@ -170,7 +170,7 @@ inline Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var,
             return px_batch_norm(dy.handle(), zero.handle(), v.handle(), g.handle(), zero.handle(), eps, o);
         });
         return std::vector<Tensor>{dx, dg, db};
-    }, "batch_norm");
+    }, "batch_norm", {xd, m, v, g});
     return out;
 }
 
@@ -195,7 +195,7 @@ inline BatchNormResult batch_norm_by_batch(const Tensor& x, const Tensor& gamma,
         check(px_batch_norm_backward(xd.handle(), dy.handle(), m.handle(), v.handle(), g.handle(), eps,
                                      need_dx ? &dx : nullptr, &dgamma, &dbeta));
         return std::vector<Tensor>{dx ? Tensor(dx) : Tensor(), Tensor(dgamma), Tensor(dbeta)};
-    }, "batch_norm");
+    }, "batch_norm", {xd, r.mean, r.var, g});
     return r;
 }
 

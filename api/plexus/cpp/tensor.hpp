@@ -49,8 +49,11 @@ using GradFn = std::function<std::vector<Tensor>(const Tensor& dy)>;
 namespace detail {
 // Whether recording is on and one of `inputs` needs a gradient.
 bool wanted(std::initializer_list<const Tensor*> inputs);
-// Links `out` to `inputs` on the tape (call only when wanted()).
-void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op);
+// Links `out` to `inputs` on the tape (call only when wanted()). `reads`:
+// every tensor the rule reads (inputs, the result), so that backward()
+// refuses once one was written in place since; leaf inputs count always.
+void record(Tensor& out, std::initializer_list<const Tensor*> inputs, GradFn fn, const char* op,
+            std::initializer_list<Tensor> reads = {});
 // Fails naming `op` when it would need a gradient it does not have.
 void no_gradient(std::initializer_list<const Tensor*> inputs, const char* op);
 }  // namespace detail
@@ -193,11 +196,17 @@ public:
     // result (autograd would read the new values; MXNet refuses the same).
     Tensor& assign(const Tensor& values);
     Tensor& assign(double value);
-    // assign()'s refusals before a write in place, and its record after one
-    // (a leaf's version), for a write through a view of this tensor that
-    // carries no autograd record of its own (Python's x[i] = v).
+    // assign()'s refusals before a write in place, for a write through a
+    // view of this tensor that carries no autograd record of its own
+    // (Python's x[i] = v).
     void check_writable() const;
-    void note_written() const;
+    // How many writes in place Plexus has made to this tensor's memory,
+    // through any handle or view of it (px_tensor_version).
+    uint64_t version() const {
+        uint64_t v = 0;
+        check(px_tensor_version(need(), &v));
+        return v;
+    }
 
     // ---- autograd (see autograd.hpp) ----
     // Makes this tensor a leaf whose gradient backward() computes; the

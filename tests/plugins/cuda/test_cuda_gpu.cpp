@@ -151,6 +151,10 @@ TEST_CASE("integer division by zero is reported at the next wait, naming div", "
     // stream, in order with the kernels after it.
     Tensor again = b / b;
     CHECK_THROWS_WITH(again.to_vector<int32_t>(), Contains("div failed on CUDA device 0"));
+    // A copy to another plugin's device reads the source (a wait): it
+    // reports the failure instead of copying, and says so.
+    Tensor failed = a / b;
+    CHECK_THROWS_WITH(failed.copyto(cpu()), Contains("div failed on CUDA device 0") && Contains("the copy was not made"));
     // Each reported once; the device goes on working.
     CHECK((a + b).to_vector<int32_t>() == std::vector<int32_t>{8, 8, 12});
 }
