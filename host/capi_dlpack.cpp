@@ -169,6 +169,8 @@ struct SharedExport {
     int64_t shape[PX_MAX_DIMS] = {};
     int64_t strides[PX_MAX_DIMS] = {};
     std::shared_ptr<Buffer> buffer;
+    uint64_t offset = 0;  // the tensor's, into `buffer`, whose bytes start at managed.dl_tensor.data - offset
+    px_dtype dtype = PX_FLOAT32;
 
     static void deleter(Managed* self) { delete static_cast<SharedExport*>(self->manager_ctx); }
 };
@@ -217,6 +219,8 @@ Managed* export_shared(const TensorObj& t, const px_buffer_memory& mem) {
     t.device().synchronize();
     auto e = std::make_unique<SharedExport<Managed>>();
     e->buffer = t.buffer;
+    e->offset = t.offset;
+    e->dtype = t.dtype;
     // The view's offset goes into data, byte_offset stays 0: PyTorch 1.13
     // ignores byte_offset, and PyTorch's own exports do the same.
     void* data = mem.address ? static_cast<char*>(mem.address) + t.offset : nullptr;
@@ -383,6 +387,27 @@ TensorObj* import_shared(const std::shared_ptr<DeviceImpl>& dev, Managed* in, px
     return made.release();
 }
 
+// A tensor this Plexus exported itself (export_shared), back onto its own
+// device: a tensor over the same buffer, so that writes through either
+// count together (px_tensor_version) and nothing is wrapped; nullptr when
+// `in` is another producer's, or moved, retyped or grown since.
+template <class Managed>
+TensorObj* import_own(const std::shared_ptr<DeviceImpl>& dev, const Managed* in, px_dtype dtype, const Shape& shape) {
+    if (in->deleter != &SharedExport<Managed>::deleter) return nullptr;
+    const auto* e = static_cast<const SharedExport<Managed>*>(in->manager_ctx);
+    const DLTensor& t = in->dl_tensor;
+    const uint64_t bytes = byte_size(shape, dtype);
+    if (e->buffer->device != dev || t.data != e->managed.dl_tensor.data || t.byte_offset != 0 || dtype != e->dtype ||
+        !compact_layout(t, shape) || e->offset > e->buffer->bytes || bytes > e->buffer->bytes - e->offset)
+        return nullptr;
+    auto made = std::make_unique<TensorObj>();
+    made->buffer = e->buffer;
+    made->offset = e->offset;
+    made->dtype = dtype;
+    made->shape = shape;
+    return made.release();
+}
+
 // The values of `t`, copied onto `dev`.
 // (`why`: why it was not shared, for the refusal; empty when not tried.)
 TensorObj* import_copy(const std::shared_ptr<DeviceImpl>& dev, const DLTensor& t, px_dtype dtype, const Shape& shape,
@@ -435,6 +460,13 @@ void import_tensor(Runtime& rt, px_device device, Managed* in, int32_t copy, px_
     const uint64_t bytes = byte_size(shape, dtype);
     if (bytes > 0 && !t.data) fail(PX_ERROR_INVALID_ARGUMENT, "the tensor's data is NULL for ", numel(shape), " elements");
     std::string why;
+    if (copy != PX_DLPACK_COPY_ALWAYS && bytes > 0) {
+        if (TensorObj* own = import_own(dev, in, dtype, shape)) {
+            *out = publish(own);
+            in->deleter(in);  // its buffer lives on in the new tensor
+            return;
+        }
+    }
     if (copy != PX_DLPACK_COPY_ALWAYS && bytes > 0) {  // no elements: nothing to share, a copy of nothing
         Hold<Managed>* hold = nullptr;
         if (TensorObj* shared = import_shared(dev, in, dtype, shape, hold, why)) {

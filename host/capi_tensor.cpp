@@ -173,8 +173,8 @@ px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
                 fail(PX_ERROR_INVALID_ARGUMENT,
                      "the values and the tensor are overlapping parts of one tensor's memory; assign a copy");
         }
-        d.note_write();
         router::copy_into(s, d);
+        d.note_write();  // once queued (a refused copy writes nothing)
     });
 }
 

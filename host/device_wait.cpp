@@ -62,6 +62,7 @@ struct DeviceImpl::Waits {
             in_flight.clear();
             background = false;
             covered = wanted;
+            idle_upto = ~uint64_t(0);  // the parent's waits say nothing of this process: no timed wait is idle
         });
         return std::unique_lock<std::mutex>(m);
     }

@@ -166,7 +166,7 @@ struct TensorObj {
     Shape shape;
 
     DeviceImpl& device() const { return *buffer->device; }
-    // Counts a write in place (before it is queued) for px_tensor_version.
+    // Counts a write in place, once it is queued, for px_tensor_version.
     void note_write() const { buffer->writes.fetch_add(1); }
     uint64_t bytes() const { return numel(shape) * px_dtype_size(dtype); }
     // A desc of the whole tensor, contiguous.

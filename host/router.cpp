@@ -105,15 +105,10 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
         dispatch(to, PX_OP_COPY, src.dtype, &in, 1, &out, 1, nullptr);
         return;
     }
-    // Two devices of one plugin: the plugin orders the copy after both
-    // devices' work, and it runs whatever failed before (no waiting point).
-    if (from.plugin == to.plugin) {
-        copy_between(src, dst, from, to, bytes);
-        return;
-    }
-    // Two plugins: the copy reads the source, a waiting point, which reports
+    // Two devices: the copy reads the source, a waiting point, which reports
     // a failure of the source's work (or one a wait of the host's own took
-    // from it, kept or racing the read) instead of copying.
+    // from it, kept or racing the read) instead of copying: the values it
+    // spoiled would reach a device whose waits cannot report it.
     try {
         from.settle();
         from.settled([&] { copy_between(src, dst, from, to, bytes); });

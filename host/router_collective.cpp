@@ -4,6 +4,7 @@
 // offers one; otherwise the host sums on the first device and copies back.
 // The group all-reduce sums tensors with their peers in other processes,
 // always through the plugin (ABI 1.3); there is nothing to fall back to.
+#include <algorithm>
 #include <memory>
 
 #include "dispatch.hpp"
@@ -75,16 +76,33 @@ void all_reduce_sum(const std::vector<TensorObj*>& ts) {
     if (ts.empty()) fail(PX_ERROR_INVALID_ARGUMENT, "all_reduce: no tensors");
     check_collective(ts);
     if (ts.size() == 1 || numel(ts[0]->shape) == 0) return;
-    for (TensorObj* t : ts) t->note_write();
-    if (plugin_collective(ts)) return;
+    const auto written = [&] {  // once the sum is queued (px_tensor_version)
+        for (TensorObj* t : ts) t->note_write();
+    };
+    try {
+        if (plugin_collective(ts)) return written();
+    } catch (const Failure& f) {  // (a device's earlier failure, which the CPU plugin reports instead of summing)
+        throw Failure(f.status, cat(f.message, "; the sum was not made"));
+    }
     // The fallback: the same order as the plugins' (tensors[0] + tensors[1] + ...).
     const std::shared_ptr<DeviceImpl>& home = ts[0]->buffer->device;
+    // Over several plugins its copies go through the host, waiting points
+    // that report a failure instead of copying: every device waits first, so
+    // that one refuses the whole sum before any tensor is written.
+    if (std::any_of(ts.begin(), ts.end(), [&](const TensorObj* t) { return t->device().plugin != home->plugin; })) {
+        try {
+            for (const TensorObj* t : ts) t->device().synchronize();
+        } catch (const Failure& f) {
+            throw Failure(f.status, cat(f.message, "; the sum was not made (no tensor was written)"));
+        }
+    }
     Owned total(copy_to(*ts[0], home));
     for (size_t i = 1; i < ts.size(); ++i) {
         Owned part(copy_to(*ts[i], home));
         total.reset(binary(PX_OP_ADD, *total, *part));
     }
     for (TensorObj* t : ts) copy_into(*total, *t);
+    written();
 }
 
 void group_all_reduce_sum(const GroupObj& group, const std::vector<TensorObj*>& ts) {
@@ -109,13 +127,13 @@ void group_all_reduce_sum(const GroupObj& group, const std::vector<TensorObj*>& 
         if (t.bytes() > 0) descs.push_back(t.desc());
     }
     if (descs.empty()) return;
-    for (TensorObj* t : ts) t->note_write();
     const auto& plugin = home.plugin;
     const DeviceImpl::Submitting queued{home};
     px_group_call call{sizeof(px_group_call), PX_COLLECTIVE_SUM, int32_t(descs.size()), descs.data()};
     plugin->call([&] { return cat("group all_reduce of ", descs.size(), " tensors on ", home.label, " (rank ", group.rank,
                                   " of ", group.size, ")"); },
                  [&](px_plugin_error* e) { return plugin->api->group_all_reduce(plugin->context, group.handle, &call, e); });
+    for (TensorObj* t : ts) t->note_write();
 }
 
 }  // namespace px::router

@@ -409,9 +409,9 @@ void sgd_update(TensorObj& param, const TensorObj& grad, TensorObj* momentum, co
     const int n = momentum ? 2 : 1;
     if (momentum) check_layout(op, {in[0], in[1], in[2]}, {out[0], out[1]}, &attrs);
     else check_layout(op, {in[0], in[1]}, {out[0]}, &attrs);
-    param.note_write();
-    if (momentum) momentum->note_write();
     dispatch(param.device(), op, param.dtype, in, n + 1, out, n, &attrs, numel(param.shape) > 0);
+    param.note_write();  // once queued (a refused step writes nothing)
+    if (momentum) momentum->note_write();
 }
 
 void adam_update(TensorObj& param, const TensorObj& grad, TensorObj& state, const AdamSettings& s) {
@@ -442,9 +442,9 @@ void adam_update(TensorObj& param, const TensorObj& grad, TensorObj& state, cons
     attrs.root_correction2 = std::sqrt(1 - std::pow(s.beta2, double(s.step)));
     const px_tensor_desc in[3] = {param.desc(), grad.desc(), state.desc()}, out[2] = {in[0], in[2]};
     check_layout(op, in, 3, out, 2, &attrs);
+    dispatch(param.device(), op, param.dtype, in, 3, out, 2, &attrs, numel(param.shape) > 0);
     param.note_write();
     state.note_write();
-    dispatch(param.device(), op, param.dtype, in, 3, out, 2, &attrs, numel(param.shape) > 0);
 }
 
 namespace {

@@ -51,8 +51,11 @@ void EvalMetric::reset() {
 }
 
 Tensor Accuracy::hits(const Tensor& labels, const Tensor& preds) const {
-    if (preds.shape() == labels.shape())
-        return equal(preds.astype(DType::int64), labels.astype(DType::int64)).sum();
+    if (preds.shape() == labels.shape()) {  // predicted classes: whole numbers as the labels, NaN no class
+        const Tensor p = preds.astype(DType::float64);
+        const Tensor l = class_indices(labels, DType::int64, "Accuracy").astype(DType::float64);
+        return equal(p, l).astype(DType::int64).sum();
+    }
     check_scores("Accuracy", labels, preds);
     // A row whose top score is NaN (NaN ranks first, as in argmax) is no hit: a model gone NaN scores nothing.
     const Tensor top = preds.max(1);

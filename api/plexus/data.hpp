@@ -224,6 +224,9 @@ private:
     void wait_for_prefetch() noexcept;
     void start(std::vector<int64_t> order, uint64_t epoch) noexcept;
     void prefetch() noexcept;
+    // In a forked child the prefetch thread stayed in the parent: its batch
+    // is given up (never waited for; the child makes the batch itself).
+    void forget_parents_prefetch() noexcept;
 
     Source source_;
     int64_t count_;
@@ -238,6 +241,7 @@ private:
     std::vector<int64_t> order_;
     int64_t next_ = 0;
     std::future<Batch> pending_;
+    uint64_t pending_made_in_ = 0;  // the px_fork_generation() it was started in
 };
 
 }  // namespace plexus::data

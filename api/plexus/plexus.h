@@ -14,15 +14,16 @@
  * info structs live as long as the runtime.
  *
  * Asynchrony: ops return before the device has computed them. Reading values
- * (px_tensor_to_host), copying between devices of different plugins and the
+ * (px_tensor_to_host), copying from a device to another (the copy reads its
+ * source; between two GPUs of the CUDA plugin it is queued instead) and the
  * synchronize calls wait. A failure on the device is returned by the next
  * call that waits on that device, naming the op that failed (and any other
  * op that failed since the previous wait). A failed op does not stop the
- * ops queued after it: they run, and so do copies between devices of one
- * plugin; the failed op's result holds unspecified values. A call that
- * waits and meets a failure does not do its own work: no values are read,
- * and a copy between devices of different plugins is not made (its message
- * says so).
+ * ops queued after it: they run; the failed op's result holds unspecified
+ * values. A call that waits and meets a failure does not do its own work: no
+ * values are read, and a copy or a sum is not made (its message says so), so
+ * that values a failure spoiled never reach a device whose waits cannot
+ * report it.
  *
  * Threads: a runtime and its tensors may be used from several threads; a
  * handle must not be released while another thread still uses it. */
@@ -96,7 +97,9 @@ typedef struct px_runtime_options {
  * and do not make this fail, except for memory running out while one loads
  * (the host's, or a plugin's create/device_count/device_info reporting
  * PX_ERROR_OUT_OF_MEMORY): that fails it with PX_ERROR_OUT_OF_MEMORY, rather
- * than give a runtime quietly short of a device. */
+ * than give a runtime quietly short of a device. A malformed setting in the
+ * environment fails it too, naming the variable (PLEXUS_TRACE naming a file
+ * that cannot be written: PX_ERROR_INVALID_ARGUMENT). */
 PX_API px_status px_runtime_create(const px_runtime_options* options, px_runtime** out);
 /* Waits for queued work, then destroys the runtime. PX_OK means the runtime
  * is gone; any other status means it was not destroyed and nothing changed
@@ -167,7 +170,8 @@ PX_API px_status px_runtime_synchronize(px_runtime* runtime, px_device device);
 /* Waits for every device, each one even after another's failure; the
  * first failure is returned, the others named after it. */
 PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
-/* px_runtime_synchronize, but waiting at most `seconds` (above 0): work
+/* px_runtime_synchronize, but waiting at most `seconds` (above 0, at most
+ * 1e9; else PX_ERROR_INVALID_ARGUMENT): work
  * still running then gives PX_ERROR_DEVICE, saying so, instead of blocking
  * for ever (a device that hangs). The wait goes on beside the caller; the
  * next call that waits on that device (a synchronize, a read of values, a

@@ -464,9 +464,11 @@ typedef struct px_plugin_api {
      * ordered after earlier work on the device. copy_to_host waits for the
      * device's earlier work, reports its failure if it failed, and returns
      * once `dst` holds the bytes. copy_device copies between two buffers of
-     * this plugin, on one device or two, ordered after earlier work on both;
-     * like an op it runs after a failed one, and it leaves their failures
-     * for the devices' next synchronize or copy_to_host. */
+     * this plugin, on one device or two, ordered after earlier work on both.
+     * One that waits for the source's work (the CPU plugin) reports its
+     * failure instead of copying, as copy_to_host does; one that queues the
+     * copy (CUDA) leaves it to the next synchronize. A failure of the
+     * destination's earlier work stays for that device's next wait. */
     px_status (*copy_from_host)(px_plugin_context* ctx, px_plugin_buffer* dst, uint64_t dst_offset,
                                 const void* src, uint64_t bytes, px_plugin_error* err);
     px_status (*copy_to_host)(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t src_offset,

@@ -206,9 +206,12 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
         if (!from || !to) return fail(err, PX_ERROR_INVALID_ARGUMENT, "copy_device: not a buffer of this plugin");
         if (forked(ctx)) return refuse_in_child(err);
         // Both queues drain, so the copy sees every earlier write and comes
-        // before every later op on either device. Their failures stay for
-        // the next synchronize: the copy runs, as every op after a failed one does.
-        from->worker.drain();
+        // before every later op on either device. The source's failure is
+        // reported instead of copying (the values it spoiled would reach a
+        // device whose waits cannot tell); the destination's stays for its
+        // next synchronize.
+        const std::string failure = from->worker.wait();
+        if (!failure.empty()) return device_failed(err, failure);
         if (to != from) to->worker.drain();
         if (bytes) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
         return PX_OK;

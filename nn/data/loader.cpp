@@ -4,6 +4,7 @@
 // ToTensor and Normalize.
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <random>
 #include <system_error>
@@ -59,7 +60,20 @@ DataLoader::DataLoader(Source source, int64_t count, int64_t batch_size, bool sh
 DataLoader::~DataLoader() { wait_for_prefetch(); }
 
 void DataLoader::wait_for_prefetch() noexcept {
+    forget_parents_prefetch();
     if (pending_.valid()) pending_.wait();
+}
+
+void DataLoader::forget_parents_prefetch() noexcept {
+    if (!pending_.valid() || pending_made_in_ == px_fork_generation()) return;
+    // Left to the process, never destroyed: destroying the future would wait
+    // for a thread this child does not have. (Without memory for it, raw
+    // static storage takes it, over an earlier one never destroyed either.)
+    if (!new (std::nothrow) std::future<Batch>(std::move(pending_))) {
+        alignas(std::future<Batch>) static unsigned char raw[sizeof(std::future<Batch>)];
+        new (raw) std::future<Batch>(std::move(pending_));
+    }
+    pending_ = {};  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks): the leak is the point
 }
 
 std::vector<int64_t> DataLoader::shuffled(uint64_t epoch) const {
@@ -171,6 +185,7 @@ void DataLoader::prefetch() noexcept {
     if (next_ >= num_batches()) return;
     try {
         pending_ = std::async(std::launch::async, [this, index = next_] { return make(index); });
+        pending_made_in_ = px_fork_generation();
     } catch (const std::bad_alloc&) {
     } catch (const std::system_error&) {  // resource_unavailable_try_again: no thread
     }
@@ -180,6 +195,7 @@ bool DataLoader::next(Batch& out) {
     if (next_ >= num_batches()) return false;
     // get() rethrows a failure of the preparing thread and empties pending_,
     // so a call after a failure makes that same batch again.
+    forget_parents_prefetch();
     Batch b = pending_.valid() ? pending_.get() : make(next_);
     ++next_;
     out = std::move(b);

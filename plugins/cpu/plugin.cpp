@@ -342,10 +342,11 @@ px_status copy_device(px_plugin_context* ctx, px_plugin_buffer* src, uint64_t sr
             return PX_OK;
         }
         // Two devices: the source must be complete, and the source's later
-        // frees must not overtake the copy, so copy now after both drain. A
-        // failure of their earlier work stays for their next wait: the copy
-        // runs, as every op after a failed one does.
-        from->queue.drain();
+        // frees must not overtake the copy, so copy now after both drain.
+        // The source's wait reports its failure instead of copying: the
+        // values it spoiled would reach a device whose waits cannot tell. The
+        // destination's failure stays for its own next wait.
+        if (const px_status s = wait_device(from, err)) return s;
         to->queue.drain();
         plexus::kit::TraceStamp stamp(to->queue.trace(), 0, 0, bytes);
         std::memcpy(t.dst, t.src, bytes);
@@ -430,10 +431,11 @@ px_status all_reduce(px_plugin_context* ctx, const px_collective_call* call, px_
             if (!in_bounds(t.buffer, t.offset, size)) return out_of_bounds(err, t.buffer, t.offset, size);
         }
         if (!usable_here(ctx)) return refuse_forked(err);
-        for (int32_t i = 0; i < call->count; ++i) {
-            px_status s = wait_device(ctx->devices[call->devices[i]].get(), err);
-            if (s != PX_OK) return s;
-        }
+        // Every device's earlier work done, and a failure of it reported
+        // instead of summing (each tensor is a source: a spoiled value would
+        // reach every device). The sum writes nothing until then.
+        for (int32_t i = 0; i < call->count; ++i)
+            if (const px_status s = wait_device(ctx->devices[call->devices[i]].get(), err)) return s;
         const int64_t n = parts[0].numel();
         // On the caller's thread, with a device's team as it runs (not the
         // caller's OpenMP setting): one thread each when devices share the
@@ -474,6 +476,7 @@ px_status trace_take(px_plugin_context* ctx, int32_t device, px_trace_span* span
     return safely(err, [&] {
         Device* d = device_at(ctx, device);
         if (!d) return bad_device(err, device);
+        if (!usable_here(ctx)) return refuse_forked(err);  // (the trace's lock may be held in the parent)
         return d->queue.trace().take(spans, capacity, count, err);
     });
 }

@@ -174,8 +174,8 @@ class DataLoader(_DataLoader):
     def begin_epoch(self, epoch):
         """Makes the next pass over this loader epoch `epoch` (the first is 0): that epoch's order, rollover
         and random choices, as a run resumed at that epoch needs; the passes after it count on from there."""
-        if isinstance(epoch, bool) or not isinstance(epoch, _numbers.Integral) or epoch < 0:
-            raise ValueError("DataLoader.begin_epoch: the epoch is a whole number >= 0, not %r" % (epoch,))
+        if isinstance(epoch, bool) or not isinstance(epoch, _numbers.Integral) or not 0 <= epoch < 2 ** 63:
+            raise ValueError("DataLoader.begin_epoch: the epoch is a whole number in [0, 2**63), not %r" % (epoch,))
         with self._lock:
             self._epoch = int(epoch)
 

@@ -208,3 +208,31 @@ ParameterDict._initialize_raw = ParameterDict.initialize
 ParameterDict._reset_ctx_raw = ParameterDict.reset_ctx
 ParameterDict.initialize = _params_initialize
 ParameterDict.reset_ctx = _params_reset_ctx
+
+
+def _made_first(method, name):
+    """`method` of a Block, refused with a TypeError (not a crash) before Block.__init__ has made the block: a
+    Block written in Python whose __init__ uses self (self.params.get, self.add, ...) before super().__init__()."""
+    def checked(self, *args, **kwargs):
+        if not _native.nn._block_made(self):
+            raise TypeError("%s.%s: the block is not made yet: call super().__init__() first in %s.__init__"
+                            % (type(self).__name__, name.strip("_") or name, type(self).__name__))
+        return method(self, *args, **kwargs)
+    checked.__name__ = name
+    checked.__doc__ = getattr(method, "__doc__", None)
+    return checked
+
+
+def _guard_until_made(cls):
+    for name, attr in list(vars(cls).items()):
+        if name in ("__init__", "__new__", "__setattr__", "__init_subclass__", "__class_getitem__"):
+            continue
+        if isinstance(attr, property):
+            setattr(cls, name, property(attr.fget and _made_first(attr.fget, name),
+                                        attr.fset and _made_first(attr.fset, name), attr.fdel, attr.__doc__))
+        elif callable(attr) and not isinstance(attr, (type, staticmethod, classmethod)):
+            setattr(cls, name, _made_first(attr, name))
+
+
+_guard_until_made(Block)
+_guard_until_made(Sequential)

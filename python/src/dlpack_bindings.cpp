@@ -140,11 +140,15 @@ struct WithGil {
 template <class Managed, class Import>
 px_status import_capsule(PyObject* c, const char* name, const char* used, Import&& import) {
     auto* in = static_cast<Managed*>(PyCapsule_GetPointer(c, name));
-    Managed* held = WithGil<Managed>::wrap(in);
+    // Plexus's own export (a Tensor's __dlpack__) goes in as it came out: its
+    // deleter needs no GIL, and the host then knows it for its own (the same
+    // memory, its writes counted together: px_tensor_version).
+    const bool own = PyCapsule_GetDestructor(c) == capsule_destructor;
+    Managed* held = own ? in : WithGil<Managed>::wrap(in);
     const px_status s = import(held);
     if (s == PX_OK)
         PyCapsule_SetName(c, used);  // the producer's tensor is Plexus's now
-    else
+    else if (!own)
         WithGil<Managed>::unwrap(held);  // still the capsule's
     return s;
 }

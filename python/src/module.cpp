@@ -935,12 +935,16 @@ private:
 template <class B>
 using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
-// The Block written in Python that `self` is, once its __init__ (Block's,
-// through super().__init__()) has made it: before, it has no C++ object to
-// register `what` with (pybind11 would hand on a null one).
+// Whether `self`'s C++ object exists: a Block written in Python has none
+// until its __init__ has called Block's (super().__init__()), and a method
+// of it called before would be handed a null one.
+bool block_made(py::handle self) {  // (a block C++ owns, handed out by reference, has no holder but a value)
+    return reinterpret_cast<py::detail::instance*>(self.ptr())->get_value_and_holder().value_ptr() != nullptr;
+}
+
+// The Block written in Python that `self` is, once made (block_made).
 PyBlock* python_block(py::handle self, const char* what) {
-    auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
-    if (!inst->get_value_and_holder().holder_constructed())
+    if (!block_made(self))
         throw py::type_error(std::string("cannot assign ") + what + " to " + py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
                              " before Block.__init__() has run: call super().__init__() first in its __init__");
     auto* own = dynamic_cast<PyBlock*>(&self.cast<plexus::nn::Block&>());
@@ -1249,7 +1253,9 @@ PYBIND11_MODULE(_plexus, m) {
         .def("backward", [](const Tensor& t, const std::optional<Tensor>& head, bool retain_graph) {
             t.backward(head ? *head : Tensor(), retain_graph);
         }, py::arg("out_grad") = py::none(), py::arg("retain_graph") = false)
-        .def("detach", &Tensor::detach);
+        .def("detach", &Tensor::detach)
+        // PyTorch's name: the writes in place Plexus made to this memory (px_tensor_version).
+        .def_property_readonly("_version", &Tensor::version);
     bind_dlpack(m, tensor);  // dlpack_bindings.cpp: __dlpack__, __dlpack_device__, from_dlpack
     // reductions: over all axes (axis None), one, or several (a tuple or list, as NumPy's)
     // dtype= and out= as NumPy's own functions pass them (np.sum(x) calls x.sum(axis=None, out=None)):
@@ -1513,6 +1519,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("zero_grad", &nn::ParameterDict::zero_grad)
         .def("reset_ctx", [](nn::ParameterDict& d, const std::vector<Device>& ds) { d.reset_ctx(ds); });
 
+    mnn.def("_block_made", &block_made, "Whether a Block's C++ object exists (Block.__init__ has run)");
     py::class_<nn::Block, PyBlock, std::shared_ptr<nn::Block>>(mnn, "Block")
         .def(py::init<>())
         .def("_register_child", [](py::handle self, const std::string& name, std::shared_ptr<nn::Block> child) {
@@ -1667,12 +1674,19 @@ PYBIND11_MODULE(_plexus, m) {
                 }
                 return made;
             }
-            if (py::isinstance<py::bool_>(key) || !py::isinstance<py::int_>(key))
+            // Any integer (NumPy's too, through __index__), as a list takes.
+            PyObject* index = py::isinstance<py::bool_>(key) ? nullptr : PyNumber_Index(key.ptr());
+            if (!index) {
+                PyErr_Clear();
                 throw py::type_error("Sequential indices are integers or slices, not " +
                                      py::str(py::type::of(key).attr("__name__")).cast<std::string>());
-            const py::ssize_t given = key.cast<py::ssize_t>(), i = given < 0 ? given + n : given;
+            }
+            const py::object as_int = py::reinterpret_steal<py::object>(index);
+            const py::ssize_t given = PyNumber_AsSsize_t(as_int.ptr(), nullptr);  // saturates: out of range anyway
+            const py::ssize_t i = given < 0 ? given + n : given;
             if (i < 0 || i >= n)
-                throw py::index_error("Sequential: layer " + std::to_string(given) + " of " + std::to_string(n));
+                throw py::index_error("Sequential: layer " + py::str(as_int).cast<std::string>() + " of " +
+                                      std::to_string(n));
             return py::cast(&s[size_t(i)], py::return_value_policy::reference_internal, self);
         });
     mnn.def("resnet18", [](int64_t num_classes, int64_t in_channels) {

@@ -283,6 +283,17 @@ TEST_CASE("in a forked child the parent's context answers every call and never h
         p.api->copy_to_host(p.ctx, b, 0, got, sizeof got, &e);
         p.api->copy_from_host(p.ctx, a, 0, got, sizeof got, &e);
         p.api->copy_device(p.ctx, a, 0, b, 0, sizeof got, &e);
+        const px_tensor_desc in = vector_desc(a, PX_FLOAT32, 4), out = vector_desc(b, PX_FLOAT32, 4);
+        const px_op_call copy{sizeof(px_op_call), PX_OP_COPY, p.device, 1, &in, 1, &out, nullptr};
+        p.api->execute(p.ctx, &copy, &e);  // an op on the parent's device
+        p.api->synchronize(p.ctx, p.device, &e);
+        if (p.api->trace_enable) {  // ABI 1.8's slots, when offered
+            p.api->trace_enable(p.ctx, p.device, 1, &e);
+            px_trace_span spans[4] = {};
+            for (px_trace_span& s : spans) s.struct_size = sizeof s;
+            int32_t taken = 0;
+            p.api->trace_take(p.ctx, p.device, spans, 4, &taken, &e);
+        }
         p.api->device_info(p.ctx, p.device, &info, &e);
         if (p.api->buffer_alloc(p.ctx, p.device, 64, &c, &e) == PX_OK) p.api->buffer_free(p.ctx, c, &e);
         p.api->buffer_free(p.ctx, a, &e);

@@ -50,6 +50,7 @@ target_include_directories(plexus-cuda-emu PRIVATE ${cuda_dir} ${emu_dir}
 target_compile_definitions(plexus-cuda-emu PRIVATE PLEXUS_CUDA_PLUGIN_VERSION="${PROJECT_VERSION}-emulated")
 plexus_optimize_kernels(plexus-cuda-emu -O2)
 target_link_libraries(plexus-cuda-emu PRIVATE plexus-cudart-emu Threads::Threads ${CMAKE_DL_LIBS})
+plexus_cuda_stays_loaded(plexus-cuda-emu)  # as the real one (CMakeLists.txt)
 set_target_properties(plexus-cuda-emu PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # A plugin and a runtime, not test code: tests/' PLEXUS_TEST_CODE_OPTIONS
 # (-O0 under the sanitizers) leave them, so they keep the plugins' -O (-O1

@@ -163,3 +163,62 @@ TEST_CASE("a plugin's collective that cannot run falls back, one that fails is r
     CHECK(contains(px_last_error(), "simulated collective failure"));
     for (px_tensor* t : {ts[0], ts[1], three[0], three[1]}) px_tensor_release(t);
 }
+
+namespace {
+// An integer division by zero queued on `d`: it fails when it runs.
+void failing_div(px_runtime* rt, px_device d) {
+    const int64_t n = 2;
+    px_tensor *x = nullptr, *zero = nullptr, *q = nullptr;
+    REQUIRE(px_tensor_full(rt, d, PX_INT32, 1, &n, 7, &x) == PX_OK);
+    REQUIRE(px_tensor_full(rt, d, PX_INT32, 1, &n, 0, &zero) == PX_OK);
+    REQUIRE(px_binary(PX_OP_DIV, x, zero, &q) == PX_OK);
+    for (px_tensor* t : {x, zero, q}) px_tensor_release(t);
+}
+uint64_t version(px_tensor* t) {
+    uint64_t v = 0;
+    REQUIRE(px_tensor_version(t, &v) == PX_OK);
+    return v;
+}
+// A sum of {1, 2} and {10, 20} after failing_div on one of their devices:
+// refused naming the division and `said`, nothing written or counted as a
+// write; then, the failure reported once, a sum that runs.
+void refused_then_summed(px_tensor* (&ts)[2], const std::string& said) {
+    CHECK(px_all_reduce_sum(ts, 2) == PX_ERROR_DEVICE);
+    CHECK(contains(px_last_error(), "div"));
+    CHECK(contains(px_last_error(), said));
+    CHECK(values(ts[0], 2) == std::vector<float>{1, 2});
+    CHECK(values(ts[1], 2) == std::vector<float>{10, 20});
+    CHECK(version(ts[0]) == 0);
+    CHECK(version(ts[1]) == 0);
+    REQUIRE(px_all_reduce_sum(ts, 2) == PX_OK);
+    CHECK(values(ts[0], 2) == std::vector<float>{11, 22});
+    CHECK(values(ts[1], 2) == std::vector<float>{11, 22});
+    CHECK(version(ts[0]) == 1);
+}
+}  // namespace
+
+TEST_CASE("all_reduce_sum on the CPU plugin reports an earlier failure of a device and sums nothing",
+          "[host][collective][errors]") {
+    CpuDevices three;
+    Runtime r({cpu_plugin});
+    const px_device d0{PX_DEVICE_CPU, 0}, d1{PX_DEVICE_CPU, 1};
+    for (const px_device failed : {d0, d1}) {
+        px_tensor* ts[2] = {tensor(r.rt, d0, {1, 2}), tensor(r.rt, d1, {10, 20})};
+        failing_div(r.rt, failed);
+        // Every tensor is a source: a value the failure spoiled would reach every device.
+        refused_then_summed(ts, "the sum was not made");
+        for (px_tensor* t : ts) px_tensor_release(t);
+    }
+}
+
+TEST_CASE("all_reduce_sum across two plugins after a failure is refused whole, no tensor written",
+          "[host][collective][errors]") {
+    Runtime r({cpu_plugin, fault("newer-minor")});
+    const px_device cpu0{PX_DEVICE_CPU, 0}, acc{PX_DEVICE_ACCELERATOR, 0};
+    px_tensor* ts[2] = {tensor(r.rt, cpu0, {1, 2}), tensor(r.rt, acc, {10, 20})};
+    failing_div(r.rt, cpu0);
+    // Its copies through the host are waiting points: the first had summed into
+    // tensors[0] and the second then failed, leaving the two apart.
+    refused_then_summed(ts, "the sum was not made (no tensor was written)");
+    for (px_tensor* t : ts) px_tensor_release(t);
+}

@@ -313,6 +313,41 @@ TEST_CASE("what cannot be exchanged is refused with the reason, and a refused im
     px_tensor_release(t);
 }
 
+TEST_CASE("a tensor Plexus exported comes back as a view of the same buffer, its writes counted together",
+          "[dlpack]") {
+    Rt r;
+    std::vector<float> host{1, 2, 3, 4, 5, 6};
+    px_tensor* t = from_values(r.rt, PX_FLOAT32, host, {6});
+    px_tensor *row = nullptr, *back_row = nullptr, *nines = nullptr;
+    REQUIRE(px_tensor_slice(t, 2, 5, &row) == PX_OK);  // a view at an offset
+    for (const bool versioned : {true, false}) {
+        CAPTURE(versioned);
+        DLManagedTensorVersioned* m = nullptr;
+        DLManagedTensor* u = nullptr;
+        if (versioned) {
+            REQUIRE(px_tensor_to_dlpack(row, PX_DLPACK_COPY_NEVER, &m) == PX_OK);
+            REQUIRE(px_tensor_from_dlpack(r.rt, cpu0, m, PX_DLPACK_COPY_NEVER, &back_row) == PX_OK);
+        } else {
+            REQUIRE(px_tensor_to_dlpack_unversioned(row, PX_DLPACK_COPY_IF_NEEDED, &u) == PX_OK);
+            REQUIRE(px_tensor_from_dlpack_unversioned(r.rt, cpu0, u, PX_DLPACK_COPY_NEVER, &back_row) == PX_OK);
+        }
+        uint64_t before = 0, after = 0;
+        REQUIRE(px_tensor_version(t, &before) == PX_OK);
+        const int64_t three = 3;
+        REQUIRE(px_tensor_full(r.rt, cpu0, PX_FLOAT32, 1, &three, 9.0, &nines) == PX_OK);
+        REQUIRE(px_tensor_assign(back_row, nines) == PX_OK);  // through the import
+        REQUIRE(px_tensor_version(t, &after) == PX_OK);
+        CHECK(after == before + 1);  // it had its own buffer, and autograd missed the write
+        float v[6];
+        REQUIRE(px_tensor_to_host(t, v, sizeof v) == PX_OK);
+        CHECK(std::vector<float>(v, v + 6) == std::vector<float>{1, 2, 9, 9, 9, 6});
+        px_tensor_release(back_row);
+        px_tensor_release(nines);
+        back_row = nines = nullptr;
+    }
+    for (px_tensor* h : {t, row}) px_tensor_release(h);
+}
+
 TEST_CASE("a DLPack tensor outlives the runtime and the tensor it came from, and an import outlives its producer",
           "[dlpack][lifetime]") {
     DLManagedTensorVersioned* m = nullptr;

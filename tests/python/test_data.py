@@ -483,6 +483,14 @@ def test_metrics_refuse_labels_that_are_no_class_and_a_model_gone_nan_scores_not
                 m.update(plexus.array(bad), preds)
         m.update(plexus.array([1.0, 0.0]), preds)  # whole numbers in a float dtype are classes
         assert m.get()[1] == 1.0
+    # Predictions given as classes (the labels' shape): the same rules.
+    acc = plexus.metric.Accuracy()
+    with pytest.raises(plexus.InvalidArgumentError, match="not a class index"):
+        acc.update(plexus.array([1.5, 0.0]), plexus.array([1.0, 0.0]))  # 1.5 had been a hit on class 1
+    acc.update(plexus.array([0.0, 1.0]), plexus.array([float("nan"), 1.0]))  # a NaN prediction names no class
+    assert acc.get()[1] == 0.5
+    with pytest.raises(plexus.InvalidArgumentError, match="below 2\\^63"):
+        plexus.metric.Accuracy().update(plexus.array([2.0 ** 63]), plexus.array([[1.0, 0.0]]))
     top = plexus.metric.TopKAccuracy(2)
     nan = float("nan")
     # Every label had been a hit on a row of NaN scores, and so had one whose NaN sat in its column.
@@ -506,6 +514,34 @@ def test_begin_epoch_makes_the_next_pass_that_epoch_for_a_resumed_run():
     assert labels_of_pass(resumed) == epochs[2]  # it had given epoch 0's order again
     assert labels_of_pass(resumed) == epochs[3]
     assert epochs[2] != epochs[0]
-    for bad in (-1, 1.5, True):
-        with pytest.raises(ValueError, match="whole number >= 0"):
+    for bad in (-1, 1.5, True, 2 ** 64):
+        with pytest.raises(ValueError, match="whole number in \\[0, 2\\*\\*63\\)"):
             resumed.begin_epoch(bad)
+    resumed.begin_epoch(np.int64(3))  # NumPy's integers are whole numbers
+    assert resumed.epoch == 3
+
+
+def test_a_forked_child_goes_on_with_a_loader_whose_prefetch_stayed_in_the_parent():
+    import os
+    x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    loader = plexus.data.DataLoader(plexus.data.ArrayDataset(x, np.arange(20, dtype=np.int32)), 4)
+    it = iter(loader)
+    first = next(it)[1].tolist()  # the next batch is being made on the prefetch thread now
+    expected_rest = [v for _, label in plexus.data.DataLoader(plexus.data.ArrayDataset(
+        x, np.arange(20, dtype=np.int32)), 4) for v in label.tolist()][4:]
+    pid = os.fork()
+    if pid == 0:  # the child: it had waited for ever for the parent's thread (next, a new pass, or dropping it)
+        code = 1
+        try:
+            signal_alarm = __import__("signal")
+            signal_alarm.alarm(20)
+            rest = [v for _, label in it for v in label.tolist()]
+            again = [v for _, label in loader for v in label.tolist()]
+            del loader
+            code = 0 if rest == expected_rest and again == list(range(20)) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert first == [0, 1, 2, 3]
+    assert [v for _, label in it for v in label.tolist()] == expected_rest  # the parent's pass goes on

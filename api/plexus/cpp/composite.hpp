@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -148,13 +149,17 @@ inline Tensor class_indices(const Tensor& labels, DType dtype, const std::string
     if (d == DType::int32 || d == DType::int64) return labels;
     if (!is_floating(d)) return labels.astype(dtype);
     const Tensor wide = labels.astype(DType::float64);
-    const Tensor whole = equal(wide, wide.astype(DType::int64).astype(DType::float64));  // NaN, inf and 2^63 up too
+    const Tensor whole = equal(wide, wide.astype(DType::int64).astype(DType::float64)) *  // NaN and inf too
+                         (wide.abs() < 9.2e18);  // (2^63 converts back to itself, as int64 saturates)
     if (labels.size() > 0 && whole.astype(DType::int64).sum().item<int64_t>() != labels.size())
         for (double v : wide.to_vector<double>())
-            if (!(std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18))
+            if (!(std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18)) {
+                std::ostringstream shown;  // 1.5, nan, 1e+300
+                shown << v;
                 throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                           who + ": a label is not a class index (a whole number): found " +
-                                               std::to_string(v) + "; labels of an integer dtype say so outright");
+                                           who + ": a label is not a class index (a whole number below 2^63): found " +
+                                               shown.str() + "; labels of an integer dtype say so outright");
+            }
     return labels.astype(dtype);
 }
 

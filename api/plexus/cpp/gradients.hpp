@@ -190,8 +190,10 @@ inline Tensor Tensor::scalar_op(px_op op, double s, bool scalar_first) const {
         break;
     default: return out;  // comparisons
     }
-    const bool reads = op == PX_OP_DIV ? scalar_first : op == PX_OP_POW;  // x (and x ** s) in the rule
-    autograd::detail::record(out, {this}, std::move(fn), px_op_name(op), {reads ? x : Tensor(), reads ? z : Tensor()});
+    // What the rule reads: x for s / x and both powers, the result for s ** x.
+    const bool reads_x = op == PX_OP_POW || (op == PX_OP_DIV && scalar_first);
+    const bool reads_z = op == PX_OP_POW && scalar_first;
+    autograd::detail::record(out, {this}, std::move(fn), px_op_name(op), {reads_x ? x : Tensor(), reads_z ? z : Tensor()});
     return out;
 }
 

@@ -3,6 +3,8 @@
 // out of memory, and caches its memory. Skipped (exit 4) without a GPU.
 #include <catch2/catch.hpp>
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include "../../math_accuracy.hpp"
 #include "../../support.hpp"
+#include "plexus/plugin.h"
 
 using Catch::Matchers::Contains;
 using namespace plexus;
@@ -386,4 +389,43 @@ TEST_CASE("a process group's time-out bounds a wait without progress, not a slow
     CHECK(b.to_vector<float>() == std::vector<float>(10, 8.0f));
     CHECK(px_group_release(groups[0]) == PX_OK);
     CHECK(px_group_release(groups[1]) == PX_OK);
+}
+
+TEST_CASE("a forked child of a process that used CUDA gets no GPU and no CUDA call, the plugin loaded again or not",
+          "[cuda][gpu][fork]") {
+    // This process has used CUDA (gpu(0) above). The plugin opened, used and
+    // closed here, as a runtime made and destroyed would: it stays loaded
+    // (-z nodelete), so a child that opens it again knows it is a child.
+    void* lib = dlopen(PLEXUS_CUDA_TEST_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib);
+    auto get = reinterpret_cast<px_plugin_get_api_fn>(dlsym(lib, PX_PLUGIN_ENTRY_SYMBOL));
+    REQUIRE(get);
+    const px_plugin_api* api = get();
+    px_plugin_error err{sizeof(px_plugin_error), {0}};
+    px_plugin_context* ctx = nullptr;
+    REQUIRE(api->create(&ctx, &err) == PX_OK);
+    int32_t gpus = 0;
+    REQUIRE(api->device_count(ctx, &gpus, &err) == PX_OK);
+    REQUIRE(gpus >= 1);
+    api->destroy(ctx);
+    dlclose(lib);
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        void* again = dlopen(PLEXUS_CUDA_TEST_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+        if (!again) _exit(2);
+        const px_plugin_api* a = reinterpret_cast<px_plugin_get_api_fn>(dlsym(again, PX_PLUGIN_ENTRY_SYMBOL))();
+        px_plugin_error e{sizeof(px_plugin_error), {0}};
+        px_plugin_context* c = nullptr;
+        int32_t count = -1;
+        if (a->create(&c, &e) != PX_OK || a->device_count(c, &count, &e) != PX_OK) _exit(3);
+        // (it had seen the GPUs and called CUDA, which does not survive fork)
+        _exit(count == 0 && std::string(e.message).find("forked child") != std::string::npos ? 0 : 4);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    INFO("the child's status " << status);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
