@@ -4,7 +4,6 @@
 // offers one; otherwise the host sums on the first device and copies back.
 // The group all-reduce sums tensors with their peers in other processes,
 // always through the plugin (ABI 1.3); there is nothing to fall back to.
-#include <algorithm>
 #include <memory>
 
 #include "dispatch.hpp"
@@ -86,15 +85,13 @@ void all_reduce_sum(const std::vector<TensorObj*>& ts) {
     }
     // The fallback: the same order as the plugins' (tensors[0] + tensors[1] + ...).
     const std::shared_ptr<DeviceImpl>& home = ts[0]->buffer->device;
-    // Over several plugins its copies go through the host, waiting points
-    // that report a failure instead of copying: every device waits first, so
-    // that one refuses the whole sum before any tensor is written.
-    if (std::any_of(ts.begin(), ts.end(), [&](const TensorObj* t) { return t->device().plugin != home->plugin; })) {
-        try {
-            for (const TensorObj* t : ts) t->device().synchronize();
-        } catch (const Failure& f) {
-            throw Failure(f.status, cat(f.message, "; the sum was not made (no tensor was written)"));
-        }
+    // Its copies between devices are waiting points that report a failure
+    // instead of copying: every device waits first, so that one refuses the
+    // whole sum before any tensor is written.
+    try {
+        for (const TensorObj* t : ts) t->device().synchronize();
+    } catch (const Failure& f) {
+        throw Failure(f.status, cat(f.message, "; the sum was not made (no tensor was written)"));
     }
     Owned total(copy_to(*ts[0], home));
     for (size_t i = 1; i < ts.size(); ++i) {
