@@ -290,10 +290,18 @@ std::string Dropout::describe() const { return "Dropout(" + std::to_string(rate_
 
 // ---- Sequential ----
 
+bool Block::holds(const Block& other) const {
+    if (&other == this) return true;
+    for (const auto& child : children_)
+        if (child.second->holds(other)) return true;
+    return false;
+}
+
 void Block::register_child_shared(const std::string& name, std::shared_ptr<Block> block) {
     if (!block) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "register_child: the block '" + name + "' is null");
-    if (block.get() == this)
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "register_child: a block cannot be its own child ('" + name + "')");
+    if (block->holds(*this))  // a cycle: every walk over the children would never end
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "register_child: the block '" + name +
+                                                                  "' is this block or holds it; a block cannot hold itself");
     for (auto& [n, b] : children_)
         if (n == name) {  // assigned again: the new block replaces the old one, as an attribute does
             b = std::move(block);
@@ -304,6 +312,9 @@ void Block::register_child_shared(const std::string& name, std::shared_ptr<Block
 
 void Sequential::add_shared(std::shared_ptr<Block> b) {
     if (!b) throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "Sequential::add_shared: the block is null");
+    if (b->holds(*this))  // a cycle: every walk over the children would never end
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "Sequential::add: the block is this Sequential or holds it; a block cannot hold itself");
     children_.emplace_back(std::to_string(children_.size()), std::move(b));
 }
 

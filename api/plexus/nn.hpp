@@ -276,6 +276,8 @@ protected:
     void register_child_shared(const std::string& name, std::shared_ptr<Block> block);
     // The registered children, in order.
     const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children() const { return children_; }
+    // Whether `other` is this block or one of its children, at any depth.
+    bool holds(const Block& other) const;
     // "kind(" then a line "  (name): child" per child, indented, then ")".
     std::string with_children(const std::string& kind) const;
 
