@@ -19,7 +19,11 @@ void check_scores(const char* who, const Tensor& labels, const Tensor& preds) {
 }  // namespace
 
 void EvalMetric::update(const Tensor& labels, const Tensor& preds) {
-    Tensor h = hits(labels.detach(), preds.detach());
+    // Labels (N, 1), a data set's column, beside scores (N, C) are labels (N), as MXNet's metrics take them.
+    Tensor l = labels.detach();
+    const Shape ls = l.shape(), ps = preds.shape();
+    if (ls.size() == 2 && ls[1] == 1 && ps.size() == 2 && ps[0] == ls[0] && ps[1] != 1) l = l.reshape({ls[0]});
+    Tensor h = hits(l, preds.detach());
     const Device d = h.device();
     for (Tensor& s : sums_)
         if (s.device() == d) {

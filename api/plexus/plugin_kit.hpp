@@ -191,11 +191,13 @@ public:
     // The first op listed that the table lacks or that was listed twice (a
     // plugin's bug, which each plugin's test of its kernels catches); 0 if none.
     int32_t bad_op() const { return bad_op_; }
+    // Whether a list had such an op (bad_op() alone cannot say so for op 0).
+    bool lists_wrong() const { return lists_wrong_; }
     // For create(): a list that names an op twice or an op the table lacks is
     // the plugin's own bug, so the plugin refuses to start rather than run
     // the wrong kernel. PX_OK when the lists are right.
     px_status refuse_wrong_lists(px_plugin_error* err, std::string_view plugin) const {
-        if (!bad_op_) return PX_OK;
+        if (!lists_wrong_) return PX_OK;
         return report(err, PX_ERROR_INTERNAL, std::string(plugin) + " plugin: op " + std::to_string(bad_op_) +
                                                   " is listed twice or is not a row of the op table");
     }
@@ -205,7 +207,8 @@ private:
     void add(const List& list) {
         for (const Kernel<Runner>& k : list) {
             if (!px_op_row_of(k.op) || entries_[size_t(k.op)].run) {
-                if (!bad_op_) bad_op_ = k.op ? k.op : -1;
+                if (!lists_wrong_) bad_op_ = k.op;
+                lists_wrong_ = true;
                 continue;
             }
             entries_[size_t(k.op)] = k;
@@ -213,6 +216,7 @@ private:
     }
     std::array<Kernel<Runner>, PX_OP_NUMBER_LIMIT> entries_{};
     int32_t bad_op_ = 0;
+    bool lists_wrong_ = false;
 };
 
 // float16 and bfloat16 through a plugin's float32 kernel, for ops whose

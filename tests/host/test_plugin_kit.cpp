@@ -142,4 +142,10 @@ TEST_CASE("kit::KernelTable offers the rows its lists name, on the dtypes the ro
     CHECK(std::string(err.message).empty());
     CHECK(kit::KernelTable<Runner>(twice).refuse_wrong_lists(&err, "cpu") == PX_ERROR_INTERNAL);
     CHECK(std::string(err.message) == "cpu plugin: op 2 is listed twice or is not a row of the op table");
+    // Op 0 (no row) is named as 0 (it had been "op -1").
+    const std::vector<kit::Kernel<Runner>> zero = {{0, run_a}};
+    CHECK(kit::KernelTable<Runner>(zero).lists_wrong());
+    CHECK(kit::KernelTable<Runner>(zero).refuse_wrong_lists(&err, "acme") == PX_ERROR_INTERNAL);
+    CHECK(std::string(err.message) == "acme plugin: op 0 is listed twice or is not a row of the op table");
+    CHECK_FALSE(table.lists_wrong());
 }

@@ -545,3 +545,15 @@ def test_a_forked_child_goes_on_with_a_loader_whose_prefetch_stayed_in_the_paren
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
     assert first == [0, 1, 2, 3]
     assert [v for _, label in it for v in label.tolist()] == expected_rest  # the parent's pass goes on
+
+
+def test_metrics_take_labels_of_one_column_as_mxnet_does():
+    preds = plexus.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.3, 0.3, 0.4]])
+    for m in (plexus.metric.Accuracy(), plexus.metric.TopKAccuracy(2)):
+        m.update(plexus.array([[1], [2], [2]]), preds)  # (N, 1): had been a ShapeError
+        flat = type(m)() if isinstance(m, plexus.metric.Accuracy) else plexus.metric.TopKAccuracy(2)
+        flat.update(plexus.array([1, 2, 2]), preds)
+        assert m.get() == flat.get()
+        assert m.num_inst == 3
+    with pytest.raises(plexus.ShapeError, match="wants labels \\(N\\) and preds \\(N, C\\)"):
+        plexus.metric.Accuracy().update(plexus.array([[1, 2]]), preds)
