@@ -268,7 +268,9 @@ PX_API px_status px_binary(px_op op, px_tensor* a, px_tensor* b, px_tensor** out
  * scalar the tensor's dtype holds computes in that dtype; one it cannot hold
  * is never changed to fit: a fraction, an infinity or a NaN computes in
  * float64 (int32 * 0.5 is float64), a whole number beyond the dtype's range
- * in int64 (uint8 + 300), as NumPy promotes (docs/semantics.md). */
+ * in int64 (uint8 + 300), as NumPy promotes (docs/semantics.md). A float
+ * tensor keeps its dtype: a scalar beyond its range is its infinity there
+ * (float32 zeros * 1e300 are NaN, where NumPy 1.24 promotes to float64). */
 PX_API px_status px_binary_scalar(px_op op, px_tensor* a, double scalar, int32_t scalar_first,
                            px_tensor** out);
 /* An op of family PX_FAMILY_UNARY (op_table.h: neg, exp, ..., tanh). */

@@ -63,7 +63,9 @@ typedef struct px_tensor_desc {
     int32_t ndim;              /* 0..PX_MAX_DIMS; 0 is a scalar */
     int64_t shape[PX_MAX_DIMS];
     int64_t strides[PX_MAX_DIMS];
-    /* ---- ABI 1.0 ends here ---- */
+    /* ---- ABI 1.0 ends here; it cannot grow: px_op_call's inputs and
+     * outputs are arrays of it, which an older reader steps through by its
+     * own sizeof. A new fact about an operand goes in a new struct. ---- */
 } px_tensor_desc;
 
 /* attrs of the binary elementwise ops. When scalar_operand is not 0 the call
