@@ -8,6 +8,11 @@ from ._plexus.loss import SoftmaxCrossEntropyLoss, L2Loss, L1Loss, SigmoidBinary
 def _call(self, *args, **kwargs):
     """loss(pred, label, sample_weight=None): forward, so that a subclass's forward is the one called,
     as d2l's MaskedSoftmaxCELoss(SoftmaxCELoss) overrides it and calls super().forward(pred, label, w)."""
+    from ._plexus import Tensor
+    from .nn import _not_a_tensor
+    for name, value in zip(("pred", "label"), args):
+        if not isinstance(value, Tensor):
+            raise _not_a_tensor("%s(pred, label)" % type(self).__name__, name, value)
     return self.forward(*args, **kwargs)
 
 

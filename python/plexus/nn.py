@@ -236,3 +236,24 @@ def _guard_until_made(cls):
 
 _guard_until_made(Block)
 _guard_until_made(Sequential)
+
+
+def _not_a_tensor(call, name, value):
+    """The TypeError for `value` given as `name` to `call` where a Tensor belongs (pybind11's would list
+    every signature instead)."""
+    kind = type(value)
+    return TypeError("%s: %s is a %s.%s, not a plexus Tensor; make one with plexus.array(%s, device=...)"
+                     % (call, name, kind.__module__, kind.__qualname__, name))
+
+
+_block_call = Block.__call__
+
+
+def _call_with_a_tensor(self, x, *args, **kwargs):
+    if not isinstance(x, _native.Tensor):
+        raise _not_a_tensor("%s(x)" % type(self).__name__, "x", x)
+    return _block_call(self, x, *args, **kwargs)
+
+
+_call_with_a_tensor.__doc__ = _block_call.__doc__
+Block.__call__ = _call_with_a_tensor

@@ -1797,3 +1797,15 @@ def test_a_block_cannot_hold_itself_through_its_children():
     h.body.add(nn.Dense(2))
     h.initialize()
     assert h(plexus.ones((1, 3))).shape == (1, 2)
+
+
+def test_a_numpy_array_given_where_a_tensor_belongs_is_named_with_the_fix():
+    np = need("numpy")
+    from plexus import loss
+    net = nn.Dense(2)
+    net.initialize()
+    with pytest.raises(TypeError, match="Dense\\(x\\): x is a numpy.ndarray, not a plexus Tensor; make one with plexus.array"):
+        net(np.ones((1, 3), np.float32))  # it had been pybind11's list of signatures
+    with pytest.raises(TypeError, match="label is a numpy.ndarray, not a plexus Tensor"):
+        loss.SoftmaxCELoss()(plexus.ones((2, 3)), np.array([0, 1]))
+    assert net(plexus.ones((1, 3))).shape == (1, 2)
