@@ -257,3 +257,16 @@ def _call_with_a_tensor(self, x, *args, **kwargs):
 
 _call_with_a_tensor.__doc__ = _block_call.__doc__
 Block.__call__ = _call_with_a_tensor
+
+
+_set_data = Parameter.set_data
+
+
+def _set_data_of_a_tensor(self, data):
+    if not isinstance(data, _native.Tensor):
+        raise _not_a_tensor("Parameter.set_data(data)", "data", data)
+    return _set_data(self, data)
+
+
+_set_data_of_a_tensor.__doc__ = _set_data.__doc__
+Parameter.set_data = _set_data_of_a_tensor

@@ -1808,4 +1808,8 @@ def test_a_numpy_array_given_where_a_tensor_belongs_is_named_with_the_fix():
         net(np.ones((1, 3), np.float32))  # it had been pybind11's list of signatures
     with pytest.raises(TypeError, match="label is a numpy.ndarray, not a plexus Tensor"):
         loss.SoftmaxCELoss()(plexus.ones((2, 3)), np.array([0, 1]))
+    with pytest.raises(TypeError, match="Parameter.set_data\\(data\\): data is a numpy.ndarray"):
+        net.weight.set_data(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match="Accuracy.update\\(labels, preds\\): preds is a numpy.ndarray"):
+        plexus.metric.Accuracy().update([plexus.array([0])], [np.ones((1, 2))])
     assert net(plexus.ones((1, 3))).shape == (1, 2)
