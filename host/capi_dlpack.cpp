@@ -460,14 +460,12 @@ void import_tensor(Runtime& rt, px_device device, Managed* in, int32_t copy, px_
     const uint64_t bytes = byte_size(shape, dtype);
     if (bytes > 0 && !t.data) fail(PX_ERROR_INVALID_ARGUMENT, "the tensor's data is NULL for ", numel(shape), " elements");
     std::string why;
-    if (copy != PX_DLPACK_COPY_ALWAYS && bytes > 0) {
+    if (copy != PX_DLPACK_COPY_ALWAYS && bytes > 0) {  // no elements: nothing to share, a copy of nothing
         if (TensorObj* own = import_own(dev, in, dtype, shape)) {
             *out = publish(own);
             in->deleter(in);  // its buffer lives on in the new tensor
             return;
         }
-    }
-    if (copy != PX_DLPACK_COPY_ALWAYS && bytes > 0) {  // no elements: nothing to share, a copy of nothing
         Hold<Managed>* hold = nullptr;
         if (TensorObj* shared = import_shared(dev, in, dtype, shape, hold, why)) {
             std::unique_ptr<TensorObj> owned(shared);

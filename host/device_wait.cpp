@@ -67,6 +67,11 @@ struct DeviceImpl::Waits {
         return std::unique_lock<std::mutex>(m);
     }
 
+    // (m held) A wait that began when `upto` calls had queued work ended with
+    // `status`: PX_OK says all of it ran (a failure may be a refusal).
+    void waited(uint64_t upto, px_status status) {
+        if (status == PX_OK) idle_upto = std::max(idle_upto, upto);
+    }
     // (m held)
     void keep(px_status status, const std::string& message) {
         if (kept_status == PX_OK) {
@@ -87,7 +92,7 @@ struct DeviceImpl::Waits {
         std::string message;
         plugin_synchronize(plugin, local, label, status, message);
         held.lock();
-        if (status == PX_OK) idle_upto = std::max(idle_upto, upto);  // (a refusal says nothing ran)
+        waited(upto, status);
         if (status != PX_OK) keep(status, message);
         in_flight.erase(id);
         changed.notify_all();
@@ -128,7 +133,7 @@ void DeviceImpl::synchronize() const {
     plugin_synchronize(*plugin, local, label, status, message);
     if (status == PX_OK) {
         std::unique_lock<std::mutex> lock = waits_->lock();
-        waits_->idle_upto = std::max(waits_->idle_upto, upto);
+        waits_->waited(upto, status);
     }
     const Failure own(status, message);
     settle(status == PX_OK ? nullptr : &own);

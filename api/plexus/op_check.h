@@ -73,12 +73,13 @@ static inline px_status px_operand_check(const px_op_call* c, int32_t i, px_buff
 
 /* The dtype a call runs on, the one the host asks supports() about: the
  * first input's; where's `a` (its first input is the uint8 condition); the
- * output's for an op without inputs (creation). For a call px_op_call_check
- * has accepted. */
+ * output's for an op without inputs (creation). 0 when the call has no
+ * operand to tell (px_op_call_check refuses such a call). */
 static inline int32_t px_op_call_dtype(const px_op_call* c) {
-    if (c->num_inputs == 0) return c->outputs[0].dtype;
-    if (px_op_row_of(c->op)->family == PX_FAMILY_WHERE) return c->inputs[1].dtype;
-    return c->inputs[0].dtype;
+    const px_op_row* row = px_op_row_of(c->op);
+    if (c->num_inputs > 1 && c->inputs && row && row->family == PX_FAMILY_WHERE) return c->inputs[1].dtype;
+    if (c->num_inputs > 0 && c->inputs) return c->inputs[0].dtype;
+    return c->num_outputs > 0 && c->outputs ? c->outputs[0].dtype : 0;
 }
 
 /* Nonzero when no output of a call px_op_call_check has accepted holds an

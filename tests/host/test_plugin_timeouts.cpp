@@ -146,3 +146,23 @@ TEST_CASE("a synchronize that outlasts its time-out says so, and a later wait re
     px_tensor_release(queued);
     REQUIRE(px_runtime_destroy(rt) == PX_OK);
 }
+
+TEST_CASE("a dropout or random tensor the device lacks is refused before the random stream moves",
+          "[plugins][errors]") {
+    Env lacks("MISBEHAVE_UNSUPPORTED", "dropout,random_uniform");
+    px_runtime* rt = misbehave_runtime(0);
+    const px_device accel0{PX_DEVICE_ACCELERATOR, 0};
+    const int64_t n = 100;
+    px_tensor *x = nullptr, *out = nullptr;
+    REQUIRE(px_tensor_full(rt, accel0, PX_FLOAT32, 1, &n, 1.0, &x) == PX_OK);
+    uint64_t seed = 0, offset = 0, before = 0, after = 0;
+    REQUIRE(px_runtime_random_state(rt, &seed, &before) == PX_OK);
+    CHECK(px_dropout(x, 0.5, &seed, &offset, &out) == PX_ERROR_UNSUPPORTED);
+    CHECK(says("dropout on float32 is not supported"));
+    CHECK(px_tensor_random_uniform(rt, accel0, PX_FLOAT32, 1, &n, 0, 1, &out) == PX_ERROR_UNSUPPORTED);
+    REQUIRE(px_runtime_random_state(rt, &seed, &after) == PX_OK);
+    CHECK(after == before);  // each had taken 100 draws before the device refused
+    CHECK(out == nullptr);
+    px_tensor_release(x);
+    REQUIRE(px_runtime_destroy(rt) == PX_OK);
+}

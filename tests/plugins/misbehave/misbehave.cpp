@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plexus/op_check.h"
 #include "plexus/plugin.h"
 
 namespace {
@@ -103,14 +104,6 @@ int32_t supports(px_plugin_context* ctx, int32_t device, int32_t op, int32_t dty
     return withheld(op, dtype) ? 0 : g_cpu->supports(ctx, device, op, dtype);
 }
 
-// The dtype supports() is asked about for a call: the first input's (a's
-// for where), the output's for ops without inputs.
-int32_t dtype_of(const px_op_call& call) {
-    if (call.op == PX_OP_WHERE && call.num_inputs > 1 && call.inputs) return call.inputs[1].dtype;
-    if (call.num_inputs > 0 && call.inputs) return call.inputs[0].dtype;
-    return call.num_outputs > 0 && call.outputs ? call.outputs[0].dtype : 0;
-}
-
 // Bytes of a contiguous desc.
 uint64_t bytes_of(const px_tensor_desc& d) {
     uint64_t n = px_dtype_size(d.dtype);
@@ -120,8 +113,8 @@ uint64_t bytes_of(const px_tensor_desc& d) {
 
 px_status execute(px_plugin_context* ctx, const px_op_call* call, px_plugin_error* err) {
     const char* how = std::getenv("MISBEHAVE");
-    if (call && withheld(call->op, dtype_of(*call))) {
-        const char* dname = px_dtype_name(dtype_of(*call));
+    if (call && withheld(call->op, px_op_call_dtype(call))) {
+        const char* dname = px_dtype_name(px_op_call_dtype(call));
         if (err && err->struct_size >= sizeof *err)
             std::snprintf(err->message, sizeof err->message, "%s on %s is withheld here (MISBEHAVE_UNSUPPORTED)",
                           px_op_name(call->op), dname ? dname : "an unknown dtype");
