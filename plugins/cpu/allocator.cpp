@@ -4,7 +4,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <new>
+
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "address_space.hpp"
 #include "host_blocks.hpp"
@@ -48,7 +52,9 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
         if (!list.empty()) {
             b = list.back();
             list.pop_back();
+            cached_ -= cls;
         } else {
+            if (cached_ > cache_cap_locked()) trim_locked();  // sizes that vary: no endless cache
             make_room(lock, cls, true);  // the cache counts against the limit
             void* mem = allocate_host_block(cls);
             if (!mem) {
@@ -86,6 +92,8 @@ bool Allocator::fits_locked(uint64_t bytes) const {
     return bytes <= limit_ && in_use_ <= limit_ - bytes;
 }
 
+uint64_t Allocator::cache_cap_locked() const { return std::max(kCacheFloor, peak_); }
+
 std::string Allocator::refusal_locked(uint64_t bytes, const char* what) const {
     const uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);
     return "out of memory on cpu(" + std::to_string(device_) + "): asked for " + std::to_string(bytes) + what + "; " +
@@ -116,6 +124,7 @@ void Allocator::release(px_plugin_buffer* b) {
     in_use_ -= b->class_size;
     try {
         free_list(b->class_size).push_back(b);
+        cached_ += b->class_size;
     } catch (const std::bad_alloc&) {  // no room to cache it: give it back instead
         reserved_ -= b->class_size;
         std::free(b->data);
@@ -165,13 +174,20 @@ uint64_t Allocator::trim_locked(uint64_t done) {
                 continue;
             }
             reserved_ -= b->class_size;
+            cached_ -= b->class_size;
             std::free(b->data);
             delete b;
         }
         blocks.resize(kept);
     };
+    const uint64_t before = reserved_;
     for (auto& list : small_) drop(list);
     for (auto& [cls, blocks] : large_) drop(blocks);
+#ifdef __GLIBC__
+    // Blocks under glibc's mmap threshold (which grows to 32 MiB as large
+    // blocks are freed) stay in its heap once freed: give the pages back.
+    if (before - reserved_ >= kTrimReturnsPages) malloc_trim(0);
+#endif
     return still_in_use_until;
 }
 

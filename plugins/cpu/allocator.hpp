@@ -5,6 +5,11 @@
 // rule CUDA's stream-ordered allocators follow). Reuse avoids page-faulting
 // fresh memory on every op. PLEXUS_CPU_MEMORY_LIMIT caps the bytes in use.
 //
+// The cache is bounded without a limit too: on a miss, when the free blocks
+// it holds pass the larger of kCacheFloor and the peak in use, it gives back
+// every one no queued op can still use (a loop over ever-new sizes otherwise
+// keeps a block of each until the machine's memory is gone).
+//
 // Giving a cached block back to the system is another matter: ops queued
 // before its release may still be about to use it. So each released block
 // records how many ops its device had queued then, and goes back to the
@@ -74,7 +79,10 @@ public:
     void refund(size_t bytes) override;
 
 private:
+    static constexpr uint64_t kCacheFloor = 256ull << 20;
+    static constexpr uint64_t kTrimReturnsPages = 32ull << 20;  // freed at once: the C library gives the pages back
     static uint64_t size_class(uint64_t bytes);
+    uint64_t cache_cap_locked() const;  // the free bytes the cache may hold
     bool fits_locked(uint64_t bytes) const;
     std::string refusal_locked(uint64_t bytes, const char* what) const;
     // Frees the cached blocks no queued op can still use; returns the
@@ -96,6 +104,7 @@ private:
     std::vector<px_plugin_buffer*> small_[21];  // classes 64 B .. 512 KiB (2^6 .. 2^19)
     std::unordered_map<uint64_t, std::vector<px_plugin_buffer*>> large_;
     uint64_t in_use_ = 0, reserved_ = 0, peak_ = 0;
+    uint64_t cached_ = 0;  // the free lists' blocks (in reserved_, not in in_use_)
 };
 
 // Parses "512M", "2G", "1048576" (bytes); 0 with `ok` false when malformed.

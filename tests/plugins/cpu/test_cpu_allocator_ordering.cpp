@@ -72,6 +72,49 @@ TEST_CASE("a cached block is freed only after the ops queued before its release"
     }
 }
 
+// Without PLEXUS_CPU_MEMORY_LIMIT the cache had no bound: a loop over
+// ever-new sizes kept a block of each (2.5 GiB reserved, none in use, after
+// 49 image sizes). A miss now gives the cache back once it holds more than
+// the larger of 256 MiB and the peak in use, keeping what queued ops still use.
+TEST_CASE("without a limit the cache stays bounded over sizes that keep changing", "[host][memory]") {
+    FakeQueue queue;
+    pxcpu::Allocator allocator(0, 0, &queue);
+    std::string why;
+    SECTION("blocks whose ops have run are given back once the cache passes 256 MiB") {
+        for (uint64_t size = 4; size <= 120; ++size) {
+            px_plugin_buffer* b = allocator.allocate(size * MiB, why);
+            REQUIRE(b != nullptr);
+            queue.completed_ops = ++queue.queued_ops;  // an op used it, and ran
+            allocator.release(b);
+            const pxcpu::MemoryFigures f = allocator.figures();
+            INFO("after " << size << " MiB: " << f.reserved / MiB << " MiB reserved");
+            CHECK(f.in_use == 0);
+            CHECK(f.reserved <= (256 + size) * MiB);  // it had reached 7 GiB
+        }
+    }
+    SECTION("blocks a queued op still uses stay, and nothing waits for it") {
+        queue.may_wait = false;
+        queue.queued_ops = 1;  // an op that uses each block below, not yet run
+        uint64_t sum = 0;
+        for (uint64_t size = 20; size < 40; ++size) {
+            px_plugin_buffer* b = allocator.allocate(size * MiB, why);
+            REQUIRE(b != nullptr);
+            allocator.release(b);
+            sum += size * MiB;
+        }
+        CHECK(allocator.figures().reserved == sum);  // past the bound, but none may go yet
+        queue.completed_ops = 1;                      // the op has run: the next miss gives them back
+        px_plugin_buffer* b = allocator.allocate(50 * MiB, why);
+        REQUIRE(b != nullptr);
+        CHECK(allocator.figures().reserved == 50 * MiB);
+        allocator.release(b);
+    }
+    CHECK(queue.waited_for == 0);
+    queue.completed_ops = queue.queued_ops;
+    allocator.trim();
+    CHECK(allocator.figures().reserved == 0);
+}
+
 // The attack of issue 37, scaled so that glibc always maps the blocks (over
 // its largest mmap threshold, 32 MiB) and a block freed early is unmapped: a
 // product keeps the device busy while exp is queued on a 48 MiB tensor; its
