@@ -21,6 +21,7 @@ function(run exit message)
     message(FATAL_ERROR "${CASE}: the error output lacks '${message}'")
   endif()
   set(stdout "${stdout}" PARENT_SCOPE)
+  set(stderr "${stderr}" PARENT_SCOPE)
 endfunction()
 
 if(CASE STREQUAL "full_disk")
@@ -51,9 +52,24 @@ elseif(CASE STREQUAL "unreplaceable_output")
   if(EXISTS ${out}/metrics.csv.tmp)
     message(FATAL_ERROR "the temporary file was left")
   endif()
+elseif(CASE STREQUAL "full_disk_checkpoint")
+  # The checkpoint's run.txt on a full disk: the system's reason, no temporary
+  # file left (it had said only "writing ... failed", leaving run.txt.tmp).
+  file(MAKE_DIRECTORY ${out}/checkpoint-1)
+  file(CREATE_LINK /dev/full ${out}/checkpoint-1/run.txt.tmp SYMBOLIC)
+  run(1 "plexus-train: writing ${out}/checkpoint-1/run.txt failed: No space left on device" ${train} --data ${DATA}/small)
+  if(EXISTS ${out}/checkpoint-1/run.txt.tmp OR IS_SYMLINK ${out}/checkpoint-1/run.txt.tmp)
+    message(FATAL_ERROR "the temporary file was left")
+  endif()
+elseif(CASE STREQUAL "unwritable_output_folder")
+  # A folder nothing can be written in is found before training, not after an epoch.
+  run(1 "^plexus-train: cannot write in the output folder /proc/self: No such file or directory\n$" ${train}
+    --data ${DATA}/small --out /proc/self)
+  if(stdout MATCHES "Epoch")
+    message(FATAL_ERROR "it trained before finding that the outputs cannot be written")
+  endif()
 elseif(CASE STREQUAL "trace_of_one_step")
   # It had traced nothing yet said "Traced steps 2 to 4", leaving an empty "step 2".
-  file(WRITE ${out}/trace.json "")
   run(0 "^$" ${train} --data ${DATA}/small --max-batches 1 --trace ${out}/trace.json)
   if(NOT stdout MATCHES "\nTraced no step: ${out}/trace.json not written .the first epoch run had 1 step, a warm-up; --trace traces steps 2 to 4.\n")
     message(FATAL_ERROR "the run did not say that it traced no step")
@@ -61,6 +77,65 @@ elseif(CASE STREQUAL "trace_of_one_step")
   if(EXISTS ${out}/trace.json)
     message(FATAL_ERROR "${out}/trace.json is there")
   endif()
+  # A FILE that was there is left as it was (it had been emptied, then deleted).
+  file(WRITE ${out}/kept.json "an earlier trace")
+  run(0 "^$" ${train} --data ${DATA}/small --max-batches 1 --trace ${out}/kept.json)
+  file(READ ${out}/kept.json kept)
+  if(NOT kept STREQUAL "an earlier trace")
+    message(FATAL_ERROR "${out}/kept.json was changed: '${kept}'")
+  endif()
+elseif(CASE STREQUAL "trace_of_a_failed_run")
+  # A run that fails before tracing leaves an existing FILE whole, and no empty one of its own.
+  file(WRITE ${out}/kept.json "an earlier trace")
+  run(1 "plexus-train: " ${train} --data ${out}/nothing-here --trace ${out}/kept.json)
+  file(READ ${out}/kept.json kept)
+  if(NOT kept STREQUAL "an earlier trace")
+    message(FATAL_ERROR "${out}/kept.json was changed: '${kept}'")
+  endif()
+  run(1 "plexus-train: " ${train} --data ${out}/nothing-here --trace ${out}/new.json)
+  if(EXISTS ${out}/new.json)
+    message(FATAL_ERROR "the failed run left ${out}/new.json")
+  endif()
+  # The data folder is there, its files are not: the hint; a bad limit is not about installing data.
+  if(NOT stderr MATCHES "is the data set installed. see --data")
+    message(FATAL_ERROR "no hint about the missing data set")
+  endif()
+  run(1 "PLEXUS_MAX_DATA_BYTES: 'abc' is not a byte count" env PLEXUS_MAX_DATA_BYTES=abc ${train} --data ${DATA}/small)
+  if(stderr MATCHES "installed")
+    message(FATAL_ERROR "a bad PLEXUS_MAX_DATA_BYTES is blamed on the data set's installation")
+  endif()
+elseif(CASE STREQUAL "resume_other_devices")
+  # Another number of devices is refused (each holds its part of every batch
+  # and BatchNorm statistics of its own; it had gone on silently); others of
+  # that number go on, saying so.
+  set(two env PLEXUS_CPU_DEVICES=2)
+  run(0 "^$" ${two} ${train} --data ${DATA}/small --epochs 1 --out ${out}/one)
+  run(1 "^plexus-train: --resume ${out}/one: the checkpoint was written on cpu.0., this run has cpu.0., cpu.1.: the batch is split over them and each keeps its own BatchNorm statistics; resume on as many devices\n$"
+    ${two} ${train} --data ${DATA}/small --device cpu:0,cpu:1 --out ${out}/two --resume ${out}/one)
+  run(0 "^$" ${two} ${train} --data ${DATA}/small --device cpu:1 --out ${out}/other --resume ${out}/one)
+  if(NOT stdout MATCHES "\(the checkpoint was written on cpu.0.; this run continues on cpu.1., rounding as they do\)")
+    message(FATAL_ERROR "the resume on another device did not say so")
+  endif()
+elseif(CASE STREQUAL "last_batch_too_small")
+  # 100 images in batches of 33 leave a last batch of 1: over two devices one
+  # had no part (the whole epoch trained, then Trainer::step refused), and with
+  # BatchNorm after a dense layer one image has no batch statistics. It is left out, said once.
+  run(0 "^$" env PLEXUS_CPU_DEVICES=2 ${train} --data ${DATA}/small --epochs 1 --batch-size 33 --device cpu:0,cpu:1
+    --out ${out}/two)
+  if(NOT stdout MATCHES "\nEach epoch leaves out its last batch: its 1 image cannot give each of the 2 devices 1 image\n")
+    message(FATAL_ERROR "the run did not say that it leaves out the last batch")
+  endif()
+  run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --batch-size 33 --net lenet-bn --out ${out}/bn)
+  if(NOT stdout MATCHES "\nEach epoch leaves out its last batch: its 1 image cannot give the device 2 images\n")
+    message(FATAL_ERROR "the run did not say that it leaves out the last batch")
+  endif()
+  run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --batch-size 33 --out ${out}/one)  # one device, no BatchNorm: kept
+  if(stdout MATCHES "leaves out")
+    message(FATAL_ERROR "a last batch of one image was left out where it can be trained")
+  endif()
+elseif(CASE STREQUAL "tiny_learning_rate")
+  # Below a double's normal range is still a learning rate in [0, 1e6] (it was refused).
+  run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --max-batches 1 --lr 1e-320)
 elseif(CASE STREQUAL "resume_other_data")
   # Other data is refused, naming --data with both paths; the same data at another path goes on.
   run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --out ${out}/first)

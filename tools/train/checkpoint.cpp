@@ -1,5 +1,6 @@
 #include "checkpoint.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,19 +10,6 @@ namespace plexus::train {
 
 namespace {
 std::string dir_of(const std::string& folder, int n) { return folder + "/checkpoint-" + std::to_string(n); }
-
-// Writes `text` to `path` through a temporary file and a rename.
-void write_replacing(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::trunc);
-        f << text;
-        if (!f.flush()) throw std::runtime_error("writing " + tmp + " failed");
-    }
-    std::error_code e;
-    std::filesystem::rename(tmp, path, e);
-    if (e) throw std::runtime_error("renaming " + tmp + " to " + path + " failed: " + e.message());
-}
 
 // A checkpoint's metrics.csv: one row per epoch before `next_epoch`, in order.
 std::vector<EpochFigures> read_history(const std::string& path, int next_epoch) {
@@ -56,6 +44,26 @@ std::string differs(const Settings& then, const Settings& now, const std::string
            (key == "--epochs" ? " (its learning-rate schedule spans the run's epochs)" : "");
 }
 
+int64_t count_of(const std::string& list) { return 1 + std::count(list.begin(), list.end(), ','); }
+
+// Why the devices of `now` cannot go on from those of `then`, or "": the
+// same number per rank and of ranks (each device holds its part of every
+// batch and BatchNorm's statistics of its own). A checkpoint from before
+// they were recorded says nothing of them.
+std::string device_mismatch(const Settings& then, const Settings& now) {
+    const std::string *old_devices = find(then, "devices"), *old_ranks = find(then, "ranks");
+    const std::string *devices = find(now, "devices"), *ranks = find(now, "ranks");
+    if (!old_devices || !old_ranks || !devices || !ranks) return "";
+    const std::string why = ": the batch is split over them and each keeps its own BatchNorm statistics";
+    if (*old_ranks != *ranks)
+        return "the checkpoint was written by " + *old_ranks + (*old_ranks == "1" ? " process" : " ranks") +
+               ", this run has " + *ranks + why + "; resume with as many";
+    if (count_of(*old_devices) != count_of(*devices))
+        return "the checkpoint was written on " + *old_devices + ", this run has " + *devices + why +
+               "; resume on as many devices";
+    return "";
+}
+
 std::string exact(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", v);
@@ -79,9 +87,9 @@ void write_checkpoint(const std::string& folder, int next_epoch, nn::Block& net,
         run += "loss_scale\t" + exact(s.scale) + "\ngood_steps\t" + std::to_string(s.good) + "\nskipped_steps\t" +
                std::to_string(s.skipped) + "\n";
     }
-    write_replacing(dir + "/run.txt", run);
+    write_file(dir + "/run.txt", run);
     write_csv(dir + "/metrics.csv", history, true);
-    write_replacing(folder + "/checkpoint.epoch", std::to_string(next_epoch) + "\n");
+    write_file(folder + "/checkpoint.epoch", std::to_string(next_epoch) + "\n");
     std::filesystem::remove_all(dir_of(folder, next_epoch - 1), e);  // the previous one, no longer named
 }
 
@@ -123,6 +131,7 @@ std::string resume_mismatch(const Settings& then, const Settings& now) {
         if (key == "--epochs" || key.rfind("--", 0) != 0) continue;
         if (std::string why = differs(then, now, key, value); !why.empty()) return why;
     }
+    if (std::string why = device_mismatch(then, now); !why.empty()) return why;
     // --epochs matters only through a schedule, which was found equal above.
     const std::string *schedule = find(now, "--lr-schedule"), *epochs = find(now, "--epochs");
     if (schedule && *schedule != "constant" && epochs) return differs(then, now, "--epochs", *epochs);

@@ -36,7 +36,9 @@ struct Checkpoint {
 Checkpoint read_checkpoint(const std::string& folder);
 
 // Why a run with `now` cannot go on from a checkpoint written with `then`
-// (the first setting that differs), or "". --epochs may grow unless the
+// (the first setting that differs), or "". The devices ("devices": rank
+// 0's list, "ranks": how many) must be as many, per rank and of ranks;
+// others of that number go on. --epochs may grow unless the
 // learning rate follows a schedule over the run's length; it is compared
 // last, so a different --lr-schedule is named as such. --data is compared
 // by what it holds (sizes and a checksum), and named with both paths.

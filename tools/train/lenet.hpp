@@ -37,12 +37,13 @@ struct Network {
     const char* flag;   // --net NAME
     const char* title;  // for plots and messages
     void (*add)(nn::Sequential&);
+    int min_rows;  // per device and batch: 2 where BatchNorm follows a dense layer (one row has no statistics)
 };
 inline const Network networks[] = {
-    {"lenet", "LeNet", add_lenet},
-    {"mlp", "MLP 784-1024-1024-10", add_mlp},
-    {"lenet-bn", "LeNet with BatchNorm", add_lenet_bn},
-    {"resnet18", "ResNet-18", add_resnet18}};
+    {"lenet", "LeNet", add_lenet, 1},
+    {"mlp", "MLP 784-1024-1024-10", add_mlp, 1},
+    {"lenet-bn", "LeNet with BatchNorm", add_lenet_bn, 2},
+    {"resnet18", "ResNet-18", add_resnet18, 1}};
 
 struct EpochResult {
     double loss = 0, accuracy = 0, seconds = 0;

@@ -5,6 +5,7 @@
 // rank trains on its shard of each batch and the gradients are summed over
 // the ranks every step; rank 0 prints, plots and saves.
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,7 +87,8 @@ const char* usage =
     "  --lr-schedule S        constant (default); cosine, from --lr down to 0 over the run's updates; step,\n"
     "                         --lr divided by 10 at half and again at three quarters of them\n"
     "  --resume FOLDER        go on from the checkpoint a run left in FOLDER (its --out; after each epoch it\n"
-    "                         writes checkpoint-N/ and checkpoint.epoch), with the same options and data\n"
+    "                         writes checkpoint-N/ and checkpoint.epoch), with the same options and data, on\n"
+    "                         as many devices (and ranks)\n"
     "                         (--epochs may grow without a schedule); the run ends with the parameters of an\n"
     "                         unbroken one, and metrics.csv and curves.svg hold all its epochs. --epochs N,\n"
     "                         the checkpoint's epoch, trains nothing and writes the outputs again; fewer: an error.\n"
@@ -95,6 +97,8 @@ const char* usage =
     "                         of one step) to FILE (Chrome trace JSON: ui.perfetto.dev, chrome://tracing), its\n"
     "                         per-op summary beside it (FILE less .json, plus .summary.txt), and print the\n"
     "                         summary; with --distributed, rank 0 traces\n"
+    "An epoch's last batch is left out (and the run says so) when it cannot give every device an image (two\n"
+    "with --net lenet-bn, whose BatchNorm after a dense layer has no statistics of one image).\n"
     "A test set without images gives no test accuracy: 'n/a' on screen, an empty test_acc in metrics.csv, no\n"
     "test curve in curves.svg. With --distributed every rank must have the same options (but --device, --data\n"
     "and --out), data (sizes and bytes: a copy of its own is fine) and network; otherwise all stop, naming\n"
@@ -114,12 +118,21 @@ bool plain_decimal(const char* v) {
 }
 
 // A number in [lo, hi]; a whole one when `whole` (counts, sizes, seeds).
+// Digits alone are read exactly (a seed above 2^53 is not rounded into the
+// range); a value too small for a double's normal range is still a value.
 double number(const std::string& flag, const char* v, double lo, double hi, bool whole = false) {
     if (!plain_decimal(v)) die(flag + " wants a plain decimal number (digits, '.', an exponent), got '" + v + "'");
     char* end = nullptr;
     errno = 0;
     double x = std::strtod(v, &end);
-    if (end == v || *end || errno || !(x >= lo && x <= hi) || (whole && x != std::floor(x))) {
+    const bool overflow = errno == ERANGE && std::isinf(x);
+    bool exact = true;
+    if (whole && std::strspn(v, "0123456789") == std::strlen(v)) {
+        errno = 0;
+        const unsigned long long n = std::strtoull(v, nullptr, 10);
+        exact = errno == 0 && n <= uint64_t(hi) && double(n) == x;
+    }
+    if (end == v || *end || overflow || !exact || !(x >= lo && x <= hi) || (whole && x != std::floor(x))) {
         char range[96];
         std::snprintf(range, sizeof range, "%s in [%.17g, %.17g]", whole ? "a whole number" : "a number", lo, hi);
         die(flag + " wants " + range + ", got '" + v + "'");
@@ -223,6 +236,27 @@ bool make_folder(const std::string& path) {
 void remove_if_made_and_empty(bool made, const std::string& path) {
     std::error_code e;
     if (made && std::filesystem::is_empty(path, e) && !e) std::filesystem::remove(path, e);
+}
+
+// Why nothing can be written in `folder` (a probe file made and removed), or "".
+std::string writable_folder(const std::string& folder) {
+    const std::string probe = folder + "/.plexus-train-write-check";
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) return std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+}
+
+// Why `path` cannot be written, or "": opened without truncating what is
+// there; `made` says whether this made it (removed again if nothing is traced).
+std::string writable_file(const std::string& path, bool& made) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    made = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return std::strerror(errno);
+    ::close(fd);
+    return "";
 }
 
 // The ranks of a --distributed run (one rank, doing nothing, otherwise).
@@ -329,9 +363,14 @@ std::string host_memory_ran_out(const std::string& stage) {
 
 // What a checkpoint records: the run's settings, and the data by what it
 // holds (ranks may read it from paths of their own, and it may move).
-train::Settings checkpoint_settings(const Options& o, const train::TrainData& sets) {
+train::Settings checkpoint_settings(const Options& o, const train::TrainData& sets, const std::vector<Device>& devices,
+                                    int ranks) {
     train::Settings s = run_settings(o);
     s.emplace_back("--data", sets.contents());
+    std::string list;
+    for (Device d : devices) list += (list.empty() ? "" : ", ") + d.str();
+    s.emplace_back("devices", list);
+    s.emplace_back("ranks", std::to_string(ranks));
     std::error_code e;
     std::string path = std::filesystem::absolute(o.data, e).string();
     if (e) path = o.data;
@@ -366,7 +405,17 @@ Resumed resume(const Options& o, const train::Settings& now, Ranks& ranks, nn::B
     net.load_parameters(c.dir + "/params", devices);
     trainer.load_states(c.dir + "/states");
     if (scaler && c.scaler) scaler->set_state(*c.scaler);
-    if (ranks.rank == 0) std::cout << "Resuming from " << c.dir << " at epoch " << c.next_epoch << "\n";
+    if (ranks.rank == 0) {
+        std::cout << "Resuming from " << c.dir << " at epoch " << c.next_epoch << "\n";
+        const auto value = [](const train::Settings& s, const char* key) {
+            for (const auto& [k, v] : s)
+                if (k == key) return v;
+            return std::string();
+        };
+        if (const std::string then = value(c.settings, "devices"), here = value(now, "devices"); !then.empty() && then != here)
+            std::cout << "(the checkpoint was written on " << then << "; this run continues on " << here
+                      << ", rounding as they do)\n";
+    }
     return {c.next_epoch, c.history};
 }
 
@@ -393,7 +442,13 @@ int main(int argc, char** argv) {
     Ranks ranks(o.distributed, argc, argv);
     const bool lead = ranks.rank == 0;
     std::string stage = "starting";  // for an error that names nothing (std::bad_alloc)
-    bool made_out = false;
+    bool made_out = false, made_trace = false;
+    // After a failure: what this run made and left empty goes again.
+    const auto remove_what_was_made = [&] {
+        std::error_code e;
+        if (made_trace && std::filesystem::is_empty(o.trace, e) && !e) std::filesystem::remove(o.trace, e);
+        remove_if_made_and_empty(made_out, o.out);
+    };
     try {
         std::vector<Device> devices;
         if (o.device_given) devices = parse_devices(o.device);
@@ -401,10 +456,30 @@ int main(int argc, char** argv) {
         else devices = {try_gpu()};
         if (o.distributed && devices.size() > 1) die("--distributed takes one device per rank");
         for (Device d : devices) device_info(d);  // a clear error now if a device does not exist
+        // Every device of every rank needs its part of each batch (two rows
+        // where BatchNorm follows a dense layer: one row has no batch
+        // statistics): a last batch too small for that is left out.
+        const int64_t parts = int64_t(devices.size()) * ranks.size, need = parts * o.net->min_rows;
+        if (o.batch_size < need)
+            die("--batch-size " + std::to_string(o.batch_size) + " is too small to split: " +
+                (parts > 1 ? "each of the " + std::to_string(parts) + " devices" : std::string("the device")) +
+                " needs " + std::to_string(o.net->min_rows) + (o.net->min_rows > 1 ? " images" : " image") +
+                " of every batch" + (o.net->min_rows > 1 ? std::string(" (--net ") + o.net->flag + ": BatchNorm)" : "") +
+                "; give --batch-size " + std::to_string(need) + " or more");
         const Device dev = devices[0];
-        if (lead) made_out = make_folder(o.out);
-        if (lead && !o.trace.empty() && !std::ofstream(o.trace))  // now, not after the first step
-            die("--trace " + o.trace + ": cannot be written: " + std::strerror(errno));
+        if (lead) {
+            made_out = make_folder(o.out);
+            // Now, not after an epoch: the outputs and the trace can be written.
+            std::string why = writable_folder(o.out);
+            if (!why.empty()) throw std::runtime_error("cannot write in the output folder " + o.out + ": " + why);
+            if (!o.trace.empty()) {
+                why = writable_file(o.trace, made_trace);
+                if (!why.empty()) {
+                    remove_if_made_and_empty(made_out, o.out);
+                    die("--trace " + o.trace + ": cannot be written: " + why);
+                }
+            }
+        }
         seed(o.seed);
         const bool npz = o.data.size() > 4 && o.data.compare(o.data.size() - 4, 4, ".npz") == 0;
         if (lead) std::cout << "Loading " << (npz ? "" : "Fashion-MNIST from ") << o.data << "\n";
@@ -422,6 +497,15 @@ int main(int argc, char** argv) {
             test_data.shard(ranks.rank, ranks.size);
         }
 
+        const int64_t last_rows = sets.count(true) % o.batch_size;
+        const bool drop_last = last_rows > 0 && last_rows < need;
+        const int64_t usable = drop_last ? sets.count(true) / o.batch_size : train_data.num_batches();
+        const int64_t per_epoch = o.max_batches > 0 ? std::min(o.max_batches, usable) : usable;
+        if (lead && drop_last && per_epoch == usable)
+            std::cout << "Each epoch leaves out its last batch: its " << last_rows << (last_rows > 1 ? " images" : " image")
+                      << " cannot give " << (parts > 1 ? "each of the " + std::to_string(parts) + " devices" : "the device")
+                      << " " << o.net->min_rows << (o.net->min_rows > 1 ? " images" : " image") << "\n";
+
         stage = "making the network";
         nn::Sequential net;
         o.net->add(net);
@@ -432,8 +516,6 @@ int main(int argc, char** argv) {
         nn::Trainer trainer(net.collect_params(), o.optimizer, settings);
         {
             // Over every update of the run: the schedule continues where a resumed run stopped.
-            const int64_t per_epoch = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
-                                                        : train_data.num_batches();
             const int64_t total = std::max<int64_t>(1, per_epoch * o.epochs);
             if (o.schedule == "cosine")
                 trainer.set_lr_scheduler(std::make_shared<nn::CosineScheduler>(total + 1, o.lr, 0.0));
@@ -446,7 +528,7 @@ int main(int argc, char** argv) {
         std::optional<nn::LossScaler> scaler;
         // GradScaler's 2^16 for a mean loss; backward here sums the batch's losses.
         if (o.dtype == DType::float16) scaler.emplace(std::exp2(std::max(0.0, 16 - std::floor(std::log2(double(o.batch_size))))));
-        const train::Settings recorded = checkpoint_settings(o, sets);
+        const train::Settings recorded = checkpoint_settings(o, sets, devices, ranks.size);
         Resumed from;
         if (!o.resume.empty()) {
             stage = "resuming from " + o.resume;
@@ -469,20 +551,18 @@ int main(int argc, char** argv) {
 
         const std::string title = std::string(o.net->title) + " on " + (npz ? o.data : "Fashion-MNIST") + ", " + where;
         std::vector<train::EpochFigures> rows = from.history;  // the whole run's, a resumed one's too
-        train::StepTrace step_trace(lead ? o.trace : std::string(), devices);
+        train::StepTrace step_trace(lead ? o.trace : std::string(), devices, made_trace);
         for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
-            const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, train_data.num_batches())
-                                                      : train_data.num_batches();
             stage = "training epoch " + std::to_string(epoch);
-            if (epoch == first_epoch) step_trace.begin_epoch(batches);
-            train::ProgressBar bar(o.progress && lead, batches);
+            if (epoch == first_epoch) step_trace.begin_epoch(per_epoch);
+            train::ProgressBar bar(o.progress && lead, per_epoch);
             train::EpochResult r = train::train_epoch(
                 net, train_data, trainer, uint64_t(epoch),
                 [&](int64_t done, double s) {
                     bar.update(done, s);
                     if (epoch == first_epoch) step_trace.after_step(done);
                 },
-                o.max_batches, devices, o.dtype, scaler ? &*scaler : nullptr);
+                per_epoch, devices, o.dtype, scaler ? &*scaler : nullptr);
             bar.finish();
             stage = "writing the trace";
             step_trace.finish();
@@ -525,10 +605,10 @@ int main(int argc, char** argv) {
             std::cout << "Wrote " << o.out << "/metrics.csv, " << o.out << "/curves.svg and " << params << "\n";
         }
     } catch (const std::bad_alloc&) {
-        remove_if_made_and_empty(made_out, o.out);
+        remove_what_was_made();
         ranks.fail(host_memory_ran_out(stage));
     } catch (const std::exception& e) {
-        remove_if_made_and_empty(made_out, o.out);
+        remove_what_was_made();
         ranks.fail(e.what());
     }
     return 0;

@@ -18,11 +18,9 @@ namespace {
 
 const char* const csv_header = "epoch,train_loss,train_acc,test_acc,train_seconds,test_seconds";
 
-// Writes `text` to path.tmp, then renames it over `path`, so a reader never
-// sees half a file. Errors carry the system's reason (a full disk, a file
-// size limit: SIGXFSZ held, so the write says EFBIG); the temporary file is
-// removed.
-void save(const std::string& path, const std::string& text) {
+}  // namespace
+
+void write_file(const std::string& path, const std::string& text) {
     const px::FileSizeSignalHeld no_sigxfsz;
     const std::string tmp = path + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -53,8 +51,6 @@ void save(const std::string& path, const std::string& text) {
     }
 }
 
-}  // namespace
-
 std::string fixed(double v, int digits) {
     char b[64];
     std::snprintf(b, sizeof b, "%.*f", digits, v);
@@ -73,7 +69,7 @@ void write_csv(const std::string& path, const std::vector<EpochFigures>& rows, b
     for (auto& r : rows)
         s << r.epoch << "," << f(r.train_loss, 6) << "," << f(r.train_acc, 6) << "," << (r.test_acc ? f(*r.test_acc, 6) : "") << ","
           << f(r.seconds, 3) << "," << f(r.test_seconds, 3) << "\n";
-    save(path, s.str());
+    write_file(path, s.str());
 }
 
 namespace {
@@ -180,7 +176,7 @@ void write_svg(const std::string& path, const std::vector<EpochFigures>& rows, c
           << "<text x=\"" << left + 36 << "\" y=\"" << ly + 4 << "\">" << c.name << "</text>\n";
     }
     s << "</svg>\n";
-    save(path, s.str());
+    write_file(path, s.str());
 }
 
 void ProgressBar::update(int64_t done, double seconds) {

@@ -16,6 +16,12 @@ struct EpochFigures {
     double seconds = 0, test_seconds = 0;
 };
 
+// Writes `text` to path.tmp, then renames it over `path`, so a reader never
+// sees half a file. Throws std::runtime_error with the system's reason (a
+// full disk; a file size limit: SIGXFSZ is held, so the write says EFBIG),
+// the temporary file removed.
+void write_file(const std::string& path, const std::string& text);
+
 // `v` with `digits` decimals ("0.853").
 std::string fixed(double v, int digits);
 

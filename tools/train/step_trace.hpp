@@ -4,8 +4,8 @@
 // (px_trace_end) and the summary printed. The devices are waited for before
 // the trace begins, so it holds the traced steps' work and nothing earlier.
 // An epoch of fewer than four steps is traced as far as it goes; one of a
-// single step is not traced at all (and FILE, made empty at the start to
-// see that it can be written, is removed).
+// single step is not traced at all (and FILE, if the start made it empty to
+// see that it can be written, is removed; a FILE that was there stays as it was).
 #pragma once
 
 #include <algorithm>
@@ -25,8 +25,9 @@ class StepTrace {
 public:
     static constexpr int64_t kFirstStep = 2, kLastStep = 4;
 
-    // An empty path traces nothing.
-    StepTrace(std::string path, std::vector<Device> devices) : path_(std::move(path)), devices_(std::move(devices)) {}
+    // An empty path traces nothing; `made`: this run made the file (empty).
+    StepTrace(std::string path, std::vector<Device> devices, bool made)
+        : path_(std::move(path)), devices_(std::move(devices)), made_(made) {}
 
     // Before the first epoch run: it has `steps` steps.
     void begin_epoch(int64_t steps) { last_ = std::min(kLastStep, steps); }
@@ -66,7 +67,7 @@ private:
     }
 
     void say_none_traced() const {
-        std::remove(path_.c_str());
+        if (made_) std::remove(path_.c_str());
         std::cout << "Traced no step: " << path_ << " not written ("
                   << (last_ > 0 ? "the first epoch run had 1 step, a warm-up; --trace traces steps 2 to 4"
                                 : "this run trained no step")
@@ -82,6 +83,7 @@ private:
 
     std::string path_;
     std::vector<Device> devices_;
+    bool made_;
     int64_t last_ = 0;  // the last step to trace: kLastStep, or the epoch's last
     std::unique_ptr<Trace> trace_;
     std::unique_ptr<TraceRegion> region_;

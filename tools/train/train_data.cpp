@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace plexus::train {
@@ -70,7 +71,11 @@ TrainData::TrainData(const std::string& data) {
     try {
         fm_train_.emplace(data::fashion_mnist(true, data));
         fm_test_.emplace(data::fashion_mnist(false, data));
-    } catch (const std::exception& e) {  // the library names the files; the hint is the tool's
+    } catch (const std::exception& e) {  // the library names the files; the hint, where they are missing, is the tool's
+        std::error_code none;
+        const bool installed = std::filesystem::exists(data + "/train-images-idx3-ubyte.gz", none) ||
+                               std::filesystem::exists(data + "/train-images-idx3-ubyte", none);
+        if (installed) throw;
         throw std::runtime_error(std::string(e.what()) + " (is the data set installed? see --data)");
     }
 }
