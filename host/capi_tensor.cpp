@@ -138,7 +138,7 @@ px_status px_tensor_copy_to(px_tensor* tensor, px_device device, px_tensor** out
     return guard("px_tensor_copy_to", [&] {
         TensorObj& t = get_tensor(tensor);
         need_out(out);
-        give(out, router::copy_to(t, t.device().runtime_device(device)));
+        give(out, router::copy_to(t, DeviceImpl::runtime_device(t.buffer->device, device)));
     });
 }
 
@@ -146,7 +146,7 @@ px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor** out) 
     return guard("px_tensor_as_on", [&] {
         TensorObj& t = get_tensor(tensor);
         need_out(out);
-        auto dev = t.device().runtime_device(device);
+        auto dev = DeviceImpl::runtime_device(t.buffer->device, device);
         if (dev.get() == &t.device()) {
             t.refs.retain();
             *out = tensor;

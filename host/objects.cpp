@@ -44,10 +44,15 @@ void PluginInstance::escaped(const std::string& context_text) const {
          " escape through the C ABI, which forbids it [plugin ", name, "]");
 }
 
-std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(px_device d) const {
-    auto rt = runtime.lock();
-    if (!rt) fail(PX_ERROR_NO_DEVICE, "the runtime of this tensor (on ", label, ") was destroyed; devices can no longer be looked up");
-    return rt->device(d);
+std::shared_ptr<DeviceImpl> DeviceImpl::runtime_device(const std::shared_ptr<DeviceImpl>& self, px_device d) {
+    auto rt = self->runtime.lock();
+    if (rt) return rt->device(d);
+    const bool own = (d.kind == self->id.kind && d.index == self->id.index) ||
+                     (d.kind == PX_DEVICE_ACCELERATOR && d.index == self->accel_index);
+    if (!own)
+        fail(PX_ERROR_NO_DEVICE, "the runtime of this tensor (on ", self->label,
+             ") was destroyed; other devices can no longer be looked up");
+    return self;
 }
 
 Buffer::Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n) : device(std::move(d)), bytes(n) {

@@ -120,8 +120,10 @@ struct DeviceImpl {
         }
         settle();
     }
-    // `d` in this device's runtime (for copies), failing once the runtime is gone.
-    std::shared_ptr<DeviceImpl> runtime_device(px_device d) const;
+    // `d` in the runtime of `self` (this device, for copies). Once the
+    // runtime is gone only `self`'s own name resolves (to `self`); any other
+    // fails, naming why.
+    static std::shared_ptr<DeviceImpl> runtime_device(const std::shared_ptr<DeviceImpl>& self, px_device d);
     // Counts a call that queued work on this device (an op, a copy, a
     // collective), once the plugin has it: a timed wait after a wait that
     // covered every such call finds the device idle without a thread.

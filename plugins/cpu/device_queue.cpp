@@ -44,8 +44,20 @@ DeviceQueue::~DeviceQueue() {
 
 void DeviceQueue::drain() { wait_for_head(tail_.load(std::memory_order_acquire)); }
 
-void DeviceQueue::push(const Task& task, uint64_t trace_id) {
+void DeviceQueue::close_for_exit() noexcept {
     std::lock_guard<std::mutex> producers(produce_);
+    closed_ = true;
+    exiting_thread_ = std::this_thread::get_id();
+}
+
+void DeviceQueue::push(const Task& task, uint64_t trace_id) {
+    std::unique_lock<std::mutex> producers(produce_);
+    if (closed_ && std::this_thread::get_id() != exiting_thread_) {
+        // A thread still computing as main returned: it waits for the end of
+        // the process, which is near, rather than fail in its loop.
+        producers.unlock();
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
     uint64_t t = tail_.load(std::memory_order_relaxed);
     if (small_task(task) && head_.load(std::memory_order_acquire) == t) {
         // Idle queue: nothing can run before or beside this, and later pushes

@@ -35,6 +35,8 @@ public:
     // the worker costs more than running it. Order and error reporting are the
     // same either way.
     // trace_id: the op's id in a trace (ABI 1.8's execute_traced), else 0.
+    // Once the exit has closed the queue, a call from another thread than the
+    // exiting one never returns (the process ends first).
     void push(const Task& task, uint64_t trace_id = 0);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
     // first failure's kind (PX_OK when none; PX_ERROR_OUT_OF_MEMORY when
@@ -50,6 +52,10 @@ public:
     // Returns once everything queued so far has run, keeping any failure for
     // the next wait (at exit: exit_drain.hpp).
     void drain();
+    // At exit, before the drain: from now on only the exiting thread (its
+    // static destructors) queues work; the libraries the kernels call are
+    // finalized after it, and must not be under another thread's task.
+    void close_for_exit() noexcept;
 
     // fork(): the forking thread holds every queue first (exit_drain.cpp's
     // fork handlers), so that no task runs while the process is copied: a
@@ -63,6 +69,7 @@ public:
     // child's copy for good, so the queue's locks and conditions start anew.
     void release_in_child() noexcept;
     bool held_for_fork() const noexcept { return held_.load(); }
+    int device_index() const noexcept { return device_; }
     // Whether the caller is this queue's worker: a task that ends the process
     // (libgomp calls exit() when it cannot start a thread) must not wait at
     // exit for its own queue to drain.
@@ -104,6 +111,8 @@ private:
     // only when head_ reaches it, so waiting costs nothing per task.
     std::atomic<uint64_t> wake_at_{UINT64_MAX};
     std::mutex produce_;  // serializes producers
+    bool closed_ = false;  // close_for_exit (under produce_)
+    std::thread::id exiting_thread_;
     std::mutex sleep_;    // guards the sleep/wake handshake and the failures below
     std::condition_variable wake_worker_, progress_, resumed_;
     char error_[PX_MESSAGE_MAX] = {};   // the first failure since the last wait

@@ -29,6 +29,10 @@ struct LiveQueues {
         g_registry_gone.store(true);  // under the lock: a fork now leaves the list alone
         // A forked child's inherited queues have no worker to wait for, and a
         // worker that exits (a task's library calling exit()) cannot run its own.
+        // Closed first: a thread still computing as main returned queues
+        // nothing more to run beside the libraries' finalizers.
+        for (ExitLink* l = head.next; l; l = l->next)
+            if (l->generation == fork_generation()) l->queue->close_for_exit();
         for (ExitLink* l = head.next; l; l = l->next)
             if (l->generation == fork_generation() && !l->queue->is_worker_thread()) l->queue->drain();
     }

@@ -5,6 +5,9 @@
 // queue is registered here, and at exit, before any library is finalized (C++
 // static destructors run first), each finishes what was queued. Nothing is
 // skipped: a static object's destructor that reads a result at exit gets it.
+// Each queue is closed to other threads first: one still computing as main
+// returned had its work run beside the libraries' finalizers (a crash inside
+// OpenBLAS one run in ten); now its next call waits for the process to end.
 #pragma once
 
 #include <cstdint>

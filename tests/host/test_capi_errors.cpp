@@ -345,7 +345,7 @@ TEST_CASE_METHOD(Fixture, "a refused dropout or random tensor leaves the random 
     for (px_tensor* t : {x, ints, out}) px_tensor_release(t);
 }
 
-TEST_CASE("a dropout of a tensor whose runtime was destroyed names the runtime, as a copy does", "[capi][errors]") {
+TEST_CASE("a tensor whose runtime was destroyed: a dropout or a copy elsewhere names the runtime and a copy to its own device works", "[capi][errors]") {
     px_runtime* rt = nullptr;
     REQUIRE(px_runtime_create(nullptr, &rt) == PX_OK);
     const int64_t n = 8;
@@ -355,8 +355,20 @@ TEST_CASE("a dropout of a tensor whose runtime was destroyed names the runtime, 
     uint64_t seed = 0, offset = 0;
     CHECK(px_dropout(x, 0.5, &seed, &offset, &out) == PX_ERROR_NO_DEVICE);  // it had been INVALID_HANDLE
     CHECK(says("px_dropout: the runtime of this tensor (on cpu(0)) was destroyed; its random stream is gone"));
-    CHECK(px_tensor_copy_to(x, px_device{PX_DEVICE_CPU, 0}, &out) == PX_ERROR_NO_DEVICE);
+    CHECK(px_tensor_copy_to(x, px_device{PX_DEVICE_CPU, 1}, &out) == PX_ERROR_NO_DEVICE);
+    CHECK(says("px_tensor_copy_to: the runtime of this tensor (on cpu(0)) was destroyed; other devices can no longer be "
+               "looked up"));
     CHECK(out == nullptr);
+    // Its own device needs no lookup (both had failed): a copy there, and as_on gives the tensor itself.
+    REQUIRE(px_tensor_copy_to(x, px_device{PX_DEVICE_CPU, 0}, &out) == PX_OK);
+    float got[8] = {};
+    REQUIRE(px_tensor_to_host(out, got, sizeof got) == PX_OK);
+    CHECK(got[0] == 1.0f);
+    CHECK(got[7] == 1.0f);
+    REQUIRE(px_tensor_release(out) == PX_OK);
+    REQUIRE(px_tensor_as_on(x, px_device{PX_DEVICE_CPU, 0}, &out) == PX_OK);
+    CHECK(out == x);
+    REQUIRE(px_tensor_release(out) == PX_OK);
     REQUIRE(px_tensor_release(x) == PX_OK);
 }
 
