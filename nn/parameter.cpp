@@ -287,6 +287,7 @@ void Parameter::fill(const Shape& shape, const std::vector<Device>& devices, con
     }
     data_.swap(made);
     pending_.clear();
+    pending_init_ = Initializer{};  // not needed again: an initializer written in Python is let go
 }
 
 void Parameter::infer_shape(const Shape& shape) {

@@ -131,6 +131,7 @@ def _trainer_new(self, params, optimizer, optimizer_params=None):
             warnings.warn("learning_rate in optimizer_params is not used: the lr_scheduler (a callable) gives every "
                           "update's rate", UserWarning, stacklevel=2)
     _trainer_init(self, params, optimizer, options)
+    self._plexus_params = params  # the trainer points into them: kept here, where gc sees the reference
     if schedule is not None:
         self.set_lr_scheduler(schedule)
 
@@ -140,6 +141,7 @@ def _set_lr_scheduler(self, schedule):
     of the update's number); None goes back to a fixed rate."""
     from .lr_scheduler import _schedule_of
     _trainer_set_lr_scheduler(self, _schedule_of(schedule))
+    self._plexus_schedule = schedule  # the trainer holds a callable weakly: kept here, where gc sees it
 
 
 Trainer.__init__ = _trainer_new

@@ -935,6 +935,30 @@ private:
 template <class B>
 using BlockClass = py::class_<B, plexus::nn::Block, std::shared_ptr<B>>;
 
+// Keeps `owner` alive while `held` lives, as pybind11's keep_alive does, but
+// through `held`'s __dict__ (its class has py::dynamic_attr()), where
+// Python's cycle collector sees it: keep_alive's own list is invisible to the
+// collector, so a cycle through one (d2l's model.trainer = trainer, whose
+// Trainer holds model.collect_params()) was never collected.
+void keep_owner(py::handle held, py::handle owner) {
+    py::object owners = py::getattr(held, "_plexus_owners", py::none());
+    if (owners.is_none()) {
+        owners = py::list();
+        py::setattr(held, "_plexus_owners", owners);
+    }
+    for (py::handle o : owners)
+        if (o.is(owner)) return;
+    owners.cast<py::list>().append(owner);
+}
+
+// `value`, which `owner`'s C++ object holds, by reference, keeping `owner` alive.
+template <class T>
+py::object owned_by(T& value, py::handle owner) {
+    py::object made = py::cast(&value, py::return_value_policy::reference);
+    keep_owner(made, owner);
+    return made;
+}
+
 // Whether `self`'s C++ object exists: a Block written in Python has none
 // until its __init__ has called Block's (super().__init__()), and a method
 // of it called before would be handed a null one.
@@ -956,11 +980,18 @@ PyBlock* python_block(py::handle self, const char* what) {
 
 namespace {
 // A learning-rate schedule that calls a Python callable with the update's
-// number; the trainer may call it with the GIL released (step()).
+// number; the trainer may call it with the GIL released (step()). It holds
+// the callable weakly where it can: the Trainer that uses it holds it in its
+// __dict__ (plexus/nn.py), where the cycle collector sees it (a schedule that
+// is a method of the object owning the trainer made a cycle it could not see).
 class CallableSchedule : public plexus::nn::LRScheduler {
 public:
-    explicit CallableSchedule(py::object schedule)
-        : LRScheduler("a Python schedule", 0, 0, 0), schedule_(std::move(schedule)) {}
+    explicit CallableSchedule(py::object schedule) : LRScheduler("a Python schedule", 0, 0, 0) {
+        if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(schedule.ptr())))
+            schedule_ = py::weakref(schedule);
+        else
+            schedule_ = std::move(schedule);
+    }
     ~CallableSchedule() override { drop_with_gil(schedule_); }
     CallableSchedule(const CallableSchedule&) = delete;
     CallableSchedule& operator=(const CallableSchedule&) = delete;
@@ -968,7 +999,15 @@ public:
 private:
     double after_warmup(int64_t num_update) const override {
         GilHeld held;
-        return checked_rate(call_python(schedule_, py::make_tuple(num_update)), num_update);
+        py::object callable = schedule_;
+        if (py::isinstance<py::weakref>(schedule_)) {
+            callable = schedule_();
+            if (callable.is_none())
+                throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                                   "the learning-rate schedule is gone: set it with "
+                                                   "Trainer.set_lr_scheduler, which keeps it");
+        }
+        return checked_rate(call_python(callable, py::make_tuple(num_update)), num_update);
     }
     static double checked_rate(const py::object& given, int64_t num_update) {
         double rate = 0;
@@ -1416,7 +1455,7 @@ PYBIND11_MODULE(_plexus, m) {
                                        [fill](const std::string& name, Tensor& data) { (*fill)(name, data); });
     });
 
-    py::class_<nn::Parameter, std::shared_ptr<nn::Parameter>>(mnn, "Parameter")
+    py::class_<nn::Parameter, std::shared_ptr<nn::Parameter>>(mnn, "Parameter", py::dynamic_attr())
         // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.
         // init: an Initializer, a name ('ones', 'normal', ...: plexus.init.create's), or None for initialize()'s.
         // differentiable=False: state the block updates itself (grad_req stays 'null'), as Gluon's.
@@ -1470,20 +1509,22 @@ PYBIND11_MODULE(_plexus, m) {
             for (auto d : p.shape()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
             return "Parameter " + p.name() + " (shape=(" + dims + "))";
         });
-    // A ParameterDict points into its block: it keeps the block alive (keep_alive below).
-    py::class_<nn::ParameterDict>(mnn, "ParameterDict")
+    // A ParameterDict points into its block: it keeps the block alive (keep_owner).
+    py::class_<nn::ParameterDict>(mnn, "ParameterDict", py::dynamic_attr())
         .def(py::init<>())
         // A parameter under `name` (listed once however often it is added); the dict keeps it alive.
-        .def("_add", [](nn::ParameterDict& d, const std::string& name, nn::Parameter& p) { d.add(name, &p); },
-             py::keep_alive<1, 3>())
+        .def("_add", [](py::object self, const std::string& name, py::object p) {
+            self.cast<nn::ParameterDict&>().add(name, &p.cast<nn::Parameter&>());
+            keep_owner(self, p);
+        })
         .def("__len__", &nn::ParameterDict::size)
-        .def("__getitem__", [](const nn::ParameterDict& d, const std::string& name) -> nn::Parameter& {
+        .def("__getitem__", [](py::object self, const std::string& name) {
             try {
-                return d[name];
+                return owned_by(self.cast<const nn::ParameterDict&>()[name], self);
             } catch (const plexus::InvalidArgumentError& e) {  // a name it lacks: a dict's KeyError
                 throw py::key_error(e.what());
             }
-        }, py::return_value_policy::reference_internal)
+        })
         .def("__contains__", [](const nn::ParameterDict& d, const std::string& name) {
             return std::any_of(d.begin(), d.end(), [&](const auto& item) { return item.first == name; });
         })
@@ -1497,13 +1538,13 @@ PYBIND11_MODULE(_plexus, m) {
         .def("values", [](py::object self) {
             py::list out;
             for (const auto& [name, p] : self.cast<const nn::ParameterDict&>())
-                out.append(py::cast(p, py::return_value_policy::reference_internal, self));
+                out.append(owned_by(*p, self));
             return out;
         })
         .def("items", [](py::object self) {
             py::list out;
             for (const auto& [name, p] : self.cast<const nn::ParameterDict&>())
-                out.append(py::make_tuple(name, py::cast(p, py::return_value_policy::reference_internal, self)));
+                out.append(py::make_tuple(name, owned_by(*p, self)));
             return out;
         })
         .def("initialize", [](nn::ParameterDict& d, const std::vector<Device>& ds, bool force,
@@ -1534,9 +1575,12 @@ PYBIND11_MODULE(_plexus, m) {
             return b.forward(x);
         })
         // select: a regular expression the names must match from their start (Gluon's '.*weight').
-        .def("collect_params", [](nn::Block& b, const std::optional<std::string>& select) {
-            return select ? b.collect_params().select(*select) : b.collect_params();
-        }, py::arg("select") = py::none(), py::keep_alive<0, 1>())
+        .def("collect_params", [](py::object self, const std::optional<std::string>& select) {
+            nn::Block& b = self.cast<nn::Block&>();
+            py::object made = py::cast(select ? b.collect_params().select(*select) : b.collect_params());
+            keep_owner(made, self);
+            return made;
+        }, py::arg("select") = py::none())
         .def("_initialize", [](nn::Block& b, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
             b.initialize(init, ds, force);
         })
@@ -1550,13 +1594,18 @@ PYBIND11_MODULE(_plexus, m) {
             b.load_parameters(path, ds);
         })
         // A block without one raises AttributeError, so hasattr() and getattr(b, "weight", None) work.
-        .def_property_readonly("weight", [](nn::Block& b) -> nn::Parameter& { return attribute(b, &nn::Block::weight); },
-                               py::return_value_policy::reference_internal)
-        .def_property_readonly("bias", [](nn::Block& b) -> nn::Parameter& { return attribute(b, &nn::Block::bias); },
-                               py::return_value_policy::reference_internal)
+        .def_property_readonly("weight", [](py::object self) {
+            return owned_by(attribute(self.cast<nn::Block&>(), &nn::Block::weight), self);
+        })
+        .def_property_readonly("bias", [](py::object self) {
+            return owned_by(attribute(self.cast<nn::Block&>(), &nn::Block::bias), self);
+        })
         // Gluon 1's block.params (d2l's Dense(8, params=shared.params)): its parameters, as collect_params().
-        .def_property_readonly("params", py::cpp_function([](nn::Block& b) { return b.collect_params(); },
-                                                          py::keep_alive<0, 1>()))
+        .def_property_readonly("params", [](py::object self) {
+            py::object made = py::cast(self.cast<nn::Block&>().collect_params());
+            keep_owner(made, self);
+            return made;
+        })
         .def("share_parameters", [](nn::Block& b, const nn::ParameterDict& params) {
             share(b, params);
             return &b;
@@ -1607,9 +1656,10 @@ PYBIND11_MODULE(_plexus, m) {
     // A normalisation layer's own parameters by name (Gluon's bn.gamma, d2l's net[1].gamma.data());
     // AttributeError for one it lacks (LayerNorm with center=False has no beta).
     auto own = [](const char* name) {
-        return [name](nn::Block& b) -> nn::Parameter& {
+        return [name](py::object self) {
+            nn::Block& b = self.cast<nn::Block&>();
             for (auto& [n, p] : b.collect_params())
-                if (n == name) return *p;
+                if (n == name) return owned_by(*p, self);
             throw py::attribute_error(b.describe() + " has no parameter " + name);
         };
     };
@@ -1621,10 +1671,10 @@ PYBIND11_MODULE(_plexus, m) {
                  return std::make_shared<nn::BatchNorm>(momentum, epsilon, in_channels);
              }),
              py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5, py::arg("in_channels") = 0)
-        .def_property_readonly("gamma", own("gamma"), py::return_value_policy::reference_internal)
-        .def_property_readonly("beta", own("beta"), py::return_value_policy::reference_internal)
-        .def_property_readonly("running_mean", own("running_mean"), py::return_value_policy::reference_internal)
-        .def_property_readonly("running_var", own("running_var"), py::return_value_policy::reference_internal);
+        .def_property_readonly("gamma", own("gamma"))
+        .def_property_readonly("beta", own("beta"))
+        .def_property_readonly("running_mean", own("running_mean"))
+        .def_property_readonly("running_var", own("running_var"));
     BlockClass<nn::GlobalAvgPool2D>(mnn, "GlobalAvgPool2D").def(py::init<>());
     BlockClass<nn::AdaptiveAvgPool2D>(mnn, "AdaptiveAvgPool2D")
         .def(py::init([pair](const py::object& size) { return std::make_shared<nn::AdaptiveAvgPool2D>(pair(size)); }),
@@ -1633,8 +1683,8 @@ PYBIND11_MODULE(_plexus, m) {
     BlockClass<nn::LayerNorm>(mnn, "LayerNorm")
         .def(py::init<double, bool, bool, int64_t>(), py::arg("epsilon") = 1e-5, py::arg("center") = true,
              py::arg("scale") = true, py::arg("in_channels") = 0)
-        .def_property_readonly("gamma", own("gamma"), py::return_value_policy::reference_internal)
-        .def_property_readonly("beta", own("beta"), py::return_value_policy::reference_internal);
+        .def_property_readonly("gamma", own("gamma"))
+        .def_property_readonly("beta", own("beta"));
     BlockClass<nn::Embedding>(mnn, "Embedding").def(py::init<int64_t, int64_t>(), py::arg("input_dim"),
                                                     py::arg("output_dim"));
     BlockClass<nn::Residual>(mnn, "Residual")
@@ -1695,10 +1745,11 @@ PYBIND11_MODULE(_plexus, m) {
     // Gluon's defaults: an uneven split is refused unless even_split=False.
     mnn.def("_split_and_load", &nn::split_and_load, py::arg("data"), py::arg("devices"), py::arg("batch_axis") = 0,
             py::arg("even_split") = true);
-    py::class_<nn::Trainer>(mnn, "Trainer")
+    // Its parameters (and a schedule written in Python) are kept in its
+    // __dict__ by plexus/nn.py, where the cycle collector sees them.
+    py::class_<nn::Trainer>(mnn, "Trainer", py::dynamic_attr())
         .def(py::init<const nn::ParameterDict&, const std::string&, const std::map<std::string, double>&>(),
-             py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = std::map<std::string, double>{},
-             py::keep_alive<1, 2>())
+             py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = std::map<std::string, double>{})
         .def("step", [](nn::Trainer& t, int64_t batch_size, bool ignore_stale_grad) {
             GilReleased release;
             t.step(batch_size, ignore_stale_grad);
