@@ -24,8 +24,12 @@ std::string figures_text(uint64_t in_use, uint64_t limit, uint64_t free) {
 uint64_t physical_bytes(int name) { return static_cast<uint64_t>(sysconf(name)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
 }  // namespace
 
-Allocator::Allocator(int32_t device, uint64_t limit, QueueProgress* progress)
-    : device_(device), limit_(limit), machine_bytes_(physical_bytes(_SC_PHYS_PAGES)), progress_(progress) {}
+Allocator::Allocator(int32_t device, uint64_t limit, QueueProgress* progress, uint64_t cache_floor)
+    : device_(device),
+      limit_(limit),
+      machine_bytes_(physical_bytes(_SC_PHYS_PAGES)),
+      cache_floor_(cache_floor ? cache_floor : std::max(kCacheFloorLeast, machine_bytes_ / 8)),
+      progress_(progress) {}
 
 // The device's queue has run everything and is gone by now.
 Allocator::~Allocator() { trim_locked(UINT64_MAX); }
@@ -54,7 +58,7 @@ px_plugin_buffer* Allocator::allocate(uint64_t bytes, std::string& why) {
             list.pop_back();
             cached_ -= cls;
         } else {
-            if (cached_ > cache_cap_locked()) trim_locked();  // sizes that vary: no endless cache
+            if (cached_ > cache_cap_locked()) trim_idle_locked(cache_cap_locked() / 2);  // sizes that vary: no endless cache
             make_room(lock, cls, true);  // the cache counts against the limit
             void* mem = allocate_host_block(cls);
             if (!mem) {
@@ -92,7 +96,47 @@ bool Allocator::fits_locked(uint64_t bytes) const {
     return bytes <= limit_ && in_use_ <= limit_ - bytes;
 }
 
-uint64_t Allocator::cache_cap_locked() const { return std::max(kCacheFloor, peak_); }
+uint64_t Allocator::cache_cap_locked() const { return std::max(cache_floor_, 2 * peak_); }
+
+void Allocator::trim_idle_locked(uint64_t target) {
+    const uint64_t done = progress_ ? progress_->completed() : UINT64_MAX;
+    std::vector<px_plugin_buffer*> idle;
+    try {
+        for (auto& list : small_)
+            for (auto* b : list)
+                if (b->released_at <= done) idle.push_back(b);
+        for (auto& [cls, list] : large_)
+            for (auto* b : list)
+                if (b->released_at <= done) idle.push_back(b);
+    } catch (const std::bad_alloc&) {  // no room to sort them: all of them go
+        trim_locked(done);
+        return;
+    }
+    std::sort(idle.begin(), idle.end(), [](const px_plugin_buffer* a, const px_plugin_buffer* b) {
+        return a->released_at < b->released_at;
+    });
+    uint64_t freed = 0;
+    for (px_plugin_buffer* b : idle) {
+        if (cached_ - freed <= target) break;
+        b->evicted = true;
+        freed += b->class_size;
+    }
+    auto drop = [&](std::vector<px_plugin_buffer*>& list) {
+        const auto kept = std::remove_if(list.begin(), list.end(), [](const px_plugin_buffer* b) { return b->evicted; });
+        for (auto it = kept; it != list.end(); ++it) {
+            std::free((*it)->data);
+            delete *it;
+        }
+        list.erase(kept, list.end());
+    };
+    for (auto& list : small_) drop(list);
+    for (auto& [cls, list] : large_) drop(list);
+    reserved_ -= freed;
+    cached_ -= freed;
+#ifdef __GLIBC__
+    if (freed >= kTrimReturnsPages) malloc_trim(0);
+#endif
+}
 
 std::string Allocator::refusal_locked(uint64_t bytes, const char* what) const {
     const uint64_t free = limit_ ? (limit_ > in_use_ ? limit_ - in_use_ : 0) : physical_bytes(_SC_AVPHYS_PAGES);

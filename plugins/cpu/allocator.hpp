@@ -5,10 +5,12 @@
 // rule CUDA's stream-ordered allocators follow). Reuse avoids page-faulting
 // fresh memory on every op. PLEXUS_CPU_MEMORY_LIMIT caps the bytes in use.
 //
-// The cache is bounded without a limit too: on a miss, when the free blocks
-// it holds pass the larger of kCacheFloor and the peak in use, it gives back
-// every one no queued op can still use (a loop over ever-new sizes otherwise
-// keeps a block of each until the machine's memory is gone).
+// The cache is bounded without a limit too (a loop over ever-new sizes kept a
+// block of each until the machine's memory was gone): on a miss, when the
+// free blocks it holds pass the larger of an eighth of the machine's memory
+// (at least 256 MiB) and twice the peak in use, it gives back the longest
+// idle of those no queued op can still use, down to half that, so a loop
+// that cycles through a set of sizes keeps them.
 //
 // Giving a cached block back to the system is another matter: ops queued
 // before its release may still be about to use it. So each released block
@@ -31,6 +33,7 @@ struct px_plugin_buffer {
     uint64_t class_size;  // what was reserved
     int32_t device;
     uint64_t released_at;  // while cached: ops the device had queued when it was released
+    bool evicted = false;  // being given back by Allocator::trim_idle_locked
     // ABI 1.5, buffer_wrap: memory the plugin did not allocate, never cached;
     // release(release_context) runs once, when the buffer is freed.
     bool foreign = false;
@@ -62,7 +65,9 @@ public:
     // limit 0: no limit beyond the machine's memory. progress: the device's
     // queue (outliving the allocator's use of it); nullptr when no op can
     // use a released block any more (tests of the allocator alone).
-    Allocator(int32_t device, uint64_t limit, QueueProgress* progress = nullptr);
+    // cache_floor: the free bytes the cache may always hold (0: the default
+    // above; tests give a small one).
+    Allocator(int32_t device, uint64_t limit, QueueProgress* progress = nullptr, uint64_t cache_floor = 0);
     ~Allocator();
     Allocator(const Allocator&) = delete;
     Allocator& operator=(const Allocator&) = delete;
@@ -79,10 +84,13 @@ public:
     void refund(size_t bytes) override;
 
 private:
-    static constexpr uint64_t kCacheFloor = 256ull << 20;
+    static constexpr uint64_t kCacheFloorLeast = 256ull << 20;
     static constexpr uint64_t kTrimReturnsPages = 32ull << 20;  // freed at once: the C library gives the pages back
     static uint64_t size_class(uint64_t bytes);
     uint64_t cache_cap_locked() const;  // the free bytes the cache may hold
+    // Gives back the idle blocks no queued op can still use, longest idle
+    // first, until the cache holds at most `target` bytes.
+    void trim_idle_locked(uint64_t target);
     bool fits_locked(uint64_t bytes) const;
     std::string refusal_locked(uint64_t bytes, const char* what) const;
     // Frees the cached blocks no queued op can still use; returns the
@@ -99,6 +107,7 @@ private:
     const int32_t device_;
     const uint64_t limit_;
     const uint64_t machine_bytes_;  // physical memory, read once (sysconf is a syscall)
+    const uint64_t cache_floor_;
     QueueProgress* const progress_;
     std::mutex mutex_;
     std::vector<px_plugin_buffer*> small_[21];  // classes 64 B .. 512 KiB (2^6 .. 2^19)

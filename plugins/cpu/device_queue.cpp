@@ -53,10 +53,13 @@ void DeviceQueue::close_for_exit() noexcept {
 void DeviceQueue::push(const Task& task, uint64_t trace_id) {
     std::unique_lock<std::mutex> producers(produce_);
     if (closed_ && std::this_thread::get_id() != exiting_thread_) {
-        // A thread still computing as main returned: it waits for the end of
-        // the process, which is near, rather than fail in its loop.
+        // A thread still computing as main returned waits: the process
+        // normally ends first, before its libraries are finalized under the
+        // task. If it has not (a static destructor is joining this thread,
+        // so the libraries are not finalized yet), the task runs.
         producers.unlock();
-        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+        std::this_thread::sleep_for(kParkedAtExit);
+        producers.lock();
     }
     uint64_t t = tail_.load(std::memory_order_relaxed);
     if (small_task(task) && head_.load(std::memory_order_acquire) == t) {

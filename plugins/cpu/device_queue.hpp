@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -36,7 +37,8 @@ public:
     // same either way.
     // trace_id: the op's id in a trace (ABI 1.8's execute_traced), else 0.
     // Once the exit has closed the queue, a call from another thread than the
-    // exiting one never returns (the process ends first).
+    // exiting one waits kParkedAtExit first, by which time the process has
+    // normally ended.
     void push(const Task& task, uint64_t trace_id = 0);  // Task is trivially copyable: a copy into the ring
     // Waits until everything queued so far has run; returns and clears the
     // first failure's kind (PX_OK when none; PX_ERROR_OUT_OF_MEMORY when
@@ -92,6 +94,7 @@ private:
     void wait_for_head(uint64_t target);
 
     static constexpr uint64_t capacity = 1024;
+    static constexpr std::chrono::seconds kParkedAtExit{2};
     // A slot of the ring: the task and its trace id.
     struct Queued {
         Task task;

@@ -7,7 +7,10 @@
 // skipped: a static object's destructor that reads a result at exit gets it.
 // Each queue is closed to other threads first: one still computing as main
 // returned had its work run beside the libraries' finalizers (a crash inside
-// OpenBLAS one run in ten); now its next call waits for the process to end.
+// OpenBLAS one run in ten). Now its next call waits 2 s, by which time the
+// process has normally ended; one that has not is held in a static
+// destructor (joining that thread, say), before any library is finalized,
+// and the call goes on.
 #pragma once
 
 #include <cstdint>

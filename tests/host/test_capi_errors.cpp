@@ -188,7 +188,7 @@ TEST_CASE("a runtime destroyed while tensors live keeps their plugin loaded", "[
     REQUIRE(px_tensor_to_host(u, v, sizeof v) == PX_OK);
     CHECK(v[3] == 6.25f);
     px_tensor* moved = nullptr;
-    CHECK(px_tensor_copy_to(u, px_device{PX_DEVICE_CPU, 0}, &moved) == PX_ERROR_NO_DEVICE);
+    CHECK(px_tensor_copy_to(u, px_device{PX_DEVICE_CPU, 1}, &moved) == PX_ERROR_NO_DEVICE);  // another device: looked up
     CHECK(says("was destroyed"));
     px_tensor_release(u);
     px_tensor_release(t);  // the last reference: the plugin unloads here

@@ -133,6 +133,17 @@ elseif(CASE STREQUAL "last_batch_too_small")
   if(stdout MATCHES "leaves out")
     message(FATAL_ERROR "a last batch of one image was left out where it can be trained")
   endif()
+  # A training set too small for one batch that gives every device its images is refused (it had
+  # trained no step and written NaN figures and an untrained checkpoint).
+  file(MAKE_DIRECTORY ${out}/one-image)
+  execute_process(COMMAND /usr/bin/python3 -c "import numpy as np; z=np.zeros((1,28,28),np.uint8); np.savez('${out}/one-image/one.npz', x_train=z, y_train=np.zeros(1,np.uint8), x_test=z, y_test=np.zeros(1,np.uint8))"
+    RESULT_VARIABLE made)
+  if(made STREQUAL "0")
+    run(1 "^plexus-train: --data ${out}/one-image/one.npz: the training set's 1 image is too few for a batch that gives the device 2 images: nothing to train on\n$"
+      ${train} --data ${out}/one-image/one.npz --epochs 1 --batch-size 2 --net lenet-bn --out ${out}/none)
+  else()
+    message(STATUS "no NumPy for /usr/bin/python3: the one-image case is skipped")
+  endif()
 elseif(CASE STREQUAL "tiny_learning_rate")
   # Below a double's normal range is still a learning rate in [0, 1e6] (it was refused).
   run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --max-batches 1 --lr 1e-320)

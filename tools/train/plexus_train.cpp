@@ -501,10 +501,12 @@ int main(int argc, char** argv) {
         const bool drop_last = last_rows > 0 && last_rows < need;
         const int64_t usable = drop_last ? sets.count(true) / o.batch_size : train_data.num_batches();
         const int64_t per_epoch = o.max_batches > 0 ? std::min(o.max_batches, usable) : usable;
-        if (lead && drop_last && per_epoch == usable)
-            std::cout << "Each epoch leaves out its last batch: its " << last_rows << (last_rows > 1 ? " images" : " image")
-                      << " cannot give " << (parts > 1 ? "each of the " + std::to_string(parts) + " devices" : "the device")
-                      << " " << o.net->min_rows << (o.net->min_rows > 1 ? " images" : " image") << "\n";
+        const auto images = [](int64_t n) { return std::to_string(n) + (n == 1 ? " image" : " images"); };
+        const std::string each = parts > 1 ? "each of the " + std::to_string(parts) + " devices" : "the device";
+        if (usable == 0)  // (it had trained no step and written NaN figures)
+            throw std::runtime_error("--data " + o.data + ": the training set's " + images(sets.count(true)) +
+                                     (sets.count(true) == 1 ? " is" : " are") + " too few for a batch that gives " +
+                                     each + " " + images(o.net->min_rows) + ": nothing to train on");
 
         stage = "making the network";
         nn::Sequential net;
@@ -538,6 +540,9 @@ int main(int argc, char** argv) {
         std::string where = dev.str();
         for (size_t i = 1; i < devices.size(); ++i) where += ", " + devices[i].str();
         if (ranks.size > 1) where = std::to_string(ranks.size) + " ranks (rank 0 on " + where + ")";
+        if (lead && drop_last && per_epoch == usable)
+            std::cout << "Each epoch leaves out its last batch: its " << images(last_rows) << " cannot give " << each << " "
+                      << images(o.net->min_rows) << "\n";
         if (lead && ranks.size > 1) std::cout << "Gradients summed by " << ranks.mpi->reducer() << "\n";
         if (lead)
             std::cout << "Training on " << where << " (" << device_info(dev).name << "): " << sets.count(true)
