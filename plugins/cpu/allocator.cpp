@@ -28,7 +28,7 @@ Allocator::Allocator(int32_t device, uint64_t limit, QueueProgress* progress, ui
     : device_(device),
       limit_(limit),
       machine_bytes_(physical_bytes(_SC_PHYS_PAGES)),
-      cache_floor_(cache_floor ? cache_floor : std::max(kCacheFloorLeast, machine_bytes_ / 8)),
+      cache_floor_(cache_floor ? cache_floor : std::clamp(machine_bytes_ / 16, kCacheFloorLeast, kCacheFloorMost)),
       progress_(progress) {}
 
 // The device's queue has run everything and is gone by now.
@@ -122,12 +122,13 @@ void Allocator::trim_idle_locked(uint64_t target) {
         freed += b->class_size;
     }
     auto drop = [&](std::vector<px_plugin_buffer*>& list) {
-        const auto kept = std::remove_if(list.begin(), list.end(), [](const px_plugin_buffer* b) { return b->evicted; });
-        for (auto it = kept; it != list.end(); ++it) {
+        // partition, not remove_if: the evicted blocks must be there, after the kept ones, to be freed
+        const auto going = std::partition(list.begin(), list.end(), [](const px_plugin_buffer* b) { return !b->evicted; });
+        for (auto it = going; it != list.end(); ++it) {
             std::free((*it)->data);
             delete *it;
         }
-        list.erase(kept, list.end());
+        list.erase(going, list.end());
     };
     for (auto& list : small_) drop(list);
     for (auto& [cls, list] : large_) drop(list);

@@ -7,10 +7,10 @@
 //
 // The cache is bounded without a limit too (a loop over ever-new sizes kept a
 // block of each until the machine's memory was gone): on a miss, when the
-// free blocks it holds pass the larger of an eighth of the machine's memory
-// (at least 256 MiB) and twice the peak in use, it gives back the longest
-// idle of those no queued op can still use, down to half that, so a loop
-// that cycles through a set of sizes keeps them.
+// free blocks it holds pass the larger of a sixteenth of the machine's
+// memory (256 MiB to 1 GiB) and twice the peak in use, it gives back the
+// longest idle of those no queued op can still use, down to half that, so a
+// loop that cycles through a set of sizes keeps them.
 //
 // Giving a cached block back to the system is another matter: ops queued
 // before its release may still be about to use it. So each released block
@@ -84,7 +84,7 @@ public:
     void refund(size_t bytes) override;
 
 private:
-    static constexpr uint64_t kCacheFloorLeast = 256ull << 20;
+    static constexpr uint64_t kCacheFloorLeast = 256ull << 20, kCacheFloorMost = 1ull << 30;
     static constexpr uint64_t kTrimReturnsPages = 32ull << 20;  // freed at once: the C library gives the pages back
     static uint64_t size_class(uint64_t bytes);
     uint64_t cache_cap_locked() const;  // the free bytes the cache may hold

@@ -4,7 +4,9 @@
 // wrote, a heap use-after-free).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -75,8 +77,8 @@ TEST_CASE("a cached block is freed only after the ops queued before its release"
 // Without PLEXUS_CPU_MEMORY_LIMIT the cache had no bound: a loop over
 // ever-new sizes kept a block of each (2.5 GiB reserved, none in use, after
 // 49 image sizes). A miss now gives back the longest idle blocks once the
-// cache holds more than the larger of its floor (an eighth of the machine's
-// memory; 64 MiB here) and twice the peak in use, keeping what queued ops
+// cache holds more than the larger of its floor (a sixteenth of the
+// machine's memory, 256 MiB to 1 GiB; 64 MiB here) and twice the peak in use, keeping what queued ops
 // still use and what a loop cycling through a few sizes needs.
 TEST_CASE("without a limit the cache stays bounded over sizes that keep changing", "[host][memory]") {
     FakeQueue queue;
@@ -108,6 +110,45 @@ TEST_CASE("without a limit the cache stays bounded over sizes that keep changing
         CHECK(reserved == 60 * MiB);
         for (int k = 0; k < 10; ++k) step();
         CHECK(allocator.figures().reserved == reserved);  // every block came from the cache
+    }
+    SECTION("a class whose older blocks go keeps its newer ones, whole") {
+        // A first version freed the kept blocks of such a class (remove_if's
+        // tail) and left the evicted ones listed: a use after free, which a
+        // Python loop over image sizes hit as "its buffer belongs to another device".
+        pxcpu::Allocator small(0, 0, &queue, 8 * MiB);  // bound: max(8, 2 x peak 16) = 32 MiB
+        std::vector<px_plugin_buffer*> ones;
+        for (int k = 0; k < 16; ++k) ones.push_back(small.allocate(1 * MiB, why));
+        auto release = [&](px_plugin_buffer* b) {
+            queue.completed_ops = ++queue.queued_ops;
+            small.release(b);
+        };
+        for (int k = 0; k < 8; ++k) release(ones[k]);  // the oldest
+        for (uint64_t size : {5, 6, 7}) release(small.allocate(size * MiB, why));
+        for (int k = 8; k < 16; ++k) release(ones[k]);  // the newest: 34 MiB cached
+        px_plugin_buffer* big = small.allocate(9 * MiB, why);  // a miss past 32 MiB: down to 16, oldest first
+        REQUIRE(big != nullptr);
+        CHECK(small.figures().reserved == (8 + 7 + 9) * MiB);  // the eight newer 1 MiB blocks, 7 MiB, 9 MiB
+        std::vector<px_plugin_buffer*> again;
+        for (int k = 0; k < 8; ++k) {
+            again.push_back(small.allocate(1 * MiB, why));
+            REQUIRE(again.back() != nullptr);
+            std::memset(again.back()->data, k, 1 * MiB);  // whole memory (ASan: no use after free)
+        }
+        CHECK(small.figures().reserved == (8 + 7 + 9) * MiB);  // all eight from the cache
+        std::sort(again.begin(), again.end());
+        std::vector<px_plugin_buffer*> newer(ones.begin() + 8, ones.end());
+        std::sort(newer.begin(), newer.end());
+        CHECK(again == newer);
+        std::vector<px_plugin_buffer*> fresh;  // from the system: never memory a cached block still has
+        for (int k = 0; k < 8; ++k) {
+            fresh.push_back(small.allocate(1 * MiB, why));
+            REQUIRE(fresh.back() != nullptr);
+            for (px_plugin_buffer* b : again) CHECK(fresh.back()->data != b->data);
+        }
+        for (px_plugin_buffer* b : fresh) release(b);
+        for (px_plugin_buffer* b : again) release(b);
+        release(big);
+        small.trim();
     }
     SECTION("blocks a queued op still uses stay, and nothing waits for it") {
         queue.may_wait = false;
