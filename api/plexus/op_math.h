@@ -33,10 +33,20 @@ PX_OP_MATH_FN double px_gelu_grad(double x) {
     return px_add_rn(px_mul_rn(0.5, erfc(px_mul_rn(-x, 0.70710678118654752440))), density);
 }
 
-/* SiLU: x sigmoid(x), and its gradient s (1 + x (1 - s)), s = sigmoid(x). */
-PX_OP_MATH_FN double px_silu(double x) { return x / px_add_rn(1.0, exp(-x)); }
-PX_OP_MATH_FN double px_silu_grad(double x) {
+/* Sigmoid: 1 / (1 + e^-x); below -709.78, where e^-x overflows and gave 0,
+ * e^x (1 + e^x is 1 there), down to float64's smallest subnormals. */
+PX_OP_MATH_FN double px_sigmoid(double x) {
     const double s = 1.0 / px_add_rn(1.0, exp(-x));
+    return s == 0.0 && x > -746.0 ? exp(x) : s;
+}
+
+/* SiLU: x sigmoid(x), and its gradient s (1 + x (1 - s)), s = sigmoid(x). */
+PX_OP_MATH_FN double px_silu(double x) {
+    const double y = x / px_add_rn(1.0, exp(-x));
+    return y == 0.0 && x < 0 && x > -746.0 ? px_mul_rn(x, exp(x)) : y;
+}
+PX_OP_MATH_FN double px_silu_grad(double x) {
+    const double s = px_sigmoid(x);
     return px_mul_rn(s, px_add_rn(1.0, px_mul_rn(x, px_add_rn(1.0, -s))));
 }
 

@@ -30,6 +30,14 @@ T negated(T a) {
     else return -a;  // -0.0 stays negative zero
 }
 
+// |a|: floats clear the sign bit (-0.0 and -NaN too, as NumPy's); integers wrap as negated does.
+template <class T>
+T absolute(T a) {
+    if constexpr (std::is_integral_v<T>) return std::is_signed_v<T> && a < 0 ? negated(a) : a;
+    else if constexpr (is_half_v<T>) return T::from_bits(uint16_t(a.bits & 0x7fffu));
+    else return std::fabs(a);
+}
+
 template <class T>
 struct IntDivision {
     // C truncation; the one overflowing case (MIN / -1) wraps like two's complement.
@@ -165,7 +173,7 @@ template <class T>
 void unary(const OpTask& t) {
     switch (t.op) {
     case PX_OP_NEG: return unary_map<T>(t, [](T a) { return negated(a); });
-    case PX_OP_ABS: return unary_map<T>(t, [](T a) { return a < 0 ? negated(a) : a; });
+    case PX_OP_ABS: return unary_map<T>(t, [](T a) { return absolute(a); });
     case PX_OP_RELU: return unary_map<T>(t, [](T a) { return a > 0 ? a : T(0); });
     default: break;
     }

@@ -1,6 +1,7 @@
 #include "vector_math.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "conv_direct.hpp"
@@ -50,6 +51,10 @@ void vector_math(MathFn fn, const double* x, double* y, int64_t n) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
     sigmoid_of_negated(isa, y, n);
+    // Below -709.78 e^-x overflowed to a 0 where e^x (1 + e^x is 1 there)
+    // is still a float64, down to -745.13 (px_sigmoid's rule).
+    for (int64_t i = 0; i < n; ++i)
+        if (y[i] == 0.0 && x[i] > -746.0) y[i] = std::exp(x[i]);
 }
 
 void vector_math(MathFn fn, const float* x, float* y, int64_t n) {

@@ -248,4 +248,12 @@ __host__ __device__ T negated(T a) {
     else return -a;  // -0.0 stays negative zero
 }
 
+// |a|: floats clear the sign bit (-0.0 and -NaN too, as NumPy's); integers wrap as negated does.
+template <class T>
+__host__ __device__ T absolute(T a) {
+    if constexpr (std::is_integral<T>::value) return std::is_signed<T>::value && a < 0 ? negated(a) : a;
+    else if constexpr (is_half_v<T>) return T::from_bits(uint16_t(a.bits & 0x7fffu));
+    else return fabs(a);
+}
+
 }  // namespace pxcuda

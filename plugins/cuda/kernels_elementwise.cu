@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "kernel_util.cuh"
+#include "plexus/op_math.h"
 
 namespace pxcuda {
 namespace {
@@ -206,7 +207,7 @@ void unary(const OpArgs& t, const Launch& l) {
     default: break;
     }
     if constexpr (std::is_signed<T>::value || is_half_v<T>) {  // uint8 has neither
-        if (t.op == PX_OP_ABS) return unary_map<T>(t, l, [] __device__(T a) { return a < 0 ? negated(a) : a; });
+        if (t.op == PX_OP_ABS) return unary_map<T>(t, l, [] __device__(T a) { return absolute(a); });
         if (t.op == PX_OP_RELU) return unary_map<T>(t, l, [] __device__(T a) { return a > 0 ? a : T(0); });
     }
     if constexpr (is_float_v<T>) {
@@ -220,7 +221,7 @@ void unary(const OpArgs& t, const Launch& l) {
         case PX_OP_EXP: return unary_map<T>(t, l, [] __device__(T a) { return T(exp(double(a))); });
         case PX_OP_LOG: return unary_map<T>(t, l, [] __device__(T a) { return T(log(double(a))); });
         case PX_OP_SQRT: return unary_map<T>(t, l, [] __device__(T a) { return static_cast<T>(sqrt(Compute<T>(a))); });
-        case PX_OP_SIGMOID: return unary_map<T>(t, l, [] __device__(T a) { return T(1.0 / (1.0 + exp(-double(a)))); });
+        case PX_OP_SIGMOID: return unary_map<T>(t, l, [] __device__(T a) { return T(px_sigmoid(double(a))); });
         case PX_OP_TANH: return unary_map<T>(t, l, [] __device__(T a) { return T(tanh(double(a))); });
         default: break;
         }

@@ -605,9 +605,21 @@ py::object with_other(const Tensor& x, const py::object& y, WithNumber with_numb
     return py::cast(with_operand(x, y, with_number, with_tensor));
 }
 
-// x op= y, as with_operand, the result written into x.
+// x op= y, as with_operand, the result written into x. An integer number
+// x's integer dtype cannot hold is refused, as in a list (`uint8 += 300`
+// had wrapped to += 44 where `uint8 += [300]` was refused).
 template <class WithNumber, class WithTensor>
 Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
+    const bool integer = !py::isinstance<py::bool_>(y) &&
+                         (PyLong_Check(y.ptr()) || (is_number(y) && std::string("iu").find(numpy_kind(y)) != std::string::npos));
+    if (!is_floating(x.dtype()) && integer) {
+        const py::int_ v(y);
+        if (!fits(x.dtype(), v, v))
+            throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y is " + py::str(py::handle(v)).cast<std::string>() +
+                                                         ", which " + plexus::name(x.dtype()) + " cannot hold (" +
+                                                         range_of(x.dtype()) + "); write x = x " + op +
+                                                         " y for a result that holds it");
+    }
     return in_place(x, with_operand(x, y, with_number, with_tensor, op), op);
 }
 
@@ -624,6 +636,9 @@ Tensor true_divide(const Tensor& a, const Tensor& b) {
 // here had saturated: uint8 x[:] = 300 gave 255).
 void check_fits(const Tensor& t, const py::object& value) {
     if (is_floating(t.dtype()) || py::isinstance<Tensor>(value)) return;
+    if (is_number(value) && !std::isfinite(py::float_(value).cast<double>()))  // NaN, inf (it had been an InvalidArgumentError)
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v is " + py::str(value).cast<std::string>() + ", which " +
+                                                     plexus::name(t.dtype()) + " cannot hold");
     const char kind = numpy_kind(value);
     const py::object a = numpy_array(value);
     if (kind == 'O') {  // Python ints NumPy has no integer type for (2**64), maybe among other objects
@@ -646,9 +661,8 @@ Tensor full_of(const Shape& shape, const py::object& value, Device d, DType dt) 
     if (is_floating(dt) || !is_number(value)) return plexus::full(shape, py::float_(value).cast<double>(), d, dt);
     const std::string text = py::str(value).cast<std::string>();
     const bool integral = PyLong_Check(value.ptr()) || std::string("biu").find(numpy_kind(value)) != std::string::npos;
-    if (!integral && !std::isfinite(py::float_(value).cast<double>()))
-        throw plexus::InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                           "full: " + text + " cannot be stored in " + plexus::name(dt));
+    if (!integral && !std::isfinite(py::float_(value).cast<double>()))  // a value the dtype cannot hold, as 3e9
+        throw plexus::DTypeError(PX_ERROR_DTYPE, "full: " + text + " cannot be stored in " + plexus::name(dt));
     const py::int_ whole(value);  // an int as it is (beyond doubles too), a float toward zero
     if (!fits(dt, whole, whole))
         throw plexus::DTypeError(PX_ERROR_DTYPE, "full: " + text + " is beyond what " + plexus::name(dt) + " holds (" +

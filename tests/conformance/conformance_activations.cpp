@@ -159,3 +159,31 @@ TEST_CASE("the activations refuse bad arguments", "[conformance][nn][activations
     REQUIRE(px_activation_input_backward(PX_OP_LEAKY_RELU, x.handle(), x.handle(), NAN, &out) == PX_ERROR_INVALID_ARGUMENT);
     REQUIRE(out == nullptr);
 }
+
+TEST_CASE("far below zero float64 sigmoid and silu keep e^x and abs clears the sign bit",
+          "[conformance][nn][activations][R15]") {
+    PX_NEEDS({PX_OP_SIGMOID, DType::float64}, {PX_OP_SILU, DType::float64}, {PX_OP_SILU_BACKWARD, DType::float64},
+             {PX_OP_ABS, DType::float32}, {PX_OP_ABS, DType::float64}, {PX_OP_FILL, DType::float64});
+    Device dev = pxtest::device_under_test();
+    // Below -709.78 e^-x overflows: 1 / (1 + e^-x) gave 0 where e^x is still a float64 (normal down to
+    // -708.4, subnormal to -745.1), as did silu's x / (1 + e^-x).
+    const std::vector<double> xs{-709.9, -738.44, -800.0};
+    const Tensor far = array(xs, {3}, dev);
+    REQUIRE(far.dtype() == DType::float64);
+    const auto s = values(far.sigmoid()), l = values(far.silu());
+    CHECK(s[0] == Approx(std::exp(-709.9)).epsilon(1e-12));
+    CHECK(s[1] == Approx(std::exp(-738.44)).epsilon(1e-2));  // subnormal: a few significant bits
+    CHECK(s[2] == 0.0);
+    CHECK(l[0] == Approx(-709.9 * std::exp(-709.9)).epsilon(1e-12));  // -3.51e-306, a normal float64
+    CHECK(l[2] == 0.0);
+    const auto g = values(input_backward(PX_OP_SILU, far, ones({3}, dev, DType::float64), 0));
+    CHECK(g[0] == Approx(std::exp(-709.9) * (1 - 709.9)).epsilon(1e-9));
+    // |-0.0| is +0.0 and |-NaN| a NaN without its sign, as NumPy's and PyTorch's (-0.0 < 0 is false: it stayed -0.0).
+    for (DType d : {DType::float32, DType::float64}) {
+        const auto a = values(array(std::vector<double>{-0.0, 0.0, -1.5, std::copysign(NAN, -1.0)}, {4}, dev).astype(d).abs());
+        CHECK_FALSE(std::signbit(a[0]));
+        CHECK_FALSE(std::signbit(a[1]));
+        CHECK(a[2] == 1.5);
+        CHECK((std::isnan(a[3]) && !std::signbit(a[3])));
+    }
+}

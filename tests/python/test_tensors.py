@@ -681,7 +681,7 @@ def test_in_place_ops_take_arrays_and_lists_and_refuse_to_drop_a_fraction():
     from fractions import Fraction
     assert plexus.array([2 ** 70, Fraction(1, 2), Decimal("0.25")], dtype="float64").tolist() == [2.0 ** 70, 0.5, 0.25]
     assert plexus.array(np.array([1.5, 2.5], dtype=object)).tolist() == [1.5, 2.5]  # as a pandas object column
-    with pytest.raises(plexus.DTypeError, match="lose fractions or values int32 cannot hold"):
+    with pytest.raises(plexus.DTypeError, match="y is 1180591620717411303424, which int32 cannot hold"):
         i += 2 ** 70
 
 
@@ -779,6 +779,20 @@ def test_integer_operands_are_compared_and_combined_as_they_are_never_wrapped():
             exec("u %s [-1, 3]" % op)
     u += np.array([1, 2, 3], np.int64)
     assert u.tolist() == [1, 3, 203] and u.dtype == "uint8"
+    # A number likewise (uint8 += 300 had wrapped to += 44, int32 += 2**40 to += 0, where a list was refused).
+    i32 = plexus.array([3], dtype="int32")
+    for target, stmt, message in ((u, "u += 300", "x += y: y is 300, which uint8 cannot hold (0 to 255)"),
+                                  (u, "u += -1", "x += y: y is -1, which uint8 cannot hold (0 to 255)"),
+                                  (u, "u += np.int64(300)", "x += y: y is 300, which uint8 cannot hold"),
+                                  (i32, "i32 += 2 ** 40", "x += y: y is 1099511627776, which int32 cannot hold"),
+                                  (i32, "i32 *= 2 ** 31", "x *= y: y is 2147483648, which int32 cannot hold")):
+        before = target.tolist()
+        with pytest.raises(plexus.DTypeError, match=re.escape(message)):
+            exec(stmt)
+        assert target.tolist() == before
+    u -= 1
+    i32 *= np.int32(2)
+    assert u.tolist() == [0, 2, 202] and i32.tolist() == [6]
 
 
 def test_numpy_arrays_take_a_tensor_in_place_and_numpys_other_ufuncs_compute_on_its_values():
@@ -849,8 +863,13 @@ def test_full_of_an_integer_dtype_takes_only_the_values_it_holds():
     for value, dtype in ((300, "uint8"), (-1, "uint8"), (2 ** 31, "int32"), (3e9, "int32"), (2 ** 63, "int64")):
         with pytest.raises(plexus.DTypeError, match="full: .* is beyond what %s holds" % dtype):
             plexus.full(2, value, dtype=dtype)  # it had saturated: full(300, uint8) was 255
-    with pytest.raises(plexus.InvalidArgumentError, match="full: inf cannot be stored in int32"):
-        plexus.full(2, float("inf"), dtype="int32")
+    for value in (float("inf"), float("nan")):  # a DTypeError (a TypeError) as for 3e9; it had been an InvalidArgumentError
+        with pytest.raises(plexus.DTypeError, match="full: %s cannot be stored in int32" % value):
+            plexus.full(2, value, dtype="int32")
+    x = plexus.full(2, 1, dtype="int32")
+    with pytest.raises(TypeError, match=r"x\[...\] = v: v is nan, which int32 cannot hold"):
+        x[0] = float("nan")
+    assert x.tolist() == [1, 1]
     assert plexus.full(2, 255, dtype="uint8").tolist() == [255, 255]
     assert plexus.full(2, -2.7, dtype="int32").tolist() == [-2, -2]  # a float's integer part, as NumPy's
     assert plexus.full(2, True, dtype="uint8").tolist() == [1, 1]
@@ -931,3 +950,31 @@ def test_review_of_device_strings():
     assert [p.device for p in parts] == [plexus.cpu(0), plexus.cpu(1)]  # a namedtuple had failed to rebuild
     with pytest.raises(ValueError, match="does not name a device"):
         plexus.zeros(2, device="cpu:\u0661")  # an Arabic-Indic one is no index
+
+
+def test_sums_over_several_axes_round_once_as_over_all():
+    # Axis by axis, each partial sum was rounded to the dtype: float16 [[6e4, 6e4], [-6e4, -6e4]] summed over
+    # (0, 1) to inf - inf = NaN where sum() gives 0, and bfloat16 lost its last bit.
+    x = plexus.array([[60000.0, 60000.0], [-60000.0, -60000.0]], dtype="float16")
+    assert x.sum(axis=(0, 1)).item() == 0.0 == x.sum().item()
+    assert x.sum(axis=(1, 0), keepdims=True).shape == (1, 1)
+    np = need("numpy")
+    rng = np.random.default_rng(7)
+    for dtype in ("float16", "bfloat16", "float32"):
+        a = rng.uniform(-4, 4, (3, 5, 7, 2))
+        t = plexus.array(a).astype(dtype)
+        exact = t.astype("float64").asnumpy()
+        for axes in ((0, 2), (1, 3), (0, 1, 3), (3, 0)):
+            for op in ("sum", "mean"):
+                want = getattr(exact, op)(axis=axes)  # float64, then rounded once to the dtype
+                got = getattr(t, op)(axis=axes)
+                assert got.dtype == dtype and got.shape == want.shape
+                once = plexus.array(want).astype(dtype).astype("float64").asnumpy()
+                assert (got.astype("float64").asnumpy() == once).all(), (dtype, axes, op)
+    # The gradient still spreads over the axes reduced.
+    w = plexus.ones((2, 3, 4))
+    w.attach_grad()
+    with plexus.autograd.record():
+        y = w.mean(axis=(0, 2))
+    y.backward()
+    assert np.allclose(w.grad.asnumpy(), 1 / 8)

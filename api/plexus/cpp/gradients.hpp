@@ -243,6 +243,24 @@ inline Tensor Tensor::reduce(px_op op, const std::vector<int>& axes, bool keepdi
                                        std::string(px_op_name(op)) + ": axis " + std::to_string(a) + " is given twice");
         sorted.push_back(k);
     }
+    if ((op == PX_OP_SUM || op == PX_OP_MEAN) && sorted.size() > 1) {
+        // One reduction over the axes gathered last, so that the sum is rounded
+        // once (as over all axes); axis by axis, float16 [[6e4, 6e4], [-6e4, -6e4]]
+        // summed to inf - inf (NaN).
+        const Shape xs = shape();
+        std::vector<int32_t> perm;
+        Shape gathered, kept = xs;
+        int64_t count = 1;
+        for (int i = 0; i < nd; ++i)
+            if (std::find(sorted.begin(), sorted.end(), i) == sorted.end()) perm.push_back(i), gathered.push_back(xs[size_t(i)]);
+        for (int i = 0; i < nd; ++i)
+            if (std::find(sorted.begin(), sorted.end(), i) != sorted.end()) perm.push_back(i), count *= xs[size_t(i)], kept[size_t(i)] = 1;
+        gathered.push_back(count);
+        bool in_order = true;
+        for (int i = 0; i < nd; ++i) in_order = in_order && perm[size_t(i)] == i;
+        const Tensor out = (in_order ? *this : transpose(perm)).reshape(gathered).reduce(op, int(gathered.size()) - 1);
+        return keepdims ? out.reshape(kept) : out;
+    }
     std::sort(sorted.rbegin(), sorted.rend());  // the highest first: the lower ones keep their numbers
     Tensor out = *this;
     for (int k : sorted) out = out.reduce(op, k, keepdims);
