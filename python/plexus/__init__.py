@@ -26,7 +26,18 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
            "matmul", "pick", "take", "layer_norm", "leaky_relu",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
-           "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError"]
+           "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
+           "float16", "bfloat16", "float32", "float64", "uint8", "int32", "int64", "set_np"]
+
+# The dtypes by name, as NumPy's np.float32 (d2l's np.arange(16, dtype=np.float32)): every dtype= takes
+# them, and a tensor's dtype compares equal to them.
+float16, bfloat16, float32, float64 = "float16", "bfloat16", "float32", "float64"
+uint8, int32, int64 = "uint8", "int32", "int64"
+
+
+def set_np(shape=True, array=True):
+    """MXNet's npx.set_np(), the first line of d2l's chapters: it switches MXNet to NumPy's semantics,
+    which Plexus always has, so it does nothing."""
 
 
 def _device(device, ctx):
@@ -155,6 +166,13 @@ def _joined(who, arrays, tensors, dim, axis):
         if arrays:
             raise TypeError("%s: give the tensors as arguments or as tensors=, not both" % who)
         arrays = (tensors,)
+    # NumPy's stack(arrays, axis) and concatenate(arrays, axis) with the axis positional (d2l's
+    # np.stack((K, K + 1, K + 2), 0)): it had been taken for one more tensor.
+    if len(arrays) == 2 and isinstance(arrays[0], (list, tuple)) and isinstance(arrays[1], _numbers.Integral) \
+            and not isinstance(arrays[1], bool):
+        if dim is not None or axis is not None:
+            raise TypeError("%s: the axis is given twice (%s, and as a keyword)" % (who, arrays[1]))
+        arrays, axis = arrays[:1], arrays[1]
     listed = len(arrays) == 1 and isinstance(arrays[0], (list, tuple))
     return (list(arrays[0]) if listed else list(arrays)), listed, (axis if axis is not None else dim)
 

@@ -39,6 +39,19 @@ def _devices(device, ctx):
     return list(d) if isinstance(d, (list, tuple)) else [d]
 
 
+def _warn(message):
+    """A UserWarning shown at the user's line: the first caller outside this package (Block's methods
+    pass through wrappers of their own, so a fixed stacklevel pointed inside it)."""
+    import os
+    import sys
+    import warnings
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
 def _initialize(self, init=None, device=None, ctx=None, force_reinit=False):
     """Makes the parameters on `device` (a device or a list of them; ctx= as in Gluon; default cpu(0)).
     `init` (plexus.init.Normal(0.01), Xavier(), ..., or a name such as 'normal') sets the parameters
@@ -57,9 +70,8 @@ def _initialize_all(params, init, devices, force_reinit):
     # Initialized, or waiting for its shape: left alone, as Gluon's.
     done = [name for name, p in params.items() if p._initialized]
     if done:
-        import warnings
-        warnings.warn("initialize: %s already initialized, left as they are (force_reinit=True initializes them "
-                      "again)" % ", ".join(done), stacklevel=3)
+        _warn("initialize: %s already initialized, left as they are (force_reinit=True initializes them "
+              "again)" % ", ".join(done))
     for name, p in params.items():
         if not p._initialized:
             p._initialize(devices, False, made)
@@ -71,9 +83,8 @@ def _param_initialize(self, init=None, device=None, ctx=None, force_reinit=False
     initialized one needs force_reinit=True."""
     from .init import create
     if self._initialized and not force_reinit:
-        import warnings
-        warnings.warn("initialize: %s already initialized, left as it is (force_reinit=True initializes it again)"
-                      % self.name, stacklevel=2)
+        _warn("initialize: %s already initialized, left as it is (force_reinit=True initializes it again)"
+              % self.name)
         return
     if init is None:
         self._initialize(_devices(device, ctx), force_reinit, create(None))
@@ -120,16 +131,14 @@ def _trainer_new(self, params, optimizer, optimizer_params=None):
     options = dict(optimizer_params or {})
     schedule = options.pop("lr_scheduler", None)
     if schedule is not None and "learning_rate" in options:
-        import warnings
         from .lr_scheduler import LRScheduler
         if isinstance(schedule, LRScheduler):
             # As MXNet's Trainer: the given rate becomes the schedule's base rate, with a warning.
             schedule.base_lr = options["learning_rate"]
-            warnings.warn("learning rate from lr_scheduler has been overwritten by learning_rate in optimizer_params",
-                          UserWarning, stacklevel=2)
+            _warn("learning rate from lr_scheduler has been overwritten by learning_rate in optimizer_params")
         else:
-            warnings.warn("learning_rate in optimizer_params is not used: the lr_scheduler (a callable) gives every "
-                          "update's rate", UserWarning, stacklevel=2)
+            _warn("learning_rate in optimizer_params is not used: the lr_scheduler (a callable) gives every "
+                  "update's rate")
     _trainer_init(self, params, optimizer, options)
     self._plexus_params = params  # the trainer points into them: kept here, where gc sees the reference
     if schedule is not None:

@@ -756,8 +756,9 @@ def test_initialize_again_warns_and_initializes_only_what_is_new_as_gluon_and_a_
     net.initialize()
     w = net[0].weight.data().asnumpy()
     net.add(nn.Dense(3))  # added after the first initialize (d2l does this)
-    with pytest.warns(UserWarning, match="0.weight, 0.bias already initialized, left as they are"):
+    with pytest.warns(UserWarning, match="0.weight, 0.bias already initialized, left as they are") as caught:
         net.initialize()
+    assert caught[0].filename == __file__  # the user's line, not a wrapper's inside plexus (it had been nn.py's)
     assert (net[0].weight.data().asnumpy() == w).all()
     assert net(plexus.ones((1, 2))).shape == (1, 3)  # the new layer was initialized (its shape at this first call)
     net.initialize(force_reinit=True)

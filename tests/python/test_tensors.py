@@ -520,6 +520,16 @@ def test_spellings_d2l_uses_for_stacking_clipping_squeezing_and_scalar_maxima():
     a = plexus.ones((2, 3))
     assert plexus.stack(a, a).shape == (2, 2, 3) and plexus.stack([a, a], axis=1).shape == (2, 2, 3)
     assert plexus.concat(tensors=[a, a]).shape == (4, 3)
+    # NumPy's positional axis (d2l's np.stack((K, K + 1, K + 2), 0)): it had been taken for a tensor.
+    assert plexus.stack((a, a + 1, a + 2), 0).shape == (3, 2, 3) and plexus.stack([a, a], 2).shape == (2, 3, 2)
+    assert plexus.concat([a, a], 1).shape == (2, 6) and plexus.concat([a, a], np.int64(0)).shape == (4, 3)
+    with pytest.raises(TypeError, match="stack: the axis is given twice"):
+        plexus.stack([a, a], 0, axis=1)
+    # d2l's first cell (npx.set_np()) and its dtype spellings (np.arange(16, dtype=np.float32)).
+    assert plexus.set_np() is None
+    assert plexus.arange(4, dtype=plexus.float32).dtype == plexus.float32 == "float32"
+    assert plexus.ones(2, dtype=plexus.bfloat16).dtype == plexus.bfloat16
+    assert plexus.zeros(2, dtype=plexus.int64).dtype == "int64" and plexus.uint8 == "uint8"
     assert plexus.clip(plexus.array([-1.0, 0.5, 3.0]), None, 1).tolist() == [-1.0, 0.5, 1.0]
     assert plexus.clip(plexus.array([-1, 2], dtype="int32"), 0, None).tolist() == [0, 2]
     with pytest.raises(ValueError, match="give a_min, a_max or both"):
