@@ -213,12 +213,16 @@ private:
 
 class Block {
 public:
-    virtual ~Block() = default;
+    virtual ~Block();
     virtual Tensor forward(const Tensor& x) = 0;
     // forward(x); a block calls its children this way (so summary() sees them).
     Tensor operator()(const Tensor& x);
     // One line, e.g. "Conv2D(1 -> 6, kernel 5x5, relu)".
     virtual std::string describe() const = 0;
+    // Gluon's name, its kind and a number counted per kind in this process
+    // ("conv0", "pool0", "dense2"; a block written in Python: its class's
+    // name in lower case), given at the first call (d2l prints layer.name).
+    std::string name() const;
 
     // This block's parameters, named as in saved files ("0.weight").
     virtual ParameterDict collect_params();

@@ -207,6 +207,33 @@ def _params_get(self, name, **kwargs):
     return Parameter(name, **kwargs)
 
 
+class _Children(dict):
+    """Gluon's block._children, as d2l's MySequential fills it (self._children[block.name] = block): an item
+    set makes the block a child, as an attribute does, and they stay in the order they were set."""
+
+    def __init__(self, owner):
+        super().__init__()
+        self._owner = owner
+
+    def __setitem__(self, name, block):
+        if not isinstance(block, Block):
+            raise TypeError("_children[%r]: a %s is not a Block" % (name, type(block).__name__))
+        if name in self:
+            raise KeyError("_children: %r is already a child of this block" % (name,))
+        self._owner._register_child(str(name), block)
+        super().__setitem__(name, block)
+
+
+def _block_children(self):
+    """The children set through _children (a block written in Python)."""
+    kids = self.__dict__.get("_plexus_children")
+    if kids is None:
+        kids = _Children(self)
+        object.__setattr__(self, "_plexus_children", kids)
+    return kids
+
+
+Block._children = property(_block_children)
 ParameterDict.__repr__ = _params_repr
 ParameterDict.get = _params_get
 Block.__setattr__ = _block_setattr

@@ -1625,6 +1625,7 @@ PYBIND11_MODULE(_plexus, m) {
             return &b;
         }, py::arg("params"), py::return_value_policy::reference)
         .def("summary", [](nn::Block& b, const Tensor& x) { py::print(b.summary(x), py::arg("end") = ""); })
+        .def_property_readonly("name", &nn::Block::name)
         .def("__repr__", &nn::Block::describe);
     BlockClass<nn::Dense>(mnn, "Dense")
         .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias,

@@ -1904,3 +1904,40 @@ def test_cycles_through_trainers_parameters_schedules_and_initializers_are_colle
         loss = (weight.data() * weight.data()).sum()
     loss.backward()
     trainer.step(1, ignore_stale_grad=True)  # the trainer's parameters are alive (the bias is not used)
+
+
+def test_gluon_block_names_and_a_sequential_of_ones_own_through_children():
+    # d2l's shape loop (print(layer.name, 'output shape:', X.shape)) and its MySequential
+    # (self._children[block.name] = block): both were AttributeErrors.
+    net = nn.Sequential()
+    net.add(nn.Conv2D(6, kernel_size=5, padding=2), nn.MaxPool2D(2), nn.Conv2D(16, kernel_size=5), nn.AvgPool2D(2),
+            nn.Dense(10), nn.BatchNorm(), nn.Dense(10))
+    names = [layer.name for layer in net]
+    kinds = [n.rstrip("0123456789") for n in names]
+    assert kinds == ["conv", "pool", "conv", "pool", "dense", "batchnorm", "dense"]
+    numbers = [int(n[len(k):]) for n, k in zip(names, kinds)]
+    assert numbers[2] == numbers[0] + 1 and numbers[3] == numbers[1] + 1 and numbers[6] == numbers[4] + 1
+    assert [layer.name for layer in net] == names  # given once: the same at every call
+
+    class MySequential(nn.Block):
+        def add(self, block):
+            self._children[block.name] = block
+
+        def forward(self, X):
+            for block in self._children.values():
+                X = block(X)
+            return X
+
+    mine = MySequential()
+    first, second = nn.Dense(256, activation="relu"), nn.Dense(10)
+    mine.add(first)
+    mine.add(second)
+    mine.initialize()
+    x = plexus.random.uniform(size=(2, 20))
+    assert mine(x).shape == (2, 10) and mine.name.startswith("mysequential")
+    assert mine.collect_params().keys() == [first.name + ".weight", first.name + ".bias", second.name + ".weight",
+                                            second.name + ".bias"]
+    with pytest.raises(KeyError, match="already a child"):
+        mine._children[first.name] = nn.Dense(3)
+    with pytest.raises(TypeError, match="a int is not a Block"):
+        mine._children["x"] = 3
