@@ -16,6 +16,7 @@ from . import random, init, nn, loss, data, metric, lr_scheduler
 from ._plexus import trace, trace_region  # where the time goes (docs/performance.md)
 import numbers as _numbers
 import sys as _sys
+import types as _types
 _sys.modules[__name__ + ".autograd"] = autograd
 
 version = _plexus.version
@@ -341,3 +342,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 Tensor.__array_ufunc__ = _array_ufunc
+
+# MXNet's module names, so that the seeds' code runs with its import line changed to
+# `from plexus import autograd, gluon, np, npx`: np is this module (np.ones, np.arange, ...), npx the
+# device and neural-network functions MXNet keeps apart, gluon MXNet's Gluon names (plexus/gluon.py).
+np = _sys.modules[__name__]
+npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
+                             relu=relu, sigmoid=sigmoid, softmax=softmax, pick=pick)
+from . import gluon  # noqa: E402 (after the names it uses)

@@ -123,3 +123,61 @@ def test_tensor_basics_as_the_seeds_write_them():
     assert plexus.zeros((2, 3, 4)).shape == (2, 3, 4)
     assert (X == X).sum().item() == 12
     assert float(X.mean()) == 5.5
+
+
+def test_seed_002_gluon_cells_run_with_their_import_line_changed():
+    # Seed 002's own lines, but `from mxnet import ...` (and device names: two CPUs where it has two GPUs).
+    import os
+    if not os.path.isdir(plexus.data.default_fashion_mnist_folder()):
+        pytest.skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)")
+    import time
+    from plexus import np, npx, gluon, autograd
+    from plexus.gluon import nn
+    npx.set_np()
+    gpu = npx.gpu() if npx.num_gpus() > 0 else npx.cpu()
+    x = np.ones((3, 4), ctx=gpu)
+    gpu_1 = npx.gpu(1) if npx.num_gpus() > 1 else npx.cpu(1)  # npx.cpu() in the seed: one device twice
+    assert (x.copyto(gpu_1) + np.random.uniform(size=(3, 4), ctx=gpu_1)).shape == (3, 4)
+    net = nn.Sequential()
+    net.add(nn.Conv2D(channels=6, kernel_size=5, activation='relu'),
+            nn.MaxPool2D(pool_size=2, strides=2),
+            nn.Conv2D(channels=16, kernel_size=3, activation='relu'),
+            nn.MaxPool2D(pool_size=2, strides=2),
+            nn.Dense(120, activation="relu"),
+            nn.Dense(84, activation="relu"),
+            nn.Dense(10))
+    batch_size = 256
+    transformer = gluon.data.vision.transforms.Compose([
+        gluon.data.vision.transforms.ToTensor(),
+        gluon.data.vision.transforms.Normalize(0.13, 0.31)])
+    train_data = gluon.data.DataLoader(
+        gluon.data.vision.datasets.FashionMNIST(train=True).transform_first(
+            transformer), batch_size, shuffle=True, num_workers=4)
+    valid_data = gluon.data.DataLoader(
+        gluon.data.vision.datasets.FashionMNIST(train=False).transform_first(
+            transformer), batch_size, shuffle=False, num_workers=4)
+    assert len(train_data) == 235 and len(valid_data) == 40
+    devices = [gpu, gpu_1]
+    net.collect_params().initialize(force_reinit=True, ctx=devices)
+    softmax_cross_entropy = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+    losses_seen = []
+    tic = time.time()
+    for data, label in train_data:
+        data_list = gluon.utils.split_and_load(data, devices)
+        label_list = gluon.utils.split_and_load(label, devices)
+        with autograd.record():
+            losses = [softmax_cross_entropy(net(X), y)
+                      for X, y in zip(data_list, label_list)]
+        for l in losses:
+            l.backward()
+        trainer.step(batch_size)
+        losses_seen.append(sum([float(l.sum()) for l in losses]) / batch_size)
+        if len(losses_seen) == 30:  # the seed trains 10 epochs; 30 steps show it learns
+            break
+    assert time.time() - tic < 300
+    assert all(math.isfinite(v) for v in losses_seen)
+    assert sum(losses_seen[-5:]) / 5 < 0.8 * sum(losses_seen[:5]) / 5, losses_seen
+    data, label = next(iter(valid_data))
+    assert data.shape == (256, 1, 28, 28)  # ToTensor (to [0, 1]), then Normalize(0.13, 0.31)
+    assert float(data.min()) == pytest.approx(-0.13 / 0.31) and float(data.max()) == pytest.approx(0.87 / 0.31)

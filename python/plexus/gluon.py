@@ -1,0 +1,67 @@
+"""MXNet's Gluon names over Plexus's, so that the seeds' Gluon code runs with its import lines changed
+(`from plexus import autograd, gluon, np, npx` and `from plexus.gluon import nn`): gluon.nn, gluon.loss,
+gluon.Trainer, gluon.Parameter, gluon.utils.split_and_load, gluon.data.DataLoader, gluon.data.ArrayDataset,
+and gluon.data.vision's FashionMNIST (with transform_first) and transforms (Compose, ToTensor, Normalize,
+RandomCrop, RandomFlipLeftRight). Each is the Plexus object of docs/python.md under Gluon's name; what
+Gluon has beyond these (hybridize, other datasets, image transforms such as Resize) is not here."""
+import types as _types
+
+from . import data as _data
+from . import loss, nn
+from .nn import Block, Parameter, ParameterDict, Trainer
+
+__all__ = ["nn", "loss", "data", "utils", "Trainer", "Parameter", "ParameterDict", "Block"]
+
+utils = _types.SimpleNamespace(split_and_load=nn.split_and_load)
+
+
+class _Transformed:
+    """A dataset with transforms for its data (Gluon's dataset.transform_first), for DataLoader."""
+
+    def __init__(self, dataset, transforms):
+        self.dataset, self.transforms = dataset, list(transforms)
+
+    def __len__(self):
+        return len(self.dataset)
+
+
+def _transform_first(self, fn, lazy=True):
+    """Gluon's: this dataset with `fn` (a transform, or transforms.Compose of them) applied to each sample's
+    data by the DataLoader; the labels as they are. `lazy` is Gluon's, and changes nothing here."""
+    return _Transformed(self, fn if isinstance(fn, list) else [fn])
+
+
+_data.ImageDataset.transform_first = _transform_first
+_data.ArrayDataset.transform_first = _transform_first
+
+
+def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_workers=0, **kwargs):
+    """Gluon's DataLoader(dataset, batch_size, shuffle, last_batch, num_workers): plexus.data.DataLoader on
+    cpu(0) (the seeds move each batch with split_and_load or as_in_context), one prefetch thread for
+    Gluon's worker processes."""
+    if batch_size is None:
+        raise TypeError("DataLoader: batch_size is needed")
+    if isinstance(dataset, _Transformed):
+        kwargs["transforms"] = dataset.transforms
+        dataset = dataset.dataset
+    return _data.DataLoader(dataset, batch_size, shuffle=shuffle, last_batch=last_batch, num_workers=num_workers,
+                            **kwargs)
+
+
+class _Compose(list):
+    """Gluon's transforms.Compose([...]): the transforms in order."""
+
+
+def _fashion_mnist(root=None, train=True, transform=None):
+    """Gluon's vision.datasets.FashionMNIST(train=...): plexus.data.fashion_mnist (root: its folder)."""
+    if transform is not None:
+        raise TypeError("FashionMNIST: transform= is Gluon 1's; use .transform_first(transforms)")
+    return _data.fashion_mnist(train=train, folder=root)
+
+
+_t = _data.transforms
+_transforms = _types.SimpleNamespace(Compose=_Compose, ToTensor=_t.ToTensor, Normalize=_t.Normalize,
+                                     RandomCrop=_t.RandomCrop, RandomFlipLeftRight=_t.RandomHorizontalFlip)
+_vision = _types.SimpleNamespace(datasets=_types.SimpleNamespace(FashionMNIST=_fashion_mnist),
+                                 FashionMNIST=_fashion_mnist, transforms=_transforms)
+data = _types.SimpleNamespace(DataLoader=_data_loader, ArrayDataset=_data.ArrayDataset, vision=_vision)
