@@ -1518,10 +1518,11 @@ PYBIND11_MODULE(_plexus, m) {
         .def("list_grad", &nn::Parameter::list_grad)
         .def("list_ctx", &nn::Parameter::devices)
         .def("set_data", &nn::Parameter::set_data)
+        // As Gluon prints one: "Parameter 0.bias (shape=(8,), dtype=float32)" (a tuple of one had lost its comma).
         .def("__repr__", [](const nn::Parameter& p) {
-            std::string dims;
-            for (auto d : p.shape()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-            return "Parameter " + p.name() + " (shape=(" + dims + "))";
+            std::string text = "Parameter " + p.name() + " (shape=" + py::repr(shape_tuple(p.shape())).cast<std::string>();
+            if (p.initialized()) text += std::string(", dtype=") + plexus::name(p.data().dtype());
+            return text + ")";
         });
     // A ParameterDict points into its block: it keeps the block alive (keep_owner).
     py::class_<nn::ParameterDict>(mnn, "ParameterDict", py::dynamic_attr())

@@ -1941,3 +1941,6 @@ def test_gluon_block_names_and_a_sequential_of_ones_own_through_children():
         mine._children[first.name] = nn.Dense(3)
     with pytest.raises(TypeError, match="a int is not a Block"):
         mine._children["x"] = 3
+    # A parameter prints as Gluon's (a shape of one had lost its tuple's comma: "(shape=(8))").
+    assert repr(first.bias) == "Parameter bias (shape=(256,), dtype=float32)"
+    assert repr(nn.Dense(3).weight) == "Parameter weight (shape=(3, 0))"  # not made yet: no dtype
