@@ -219,6 +219,9 @@ public:
     Tensor operator()(const Tensor& x);
     // One line, e.g. "Conv2D(1 -> 6, kernel 5x5, relu)".
     virtual std::string describe() const = 0;
+    // The registered children, in order (what holds a block's parameters
+    // keeps them: a child replaced later is then still there for it).
+    const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children() const { return children_; }
     // Gluon's name, its kind and a number counted per kind in this process
     // ("conv0", "pool0", "dense2"; a block written in Python: its class's
     // name in lower case), given at the first call (d2l prints layer.name).
@@ -278,8 +281,6 @@ protected:
     // Makes an existing block a child named `name` (shared, not copied: a
     // block that is also a child elsewhere keeps one set of parameters).
     void register_child_shared(const std::string& name, std::shared_ptr<Block> block);
-    // The registered children, in order.
-    const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children() const { return children_; }
     // Whether `other` is this block or one of its children, at any depth.
     bool holds(const Block& other) const;
     // "kind(" then a line "  (name): child" per child, indented, then ")".

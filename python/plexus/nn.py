@@ -223,6 +223,22 @@ class _Children(dict):
         self._owner._register_child(str(name), block)
         super().__setitem__(name, block)
 
+    def update(self, *args, **kwargs):
+        for name, block in dict(*args, **kwargs).items():
+            self[name] = block
+
+    def setdefault(self, name, block=None):
+        if name not in self:
+            self[name] = block
+        return self[name]
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("_children: a child stays the block's once added (its parameters are the block's); "
+                        "make a new block without it")
+
+    # (Removing one had let its Python object go while the block still computed with it.)
+    __delitem__ = pop = popitem = clear = _refuse
+
 
 def _block_children(self):
     """The children set through _children (a block written in Python)."""

@@ -612,7 +612,11 @@ template <class WithNumber, class WithTensor>
 Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
     const bool integer = !py::isinstance<py::bool_>(y) &&
                          (PyLong_Check(y.ptr()) || (is_number(y) && std::string("iu").find(numpy_kind(y)) != std::string::npos));
-    if (!is_floating(x.dtype()) && integer) {
+    // A whole float follows the scalar rules into x's dtype (int32 *= 2.0 stays int32): checked alike.
+    const bool whole_float = !integer && !py::isinstance<py::bool_>(y) && is_number(y) &&
+                             std::string("f").find(numpy_kind(y)) != std::string::npos &&
+                             std::isfinite(y.cast<double>()) && y.cast<double>() == std::trunc(y.cast<double>());
+    if (!is_floating(x.dtype()) && (integer || whole_float)) {
         const py::int_ v(y);
         if (!fits(x.dtype(), v, v))
             throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y is " + py::str(py::handle(v)).cast<std::string>() +
@@ -647,6 +651,17 @@ void check_fits(const Tensor& t, const py::object& value) {
                                                       py::reinterpret_borrow<py::int_>(v)))
                 throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds " + py::str(v).cast<std::string>() +
                                                              ", which " + plexus::name(t.dtype()) + " cannot hold");
+        return;
+    }
+    if (kind == 'f' && a.attr("size").cast<py::ssize_t>() > 0) {
+        // Floats go in as their integer part, when x's dtype holds it: x[:] = 300.0 had saturated to 255
+        // and x[:] = [300.0] wrapped to 44; NaN and infinities nowhere.
+        const double lo = a.attr("min")().cast<double>(), hi = a.attr("max")().cast<double>();
+        if (!std::isfinite(lo) || !std::isfinite(hi))
+            throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds NaN or an infinity, which " +
+                                                         std::string(plexus::name(t.dtype())) + " cannot hold");
+        if (!fits(t.dtype(), py::int_(py::float_(std::trunc(lo))), py::int_(py::float_(std::trunc(hi)))))
+            throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds " + values_beyond(t.dtype(), a));
         return;
     }
     if (kind != 'i' && kind != 'u') return;
@@ -915,13 +930,20 @@ public:
     void add_child(const std::string& name, std::shared_ptr<plexus::nn::Block> block) {
         register_child_shared(name, std::move(block));
     }
-    // A parameter assigned as an attribute (d2l's custom layers); its Python
-    // object, in the block's __dict__, owns it.
-    void add_param(plexus::nn::Parameter* p) {
+    // A parameter assigned as an attribute (d2l's custom layers). The block
+    // holds it (its attribute may be deleted or replaced while a dict or a
+    // trainer still points to it): a parameter made in Python by its
+    // shared_ptr, a layer's own (`self.w = dense.weight`) by its Python
+    // object, which keeps that layer.
+    void add_param(const py::object& given) {
+        plexus::nn::Parameter* p = &given.cast<plexus::nn::Parameter&>();
         for (plexus::nn::Parameter* mine : params_)
             if (mine->name() == p->name() && mine != p)
                 throw py::value_error("the block already has a parameter named '" + p->name() + "'");
-        if (std::find(params_.begin(), params_.end(), p) == params_.end()) params_.push_back(p);
+        if (std::find(params_.begin(), params_.end(), p) != params_.end()) return;
+        std::shared_ptr<plexus::nn::Parameter> shared = p->weak_from_this().lock();
+        held_.push_back(shared ? std::shared_ptr<void>(shared) : python_held(given));
+        params_.push_back(p);
     }
 
     // block.weight / block.bias: its parameter of that name.
@@ -943,7 +965,16 @@ private:
             if (p->name() == name) return p;
         return nullptr;
     }
+    // A Python object held from C++, let go with the GIL held.
+    static std::shared_ptr<void> python_held(const py::object& o) {
+        return std::shared_ptr<void>(new py::object(o), [](void* held) {
+            auto* obj = static_cast<py::object*>(held);
+            drop_with_gil(*obj);
+            delete obj;
+        });
+    }
     std::vector<plexus::nn::Parameter*> params_;
+    std::vector<std::shared_ptr<void>> held_;  // what keeps each of params_ alive
 };
 
 template <class B>
@@ -965,11 +996,32 @@ void keep_owner(py::handle held, py::handle owner) {
     owners.cast<py::list>().append(owner);
 }
 
-// `value`, which `owner`'s C++ object holds, by reference, keeping `owner` alive.
-template <class T>
-py::object owned_by(T& value, py::handle owner) {
+// A parameter `owner`'s C++ object points to, keeping what holds its memory
+// alive: one made in Python (or shared) by its own shared_ptr; a layer's own
+// by `owner`, once (any earlier owner of the same object keeps it too: a
+// parameter read through a thousand dicts had collected a thousand owners).
+py::object owned_by(plexus::nn::Parameter& value, py::handle owner) {
+    if (std::shared_ptr<plexus::nn::Parameter> shared = value.weak_from_this().lock()) return py::cast(shared);
     py::object made = py::cast(&value, py::return_value_policy::reference);
-    keep_owner(made, owner);
+    if (py::getattr(made, "_plexus_owners", py::none()).is_none()) keep_owner(made, owner);
+    return made;
+}
+
+// A ParameterDict of `block` (collect_params), keeping the block and every
+// block under it: a child replaced later (`net.fc = nn.Dense(4)`) keeps the
+// parameters the dict points to.
+py::object params_of(const py::object& block, plexus::nn::ParameterDict params) {
+    py::object made = py::cast(std::move(params));
+    keep_owner(made, block);
+    std::vector<const plexus::nn::Block*> todo{&block.cast<const plexus::nn::Block&>()};
+    while (!todo.empty()) {
+        const plexus::nn::Block* b = todo.back();
+        todo.pop_back();
+        for (const auto& [name, child] : b->children()) {
+            keep_owner(made, py::cast(child));
+            todo.push_back(child.get());
+        }
+    }
     return made;
 }
 
@@ -1581,8 +1633,8 @@ PYBIND11_MODULE(_plexus, m) {
         .def("_register_child", [](py::handle self, const std::string& name, std::shared_ptr<nn::Block> child) {
             python_block(self, "a child block")->add_child(name, std::move(child));
         })
-        .def("_register_param", [](py::handle self, nn::Parameter& p) {
-            python_block(self, "a Parameter")->add_param(&p);
+        .def("_register_param", [](py::handle self, const py::object& p) {
+            python_block(self, "a Parameter")->add_param(p);
         })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
         .def("forward", [](nn::Block& b, const Tensor& x) {
@@ -1592,9 +1644,7 @@ PYBIND11_MODULE(_plexus, m) {
         // select: a regular expression the names must match from their start (Gluon's '.*weight').
         .def("collect_params", [](py::object self, const std::optional<std::string>& select) {
             nn::Block& b = self.cast<nn::Block&>();
-            py::object made = py::cast(select ? b.collect_params().select(*select) : b.collect_params());
-            keep_owner(made, self);
-            return made;
+            return params_of(self, select ? b.collect_params().select(*select) : b.collect_params());
         }, py::arg("select") = py::none())
         .def("_initialize", [](nn::Block& b, const std::vector<Device>& ds, bool force, const nn::Initializer& init) {
             b.initialize(init, ds, force);
@@ -1616,11 +1666,7 @@ PYBIND11_MODULE(_plexus, m) {
             return owned_by(attribute(self.cast<nn::Block&>(), &nn::Block::bias), self);
         })
         // Gluon 1's block.params (d2l's Dense(8, params=shared.params)): its parameters, as collect_params().
-        .def_property_readonly("params", [](py::object self) {
-            py::object made = py::cast(self.cast<nn::Block&>().collect_params());
-            keep_owner(made, self);
-            return made;
-        })
+        .def_property_readonly("params", [](py::object self) { return params_of(self, self.cast<nn::Block&>().collect_params()); })
         .def("share_parameters", [](nn::Block& b, const nn::ParameterDict& params) {
             share(b, params);
             return &b;

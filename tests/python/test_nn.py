@@ -1944,3 +1944,61 @@ def test_gluon_block_names_and_a_sequential_of_ones_own_through_children():
     # A parameter prints as Gluon's (a shape of one had lost its tuple's comma: "(shape=(8))").
     assert repr(first.bias) == "Parameter bias (shape=(256,), dtype=float32)"
     assert repr(nn.Dense(3).weight) == "Parameter weight (shape=(3, 0))"  # not made yet: no dtype
+
+
+def test_what_a_dict_or_a_trainer_points_to_outlives_a_replaced_child_or_attribute():
+    # An attack's use-after-free: a ParameterDict (and so a Trainer) points to the parameters of the
+    # blocks under its block when it is made; replacing a child (net.fc = nn.Dense(4)), deleting a
+    # Parameter attribute or popping a _children entry had freed what it pointed to (garbage shapes,
+    # then a segfault in trainer.step).
+    import gc
+    x = plexus.ones((2, 8))
+
+    class Net(nn.Block):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(4)
+            self.scale = nn.Parameter("scale", shape=(4,))
+
+        def forward(self, x):
+            return self.fc(x) * self.scale.data()
+
+    net = Net()
+    net.initialize()
+    net(x)
+    params = net.collect_params()
+    trainer = nn.Trainer(params, "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    net.fc = nn.Dense(4)  # the old one is still the dict's and the trainer's
+    del net.scale
+    gc.collect()
+    assert {k: p.data().shape for k, p in params.items()} == {"scale": (4,), "fc.weight": (4, 8), "fc.bias": (4,)}
+    trainer.step(2)  # updates the parameters it was given
+    assert params["fc.weight"].data().shape == (4, 8)
+    # _children keeps what was added: removing is refused, update and setdefault register.
+
+    class Mine(nn.Block):
+        def forward(self, x):
+            for b in self._children.values():
+                x = b(x)
+            return x
+
+    mine = Mine()
+    mine._children.update({"a": nn.Dense(3)})
+    mine._children.setdefault("b", nn.Dense(2))
+    mine.initialize()
+    assert mine(x).shape == (2, 2) and len(mine.collect_params().keys()) == 4
+    for remove in (lambda: mine._children.pop("a"), lambda: mine._children.clear(),
+                   lambda: mine._children.__delitem__("a"), lambda: mine._children.popitem()):
+        with pytest.raises(TypeError, match="a child stays the block's once added"):
+            remove()
+    assert mine(x).shape == (2, 2)
+    # A parameter read through many dicts keeps one owner at most (it had collected one per dict).
+    held = nn.Dense(3, in_units=8)
+    held.initialize()
+    for _ in range(200):
+        for p in held.collect_params().values():
+            pass
+    assert len(getattr(held.weight, "_plexus_owners", [])) <= 1

@@ -988,3 +988,19 @@ def test_sums_over_several_axes_round_once_as_over_all():
         y = w.mean(axis=(0, 2))
     y.backward()
     assert np.allclose(w.grad.asnumpy(), 1 / 8)
+
+
+def test_floats_into_an_integer_tensor_take_their_integer_part_only_where_it_fits():
+    # x += 300.0 and x[:] = [300.0] had wrapped to 44, x[:] = 300.0 saturated to 255, and [nan] gave INT_MIN.
+    x = plexus.array([1, 2, 3], dtype="uint8")
+    for stmt, message in (("x += 300.0", "y is 300, which uint8 cannot hold"),
+                          ("x *= 1e10", "which uint8 cannot hold"),
+                          ("x[:] = 300.0", "v holds values uint8 cannot hold"),
+                          ("x[:] = [300.0, 1.0, 1.0]", "v holds values uint8 cannot hold"),
+                          ("x[:] = [float('nan'), 1.0, 1.0]", "v holds NaN or an infinity")):
+        with pytest.raises(plexus.DTypeError, match=re.escape(message)):
+            exec(stmt)
+        assert x.tolist() == [1, 2, 3], stmt
+    x[:] = 2.7  # the integer part, as a cast
+    x += 1.0
+    assert x.tolist() == [3, 3, 3]
