@@ -22,11 +22,13 @@ Names& names() {
 }
 
 // Gluon's kind of a block from its description's first word: "Conv2D(...)"
-// is a conv, every pooling a pool, the rest its class name in lower case.
+// is a conv, the pooling layers pools, the rest (a block written in Python:
+// its class's name) that word in lower case (AttentionPooling is no pool).
 std::string kind_of(const std::string& description) {
     std::string word = description.substr(0, description.find_first_of("( "));
     if (word == "Conv2D") return "conv";
-    if (word.size() >= 4 && word.find("Pool") != std::string::npos) return "pool";
+    if (word == "MaxPool2D" || word == "AvgPool2D" || word == "GlobalAvgPool2D" || word == "AdaptiveAvgPool2D")
+        return "pool";
     for (char& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
     return word.empty() ? "block" : word;
 }

@@ -1928,6 +1928,12 @@ def test_gluon_block_names_and_a_sequential_of_ones_own_through_children():
                 X = block(X)
             return X
 
+    class AttentionPooling(nn.Block):  # a block of one's own is its class's name, even with Pool in it
+        def forward(self, x):
+            return x
+
+    assert AttentionPooling().name.startswith("attentionpooling")
+    assert nn.GlobalAvgPool2D().name.startswith("pool") and nn.AdaptiveAvgPool2D(1).name.startswith("pool")
     mine = MySequential()
     first, second = nn.Dense(256, activation="relu"), nn.Dense(10)
     mine.add(first)
