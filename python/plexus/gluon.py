@@ -42,6 +42,8 @@ def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_w
     if batch_size is None:
         raise TypeError("DataLoader: batch_size is needed")
     if isinstance(dataset, _Transformed):
+        if kwargs.get("transforms") is not None:
+            raise TypeError("DataLoader: the dataset has its transforms (transform_first); give them once")
         kwargs["transforms"] = dataset.transforms
         dataset = dataset.dataset
     return _data.DataLoader(dataset, batch_size, shuffle=shuffle, last_batch=last_batch, num_workers=num_workers,
@@ -53,10 +55,13 @@ class _Compose(list):
 
 
 def _fashion_mnist(root=None, train=True, transform=None):
-    """Gluon's vision.datasets.FashionMNIST(train=...): plexus.data.fashion_mnist (root: its folder)."""
+    """Gluon's vision.datasets.FashionMNIST(train=...): plexus.data.fashion_mnist (root: its folder, ~
+    expanded). Unlike Gluon's, one loaded without transform_first gives plexus.data's batches (ToTensor,
+    then Normalize(0.13, 0.31): float32 (N, 1, 28, 28)), not raw uint8 (N, 28, 28, 1) images."""
+    import os
     if transform is not None:
         raise TypeError("FashionMNIST: transform= is Gluon 1's; use .transform_first(transforms)")
-    return _data.fashion_mnist(train=train, folder=root)
+    return _data.fashion_mnist(train=train, folder=None if root is None else os.path.expanduser(root))
 
 
 _t = _data.transforms

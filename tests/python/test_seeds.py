@@ -157,6 +157,9 @@ def test_seed_002_gluon_cells_run_with_their_import_line_changed():
         gluon.data.vision.datasets.FashionMNIST(train=False).transform_first(
             transformer), batch_size, shuffle=False, num_workers=4)
     assert len(train_data) == 235 and len(valid_data) == 40
+    with pytest.raises(TypeError, match="give them once"):  # transform_first's and transforms= both
+        gluon.data.DataLoader(gluon.data.vision.datasets.FashionMNIST(train=False).transform_first(transformer),
+                              batch_size, transforms=[gluon.data.vision.transforms.ToTensor()])
     devices = [gpu, gpu_1]
     net.collect_params().initialize(force_reinit=True, ctx=devices)
     softmax_cross_entropy = gluon.loss.SoftmaxCrossEntropyLoss()
