@@ -1752,7 +1752,8 @@ PYBIND11_MODULE(_plexus, m) {
     BlockClass<nn::Residual>(mnn, "Residual")
         .def(py::init<int64_t, bool, int>(), py::arg("num_channels"), py::arg("use_1x1conv") = false,
              py::arg("strides") = 1);
-    BlockClass<nn::Sequential>(mnn, "Sequential")
+    // Its Python children are kept in its __dict__ (keep_owner), where the cycle collector sees them.
+    BlockClass<nn::Sequential>(mnn, "Sequential", py::dynamic_attr())
         .def(py::init<>())
         .def("add", [](py::object self, const py::args& blocks) {
             auto& s = self.cast<nn::Sequential&>();
@@ -1766,7 +1767,7 @@ PYBIND11_MODULE(_plexus, m) {
             }
             for (size_t k = 0; k < adding.size(); ++k) {
                 s.add_shared(adding[k]);
-                py::detail::keep_alive_impl(self, blocks[k]);  // a block written in Python lives in its Python object
+                keep_owner(self, blocks[k]);  // a block written in Python lives in its Python object
             }
         })
         .def("__len__", &nn::Sequential::size)
@@ -1782,7 +1783,7 @@ PYBIND11_MODULE(_plexus, m) {
                 for (py::ssize_t k = 0; k < len; ++k) {
                     const std::shared_ptr<nn::Block> child = s.shared(size_t(start + k * step));
                     part->add_shared(child);
-                    py::detail::keep_alive_impl(made, py::cast(child));
+                    keep_owner(made, py::cast(child));
                 }
                 return made;
             }
@@ -1799,7 +1800,7 @@ PYBIND11_MODULE(_plexus, m) {
             if (i < 0 || i >= n)
                 throw py::index_error("Sequential: layer " + py::str(as_int).cast<std::string>() + " of " +
                                       std::to_string(n));
-            return py::cast(&s[size_t(i)], py::return_value_policy::reference_internal, self);
+            return py::cast(s.shared(size_t(i)));  // its Python object, or one holding the block
         });
     mnn.def("resnet18", [](int64_t num_classes, int64_t in_channels) {
         return std::make_shared<nn::Sequential>(nn::resnet18(num_classes, in_channels));
