@@ -40,12 +40,16 @@ PX_OP_MATH_FN double px_sigmoid(double x) {
     return s == 0.0 && x > -746.0 ? exp(x) : s;
 }
 
-/* SiLU: x sigmoid(x), and its gradient s (1 + x (1 - s)), s = sigmoid(x). */
+/* SiLU: x sigmoid(x), and its gradient s (1 + x (1 - s)), s = sigmoid(x).
+ * Below -709 (e^-x overflows; sigmoid(x) is e^x to the last bit) they are
+ * x e^x and (1 + x) e^x, taken as -e^(x + log(-x)) and -e^(x + log(-1 - x)):
+ * still a float64 below -745.13, where e^x alone is 0. */
 PX_OP_MATH_FN double px_silu(double x) {
-    const double y = x / px_add_rn(1.0, exp(-x));
-    return y == 0.0 && x < 0 && x > -746.0 ? px_mul_rn(x, exp(x)) : y;
+    if (x < -709.0) return -exp(x + log(-x));
+    return x / px_add_rn(1.0, exp(-x));
 }
 PX_OP_MATH_FN double px_silu_grad(double x) {
+    if (x < -709.0) return -exp(x + log(-1.0 - x));
     const double s = px_sigmoid(x);
     return px_mul_rn(s, px_add_rn(1.0, px_mul_rn(x, px_add_rn(1.0, -s))));
 }

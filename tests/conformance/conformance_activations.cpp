@@ -167,8 +167,8 @@ TEST_CASE("far below zero float64 sigmoid and silu keep e^x and abs clears the s
     Device dev = pxtest::device_under_test();
     // Below -709.78 e^-x overflows: 1 / (1 + e^-x) gave 0 where e^x is still a float64 (normal down to
     // -708.4, subnormal to -745.1), as did silu's x / (1 + e^-x).
-    const std::vector<double> xs{-709.9, -738.44, -800.0};
-    const Tensor far = array(xs, {3}, dev);
+    const std::vector<double> xs{-709.9, -738.44, -800.0, -748.0};
+    const Tensor far = array(xs, {4}, dev);
     REQUIRE(far.dtype() == DType::float64);
     const auto s = values(far.sigmoid()), l = values(far.silu());
     CHECK(s[0] == Approx(std::exp(-709.9)).epsilon(1e-12));
@@ -176,8 +176,10 @@ TEST_CASE("far below zero float64 sigmoid and silu keep e^x and abs clears the s
     CHECK(s[2] == 0.0);
     CHECK(l[0] == Approx(-709.9 * std::exp(-709.9)).epsilon(1e-12));  // -3.51e-306, a normal float64
     CHECK(l[2] == 0.0);
-    const auto g = values(input_backward(PX_OP_SILU, far, ones({3}, dev, DType::float64), 0));
+    CHECK(l[3] == Approx(-std::exp(-748.0 + std::log(748.0))).epsilon(2e-2));  // -3.9e-322, where e^-748 is 0
+    const auto g = values(input_backward(PX_OP_SILU, far, ones({4}, dev, DType::float64), 0));
     CHECK(g[0] == Approx(std::exp(-709.9) * (1 - 709.9)).epsilon(1e-9));
+    CHECK(g[3] == Approx(-std::exp(-748.0 + std::log(747.0))).epsilon(2e-2));
     // |-0.0| is +0.0 and |-NaN| a NaN without its sign, as NumPy's and PyTorch's (-0.0 < 0 is false: it stayed -0.0).
     for (DType d : {DType::float32, DType::float64}) {
         const auto a = values(array(std::vector<double>{-0.0, 0.0, -1.5, std::copysign(NAN, -1.0)}, {4}, dev).astype(d).abs());
