@@ -144,6 +144,13 @@ elseif(CASE STREQUAL "last_batch_too_small")
   else()
     message(STATUS "no NumPy for /usr/bin/python3: the one-image case is skipped")
   endif()
+elseif(CASE STREQUAL "device_missing")
+  # A device this machine lacks is a usage error (exit 2), as a malformed one is (it had been exit 1).
+  run(2 "^plexus-train: --device: px_runtime_device_info: cpu.9. does not exist" ${train} --data ${DATA}/small
+    --device cpu:9)
+  if(EXISTS ${out}/metrics.csv)
+    message(FATAL_ERROR "the refused run wrote metrics.csv")
+  endif()
 elseif(CASE STREQUAL "tiny_learning_rate")
   # Below a double's normal range is still a learning rate in [0, 1e6] (it was refused).
   run(0 "^$" ${train} --data ${DATA}/small --epochs 1 --max-batches 1 --lr 1e-320)

@@ -226,7 +226,14 @@ int main(int argc, char** argv) try {
         }
     }
     auto wanted = [&](const char* group) { return only.empty() || only.count(group) > 0; };
-    auto info = device_info(dev);
+    // A device this machine does not have is a usage error (exit 2), as a malformed one is.
+    const auto info = [&] {
+        try {
+            return device_info(dev);
+        } catch (const plexus::Error& e) {
+            refuse(std::string("--device: ") + e.what());
+        }
+    }();
     if (!json)
         std::printf("plexus-bench on %s: %s, %d OpenMP threads\n\n%-40s %10s %-7s %-22s %10s\n", dev.str().c_str(),
                     info.name, omp_get_max_threads(), "figure", "plexus", "unit", "baseline", "value");

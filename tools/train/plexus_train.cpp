@@ -455,7 +455,14 @@ int main(int argc, char** argv) {
         else if (o.distributed) devices = {num_gpus() > 0 ? gpu(ranks.local % num_gpus()) : cpu()};
         else devices = {try_gpu()};
         if (o.distributed && devices.size() > 1) die("--distributed takes one device per rank");
-        for (Device d : devices) device_info(d);  // a clear error now if a device does not exist
+        for (Device d : devices) {  // a clear error now if a device does not exist
+            try {
+                device_info(d);
+            } catch (const plexus::Error& e) {
+                if (o.distributed) throw;  // every rank must stop: ranks.fail
+                die(std::string("--device: ") + e.what());  // a usage error, as a malformed device is
+            }
+        }
         // Every device of every rank needs its part of each batch (two rows
         // where BatchNorm follows a dense layer: one row has no batch
         // statistics): a last batch too small for that is left out.
