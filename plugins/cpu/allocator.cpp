@@ -96,6 +96,16 @@ bool Allocator::fits_locked(uint64_t bytes) const {
     return bytes <= limit_ && in_use_ <= limit_ - bytes;
 }
 
+void Allocator::return_pages(uint64_t freed) {
+#ifdef __GLIBC__
+    // Blocks under glibc's mmap threshold (which grows to 32 MiB as large
+    // blocks are freed) stay in its heap once freed: give the pages back.
+    if (freed >= kTrimReturnsPages) malloc_trim(0);
+#else
+    (void)freed;
+#endif
+}
+
 uint64_t Allocator::cache_cap_locked() const { return std::max(cache_floor_, 2 * peak_); }
 
 void Allocator::trim_idle_locked(uint64_t target) {
@@ -134,9 +144,7 @@ void Allocator::trim_idle_locked(uint64_t target) {
     for (auto& [cls, list] : large_) drop(list);
     reserved_ -= freed;
     cached_ -= freed;
-#ifdef __GLIBC__
-    if (freed >= kTrimReturnsPages) malloc_trim(0);
-#endif
+    return_pages(freed);
 }
 
 std::string Allocator::refusal_locked(uint64_t bytes, const char* what) const {
@@ -228,11 +236,7 @@ uint64_t Allocator::trim_locked(uint64_t done) {
     const uint64_t before = reserved_;
     for (auto& list : small_) drop(list);
     for (auto& [cls, blocks] : large_) drop(blocks);
-#ifdef __GLIBC__
-    // Blocks under glibc's mmap threshold (which grows to 32 MiB as large
-    // blocks are freed) stay in its heap once freed: give the pages back.
-    if (before - reserved_ >= kTrimReturnsPages) malloc_trim(0);
-#endif
+    return_pages(before - reserved_);
     return still_in_use_until;
 }
 

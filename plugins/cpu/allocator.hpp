@@ -91,6 +91,8 @@ private:
     // Gives back the idle blocks no queued op can still use, longest idle
     // first, until the cache holds at most `target` bytes.
     void trim_idle_locked(uint64_t target);
+    // After `freed` bytes of blocks went back to the C library: its pages to the system.
+    static void return_pages(uint64_t freed);
     bool fits_locked(uint64_t bytes) const;
     std::string refusal_locked(uint64_t bytes, const char* what) const;
     // Frees the cached blocks no queued op can still use; returns the

@@ -610,13 +610,15 @@ py::object with_other(const Tensor& x, const py::object& y, WithNumber with_numb
 // had wrapped to += 44 where `uint8 += [300]` was refused).
 template <class WithNumber, class WithTensor>
 Tensor& in_place_op(Tensor& x, const py::object& y, const char* op, WithNumber with_number, WithTensor with_tensor) {
-    const bool integer = !py::isinstance<py::bool_>(y) &&
-                         (PyLong_Check(y.ptr()) || (is_number(y) && std::string("iu").find(numpy_kind(y)) != std::string::npos));
-    // A whole float follows the scalar rules into x's dtype (int32 *= 2.0 stays int32): checked alike.
-    const bool whole_float = !integer && !py::isinstance<py::bool_>(y) && is_number(y) &&
-                             std::string("f").find(numpy_kind(y)) != std::string::npos &&
-                             std::isfinite(y.cast<double>()) && y.cast<double>() == std::trunc(y.cast<double>());
-    if (!is_floating(x.dtype()) && (integer || whole_float)) {
+    // An integer, or a whole float (which follows the scalar rules into x's dtype: int32 *= 2.0 stays int32).
+    const auto whole_number = [&] {
+        if (py::isinstance<py::bool_>(y) || !is_number(y)) return false;
+        const char kind = PyLong_Check(y.ptr()) ? 'i' : PyFloat_Check(y.ptr()) ? 'f' : numpy_kind(y);
+        if (kind == 'i' || kind == 'u') return true;
+        const double v = kind == 'f' ? y.cast<double>() : NAN;
+        return std::isfinite(v) && v == std::trunc(v);
+    };
+    if (!is_floating(x.dtype()) && whole_number()) {
         const py::int_ v(y);
         if (!fits(x.dtype(), v, v))
             throw plexus::DTypeError(PX_ERROR_DTYPE, std::string("x ") + op + "= y: y is " + py::str(py::handle(v)).cast<std::string>() +
@@ -640,9 +642,6 @@ Tensor true_divide(const Tensor& a, const Tensor& b) {
 // here had saturated: uint8 x[:] = 300 gave 255).
 void check_fits(const Tensor& t, const py::object& value) {
     if (is_floating(t.dtype()) || py::isinstance<Tensor>(value)) return;
-    if (is_number(value) && !std::isfinite(py::float_(value).cast<double>()))  // NaN, inf (it had been an InvalidArgumentError)
-        throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v is " + py::str(value).cast<std::string>() + ", which " +
-                                                     plexus::name(t.dtype()) + " cannot hold");
     const char kind = numpy_kind(value);
     const py::object a = numpy_array(value);
     if (kind == 'O') {  // Python ints NumPy has no integer type for (2**64), maybe among other objects
@@ -654,8 +653,9 @@ void check_fits(const Tensor& t, const py::object& value) {
         return;
     }
     if (kind == 'f' && a.attr("size").cast<py::ssize_t>() > 0) {
-        // Floats go in as their integer part, when x's dtype holds it: x[:] = 300.0 had saturated to 255
-        // and x[:] = [300.0] wrapped to 44; NaN and infinities nowhere.
+        // Floats (a number or an array) go in as their integer part, when x's dtype holds it: x[:] = 300.0
+        // had saturated to 255 and x[:] = [300.0] wrapped to 44; NaN and infinities nowhere (x[0] = nan had
+        // been an InvalidArgumentError).
         const double lo = a.attr("min")().cast<double>(), hi = a.attr("max")().cast<double>();
         if (!std::isfinite(lo) || !std::isfinite(hi))
             throw plexus::DTypeError(PX_ERROR_DTYPE, "x[...] = v: v holds NaN or an infinity, which " +
@@ -932,18 +932,15 @@ public:
     }
     // A parameter assigned as an attribute (d2l's custom layers). The block
     // holds it (its attribute may be deleted or replaced while a dict or a
-    // trainer still points to it): a parameter made in Python by its
-    // shared_ptr, a layer's own (`self.w = dense.weight`) by its Python
-    // object, which keeps that layer.
-    void add_param(const py::object& given) {
-        plexus::nn::Parameter* p = &given.cast<plexus::nn::Parameter&>();
+    // trainer still points to it); every parameter is held by a shared_ptr
+    // (one made in Python, a layer's own).
+    void add_param(plexus::nn::Parameter& p) {
         for (plexus::nn::Parameter* mine : params_)
-            if (mine->name() == p->name() && mine != p)
-                throw py::value_error("the block already has a parameter named '" + p->name() + "'");
-        if (std::find(params_.begin(), params_.end(), p) != params_.end()) return;
-        std::shared_ptr<plexus::nn::Parameter> shared = p->weak_from_this().lock();
-        held_.push_back(shared ? std::shared_ptr<void>(shared) : python_held(given));
-        params_.push_back(p);
+            if (mine->name() == p.name() && mine != &p)
+                throw py::value_error("the block already has a parameter named '" + p.name() + "'");
+        if (std::find(params_.begin(), params_.end(), &p) != params_.end()) return;
+        held_.push_back(p.shared_from_this());
+        params_.push_back(&p);
     }
 
     // block.weight / block.bias: its parameter of that name.
@@ -965,16 +962,8 @@ private:
             if (p->name() == name) return p;
         return nullptr;
     }
-    // A Python object held from C++, let go with the GIL held.
-    static std::shared_ptr<void> python_held(const py::object& o) {
-        return std::shared_ptr<void>(new py::object(o), [](void* held) {
-            auto* obj = static_cast<py::object*>(held);
-            drop_with_gil(*obj);
-            delete obj;
-        });
-    }
     std::vector<plexus::nn::Parameter*> params_;
-    std::vector<std::shared_ptr<void>> held_;  // what keeps each of params_ alive
+    std::vector<std::shared_ptr<plexus::nn::Parameter>> held_;  // params_, kept
 };
 
 template <class B>
@@ -996,16 +985,9 @@ void keep_owner(py::handle held, py::handle owner) {
     owners.cast<py::list>().append(owner);
 }
 
-// A parameter `owner`'s C++ object points to, keeping what holds its memory
-// alive: one made in Python (or shared) by its own shared_ptr; a layer's own
-// by `owner`, once (any earlier owner of the same object keeps it too: a
-// parameter read through a thousand dicts had collected a thousand owners).
-py::object owned_by(plexus::nn::Parameter& value, py::handle owner) {
-    if (std::shared_ptr<plexus::nn::Parameter> shared = value.weak_from_this().lock()) return py::cast(shared);
-    py::object made = py::cast(&value, py::return_value_policy::reference);
-    if (py::getattr(made, "_plexus_owners", py::none()).is_none()) keep_owner(made, owner);
-    return made;
-}
+// A parameter by its own shared_ptr (every parameter has one: made in
+// Python or a layer's own), so its Python object needs no owner kept.
+py::object shared_parameter(plexus::nn::Parameter& p) { return py::cast(p.shared_from_this()); }
 
 // A ParameterDict of `block` (collect_params), keeping the block and every
 // block under it: a child replaced later (`net.fc = nn.Dense(4)`) keeps the
@@ -1521,7 +1503,7 @@ PYBIND11_MODULE(_plexus, m) {
                                        [fill](const std::string& name, Tensor& data) { (*fill)(name, data); });
     });
 
-    py::class_<nn::Parameter, std::shared_ptr<nn::Parameter>>(mnn, "Parameter", py::dynamic_attr())
+    py::class_<nn::Parameter, std::shared_ptr<nn::Parameter>>(mnn, "Parameter")
         // A parameter of a block written in Python (d2l's custom layers): assigned as an attribute of the block.
         // init: an Initializer, a name ('ones', 'normal', ...: plexus.init.create's), or None for initialize()'s.
         // differentiable=False: state the block updates itself (grad_req stays 'null'), as Gluon's.
@@ -1587,7 +1569,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("__len__", &nn::ParameterDict::size)
         .def("__getitem__", [](py::object self, const std::string& name) {
             try {
-                return owned_by(self.cast<const nn::ParameterDict&>()[name], self);
+                return shared_parameter(self.cast<const nn::ParameterDict&>()[name]);
             } catch (const plexus::InvalidArgumentError& e) {  // a name it lacks: a dict's KeyError
                 throw py::key_error(e.what());
             }
@@ -1605,13 +1587,13 @@ PYBIND11_MODULE(_plexus, m) {
         .def("values", [](py::object self) {
             py::list out;
             for (const auto& [name, p] : self.cast<const nn::ParameterDict&>())
-                out.append(owned_by(*p, self));
+                out.append(shared_parameter(*p));
             return out;
         })
         .def("items", [](py::object self) {
             py::list out;
             for (const auto& [name, p] : self.cast<const nn::ParameterDict&>())
-                out.append(py::make_tuple(name, owned_by(*p, self)));
+                out.append(py::make_tuple(name, shared_parameter(*p)));
             return out;
         })
         .def("initialize", [](nn::ParameterDict& d, const std::vector<Device>& ds, bool force,
@@ -1633,7 +1615,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("_register_child", [](py::handle self, const std::string& name, std::shared_ptr<nn::Block> child) {
             python_block(self, "a child block")->add_child(name, std::move(child));
         })
-        .def("_register_param", [](py::handle self, const py::object& p) {
+        .def("_register_param", [](py::handle self, nn::Parameter& p) {
             python_block(self, "a Parameter")->add_param(p);
         })
         .def("__call__", [](nn::Block& b, const Tensor& x) { return b(x); })
@@ -1660,10 +1642,10 @@ PYBIND11_MODULE(_plexus, m) {
         })
         // A block without one raises AttributeError, so hasattr() and getattr(b, "weight", None) work.
         .def_property_readonly("weight", [](py::object self) {
-            return owned_by(attribute(self.cast<nn::Block&>(), &nn::Block::weight), self);
+            return shared_parameter(attribute(self.cast<nn::Block&>(), &nn::Block::weight));
         })
         .def_property_readonly("bias", [](py::object self) {
-            return owned_by(attribute(self.cast<nn::Block&>(), &nn::Block::bias), self);
+            return shared_parameter(attribute(self.cast<nn::Block&>(), &nn::Block::bias));
         })
         // Gluon 1's block.params (d2l's Dense(8, params=shared.params)): its parameters, as collect_params().
         .def_property_readonly("params", [](py::object self) { return params_of(self, self.cast<nn::Block&>().collect_params()); })
@@ -1721,7 +1703,7 @@ PYBIND11_MODULE(_plexus, m) {
         return [name](py::object self) {
             nn::Block& b = self.cast<nn::Block&>();
             for (auto& [n, p] : b.collect_params())
-                if (n == name) return owned_by(*p, self);
+                if (n == name) return shared_parameter(*p);
             throw py::attribute_error(b.describe() + " has no parameter " + name);
         };
     };

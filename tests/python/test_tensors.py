@@ -877,7 +877,7 @@ def test_full_of_an_integer_dtype_takes_only_the_values_it_holds():
         with pytest.raises(plexus.DTypeError, match="full: %s cannot be stored in int32" % value):
             plexus.full(2, value, dtype="int32")
     x = plexus.full(2, 1, dtype="int32")
-    with pytest.raises(TypeError, match=r"x\[...\] = v: v is nan, which int32 cannot hold"):
+    with pytest.raises(TypeError, match=r"x\[...\] = v: v holds NaN or an infinity, which int32 cannot hold"):
         x[0] = float("nan")
     assert x.tolist() == [1, 1]
     assert plexus.full(2, 255, dtype="uint8").tolist() == [255, 255]
