@@ -5,6 +5,9 @@
 #include <pybind11/pybind11.h>
 
 #include <exception>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "plexus/plexus.hpp"
@@ -67,6 +70,43 @@ void wait_devices(const std::vector<plexus::Device>& devices);
 // Sets the Python error (plexus.ShapeError, ...) for an exception of the
 // frontend's types; false, with nothing set, for any other exception.
 bool set_python_error(const std::exception_ptr& p);
+
+// ---- Python values into tensors (conversions.cpp) ----
+
+// NumPy's array of `values` (anything numpy.asarray takes), and its kind:
+// 'b' bool, 'i', 'u', 'f', 'c', 'O' object, 'U' text, ...
+pybind11::object numpy_array(const pybind11::handle& values);
+char numpy_kind(const pybind11::handle& values);
+// `values` as a tensor of `dt` on `d` (NumPy's casting rules; real numbers only).
+plexus::Tensor from_numpy(const pybind11::handle& values, plexus::Device d, plexus::DType dt);
+// plexus.array(values, device=d, dtype=dt), the Python function.
+plexus::Tensor plexus_array(const pybind11::object& values, plexus::Device d,
+                            std::optional<plexus::DType> dt = std::nullopt);
+// The least and greatest value of an integer dtype; whether [lo, hi] fits
+// it; "0 to 255"; whether a NumPy integer array's values fit it, and the
+// words for the ones that do not.
+std::pair<pybind11::int_, pybind11::int_> bounds_of(plexus::DType d);
+bool fits(plexus::DType d, const pybind11::int_& lo, const pybind11::int_& hi);
+std::string range_of(plexus::DType d);
+bool holds(plexus::DType d, const pybind11::object& a);
+std::string values_beyond(plexus::DType d, const pybind11::object& a);
+// A typed NumPy integer array's dtype among Plexus's integers.
+plexus::DType integer_dtype_of(const pybind11::object& a);
+// y of `x op y` when y is not a number (in place when `op` is given).
+plexus::Tensor operand(const plexus::Tensor& x, const pybind11::object& y, const char* op = nullptr);
+// A Python or NumPy scalar number; an integer a double does not hold exactly.
+bool is_number(const pybind11::object& y);
+bool integer_beyond_double(const pybind11::object& y);
+// Refuses values an integer tensor t cannot hold (x[...] = value).
+void check_fits(const plexus::Tensor& t, const pybind11::object& value);
+// The values of x[key] = value: a tensor as it is, anything else in t's dtype on t's device.
+plexus::Tensor assigned_values(const plexus::Tensor& t, const pybind11::object& value);
+
+// ---- indexing (indexing.cpp) ----
+
+// x[key] and x[key] = value, as NumPy's basic and integer-array indexing.
+plexus::Tensor getitem(const plexus::Tensor& t, const pybind11::object& key);
+void setitem(plexus::Tensor& t, const pybind11::object& key, const pybind11::object& value);
 
 void bind_trace(pybind11::module_& m);                                             // trace_bindings.cpp
 void bind_data(pybind11::module_& m);                                              // data_bindings.cpp

@@ -101,3 +101,17 @@ def test_plexus_work_is_done_before_torch_reads_it_on_any_stream():
         y = torch.from_dlpack(product)
         assert y.min().item() == 4096.0 and y.max().item() == 4096.0
 
+
+
+def test_indexing_by_arrays_on_a_gpu():
+    np = need("numpy")
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = plexus.array(a, ctx=plexus.gpu(0))
+    got = x[[1, 0, 1], :, plexus.array([3, -1, 0], dtype="int64", ctx=plexus.gpu(0))]
+    assert got.device == plexus.gpu(0)
+    assert np.array_equal(got.asnumpy(), a[[1, 0, 1], :, [3, -1, 0]])
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 2 with size 4"):
+        x[:, :, plexus.array([4], dtype="int64", ctx=plexus.gpu(0))]
+    x[:, [0, 2]] = 0.5
+    a[:, [0, 2]] = 0.5
+    assert np.array_equal(x.asnumpy(), a)

@@ -1,0 +1,427 @@
+// x[key] and x[key] = value from Python, as NumPy's indexing: basic indexing
+// (ints, slices with a positive step, '...', None) and integer-array
+// indexing (lists, ranges, NumPy integer arrays and bool masks, integer
+// tensors), through views and the frontend's differentiable ops.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace py = pybind11;
+using plexus::DType;
+using plexus::Shape;
+using plexus::Tensor;
+
+namespace {
+
+std::string type_name(const py::handle& h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
+
+std::string shape_text(const Shape& s) {
+    std::string out = "(";
+    for (size_t i = 0; i < s.size(); ++i) out += std::to_string(s[i]) + (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
+    return out + ")";
+}
+
+std::string out_of_bounds(const std::string& index, int axis, int64_t n) {
+    return "index " + index + " is out of bounds for axis " + std::to_string(axis) + " with size " + std::to_string(n);
+}
+
+// x[True] and x[False] (Python's or NumPy's bools): NumPy adds an axis (a
+// mask of one); an int conversion would read them as rows 1 and 0, so they
+// are refused.
+void refuse_bool_index(const py::handle& k) {
+    if (PyBool_Check(k.ptr()) || (py::hasattr(k, "dtype") && py::hasattr(k, "ndim") && k.attr("ndim").cast<int>() == 0 &&
+                                  k.attr("dtype").attr("kind").cast<std::string>() == "b"))
+        throw py::index_error("a bool is not an index here (NumPy reads x[True] as a new axis): index by an int, or "
+                              "by a mask with where()");
+}
+
+// An array of indices or a mask: a tensor, a list, a tuple inside the key,
+// a range, or a NumPy array that is not a single number.
+bool index_array(const py::handle& k) {
+    if (py::isinstance<Tensor>(k) || py::isinstance<py::list>(k) || py::isinstance<py::tuple>(k) ||
+        PyRange_Check(k.ptr()))
+        return true;
+    return py::hasattr(k, "__array_interface__") && py::hasattr(k, "ndim") && k.attr("ndim").cast<int>() > 0;
+}
+
+// One entry of an index, on t's axis `axis`: a range of places (a slice
+// with a positive step, or one int when `single`), an array of indices, or
+// a new axis (None).
+struct Entry {
+    enum Kind { range, array, new_axis } kind = range;
+    int axis = 0;
+    int64_t start = 0, stop = 0, step = 1;
+    bool single = false;  // an int: its axis dropped (or, beside arrays, an index of its own)
+    py::object host;      // array: NumPy int64 indices, in [0, n)
+    Tensor indices;       // array given as a tensor: checked and counted from the front in gathered()
+    Shape shape;          // array: the indices' shape
+
+    bool whole(int64_t n) const { return kind == range && !single && start == 0 && stop == n && step == 1; }
+};
+
+// NumPy integer indices for an axis of length n as int64 in [0, n) (a
+// negative one counting from the end), or NumPy's IndexError.
+py::object checked_indices(const py::object& a, int axis, int64_t n) {
+    if (a.attr("size").cast<py::ssize_t>() == 0) return a.attr("astype")("int64");
+    const py::int_ lo(a.attr("min")()), hi(a.attr("max")());
+    if (lo < py::int_(-n) || hi >= py::int_(n))
+        throw py::index_error(out_of_bounds(py::str(py::object(hi >= py::int_(n) ? hi : lo)).cast<std::string>(), axis, n));
+    py::object wide = a.attr("astype")("int64");
+    if (lo < py::int_(0)) wide = py::module_::import("numpy").attr("where")(wide.attr("__lt__")(0), wide + py::int_(n), wide);
+    return wide;
+}
+
+// x[k0, k1, ...] as entries, one Ellipsis standing for the axes not named.
+std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
+    const py::module_ np = py::module_::import("numpy");
+    // The axes each part names: a mask as many as it has, None and '...' none.
+    std::vector<py::object> parts;
+    size_t named = 0, ellipses = 0;
+    for (auto k : key) {
+        py::object part = py::reinterpret_borrow<py::object>(k);
+        if (k.is(py::ellipsis())) {
+            ++ellipses;
+        } else if (k.is_none()) {
+        } else if (index_array(k) && !py::isinstance<Tensor>(k)) {
+            part = np.attr("asarray")(k);
+            named += part.attr("dtype").attr("kind").cast<std::string>() == "b" ? part.attr("ndim").cast<size_t>() : 1;
+        } else {
+            ++named;
+        }
+        parts.push_back(part);
+    }
+    if (ellipses > 1) throw py::index_error("an index can only have a single ellipsis ('...')");
+    if (named > s.size())
+        throw py::index_error("too many indices for a tensor of rank " + std::to_string(s.size()) + ": " +
+                              std::to_string(named) + " were given");
+    std::vector<Entry> out;
+    int axis = 0;
+    for (const py::object& k : parts) {
+        Entry e;
+        e.axis = axis;
+        if (k.is(py::ellipsis())) {
+            for (size_t i = 0; i < s.size() - named; ++i, ++axis) {
+                Entry all;
+                all.axis = axis, all.stop = s[size_t(axis)];
+                out.push_back(all);
+            }
+            continue;
+        }
+        if (k.is_none()) {
+            e.kind = Entry::new_axis;
+            out.push_back(e);
+            continue;
+        }
+        refuse_bool_index(k);
+        const int64_t n = s[axis];
+        if (py::isinstance<py::slice>(k)) {
+            py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+            if (!k.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
+            if (step < 0) throw py::index_error("a negative step is not supported");
+            e.start = start, e.stop = start + (len > 0 ? (len - 1) * step + 1 : 0), e.step = step;
+        } else if (py::isinstance<Tensor>(k)) {
+            const Tensor t = k.cast<Tensor>();
+            if (t.dtype() == DType::uint8)
+                throw py::index_error("a uint8 tensor (what comparisons give) is not an index: for indices, "
+                                      "astype('int64') first; for a mask, x[mask.asnumpy().astype(bool)] or where()");
+            if (t.dtype() != DType::int32 && t.dtype() != DType::int64)
+                throw py::index_error(std::string("arrays used as indices must be of integer (or boolean) type, not ") +
+                                      plexus::name(t.dtype()));
+            e.kind = Entry::array, e.indices = t.detach(), e.shape = t.shape();
+        } else if (index_array(k)) {
+            const std::string kind = k.attr("dtype").attr("kind").cast<std::string>();
+            const bool empty = k.attr("size").cast<py::ssize_t>() == 0;
+            if (kind == "b") {  // a mask: the places it holds true, one array of indices per axis it covers
+                const Shape ms = k.attr("shape").cast<Shape>();
+                for (size_t j = 0; j < ms.size(); ++j)
+                    if (ms[j] != s[axis + j])
+                        throw py::index_error("boolean index did not match indexed array along dimension " +
+                                              std::to_string(axis + j) + "; dimension is " + std::to_string(s[axis + j]) +
+                                              " but corresponding boolean dimension is " + std::to_string(ms[j]));
+                const py::tuple places = np.attr("nonzero")(k);
+                for (size_t j = 0; j < places.size(); ++j, ++axis) {
+                    Entry along;
+                    along.kind = Entry::array, along.axis = axis, along.host = places[j].attr("astype")("int64");
+                    along.shape = {places[j].attr("size").cast<int64_t>()};
+                    out.push_back(along);
+                }
+                continue;
+            }
+            if (kind != "i" && kind != "u" && !empty)  // ([] is float64 to NumPy, and an index)
+                throw py::index_error("arrays used as indices must be of integer (or boolean) type, not " +
+                                      k.attr("dtype").attr("name").cast<std::string>());
+            e.kind = Entry::array, e.host = checked_indices(k, axis, n), e.shape = k.attr("shape").cast<Shape>();
+        } else if (PyIndex_Check(k.ptr())) {
+            int64_t given = 0;
+            try {
+                given = k.cast<int64_t>();
+            } catch (const py::cast_error&) {
+                throw py::index_error(out_of_bounds(py::str(k).cast<std::string>(), axis, n));
+            }
+            const int64_t i = given < 0 ? given + n : given;
+            if (i < 0 || i >= n) throw py::index_error(out_of_bounds(std::to_string(given), axis, n));
+            e.start = i, e.stop = i + 1, e.single = true;
+        } else {
+            throw py::index_error("a tensor is indexed by ints, slices, '...', None and arrays of indices, not by a " +
+                                  type_name(k));
+        }
+        out.push_back(e);
+        ++axis;
+    }
+    return out;
+}
+
+// The broadcast shape of the index arrays, as NumPy's.
+Shape broadcast(const std::vector<Shape>& shapes) {
+    Shape out;
+    for (const Shape& s : shapes) {
+        if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+        for (size_t i = 0; i < s.size(); ++i) {
+            int64_t& o = out[out.size() - s.size() + i];
+            if (o == 1) o = s[i];
+            else if (s[i] != 1 && s[i] != o) {
+                std::string all;
+                for (const Shape& t : shapes) all += " " + shape_text(t);
+                throw py::index_error("shape mismatch: indexing arrays could not be broadcast together with shapes" + all);
+            }
+        }
+    }
+    return out;
+}
+
+// A tensor's indices for an axis of length n, on x's device: int64 in
+// [0, n) (negative ones counted from the end), or NumPy's IndexError. The
+// bounds are read back: a wait for the indices.
+Tensor device_indices(const Entry& e, int64_t n, const plexus::Device& d) {
+    if (!e.indices.defined()) return from_numpy(e.host, d, DType::int64);
+    if (!(e.indices.device() == d))
+        throw plexus::DeviceMismatchError(PX_ERROR_DEVICE_MISMATCH,
+                                          "x[indices]: the indices are on " + e.indices.device().str() + " and x on " +
+                                              d.str() + "; copy them first (indices.as_in_context(x.device))");
+    Tensor i = e.indices.dtype() == DType::int64 ? e.indices : e.indices.astype(DType::int64);
+    if (i.size() == 0) return i;
+    wait_devices({d});
+    const auto lo = i.min().item<int64_t>(), hi = i.max().item<int64_t>();
+    if (lo < -n || hi >= n) throw py::index_error(out_of_bounds(std::to_string(hi >= n ? hi : lo), e.axis, n));
+    return lo < 0 ? plexus::where(i.lt(0.0), i + plexus::full(Shape{}, double(n), d, DType::int64), i) : i;
+}
+
+// b indexed by arrays on its axes `at` (one entry each, in order): the
+// axes move to the front, fold into one, and its rows are taken at the
+// linear indices; the result's indexed part stays where the axes were when
+// they were adjacent, else it comes first (NumPy's rule).
+Tensor gathered(const Tensor& b, const std::vector<std::pair<int, const Entry*>>& at) {
+    const Shape bs = b.shape();
+    std::vector<Shape> shapes;
+    for (const auto& [axis, e] : at) shapes.push_back(e->shape);
+    const Shape result = broadcast(shapes);
+    bool adjacent = true;
+    std::vector<int32_t> perm;
+    std::vector<bool> indexed(bs.size(), false);
+    for (size_t j = 0; j < at.size(); ++j) {
+        adjacent = adjacent && at[j].first == at[0].first + int(j);
+        perm.push_back(at[j].first);
+        indexed[size_t(at[j].first)] = true;
+    }
+    Shape folded{1};
+    for (int32_t a : perm) folded[0] *= bs[size_t(a)];
+    for (size_t a = 0; a < bs.size(); ++a)
+        if (!indexed[a]) perm.push_back(int32_t(a)), folded.push_back(bs[a]);
+    bool moved = false;
+    for (size_t a = 0; a < perm.size(); ++a) moved = moved || perm[a] != int32_t(a);
+    const Tensor table = (moved ? b.transpose(perm) : b).reshape(folded);
+    // The linear index of each place, in int64 (folded[0] is an element count).
+    Tensor linear;
+    int64_t stride = 1;
+    for (size_t j = at.size(); j-- > 0;) {
+        const int64_t n = bs[size_t(at[j].first)];
+        Tensor term = device_indices(*at[j].second, n, b.device());
+        if (stride != 1) term = term * plexus::full(Shape{}, double(stride), b.device(), DType::int64);
+        linear = linear.defined() ? term + linear : term;
+        stride *= n;
+    }
+    if (linear.shape() != result) linear = linear + plexus::zeros(result, b.device(), DType::int64);
+    Tensor out = plexus::take(table, linear);
+    const int first = at[0].first, q = int(result.size());
+    if (!adjacent || first == 0) return out;
+    std::vector<int32_t> back;  // (result, before, after) -> (before, result, after)
+    for (int a = 0; a < first; ++a) back.push_back(q + a);
+    for (int a = 0; a < q; ++a) back.push_back(a);
+    for (int a = q + first; a < out.ndim(); ++a) back.push_back(a);
+    return out.transpose(back);
+}
+
+// x[k0, k1, ...]: each slice a slice_axis (a copy, differentiable), each
+// int its place with the axis dropped, None a new axis, then the arrays'
+// places gathered (an int beside arrays is an array of one index, as NumPy).
+Tensor indexed(const Tensor& t, const py::tuple& key) {
+    const std::vector<Entry> entries = parse(t.shape(), key);
+    bool arrays = false;
+    for (const Entry& e : entries) arrays = arrays || e.kind == Entry::array;
+    const Shape s = t.shape();
+    std::vector<Entry> singles;  // ints beside arrays, as arrays of one index
+    singles.reserve(entries.size());
+    std::vector<std::pair<int, const Entry*>> at;
+    Tensor out = t;
+    int axis = 0;  // in out
+    for (const Entry& e : entries) {
+        if (e.kind == Entry::new_axis) {
+            out = plexus::expand_dims(out, axis++);
+        } else if (e.kind == Entry::array) {
+            at.emplace_back(axis++, &e);
+        } else if (e.single && arrays) {
+            Entry one = e;
+            one.kind = Entry::array, one.host = py::module_::import("numpy").attr("int64")(e.start), one.shape = {};
+            singles.push_back(one);
+            at.emplace_back(axis++, &singles.back());
+        } else {
+            if (!e.whole(s[size_t(e.axis)])) out = out.slice_axis(axis, e.start, e.stop, e.step);
+            if (e.single) out = plexus::squeeze(out, axis);
+            else ++axis;
+        }
+    }
+    return at.empty() ? out : gathered(out, at);
+}
+
+// x[i] (a view of row i, the axis dropped) and x[a:b] (a view of rows a to
+// b; with a step, a copy) along the first axis.
+Tensor first_axis(const Tensor& t, const py::object& key) {
+    const Shape s = t.shape();
+    if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be indexed");
+    const int64_t n = s[0];
+    if (py::isinstance<py::slice>(key)) {
+        py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+        if (!key.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
+        if (step == 1) return t.slice(start, start + len);
+        if (step > 1) return t.slice_axis(0, start, start + (len - 1) * step + 1, step);
+        throw py::index_error("a negative step is not supported");
+    }
+    refuse_bool_index(key);
+    if (!PyIndex_Check(key.ptr()))
+        throw py::index_error("a tensor is indexed by ints, slices, '...', None and arrays of indices, not by a " +
+                              type_name(key));
+    const int64_t given = py::int_(key).cast<int64_t>();
+    int64_t i = given;
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) throw py::index_error(out_of_bounds(std::to_string(given), 0, n));
+    Shape rest(s.begin() + 1, s.end());
+    return t.slice(i, i + 1).reshape(rest);
+}
+
+// The places x[key] names, as a uint8 mask that broadcasts against x (none
+// when key names every place). Arrays of indices are read to the host.
+Tensor places(const Tensor& t, const py::tuple& key) {
+    const Shape s = t.shape();
+    const py::module_ np = py::module_::import("numpy");
+    std::vector<Entry> entries = parse(s, key);
+    Tensor mask;
+    const auto and_mask = [&](const py::object& m) {
+        const Tensor on = from_numpy(m, t.device(), DType::uint8);
+        mask = mask.defined() ? mask * on : on;
+    };
+    std::vector<const Entry*> arrays;
+    for (Entry& e : entries) {
+        if (e.kind == Entry::new_axis)
+            throw py::index_error("x[..., None, ...] = v: a new axis names no places of x; leave None out");
+        if (e.kind == Entry::array) {
+            if (e.indices.defined())
+                e.host = checked_indices(py::cast(e.indices).attr("asnumpy")(), e.axis, s[size_t(e.axis)]);
+            arrays.push_back(&e);
+            continue;
+        }
+        if (e.whole(s[size_t(e.axis)])) continue;
+        Shape along(s.size(), 1);
+        along[size_t(e.axis)] = s[size_t(e.axis)];
+        py::object on = np.attr("zeros")(py::cast(along), "uint8");
+        py::list where;
+        for (size_t a = 0; a < s.size(); ++a)
+            where.append(int(a) == e.axis ? py::object(py::slice(py::int_(e.start), py::int_(e.stop), py::int_(e.step)))
+                                          : py::object(py::int_(0)));
+        on[py::tuple(where)] = 1;
+        and_mask(on);
+    }
+    if (!arrays.empty()) {  // the places the arrays name together, over their axes
+        std::vector<Shape> shapes;
+        for (const Entry* e : arrays) shapes.push_back(e->shape);
+        broadcast(shapes);
+        Shape along(s.size(), 1);
+        py::list where;
+        for (size_t a = 0; a < s.size(); ++a) where.append(py::int_(0));
+        for (const Entry* e : arrays) {
+            along[size_t(e->axis)] = s[size_t(e->axis)];
+            where[size_t(e->axis)] = e->host;
+        }
+        py::object on = np.attr("zeros")(py::cast(along), "uint8");
+        on[py::tuple(where)] = 1;
+        and_mask(on);
+    }
+    return mask;
+}
+
+// x[key] = v for a number v, or a one-element tensor: the places key names
+// take it (the rest keep theirs), through a mask of them.
+void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
+    const Tensor mask = places(t, key);
+    if (!mask.defined()) {  // every place
+        t.assign(assigned_values(t, value));
+        return;
+    }
+    // A number: a Python or NumPy scalar, or a one-element tensor (x[0, 0] += 1 writes one back).
+    Tensor number;
+    if (py::isinstance<Tensor>(value) && value.cast<Tensor>().size() == 1) {
+        number = value.cast<Tensor>().reshape({}).as_in_context(t.device());
+    } else if (PyNumber_Check(value.ptr()) && !py::isinstance<Tensor>(value) && py::array(value).ndim() == 0) {
+        check_fits(t, value);
+        number = integer_beyond_double(value) ? from_numpy(value, t.device(), t.dtype())
+                                              : plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype());
+    } else {
+        throw py::type_error("x[key] = v, with several axes or arrays of indices in key, takes a number or a "
+                             "one-element tensor, not a " + type_name(value) +
+                             " of another shape; write the rows (x[i] = v, x[a:b] = v) or build the result with where()");
+    }
+    t.assign(plexus::where(mask, number.dtype() == t.dtype() ? number : number.astype(t.dtype()), t));
+}
+
+}  // namespace
+
+Tensor getitem(const Tensor& t, const py::object& key) {
+    if (key.is(py::ellipsis())) return t;
+    if (py::isinstance<py::tuple>(key)) return indexed(t, key.cast<py::tuple>());
+    if (key.is_none() || index_array(key)) return indexed(t, py::make_tuple(key));
+    return first_axis(t, key);
+}
+
+// x[...] = v and x[:] = v write all of x; x[i] = v and x[a:b] = v the rows
+// of the first axis they name (a view of x's memory); x[a, b, ...] = number
+// and x[indices] = number the places they name.
+void setitem(Tensor& t, const py::object& key, const py::object& value) {
+    Tensor target = t;
+    if (py::isinstance<py::tuple>(key)) {
+        assign_places(t, key.cast<py::tuple>(), value);
+        return;
+    }
+    if (key.is_none() || index_array(key)) {
+        assign_places(t, py::make_tuple(key), value);
+        return;
+    }
+    if (py::isinstance<py::slice>(key)) {
+        const Shape s = t.shape();
+        if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be sliced; assign x[...] = v");
+        py::ssize_t start = 0, stop = 0, step = 0, len = 0;
+        if (!key.cast<py::slice>().compute(s[0], &start, &stop, &step, &len)) throw py::error_already_set();
+        if (step != 1 && len > 1) {  // not a view: the rows it names, through a mask
+            assign_places(t, py::make_tuple(key), value);
+            return;
+        }
+        if (len != s[0]) target = t.slice(start, start + len);
+    } else if (!key.is(py::ellipsis())) {
+        target = first_axis(t, key);  // an int: a view of that row
+    }
+    if (!target.is(t)) t.check_writable();  // a view has no autograd record: t's checks
+    target.assign(assigned_values(t, value));
+}

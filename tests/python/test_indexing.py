@@ -1,0 +1,115 @@
+"""x[key] and x[key] = v as NumPy's indexing: ints, slices, '...', None, and arrays of indices (lists,
+ranges, NumPy integer arrays and masks, integer tensors), each checked against NumPy itself."""
+import pytest
+
+import plexus
+from conftest import need
+
+np = need("numpy")
+
+A = np.arange(60, dtype=np.float64).reshape(3, 4, 5)
+
+# Keys whose result NumPy places in each way: one array, arrays side by side (their part stays where they
+# are), arrays apart (their part comes first), ints beside arrays, masks, None, '...', negative indices.
+KEYS = [
+    [0, 2], [-1, -3], [], range(2), np.array([2, 0]), np.array([[1, 0], [2, 2]], dtype=np.uint8),
+    ([0, 2],), (slice(None), [1, 3]), (slice(1, None), [0, 0, 3]), (Ellipsis, [4, -1]),
+    ([0, 1], [1, 2]), ([[0], [2]], slice(None), [[1, 2]]), ([0, 1], slice(None), [1, 2]),
+    (0, slice(None), [1, 2]), (slice(None), [[0, 1], [2, 3]], 0), (1, [2], 3),
+    (None, [0, 1]), (slice(None), None, [1]),
+    (A[:, 0, 0] > 10,), (slice(None), A[0] > 7), ([True, False, True],),
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k)[:40] for k in KEYS])
+def test_reading_agrees_with_numpy(key):
+    x = plexus.array(A, dtype="float64", device=plexus.cpu(1))
+    got = x[key]
+    assert got.device == plexus.cpu(1)
+    assert got.shape == A[key].shape
+    assert np.array_equal(got.asnumpy(), A[key])
+
+
+def test_tensors_of_indices_count_from_the_end_too():
+    x = plexus.array(A, dtype="float64")
+    assert np.array_equal(x[plexus.array([2, -1, 0], dtype="int64")].asnumpy(), A[[2, -1, 0]])
+    assert np.array_equal(x[:, plexus.array([[3], [-4]], dtype="int32")].asnumpy(), A[:, [[3], [-4]]])
+    assert np.array_equal(x[plexus.array(1, dtype="int64")].asnumpy(), A[1])
+    # An integer table: values moved bit for bit.
+    big = plexus.array([2**62 + 1, -5, 7], dtype="int64")
+    assert big[[0, 0, 2]].tolist() == [2**62 + 1, 2**62 + 1, 7]
+
+
+def test_the_d2l_cross_entropy_picks_each_rows_label():
+    y_hat = plexus.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    y = plexus.array([0, 2], dtype="int64")
+    assert y_hat[[0, 1], y].tolist() == pytest.approx([0.1, 0.5])
+    assert (-plexus.log(y_hat[range(len(y_hat)), y])).tolist() == pytest.approx([-np.log(0.1), -np.log(0.5)])
+
+
+def test_gradients_add_back_into_the_places_read():
+    w = plexus.array(A[:2, :3, 0], dtype="float64")
+    w.attach_grad()
+    with plexus.autograd.record():
+        picked = w[[0, 1, 1], [2, 0, 0]] * plexus.array([1.0, 2.0, 3.0], dtype="float64")
+        loss = picked.sum() + (w[:, [2, 2]] ** 2).sum()
+    loss.backward()
+    want = np.zeros((2, 3))
+    np.add.at(want, ([0, 1, 1], [2, 0, 0]), [1.0, 2.0, 3.0])
+    want[:, 2] += 2 * 2 * A[:2, 2, 0]
+    assert np.allclose(w.grad.asnumpy(), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("key, words", [
+    ([3], "index 3 is out of bounds for axis 0 with size 3"),
+    ([-4], "index -4 is out of bounds for axis 0 with size 3"),
+    (([0], [5]), "index 5 is out of bounds for axis 1 with size 4"),
+    ((slice(None), [1.5]), "must be of integer (or boolean) type, not float64"),
+    (([0, 1], [0, 1, 2]), "could not be broadcast together with shapes (2,) (3,)"),
+    (([True, False],), "dimension is 3 but corresponding boolean dimension is 2"),
+    ((0, 0, 0, [0]), "too many indices for a tensor of rank 3"),
+    ({"a": 1}, "not by a dict"),
+])
+def test_bad_keys_are_index_errors_in_numpys_words(key, words):
+    x = plexus.array(A)
+    with pytest.raises(IndexError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        x[key]
+
+
+def test_bad_tensors_of_indices_are_refused():
+    x = plexus.array(A)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        x[plexus.array([0, 3], dtype="int32")]
+    with pytest.raises(IndexError, match="index -9 is out of bounds for axis 1"):
+        x[:, plexus.array([-9], dtype="int64")]
+    with pytest.raises(IndexError, match="integer .or boolean. type, not float32"):
+        x[plexus.array([0.0])]
+    with pytest.raises(IndexError, match="a uint8 tensor .what comparisons give. is not an index"):
+        x[plexus.array([1.0, 0.0, 1.0]) > 0.5]
+    with pytest.raises(plexus.DeviceMismatchError, match="indices are on cpu.1. and x on cpu.0."):
+        x[plexus.array([0], dtype="int64", device=plexus.cpu(1))]
+
+
+@pytest.mark.parametrize("key, value", [
+    ([0, 2], 7.0), ((slice(None), [1, 3]), -1.0), (([0, 1], [1, 2]), 5.0), ((A > 50,), 0.0),
+    ((0, [1, -1]), 9), (([0, 2], slice(None), [4, 0]), 2.5), (range(1, 3), 1.0),
+])
+def test_writing_numbers_through_arrays_agrees_with_numpy(key, value):
+    x, want = plexus.array(A, dtype="float64"), A.copy()
+    x[key] = value
+    want[key] = value
+    assert np.array_equal(x.asnumpy(), want)
+
+
+def test_writing_through_a_tensor_of_indices_and_its_refusals():
+    x, want = plexus.array(A, dtype="float64"), A.copy()
+    x[plexus.array([1, -1], dtype="int64")] = plexus.array([3.0], dtype="float64")
+    want[[1, -1]] = 3.0
+    assert np.array_equal(x.asnumpy(), want)
+    with pytest.raises(TypeError, match="takes a number or a one-element tensor"):
+        x[[0, 1]] = plexus.ones((2, 4, 5), dtype="float64")
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        x[[7]] = 1.0
+    with pytest.raises(IndexError, match="a new axis names no places"):
+        x[None, 0] = 1.0
+    assert np.array_equal(x.asnumpy(), want)  # nothing written by a refused call
