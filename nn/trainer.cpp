@@ -65,6 +65,7 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
     for (auto& [name, p] : params) {
         if (!p->differentiable()) continue;  // frozen ones (grad_req null) are held and skipped at each step
         params_.push_back(p);
+        if (std::shared_ptr<Parameter> owned = p->weak_from_this().lock()) held_.push_back(std::move(owned));
         names_.push_back(name);
     }
     states_.resize(params_.size());

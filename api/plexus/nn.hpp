@@ -558,7 +558,10 @@ std::vector<Tensor> split_and_load(const Tensor& batch, const std::vector<Device
 // Sums each parameter's gradients over its replicas (all_reduce_sum: the
 // replicas' gradients are replaced by the sum) and updates every replica
 // identically, by one fused op per replica whose bits are the same on every
-// plugin. A parameter whose grad_req is null at a step (frozen) is left
+// plugin. As Gluon's, a trainer holds the parameters it updates (those a
+// shared_ptr owns, as every layer's: a network destroyed before its trainer
+// leaves them to it); a parameter made otherwise must outlive it. A
+// parameter whose grad_req is null at a step (frozen) is left
 // alone and its state kept; each parameter's lr_mult and wd_mult scale the
 // learning rate and wd for it. Optimizers and their
 // options (defaults in brackets):
@@ -649,6 +652,7 @@ private:
     GradientHook hook_;
     std::shared_ptr<const LRScheduler> scheduler_;
     std::vector<Parameter*> params_;
+    std::vector<std::shared_ptr<Parameter>> held_;  // those of params_ a shared_ptr owns (every layer's)
     std::vector<std::string> names_;  // as collect_params() names them ("0.weight")
     std::string optimizer_;
     double lr_ = 0.01, momentum_ = 0, wd_ = 0, beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;

@@ -9,7 +9,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where,
-                      softmax, norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
+                      norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, init, nn, loss, data, metric, lr_scheduler
@@ -25,7 +25,8 @@ __version__ = _plexus.version()[0]
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
-           "matmul", "pick", "take", "layer_norm", "leaky_relu",
+           "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot",
+           "sequence_mask", "linalg",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
            "float16", "bfloat16", "float32", "float64", "uint8", "int32", "int64", "set_np"]
@@ -343,10 +344,189 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 Tensor.__array_ufunc__ = _array_ufunc
 
+
+def _need_tensor(who, name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError("%s: %s is a plexus Tensor, not a %s (plexus.array(%s) makes one)"
+                        % (who, name, type(x).__name__, name))
+    return x
+
+
+def _axis(who, axis, ndim):
+    """`axis` (negative counts from the end) as 0..ndim-1; InvalidArgumentError when out of range, as x.sum's."""
+    if isinstance(axis, bool) or not isinstance(axis, _numbers.Integral):
+        raise TypeError("%s: axis is an int, not a %s" % (who, type(axis).__name__))
+    if not -ndim <= axis < ndim:
+        raise InvalidArgumentError("%s: axis %d is out of range for a tensor of rank %d" % (who, axis, ndim))
+    return int(axis) % ndim
+
+
+def _over_axis(who, rows, x, axis):
+    """rows(x) computes over x's last axis: over `axis` instead, which is moved last and back."""
+    _need_tensor(who, "x", x)
+    if x.ndim == 0:
+        raise ShapeError("%s: takes a tensor of rank 1 or more (the axis to normalize over), got shape ()" % who)
+    a = _axis(who, axis, x.ndim)
+    if a == x.ndim - 1:
+        return rows(x)
+    order = [i for i in range(x.ndim) if i != a] + [a]
+    back = sorted(range(x.ndim), key=order.__getitem__)
+    return rows(x.transpose(*order)).transpose(*back)
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) over `axis` (default the last), any rank, as npx.softmax; differentiable. Over the
+    last axis by the runtime's op (16-bit floats computed in float32)."""
+    return _over_axis("softmax", _plexus.softmax, x, axis)
+
+
+def log_softmax(x, axis=-1):
+    """log(softmax(x)) over `axis` (default the last), computed stably (no log of an underflowed 0), as
+    npx.log_softmax; differentiable."""
+    return _over_axis("log_softmax", _plexus.log_softmax, x, axis)
+
+
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32"):
+    """indices.shape + (depth,): on_value at each index, off_value elsewhere, on the indices' device (npx.one_hot).
+    An index outside [0, depth) gives an all-off row, as MXNet's; float indices must be whole, else a ValueError."""
+    if not isinstance(indices, Tensor):
+        indices = array(indices)
+    if isinstance(depth, bool) or not isinstance(depth, _numbers.Integral):
+        raise TypeError("one_hot: depth is an int, not a %s" % type(depth).__name__)
+    if depth < 0:
+        raise ValueError("one_hot: depth must be 0 or more, got %d" % depth)
+    dev, name = indices.device, indices._dtype_name
+    if name in ("float32", "float64", "float16", "bfloat16"):
+        wide = indices.astype("float64")
+        if wide.size:
+            # Whole when equal to its integer part; beyond 2**62 every float is whole (and out of range).
+            broken = (wide != wide.astype("int64").astype("float64")) * ((wide.abs() >= 2.0 ** 62) == 0)
+            if broken.max().item():
+                raise ValueError("one_hot: float indices must be whole numbers; found %r"
+                                 % (wide.reshape(-1)[int(broken.reshape(-1).argmax().item())].item(),))
+        positions = arange(int(depth), device=dev, dtype="float64")
+    else:
+        wide = indices if name == "int64" else indices.astype("int64")
+        positions = arange(int(depth), device=dev, dtype="int64")
+    hit = wide.reshape(tuple(indices.shape) + (1,)) == positions
+    return where(hit, full((), on_value, device=dev, dtype=dtype), full((), off_value, device=dev, dtype=dtype))
+
+
+def batch_dot(a, b, transpose_a=False, transpose_b=False):
+    """The matrix product of each pair in a batch, as npx.batch_dot: a (B, M, K) and b (B, K, N) give (B, M, N)
+    (more leading batch axes too, the same on both); transpose_a/b take a (B, K, M), b (B, N, K). Differentiable."""
+    _need_tensor("batch_dot", "a", a)
+    _need_tensor("batch_dot", "b", b)
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if len(sa) < 3 or len(sa) != len(sb):
+        raise ShapeError("batch_dot: takes a (B, M, K) and b (B, K, N) of one rank, 3 or more, got %s and %s"
+                         % (sa, sb))
+    if sa[:-2] != sb[:-2]:
+        raise ShapeError("batch_dot: the batch axes differ: %s and %s (shapes %s and %s)"
+                         % (sa[:-2], sb[:-2], sa, sb))
+    m, k = sa[-2:] if not transpose_a else sa[:-3:-1]
+    k2, n = sb[-2:] if not transpose_b else sb[:-3:-1]
+    if k != k2:
+        raise ShapeError("batch_dot: inner dimensions differ: %d of a %s%s and %d of b %s%s"
+                         % (k, sa, " (transpose_a)" if transpose_a else "", k2, sb,
+                            " (transpose_b)" if transpose_b else ""))
+    rows = 1
+    for d in sa[:-2]:
+        rows *= d
+    x, y = a.reshape(rows, *sa[-2:]), b.reshape(rows, *sb[-2:])
+    x, y = x.transpose(0, 2, 1) if transpose_a else x, y.transpose(0, 2, 1) if transpose_b else y
+    return matmul(x, y).reshape(sa[:-2] + (m, n))
+
+
+def sequence_mask(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0):
+    """npx.sequence_mask: `value` at each step at or past its sequence's length (sequence_length (batch,), floats
+    truncated as MXNet's); axis=0 for data (steps, batch, ...), 1 for (batch, steps, ...). Differentiable in data."""
+    _need_tensor("sequence_mask", "data", data)
+    if not use_sequence_length:
+        return data.copy()
+    if sequence_length is None:
+        raise ValueError("sequence_mask: use_sequence_length=True needs sequence_length (one length per sequence)")
+    if data.ndim < 2:
+        raise ShapeError("sequence_mask: data has a steps axis and a batch axis, (steps, batch, ...) or (batch, "
+                         "steps, ...), got shape %s" % (tuple(data.shape),))
+    if isinstance(axis, bool) or axis not in (0, 1):
+        raise InvalidArgumentError("sequence_mask: axis is 0 (data (steps, batch, ...)) or 1 (data (batch, steps, "
+                                   "...)), as MXNet's; got %r" % (axis,))
+    dev, steps, batch = data.device, data.shape[axis], data.shape[1 - axis]
+    lengths = sequence_length if isinstance(sequence_length, Tensor) else array(sequence_length, device=dev)
+    if tuple(lengths.shape) != (batch,):
+        raise ShapeError("sequence_mask: sequence_length has one length per sequence, shape (%d,) for data %s "
+                         "with axis=%d; got shape %s" % (batch, tuple(data.shape), axis, tuple(lengths.shape)))
+    lengths = lengths if lengths._dtype_name == "int64" else lengths.astype("int64")  # truncated, as MXNet's
+    positions = arange(steps, device=dev, dtype="int64")
+    keep = positions.reshape(steps, 1) < lengths.reshape(1, batch) if axis == 0 else \
+        positions.reshape(1, steps) < lengths.reshape(batch, 1)
+    keep = keep.reshape(tuple(keep.shape) + (1,) * (data.ndim - 2))
+    return where(keep, data, full((), value, device=dev, dtype=data._dtype_name))
+
+
+def _root_of(s):
+    """sqrt(s) with the gradient 0 where s is 0 (PyTorch's for a norm of zeros), as plexus.norm's."""
+    at_zero = s == 0
+    return where(at_zero, 0.0, where(at_zero, 1.0, s).sqrt())
+
+
+_VECTOR_ORDS = "vectors take ord None, 1, 2 or inf; matrices None or 'fro'"
+
+
+def _linalg_norm(x, ord=None, axis=None, keepdims=False):
+    """The norm of x, as np.linalg.norm: None is the 2-norm of every element (or along `axis`, an int; over
+    two axes, Frobenius'); vectors also take ord 1, 2, inf, matrices 'fro'. Differentiable (0 at 0, as PyTorch's)."""
+    _need_tensor("linalg.norm", "x", x)
+    nd, name = x.ndim, x._dtype_name
+    if isinstance(ord, bool) or not (ord is None or ord == "fro" or (isinstance(ord, _numbers.Real)
+                                                                   and ord in (1, 2, float("inf")))):
+        raise ValueError("linalg.norm: ord=%r is not supported: %s" % (ord, _VECTOR_ORDS))
+    if axis is not None:
+        axes = (axis,) if isinstance(axis, _numbers.Integral) and not isinstance(axis, bool) else axis
+        if not isinstance(axes, (tuple, list)) or not 1 <= len(axes) <= 2:
+            raise TypeError("linalg.norm: axis is None, an int or a tuple of two ints, not %r" % (axis,))
+        axes = tuple(_axis("linalg.norm", a, nd) for a in axes)
+        if len(axes) == 2 and axes[0] == axes[1]:
+            raise InvalidArgumentError("linalg.norm: axis %r names one axis twice" % (axis,))
+    elif ord is None:
+        w = x if name.startswith("float") or name == "bfloat16" else x.astype("float64")
+        n = norm(w)  # the runtime's: every element
+        return n.reshape((1,) * nd) if keepdims else n
+    elif nd in (1, 2):
+        axes = tuple(range(nd))
+    else:
+        raise ShapeError("linalg.norm: ord=%r without axis= takes a vector or a matrix, got shape %s"
+                         % (ord, tuple(x.shape)))
+    if len(axes) == 1 and ord == "fro":
+        raise ValueError("linalg.norm: ord='fro' is a matrix norm, and this is a vector's (%s)" % _VECTOR_ORDS)
+    if len(axes) == 2 and ord not in (None, "fro"):
+        raise ValueError("linalg.norm: ord=%r of a matrix is not supported (%s)" % (ord, _VECTOR_ORDS))
+    w = x.astype("float64") if not (name.startswith("float") or name == "bfloat16") else \
+        x.astype("float32") if name in ("float16", "bfloat16") else x
+    along = axes[0] if len(axes) == 1 else axes
+    if ord == 1:
+        n = w.abs().sum(axis=along, keepdims=keepdims)
+    elif ord == float("inf"):
+        n = w.abs().max(axis=along, keepdims=keepdims)
+    else:
+        n = _root_of((w * w).sum(axis=along, keepdims=keepdims))
+    return n.astype(name) if name in ("float16", "bfloat16") else n
+
+
+_linalg_norm.__name__ = _linalg_norm.__qualname__ = "norm"
+# np.linalg, NumPy's submodule, with the names Plexus has (`import plexus.linalg` works too).
+linalg = _types.ModuleType(__name__ + ".linalg", "NumPy's linalg names that Plexus has: norm.")
+linalg.norm = _linalg_norm
+_linalg_norm.__module__ = linalg.__name__
+_sys.modules[linalg.__name__] = linalg
+
+
 # MXNet's module names, so that the seeds' code runs with its import line changed to
 # `from plexus import autograd, gluon, np, npx`: np is this module (np.ones, np.arange, ...), npx the
 # device and neural-network functions MXNet keeps apart, gluon MXNet's Gluon names (plexus/gluon.py).
 np = _sys.modules[__name__]
 npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
-                             relu=relu, sigmoid=sigmoid, softmax=softmax, pick=pick)
+                             relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
+                             one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask)
 from . import gluon  # noqa: E402 (after the names it uses)

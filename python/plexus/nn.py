@@ -139,8 +139,7 @@ def _trainer_new(self, params, optimizer, optimizer_params=None):
         else:
             _warn("learning_rate in optimizer_params is not used: the lr_scheduler (a callable) gives every "
                   "update's rate")
-    _trainer_init(self, params, optimizer, options)
-    self._plexus_params = params  # the trainer points into them: kept here, where gc sees the reference
+    _trainer_init(self, params, optimizer, options)  # (the C++ trainer holds the parameters it updates)
     if schedule is not None:
         self.set_lr_scheduler(schedule)
 

@@ -1078,6 +1078,7 @@ PYBIND11_MODULE(_plexus, m) {
         return plexus::layer_norm(x, g, b, eps);
     }, py::arg("data"), py::arg("gamma"), py::arg("beta"), py::arg("eps") = 1e-5);
     m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
+    m.def("log_softmax", [](const Tensor& x) { return plexus::log_softmax(x); });
     m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
     m.def("maximum", [](const Tensor& a, const Tensor& b) { return plexus::maximum(a, b); });
     m.def("maximum", [](const Tensor& a, double b) { return plexus::maximum(a, b); });

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "../support.hpp"
 #include "nn/param_file.hpp"
@@ -519,4 +522,33 @@ TEST_CASE("loss options as Gluon's: class axis and dense labels and from_logits 
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { loss::SoftmaxCrossEntropyLoss()(array({1.0, 2.0}), label); }),
                         "the prediction must be (batch, ..., classes), got (2,)");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] { loss::L2Loss{INFINITY}; }), "L2Loss: weight must be finite");
+}
+
+TEST_CASE("a trainer holds the parameters it updates: its network may go first", "[nn][optimizers]") {
+    std::unique_ptr<nn::Trainer> trainer;
+    Tensor weight, grad;  // handles on the parameter's values and gradient, which the step writes in place
+    std::vector<double> before;
+    {
+        nn::Sequential net;
+        net.add(nn::Dense(2, "", 3, /*use_bias=*/false));
+        net.initialize(cpu());
+        Tensor l;
+        {
+            auto r = autograd::record();
+            l = net(array(std::vector<double>{1, 2, 3}, {1, 3}).astype(DType::float32)).sum();
+        }
+        l.backward();
+        trainer = std::make_unique<nn::Trainer>(net.collect_params(), "sgd", std::map<std::string, double>{
+                                                                                 {"learning_rate", 0.5}});
+        nn::Parameter& w = *net.collect_params().begin()->second;
+        weight = w.data();
+        grad = w.grad();
+        before = values(weight);
+    }  // the network, and its blocks' references to the parameter, are gone
+    trainer->step(1);  // (it had written into freed memory: ASan's heap-use-after-free)
+    std::vector<double> want = before;
+    const std::vector<double> g = values(grad);
+    for (size_t i = 0; i < want.size(); ++i) want[i] -= 0.5 * g[i];
+    PX_REQUIRE_CLOSE(values(weight), want, 1e-6);
+    REQUIRE(g == std::vector<double>{1, 2, 3, 1, 2, 3});
 }

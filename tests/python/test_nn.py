@@ -1906,6 +1906,28 @@ def test_cycles_through_trainers_parameters_schedules_and_initializers_are_colle
     trainer.step(1, ignore_stale_grad=True)  # the trainer's parameters are alive (the bias is not used)
 
 
+def test_a_trainer_steps_after_its_network_and_its_attributes_are_gone():
+    np = need("numpy")
+    # The C++ trainer holds its parameters: it had relied on a Python attribute, and with that removed
+    # (trainer.__dict__.clear()) and the network collected, the next step read freed memory.
+    import gc
+    net = nn.Sequential()
+    net.add(nn.Dense(2, use_bias=False))
+    net.initialize()
+    x = plexus.array([[1.0, 2.0, 3.0]])
+    with plexus.autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    weight = net[0].weight
+    data, before = weight.data(), weight.data().asnumpy()
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+    trainer.__dict__.clear()
+    del net, weight
+    gc.collect()
+    trainer.step(1)
+    assert np.allclose(data.asnumpy(), before - 0.5 * np.array([[1.0, 2.0, 3.0]] * 2), rtol=0, atol=1e-6)
+
+
 def test_gluon_block_names_and_a_sequential_of_ones_own_through_children():
     # d2l's shape loop (print(layer.name, 'output shape:', X.shape)) and its MySequential
     # (self._children[block.name] = block): both were AttributeErrors.
