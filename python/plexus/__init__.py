@@ -9,7 +9,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where,
-                      norm, maximum, minimum, dot, matmul, pick, take, layer_norm, autograd, from_dlpack,
+                      norm, maximum, minimum, dot, matmul, pick, take, layer_norm, cumsum, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, init, nn, loss, data, metric, lr_scheduler
@@ -25,7 +25,8 @@ __version__ = _plexus.version()[0]
 __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "waitall", "seed", "array",
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
-           "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot",
+           "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot", "cumsum",
+           "repeat", "swapaxes", "tile",
            "sequence_mask", "linalg",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
@@ -514,6 +515,57 @@ def _linalg_norm(x, ord=None, axis=None, keepdims=False):
     return n.astype(name) if name in ("float16", "bfloat16") else n
 
 
+def repeat(a, repeats, axis=None):
+    """Each element `repeats` times in a row along `axis` (of the flattened tensor without one), as np.repeat;
+    repeats an int or one count per element. Differentiable (a take of the places)."""
+    _need_tensor("repeat", "a", a)
+    import numpy
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = _axis("repeat", axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(repeats, Tensor):
+        repeats = repeats.asnumpy()
+    counts = numpy.asarray(repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, n)):
+        raise ValueError("repeat: repeats is an int or one int per element along the axis (%d), got %r"
+                         % (n, repeats))
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats may not be negative, got %r" % (repeats,))
+    places = numpy.repeat(numpy.arange(n), numpy.broadcast_to(counts.reshape(-1), (n,)))
+    return a[(slice(None),) * axis + (places,)]
+
+
+def swapaxes(a, axis1, axis2):
+    """a with two axes exchanged, as np.swapaxes (a copy; differentiable)."""
+    _need_tensor("swapaxes", "a", a)
+    order = list(range(a.ndim))
+    i, j = _axis("swapaxes", axis1, a.ndim), _axis("swapaxes", axis2, a.ndim)
+    order[i], order[j] = j, i
+    return a.transpose(*order)
+
+
+def tile(a, reps):
+    """a repeated as a whole `reps` times along each axis (an int or one per axis), as np.tile. Differentiable."""
+    _need_tensor("tile", "a", a)
+    import numpy
+    reps = (reps,) if isinstance(reps, _numbers.Integral) else tuple(reps)
+    if any(isinstance(r, bool) or not isinstance(r, _numbers.Integral) or r < 0 for r in reps):
+        raise ValueError("tile: reps are ints of 0 or more, got %r" % (reps,))
+    if len(reps) > a.ndim:
+        a = a.reshape((1,) * (len(reps) - a.ndim) + tuple(a.shape))
+    reps = (1,) * (a.ndim - len(reps)) + reps
+    for axis, r in enumerate(reps):
+        if r != 1:
+            a = a[(slice(None),) * axis + (numpy.tile(numpy.arange(a.shape[axis]), r),)]
+    return a
+
+
+Tensor.cumsum = lambda self, axis=None: cumsum(self, axis)
+Tensor.repeat = lambda self, repeats, axis=None: repeat(self, repeats, axis)
+Tensor.swapaxes = lambda self, axis1, axis2: swapaxes(self, axis1, axis2)
+
+
 _linalg_norm.__name__ = _linalg_norm.__qualname__ = "norm"
 # np.linalg, NumPy's submodule, with the names Plexus has (`import plexus.linalg` works too).
 linalg = _types.ModuleType(__name__ + ".linalg", "NumPy's linalg names that Plexus has: norm.")
@@ -528,5 +580,5 @@ _sys.modules[linalg.__name__] = linalg
 np = _sys.modules[__name__]
 npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
                              relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
-                             one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask)
+                             one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load)
 from . import gluon  # noqa: E402 (after the names it uses)

@@ -61,8 +61,8 @@ def multinomial(n, pvals, size=None, device=None, ctx=None):
         raise ValueError("multinomial: pvals must be finite, got %s" % p.tolist())
     if (p < 0).any():
         raise ValueError("multinomial: pvals must be 0 or more, got %s" % p.tolist())
-    if p.sum() > 1.0 + 1e-8:
-        raise ValueError("multinomial: pvals sum to %r, more than 1" % float(p.sum()))
+    if p[:-1].sum() > 1.0 + 1e-12:  # NumPy's rule: the last category takes what the others leave
+        raise ValueError("multinomial: sum(pvals[:-1]) is %r, more than 1" % float(p[:-1].sum()))
     if size is None:
         shape = ()
     elif isinstance(size, numbers.Integral) and not isinstance(size, bool):

@@ -34,10 +34,30 @@ std::string out_of_bounds(const std::string& index, int axis, int64_t n) {
 // mask of one); an int conversion would read them as rows 1 and 0, so they
 // are refused.
 void refuse_bool_index(const py::handle& k) {
-    if (PyBool_Check(k.ptr()) || (py::hasattr(k, "dtype") && py::hasattr(k, "ndim") && k.attr("ndim").cast<int>() == 0 &&
-                                  k.attr("dtype").attr("kind").cast<std::string>() == "b"))
+    bool is_bool = PyBool_Check(k.ptr());
+    if (!is_bool && !py::isinstance<Tensor>(k) && (py::hasattr(k, "__array_interface__") || py::hasattr(k, "__array__"))) {
+        const py::object a = numpy_array(k);  // a NumPy bool, or another library's one-element tensor
+        is_bool = a.attr("ndim").cast<int>() == 0 && a.attr("dtype").attr("kind").cast<std::string>() == "b";
+    }
+    if (is_bool)
         throw py::index_error("a bool is not an index here (NumPy reads x[True] as a new axis): index by an int, or "
                               "by a mask with where()");
+}
+
+// A single index (an int, or anything with __index__ that is an integer:
+// not a 0-d float array) on an axis of length n, counted from the front.
+int64_t single_index(const py::handle& k, int axis, int64_t n) {
+    const py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(k.ptr()));
+    if (!as_int) {
+        PyErr_Clear();
+        throw py::index_error("only integers, slices, '...', None and arrays of indices are valid indices, not " +
+                              py::repr(k).cast<std::string>());
+    }
+    int overflow = 0;
+    const long long given = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+    const int64_t i = given < 0 ? given + n : given;
+    if (overflow || i < 0 || i >= n) throw py::index_error(out_of_bounds(py::str(as_int).cast<std::string>(), axis, n));
+    return i;
 }
 
 // An array of indices or a mask: a tensor, a list, a tuple inside the key,
@@ -46,7 +66,9 @@ bool index_array(const py::handle& k) {
     if (py::isinstance<Tensor>(k) || py::isinstance<py::list>(k) || py::isinstance<py::tuple>(k) ||
         PyRange_Check(k.ptr()))
         return true;
-    return py::hasattr(k, "__array_interface__") && py::hasattr(k, "ndim") && k.attr("ndim").cast<int>() > 0;
+    // NumPy's arrays, and other libraries' tensors that NumPy reads (a PyTorch tensor on the CPU).
+    return (py::hasattr(k, "__array_interface__") || py::hasattr(k, "__array__")) && py::hasattr(k, "ndim") &&
+           k.attr("ndim").cast<int>() > 0;
 }
 
 // One entry of an index, on t's axis `axis`: a range of places (a slice
@@ -57,6 +79,7 @@ struct Entry {
     int axis = 0;
     int64_t start = 0, stop = 0, step = 1;
     bool single = false;  // an int: its axis dropped (or, beside arrays, an index of its own)
+    int part = 0;         // the key's part it came from (a '...' that names no axis still takes one)
     py::object host;      // array: NumPy int64 indices, in [0, n)
     Tensor indices;       // array given as a tensor: checked and counted from the front in gathered()
     Shape shape;          // array: the indices' shape
@@ -90,6 +113,9 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
         } else if (index_array(k) && !py::isinstance<Tensor>(k)) {
             part = np.attr("asarray")(k);
             named += part.attr("dtype").attr("kind").cast<std::string>() == "b" ? part.attr("ndim").cast<size_t>() : 1;
+        } else if (py::isinstance<Tensor>(k) && is_floating(k.cast<Tensor>().dtype())) {
+            part = py::cast(k.cast<Tensor>().astype(DType::float64)).attr("asnumpy")();  // checked whole below
+            ++named;
         } else {
             ++named;
         }
@@ -101,13 +127,14 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
                               std::to_string(named) + " were given");
     std::vector<Entry> out;
     int axis = 0;
-    for (const py::object& k : parts) {
+    for (int part = 0; part < int(parts.size()); ++part) {
+        const py::object& k = parts[size_t(part)];
         Entry e;
-        e.axis = axis;
+        e.axis = axis, e.part = part;
         if (k.is(py::ellipsis())) {
             for (size_t i = 0; i < s.size() - named; ++i, ++axis) {
                 Entry all;
-                all.axis = axis, all.stop = s[size_t(axis)];
+                all.axis = axis, all.stop = s[size_t(axis)], all.part = part;
                 out.push_back(all);
             }
             continue;
@@ -129,9 +156,6 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
             if (t.dtype() == DType::uint8)
                 throw py::index_error("a uint8 tensor (what comparisons give) is not an index: for indices, "
                                       "astype('int64') first; for a mask, x[mask.asnumpy().astype(bool)] or where()");
-            if (t.dtype() != DType::int32 && t.dtype() != DType::int64)
-                throw py::index_error(std::string("arrays used as indices must be of integer (or boolean) type, not ") +
-                                      plexus::name(t.dtype()));
             e.kind = Entry::array, e.indices = t.detach(), e.shape = t.shape();
         } else if (index_array(k)) {
             const std::string kind = k.attr("dtype").attr("kind").cast<std::string>();
@@ -146,25 +170,27 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
                 const py::tuple places = np.attr("nonzero")(k);
                 for (size_t j = 0; j < places.size(); ++j, ++axis) {
                     Entry along;
-                    along.kind = Entry::array, along.axis = axis, along.host = places[j].attr("astype")("int64");
+                    along.kind = Entry::array, along.axis = axis, along.part = part;
+                    along.host = places[j].attr("astype")("int64");
                     along.shape = {places[j].attr("size").cast<int64_t>()};
                     out.push_back(along);
                 }
                 continue;
             }
-            if (kind != "i" && kind != "u" && !empty)  // ([] is float64 to NumPy, and an index)
-                throw py::index_error("arrays used as indices must be of integer (or boolean) type, not " +
+            if (kind == "f" && !empty) {
+                // MXNet's np.array([0, 2]) is float32, and indexes as ints: whole numbers do, as there.
+                const py::object whole = np.attr("isfinite")(k).attr("__and__")(np.attr("trunc")(k).attr("__eq__")(k));
+                if (!whole.attr("all")().cast<bool>())
+                    throw py::index_error("an array of float indices must hold whole numbers; it holds " +
+                                          py::str(k.attr("ravel")()[np.attr("argmin")(whole.attr("ravel")())])
+                                              .cast<std::string>());
+            } else if (kind != "i" && kind != "u" && !empty) {  // ([] is float64 to NumPy, and an index)
+                throw py::index_error("arrays used as indices must be of integer, whole float or boolean type, not " +
                                       k.attr("dtype").attr("name").cast<std::string>());
+            }
             e.kind = Entry::array, e.host = checked_indices(k, axis, n), e.shape = k.attr("shape").cast<Shape>();
         } else if (PyIndex_Check(k.ptr())) {
-            int64_t given = 0;
-            try {
-                given = k.cast<int64_t>();
-            } catch (const py::cast_error&) {
-                throw py::index_error(out_of_bounds(py::str(k).cast<std::string>(), axis, n));
-            }
-            const int64_t i = given < 0 ? given + n : given;
-            if (i < 0 || i >= n) throw py::index_error(out_of_bounds(std::to_string(given), axis, n));
+            const int64_t i = single_index(k, axis, n);
             e.start = i, e.stop = i + 1, e.single = true;
         } else {
             throw py::index_error("a tensor is indexed by ints, slices, '...', None and arrays of indices, not by a " +
@@ -214,7 +240,8 @@ Tensor device_indices(const Entry& e, int64_t n, const plexus::Device& d) {
 // b indexed by arrays on its axes `at` (one entry each, in order): the
 // axes move to the front, fold into one, and its rows are taken at the
 // linear indices; the result's indexed part stays where the axes were when
-// they were adjacent, else it comes first (NumPy's rule).
+// they came from adjacent parts of the key, else it comes first (NumPy's
+// rule: even a '...' that names no axis parts them).
 Tensor gathered(const Tensor& b, const std::vector<std::pair<int, const Entry*>>& at) {
     const Shape bs = b.shape();
     std::vector<Shape> shapes;
@@ -224,7 +251,7 @@ Tensor gathered(const Tensor& b, const std::vector<std::pair<int, const Entry*>>
     std::vector<int32_t> perm;
     std::vector<bool> indexed(bs.size(), false);
     for (size_t j = 0; j < at.size(); ++j) {
-        adjacent = adjacent && at[j].first == at[0].first + int(j);
+        adjacent = adjacent && (j == 0 || at[j].second->part - at[j - 1].second->part <= 1);
         perm.push_back(at[j].first);
         indexed[size_t(at[j].first)] = true;
     }
@@ -292,12 +319,14 @@ Tensor indexed(const Tensor& t, const py::tuple& key) {
 // b; with a step, a copy) along the first axis.
 Tensor first_axis(const Tensor& t, const py::object& key) {
     const Shape s = t.shape();
-    if (s.empty()) throw plexus::ShapeError(PX_ERROR_SHAPE, "a scalar tensor cannot be indexed");
+    if (s.empty())
+        throw py::index_error("too many indices for a tensor of rank 0 (a scalar): 1 was given; x[()] or x.item() "
+                              "reads its value");
     const int64_t n = s[0];
     if (py::isinstance<py::slice>(key)) {
         py::ssize_t start = 0, stop = 0, step = 0, len = 0;
         if (!key.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
-        if (step == 1) return t.slice(start, start + len);
+        if (step == 1 || len == 0) return t.slice(start, start + len);
         if (step > 1) return t.slice_axis(0, start, start + (len - 1) * step + 1, step);
         throw py::index_error("a negative step is not supported");
     }
@@ -305,10 +334,7 @@ Tensor first_axis(const Tensor& t, const py::object& key) {
     if (!PyIndex_Check(key.ptr()))
         throw py::index_error("a tensor is indexed by ints, slices, '...', None and arrays of indices, not by a " +
                               type_name(key));
-    const int64_t given = py::int_(key).cast<int64_t>();
-    int64_t i = given;
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) throw py::index_error(out_of_bounds(std::to_string(given), 0, n));
+    const int64_t i = single_index(key, 0, n);
     Shape rest(s.begin() + 1, s.end());
     return t.slice(i, i + 1).reshape(rest);
 }
@@ -377,8 +403,9 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
         number = value.cast<Tensor>().reshape({}).as_in_context(t.device());
     } else if (PyNumber_Check(value.ptr()) && !py::isinstance<Tensor>(value) && py::array(value).ndim() == 0) {
         check_fits(t, value);
-        number = integer_beyond_double(value) ? from_numpy(value, t.device(), t.dtype())
-                                              : plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype());
+        const bool plain = (PyFloat_Check(value.ptr()) || PyLong_Check(value.ptr())) && !integer_beyond_double(value);
+        number = plain ? plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype())
+                       : from_numpy(value, t.device(), t.dtype());  // (a complex number refused there)
     } else {
         throw py::type_error("x[key] = v, with several axes or arrays of indices in key, takes a number or a "
                              "one-element tensor, not a " + type_name(value) +

@@ -1080,6 +1080,9 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
     m.def("log_softmax", [](const Tensor& x) { return plexus::log_softmax(x); });
     m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
+    m.def("cumsum", [](const Tensor& a, std::optional<int> axis) {
+        return axis ? plexus::cumsum(a, *axis) : plexus::cumsum(a);
+    }, py::arg("a"), py::arg("axis") = py::none(), "Running sums along axis (of every element without one), as NumPy's");
     m.def("maximum", [](const Tensor& a, const Tensor& b) { return plexus::maximum(a, b); });
     m.def("maximum", [](const Tensor& a, double b) { return plexus::maximum(a, b); });
     m.def("maximum", [](double a, const Tensor& b) { return plexus::maximum(a, b); });

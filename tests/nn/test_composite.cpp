@@ -200,3 +200,70 @@ TEST_CASE("copyto and as_in_context pass gradients back and maximum takes a scal
     REQUIRE(values(x.grad()) == std::vector<double>{7, 3});
     REQUIRE(values(minimum(array(std::vector<int32_t>{-1, 3}, {2}), 0.5)) == std::vector<double>{-1, 0.5});
 }
+
+TEST_CASE("cumsum gives running sums along an axis and sums the gradient back from the end", "[nn][composite]") {
+    // 2x5 int32: row sums worked by hand, in int64 (NumPy's integer cumsum).
+    Tensor x = array(std::vector<int32_t>{1, 2, 3, 4, 5, -1, 10, 100, 0, 7}, {2, 5});
+    Tensor rows = cumsum(x, 1);
+    CHECK(rows.dtype() == DType::int64);
+    CHECK(values(rows) == std::vector<double>{1, 3, 6, 10, 15, -1, 9, 109, 109, 116});
+    CHECK(values(cumsum(x, 0)) == std::vector<double>{1, 2, 3, 4, 5, 0, 12, 103, 4, 12});
+    CHECK(values(cumsum(x)) == std::vector<double>{1, 3, 6, 10, 15, 14, 24, 124, 124, 131});
+    CHECK(cumsum(zeros({3, 0}), 1).shape() == Shape{3, 0});
+    CHECK(cumsum(zeros({3, 0})).shape() == Shape{0});
+    // 70 float64 values: every prefix against a sum left to right (the scan groups them otherwise).
+    std::vector<double> v(70), want(70);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(double(i)) * 3, want[i] = v[i] + (i ? want[i - 1] : 0);
+    PX_REQUIRE_CLOSE(values(cumsum(array(v), 0)), want, 1e-12);
+    // d/dx_j sum_i w_i y_i = sum_{i >= j} w_i.
+    Tensor f = array(std::vector<double>{1, 2, 3, 4});
+    f.attach_grad();
+    {
+        auto r = autograd::record();
+        (cumsum(f, 0) * array(std::vector<double>{1, 10, 100, 1000})).sum().backward();
+    }
+    CHECK(values(f.grad()) == std::vector<double>{1111, 1110, 1100, 1000});
+    CHECK(message_of<InvalidArgumentError>([&] { cumsum(x, 2); }) == "cumsum: axis 2 is out of range for a tensor of rank 2");
+}
+
+TEST_CASE("matmul broadcasts batch axes beyond three as NumPy's and refuses ones that do not fit", "[nn][composite]") {
+    // (2,1,2,3) x (3,3,2): batch (2,3); each product worked from the operands' own numbers.
+    std::vector<double> av(12), bv(18);
+    for (size_t i = 0; i < av.size(); ++i) av[i] = double(i);
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = double(i % 5) - 2;
+    Tensor a = array(av, {2, 1, 2, 3}), b = array(bv, {3, 3, 2});
+    a.attach_grad();
+    Tensor c;
+    {
+        auto r = autograd::record();
+        c = matmul(a, b);
+        c.sum().backward();
+    }
+    REQUIRE(c.shape() == Shape{2, 3, 2, 2});
+    std::vector<double> want;
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int m = 0; m < 2; ++m)
+                for (int n = 0; n < 2; ++n) {
+                    double s = 0;
+                    for (int k = 0; k < 3; ++k) s += av[size_t(i * 6 + m * 3 + k)] * bv[size_t(j * 6 + k * 2 + n)];
+                    want.push_back(s);
+                }
+    CHECK(values(c) == want);
+    // da[i, 0, m, k] = sum over j and n of b[j, k, n].
+    std::vector<double> da;
+    for (int i = 0; i < 2; ++i)
+        for (int m = 0; m < 2; ++m)
+            for (int k = 0; k < 3; ++k) {
+                double s = 0;
+                for (int j = 0; j < 3; ++j)
+                    for (int n = 0; n < 2; ++n) s += bv[size_t(j * 6 + k * 2 + n)];
+                da.push_back(s);
+            }
+    CHECK(values(a.grad()) == da);
+    CHECK(matmul(ones({1, 4, 5}), ones({3, 5, 2})).shape() == Shape{3, 4, 2});
+    CHECK(message_of<ShapeError>([&] { matmul(ones({2, 3, 4, 5}), ones({4, 5, 6})); }) ==
+          "matmul: the batch axes of (2, 3, 4, 5) and (4, 5, 6) do not broadcast together");
+    CHECK(message_of<ShapeError>([&] { matmul(ones({2, 3, 4, 5}), ones({3, 4, 6})); }) ==
+          "matmul: (2, 3, 4, 5) x (3, 4, 6): the inner axes differ (5 and 4)");
+}

@@ -40,6 +40,17 @@ def test_tensors_of_indices_count_from_the_end_too():
     assert big[[0, 0, 2]].tolist() == [2**62 + 1, 2**62 + 1, 7]
 
 
+def test_whole_float_indices_index_as_mxnets_float32_arrays_do():
+    # d2l's data_iter (features[np.array(batch)]) and y_hat[[0, 1], y] with y = np.array([0, 2]): MXNet's
+    # np.array makes float32, and its indexing takes them; NumPy would refuse floats.
+    x = plexus.array(A, dtype="float64")
+    assert np.array_equal(x[plexus.array([2, -1, 0])].asnumpy(), A[[2, -1, 0]])
+    assert np.array_equal(x[:, np.array([3.0, 1.0])].asnumpy(), A[:, [3, 1]])
+    assert np.array_equal(x[plexus.array([[0.0]], dtype="bfloat16"), 1].asnumpy(), A[[[0]], 1])
+    y_hat = plexus.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    assert y_hat[[0, 1], plexus.array([0, 2])].tolist() == pytest.approx([0.1, 0.5])
+
+
 def test_the_d2l_cross_entropy_picks_each_rows_label():
     y_hat = plexus.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
     y = plexus.array([0, 2], dtype="int64")
@@ -64,7 +75,9 @@ def test_gradients_add_back_into_the_places_read():
     ([3], "index 3 is out of bounds for axis 0 with size 3"),
     ([-4], "index -4 is out of bounds for axis 0 with size 3"),
     (([0], [5]), "index 5 is out of bounds for axis 1 with size 4"),
-    ((slice(None), [1.5]), "must be of integer (or boolean) type, not float64"),
+    ((slice(None), [1.5]), "an array of float indices must hold whole numbers; it holds 1.5"),
+    (([0.0, float("nan")],), "an array of float indices must hold whole numbers; it holds nan"),
+    ((np.array(["a"]),), "must be of integer, whole float or boolean type, not str32"),
     (([0, 1], [0, 1, 2]), "could not be broadcast together with shapes (2,) (3,)"),
     (([True, False],), "dimension is 3 but corresponding boolean dimension is 2"),
     ((0, 0, 0, [0]), "too many indices for a tensor of rank 3"),
@@ -82,8 +95,8 @@ def test_bad_tensors_of_indices_are_refused():
         x[plexus.array([0, 3], dtype="int32")]
     with pytest.raises(IndexError, match="index -9 is out of bounds for axis 1"):
         x[:, plexus.array([-9], dtype="int64")]
-    with pytest.raises(IndexError, match="integer .or boolean. type, not float32"):
-        x[plexus.array([0.0])]
+    with pytest.raises(IndexError, match="float indices must hold whole numbers; it holds 0.5"):
+        x[plexus.array([0.0, 0.5])]
     with pytest.raises(IndexError, match="a uint8 tensor .what comparisons give. is not an index"):
         x[plexus.array([1.0, 0.0, 1.0]) > 0.5]
     with pytest.raises(plexus.DeviceMismatchError, match="indices are on cpu.1. and x on cpu.0."):
@@ -113,3 +126,41 @@ def test_writing_through_a_tensor_of_indices_and_its_refusals():
     with pytest.raises(IndexError, match="a new axis names no places"):
         x[None, 0] = 1.0
     assert np.array_equal(x.asnumpy(), want)  # nothing written by a refused call
+
+
+def test_keys_a_review_found_misread():
+    # Each of these gave rows where NumPy gives none, truncated a float, or placed the indexed part
+    # where NumPy does not.
+    x = plexus.array(np.arange(4.0))
+    for key in [slice(None, 0, 2), slice(1, 1, 3), slice(None, -4, 3)]:
+        assert x[key].shape == (0,)
+    a = A.reshape(3, 4, 5)
+    w = plexus.array(a, dtype="float64")
+    # A '...' that names no axis still parts the arrays around it: their part comes first.
+    assert np.array_equal(w[:, [0, 2], ..., [0, 1]].asnumpy(), a[:, [0, 2], ..., [0, 1]])
+    assert np.array_equal(w[:, [0, 2], None, [0, 1]].asnumpy(), a[:, [0, 2], None, [0, 1]])
+    for key in [np.array(1.5), (0, np.array(2.7))]:
+        with pytest.raises(IndexError, match="only integers, slices"):
+            w[key]
+        with pytest.raises(IndexError, match="only integers, slices"):
+            w[key] = -1.0
+    for key in [2 ** 70, np.uint64(2 ** 64 - 1), (0, 2 ** 70)]:
+        with pytest.raises(IndexError, match="is out of bounds for axis"):
+            w[key]
+    with pytest.raises(plexus.DTypeError, match="not real numbers: complex"):
+        w[[0], [1]] = 1 + 2j
+    assert np.array_equal(w.asnumpy(), a)
+    with pytest.raises(IndexError, match="too many indices for a tensor of rank 0"):
+        plexus.array(3.0)[0]
+    with pytest.raises(IndexError, match="too many indices for a tensor of rank 0"):
+        plexus.array(3.0)[:]
+
+
+def test_keys_from_pytorch_index_as_numpy_reads_them():
+    torch = need("torch")
+    x = plexus.array(A, dtype="float64")
+    assert np.array_equal(x[torch.tensor(1)].asnumpy(), A[1])
+    assert np.array_equal(x[torch.tensor([0, 2])].asnumpy(), A[[0, 2]])
+    assert np.array_equal(x[0, torch.tensor([0, 2])].asnumpy(), A[0, [0, 2]])
+    with pytest.raises(IndexError, match="a bool is not an index here"):
+        x[torch.tensor(True)]

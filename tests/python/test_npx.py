@@ -295,9 +295,11 @@ def test_random_multinomial_and_seed_refusals_name_what_is_wrong():
         np.random.multinomial(3, [0.5, nan])
     with pytest.raises(ValueError, match="pvals must be finite"):
         np.random.multinomial(3, [inf, 0.5])
-    with pytest.raises(ValueError, match="pvals sum to 1.5, more than 1"):
-        np.random.multinomial(3, [0.5, 0.5, 0.5])
-    np.random.multinomial(3, [0.5, 0.5 + 1e-9])  # within 1 + 1e-8
+    with pytest.raises(ValueError, match=r"sum\(pvals\[:-1\]\) is 1.25, more than 1"):
+        np.random.multinomial(3, [0.5, 0.75, 0.5])
+    # As NumPy's: the last category takes what the others leave (float32 probabilities summing past 1 too).
+    assert np.random.multinomial(4, [0.5, 0.6]).asnumpy().sum() == 4
+    assert np.random.multinomial(6, plexus.ones((6,)) / 6).asnumpy().sum() == 6
     with pytest.raises(ValueError, match=r"1-D\), got shape \(1, 2\)"):
         np.random.multinomial(3, [[0.5, 0.5]])
     with pytest.raises(ValueError, match="n must be 0 or more, got -1"):
@@ -334,3 +336,58 @@ def test_results_stay_on_the_inputs_device():
     # Lengths on another device than the data: the runtime's DeviceMismatchError, naming both.
     with pytest.raises(plexus.DeviceMismatchError, match="cpu"):
         npx.sequence_mask(x, plexus.array([1, 3]), True, axis=1)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_cumsum_repeat_tile_and_swapaxes_agree_with_numpy(axis):
+    numpy = need("numpy")
+    a = numpy.arange(12).reshape(3, 4) - 5
+    for dtype in ("int32", "float64", "uint8"):
+        got = plexus.array(a % 200 if dtype == "uint8" else a, dtype=dtype).cumsum(axis)
+        want = numpy.cumsum((a % 200).astype(dtype) if dtype == "uint8" else a.astype(dtype), axis=axis)
+        assert got.asnumpy().tolist() == want.tolist() and got.dtype == (dtype if dtype == "float64" else "int64")
+    x = plexus.array(a, dtype="float64")
+    assert numpy.array_equal(np.repeat(x, 2, axis=axis).asnumpy(), numpy.repeat(a, 2, axis=axis))
+    assert numpy.array_equal(x.repeat([1, 0, 3], axis=0).asnumpy(), numpy.repeat(a, [1, 0, 3], axis=0))
+    assert numpy.array_equal(np.tile(x, (2, 1, 2)).asnumpy(), numpy.tile(a, (2, 1, 2)))
+    assert numpy.array_equal(np.tile(x, 3).asnumpy(), numpy.tile(a, 3))
+    assert numpy.array_equal(x.swapaxes(0, -1).asnumpy(), numpy.swapaxes(a, 0, -1))
+    # d2l's masked_softmax: valid_lens.repeat(shape[1]).
+    assert np.array([2, 3], dtype="int64").repeat(2).tolist() == [2, 2, 3, 3]
+
+
+def test_cumsum_repeat_and_tile_are_differentiable_and_refuse_bad_arguments():
+    torch = need("torch")
+    values = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]]
+    weights = torch.arange(1.0, 13.0, dtype=torch.float64)
+    for mine, theirs in [(lambda x: x.cumsum(1), lambda t: t.cumsum(1)),
+                         (lambda x: x.repeat(2, axis=1), lambda t: t.repeat_interleave(2, dim=1)),
+                         (lambda x: np.tile(x, (1, 2)), lambda t: t.repeat(1, 2))]:
+        x = f64(values)
+        x.attach_grad()
+        t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+        y = theirs(t).reshape(-1)
+        (y * weights[:y.numel()]).sum().backward()
+        with autograd.record():
+            (mine(x).reshape(-1) * f64(weights[:y.numel()].tolist())).sum().backward()
+        assert x.grad.asnumpy().tolist() == t.grad.tolist()
+    x = f64(values)
+    with pytest.raises(plexus.InvalidArgumentError, match="cumsum: axis 2 is out of range"):
+        x.cumsum(2)
+    with pytest.raises(ValueError, match="repeats may not be negative"):
+        x.repeat(-1)
+    with pytest.raises(ValueError, match="one int per element along the axis .3."):
+        x.repeat([1, 2], axis=1)
+    with pytest.raises(ValueError, match="reps are ints of 0 or more"):
+        np.tile(x, (1, 1.5))
+    with pytest.raises(plexus.InvalidArgumentError, match="swapaxes: axis 5 is out of range"):
+        x.swapaxes(0, 5)
+
+
+def test_matmul_of_four_axes_broadcasts_batches_as_numpy(tmp_path):
+    numpy = need("numpy")
+    a, b = numpy.arange(24.0).reshape(2, 1, 3, 4), numpy.arange(60.0).reshape(5, 4, 3) / 7
+    got = plexus.array(a, dtype="float64") @ plexus.array(b, dtype="float64")
+    assert got.shape == (2, 5, 3, 3) and numpy.allclose(got.asnumpy(), a @ b, rtol=1e-15, atol=0)
+    npx.save(str(tmp_path / "x"), [plexus.array([1, 2])])
+    assert npx.load(str(tmp_path / "x"))[0].tolist() == [1.0, 2.0]

@@ -121,6 +121,29 @@ inline Tensor expand_dims(const Tensor& x, int axis) {
 }
 
 // A view without the axis `axis`, which must have length 1, as np.squeeze.
+// Running sums along `axis` (NumPy's cumsum; integers and uint8 summed in
+// int64, as sum's result), by log2(n) shifted adds (a Hillis-Steele scan):
+// differentiable, the work of a few sums. Floats are added in the scan's
+// grouping, not left to right, so the last bits may differ from NumPy's.
+inline Tensor cumsum(const Tensor& x, int axis) {
+    Shape s = x.shape();
+    const int rank = int(s.size());
+    if (axis < -rank || axis >= rank)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT, "cumsum: axis " + std::to_string(axis) +
+                                                                  " is out of range for a tensor of rank " +
+                                                                  std::to_string(rank));
+    const int a = axis < 0 ? axis + rank : axis;
+    const int64_t n = s[size_t(a)];
+    Tensor y = is_floating(x.dtype()) || x.dtype() == DType::int64 ? x : x.astype(DType::int64);
+    for (int64_t shift = 1; shift < n; shift *= 2) {  // y[i] += y[i - shift] where i >= shift
+        s[size_t(a)] = shift;
+        y = y + concat({zeros(s, y.device(), y.dtype()), y.slice_axis(a, 0, n - shift)}, a);
+    }
+    return y;
+}
+// Over every element, in row-major order (NumPy's cumsum without an axis).
+inline Tensor cumsum(const Tensor& x) { return cumsum(x.reshape({x.size()}), 0); }
+
 inline Tensor squeeze(const Tensor& x, int axis) {
     Shape s = x.shape();
     const int rank = int(s.size());

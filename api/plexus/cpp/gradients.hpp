@@ -4,6 +4,8 @@
 // tensors themselves, which would make a cycle).
 #pragma once
 
+#include <algorithm>
+
 #include "plexus/cpp/autograd.hpp"
 
 namespace plexus {
@@ -290,6 +292,39 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
         if (b.ndim() == 1) s.pop_back();
         if (a.ndim() == 1) s.erase(s.end() - 1 - (b.ndim() == 1 ? 0 : 1));
         return m.reshape(s);
+    }
+    // (..., M, K) x (..., K, N) beyond the op's 3-D: NumPy's batch axes,
+    // broadcast together (a side is copied out only where its own differ),
+    // folded into the one batch axis of a 3-D product, and unfolded after.
+    const bool batched = a.ndim() >= 2 && b.ndim() >= 2 && (a.ndim() > 3 || b.ndim() > 3);
+    if (batched || (a.ndim() == 3 && b.ndim() == 3 && a.shape()[0] != b.shape()[0])) {
+        const Shape as = a.shape(), bs = b.shape();
+        const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+        Shape batch(std::max(as.size(), bs.size()) - 2, 1);
+        for (const Shape* s : {&as, &bs})
+            for (size_t i = 0; i + 2 < s->size(); ++i) {
+                int64_t& to = batch[batch.size() - (s->size() - 2) + i];
+                const int64_t dim = (*s)[i];
+                if (to != 1 && dim != 1 && dim != to)
+                    throw ShapeError(PX_ERROR_SHAPE, "matmul: the batch axes of " + str(as) + " and " + str(bs) +
+                                                         " do not broadcast together");
+                if (dim != 1) to = dim;
+            }
+        if (bs[bs.size() - 2] != k)
+            throw ShapeError(PX_ERROR_SHAPE, "matmul: " + str(as) + " x " + str(bs) + ": the inner axes differ (" +
+                                                 std::to_string(k) + " and " + std::to_string(bs[bs.size() - 2]) + ")");
+        int64_t count = 1;
+        for (int64_t d : batch) count *= d;
+        const auto folded = [&](const Tensor& t, int64_t rows, int64_t cols) {
+            const Shape ts = t.shape();
+            Shape full = batch;
+            full.push_back(rows), full.push_back(cols);
+            const bool own = Shape(ts.begin(), ts.end() - 2) == batch;
+            return (own ? t : t + zeros(full, t.device(), t.dtype())).reshape({count, rows, cols});
+        };
+        Shape out = batch;
+        out.push_back(m), out.push_back(n);
+        return matmul(folded(a, m, k), folded(b, k, n)).reshape(out);
     }
     // 2-D float products go through GEMM, which has a gradient, on devices
     // that offer it; a plugin with MATMUL alone still multiplies.
