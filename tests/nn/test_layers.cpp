@@ -225,6 +225,27 @@ TEST_CASE("two losses through one result: the second backward is refused unless 
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { m1.backward(); }), "freed by an earlier backward()");
 }
 
+TEST_CASE("a result whose record backward freed is a constant to what is recorded after it (MXNet)", "[nn][autograd]") {
+    // d2l's RNN: the state from one batch's graph feeds the next batch's (it had been refused at the second
+    // backward as part of a freed graph).
+    Tensor w = array({2.0, 3.0});
+    w.attach_grad();
+    Tensor h = array({1.0, 1.0});
+    for (int step = 0; step < 3; ++step) {
+        Tensor l;
+        {
+            auto scope = autograd::record();
+            h = h * w;
+            l = h.sum();
+        }
+        l.backward();
+        // dl/dw = the state that came in, a constant: 1, then w, then w^2.
+        const double in0 = std::pow(2.0, step), in1 = std::pow(3.0, step);
+        REQUIRE(values(w.grad()) == std::vector<double>{in0, in1});
+    }
+    CHECK_FALSE(h.autograd_meta()->node);  // (freed; not a leaf either)
+}
+
 TEST_CASE("backward refuses a leaf written in place after a recorded op read it", "[nn][autograd]") {
     Tensor w = array({1, 2, 3});
     w.attach_grad();

@@ -2065,3 +2065,22 @@ def test_a_sequential_and_a_python_block_that_refers_back_to_it_are_collected():
     gc.collect()
     net.initialize()
     assert net(plexus.ones((1, 2))).shape == (1, 2)
+
+
+def test_an_rnn_state_carries_from_one_batchs_graph_into_the_next_as_in_mxnet():
+    # d2l's train_ch8 with sequential partitioning: `for s in state: s.detach()` keeps nothing (it returns
+    # a new tensor), and MXNet reads the old state as a constant; the second backward had been refused.
+    from plexus import np
+    W = np.ones((2, 2))
+    W.attach_grad()
+    H = np.ones((1, 2))
+    for step in range(3):
+        with autograd.record():
+            H = np.tanh(np.dot(H, W))
+            loss = H.sum()
+        loss.backward()
+    import math
+    h1 = math.tanh(2.0)  # each element of H after the first step
+    h2 = math.tanh(2.0 * h1)
+    # The third step's gradient alone: dL/dW[i, j] = H2[i] * (1 - tanh(2 * h2)^2).
+    assert W.grad.asnumpy().reshape(-1).tolist() == pytest.approx([h2 * (1 - math.tanh(2 * h2) ** 2)] * 4, rel=1e-6)

@@ -82,7 +82,13 @@ private:
 
 namespace detail {
 
-inline bool needs_grad(const Tensor* t) { return t->autograd_meta() != nullptr; }
+// A leaf, or a result whose graph is still there. A result whose graph an
+// earlier backward() freed is a constant to the ops recorded after it, as in
+// MXNet (d2l's RNN carries its state from one batch's graph into the next).
+inline bool needs_grad(const Tensor* t) {
+    const std::shared_ptr<Meta>& m = t->autograd_meta();
+    return m && (m->leaf || m->node);
+}
 
 inline bool wanted(std::initializer_list<const Tensor*> inputs) {
     if (!state().recording) return false;
@@ -100,7 +106,7 @@ inline void record_many(Tensor& out, const std::vector<const Tensor*>& inputs, G
     for (const Tensor& t : reads)
         if (t.defined()) node->read.emplace_back(t.detach(), t.version());
     for (const Tensor* t : inputs) {
-        node->inputs.push_back(t ? t->autograd_meta() : nullptr);
+        node->inputs.push_back(t && needs_grad(t) ? t->autograd_meta() : nullptr);
         if (t && node->inputs.back() && node->inputs.back()->leaf) node->read.emplace_back(t->detach(), t->version());
     }
     auto meta = std::make_shared<Meta>();

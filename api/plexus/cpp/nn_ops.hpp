@@ -25,7 +25,7 @@ inline Tensor conv2d(const Tensor& x, const Tensor& w, Pair2 stride = 1, Pair2 p
     });
     if (!autograd::detail::wanted({&x, &w})) return out;
     Tensor xd = x.detach(), wd = w.detach();
-    const bool need_dx = x.autograd_meta() != nullptr;  // the first layer's input usually needs none
+    const bool need_dx = autograd::detail::needs_grad(&x);  // the first layer's input usually needs none
     autograd::detail::record(out, {&x, &w}, [xd, wd, stride, pad, need_dx](const Tensor& dy) {
         Shape xs = xd.shape(), ws = wd.shape();
         Tensor dx;
@@ -189,7 +189,7 @@ inline BatchNormResult batch_norm_by_batch(const Tensor& x, const Tensor& gamma,
     });
     if (!autograd::detail::wanted({&x, &gamma, &beta})) return r;
     Tensor xd = x.detach(), g = gamma.detach();
-    const bool need_dx = x.autograd_meta() != nullptr;
+    const bool need_dx = autograd::detail::needs_grad(&x);
     autograd::detail::record(r.y, {&x, &gamma, &beta}, [xd, m = r.mean, v = r.var, g, eps, need_dx](const Tensor& dy) {
         px_tensor *dx = nullptr, *dgamma = nullptr, *dbeta = nullptr;
         check(px_batch_norm_backward(xd.handle(), dy.handle(), m.handle(), v.handle(), g.handle(), eps,
