@@ -300,16 +300,25 @@ def _not_a_tensor(call, name, value):
 
 
 _block_call = Block.__call__
+_block_forward = Block.forward
 
 
-def _call_with_a_tensor(self, x, *args, **kwargs):
-    if not isinstance(x, _native.Tensor):
-        raise _not_a_tensor("%s(x)" % type(self).__name__, "x", x)
-    return _block_call(self, x, *args, **kwargs)
+def _call(self, *args, **kwargs):
+    """block(x): its forward. A block written in Python takes and gives what its forward does, as Gluon's
+    (d2l's attention(queries, keys, values, valid_lens), an encoder's (outputs, state)); Plexus's layers,
+    and a Python block inside a Sequential, take one tensor and give one."""
+    if type(self).forward is not _block_forward and not (
+            len(args) == 1 and not kwargs and isinstance(args[0], _native.Tensor) and _native.nn._summarising()):
+        return self.forward(*args, **kwargs)
+    if len(args) != 1 or kwargs:
+        raise TypeError("%s(x) takes one tensor, got %d positional and %d keyword arguments"
+                        % (type(self).__name__, len(args), len(kwargs)))
+    if not isinstance(args[0], _native.Tensor):
+        raise _not_a_tensor("%s(x)" % type(self).__name__, "x", args[0])
+    return _block_call(self, args[0])
 
 
-_call_with_a_tensor.__doc__ = _block_call.__doc__
-Block.__call__ = _call_with_a_tensor
+Block.__call__ = _made_first(_call, "__call__")
 
 
 _set_data = Parameter.set_data

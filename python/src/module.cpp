@@ -552,6 +552,9 @@ public:
                                  ", not a Tensor");
         return y.cast<Tensor>();
     }
+    // Whether Block::summary is running on this thread (a Python block's
+    // call goes through C++ then, for its row).
+    static bool summary_running() { return summarising(); }
     [[noreturn]] static void no_forward(const py::handle& self) {
         throw py::type_error(py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
                              " has no forward(x) of its own: a Block written in Python defines it");
@@ -1250,6 +1253,7 @@ PYBIND11_MODULE(_plexus, m) {
         .def("reset_ctx", [](nn::ParameterDict& d, const std::vector<Device>& ds) { d.reset_ctx(ds); });
 
     mnn.def("_block_made", &block_made, "Whether a Block's C++ object exists (Block.__init__ has run)");
+    mnn.def("_summarising", &PyBlock::summary_running, "Whether Block.summary runs on this thread");
     py::class_<nn::Block, PyBlock, std::shared_ptr<nn::Block>>(mnn, "Block")
         .def(py::init<>())
         .def("_register_child", [](py::handle self, const std::string& name, std::shared_ptr<nn::Block> child) {

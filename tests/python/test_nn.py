@@ -730,8 +730,12 @@ def test_a_block_written_in_python_as_d2l_writes_one():
         def forward(self, x):
             return x, x
 
+    first, second = Pair()(plexus.ones(2))  # as Gluon's: what forward gives
+    assert first.tolist() == second.tolist() == [1.0, 1.0]
+    chain = nn.Sequential()
+    chain.add(Pair())  # a Sequential passes one tensor from block to block
     with pytest.raises(TypeError, match="Pair.forward returned a tuple, not a Tensor"):
-        Pair()(plexus.ones(2))
+        chain(plexus.ones(2))
     with pytest.raises(TypeError, match=r"NoForward has no forward\(x\) of its own: a Block written in Python"):
         NoForward()(x)
 
@@ -2084,3 +2088,31 @@ def test_an_rnn_state_carries_from_one_batchs_graph_into_the_next_as_in_mxnet():
     h2 = math.tanh(2.0 * h1)
     # The third step's gradient alone: dL/dW[i, j] = H2[i] * (1 - tanh(2 * h2)^2).
     assert W.grad.asnumpy().reshape(-1).tolist() == pytest.approx([h2 * (1 - math.tanh(2 * h2) ** 2)] * 4, rel=1e-6)
+
+
+def test_a_python_block_takes_and_gives_what_its_forward_does():
+    # d2l's attention(queries, keys, values, valid_lens) and an encoder's (outputs, state): Block.__call__
+    # had taken exactly one tensor.
+    class Attention(nn.Block):
+        def __init__(self):
+            super().__init__()
+            self.score = nn.Dense(1, flatten=False)
+
+        def forward(self, queries, keys, values, valid_lens=None, *, scale=1.0):
+            weights = plexus.softmax(self.score(queries + keys).squeeze(-1) * scale)
+            if valid_lens is not None:
+                weights = weights * 0 + 1
+            return (weights.expand_dims(1) @ values).squeeze(1), weights
+
+    attention = Attention()
+    attention.initialize()
+    q = plexus.ones((2, 3, 4))
+    out, weights = attention(q, q, plexus.ones((2, 3, 5)), None, scale=2.0)
+    assert out.shape == (2, 5) and weights.shape == (2, 3)
+    assert attention(q, q, plexus.ones((2, 3, 5)), valid_lens=plexus.array([1, 2]))[1].tolist() == [[1.0] * 3] * 2
+    dense = nn.Dense(2)
+    with pytest.raises(TypeError, match=r"Dense\(x\) takes one tensor, got 2 positional and 0 keyword"):
+        dense(q, q)
+    with pytest.raises(TypeError, match=r"Dense\(x\): x is a builtins.list, not a plexus Tensor"):
+        dense([1.0])
+
