@@ -8,6 +8,7 @@ from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool
                          Residual, resnet18, Sequential, Trainer,
                          clip_global_norm, autocast, autocast_dtype, LossScaler)
 from . import _plexus as _native
+from .init import Initializer as _Initializer
 
 __all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
            "AdaptiveAvgPool2D", "Flatten", "Dropout", "Activation", "LeakyReLU", "BatchNorm", "LayerNorm", "Embedding",
@@ -203,7 +204,38 @@ def _params_get(self, name, **kwargs):
             return p
     if "shape" not in kwargs:
         raise TypeError("ParameterDict.get: no parameter '%s' here, and a new one needs shape=" % name)
-    return Parameter(name, **kwargs)
+    made = Parameter(name, **kwargs)
+    self._add(name, made)  # as Gluon's: the dict holds what it made
+    return made
+
+
+class _Values(_Initializer):
+    """Writes fixed values (a constant parameter's)."""
+
+    def __init__(self, values):
+        super().__init__()
+        self._values = values
+
+    def _init_weight(self, name, data):
+        data[:] = self._values
+
+
+def _params_get_constant(self, name, value=None):
+    """Gluon 1's ParameterDict.get_constant, as d2l's FixedHiddenMLP calls it (self.rand_weight =
+    self.params.get_constant('rand_weight', np.random.uniform(size=(20, 20)))): a parameter that holds `value`
+    and that training leaves alone (grad_req 'null'), made when the network is initialized; this dict's
+    parameter of that name if it has one."""
+    for key, p in self.items():
+        if key == name:
+            return p
+    if value is None:
+        raise TypeError("ParameterDict.get_constant: no parameter '%s' here, and a new one needs its value" % name)
+    from . import array
+    values = value if isinstance(value, _native.Tensor) else array(value)
+    made = Parameter(name, shape=tuple(values.shape), init=_Values(values.detach()), grad_req="null",
+                     differentiable=False)
+    self._add(name, made)
+    return made
 
 
 class _Children(dict):
@@ -251,6 +283,7 @@ def _block_children(self):
 Block._children = property(_block_children)
 ParameterDict.__repr__ = _params_repr
 ParameterDict.get = _params_get
+ParameterDict.get_constant = _params_get_constant
 Block.__setattr__ = _block_setattr
 Block.initialize = _initialize
 Block.zero_grad = lambda self: self.collect_params().zero_grad()

@@ -2116,3 +2116,37 @@ def test_a_python_block_takes_and_gives_what_its_forward_does():
     with pytest.raises(TypeError, match=r"Dense\(x\): x is a builtins.list, not a plexus Tensor"):
         dense([1.0])
 
+
+
+def test_get_and_get_constant_as_gluon_1s_parameter_dict():
+    # d2l's FixedHiddenMLP (self.params.get_constant) and a ParameterDict's get, which Gluon's dict keeps.
+    np = need("numpy")
+
+    class FixedHiddenMLP(nn.Block):
+        def __init__(self):
+            super().__init__()
+            self.rand_weight = self.params.get_constant("rand_weight", np.arange(12.0).reshape(3, 4) / 10)
+            self.dense = nn.Dense(4)
+
+        def forward(self, x):
+            x = self.dense(x)
+            return plexus.relu(plexus.dot(x, self.rand_weight.data().T) + 1)
+
+    net = FixedHiddenMLP()
+    net.initialize(init=plexus.init.Constant(0.5))
+    x = plexus.ones((2, 4))
+    with autograd.record():
+        y = net(x).sum()
+    y.backward()
+    h = np.full((2, 4), 0.5 * 4)  # the dense layer: weights 0.5, bias 0
+    assert np.allclose(y.asnumpy(), np.maximum(h @ (np.arange(12.0).reshape(3, 4) / 10).T + 1, 0).sum(), rtol=1e-6)
+    assert net.rand_weight.grad_req == "null"
+    assert np.allclose(net.rand_weight.data().asnumpy(), np.arange(12.0).reshape(3, 4) / 10, rtol=1e-7)
+    trainer = nn.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
+    trainer.step(1)
+    assert np.allclose(net.rand_weight.data().asnumpy(), np.arange(12.0).reshape(3, 4) / 10, rtol=1e-7)
+    params = nn.ParameterDict()
+    made = params.get("param2", shape=(2, 3))
+    assert list(params.keys()) == ["param2"] and params["param2"].shape == (2, 3) == made.shape
+    with pytest.raises(TypeError, match="a new one needs its value"):
+        params.get_constant("c")
