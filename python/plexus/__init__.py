@@ -9,7 +9,7 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where,
-                      norm, maximum, minimum, dot, matmul, pick, take, layer_norm, cumsum, autograd, from_dlpack,
+                      norm, maximum, minimum, dot, matmul, take, layer_norm, cumsum, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, init, nn, loss, data, metric, lr_scheduler
@@ -543,6 +543,24 @@ def swapaxes(a, axis1, axis2):
     i, j = _axis("swapaxes", axis1, a.ndim), _axis("swapaxes", axis2, a.ndim)
     order[i], order[j] = j, i
     return a.transpose(*order)
+
+
+def pick(data, index, axis=-1, keepdims=False):
+    """data's element at `index` along `axis` for each place of the other axes, as npx.pick (d2l's
+    pick(y_hat, y): each row's label's score); index has data's shape without that axis. An index outside
+    the axis is an error (MXNet's default clips it). Differentiable in data."""
+    _need_tensor("pick", "data", data)
+    if not isinstance(index, Tensor):
+        index = array(index, device=data.device, dtype="int64")
+    if data.ndim == 0:
+        raise ShapeError("pick: data has an axis to pick along; got a scalar")
+    a = _axis("pick", axis, data.ndim)
+    rest = tuple(d for i, d in enumerate(data.shape) if i != a)
+    if tuple(index.shape) != rest and not (keepdims and tuple(index.shape) == rest[:a] + (1,) + rest[a:]):
+        raise ShapeError("pick: index has data's shape without axis %d, %s; got %s" % (a, rest, tuple(index.shape)))
+    rows = data if a == data.ndim - 1 else data.transpose(*([i for i in range(data.ndim) if i != a] + [a]))
+    picked = _plexus.pick(rows.reshape(-1, data.shape[a]), index.reshape(-1)).reshape(rest)
+    return expand_dims(picked, a) if keepdims else picked
 
 
 def tile(a, reps):

@@ -305,6 +305,7 @@ def _made_first(method, name):
                             % (type(self).__name__, name.strip("_") or name, type(self).__name__))
         return method(self, *args, **kwargs)
     checked.__name__ = name
+    checked.__qualname__ = "Block." + name  # (a bound method prints it: not "_made_first.<locals>.checked")
     checked.__doc__ = getattr(method, "__doc__", None)
     return checked
 
@@ -317,7 +318,9 @@ def _guard_until_made(cls):
             setattr(cls, name, property(attr.fget and _made_first(attr.fget, name),
                                         attr.fset and _made_first(attr.fset, name), attr.fdel, attr.__doc__))
         elif callable(attr) and not isinstance(attr, (type, staticmethod, classmethod)):
-            setattr(cls, name, _made_first(attr, name))
+            checked = _made_first(attr, name)
+            checked.__qualname__ = "%s.%s" % (cls.__name__, name)
+            setattr(cls, name, checked)
 
 
 _guard_until_made(Block)

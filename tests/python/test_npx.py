@@ -391,3 +391,25 @@ def test_matmul_of_four_axes_broadcasts_batches_as_numpy(tmp_path):
     assert got.shape == (2, 5, 3, 3) and numpy.allclose(got.asnumpy(), a @ b, rtol=1e-15, atol=0)
     npx.save(str(tmp_path / "x"), [plexus.array([1, 2])])
     assert npx.load(str(tmp_path / "x"))[0].tolist() == [1.0, 2.0]
+
+
+def test_pick_along_any_axis_as_npx_pick():
+    numpy = need("numpy")
+    d = numpy.arange(24.0).reshape(2, 3, 4)
+    x = f64(d)
+    last = numpy.array([[0, 1, 2], [3, 3, 0]])
+    assert numpy.array_equal(npx.pick(x, plexus.array(last, dtype="int64")).asnumpy(),
+                             numpy.take_along_axis(d, last[..., None], -1)[..., 0])
+    middle = numpy.array([[0, 1, 2, 0], [1, 1, 0, 2]])
+    assert numpy.array_equal(npx.pick(x, middle, axis=1).asnumpy(), numpy.take_along_axis(d, middle[:, None], 1)[:, 0])
+    assert npx.pick(x, middle, axis=1, keepdims=True).shape == (2, 1, 4)
+    x.attach_grad()
+    with autograd.record():
+        npx.pick(x, middle, axis=1).sum().backward()
+    want = numpy.zeros_like(d)
+    numpy.put_along_axis(want, middle[:, None], 1.0, 1)
+    assert numpy.array_equal(x.grad.asnumpy(), want)
+    with pytest.raises(plexus.ShapeError, match=r"index has data's shape without axis 1, \(2, 4\); got \(2, 3\)"):
+        npx.pick(x, last, axis=1)
+    with pytest.raises(plexus.InvalidArgumentError, match="an index lies outside"):
+        npx.pick(x, middle + 3, axis=1)
