@@ -15,6 +15,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/PlexusConfig.cmake
   ${PROJECT_BINARY_DIR}/PlexusConfigVersion.cmake
   cmake/PlexusPlugin.cmake
+  cmake/PlexusPluginEntryCheck.cmake
   DESTINATION ${PLEXUS_CMAKE_INSTALL_DIR})
 
 foreach(pc plexus plexus-nn)

@@ -8,7 +8,9 @@
 # On Linux a linker version script makes every other symbol local, the C++
 # library's template copies and a helper left at default visibility
 # included, so `nm -D --defined-only` on the plugin lists px_plugin_get_api
-# alone (CTest's plugins.exports.* checks the plugins this tree builds).
+# alone (CTest's plugins.exports.* checks the plugins this tree builds); a
+# plugin that does not export px_plugin_get_api fails its build, with the
+# line that defines it (PlexusPluginEntryCheck.cmake).
 # EXPORTS names more symbols to leave global: for a test-only build of a
 # plugin (plugins/cuda builds plexus-cuda-test with its fault hook), never
 # for the plugin you ship.
@@ -21,6 +23,7 @@
 #   install(TARGETS <target> LIBRARY DESTINATION ${Plexus_PLUGIN_DIR})
 # (PLEXUS_PLUGIN_INSTALL_DIR is relative to the installing project's prefix),
 # or name its folder in PLEXUS_PLUGIN_PATH.
+set(_PLEXUS_PLUGIN_HELPERS ${CMAKE_CURRENT_LIST_DIR})  # (PlexusPluginEntryCheck.cmake lies beside this file)
 if(NOT DEFINED PLEXUS_PLUGIN_INSTALL_DIR)
   include(GNUInstallDirs)
   set(PLEXUS_PLUGIN_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/plexus/plugins)
@@ -83,6 +86,12 @@ function(plexus_add_plugin target)
     file(CONFIGURE OUTPUT ${map} CONTENT "{\n  global: ${globals};\n  local: *;\n};\n")
     target_link_options(${target} PRIVATE "LINKER:--version-script=${map}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${map})
+  endif()
+  if(CMAKE_NM)  # a plugin that does not export its entry point fails its build, not its first load
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DPLUGIN=$<TARGET_FILE:${target}> -DTARGET=${target}
+              -P ${_PLEXUS_PLUGIN_HELPERS}/PlexusPluginEntryCheck.cmake
+      VERBATIM)
   endif()
 endfunction()
 

@@ -201,12 +201,23 @@ def _params_get(self, name, **kwargs):
     which the assignment to an attribute makes the block's."""
     for key, p in self.items():
         if key == name:
+            _same_as_asked("get", p, kwargs)
             return p
     if "shape" not in kwargs:
         raise TypeError("ParameterDict.get: no parameter '%s' here, and a new one needs shape=" % name)
     made = Parameter(name, **kwargs)
     self._add(name, made)  # as Gluon's: the dict holds what it made
     return made
+
+
+def _same_as_asked(call, p, asked):
+    """As Gluon's: an existing parameter comes back only as the call describes it."""
+    for attr, want in asked.items():
+        if attr in ("shape", "grad_req", "lr_mult", "wd_mult"):
+            have = p.shape if attr == "shape" else getattr(p, attr)
+            if (tuple(want) if attr == "shape" else want) != have:
+                raise ValueError("ParameterDict.%s: parameter '%s' exists with %s %r, not the %r asked for"
+                                 % (call, p.name, attr, have, want))
 
 
 class _Values(_Initializer):
@@ -217,7 +228,7 @@ class _Values(_Initializer):
         self._values = values
 
     def _init_weight(self, name, data):
-        data[:] = self._values
+        data[...] = self._values
 
 
 def _params_get_constant(self, name, value=None):
@@ -227,6 +238,13 @@ def _params_get_constant(self, name, value=None):
     parameter of that name if it has one."""
     for key, p in self.items():
         if key == name:
+            if p.grad_req != "null":
+                raise ValueError("ParameterDict.get_constant: parameter '%s' exists and is trained (grad_req %r), "
+                                 "not a constant" % (name, p.grad_req))
+            if value is not None:
+                import numpy
+                shape = value.shape if isinstance(value, _native.Tensor) else numpy.shape(value)
+                _same_as_asked("get_constant", p, {"shape": shape})
             return p
     if value is None:
         raise TypeError("ParameterDict.get_constant: no parameter '%s' here, and a new one needs its value" % name)
@@ -346,6 +364,8 @@ def _call(self, *args, **kwargs):
     if type(self).forward is not _block_forward and not (
             len(args) == 1 and not kwargs and isinstance(args[0], _native.Tensor) and _native.nn._summarising()):
         return self.forward(*args, **kwargs)
+    if not args and list(kwargs) == ["x"]:  # Gluon's keyword
+        args, kwargs = (kwargs["x"],), {}
     if len(args) != 1 or kwargs:
         raise TypeError("%s(x) takes one tensor, got %d positional and %d keyword arguments"
                         % (type(self).__name__, len(args), len(kwargs)))
@@ -355,6 +375,20 @@ def _call(self, *args, **kwargs):
 
 
 Block.__call__ = _made_first(_call, "__call__")
+
+
+def _no_forward_over_a_layer(cls, **kwargs):
+    """A Python subclass may give nn.Block a forward, not Plexus's own layers or Sequential: those run their
+    C++ forward inside a Sequential and in summary(), so an override would hold only for direct calls."""
+    super(Block, cls).__init_subclass__(**kwargs)
+    native = next(c for c in cls.__mro__ if c.__module__.startswith("plexus._plexus"))
+    if native is not Block and any("forward" in vars(c) for c in cls.__mro__[:cls.__mro__.index(native)]):
+        raise TypeError("%s: a subclass of Plexus's %s cannot replace its forward (a Sequential and summary() run "
+                        "%s's own); subclass nn.Block, hold the %s as a child and call it in your forward"
+                        % (cls.__name__, native.__name__, native.__name__, native.__name__))
+
+
+Block.__init_subclass__ = classmethod(_no_forward_over_a_layer)
 
 
 _set_data = Parameter.set_data

@@ -549,7 +549,9 @@ public:
         if (!py::isinstance<Tensor>(y))
             throw py::type_error(py::str(py::type::of(self).attr("__name__")).cast<std::string>() +
                                  ".forward returned a " + py::str(py::type::of(y).attr("__name__")).cast<std::string>() +
-                                 ", not a Tensor");
+                                 ", not a Tensor" +
+                                 (summarising() ? ": summary() lists blocks that give one tensor" :
+                                                  ": a Sequential passes one tensor from block to block"));
         return y.cast<Tensor>();
     }
     // Whether Block::summary is running on this thread (a Python block's
@@ -1297,7 +1299,13 @@ PYBIND11_MODULE(_plexus, m) {
             share(b, params);
             return &b;
         }, py::arg("params"), py::return_value_policy::reference)
-        .def("summary", [](nn::Block& b, const Tensor& x) { py::print(b.summary(x), py::arg("end") = ""); })
+        .def("summary", [](nn::Block& b, const py::args& inputs) {
+            if (inputs.size() != 1 || !py::isinstance<Tensor>(inputs[0]))
+                throw py::type_error("summary(x): runs the network on one input tensor, got " +
+                                     std::to_string(inputs.size()) + " argument(s)" +
+                                     (inputs.size() == 1 ? " of type " + py::str(py::type::of(inputs[0]).attr("__name__")).cast<std::string>() : std::string()));
+            py::print(b.summary(inputs[0].cast<Tensor>()), py::arg("end") = "");
+        })
         .def_property_readonly("name", &nn::Block::name)
         .def("__repr__", &nn::Block::describe);
     BlockClass<nn::Dense>(mnn, "Dense")

@@ -2150,3 +2150,48 @@ def test_get_and_get_constant_as_gluon_1s_parameter_dict():
     assert list(params.keys()) == ["param2"] and params["param2"].shape == (2, 3) == made.shape
     with pytest.raises(TypeError, match="a new one needs its value"):
         params.get_constant("c")
+
+
+def test_what_a_review_of_python_blocks_and_constants_found():
+    # A subclass of a Plexus layer or Sequential with its own forward ran it when called directly and the
+    # layer's own inside a Sequential or summary(): refused where the class is made.
+    with pytest.raises(TypeError, match="a subclass of Plexus's Dense cannot replace its forward"):
+        class Scaled(nn.Dense):
+            def forward(self, x):
+                return super().forward(x) * 100
+
+    with pytest.raises(TypeError, match="a subclass of Plexus's Sequential cannot replace its forward"):
+        class Summed(nn.Sequential):
+            def forward(self, x):
+                return super().forward(x).sum(axis=1)
+
+    class Plain(nn.Sequential):  # without a forward of its own: as before
+        pass
+
+    assert isinstance(Plain(), nn.Sequential)
+    dense = nn.Dense(3, in_units=2)
+    dense.initialize()
+    assert dense(x=plexus.ones((1, 2))).shape == (1, 3)  # Gluon's keyword
+
+    class Enc(nn.Block):
+        def forward(self, x):
+            return x, x
+
+    net = nn.Sequential()
+    net.add(Enc())
+    with pytest.raises(TypeError, match="returned a tuple, not a Tensor: summary.. lists blocks that give one tensor"):
+        net.summary(plexus.ones((1, 2)))
+    with pytest.raises(TypeError, match=r"summary\(x\): runs the network on one input tensor, got 2 argument"):
+        dense.summary(plexus.ones((1, 2)), plexus.ones((1, 2)))
+    # get_constant of a number; get and get_constant refuse a parameter other than the one asked for.
+    params = nn.ParameterDict()
+    scale = params.get_constant("scale", 3.0)
+    params.initialize()
+    assert scale.data().shape == () and scale.data().item() == 3.0
+    params.get("w", shape=(2, 3))
+    with pytest.raises(ValueError, match=r"parameter 'w' exists with shape \(2, 3\), not the \(4, 5\) asked for"):
+        params.get("w", shape=(4, 5))
+    with pytest.raises(ValueError, match="parameter 'w' exists and is trained"):
+        params.get_constant("w", plexus.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"exists with shape \(\), not the \(2,\) asked for"):
+        params.get_constant("scale", [1.0, 2.0])

@@ -204,7 +204,8 @@ inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
     if (!meta_ || (!meta_->leaf && !meta_->node))
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "backward: nothing was recorded for this tensor; compute it inside autograd::record() "
-                                   "from a tensor with attach_grad() (and call backward() only once)");
+                                   "from a tensor with attach_grad() (a result whose record an earlier backward() freed "
+                                   "is a constant: keep that record with retain_graph), and call backward() only once");
     Tensor seed_grad = head.defined() ? head : full(shape(), 1.0, device(), dtype());
     if (head.defined() && head.shape() != shape())
         throw ShapeError(PX_ERROR_SHAPE, "backward: the head gradient's shape does not match the tensor's");
