@@ -9,10 +9,10 @@ layers, and tensors exchanged with NumPy and PyTorch through DLPack.
 """
 from . import _plexus
 from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus, waitall, seed, where,
-                      norm, maximum, minimum, dot, matmul, take, layer_norm, cumsum, autograd, from_dlpack,
+                      norm, maximum, minimum, dot, matmul, take, layer_norm, cumsum, dropout, autograd, from_dlpack,
                       Error, DeviceMismatchError, ShapeError, DTypeError, OutOfMemoryError, PluginError,
                       UnsupportedError, InvalidArgumentError, DeviceError)
-from . import random, init, nn, loss, data, metric, lr_scheduler
+from . import random, init, nn, loss, data, metric, lr_scheduler, rnn
 from ._plexus import trace, trace_region  # where the time goes (docs/performance.md)
 import numbers as _numbers
 import sys as _sys
@@ -26,7 +26,7 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
            "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot", "cumsum",
-           "repeat", "swapaxes", "tile",
+           "repeat", "swapaxes", "tile", "dropout", "rnn",
            "sequence_mask", "linalg",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
@@ -598,5 +598,6 @@ _sys.modules[linalg.__name__] = linalg
 np = _sys.modules[__name__]
 npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
                              relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
-                             one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load)
+                             one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load,
+                             dropout=dropout)
 from . import gluon  # noqa: E402 (after the names it uses)

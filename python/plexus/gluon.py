@@ -7,10 +7,10 @@ Gluon has beyond these (hybridize, other datasets, image transforms such as Resi
 import types as _types
 
 from . import data as _data
-from . import loss, nn
+from . import loss, nn, rnn
 from .nn import Block, Parameter, ParameterDict, Trainer
 
-__all__ = ["nn", "loss", "data", "utils", "Trainer", "Parameter", "ParameterDict", "Block"]
+__all__ = ["nn", "loss", "rnn", "data", "utils", "Trainer", "Parameter", "ParameterDict", "Block"]
 
 utils = _types.SimpleNamespace(split_and_load=nn.split_and_load)
 

@@ -756,6 +756,27 @@ plexus::nn::GradReq grad_req_of(const py::object& given) {
 std::string grad_req_name(plexus::nn::GradReq req) {
     return req == plexus::nn::GradReq::write ? "write" : req == plexus::nn::GradReq::add ? "add" : "null";
 }
+// A Parameter made from Python: dimensions above 0, or (deferred) 0 where a
+// layer's first forward call gives them.
+std::shared_ptr<plexus::nn::Parameter> made_parameter(const std::string& name, const std::vector<int64_t>& shape,
+                                                      const py::object& init, const py::object& grad_req,
+                                                      double lr_mult, double wd_mult, bool differentiable,
+                                                      bool deferred) {
+    for (int64_t d : shape)
+        if (d < 0 || (d == 0 && !deferred))
+            throw py::value_error("Parameter " + name + ": every dimension of the shape must be above 0");
+    const plexus::nn::GradReq req = grad_req_of(grad_req);
+    auto made = init.is_none()
+                    ? std::make_shared<plexus::nn::Parameter>(name, Shape(shape), req, differentiable)
+                    : std::make_shared<plexus::nn::Parameter>(
+                          name, Shape(shape),
+                          py::module_::import("plexus.init").attr("create")(init).cast<plexus::nn::Initializer>(), req,
+                          differentiable);
+    made->set_lr_mult(lr_mult);
+    made->set_wd_mult(wd_mult);
+    return made;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_plexus, m) {
@@ -1084,6 +1105,9 @@ PYBIND11_MODULE(_plexus, m) {
     }, py::arg("data"), py::arg("gamma"), py::arg("beta"), py::arg("eps") = 1e-5);
     m.def("softmax", [](const Tensor& x) { return plexus::softmax(x); });
     m.def("log_softmax", [](const Tensor& x) { return plexus::log_softmax(x); });
+    m.def("dropout", [](const Tensor& data, double p) { return plexus::dropout(data, p); }, py::arg("data"),
+          py::arg("p") = 0.5, "Each element dropped with probability p while training (autograd.record()), the rest "
+                              "scaled by 1/(1-p); the identity otherwise (npx.dropout)");
     m.def("norm", [](const Tensor& x) { return plexus::norm(x); });
     m.def("cumsum", [](const Tensor& a, std::optional<int> axis) {
         return axis ? plexus::cumsum(a, *axis) : plexus::cumsum(a);
@@ -1114,6 +1138,8 @@ PYBIND11_MODULE(_plexus, m) {
     ag.def("predict_mode", [scope] { return scope(plexus::autograd::is_recording(), false); });
     ag.def("is_recording", &plexus::autograd::is_recording);
     ag.def("is_training", &plexus::autograd::is_training);
+    ag.def("_free_with", &plexus::autograd::free_with, py::arg("result"), py::arg("others"),
+           "The records of others go when result's does, as one op's outputs (a recurrent layer's states)");
 
     // ---- nn ----
     namespace nn = plexus::nn;
@@ -1154,21 +1180,23 @@ PYBIND11_MODULE(_plexus, m) {
         // differentiable=False: state the block updates itself (grad_req stays 'null'), as Gluon's.
         .def(py::init([](const std::string& name, const std::vector<int64_t>& shape, const py::object& init,
                          const py::object& grad_req, double lr_mult, double wd_mult, bool differentiable) {
-                 for (int64_t d : shape)
-                     if (d <= 0) throw py::value_error("Parameter " + name + ": every dimension of the shape must be above 0");
-                 const nn::GradReq req = grad_req_of(grad_req);
-                 auto made = init.is_none()
-                                 ? std::make_shared<nn::Parameter>(name, Shape(shape), req, differentiable)
-                                 : std::make_shared<nn::Parameter>(
-                                       name, Shape(shape),
-                                       py::module_::import("plexus.init").attr("create")(init).cast<nn::Initializer>(),
-                                       req, differentiable);
-                 made->set_lr_mult(lr_mult);
-                 made->set_wd_mult(wd_mult);
-                 return made;
+                 return made_parameter(name, shape, init, grad_req, lr_mult, wd_mult, differentiable, false);
              }),
              py::arg("name"), py::arg("shape"), py::arg("init") = py::none(), py::arg("grad_req") = "write",
              py::arg("lr_mult") = 1.0, py::arg("wd_mult") = 1.0, py::arg("differentiable") = true)
+        // A layer's own parameter whose 0 dimensions its first forward call gives (_infer_shape), as Dense's.
+        .def_static("_deferred", [](const std::string& name, const std::vector<int64_t>& shape, const py::object& init) {
+            return made_parameter(name, shape, init, py::str("write"), 1.0, 1.0, true, true);
+        }, py::arg("name"), py::arg("shape"), py::arg("init") = py::none())
+        .def("_infer_shape", [](nn::Parameter& p, const std::vector<int64_t>& shape) {
+            const Shape& had = p.shape();
+            bool fits = had.size() == shape.size();
+            for (size_t i = 0; fits && i < shape.size(); ++i) fits = shape[i] > 0 && (had[i] == 0 || had[i] == shape[i]);
+            if (!fits)
+                throw plexus::ShapeError(PX_ERROR_SHAPE, "parameter " + p.name() + " of shape " + plexus::str(had) +
+                                                             " cannot take shape " + plexus::str(Shape(shape)));
+            p.infer_shape(Shape(shape));
+        }, py::arg("shape"))
         .def_property_readonly("name", &nn::Parameter::name)
         .def_property_readonly("shape", [](const nn::Parameter& p) { return shape_tuple(p.shape()); })
         .def_property("grad_req", [](const nn::Parameter& p) { return grad_req_name(p.grad_req()); },

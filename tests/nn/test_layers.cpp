@@ -246,6 +246,35 @@ TEST_CASE("a result whose record backward freed is a constant to what is recorde
     CHECK_FALSE(h.autograd_meta()->node);  // (freed; not a leaf either)
 }
 
+TEST_CASE("free_with frees a second result's record with the first's as one op's outputs", "[nn][autograd]") {
+    Tensor x = array({1.0, 2.0});
+    x.attach_grad();
+    const auto made = [&](bool tied) {
+        auto scope = autograd::record();
+        Tensor h = x * 3.0;
+        Tensor out = h * 2.0, state = h + 1.0;  // a recurrent layer's output and its final state
+        if (tied) autograd::free_with(out, {state});
+        return std::pair<Tensor, Tensor>{out.sum(), state};
+    };
+    for (bool tied : {false, true}) {
+        const auto pair = made(tied);
+        const Tensor loss = pair.first, state = pair.second;
+        loss.backward();  // frees h: the state's record goes back into it
+        REQUIRE(values(x.grad()) == std::vector<double>{6, 6});
+        Tensor next;
+        {
+            auto scope = autograd::record();
+            next = (state * x).sum();  // the state carried into the next batch
+        }
+        if (!tied) {  // its record still there, through a freed one: refused, nothing written
+            PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { next.backward(); }), "freed by an earlier");
+            continue;
+        }
+        next.backward();  // a constant: dnext/dx is the state's values (3x + 1)
+        CHECK(values(x.grad()) == std::vector<double>{4, 7});
+    }
+}
+
 TEST_CASE("backward refuses a leaf written in place after a recorded op read it", "[nn][autograd]") {
     Tensor w = array({1, 2, 3});
     w.attach_grad();

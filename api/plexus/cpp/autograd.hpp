@@ -40,6 +40,9 @@ struct Meta {
 
     Tensor grad;                 // leaves only
     std::shared_ptr<Node> node;  // recorded results only; reset by backward()
+    // Results whose records a backward() that frees this one frees too, as
+    // the outputs of one op: free_with().
+    std::vector<std::weak_ptr<Meta>> freed_with;
 };
 
 namespace detail {
@@ -138,6 +141,19 @@ inline void no_gradient(std::initializer_list<const Tensor*> inputs, const char*
 }
 
 }  // namespace detail
+
+// The records of `others` go when `result`'s does (a backward() without
+// retain_graph that runs through `result`), as if one op had made them all:
+// a recurrent layer's final states with its output, so that the states,
+// carried into the next batch, are constants there as the output's
+// history is gone (MXNet's fused RNN op frees them together).
+inline void free_with(const Tensor& result, const std::vector<Tensor>& others) {
+    const std::shared_ptr<Meta>& m = result.autograd_meta();
+    if (!m || !m->node) return;
+    for (const Tensor& t : others)
+        if (t.autograd_meta() && t.autograd_meta()->node && t.autograd_meta() != m)
+            m->freed_with.push_back(t.autograd_meta());
+}
 }  // namespace plexus::autograd
 
 namespace plexus {
@@ -243,6 +259,7 @@ inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
         order.push_back(std::move(stack.back().first));
         stack.pop_back();
     }
+    std::vector<std::weak_ptr<Meta>> tied;  // freed after the walk: one may still be ahead in `order`
     std::unordered_map<Meta*, Tensor> grads;
     grads[meta_.get()] = seed_grad;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -259,6 +276,7 @@ inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
         }
         // Frees the graph as it goes, unless it is kept for another backward().
         std::shared_ptr<autograd::Node> node = retain_graph ? m->node : std::move(m->node);
+        if (!retain_graph) tied.insert(tied.end(), m->freed_with.begin(), m->freed_with.end());
         std::vector<Tensor> in_grads;
         {
             auto pause = autograd::pause();
@@ -272,6 +290,8 @@ inline void Tensor::backward(const Tensor& head, bool retain_graph) const {
             if (!fresh) slot->second = slot->second + in_grads[i];
         }
     }
+    for (const std::weak_ptr<Meta>& weak : tied)
+        if (std::shared_ptr<Meta> other = weak.lock()) other->node.reset();
 }
 
 }  // namespace plexus
