@@ -26,7 +26,7 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "empty", "zeros", "ones", "full", "arange", "from_dlpack", "where", "concat", "softmax", "norm",
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
            "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot", "cumsum",
-           "repeat", "swapaxes", "tile", "dropout", "rnn",
+           "repeat", "swapaxes", "tile", "dropout", "rnn", "broadcast_to",
            "sequence_mask", "linalg",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
@@ -534,6 +534,16 @@ def repeat(a, repeats, axis=None):
         raise ValueError("repeat: repeats may not be negative, got %r" % (repeats,))
     places = numpy.repeat(numpy.arange(n), numpy.broadcast_to(counts.reshape(-1), (n,)))
     return a[(slice(None),) * axis + (places,)]
+
+
+def broadcast_to(a, shape):
+    """a broadcast to `shape` as NumPy's rules stretch it (a copy here; differentiable: the gradient sums back)."""
+    _need_tensor("broadcast_to", "a", a)
+    shape = (shape,) if isinstance(shape, _numbers.Integral) else tuple(shape)
+    out = a + zeros(shape, device=a.device, dtype=a._dtype_name)
+    if tuple(out.shape) != shape:
+        raise ShapeError("broadcast_to: %s does not broadcast to %s" % (tuple(a.shape), shape))
+    return out
 
 
 def swapaxes(a, axis1, axis2):

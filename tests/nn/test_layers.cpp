@@ -275,6 +275,20 @@ TEST_CASE("free_with frees a second result's record with the first's as one op's
     }
 }
 
+TEST_CASE("a record of 300000 ops in a chain is let go without recursing", "[nn][autograd]") {
+    // (It had overflowed the stack when dropped without backward(): a recurrent layer over 60,000 steps.)
+    Tensor x = array({1.0});
+    x.attach_grad();
+    Tensor y = x;
+    {
+        auto scope = autograd::record();
+        for (int i = 0; i < 300000; ++i) y = y * 1.0;
+    }
+    CHECK(y.autograd_meta()->node);
+    y = Tensor();  // the whole chain goes here
+    CHECK(values(x * 2.0) == std::vector<double>{2});
+}
+
 TEST_CASE("backward refuses a leaf written in place after a recorded op read it", "[nn][autograd]") {
     Tensor w = array({1, 2, 3});
     w.attach_grad();

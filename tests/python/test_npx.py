@@ -413,3 +413,19 @@ def test_pick_along_any_axis_as_npx_pick():
         npx.pick(x, last, axis=1)
     with pytest.raises(plexus.InvalidArgumentError, match="an index lies outside"):
         npx.pick(x, middle + 3, axis=1)
+
+
+def test_broadcast_to_as_numpys_with_its_gradient():
+    numpy = need("numpy")
+    x = f64([[1.0], [2.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = np.broadcast_to(x, (3, 2, 4))
+        y.sum().backward()
+    assert numpy.array_equal(y.asnumpy(), numpy.broadcast_to(numpy.array([[1.0], [2.0]]), (3, 2, 4)))
+    assert x.grad.asnumpy().tolist() == [[12.0], [12.0]]
+    with pytest.raises(plexus.ShapeError):
+        np.broadcast_to(x, (3, 5))
+    with pytest.raises(plexus.ShapeError, match=r"\(2, 1\) does not broadcast to \(1,\)"):
+        np.broadcast_to(x, (1,))
+

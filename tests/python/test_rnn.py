@@ -20,7 +20,7 @@ def twins(kind, hidden, layers, bidirectional, inputs, **kwargs):
     mine = getattr(rnn, kind)(hidden, num_layers=layers, bidirectional=bidirectional, **kwargs)
     mine.initialize()
     theirs = getattr(torch.nn, kind)(inputs, hidden, num_layers=layers, bidirectional=bidirectional,
-                                     nonlinearity=kwargs.get("activation", "tanh")) if kind == "RNN" else \
+                                     nonlinearity=kwargs.get("activation", "relu")) if kind == "RNN" else \
         getattr(torch.nn, kind)(inputs, hidden, num_layers=layers, bidirectional=bidirectional)
     gen = np.random.default_rng(7)
     for name, p in theirs.named_parameters():
@@ -37,11 +37,13 @@ def twins(kind, hidden, layers, bidirectional, inputs, **kwargs):
 
 
 @pytest.mark.parametrize("kind, layers, bidirectional, layout", [
-    ("RNN", 1, False, "TNC"), ("RNN", 2, True, "NTC"), ("GRU", 1, False, "TNC"), ("GRU", 2, True, "TNC"),
+    ("RNN", 1, False, "TNC"), ("RNN", 2, True, "NTC"), ("RNN-tanh", 2, False, "TNC"), ("GRU", 1, False, "TNC"), ("GRU", 2, True, "TNC"),
     ("LSTM", 1, True, "NTC"), ("LSTM", 2, False, "TNC")])
 def test_outputs_states_and_gradients_agree_with_pytorch(kind, layers, bidirectional, layout):
     steps, batch, features, hidden = 4, 3, 5, 6
-    mine, theirs = twins(kind, hidden, layers, bidirectional, features, layout=layout)
+    extra = {"activation": "tanh"} if kind == "RNN-tanh" else {}
+    kind = kind.split("-")[0]
+    mine, theirs = twins(kind, hidden, layers, bidirectional, features, layout=layout, **extra)
     gen = np.random.default_rng(3)
     x_values = gen.normal(size=(steps, batch, features)).astype(np.float32)
     directions = 2 if bidirectional else 1
@@ -89,27 +91,58 @@ def test_begin_state_deferred_input_and_output_alone_as_gluon():
     assert out.device == plexus.cpu(1) and new[0].shape == (1, 1, 4)
 
 
+def test_gluons_defaults_printing_and_empty_batches():
+    layer = rnn.RNN(4)
+    assert layer._activation == "relu"  # Gluon's default (PyTorch's is tanh)
+    assert str(rnn.LSTM(4, num_layers=2, bidirectional=True)) == "LSTM(None -> 4, TNC, num_layers=2, bidirectional)"
+    gru = rnn.GRU(4, input_size=3)
+    gru.initialize()
+    assert str(gru) == "GRU(3 -> 4, TNC)"
+    out, new = gru(plexus.zeros((5, 0, 3)), gru.begin_state(0))  # a batch of none, as PyTorch's
+    assert out.shape == (5, 0, 4) and new[0].shape == (1, 0, 4)
+    assert gru.begin_state(2, func=plexus.full, val=0.5)[0].asnumpy().tolist() == [[[0.5] * 4] * 2]
+    assert gru.state_info(2)[0]["dtype"] == "float32"
+
+
 def test_refusals_name_what_is_wrong():
     with pytest.raises(ValueError, match="layout is 'TNC'"):
         rnn.RNN(4, layout="NCT")
-    with pytest.raises(ValueError, match="activation is 'tanh' or 'relu'"):
+    with pytest.raises(ValueError, match="activation is 'relu' or 'tanh'"):
         rnn.RNN(4, activation="gelu")
     with pytest.raises(ValueError, match="hidden_size must be an int above 0"):
         rnn.GRU(0)
-    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\)"):
         rnn.LSTM(4, dropout=1.0)
     layer = rnn.LSTM(4, input_size=3)
     layer.initialize()
     with pytest.raises(plexus.ShapeError, match=r"states are 2 tensor\(s\) of shape \(1, 2, 4\)"):
         layer(plexus.ones((5, 2, 3)), layer.begin_state(3))
-    with pytest.raises(plexus.ShapeError, match=r"inputs are a tensor \(steps, batch, features\)"):
+    with pytest.raises(plexus.ShapeError, match=r"inputs are \(steps, batch, features\) for layout TNC, got shape \(5, 3\)"):
         layer(plexus.ones((5, 3)))
     with pytest.raises(plexus.ShapeError, match="the inputs of l0 have 7 features, and it takes 3"):
         layer(plexus.ones((5, 2, 7)))
+    with pytest.raises(plexus.ShapeError, match="a sequence of 0 steps has no output"):
+        layer(plexus.ones((0, 2, 3)))
+    with pytest.raises(TypeError, match="inputs are a plexus Tensor, not a ndarray"):
+        layer(np.ones((5, 2, 3)))
+    with pytest.raises(plexus.DTypeError, match="the inputs are int64 and the layer's parameters float32"):
+        layer(plexus.ones((5, 2, 3), dtype="int64"))
+    with pytest.raises(plexus.DTypeError, match="the inputs are bfloat16"):
+        layer(plexus.ones((5, 2, 3), dtype="bfloat16"))
+    with pytest.raises(TypeError, match="states are begin_state's list of tensors"):
+        layer(plexus.ones((5, 2, 3)), np.zeros((1, 2, 4)))
+    with pytest.raises(TypeError, match="states are plexus Tensors"):
+        layer(plexus.ones((5, 2, 3)), [np.zeros((1, 2, 4))] * 2)
+    with pytest.raises(plexus.DeviceMismatchError, match="the states are on cpu.1. and the inputs on cpu.0."):
+        layer(plexus.ones((5, 2, 3)), layer.begin_state(2, device=plexus.cpu(1)))
+    with pytest.raises(TypeError, match="batch_size is an int of 0 or more"):
+        layer.begin_state(2.0)
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\)"):
+        rnn.GRU(4, dropout="0.1")
 
 
 def test_dropout_between_layers_only_while_training():
-    layer = rnn.RNN(16, num_layers=2, dropout=0.5, input_size=4)
+    layer = rnn.RNN(16, num_layers=2, activation="tanh", dropout=0.5, input_size=4)
     layer.initialize(init=plexus.init.Normal(0.5))
     x = plexus.ones((3, 2, 4))
     predicted = layer(x).asnumpy()

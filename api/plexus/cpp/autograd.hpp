@@ -23,6 +23,11 @@
 namespace plexus::autograd {
 
 struct Node {
+    Node() = default;
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+    ~Node();
+
     const char* op = "";
     std::vector<std::shared_ptr<Meta>> inputs;  // null where an input needs no gradient
     // What the rule reads (and the leaf inputs), detached, with the write
@@ -44,6 +49,21 @@ struct Meta {
     // the outputs of one op: free_with().
     std::vector<std::weak_ptr<Meta>> freed_with;
 };
+
+// Lets a chain of records go without recursing once per op (a recurrent
+// layer over 60,000 steps had overflowed the stack): the inputs this node
+// alone holds are taken apart here, one after the other.
+inline Node::~Node() {
+    std::vector<std::shared_ptr<Meta>> pending = std::move(inputs);
+    while (!pending.empty()) {
+        std::shared_ptr<Meta> m = std::move(pending.back());
+        pending.pop_back();
+        if (m && m.use_count() == 1 && m->node && m->node.use_count() == 1) {
+            const std::shared_ptr<Node> next = std::move(m->node);
+            for (std::shared_ptr<Meta>& in : next->inputs) pending.push_back(std::move(in));
+        }
+    }
+}
 
 namespace detail {
 struct State {
