@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <new>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -53,15 +54,19 @@ struct Meta {
 // Lets a chain of records go without recursing once per op (a recurrent
 // layer over 60,000 steps had overflowed the stack): the inputs this node
 // alone holds are taken apart here, one after the other.
+// (Out of memory for that list, what is left goes the recursive way.)
 inline Node::~Node() {
-    std::vector<std::shared_ptr<Meta>> pending = std::move(inputs);
-    while (!pending.empty()) {
-        std::shared_ptr<Meta> m = std::move(pending.back());
-        pending.pop_back();
-        if (m && m.use_count() == 1 && m->node && m->node.use_count() == 1) {
-            const std::shared_ptr<Node> next = std::move(m->node);
-            for (std::shared_ptr<Meta>& in : next->inputs) pending.push_back(std::move(in));
+    try {
+        std::vector<std::shared_ptr<Meta>> pending = std::move(inputs);
+        while (!pending.empty()) {
+            std::shared_ptr<Meta> m = std::move(pending.back());
+            pending.pop_back();
+            if (m && m.use_count() == 1 && m->node && m->node.use_count() == 1) {
+                const std::shared_ptr<Node> next = std::move(m->node);
+                for (std::shared_ptr<Meta>& in : next->inputs) pending.push_back(std::move(in));
+            }
         }
+    } catch (const std::bad_alloc&) {
     }
 }
 
