@@ -1,7 +1,7 @@
 """MXNet's Gluon names over Plexus's, so that the seeds' Gluon code runs with its import lines changed
 (`from plexus import autograd, gluon, np, npx` and `from plexus.gluon import nn`): gluon.nn, gluon.loss,
-gluon.Trainer, gluon.Parameter, gluon.utils.split_and_load, gluon.data.DataLoader, gluon.data.ArrayDataset,
-and gluon.data.vision's FashionMNIST (with transform_first) and transforms (Compose, ToTensor, Normalize,
+gluon.rnn (RNN, GRU, LSTM), gluon.Trainer, gluon.Parameter, gluon.utils.split_and_load, gluon.data.DataLoader,
+gluon.data.ArrayDataset, and gluon.data.vision's FashionMNIST (with transform_first) and transforms (Compose, ToTensor, Normalize,
 RandomCrop, RandomFlipLeftRight). Each is the Plexus object of docs/python.md under Gluon's name; what
 Gluon has beyond these (hybridize, other datasets, image transforms such as Resize) is not here."""
 import types as _types
