@@ -18,9 +18,11 @@ std::string Embedding::describe() const {
 }
 
 Tensor Embedding::forward(const Tensor& x) {
-    // Float indices are refused where every take is checked (the router), as PyTorch refuses them.
+    // Float indices that are whole numbers are rows, as MXNet's Embedding reads d2l's float32 token ids
+    // (checked here: a wait; NaN or 1.5 is refused, not truncated); integer ones go to take as they are.
     // Not autocast: a lookup keeps the table's dtype, as in PyTorch's autocast (nn::Autocast).
-    return take(weight_->data(x.device()), x);
+    const Tensor rows = is_floating(x.dtype()) ? class_indices(x, DType::int64, "Embedding", "an index is not a row number") : x;
+    return take(weight_->data(x.device()), rows);
 }
 
 }  // namespace plexus::nn

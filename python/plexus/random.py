@@ -88,3 +88,32 @@ def multinomial(n, pvals, size=None, device=None, ctx=None):
     bounds = concat([zeros((rows, 1), device=dev, dtype="int64"), below,
                      zeros((rows, 1), device=dev, dtype="int64") + n], axis=1)
     return (bounds[:, 1:] - bounds[:, :-1]).reshape(shape + (k,))
+
+
+def randint(low, high=None, size=None, dtype="int64", device=None, ctx=None):
+    """Integers drawn uniformly from [low, high) (from [0, low) with one bound), as np.random.randint, from the
+    seeded stream; shape `size` (a single one without it)."""
+    import numbers
+    import numpy
+    from . import _device
+    if high is None:
+        low, high = 0, low
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError("randint: %s is an int, not a %s" % (name, type(v).__name__))
+    if not low < high:
+        raise ValueError("randint: low >= high (%d >= %d): the range is empty" % (low, high))
+    if high - low > 2 ** 53:
+        raise ValueError("randint: a range of more than 2**53 integers is not drawn evenly (float64 draws)")
+    info = numpy.iinfo(dtype) if dtype in ("int32", "int64", "uint8") else None
+    if info is None:
+        raise TypeError("randint: dtype is int32, int64 or uint8, not %r" % (dtype,))
+    if low < info.min or high - 1 > info.max:
+        raise ValueError("randint: [%d, %d) does not fit %s" % (low, high, dtype))
+    shape = () if size is None else _shape(size, None)
+    u = _plexus._uniform(0.0, float(high - low), shape, _device(device, ctx), "float64")
+    # floor of a draw in [0, n): every integer below n equally often (n <= 2**53 is exact in float64)
+    from . import minimum
+    whole = minimum(u.astype("int64"), high - low - 1)  # (a draw rounded up to n would be out of range)
+    return (whole + low).astype(dtype) if dtype != "int64" else whole + low
+

@@ -1098,7 +1098,12 @@ PYBIND11_MODULE(_plexus, m) {
           py::arg("arrays"), py::arg("axis") = 0);
     m.def("pick", [](const Tensor& data, const Tensor& index) { return plexus::pick(data, index); }, py::arg("data"),
           py::arg("index"));
-    m.def("take", [](const Tensor& table, const Tensor& indices) { return plexus::take(table, indices); },
+    m.def("take", [](const Tensor& table, const Tensor& indices) {
+        // Whole-number float indices as rows, as MXNet's take reads float32 ids (checked: a wait).
+        return plexus::take(table, is_floating(indices.dtype())
+                                       ? plexus::class_indices(indices, DType::int64, "take", "an index is not a row number")
+                                       : indices);
+    },
           py::arg("a"), py::arg("indices"));
     m.def("layer_norm", [](const Tensor& x, const Tensor& g, const Tensor& b, double eps) {
         return plexus::layer_norm(x, g, b, eps);

@@ -54,9 +54,13 @@ TEST_CASE("Embedding looks rows up and its gradient sums repeats", "[nn][embeddi
     CHECK(values(y) == std::vector<double>{30, 31, 0, 1, 30, 31});
     y.backward(array({1, 2, 3, 4, 5, 6}, {3, 2}));
     CHECK(values(emb.weight().grad()) == std::vector<double>{3, 4, 0, 0, 0, 0, 6, 8});
-    // Float indices are refused (a cast would read NaN as row 0).
-    CHECK_THAT(message_of<DTypeError>([&] { emb(array({2.0f, NAN}, {2})); }),
-               Catch::Contains("take: the indices (input 1) are float32; indices are int32 or int64"));
+    // Whole-number float indices are rows (MXNet's float32 token ids); NaN and 1.5 are refused, not read
+    // as row 0 and 1 by a cast.
+    CHECK(values(emb(array({3.0f, 0.0f}, {2}))) == std::vector<double>{30, 31, 0, 1});
+    CHECK_THAT(message_of<InvalidArgumentError>([&] { emb(array({2.0f, NAN}, {2})); }),
+               Catch::Contains("Embedding: an index is not a row number (a whole number below 2^63): found nan"));
+    CHECK_THAT(message_of<InvalidArgumentError>([&] { emb(array({1.5f}, {1})); }),
+               Catch::Contains("found 1.5"));
     CHECK(emb.describe() == "Embedding(4 -> 2)");
     {  // A lookup is no matrix product: it stays float32 under Autocast, as in PyTorch's autocast.
         nn::Autocast half(DType::bfloat16);

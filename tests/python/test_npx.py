@@ -429,3 +429,29 @@ def test_broadcast_to_as_numpys_with_its_gradient():
     with pytest.raises(plexus.ShapeError, match=r"\(2, 1\) does not broadcast to \(1,\)"):
         np.broadcast_to(x, (1,))
 
+
+
+def test_random_randint_and_float_token_ids():
+    numpy = need("numpy")
+    np.random.seed(5)
+    a = np.random.randint(-3, 4, size=(2000,))
+    np.random.seed(5)
+    assert np.random.randint(-3, 4, size=(2000,)).tolist() == a.tolist()  # the seeded stream
+    counts = numpy.bincount(a.asnumpy() + 3, minlength=7)
+    assert a.dtype == "int64" and counts.min() > 200 and len(counts) == 7  # every value of [-3, 4), about 286 each
+    assert np.random.randint(5).shape == () and np.random.randint(2, size=3, dtype="uint8").dtype == "uint8"
+    with pytest.raises(ValueError, match="low >= high"):
+        np.random.randint(3, 3)
+    with pytest.raises(ValueError, match=r"\[0, 300\) does not fit uint8"):
+        np.random.randint(300, dtype="uint8")
+    with pytest.raises(TypeError, match="high is an int, not a float"):
+        np.random.randint(0, 2.5)
+    # d2l's float32 token ids (build_array_nmt) into an Embedding and take, as MXNet's.
+    from plexus.gluon import nn
+    embedding = nn.Embedding(10, 2)
+    embedding.initialize()
+    ids = np.array([[3, 0], [9, 3]])  # float32
+    assert numpy.array_equal(embedding(ids).asnumpy(), embedding.weight.data().asnumpy()[[[3, 0], [9, 3]]])
+    assert np.take(np.arange(10), np.array([7, 2])).tolist() == [7.0, 2.0]
+    with pytest.raises(plexus.InvalidArgumentError, match="an index is not a row number .a whole number below 2.63.: found 0.5"):
+        embedding(np.array([0.5]))

@@ -167,7 +167,9 @@ inline Tensor squeeze(const Tensor& x, int axis) {
 // `labels` as class indices: int32 and int64 as they are, other integers as
 // `dtype`, and floats as `dtype` only when each is a whole number (checked
 // here, a wait: 1.5 or NaN names no class, and truncating it would pick one).
-inline Tensor class_indices(const Tensor& labels, DType dtype, const std::string& who) {
+// `what` says what a bad one is not, in the error.
+inline Tensor class_indices(const Tensor& labels, DType dtype, const std::string& who,
+                            const std::string& what = "a label is not a class index") {
     const DType d = labels.dtype();
     if (d == DType::int32 || d == DType::int64) return labels;
     if (!is_floating(d)) return labels.astype(dtype);
@@ -180,8 +182,8 @@ inline Tensor class_indices(const Tensor& labels, DType dtype, const std::string
                 std::ostringstream shown;  // 1.5, nan, 1e+300
                 shown << v;
                 throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                           who + ": a label is not a class index (a whole number below 2^63): found " +
-                                               shown.str() + "; labels of an integer dtype say so outright");
+                                           who + ": " + what + " (a whole number below 2^63): found " +
+                                               shown.str() + "; an integer dtype says so outright");
             }
     return labels.astype(dtype);
 }
