@@ -348,8 +348,7 @@ Tensor.__array_ufunc__ = _array_ufunc
 
 def _need_tensor(who, name, x):
     if not isinstance(x, Tensor):
-        raise TypeError("%s: %s is a plexus Tensor, not a %s (plexus.array(%s) makes one)"
-                        % (who, name, type(x).__name__, name))
+        raise nn._not_a_tensor(who, name, x)
     return x
 
 

@@ -8,7 +8,7 @@ the inputs' products of all steps at once, then one product per step. Gates and 
 import numbers as _numbers
 
 from . import _plexus as _native
-from .nn import Block, Parameter
+from .nn import Block, Parameter, _not_a_tensor
 
 __all__ = ["RNN", "GRU", "LSTM"]
 
@@ -82,8 +82,7 @@ class _Recurrent(Block):
         from . import autograd, concat, dropout, stack
         who = type(self).__name__
         if not isinstance(inputs, _native.Tensor):
-            raise TypeError("%s: inputs are a plexus Tensor, not a %s (plexus.array(inputs) makes one)"
-                            % (who, type(inputs).__name__))
+            raise _not_a_tensor(who, "inputs", inputs)
         if inputs.ndim != 3:
             raise _native.ShapeError("%s: inputs are (steps, batch, features) for layout %s, got shape %s"
                                      % (who, self._layout, tuple(inputs.shape)))

@@ -20,12 +20,6 @@ namespace {
 
 std::string type_name(const py::handle& h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
 
-std::string shape_text(const Shape& s) {
-    std::string out = "(";
-    for (size_t i = 0; i < s.size(); ++i) out += std::to_string(s[i]) + (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
-    return out + ")";
-}
-
 std::string out_of_bounds(const std::string& index, int axis, int64_t n) {
     return "index " + index + " is out of bounds for axis " + std::to_string(axis) + " with size " + std::to_string(n);
 }
@@ -212,7 +206,7 @@ Shape broadcast(const std::vector<Shape>& shapes) {
             if (o == 1) o = s[i];
             else if (s[i] != 1 && s[i] != o) {
                 std::string all;
-                for (const Shape& t : shapes) all += " " + shape_text(t);
+                for (const Shape& t : shapes) all += " " + plexus::str(t);
                 throw py::index_error("shape mismatch: indexing arrays could not be broadcast together with shapes" + all);
             }
         }

@@ -111,6 +111,15 @@ def test_refusals_name_what_is_wrong():
         rnn.RNN(4, activation="gelu")
     with pytest.raises(ValueError, match="hidden_size must be an int above 0"):
         rnn.GRU(0)
+    with pytest.raises(ValueError, match="num_layers must be an int above 0"):
+        rnn.GRU(4, num_layers=0)
+    with pytest.raises(ValueError, match="input_size must be an int, 0 to infer it"):
+        rnn.LSTM(4, input_size=-1)
+    deferred = plexus.gluon.nn.Parameter._deferred("w", (8, 0))  # a layer's parameter inferred at its first call
+    with pytest.raises(plexus.ShapeError, match=r"parameter w of shape \(8, 0\) cannot take shape \(9, 3\)"):
+        deferred._infer_shape((9, 3))
+    deferred._infer_shape((8, 3))
+    assert deferred.shape == (8, 3)
     with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\)"):
         rnn.LSTM(4, dropout=1.0)
     layer = rnn.LSTM(4, input_size=3)
@@ -123,7 +132,7 @@ def test_refusals_name_what_is_wrong():
         layer(plexus.ones((5, 2, 7)))
     with pytest.raises(plexus.ShapeError, match="a sequence of 0 steps has no output"):
         layer(plexus.ones((0, 2, 3)))
-    with pytest.raises(TypeError, match="inputs are a plexus Tensor, not a ndarray"):
+    with pytest.raises(TypeError, match="LSTM: inputs is a numpy.ndarray, not a plexus Tensor"):
         layer(np.ones((5, 2, 3)))
     with pytest.raises(plexus.DTypeError, match="the inputs are int64 and the layer's parameters float32"):
         layer(plexus.ones((5, 2, 3), dtype="int64"))
