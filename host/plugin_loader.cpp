@@ -26,6 +26,17 @@ constexpr size_t table_header_size = offsetof(px_plugin_api, version) + sizeof(c
 constexpr size_t table_1_0_size = offsetof(px_plugin_api, synchronize) + sizeof(void*);
 constexpr int32_t max_devices_per_plugin = 4096;  // plugin.h, device_count
 
+// How far the table of a plugin built for `minor` reaches: the end of the
+// last slot that minor defines (a newer minor reaches past ours).
+constexpr size_t end_of(size_t offset_of_slot) { return offset_of_slot + sizeof(void*); }
+size_t table_size_of_minor(uint32_t minor) {
+    if (minor >= 8) return sizeof(px_plugin_api);
+    if (minor >= 5) return end_of(offsetof(px_plugin_api, buffer_wrap));
+    if (minor >= 3) return end_of(offsetof(px_plugin_api, group_leave));
+    if (minor >= 2) return end_of(offsetof(px_plugin_api, all_reduce));
+    return table_1_0_size;
+}
+
 struct Candidate {
     std::string path;
     std::string problem;  // set when the path itself is unusable
@@ -189,10 +200,13 @@ std::shared_ptr<PluginInstance> start_plugin(std::shared_ptr<PluginInstance> plu
         rec.message = "its table has no name or no version string";
         return nullptr;
     }
-    // Our copy of the table: slots the plugin's size does not cover stay NULL.
+    // Our copy of the table: slots past the plugin's size, or newer than its
+    // minor (what lies beyond a 1.0 table that claims more bytes is not
+    // slots), stay NULL.
     plugin->table = std::make_unique<px_plugin_api>();
     std::memset(plugin->table.get(), 0, sizeof(px_plugin_api));
-    std::memcpy(plugin->table.get(), theirs, std::min<size_t>(theirs->struct_size, sizeof(px_plugin_api)));
+    std::memcpy(plugin->table.get(), theirs,
+                std::min<size_t>(theirs->struct_size, table_size_of_minor(theirs->abi_minor)));
     plugin->name = rec.name;
     plugin->version = rec.version;
     if (const char* slot = missing_slot(*plugin->table)) {

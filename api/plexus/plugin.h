@@ -9,9 +9,9 @@
  *     meaning. The host loads a plugin only when the majors are equal.
  *   - PX_PLUGIN_ABI_MINOR grows when a slot or a field is appended. Any minor
  *     is accepted: the host reads a plugin's table only as far as the
- *     plugin's struct_size reaches, and uses a slot only when struct_size
- *     covers it and the pointer is not NULL; a larger table from a newer
- *     plugin is fine.
+ *     plugin's struct_size reaches and its abi_minor defines slots, and uses
+ *     a slot only when both cover it and the pointer is not NULL; a larger
+ *     table from a newer plugin is fine.
  *   - Every struct that crosses the boundary begins with struct_size, set by
  *     whoever allocates it. A callee writes into a caller's struct only as far
  *     as the caller's struct_size reaches.

@@ -12,6 +12,7 @@
 #define FAULT_ACCEPT_ALL
 #endif
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,11 @@ PX_PLUGIN_EXPORT const px_plugin_api* px_plugin_get_api(void) {
     table.trace_take = trace_take; /* one of the three */
 #elif defined(FAULT_OLDER_MINOR)
     table.abi_minor = 7;
+#elif defined(FAULT_OLD_TABLE_JUNK)
+    /* A 1.0 table that claims the whole size: what lies past its 1.0 slots
+     * is not slots (here bytes that would crash a call through them). */
+    table.abi_minor = 0;
+    memset(&table.all_reduce, 0x01, sizeof table - offsetof(px_plugin_api, all_reduce));
 #elif defined(FAULT_NEWER_MINOR)
     static newer_api bigger;
     bigger.base = table;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -115,6 +116,29 @@ TEST_CASE("a plugin of a newer minor works through the 1.0 slots", "[host][loade
     CHECK(px_binary(PX_OP_MUL, a, b, &d) == PX_ERROR_UNSUPPORTED);
     CHECK(contains(px_last_error(), "mul on float32 is not supported on fault-newer-minor(0) by plugin 'fault-newer-minor'"));
     for (px_tensor* t : {a, b, c}) px_tensor_release(t);
+}
+
+TEST_CASE("a table's slots newer than its minor are not read however large its struct_size", "[host][loader]") {
+    // Its bytes past the 1.0 slots would crash a call through them (the
+    // trace had called one as trace_enable).
+    Runtime r({fault("old-table-junk")});
+    auto p = r.by_file();
+    REQUIRE(p.at("libfault-old-table-junk.so").loaded);
+    CHECK(p.at("libfault-old-table-junk.so").abi_minor == 0);
+    const std::string path = (std::filesystem::temp_directory_path() / "plexus-old-table-junk.json").string();
+    REQUIRE(px_trace_begin(r.rt, path.c_str()) == PX_OK);
+    px_device acc{PX_DEVICE_ACCELERATOR, 0};
+    int64_t shape[1] = {2};
+    px_tensor *a = nullptr, *c = nullptr;
+    REQUIRE(px_tensor_full(r.rt, acc, PX_FLOAT32, 1, shape, 2.0, &a) == PX_OK);
+    REQUIRE(px_binary(PX_OP_ADD, a, a, &c) == PX_OK);
+    float out[2];
+    REQUIRE(px_tensor_to_host(c, out, sizeof out) == PX_OK);
+    CHECK(out[1] == 4.0f);
+    REQUIRE(px_trace_end(r.rt) == PX_OK);
+    std::filesystem::remove(path);
+    std::filesystem::remove(path.substr(0, path.size() - 5) + ".summary.txt");
+    for (px_tensor* t : {a, c}) px_tensor_release(t);
 }
 
 TEST_CASE("an op that returns an error is reported with op, device and plugin", "[host][faults]") {
