@@ -147,12 +147,14 @@ class DataLoader(_DataLoader):
         if isinstance(num_workers, bool) or not isinstance(num_workers, _numbers.Integral) or num_workers < 0:
             raise ValueError("DataLoader: num_workers is a whole number >= 0, not %r" % (num_workers,))
         if isinstance(dataset, ImageDataset) and transforms is None:
-            super().__init__(dataset, batch_size, shuffle, dev, seed)  # ToTensor, then Normalize(0.13, 0.31)
+            args = (dataset, batch_size, shuffle, dev, seed)  # ToTensor, then Normalize(0.13, 0.31)
         elif isinstance(dataset, ImageDataset):
             # Its images as (N, 1, 28, 28) uint8 arrays, under the transforms given (d2l's ToTensor alone).
-            super().__init__(dataset._as_arrays(), batch_size, shuffle, dev, seed, list(transforms))
+            args = (dataset._as_arrays(), batch_size, shuffle, dev, seed, list(transforms))
         else:
-            super().__init__(dataset, batch_size, shuffle, dev, seed, list(transforms or []))
+            args = (dataset, batch_size, shuffle, dev, seed, list(transforms or []))
+        super().__init__(*args)
+        self._args = args  # to make a loader for a pass that begins while another runs
         if last_batch is None:  # Gluon's default
             last_batch = "keep"
         if not isinstance(last_batch, str):
@@ -162,8 +164,10 @@ class DataLoader(_DataLoader):
             self._set_last_batch(last_batch)
         self._rows, self._batch_size = len(dataset), batch_size
         self._epoch = 0
-        self._lock = _threading.Lock()  # one call into the loader at a time, from any thread
-        self._pass = 0  # the pass now given: an older one's iterator stops with an error
+        self._lock = _threading.Lock()  # guards the members below, from any thread
+        self._busy = False  # a pass now reads this loader's own batches
+        self._spares = []  # idle loaders of passes that began while another ran (d2l's evaluate_loss)
+        self._shards = None  # (rank, shards) as shard() last set them
 
     def __len__(self):
         """The batches of the epoch the next pass gives (with rollover, it holds the rows the last one left)."""
@@ -184,25 +188,51 @@ class DataLoader(_DataLoader):
         """The epoch the next pass gives (begin_epoch sets it)."""
         return self._epoch
 
-    def batches(self):
-        """The next epoch's batches as Batch tuples, with the rows and the random choices. A loader gives
-        one pass at a time: a pass begun while another is unfinished (a second iter() of it, here or on
-        another thread) ends the first, whose next batch is a RuntimeError; use a DataLoader per reader."""
+    def shard(self, rank, shards):
+        """This process's part of every batch (rank of shards), as split_and_load cuts a batch."""
         with self._lock:
-            self._pass += 1
-            mine = self._pass
-            super().begin_epoch(self._epoch)
+            super().shard(rank, shards)
+            self._shards = (rank, shards)
+            self._spares.clear()
+
+    def _loader_for_pass(self):
+        """A loader no other pass reads: this one, else a spare like it (under the lock)."""
+        if not self._busy:
+            self._busy = True
+            return self
+        if self.last_batch == "rollover":
+            raise RuntimeError("DataLoader: a pass began while another was unfinished; with last_batch='rollover' "
+                               "each pass starts with the rows the one before left, so passes cannot overlap: "
+                               "finish the first pass, or use another loader for the second")
+        if self._spares:
+            return self._spares.pop()
+        other = _DataLoader(*self._args)
+        if self.last_batch != "keep":
+            other._set_last_batch(self.last_batch)
+        if self._shards is not None:
+            _DataLoader.shard(other, *self._shards)
+        return other
+
+    def batches(self):
+        """The next epoch's batches as Batch tuples, with the rows and the random choices. Passes may
+        overlap, as Gluon's do (d2l evaluates the loss over the loader inside a pass over it, and threads
+        may each read one): each pass is the next epoch, from a loader of its own."""
+        with self._lock:
+            loader = self._loader_for_pass()
+            _DataLoader.begin_epoch(loader, self._epoch)
             self._epoch += 1
-        while True:
+        try:
+            while True:
+                batch = _DataLoader._next(loader)
+                if batch is None:
+                    return
+                yield Batch(*batch)
+        finally:
             with self._lock:
-                if self._pass != mine:
-                    raise RuntimeError("DataLoader: another pass over this loader began before this one ended (a "
-                                       "second iter() of it, here or on another thread); a loader gives one pass at "
-                                       "a time: use a DataLoader per reader")
-                batch = self._next()
-            if batch is None:
-                return
-            yield Batch(*batch)
+                if loader is self:
+                    self._busy = False
+                else:
+                    self._spares.append(loader)
 
     def __iter__(self):
         for b in self.batches():

@@ -1601,17 +1601,39 @@ PYBIND11_MODULE(_plexus, m) {
     // A schedule written in Python (d2l's SquareRootScheduler; a subclass of plexus.lr_scheduler.LRScheduler).
     py::class_<CallableSchedule, nn::LRScheduler, std::shared_ptr<CallableSchedule>>(lrs, "_Callable")
         .def(py::init<py::object>(), py::arg("schedule"));
+    // Gluon's arguments in Gluon's order (FactorScheduler's stop_factor_lr comes before base_lr there).
+    const auto linear_warmup = [](const std::string& mode) {
+        if (mode != "linear")
+            throw py::value_error("warmup_mode '" + mode + "': only 'linear' is offered");
+    };
     py::class_<nn::FactorScheduler, nn::LRScheduler, std::shared_ptr<nn::FactorScheduler>>(lrs, "FactorScheduler")
-        .def(py::init<int64_t, double, double, double, int64_t, double>(), py::arg("step"), py::arg("factor") = 1.0,
-             py::arg("base_lr") = 0.01, py::arg("stop_factor_lr") = 1e-8, py::arg("warmup_steps") = 0,
-             py::arg("warmup_begin_lr") = 0.0);
+        .def(py::init([linear_warmup](int64_t step, double factor, double stop_factor_lr, double base_lr,
+                                      int64_t warmup_steps, double warmup_begin_lr, const std::string& warmup_mode) {
+                 linear_warmup(warmup_mode);
+                 return std::make_shared<nn::FactorScheduler>(step, factor, base_lr, stop_factor_lr, warmup_steps,
+                                                              warmup_begin_lr);
+             }),
+             py::arg("step"), py::arg("factor") = 1.0, py::arg("stop_factor_lr") = 1e-8, py::arg("base_lr") = 0.01,
+             py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0, py::arg("warmup_mode") = "linear");
     py::class_<nn::MultiFactorScheduler, nn::LRScheduler, std::shared_ptr<nn::MultiFactorScheduler>>(lrs,
                                                                                                     "MultiFactorScheduler")
-        .def(py::init<std::vector<int64_t>, double, double, int64_t, double>(), py::arg("step"), py::arg("factor") = 1.0,
-             py::arg("base_lr") = 0.01, py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0);
+        .def(py::init([linear_warmup](std::vector<int64_t> step, double factor, double base_lr, int64_t warmup_steps,
+                                      double warmup_begin_lr, const std::string& warmup_mode) {
+                 linear_warmup(warmup_mode);
+                 return std::make_shared<nn::MultiFactorScheduler>(std::move(step), factor, base_lr, warmup_steps,
+                                                                   warmup_begin_lr);
+             }),
+             py::arg("step"), py::arg("factor") = 1.0, py::arg("base_lr") = 0.01, py::arg("warmup_steps") = 0,
+             py::arg("warmup_begin_lr") = 0.0, py::arg("warmup_mode") = "linear");
     py::class_<nn::CosineScheduler, nn::LRScheduler, std::shared_ptr<nn::CosineScheduler>>(lrs, "CosineScheduler")
-        .def(py::init<int64_t, double, double, int64_t, double>(), py::arg("max_update"), py::arg("base_lr") = 0.01,
-             py::arg("final_lr") = 0.0, py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0);
+        .def(py::init([linear_warmup](int64_t max_update, double base_lr, double final_lr, int64_t warmup_steps,
+                                      double warmup_begin_lr, const std::string& warmup_mode) {
+                 linear_warmup(warmup_mode);
+                 return std::make_shared<nn::CosineScheduler>(max_update, base_lr, final_lr, warmup_steps,
+                                                              warmup_begin_lr);
+             }),
+             py::arg("max_update"), py::arg("base_lr") = 0.01, py::arg("final_lr") = 0.0, py::arg("warmup_steps") = 0,
+             py::arg("warmup_begin_lr") = 0.0, py::arg("warmup_mode") = "linear");
 
     bind_data(m);  // data_bindings.cpp: plexus.data and plexus.metric
 }

@@ -406,35 +406,47 @@ def test_save_and_load_tensors_lists_and_dicts_as_mxnet_nd_save(tmp_path):
         plexus.load(tmp_path / "missing")
 
 
-def test_a_loader_gives_one_pass_at_a_time_and_says_so_when_another_begins():
+def test_passes_over_a_loader_may_overlap_as_gluons_do():
     import threading
     loader = plexus.data.DataLoader(plexus.data.ArrayDataset(np.arange(10.0).reshape(10, 1), np.arange(10)), 5)
     assert [y.tolist() for _, y in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
-    with pytest.raises(RuntimeError, match="another pass over this loader began before this one ended"):
-        [(a, b) for a in loader for b in loader]  # the outer pass had silently skipped batches
+    # d2l's train_ch11 evaluates the loss over the loader inside its pass over it (this had been a RuntimeError).
+    pairs = [(a.tolist(), b.tolist()) for _, a in loader for _, b in loader]
+    assert pairs == [(a, b) for a in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9]) for b in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])]
+    # Each pass is the next epoch: with shuffle, the same epochs in the same order as passes one after another.
+    shuffled = plexus.data.DataLoader(plexus.data.ArrayDataset(np.arange(12.0).reshape(12, 1), np.arange(12)), 4,
+                                      shuffle=True, seed=3)
+    one_by_one = [[y.tolist() for _, y in shuffled] for _ in range(3)]
+    shuffled.begin_epoch(0)
+    outer = iter(shuffled)
+    first = [next(outer)[1].tolist()]
+    inner = [y.tolist() for _, y in shuffled]
+    first += [y.tolist() for _, y in outer]
+    assert [first, inner] == one_by_one[:2] and one_by_one[0] != one_by_one[1]
+    assert [y.tolist() for _, y in shuffled] == one_by_one[2]
     first, second = iter(loader), iter(loader)
-    next(first)
-    next(second)
-    with pytest.raises(RuntimeError, match="use a DataLoader per reader"):
-        next(first)
-    assert [y.tolist() for _, y in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]  # a new pass is whole
-    # Passes on three threads at once had hung or aborted the process: now each ends or says why.
+    assert next(first)[1].tolist() == [0, 1, 2, 3, 4] and next(second)[1].tolist() == [0, 1, 2, 3, 4]
+    assert next(first)[1].tolist() == [5, 6, 7, 8, 9] and next(second)[1].tolist() == [5, 6, 7, 8, 9]
+    # A sharded loader's overlapping passes are sharded too; rollover passes cannot overlap, and say why.
+    sharded = plexus.data.DataLoader(plexus.data.ArrayDataset(np.arange(8.0).reshape(8, 1), np.arange(8)), 4)
+    sharded.shard(1, 2)
+    assert [(a.tolist(), b.tolist()) for _, a in sharded for _, b in sharded][:1] == [([2, 3], [2, 3])]
+    rolling = plexus.data.DataLoader(plexus.data.ArrayDataset(np.arange(10.0).reshape(10, 1), np.arange(10)), 4,
+                                     last_batch="rollover")
+    with pytest.raises(RuntimeError, match="with last_batch='rollover' each pass starts with the rows"):
+        [(a, b) for a in rolling for b in rolling]
+    assert [y.tolist() for _, y in rolling][0] == [8, 9, 0, 1]  # the next epoch, after the refused pass's
+    # Passes on three threads at once had hung or aborted the process, then one of them was refused: each
+    # now reads its own whole epoch.
     big = plexus.data.DataLoader(plexus.data.ArrayDataset(np.zeros((4000, 3), np.float32), np.zeros(4000)), 4)
-    ended, refused = [], []
-
-    def read():
-        try:
-            ended.append(sum(1 for _ in big))
-        except RuntimeError as e:
-            refused.append(str(e))
-
-    threads = [threading.Thread(target=read) for _ in range(3)]
+    ended = []
+    threads = [threading.Thread(target=lambda: ended.append(sum(1 for _ in big))) for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
     assert not any(t.is_alive() for t in threads)
-    assert len(ended) + len(refused) == 3 and ended and all(n == 1000 for n in ended)
+    assert ended == [1000, 1000, 1000]
 
 
 def test_array_dataset_labels_of_integer_dtypes_plexus_lacks_stay_integers():

@@ -398,6 +398,17 @@ def test_schedules_losses_and_clipping_from_python():
     assert cos(0) == 1.0 and abs(cos(5) - 0.5) < 1e-12 and cos(10) == 0.0
     assert lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)(4) == 0.5  # MXNet's: halved after update 2
     assert lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)(5) == 0.25
+    # Gluon's positional order: (step, factor, stop_factor_lr, base_lr, ...); the third had been base_lr.
+    positional = lr_scheduler.FactorScheduler(10, 0.5, 1e-3)
+    assert positional.base_lr == 0.01 and positional(1) == 0.01
+    assert lr_scheduler.FactorScheduler(1, 0.5, 0.3, 1.0)(3) == 0.3  # stopped at stop_factor_lr
+    assert abs(lr_scheduler.MultiFactorScheduler([1], 0.1, 0.5, 2, 0.1, "linear")(1) - 0.3) < 1e-12
+    assert lr_scheduler.CosineScheduler(10, 1.0, 0.0, 0, 0.0, warmup_mode="linear")(10) == 0.0
+    for make in (lambda: lr_scheduler.FactorScheduler(2, warmup_mode="constant"),
+                 lambda: lr_scheduler.MultiFactorScheduler([2], warmup_mode="constant"),
+                 lambda: lr_scheduler.CosineScheduler(2, warmup_mode="constant")):
+        with pytest.raises(ValueError, match="warmup_mode 'constant': only 'linear' is offered"):
+            make()
     net = nn.Sequential()
     net.add(nn.Dense(2, in_units=2))
     net.initialize()
