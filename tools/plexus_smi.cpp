@@ -1,14 +1,120 @@
 // plexus-smi: the plugins found (loaded or skipped, and why) and the devices
 // with their memory, as a table or as JSON (--json).
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "plexus/plexus.h"
 #include "json_writer.hpp"
 
 namespace {
+
+// ---- a teardown that does not return ----
+// px_runtime_destroy calls each plugin's destroy(), which has no time-out
+// (R3: it must return). One that never does would keep plexus-smi from
+// exiting, its report unseen when piped (stdout is flushed at exit). So the
+// report is flushed first, and a watchdog gives the teardown kTeardownSeconds:
+// past them it names the plugin whose destroy() is still running, found in
+// the stack of the thread tearing down, and ends the process with the status
+// plexus-smi would have had.
+constexpr int kTeardownSeconds = 5;
+
+constexpr int kMostFrames = 128;
+void* g_frames[kMostFrames];
+std::atomic<int> g_frame_count{-1};  // -1 until the stuck thread has written its stack
+
+// Runs on the thread stuck in the teardown (pthread_kill): its stack, for
+// the watchdog to read. backtrace() was called once before, so that it has
+// nothing left to load here.
+void record_stack(int) {
+    g_frame_count.store(backtrace(g_frames, kMostFrames));  // NOLINT(bugprone-signal-handler): warmed up first, see above
+}
+
+// The real path of a file, or the path itself.
+std::string real_path(const char* path) {
+    char* real = realpath(path, nullptr);
+    std::string out = real ? real : path;
+    std::free(real);
+    return out;
+}
+
+// The loaded plugins as (name, real path of the file).
+std::vector<std::pair<std::string, std::string>> loaded_plugins(px_runtime* rt) {
+    std::vector<std::pair<std::string, std::string>> out;
+    int32_t n = 0;
+    if (px_runtime_plugin_count(rt, &n) != PX_OK) return out;
+    for (int32_t i = 0; i < n; ++i) {
+        px_plugin_info p{};
+        p.struct_size = sizeof p;
+        if (px_runtime_plugin_info(rt, i, &p) == PX_OK && p.loaded) out.emplace_back(p.name, real_path(p.file));
+    }
+    return out;
+}
+
+// Which of `plugins` the stuck thread is in: the innermost frame that lies
+// in one of their files; empty when none does (then every plugin is named).
+std::string stuck_in(pthread_t stuck, const std::vector<std::pair<std::string, std::string>>& plugins) {
+    struct sigaction action {};
+    action.sa_handler = record_stack;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGUSR2, &action, nullptr) != 0 || pthread_kill(stuck, SIGUSR2) != 0) return {};
+    for (int i = 0; i < 100 && g_frame_count.load() < 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int f = 0; f < g_frame_count.load(); ++f) {
+        Dl_info where{};
+        if (!dladdr(g_frames[f], &where) || !where.dli_fname) continue;
+        const std::string file = real_path(where.dli_fname);
+        for (const auto& [name, path] : plugins)
+            if (file == path) return "the plugin " + name + " (" + path + ")";
+    }
+    return {};
+}
+
+// Destroys the runtime, or, past kTeardownSeconds, says which destroy() has
+// not returned and _exits with `status`.
+void destroy_within_limit(px_runtime* rt, int status) {
+    std::fflush(stdout);  // the report is out, whatever the teardown does
+    const auto plugins = loaded_plugins(rt);
+    void* warm[1];
+    backtrace(warm, 1);  // loads what backtrace needs now, not in record_stack
+    std::mutex lock;
+    std::condition_variable changed;
+    bool done = false;
+    const pthread_t tearing_down = pthread_self();
+    std::thread watchdog([&] {
+        std::unique_lock<std::mutex> hold(lock);
+        if (changed.wait_for(hold, std::chrono::seconds(kTeardownSeconds), [&] { return done; })) return;
+        std::string who = stuck_in(tearing_down, plugins);
+        if (who.empty()) {
+            who = "one of the plugins";
+            for (const auto& [name, path] : plugins) who += " " + name;
+        }
+        std::fprintf(stderr, "plexus-smi: %s: its destroy() has not returned after %d s; exiting without waiting for it\n",
+                     who.c_str(), kTeardownSeconds);
+        std::fflush(stderr);
+        _exit(status);
+    });
+    px_runtime_destroy(rt);
+    {
+        const std::lock_guard<std::mutex> hold(lock);
+        done = true;
+    }
+    changed.notify_one();
+    watchdog.join();
+}
 
 int fail(const char* what) {
     std::fprintf(stderr, "plexus-smi: %s: %s\n", what, px_last_error());
@@ -101,6 +207,6 @@ int main(int argc, char** argv) {
     out.end_array().end_object();
     if (json) std::printf("%s\n", out.str().c_str());
     else if (!shown) std::printf("  (no devices: see the plugins above)\n");
-    px_runtime_destroy(rt);
+    destroy_within_limit(rt, 0);
     return 0;
 }

@@ -64,6 +64,7 @@ TEST_CASE("elementwise ops write every element of their output and nothing aroun
                                       &result, row->family == PX_FAMILY_BINARY ? &binary : nullptr};
                 const px_status executed = p.api->execute(p.ctx, &call, &p.err);
                 INFO("the plugin said: " << p.said());  // INFO reads its words now: after the call
+                p.require_not_refused_as_offered(executed, op, dtype);  // R5, not R19
                 REQUIRE(executed == PX_OK);
                 REQUIRE(p.api->synchronize(p.ctx, p.device, &p.err) == PX_OK);
                 REQUIRE(p.api->copy_to_host(p.ctx, out, 0, got.data(), got.size(), &p.err) == PX_OK);

@@ -63,6 +63,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
         const bool offered = p.api->supports(p.ctx, dev, call.op, dtype) != 0;
         const px_status got = p.api->execute(p.ctx, &call, &p.err);
         INFO(px_op_name(call.op) << " made whole; the plugin said " << got << ": " << p.said());
+        p.require_not_refused_as_offered(got, call.op, dtype);
         REQUIRE(got == (offered ? PX_OK : PX_ERROR_UNSUPPORTED));
         p.err.message[0] = 0;
     };
@@ -256,6 +257,7 @@ TEST_CASE("execute refuses operands that do not fit together and attrs values no
         const bool offered = p.api->supports(p.ctx, dev, PX_OP_ADD, PX_FLOAT64) != 0;
         const px_status got = p.api->execute(p.ctx, &add, &p.err);
         INFO("the plugin said: " << p.said());
+        p.require_not_refused_as_offered(got, PX_OP_ADD, PX_FLOAT64);
         REQUIRE(got == (offered ? PX_OK : PX_ERROR_UNSUPPORTED));
         p.err.message[0] = 0;
         REQUIRE(p.api->synchronize(p.ctx, dev, &p.err) == PX_OK);

@@ -241,3 +241,114 @@ plexus_add_plugin(plugin-template ${PROJECT_SOURCE_DIR}/examples/plugin-template
 set_target_properties(plugin-template PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 add_dependencies(plexus-conformance plugin-template)
 plexus_add_conformance_test(plugin-template NAME conformance.helper.passes_the_plugin_template)
+
+# The tool's verdicts on a plugin with one flaw at a time (flawed_plugin.cpp,
+# FLAWED=<flaw>): each filed once, under the requirement it breaks alone, in
+# words that name it (check_tool_flawed.cmake).
+plexus_add_plugin(conformance-flawed ${PROJECT_SOURCE_DIR}/tests/conformance/flawed_plugin.cpp)
+set_target_properties(conformance-flawed PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_dependencies(plexus-conformance conformance-flawed)
+function(conformance_flawed_test name)
+  cmake_parse_arguments(F "" "FLAWED;ARGS;RC;MAX_FAILED;CHECK;DETAIL;SKIPPED_DETAIL" "REQUIREMENTS" ${ARGN})
+  string(REPLACE ";" "|" F_REQUIREMENTS "${F_REQUIREMENTS}")
+  add_test(NAME conformance.tool.${name}
+    COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-conformance> -DPLUGIN=$<TARGET_FILE:conformance-flawed>
+            -DFLAWED=${F_FLAWED} "-DARGS=${F_ARGS}" -DRC=${F_RC} -DMAX_FAILED=${F_MAX_FAILED} "-DCHECK=${F_CHECK}"
+            "-DREQUIREMENTS=${F_REQUIREMENTS}" "-DDETAIL=${F_DETAIL}" "-DSKIPPED_DETAIL=${F_SKIPPED_DETAIL}"
+            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/conformance-${name}.json
+            -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_flawed.cmake)
+  set_tests_properties(conformance.tool.${name} PROPERTIES LABELS "conformance;tool")
+endfunction()
+# Without its flaw it passes every check it can run: none of what follows is
+# the suite's own doing.
+conformance_tool_test(passes_the_flawed_plugin_without_a_flaw 0
+  "flawed\\(0\\): op x dtype [0-9]+ pass, 0 fail.*checks [0-9]+ pass, 0 fail" "--plugin $<TARGET_FILE:conformance-flawed>")
+# R9.1: the op named as a word of its own; "integer division by zero"
+# contains "div" but does not name it.
+conformance_flawed_test(fails_r9_1_for_a_message_without_the_op_name FLAWED div_unnamed ARGS "[R9]" RC 1 MAX_FAILED 1
+  CHECK "a failure on the device is reported at the next wait, then the device works" REQUIREMENTS R9
+  DETAIL "names_op.*R9.1: it must name the op div")
+# supports() says yes to sub, execute refuses it: R5 alone, and once, though
+# the checks that call execute directly (R2's, R19's) meet it too.
+conformance_flawed_test(files_a_supports_lie_once_under_r5 FLAWED supports_lie ARGS "[R10],[R2],[R19]" RC 1 MAX_FAILED 1
+  CHECK "add, sub, mul broadcast on every dtype" REQUIREMENTS R5
+  DETAIL "^supports\\(\\) said yes to sub and execute refused it as unsupported: .*sub"
+  SKIPPED_DETAIL "^not counted: supports\\(\\) said yes to sub, execute refused it")
+# An exception escaping execute called directly: R2 (as through the host),
+# saying execute let it escape, not Catch's "Unknown exception" under R19.
+conformance_flawed_test(files_an_exception_from_a_direct_call_under_r2 FLAWED throw_execute ARGS "[R19]" RC 1 MAX_FAILED 1
+  CHECK "elementwise ops write every element of their output and nothing around it" REQUIREMENTS R2
+  DETAIL "the plugin let an exception that is not a std::exception escape execute\\(\\)")
+# A wait that fails without a message, around every check: R2, once (not
+# "R6: the device failed outside the check" in every check).
+conformance_flawed_test(files_a_wait_without_a_message_once_under_r2 FLAWED silent_sync RC 1 MAX_FAILED 1
+  CHECK "waits outside the checks" REQUIREMENTS R2
+  DETAIL "^a failure with no message, met at the waits around [0-9]+ checks, first at 'the table: .*the plugin gave no message"
+  SKIPPED_DETAIL "^not counted: a failure with no message")
+# A failure reported at every later wait: R9's "once", filed once.
+conformance_flawed_test(files_a_failure_reported_again_once_under_r9 FLAWED sticky ARGS "[R9]" RC 1 MAX_FAILED 1
+  CHECK "waits outside the checks" REQUIREMENTS R9
+  DETAIL "^a failure reported again at a later wait, .*div: integer division by zero"
+  SKIPPED_DETAIL "^not counted: a failure reported again at a later wait")
+# Memory figures that do not add up: R4 alone, not R3 as well.
+conformance_flawed_test(files_wrong_memory_figures_under_r4_alone FLAWED free_over_total ARGS "[R4]" RC 1 MAX_FAILED 1
+  CHECK "contexts are independent and devices describe themselves" REQUIREMENTS R4
+  DETAIL "memory_free <= info.memory_total")
+# A destroy() that throws or crashes, met at the end of every check that
+# opens the plugin: said to be destroy(), under R2, once.
+conformance_flawed_test(names_a_destroy_that_throws FLAWED throw_destroy ARGS "[abi]" RC 1 MAX_FAILED 1
+  CHECK "the table: versions, name and every ABI 1.0 slot" REQUIREMENTS R2
+  DETAIL "^destroy\\(\\) let a C\\+\\+ exception \\(destroy blew up .* escape through the C ABI"
+  SKIPPED_DETAIL "^not counted: destroy\\(\\) let a C\\+\\+ exception escape")
+conformance_flawed_test(names_a_crash_in_destroy FLAWED crash_destroy ARGS "[abi]" RC 1 MAX_FAILED 1
+  CHECK "the table: versions, name and every ABI 1.0 slot" REQUIREMENTS R2
+  DETAIL "^crashed: SIGSEGV .* in destroy\\(\\)$" SKIPPED_DETAIL "^not counted: destroy\\(\\) crashed: SIGSEGV")
+asan_leaves_segv_alone(conformance.tool.names_a_crash_in_destroy)  # the signal is the point
+# A plugin that loads with no devices (a CI machine without the board): its
+# own reason, and with --skip-absent the "skipped" exit (4), as
+# plexus_add_conformance_test(... ARGS --skip-absent) expects; without it, or
+# asked for its device by name, the reason too, not the usage text or "no
+# plugin gives 'flawed' devices".
+set(no_board "the plugin flawed \\([^)]*libconformance-flawed.so\\) loaded with no devices: flawed plugin: no flawed board in this machine")
+conformance_tool_test(skips_a_plugin_with_no_devices_naming_its_reason 4 "^plexus-conformance: skipped: ${no_board}"
+  "--plugin $<TARGET_FILE:conformance-flawed> --skip-absent")
+conformance_tool_test(refuses_a_plugin_with_no_devices_naming_its_reason 2
+  "^plexus-conformance: ${no_board} .FLAWED=no_devices. .--skip-absent skips it.\n$" "--plugin $<TARGET_FILE:conformance-flawed>")
+conformance_tool_test(skips_a_named_device_of_a_plugin_with_none 4 "skipped: 'flawed:0': ${no_board}"
+  "--plugin $<TARGET_FILE:conformance-flawed> --device flawed:0 --skip-absent")
+conformance_tool_test(refuses_a_named_device_of_a_plugin_with_none 2 "^plexus-conformance: --device 'flawed:0': ${no_board}"
+  "--plugin $<TARGET_FILE:conformance-flawed> --device flawed:0")
+set_tests_properties(conformance.tool.skips_a_plugin_with_no_devices_naming_its_reason
+  conformance.tool.refuses_a_plugin_with_no_devices_naming_its_reason
+  conformance.tool.skips_a_named_device_of_a_plugin_with_none conformance.tool.refuses_a_named_device_of_a_plugin_with_none
+  PROPERTIES ENVIRONMENT "FLAWED=no_devices")
+# --plugin takes a file: a folder is refused as a folder, not "not found"; a
+# second path to a file already given (a link) is the same plugin, tested once.
+conformance_tool_test(refuses_a_folder_as_the_plugin 2 "--plugin ${CMAKE_CURRENT_BINARY_DIR}: is a folder; name the plugin's file"
+  "--plugin ${CMAKE_CURRENT_BINARY_DIR}")
+set(flawed_link ${CMAKE_CURRENT_BINARY_DIR}/conformance-flawed-link.so)
+file(CREATE_LINK ${CMAKE_CURRENT_BINARY_DIR}/libconformance-flawed.so ${flawed_link} SYMBOLIC)  # the target's file
+conformance_tool_test(tests_a_plugin_given_twice_once 0
+  "flawed\\(0\\): op x dtype.*--plugin [^ ]*libconformance-flawed.so: the same file as ${flawed_link}, tested once"
+  "--plugin ${flawed_link} --plugin $<TARGET_FILE:conformance-flawed> [R1]")
+
+# plexus-smi with a plugin whose destroy() never returns, its output piped
+# (as here): the report comes out, the plugin is named, and it exits 0 after
+# its few seconds' wait instead of hanging with the report still buffered.
+if(TARGET plexus-smi)
+  add_test(NAME tools.smi_with_a_plugin_whose_destroy_hangs
+    COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-smi> -DRC=0
+            "-DEXPECT=flawed\\(0\\) +flawed.*plexus-smi: the plugin flawed \\([^)]*libconformance-flawed.so\\): its destroy\\(\\) has not returned after [0-9]+ s"
+            -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_exit.cmake)
+  set_tests_properties(tools.smi_with_a_plugin_whose_destroy_hangs PROPERTIES LABELS "tools;conformance" TIMEOUT 30
+    ENVIRONMENT "FLAWED=hang_destroy;PLEXUS_PLUGIN_PATH=$<TARGET_FILE:conformance-flawed>")
+  # The guide's numbering (R1): CPU-kind devices of every plugin in load
+  # order, the one on PLEXUS_PLUGIN_PATH first, the CPU plugin's after it.
+  add_test(NAME tools.smi_numbers_cpu_devices_of_plugins_in_load_order
+    COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:plexus-smi> -DRC=0
+            "-DEXPECT=  cpu\\(0\\) +flawed .*  cpu\\(1\\) +cpu "
+            -P ${PROJECT_SOURCE_DIR}/tests/conformance/check_tool_exit.cmake)
+  set_tests_properties(tools.smi_numbers_cpu_devices_of_plugins_in_load_order PROPERTIES LABELS "tools;conformance"
+    ENVIRONMENT "FLAWED_KIND=cpu;PLEXUS_PLUGIN_PATH=$<TARGET_FILE:conformance-flawed>")
+  add_dependencies(plexus-smi conformance-flawed)
+endif()

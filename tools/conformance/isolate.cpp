@@ -1,9 +1,12 @@
 // plexus-conformance's checks, each in a forked child (isolate.hpp). The
 // child runs one Catch test case and tells the parent, one line at a time
-// over a pipe, which cell it enters and leaves ("open"/"close"), then its
-// cells, its check and Catch's counts, and "done". A child that ends
-// without "done", or is still running at its time-out, failed its check;
-// the cell it was in is the one that did it.
+// over a pipe, which cell it enters and leaves ("open"/"close") and when it
+// is in the plugin's teardown ("stage"), then its cells, its check (the
+// requirements its failure is filed under, its cause, its outcome), a leak
+// or a wait around the check that failed ("outside"), Catch's counts, and
+// "done". A child that ends without "done", or is still running at its
+// time-out, failed its check; the cell or stage it was in is the one that
+// did it.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include "isolate.hpp"
 
@@ -18,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "../../tests/support.hpp"
@@ -83,6 +87,29 @@ std::string cell_words(std::pair<int, int> cell) {
     return std::to_string(cell.first) + " " + std::to_string(cell.second);
 }
 
+// A wait on `dev` outside a check failed with `first`: "<requirement>
+// <cause>\n<what happened>", the cause in words the same for every check
+// that meets it, so that the parent files it once. A failure without a
+// message breaks R2; one reported again at the next wait (sticky), or with
+// nothing queued, R9 ("once"). After a check that failed, a failure
+// reported once is that check's own work, already counted there: "".
+std::string outside_wait(plexus::Device dev, const plexus::Error& first, bool after_the_check, bool check_failed) {
+    const std::string what = first.what();
+    if (what.find("(the plugin gave no message)") != std::string::npos)  // the host's words: host/objects.cpp
+        return "R2 a failure with no message\n" + what;
+    if (!after_the_check)
+        return "R9 a wait with nothing queued failed\nthe wait on " + dev.str() + " before the check, with nothing run: " + what;
+    try {
+        plexus::synchronize(dev);  // nothing queued since: nothing to report
+    } catch (const plexus::Error& again) {
+        return "R9 a failure reported again at a later wait\nthe waits after the check reported it twice, with "
+               "nothing queued between: " +
+               std::string(again.what());
+    }
+    if (check_failed) return "";
+    return "R9 a failure no check waited for\nthe wait after the check (which passed) reported: " + what;
+}
+
 }  // namespace
 
 [[noreturn]] void run_one_check(const RunSpec& run, plexus::Device dev, const std::string& check, int fd) {
@@ -92,27 +119,50 @@ std::string cell_words(std::pair<int, int> cell) {
     on_cell() = [fd](std::pair<int, int> cell, bool open, Outcome o) {
         send(fd, open ? "open " + cell_words(cell) : "close " + cell_words(cell) + " " + std::to_string(int(o)));
     };
-    // Told at once, so that a check that dies still names what it used.
+    // Told at once, so that a check that dies still names what it used and
+    // where it was (destroy()).
     pxconf::record().on_use = [fd](std::pair<int, int> cell) { send(fd, "use " + cell_words(cell)); };
-    std::string leak;
-    try {
-        // R6: the device's memory in use is back to its baseline after the check.
-        const uint64_t before = pxtest::bytes_in_use(dev);
-        run(spec_of(check));
-        const uint64_t after = pxtest::bytes_in_use(dev);
-        if (after > before)
-            leak = "R6: " + std::to_string(after - before) + " bytes of " + dev.str() +
-                   " still in use after the check (" + std::to_string(before) + " before, " +
-                   std::to_string(after) + " after): it did not free what the check freed";
-    } catch (const std::exception& e) {
-        leak = std::string("R6: the device failed outside the check: ") + e.what();
+    pxconf::record().on_stage = [fd](const std::string& where) { send(fd, "stage " + escape(where)); };
+    // R6: the device's memory in use is back to its baseline after the check,
+    // measured after a wait on each side. A wait that fails there failed
+    // outside the check: told apart (outside_wait) and filed once by the
+    // parent under the clause it breaks, not against this check.
+    std::string leak, outside;
+    const auto in_use = [&](bool after_the_check, bool check_failed) -> std::optional<uint64_t> {
+        try {
+            plexus::synchronize(dev);
+        } catch (const plexus::Error& first) {
+            outside = outside_wait(dev, first, after_the_check, check_failed);
+            return std::nullopt;
+        }
+        try {
+            return plexus::device_info(dev).memory_in_use;
+        } catch (const plexus::Error& e) {
+            outside = "R4 device_info failed on " + dev.str() + " outside any check\n" + e.what();
+            return std::nullopt;
+        }
+    };
+    const std::optional<uint64_t> before = in_use(false, false);
+    run(spec_of(check));
+    bool failed = false;
+    for (const auto& c : r.checks) failed |= c.outcome == Outcome::fail;
+    if (before && outside.empty()) {
+        const std::optional<uint64_t> after = in_use(true, failed);
+        if (after && *after > *before)
+            leak = "R6: " + std::to_string(*after - *before) + " bytes of " + dev.str() +
+                   " still in use after the check (" + std::to_string(*before) + " before, " +
+                   std::to_string(*after) + " after): it did not free what the check freed";
     }
     for (const auto& [cell, o] : r.cells) send(fd, "cell " + cell_words(cell) + " " + std::to_string(int(o)));
     for (const auto& c : r.checks) {
-        for (const auto& id : c.requirements) send(fd, "requirement " + id);
+        std::string ids;
+        for (const auto& id : c.requirements) ids += " " + id;
+        send(fd, "requirements" + ids);
+        if (!c.cause.empty()) send(fd, "cause " + escape(c.cause));
         send(fd, "check " + std::to_string(int(c.outcome)) + " " + escape(c.why));
     }
     if (!leak.empty()) send(fd, "leak " + escape(leak));
+    if (!outside.empty()) send(fd, "outside " + escape(outside));
     const CatchTotals& t = r.totals;
     send(fd, "totals " + std::to_string(t.assertions_passed) + " " + std::to_string(t.assertions_failed) + " " +
                  std::to_string(t.cases_passed) + " " + std::to_string(t.cases_failed));
@@ -127,9 +177,11 @@ namespace {
 // What the parent heard from one child.
 struct Heard {
     std::pair<int, int> open{-1, -1};  // the cell the child was in, if any
+    std::string stage;                 // where outside its own code ("destroy()"), if anywhere
     bool done = false, reported = false;
     Check check;
     CatchTotals totals;
+    std::string outside_requirement, outside_cause, outside_what;  // a wait outside the check that failed
 };
 
 void add_requirement(Check& c, const std::string& id) {
@@ -149,8 +201,23 @@ void hear(const std::string& line, Heard& h, DeviceResults& r) {
         if (word == "close" && Outcome(o) == Outcome::fail) h.check.failed_cells.insert({op, dtype});
     } else if (word == "use" && in >> op >> dtype) {
         h.check.uses.insert({op, dtype});
-    } else if (word == "requirement" && in >> word) {
-        add_requirement(h.check, word);
+    } else if (word == "requirements") {  // replace the tags: the child knows which clause failed
+        h.check.requirements.clear();
+        while (in >> word) h.check.requirements.push_back(word);
+    } else if (word == "cause" || word == "stage") {
+        std::string text;
+        std::getline(in >> std::ws, text);
+        (word == "cause" ? h.check.cause : h.stage) = unescape(text);
+    } else if (word == "outside") {
+        std::string text;
+        std::getline(in >> std::ws, text);
+        text = unescape(text);
+        const size_t space = text.find(' '), nl = text.find('\n');
+        if (space != std::string::npos && nl != std::string::npos && space < nl) {
+            h.outside_requirement = text.substr(0, space);
+            h.outside_cause = text.substr(space + 1, nl - space - 1);
+            h.outside_what = text.substr(nl + 1);
+        }
     } else if (word == "check" && in >> o) {
         h.reported = true;
         h.check.outcome = Outcome(o);
@@ -158,12 +225,18 @@ void hear(const std::string& line, Heard& h, DeviceResults& r) {
         std::getline(in >> std::ws, why);
         h.check.why = unescape(why);
     } else if (word == "leak") {
-        // After the check's own failure, if it had one: that is the first.
+        // After the check's own failure, if it had one: that is the one
+        // filed (the bytes may be its own work's, left by the failure), the
+        // leak only told.
         std::string why;
         std::getline(in >> std::ws, why);
-        add_requirement(h.check, "R6");
-        if (h.check.outcome != Outcome::fail) h.check.why = unescape(why);
-        h.check.outcome = Outcome::fail;
+        if (h.check.outcome == Outcome::fail) {
+            h.check.why += " (and then " + unescape(why) + ")";
+        } else {
+            h.check.requirements = {"R6"};
+            h.check.why = unescape(why);
+            h.check.outcome = Outcome::fail;
+        }
     } else if (word == "totals") {
         CatchTotals& t = h.totals;
         in >> t.assertions_passed >> t.assertions_failed >> t.cases_passed >> t.cases_failed;
@@ -252,11 +325,36 @@ std::string read_all(FILE* f) {
     return s;
 }
 
+// A wait outside the checks that failed, filed once per cause.
+struct Outside {
+    std::string requirement, what, first;  // first: the check it was met after (or before)
+    int checks = 0;
+};
+
+// Each cause of failing waits outside the checks as one failed entry, at the
+// top of the device's checks (so that a check meeting the same cause inside,
+// a failure without a message, counts here: attribute_failures).
+void file_outside(const std::vector<std::pair<std::string, Outside>>& met, DeviceResults& r) {
+    std::vector<Check> entries;
+    for (const auto& [cause, o] : met) {
+        Check c;
+        c.name = "waits outside the checks";
+        c.requirements = {o.requirement};
+        c.outcome = Outcome::fail;
+        c.cause = cause;
+        c.why = cause + ", met at the waits around " + std::to_string(o.checks) +
+                (o.checks == 1 ? " check" : " checks") + ", first at '" + o.first + "': " + o.what;
+        entries.push_back(std::move(c));
+    }
+    r.checks.insert(r.checks.begin(), entries.begin(), entries.end());
+}
+
 }  // namespace
 
 void run_isolated(const std::vector<std::string>& command, plexus::Device dev, const std::vector<Check>& checks,
                   Clock& clock, bool echo, DeviceResults& r) {
     static bool banner_shown = false;
+    std::vector<std::pair<std::string, Outside>> outside;  // in the order met
     for (const auto& check : checks) {
         const std::string& name = check.name;
         Heard h;
@@ -295,7 +393,14 @@ void run_isolated(const std::vector<std::string>& command, plexus::Device dev, c
         if (echo) std::fputs(trim_catch_output(caught, banner_shown).c_str(), stdout);
         if (!h.done) {
             std::string why = what_happened(status, timed_out, limit);
-            if (h.open.first >= 0) {
+            if (!h.stage.empty()) {
+                // Not in the check's own code but in the plugin's teardown:
+                // said so, under the clause it breaks (R2 "never aborts", R3
+                // "destroy must return"), and counted once.
+                why += " in " + h.stage;
+                h.check.requirements = {timed_out ? "R3" : "R2"};
+                h.check.cause = timed_out ? h.stage + " did not return" : h.stage + " " + why.substr(0, why.find(" ("));
+            } else if (h.open.first >= 0) {
                 r.merge_cell(h.open, Outcome::fail);
                 h.check.failed_cells.insert(h.open);
                 why += std::string(" in ") + px_op_name(h.open.first) + " " + px_dtype_name(h.open.second);
@@ -306,12 +411,19 @@ void run_isolated(const std::vector<std::string>& command, plexus::Device dev, c
             h.totals = CatchTotals{0, 1, 0, 1};
             std::fprintf(stderr, "plexus-conformance: %s: %s: %s\n", dev.str().c_str(), name.c_str(), why.c_str());
         }
+        if (!h.outside_cause.empty()) {
+            auto it = std::find_if(outside.begin(), outside.end(), [&](const auto& o) { return o.first == h.outside_cause; });
+            if (it == outside.end())
+                it = outside.insert(outside.end(), {h.outside_cause, Outside{h.outside_requirement, h.outside_what, name}});
+            ++it->second.checks;
+        }
         r.checks.push_back(h.check);
         r.totals.assertions_passed += h.totals.assertions_passed;
         r.totals.assertions_failed += h.totals.assertions_failed;
         r.totals.cases_passed += h.totals.cases_passed;
         r.totals.cases_failed += h.totals.cases_failed;
     }
+    file_outside(outside, r);
 }
 
 void print_catch_summary(const CatchTotals& t) {

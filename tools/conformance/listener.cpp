@@ -67,14 +67,16 @@ std::string describe(const Catch::AssertionStats& stats) {
     const Catch::AssertionResult& r = stats.assertionResult;
     std::ostringstream out;
     std::string said;
-    if (r.hasExpression()) {
+    // Catch's stand-in for the expression of an exception met outside any
+    // assertion says nothing: the exception's message does.
+    if (r.hasExpression() && r.getExpression().find("{Unknown expression after the reported line}") == std::string::npos) {
         out << r.getExpressionInMacro();
         std::string expanded = r.getExpandedExpression();
         std::replace(expanded.begin(), expanded.end(), '\n', ' ');
         if (expanded != r.getExpression()) out << " with " << expanded;
     }
     if (r.hasMessage()) said = r.getMessage();
-    if (!said.empty()) out << (r.hasExpression() ? "; " : "") << said;
+    if (!said.empty()) out << (out.tellp() > 0 ? "; " : "") << said;
     for (const auto& info : stats.infoMessages)
         if (info.message != said) out << " [" << info.message << "]";
     return out.str();
@@ -94,6 +96,20 @@ bool refused_pair(std::string message, int& op, int& dtype) {
            parse_cell(op_name + " " + dtype_name, op, dtype);
 }
 
+// The op an error from the host names after its C function's name
+// ("px_binary: sub on cee(0): ..."), or -1.
+int op_named_in(std::string message) {
+    if (message.rfind("px_", 0) == 0 && message.find(": ") != std::string::npos)
+        message.erase(0, message.find(": ") + 2);
+    const std::string word = message.substr(0, message.find(' '));
+    for (int i = 0; i < PX_OP_NUMBER_LIMIT; ++i)
+        if (px_op_name(i) && word == px_op_name(i)) return i;
+    return -1;
+}
+
+// The host's words for a plugin's failure without a message (host/objects.cpp).
+constexpr const char* kNoMessage = "(the plugin gave no message)";
+
 class ConformanceListener : public Catch::TestEventListenerBase {
 public:
     using TestEventListenerBase::TestEventListenerBase;
@@ -104,6 +120,9 @@ public:
         check_.requirements = requirement_ids(info.tags);
         pxconf::record().skipped.clear();
         pxconf::record().uses.clear();
+        pxconf::record().cause.clear();
+        pxconf::record().stage.clear();
+        pxconf::record().unsaid.clear();
         undeclared_.clear();
     }
 
@@ -115,6 +134,18 @@ public:
 
     bool assertionEnded(const Catch::AssertionStats& stats) override {
         if (stats.assertionResult.isOk()) return true;
+        // The clause the check said it was checking, and a cause other checks
+        // may meet too (conformance.hpp), for this failure alone.
+        std::string clause = pxconf::record().clause, cause = pxconf::record().cause, said;
+        pxconf::record().cause.clear();
+        // A slot called directly failed without a message just before (R2):
+        // one defect, however many checks meet it, counted once.
+        if (!pxconf::record().unsaid.empty()) {
+            clause = "R2";
+            cause = "a failure with no message";
+            said = pxconf::record().unsaid + ": ";
+            pxconf::record().unsaid.clear();
+        }
         // A signal Catch caught (its listeners never see fatalErrorEncountered):
         // it then ends the check (testCaseEnded) and the run, and re-raises.
         if (stats.assertionResult.getResultType() == Catch::ResultWas::FatalErrorCondition)
@@ -133,16 +164,36 @@ public:
                 for (auto& s : open_) s.undeclared = true;
                 return true;
             }
+            const std::string message = stats.assertionResult.getMessage();
             // The host's word for a plugin that broke the ABI: a C++
-            // exception escaped, or a status the ABI does not define (R2).
-            if (status == PX_ERROR_PLUGIN && std::find(check_.requirements.begin(), check_.requirements.end(),
-                                                       "R2") == check_.requirements.end())
-                check_.requirements.insert(check_.requirements.begin(), "R2");
+            // exception escaped, or a status the ABI does not define: R2's,
+            // whichever check met it.
+            if (status == PX_ERROR_PLUGIN) clause = "R2";
+            // A failure without its message (R2): one defect, however many
+            // checks meet it, counted once.
+            if (message.find(kNoMessage) != std::string::npos) {
+                clause = "R2";
+                cause = "a failure with no message";
+            }
+            // The plugin's own refusal (the host adds " [plugin name]" to
+            // its words) of a call the host routed, which it does only for
+            // what supports() offers: supports() said yes, execute no (R5).
+            const int refused = op_named_in(message);
+            if (status == PX_ERROR_UNSUPPORTED && message.find(" [plugin ") != std::string::npos && refused >= 0) {
+                clause = "R5";
+                cause = std::string("supports() said yes to ") + px_op_name(refused) + ", execute refused it";
+                said = std::string("supports() said yes to ") + px_op_name(refused) +
+                       " and execute refused it as unsupported: ";
+            }
         }
         for (auto& s : open_) s.failed = true;
         if (check_.outcome == Outcome::fail) return true;
         check_.outcome = Outcome::fail;
-        check_.why = describe(stats);
+        check_.why = said + describe(stats);
+        check_.cause = cause;
+        // Filed under the one requirement the failure breaks, where the check
+        // can tell; otherwise under every requirement the check is tagged with.
+        if (!clause.empty()) check_.requirements = {clause};
         return true;
     }
 
@@ -167,6 +218,11 @@ public:
         if (!crash_.empty()) {
             check_.outcome = Outcome::fail;
             check_.why = "crashed: " + crash_;
+            if (!pxconf::record().stage.empty()) {  // not in the check's own code: said, and counted once
+                check_.why += " in " + pxconf::record().stage;
+                check_.requirements = {"R2"};
+                check_.cause = check_.why;
+            }
             current()->checks.push_back(check_);
             if (on_crash()) on_crash()(check_.name + ": " + crash_);
             return;

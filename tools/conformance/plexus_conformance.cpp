@@ -34,7 +34,7 @@ using pxconformance::DeviceResults;
 const char* kUsage =
     "usage: plexus-conformance [--plugin FILE]... [--device ID]... [--json FILE|-] [--perf]\n"
     "                          [--timeout S] [--budget S] [--in-process] [Catch options and test names]\n"
-    "  --plugin FILE  load this plugin file first and test its devices\n"
+    "  --plugin FILE  load this plugin file first and test its devices (a file, not a folder)\n"
     "  --device ID    test this device (cpu:0, gpu:1, a plugin's own kind: naive:0; also cpu(0), accel:0)\n"
     "                 default: every device of the --plugin files, else of every loaded plugin\n"
     "  --json FILE    write the results as JSON to FILE, or to stdout with '-'\n"
@@ -45,11 +45,12 @@ const char* kUsage =
     "                 checks left get 1 s each, so a report always comes\n"
     "  --in-process   run the checks in this process (for a debugger); a crash ends the\n"
     "                 run, and --json then holds what was found before, with \"crashed\"\n"
-    "  --skip-absent  a --device that does not exist is skipped (exit 4), not an error\n"
+    "  --skip-absent  a --device that does not exist, or a --plugin with no devices (its\n"
+    "                 reason is shown), is skipped (exit 4 when nothing is left), not an error\n"
     "  --list-ops     print every op of the op table (name, number, dtypes, result dtype,\n"
     "                 ABI minor, optional) and exit; docs/semantics.md has a section for each\n"
-    "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments or a\n"
-    "plugin that did not load, 4 when --skip-absent skipped every device.\n";
+    "Exit status: 0 when everything run passed, 1 on a failure, 2 on bad arguments, a\n"
+    "plugin that did not load or no devices to test, 4 when --skip-absent skipped every device.\n";
 
 // ctest's SKIP_RETURN_CODE for the devices of a machine that lacks them.
 constexpr int kSkipped = 4;
@@ -94,6 +95,26 @@ std::string json_target_problem(const std::string& path) {
     if (::access(folder.c_str(), W_OK) != 0 || (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0))
         return "--json " + path + ": not writable";
     return {};
+}
+
+// Why the plugin whose name is `name` gives no device: "the plugin cee
+// (file) loaded with no devices: <its reason>" (device_count's message,
+// which plexus-smi shows too), or that it did not load and why; empty when
+// no such plugin was found or it has devices.
+std::string why_no_devices(const std::string& name) {
+    for (const px_plugin_info& p : plugins()) {
+        if (name != p.name) continue;
+        const std::string said = p.message && *p.message ? p.message : "it gave no reason";
+        if (!p.loaded) return std::string("the plugin ") + p.name + " (" + p.file + ") did not load: " + said;
+        if (p.num_devices == 0) return std::string("the plugin ") + p.name + " (" + p.file + ") loaded with no devices: " + said;
+    }
+    return {};
+}
+
+// Whether two paths name one file (a link and its target, ./a.so and a.so).
+bool same_file(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return a == b || std::filesystem::equivalent(a, b, ec);
 }
 
 // Every device, in kind order, whose plugin is in `plugins` (all when empty).
@@ -157,8 +178,12 @@ int main(int argc, char** argv) try {
 
     // The plugin files go first on the search path, before the runtime exists.
     for (const auto& f : plugin_files) {
-        std::error_code missing;
-        if (!std::filesystem::exists(f, missing)) return error("--plugin " + f + ": no such file");
+        std::error_code ec;
+        if (!std::filesystem::exists(f, ec)) return error("--plugin " + f + ": no such file");
+        // One plugin file each: a folder's plugins are not this plugin's
+        // (PLEXUS_PLUGIN_PATH takes folders, for every plugin in them).
+        if (std::filesystem::is_directory(f, ec))
+            return error("--plugin " + f + ": is a folder; name the plugin's file (lib<name>.so) in it");
     }
     if (!plugin_files.empty()) {
         std::string path;
@@ -166,16 +191,36 @@ int main(int argc, char** argv) try {
         if (const char* old = std::getenv("PLEXUS_PLUGIN_PATH")) path += std::string(":") + old;
         setenv("PLEXUS_PLUGIN_PATH", path.c_str(), 1);
     }
-    std::vector<std::string> plugin_names;
-    for (const auto& f : plugin_files) {
+    std::vector<std::string> plugin_names, no_devices;  // no_devices: why each such --plugin has none
+    for (size_t i = 0; i < plugin_files.size(); ++i) {
+        const std::string& f = plugin_files[i];
+        // Given twice under two paths (a link): the runtime loads the file once.
+        const auto earlier = std::find_if(plugin_files.begin(), plugin_files.begin() + long(i),
+                                          [&](const std::string& e) { return same_file(e, f); });
+        if (earlier != plugin_files.begin() + long(i)) {
+            if (isolated_fd < 0)  // said once, not again by each check's child
+                std::fprintf(stderr, "plexus-conformance: --plugin %s: the same file as %s, tested once\n", f.c_str(),
+                         earlier->c_str());
+            continue;
+        }
         bool found = false;
         for (const auto& info : plugins()) {
-            if (f != info.file) continue;
+            if (!same_file(f, info.file)) continue;
             found = true;
             if (!info.loaded) return error("the plugin " + f + " did not load: " + info.message);
             plugin_names.push_back(info.name);
+            if (info.num_devices == 0 && device_ids.empty()) no_devices.push_back(why_no_devices(info.name));
+            break;
         }
-        if (!found) return error("the plugin " + f + " was not found");
+        if (!found)  // PLEXUS_PLUGIN_PATH is ':'-separated: such a path is two
+            return error("the plugin " + f + " is not among the files the runtime tried" +
+                         (f.find(':') != std::string::npos ? " (a ':' in its path splits it in PLEXUS_PLUGIN_PATH)" : ""));
+    }
+    // A plugin that loaded with no devices (a CI machine without the board):
+    // its own reason, and with --skip-absent the test is skipped, not failed.
+    for (const auto& why : no_devices) {
+        if (!skip_absent) return error(why + " (--skip-absent skips it)");
+        std::printf("plexus-conformance: skipped: %s\n", why.c_str());
     }
     std::vector<Device> devices;
     for (const auto& id : device_ids) {
@@ -184,10 +229,17 @@ int main(int argc, char** argv) try {
         px_status status = PX_OK;
         if (auto parsed = pxtools::parse_device_arg(id, &why, &status)) {
             d = *parsed;
-        } else if (skip_absent && status == PX_ERROR_NO_DEVICE) {  // accel:0 or mydev:0 with no such device
-            std::printf("plexus-conformance: skipped: %s\n", why.c_str());
-            continue;
         } else {
+            // "cee:0" of a plugin cee that loaded with no devices (or did not
+            // load) names no kind: say so, with the plugin's reason.
+            const std::string kind = id.substr(0, id.find_first_of(":("));
+            if (status == PX_ERROR_NO_DEVICE && !why_no_devices(kind).empty())
+                why = "'" + id + "': " + why_no_devices(kind);
+            if (skip_absent && status == PX_ERROR_NO_DEVICE) {  // accel:0 or mydev:0 with no such device
+                std::printf("plexus-conformance: skipped: %s\n", why.c_str());
+                continue;
+            }
+            if (status == PX_ERROR_NO_DEVICE && !why_no_devices(kind).empty()) return error("--device " + why);
             return usage_error("--device: " + why);
         }
         try {
@@ -201,7 +253,16 @@ int main(int argc, char** argv) try {
     }
     if (devices.empty() && !device_ids.empty()) return kSkipped;  // every named device was absent
     if (devices.empty()) devices = devices_of(plugin_names);
-    if (devices.empty()) return usage_error("no devices to test");
+    if (devices.empty() && !plugin_names.empty()) return kSkipped;  // each said why above
+    if (devices.empty()) {  // no plugin of the runtime has a device: each one's reason
+        std::string why = "no devices to test";
+        for (const px_plugin_info& p : plugins())
+            why += std::string("\n  ") + (p.name && *p.name ? p.name : "?") + " (" + p.file + "): " +
+                   (p.message && *p.message ? p.message : p.loaded ? "loaded, no devices" : "not loaded");
+        if (!skip_absent) return error(why);
+        std::printf("plexus-conformance: skipped: %s\n", why.c_str());
+        return kSkipped;
+    }
 
     Catch::Session session;
     // Catch has said what it could not parse; the status is ours (bad arguments).

@@ -76,6 +76,22 @@ void attribute_failures(DeviceResults& r) {
         c->outcome = Outcome::skipped;
         c->why = why;
     }
+    // One cause, one failure: the first check that met it. The cells only
+    // the others failed did not fail for themselves: untested, not FAIL.
+    std::map<std::string, const Check*> first;
+    std::set<std::pair<int, int>> uncounted;
+    for (auto& c : r.checks) {
+        if (c.outcome != Outcome::fail || c.cause.empty()) continue;
+        auto [it, added] = first.emplace(c.cause, &c);
+        if (added) continue;
+        c.outcome = Outcome::skipped;
+        c.why = "not counted: " + c.cause + ", as in '" + it->second->name + "' (counted there). Here: " + c.why;
+        uncounted.insert(c.failed_cells.begin(), c.failed_cells.end());
+    }
+    for (const auto& c : r.checks)
+        if (c.outcome == Outcome::fail)
+            for (const auto& cell : c.failed_cells) uncounted.erase(cell);
+    for (const auto& cell : uncounted) r.cells[cell] = Outcome::skipped;
 }
 
 void print_op_table() {

@@ -18,11 +18,14 @@ const char* outcome_name(Outcome o);
 
 struct Check {
     std::string name;
-    std::vector<std::string> requirements;  // "R7", ...
+    std::vector<std::string> requirements;  // "R7", ...: its tags; once failed, those its failure is filed under
     Outcome outcome = Outcome::pass;
     std::string why;                        // the first failure, or why it was skipped
     std::set<std::pair<int, int>> uses;          // helper (op, dtype) it used (PX_NEEDS, casts)
     std::set<std::pair<int, int>> failed_cells;  // its own (op, dtype) sections that failed
+    // What its failure comes from when other checks may meet it the same way
+    // (a destroy() that throws, a failure without a message): counted once.
+    std::string cause;
 };
 
 struct PerfRow {
@@ -63,7 +66,8 @@ void complete_table(DeviceResults& r, plexus::Device d);
 // (op, dtype) that fails in a check of its own (one not failing the same
 // way) is marked skipped, naming the helper and that check, instead of
 // failing a second time. Checks whose failures all depend on each other
-// stay failed.
+// stay failed. Of the failed checks with one cause (Check::cause), the
+// first stays failed and the others are marked skipped, naming it.
 void attribute_failures(DeviceResults& r);
 
 // The requirement ids ("R7") among a test case's tags.
