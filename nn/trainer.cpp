@@ -1,4 +1,5 @@
-// Trainer: SGD, NAG, Adam and AdamW over every replica of every parameter, one op per replica.
+// Trainer: SGD, NAG, Adam and AdamW over every replica of every parameter, one
+// fused op per replica; AdaGrad, RMSProp and AdaDelta composed of elementwise ops.
 #include <cctype>
 #include <cmath>
 
@@ -14,7 +15,51 @@ struct Optimizer {
 const Optimizer optimizers[] = {{"sgd", {"learning_rate", "momentum", "wd"}},
                                 {"nag", {"learning_rate", "momentum", "wd"}},
                                 {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd"}},
-                                {"adamw", {"learning_rate", "beta1", "beta2", "epsilon", "wd"}}};
+                                {"adamw", {"learning_rate", "beta1", "beta2", "epsilon", "wd"}},
+                                {"adagrad", {"learning_rate", "epsilon", "wd"}},
+                                {"rmsprop", {"learning_rate", "gamma1", "epsilon", "wd"}},
+                                {"adadelta", {"learning_rate", "rho", "epsilon", "wd"}}};
+
+std::string optimizer_names() {
+    std::string s;
+    for (const Optimizer& o : optimizers) s += (s.empty() ? "" : ", ") + std::string(o.name);
+    return s;
+}
+
+// One AdaGrad, RMSProp or AdaDelta step of parameter w by gradient g (MXNet's
+// formulas, as d2l's chapter 12 writes them from scratch), each op rounded on
+// its own, so that every plugin gives the same bits; 16-bit floats computed
+// in float32. `state` is the sum of squares (AdaGrad, RMSProp's running
+// mean) or AdaDelta's (2, n) accumulators of squared gradients and steps.
+void composed_update(const std::string& optimizer, Tensor param, const Tensor& grad, Tensor state,
+                     double lr, double wd, double rescale, double eps, double gamma1, double rho) {
+    auto paused = autograd::pause();  // an update is no part of a graph, as the fused ones are not
+    const DType d = param.dtype();
+    const bool wide = d == DType::float16 || d == DType::bfloat16;
+    const auto compute = [&](const Tensor& t) { return wide ? t.astype(DType::float32) : t.detach(); };
+    const auto back = [&](const Tensor& t) { return wide ? t.astype(d) : t; };
+    const Tensor w = compute(param), g = compute(grad) * rescale;
+    if (optimizer == "adagrad") {  // h += g^2; w -= lr (g / sqrt(h + eps) + wd w)
+        const Tensor h = compute(state) + g * g;
+        state.assign(back(h));
+        param.assign(back(w - (g / (h + eps).sqrt() + w * wd) * lr));
+    } else if (optimizer == "rmsprop") {  // n = gamma1 n + (1 - gamma1) g^2; w -= lr g / sqrt(n + eps), g with wd w
+        const Tensor gw = g + w * wd;
+        const Tensor n = compute(state) * gamma1 + gw * gw * (1 - gamma1);
+        state.assign(back(n));
+        param.assign(back(w - gw * lr / (n + eps).sqrt()));
+    } else {  // adadelta: s = rho s + (1 - rho) g^2; step = sqrt(dx + eps) / sqrt(s + eps) g; dx = rho dx + (1 - rho) step^2
+        const Tensor gw = g + w * wd;
+        const Shape row = param.shape();
+        Tensor s_row = state.slice(0, 1), dx_row = state.slice(1, 2);
+        const Tensor s = compute(s_row).reshape(row) * rho + gw * gw * (1 - rho);
+        const Tensor step = (compute(dx_row).reshape(row) + eps).sqrt() / (s + eps).sqrt() * gw;
+        const Tensor dx = compute(dx_row).reshape(row) * rho + step * step * (1 - rho);
+        s_row.assign(back(s).reshape({1, param.size()}));
+        dx_row.assign(back(dx).reshape({1, param.size()}));
+        param.assign(back(w - step * lr));
+    }
+}
 
 std::string joined(const std::vector<const char*>& names) {
     std::string s;
@@ -42,9 +87,12 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
     const Optimizer* chosen = nullptr;
     for (const Optimizer& o : optimizers)
         if (optimizer == o.name) chosen = &o;
-    check_option(chosen != nullptr, "unknown optimizer '" + optimizer_name + "' (sgd, nag, adam, adamw)");
+    check_option(chosen != nullptr, "unknown optimizer '" + optimizer_name + "' (" + optimizer_names() + ")");
     const bool adam = optimizer == "adam" || optimizer == "adamw";
     if (adam) lr_ = 0.001;
+    // MXNet's defaults: AdaGrad's eps 1e-7, AdaDelta's 1e-5 and its rate 1 (each step is the update itself).
+    if (optimizer == "adagrad") eps_ = 1e-7;
+    if (optimizer == "adadelta") eps_ = 1e-5, lr_ = 1.0;
     for (auto& [key, value] : options) {
         bool known = false;
         for (const char* o : chosen->options) known = known || key == o;
@@ -55,6 +103,8 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
         else if (key == "beta1") beta1_ = value;
         else if (key == "beta2") beta2_ = value;
         else if (key == "epsilon") eps_ = value;
+        else if (key == "gamma1") gamma1_ = value;
+        else if (key == "rho") rho_ = value;
     }
     set_learning_rate(lr_);
     check_option(momentum_ >= 0 && momentum_ <= 1, "momentum must be in [0, 1]");
@@ -62,6 +112,7 @@ Trainer::Trainer(const ParameterDict& params, const std::string& optimizer_name,
     check_option(wd_ >= 0 && std::isfinite(wd_), "wd must be finite and >= 0");
     check_option(beta1_ >= 0 && beta1_ < 1 && beta2_ >= 0 && beta2_ < 1, "beta1 and beta2 must be in [0, 1)");
     check_option(eps_ > 0 && std::isfinite(eps_), "epsilon must be finite and > 0");
+    check_option(gamma1_ >= 0 && gamma1_ < 1 && rho_ >= 0 && rho_ < 1, "gamma1 and rho must be in [0, 1)");
     for (auto& [name, p] : params) {
         if (!p->differentiable()) continue;  // frozen ones (grad_req null) are held and skipped at each step
         params_.push_back(p);
@@ -210,11 +261,17 @@ std::vector<std::vector<Tensor>> Trainer::summed_gradients() {
     return grads;
 }
 
+bool Trainer::two_row_state() const {
+    return optimizer_ == "adam" || optimizer_ == "adamw" || optimizer_ == "adadelta";
+}
+bool Trainer::keeps_state() const {
+    return two_row_state() || optimizer_ == "adagrad" || optimizer_ == "rmsprop" || momentum_ > 0;
+}
+
 Tensor Trainer::state_of(size_t k, size_t i) {
     const std::vector<Tensor> replicas = params_[k]->list_data();
     std::vector<Tensor>& states = states_[k];
-    const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
-    if (!adam && momentum_ == 0) return Tensor();
+    if (!keeps_state()) return Tensor();
     bool placed = states.size() == replicas.size();
     for (size_t j = 0; placed && j < states.size(); ++j) placed = states[j].device() == replicas[j].device();
     if (!placed) {  // the first step, or the parameter was moved (reset_ctx): the state goes with it
@@ -222,7 +279,7 @@ Tensor Trainer::state_of(size_t k, size_t i) {
         made.reserve(replicas.size());
         for (const Tensor& r : replicas)
             made.push_back(!states.empty() ? states[0].copyto(r.device())
-                           : adam          ? zeros({2, r.size()}, r.device(), r.dtype())
+                           : two_row_state() ? zeros({2, r.size()}, r.device(), r.dtype())
                                            : zeros(r.shape(), r.device(), r.dtype()));
         states.swap(made);
     }
@@ -240,7 +297,9 @@ void Trainer::update(const std::vector<std::vector<Tensor>>& grads, double resca
         for (size_t i = 0; i < replicas.size(); ++i) {
             const Tensor state = state_of(k, i);
             px_tensor *p = replicas[i].handle(), *g = grads[k][i].handle();
-            if (adam)
+            if (optimizer_ == "adagrad" || optimizer_ == "rmsprop" || optimizer_ == "adadelta")
+                composed_update(optimizer_, replicas[i], grads[k][i], state, lr, wd, rescale, eps_, gamma1_, rho_);
+            else if (adam)
                 check(px_adam_update(p, g, state.handle(), lr, beta1_, beta2_, eps_, wd, rescale, counts_[k] + 1,
                                      optimizer_ == "adamw"));
             else if (optimizer_ == "nag" && state.defined())

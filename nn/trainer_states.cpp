@@ -74,8 +74,7 @@ void Trainer::load_states(const std::string& path) {
     std::vector<std::vector<Tensor>> made(params_.size());
     std::vector<int64_t> counts(params_.size(), 0);
     size_t used = 3;
-    const bool adam = optimizer_ == "adam" || optimizer_ == "adamw";
-    const bool stateful = adam || momentum_ > 0;
+    const bool two_rows = two_row_state(), stateful = keeps_state();
     for (size_t k = 0; k < params_.size(); ++k) {
         const param_file::Entry* e = find(names_[k] + ".state");
         const param_file::Entry* n = find(names_[k] + ".updates");
@@ -98,7 +97,7 @@ void Trainer::load_states(const std::string& path) {
         const std::vector<Tensor> replicas = params_[k]->list_data();
         if (replicas.empty()) refuse(path, "parameter " + names_[k] + " is not initialized");
         const Tensor& first = replicas[0];
-        const Shape want = adam ? Shape{2, first.size()} : first.shape();
+        const Shape want = two_rows ? Shape{2, first.size()} : first.shape();
         if (e->shape != want || e->dtype != static_cast<int32_t>(first.dtype()))
             refuse(path, names_[k] + ".state has shape " + str(e->shape) + " of " +
                              (px_dtype_name(e->dtype) ? px_dtype_name(e->dtype) : "an unknown dtype") +

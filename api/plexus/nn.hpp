@@ -655,9 +655,14 @@ private:
     std::vector<std::shared_ptr<Parameter>> held_;  // those of params_ a shared_ptr owns (every layer's)
     std::vector<std::string> names_;  // as collect_params() names them ("0.weight")
     std::string optimizer_;
-    double lr_ = 0.01, momentum_ = 0, wd_ = 0, beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;
+    double lr_ = 0.01, momentum_ = 0, wd_ = 0, beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8, gamma1_ = 0.9, rho_ = 0.9;
+    // Whether the optimizer keeps a state per parameter, and whether it is two rows (2, n) (Adam's
+    // moments, AdaDelta's accumulators) rather than one of the parameter's shape.
+    bool keeps_state() const;
+    bool two_row_state() const;
     int64_t updates_ = 0;
-    // Per parameter (params_ order), one state per replica: momentum buffers or Adam's (2, n) moments.
+    // Per parameter (params_ order), one state per replica: momentum buffers, AdaGrad's and RMSProp's
+    // sums, or Adam's and AdaDelta's (2, n) rows.
     std::vector<std::vector<Tensor>> states_;
     // Per parameter, the updates it took (Adam's bias corrections count
     // them: one frozen for a while starts at 1 when trained, as Gluon's and

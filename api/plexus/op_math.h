@@ -1,4 +1,4 @@
-/* The scalar formulas of the activation rows of the op table (op_table.h)
+/* The scalar formulas of the activation and math rows of the op table (op_table.h)
  * as every plugin computes them: in float64, each product and sum rounded
  * on its own (px_mul_rn, px_add_rn), the result rounded once to the
  * tensor's dtype. Two plugins that use these functions agree to the last
@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "plexus/philox.h" /* px_mul_rn, px_add_rn */
+#include "plexus/types.h"  /* the px_op numbers */
 
 #if defined(__CUDACC__)
 #define PX_OP_MATH_FN static inline __host__ __device__
@@ -69,6 +70,44 @@ PX_OP_MATH_FN double px_softplus(double x) { return px_add_rn(x > 0 ? x : 0.0, l
 PX_OP_MATH_FN double px_softplus_grad(double x) {
     if (x >= 0) return 1.0 / px_add_rn(1.0, exp(-x));
     return exp(x) / px_add_rn(1.0, exp(x));
+}
+
+/* The rows these formulas compute, which a plugin offers through one kernel. */
+#define PX_OP_MATH_ROWS                                                                                              \
+    PX_OP_GELU, PX_OP_SILU, PX_OP_LEAKY_RELU, PX_OP_SOFTPLUS, PX_OP_GELU_BACKWARD, PX_OP_SILU_BACKWARD,             \
+        PX_OP_LEAKY_RELU_BACKWARD, PX_OP_SOFTPLUS_BACKWARD, PX_OP_SIN, PX_OP_COS, PX_OP_TAN, PX_OP_SINH, PX_OP_COSH, \
+        PX_OP_LOG1P, PX_OP_EXPM1, PX_OP_SIGN, PX_OP_FLOOR, PX_OP_CEIL, PX_OP_ROUND, PX_OP_SIN_BACKWARD,              \
+        PX_OP_COS_BACKWARD, PX_OP_TAN_BACKWARD, PX_OP_SINH_BACKWARD, PX_OP_COSH_BACKWARD, PX_OP_LOG1P_BACKWARD,      \
+        PX_OP_EXPM1_BACKWARD
+
+/* NumPy's sign: -1, 0 or 1 (+0 for either zero), NaN staying NaN. */
+PX_OP_MATH_FN double px_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; }
+
+/* The elementwise math functions and their gradients (op_table.h, ABI 1.9),
+ * one switch for both plugins' kernels: `v` is the operand (x, or y for the
+ * gradients of tan and expm1), `dy` the gradient rows' second one. */
+PX_OP_MATH_FN double px_math(int32_t op, double v, double dy) {
+    switch (op) {
+    case PX_OP_SIN: return sin(v);
+    case PX_OP_COS: return cos(v);
+    case PX_OP_TAN: return tan(v);
+    case PX_OP_SINH: return sinh(v);
+    case PX_OP_COSH: return cosh(v);
+    case PX_OP_LOG1P: return log1p(v);
+    case PX_OP_EXPM1: return expm1(v);
+    case PX_OP_SIGN: return px_sign(v);
+    case PX_OP_FLOOR: return floor(v);
+    case PX_OP_CEIL: return ceil(v);
+    case PX_OP_ROUND: return rint(v); /* half to even in the default rounding mode */
+    case PX_OP_SIN_BACKWARD: return px_mul_rn(dy, cos(v));
+    case PX_OP_COS_BACKWARD: return -px_mul_rn(dy, sin(v));
+    case PX_OP_TAN_BACKWARD: return px_mul_rn(dy, px_add_rn(1.0, px_mul_rn(v, v)));
+    case PX_OP_SINH_BACKWARD: return px_mul_rn(dy, cosh(v));
+    case PX_OP_COSH_BACKWARD: return px_mul_rn(dy, sinh(v));
+    case PX_OP_LOG1P_BACKWARD: return dy / px_add_rn(1.0, v);
+    case PX_OP_EXPM1_BACKWARD: return px_mul_rn(dy, px_add_rn(v, 1.0));
+    default: return NAN; /* not a row of px_math's: no plugin registers one (PX_OP_MATH_ROWS) */
+    }
 }
 
 #ifdef __cplusplus

@@ -70,6 +70,7 @@ enum {
 #define PX_OP_FLAG_OPTIONAL 2u       /* a plugin may leave it out; the frontend then runs unfused ops */
 #define PX_OP_FLAG_CHECKS_VALUES 4u  /* its kernel checks the values of its integer inputs (a divisor, a label, \
                                       * an index) and fails on the device for a bad one */
+#define PX_OP_FLAG_ZERO_GRADIENT 8u  /* piecewise constant (floor, sign): autograd gives it a zero gradient */
 
 /* X(enumerator, number, name (an identifier: the frontend's method name;
  *   "name" for messages), family, inputs least, most, outputs least, most,
@@ -232,7 +233,44 @@ enum {
      * dy * sigmoid(x) */                                                                                            \
     X(PX_OP_SOFTPLUS, 32, softplus, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 8)          \
     X(PX_OP_SOFTPLUS_BACKWARD, 126, softplus_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,    \
-      PX_RESULT_SAME, 0, 8)
+      PX_RESULT_SAME, 0, 8)                                                                                          \
+    /* ---- ABI 1.9: the elementwise math functions NumPy has (np.sin, ...), each computed in float64 from the       \
+     * input and rounded once (plexus/op_math.h). NaN stays NaN; the values at infinities and poles are C's */       \
+    X(PX_OP_SIN, 180, sin, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)                   \
+    X(PX_OP_COS, 181, cos, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)                   \
+    X(PX_OP_TAN, 182, tan, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)                   \
+    X(PX_OP_SINH, 183, sinh, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)                 \
+    X(PX_OP_COSH, 184, cosh, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)                 \
+    /* log1p(x) = log(1 + x) and expm1(x) = exp(x) - 1, exact near 0 */                                             \
+    X(PX_OP_LOG1P, 185, log1p, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)               \
+    X(PX_OP_EXPM1, 186, expm1, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME, 0, 9)               \
+    /* sign (NumPy's: -1, 0 or 1, NaN staying NaN), floor, ceil and round (NumPy's: half to even); piecewise        \
+     * constant, so their gradient is zero */                                                                       \
+    X(PX_OP_SIGN, 187, sign, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,                       \
+      PX_OP_FLAG_ZERO_GRADIENT, 9)                                                                                   \
+    X(PX_OP_FLOOR, 188, floor, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,                     \
+      PX_OP_FLAG_ZERO_GRADIENT, 9)                                                                                   \
+    X(PX_OP_CEIL, 189, ceil, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,                       \
+      PX_OP_FLAG_ZERO_GRADIENT, 9)                                                                                   \
+    X(PX_OP_ROUND, 190, round, PX_FAMILY_UNARY, 1, 1, 1, 1, 0, PX_ACCEPTS_FLOAT, PX_RESULT_SAME,                     \
+      PX_OP_FLAG_ZERO_GRADIENT, 9)                                                                                   \
+    /* their gradients: from the INPUT, (x, dy) -> dx: sin's dy * cos(x), cos's -dy * sin(x), sinh's               \
+     * dy * cosh(x), cosh's dy * sinh(x), log1p's dy / (1 + x); from the RESULT, (y, dy) -> dx: tan's               \
+     * dy * (1 + y * y), expm1's dy * (y + 1) */                                                                    \
+    X(PX_OP_SIN_BACKWARD, 200, sin_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,              \
+      PX_RESULT_SAME, 0, 9)                                                                                          \
+    X(PX_OP_COS_BACKWARD, 201, cos_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,              \
+      PX_RESULT_SAME, 0, 9)                                                                                          \
+    X(PX_OP_TAN_BACKWARD, 202, tan_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,              \
+      PX_RESULT_SAME, 0, 9)                                                                                          \
+    X(PX_OP_SINH_BACKWARD, 203, sinh_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,            \
+      PX_RESULT_SAME, 0, 9)                                                                                          \
+    X(PX_OP_COSH_BACKWARD, 204, cosh_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,            \
+      PX_RESULT_SAME, 0, 9)                                                                                          \
+    X(PX_OP_LOG1P_BACKWARD, 205, log1p_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,          \
+      PX_RESULT_SAME, 0, 9)                                                                                          \
+    X(PX_OP_EXPM1_BACKWARD, 206, expm1_backward, PX_FAMILY_POINTWISE_GRAD, 2, 2, 1, 1, 0, PX_ACCEPTS_FLOAT,          \
+      PX_RESULT_SAME, 0, 9)
 
 /* Where an elementwise op's gradient comes from: the row that computes dx,
  * and the forward operand that row reads beside dy. */
@@ -251,6 +289,13 @@ enum {
     G(PX_OP_GELU, PX_OP_GELU_BACKWARD, PX_GRAD_FROM_INPUT)        \
     G(PX_OP_SILU, PX_OP_SILU_BACKWARD, PX_GRAD_FROM_INPUT)        \
     G(PX_OP_LEAKY_RELU, PX_OP_LEAKY_RELU_BACKWARD, PX_GRAD_FROM_INPUT) \
-    G(PX_OP_SOFTPLUS, PX_OP_SOFTPLUS_BACKWARD, PX_GRAD_FROM_INPUT)
+    G(PX_OP_SOFTPLUS, PX_OP_SOFTPLUS_BACKWARD, PX_GRAD_FROM_INPUT) \
+    G(PX_OP_SIN, PX_OP_SIN_BACKWARD, PX_GRAD_FROM_INPUT)          \
+    G(PX_OP_COS, PX_OP_COS_BACKWARD, PX_GRAD_FROM_INPUT)          \
+    G(PX_OP_TAN, PX_OP_TAN_BACKWARD, PX_GRAD_FROM_RESULT)         \
+    G(PX_OP_SINH, PX_OP_SINH_BACKWARD, PX_GRAD_FROM_INPUT)        \
+    G(PX_OP_COSH, PX_OP_COSH_BACKWARD, PX_GRAD_FROM_INPUT)        \
+    G(PX_OP_LOG1P, PX_OP_LOG1P_BACKWARD, PX_GRAD_FROM_INPUT)      \
+    G(PX_OP_EXPM1, PX_OP_EXPM1_BACKWARD, PX_GRAD_FROM_RESULT)
 
 #endif /* PLEXUS_OP_TABLE_H */

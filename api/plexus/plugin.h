@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PX_PLUGIN_ABI_MAJOR 1
-#define PX_PLUGIN_ABI_MINOR 8
+#define PX_PLUGIN_ABI_MINOR 9
 #define PX_PLUGIN_ENTRY_SYMBOL "px_plugin_get_api"
 
 #if defined(_WIN32)

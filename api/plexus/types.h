@@ -120,6 +120,15 @@ static inline int32_t px_op_backward(int32_t op, int32_t* from) {
 }
 #undef PX_OP_BACKWARD_CASE_
 
+/* Whether autograd gives `op` a zero gradient: piecewise constant
+ * (PX_OP_FLAG_ZERO_GRADIENT: floor, sign, ...). The rows' flags are
+ * constants, so this folds to a comparison per flagged row. */
+#define PX_OP_ZERO_GRADIENT_OR_(op, number, name, family, in_least, in_most, out_least, out_most, attrs, dtypes, \
+                                result, flags, minor)                                                            \
+    || (which == (op) && ((flags) & PX_OP_FLAG_ZERO_GRADIENT) != 0)
+static inline int px_op_zero_gradient(int32_t which) { return 0 PX_OP_TABLE(PX_OP_ZERO_GRADIENT_OR_); }
+#undef PX_OP_ZERO_GRADIENT_OR_
+
 /* Names for messages; NULL for a number that is not a dtype. */
 #define PX_DTYPE_NAME_CASE_(dtype, number, name, ...) \
     case dtype: return #name;

@@ -1,6 +1,7 @@
-// GELU, SiLU, leaky ReLU and softplus, and their gradients from the forward op's
-// input, by plexus/op_math.h's formulas (the CUDA plugin's too): each value
-// in float64, rounded once (the 16-bit floats go through float32 copies).
+// GELU, SiLU, leaky ReLU, softplus and the math functions (sin, floor, ...),
+// and their gradients, by plexus/op_math.h's formulas (the CUDA plugin's
+// too): each value in float64, rounded once (the 16-bit floats go through
+// float32 copies).
 #include "plexus/op_math.h"
 
 #include "kernel_util.hpp"
@@ -30,7 +31,10 @@ void activation_typed(const OpTask& t) {
     case PX_OP_SOFTPLUS: return parallel_for(n, [=](int64_t i) { out[i] = T(px_softplus(double(x[i]))); });
     case PX_OP_SOFTPLUS_BACKWARD:
         return parallel_for(n, [=](int64_t i) { out[i] = T(px_mul_rn(double(dy[i]), px_softplus_grad(double(x[i])))); });
-    default: throw KernelError("not an activation op");
+    default: {  // the math functions (px_math)
+        const bool gradient = t.num_inputs > 1;
+        return parallel_for(n, [=, op = t.op](int64_t i) { out[i] = T(px_math(op, double(x[i]), gradient ? double(dy[i]) : 0.0)); });
+    }
     }
 }
 
@@ -44,8 +48,7 @@ void run_activation(const OpTask& t) {
 
 Kernels activation_kernels() {
     Kernels k;
-    for (int32_t op : {PX_OP_GELU, PX_OP_SILU, PX_OP_LEAKY_RELU, PX_OP_SOFTPLUS, PX_OP_GELU_BACKWARD,
-                       PX_OP_SILU_BACKWARD, PX_OP_LEAKY_RELU_BACKWARD, PX_OP_SOFTPLUS_BACKWARD})
+    for (int32_t op : {PX_OP_MATH_ROWS})
         k.push_back({op, through_float32<run_activation>, kFloatDtypes});
     return k;
 }

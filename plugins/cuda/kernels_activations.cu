@@ -1,6 +1,7 @@
-// GELU, SiLU, leaky ReLU and softplus, and their gradients from the forward op's
-// input, by plexus/op_math.h's formulas (the CPU plugin's too): each value in
-// float64, rounded once (the 16-bit floats go through float32 copies).
+// GELU, SiLU, leaky ReLU, softplus and the math functions (sin, floor, ...),
+// and their gradients, by plexus/op_math.h's formulas (the CPU plugin's too):
+// each value in float64, rounded once (the 16-bit floats go through float32
+// copies).
 #include "kernel_util.cuh"
 #include "plexus/op_math.h"
 
@@ -20,7 +21,8 @@ __global__ void activation(int32_t op, int64_t n, const T* __restrict__ x, const
         case PX_OP_SILU_BACKWARD: out[i] = T(px_mul_rn(double(dy[i]), px_silu_grad(v))); break;
         case PX_OP_SOFTPLUS: out[i] = T(px_softplus(v)); break;
         case PX_OP_SOFTPLUS_BACKWARD: out[i] = T(px_mul_rn(double(dy[i]), px_softplus_grad(v))); break;
-        default: out[i] = T(px_leaky_relu_backward(v, double(dy[i]), alpha)); break;  // LEAKY_RELU_BACKWARD
+        case PX_OP_LEAKY_RELU_BACKWARD: out[i] = T(px_leaky_relu_backward(v, double(dy[i]), alpha)); break;
+        default: out[i] = T(px_math(op, v, dy ? double(dy[i]) : 0.0)); break;  // the math functions
         }
     }
 }
@@ -42,8 +44,7 @@ void run_activation(const OpArgs& t, const Launch& l) {
 
 Kernels activation_kernels() {
     Kernels k;
-    for (int32_t op : {PX_OP_GELU, PX_OP_SILU, PX_OP_LEAKY_RELU, PX_OP_SOFTPLUS, PX_OP_GELU_BACKWARD,
-                       PX_OP_SILU_BACKWARD, PX_OP_LEAKY_RELU_BACKWARD, PX_OP_SOFTPLUS_BACKWARD})
+    for (int32_t op : {PX_OP_MATH_ROWS})
         k.push_back({op, through_float32<run_activation>, kFloatDtypes});
     return k;
 }

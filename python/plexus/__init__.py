@@ -14,6 +14,7 @@ from ._plexus import (Device, Tensor, cpu, gpu, num_gpus, try_gpu, try_all_gpus,
                       UnsupportedError, InvalidArgumentError, DeviceError)
 from . import random, init, nn, loss, data, metric, lr_scheduler, rnn
 from ._plexus import trace, trace_region  # where the time goes (docs/performance.md)
+import builtins as _builtins
 import numbers as _numbers
 import sys as _sys
 import types as _types
@@ -27,7 +28,8 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "maximum", "minimum", "dot", "stack", "save", "load", "concatenate", "clip", "expand_dims", "squeeze",
            "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot", "cumsum",
            "repeat", "swapaxes", "tile", "dropout", "rnn", "broadcast_to",
-           "sequence_mask", "linalg",
+           "sequence_mask", "linalg", "square", "power", "var", "std", "linspace", "eye", "identity", "meshgrid",
+           "transpose", "size", "pi", "e", "inf", "nan", "newaxis",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
            "float16", "bfloat16", "float32", "float64", "uint8", "int32", "int64", "set_np"]
@@ -293,7 +295,8 @@ def _unary(name):
 for _name in _plexus._unary_ops:
     globals()[_name] = _unary(_name)
 del _name
-__all__ += list(_plexus._unary_ops)
+# (Those named like Python's builtins, abs and round, are left out of it, as sum and max are.)
+__all__ += [_op for _op in _plexus._unary_ops if not hasattr(_builtins, _op)]
 
 
 def leaky_relu(x, alpha=0.01):
@@ -593,6 +596,210 @@ Tensor.repeat = lambda self, repeats, axis=None: repeat(self, repeats, axis)
 Tensor.swapaxes = lambda self, axis1, axis2: swapaxes(self, axis1, axis2)
 
 
+pi, e, inf, nan, newaxis = 3.141592653589793, 2.718281828459045, float("inf"), float("nan"), None
+
+
+def square(x):
+    """x * x elementwise, as np.square (differentiable)."""
+    return _need_tensor("square", "x", x) * x
+
+
+def power(x1, x2):
+    """x1 ** x2 elementwise with broadcasting, as np.power; either may be a number (d2l's
+    np.power(10000, np.arange(0, d, 2) / d)). Differentiable."""
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        raise TypeError("power: one of x1 and x2 is a tensor (for two numbers use Python's **), got %s and %s"
+                        % (type(x1).__name__, type(x2).__name__))
+    return x1 ** x2
+
+
+def _reduced_count(who, a, axis):
+    """How many elements each result of a reduction of `a` over `axis` (None, an int or a tuple) takes."""
+    if axis is None:
+        return a.size
+    axes = (axis,) if isinstance(axis, _numbers.Integral) and not isinstance(axis, bool) else tuple(axis)
+    count = 1
+    for ax in {_axis(who, ax, a.ndim) for ax in axes}:
+        count *= a.shape[ax]
+    return count
+
+
+def var(a, axis=None, keepdims=False, ddof=0):
+    """The variance over `axis` (None: every element), as np.var: the mean of the squared deviations from the
+    mean, divided by (count - ddof); integers in float64. Differentiable."""
+    _need_tensor("var", "a", a)
+    if isinstance(ddof, bool) or not isinstance(ddof, _numbers.Integral) or ddof < 0:
+        raise ValueError("var: ddof is a whole number >= 0, not %r" % (ddof,))
+    name = a._dtype_name
+    w = a if name.startswith("float") or name == "bfloat16" else a.astype("float64")
+    count = _reduced_count("var", w, axis)
+    if count - ddof <= 0:
+        raise ValueError("var: %d element(s) with ddof=%d leave no degree of freedom" % (count, ddof))
+    d = w - w.mean(axis=axis, keepdims=True)
+    return (d * d).sum(axis=axis, keepdims=keepdims) / float(count - ddof)
+
+
+def std(a, axis=None, keepdims=False, ddof=0):
+    """The standard deviation over `axis`, as np.std: the square root of var(a, axis, keepdims, ddof).
+    Differentiable (0 where every element is equal has no gradient through the root: it is 0 there)."""
+    return _root_of(var(a, axis=axis, keepdims=keepdims, ddof=ddof))
+
+
+Tensor.var = lambda self, axis=None, keepdims=False, ddof=0: var(self, axis, keepdims, ddof)
+Tensor.std = lambda self, axis=None, keepdims=False, ddof=0: std(self, axis, keepdims, ddof)
+Tensor.square = square
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, device=None, ctx=None):
+    """num values evenly spaced from start to stop (stop left out when endpoint is False), as np.linspace;
+    float32 unless dtype says otherwise, as MXNet's."""
+    import numpy
+    if isinstance(num, bool) or not isinstance(num, _numbers.Integral) or num < 0:
+        raise ValueError("linspace: num is a whole number >= 0, not %r" % (num,))
+    values = numpy.linspace(float(start), float(stop), int(num), endpoint=bool(endpoint))
+    return array(values, device=device, ctx=ctx, dtype=dtype or "float32")
+
+
+def eye(N, M=None, k=0, dtype=None, device=None, ctx=None):
+    """An N x M (M defaults to N) matrix of zeros with ones on diagonal k, as np.eye; float32 unless dtype
+    says otherwise."""
+    import numpy
+    for name, v in (("N", N), ("M", M), ("k", k)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, _numbers.Integral)):
+            raise TypeError("eye: %s is an int, not a %s" % (name, type(v).__name__))
+    if N < 0 or (M is not None and M < 0):
+        raise ValueError("eye: N and M must be >= 0, got %d and %s" % (N, M))
+    return array(numpy.eye(int(N), None if M is None else int(M), int(k)), device=device, ctx=ctx,
+                 dtype=dtype or "float32")
+
+
+def identity(n, dtype=None, device=None, ctx=None):
+    """The n x n identity matrix, as np.identity."""
+    return eye(n, dtype=dtype, device=device, ctx=ctx)
+
+
+def meshgrid(*xi, indexing="xy"):
+    """Coordinate grids from 1-D tensors, as np.meshgrid: with indexing 'xy' (the default) the first two
+    axes of the grids are swapped, as NumPy's. Differentiable."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("meshgrid: indexing is 'xy' or 'ij', not %r" % (indexing,))
+    for i, x in enumerate(xi):
+        _need_tensor("meshgrid", "xi[%d]" % i, x)
+    vectors = [x.reshape(-1) for x in xi]
+    shape = [v.shape[0] for v in vectors]
+    if indexing == "xy" and len(vectors) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for i, v in enumerate(vectors):
+        at = (1 if i == 0 else 0) if indexing == "xy" and len(vectors) >= 2 and i < 2 else i
+        view = [1] * len(vectors)
+        view[at] = v.shape[0]
+        grids.append(broadcast_to(v.reshape(tuple(view)), tuple(shape)))
+    return grids
+
+
+def transpose(a, axes=None):
+    """a with its axes reversed, or in the order `axes` gives, as np.transpose."""
+    _need_tensor("transpose", "a", a)
+    return a.transpose(*axes) if axes is not None else a.T
+
+
+def size(a, axis=None):
+    """The number of elements of a, or its length along `axis`, as np.size."""
+    _need_tensor("size", "a", a)
+    return a.size if axis is None else a.shape[_axis("size", axis, a.ndim)]
+
+
+Tensor.dot = lambda self, b: dot(self, b)
+
+
+def _iterate(self):
+    """The tensor's rows along its first axis, as NumPy's iteration; a 0-d tensor cannot be iterated."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+Tensor.__iter__ = _iterate
+
+
+def _window(who, name, value, rank, default):
+    """`value` as `rank` ints (an int stands for each), or `default` for None."""
+    if value is None:
+        return (default,) * rank
+    values = (value,) * rank if isinstance(value, _numbers.Integral) and not isinstance(value, bool) else tuple(value)
+    if len(values) != rank or any(isinstance(v, bool) or not isinstance(v, _numbers.Integral) for v in values):
+        raise ValueError("%s: %s is %d int(s) for a %d-D window, got %r" % (who, name, rank, rank, value))
+    return tuple(int(v) for v in values)
+
+
+def _spatial(who, data, kernel):
+    """(data as (N, C, H, W), the window's rank: 1 for (N, C, W) data, which runs as (N, C, 1, W))."""
+    _need_tensor(who, "data", data)
+    if kernel is None:
+        raise TypeError("%s: give the window as kernel=(kh, kw), or (k,) for (N, C, W) data" % who)
+    rank = 1 if isinstance(kernel, _numbers.Integral) else len(tuple(kernel))
+    if rank not in (1, 2) or data.ndim != rank + 2:
+        raise ShapeError("%s: a %d-D window takes data of rank %d ((N, C, W) or (N, C, H, W)), got kernel %r and "
+                         "data of shape %s" % (who, rank, rank + 2, kernel, tuple(data.shape)))
+    return (data.reshape(data.shape[0], data.shape[1], 1, data.shape[2]) if rank == 1 else data), rank
+
+
+def _lift(values, rank, fill):
+    """A 1-D window's values as the 2-D ones the runtime's ops take (height 1)."""
+    return (fill,) + values if rank == 1 else values
+
+
+def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None, pad=None,
+                num_filter=None, num_group=1, no_bias=False, layout=None, **kwargs):
+    """npx.convolution: data (N, C, H, W) with weight (num_filter, C, kh, kw) and bias (num_filter,), or (N, C, W)
+    data with a (num_filter, C, k) weight and kernel=(k,); stride 1 and pad 0 by default. Differentiable. Dilation,
+    groups and layouts other than channels-first are not offered."""
+    who = "convolution"
+    x, rank = _spatial(who, data, kernel)
+    _need_tensor(who, "weight", weight)
+    window = _window(who, "kernel", kernel, rank, 1)
+    if weight.ndim != rank + 2 or tuple(weight.shape[2:]) != window:
+        raise ShapeError("%s: the weight %s does not have the kernel %s after (num_filter, channels)"
+                         % (who, tuple(weight.shape), window))
+    if num_filter is not None and weight.shape[0] != num_filter:
+        raise ShapeError("%s: num_filter=%d, but the weight has %d filters" % (who, num_filter, weight.shape[0]))
+    if _window(who, "dilate", dilate, rank, 1) != (1,) * rank or num_group != 1 or layout not in (None, "NCW", "NCHW"):
+        raise ValueError("%s: dilate, num_group and layouts other than channels-first are not offered by Plexus"
+                         % who)
+    w = weight.reshape(weight.shape[0], weight.shape[1], 1, weight.shape[2]) if rank == 1 else weight
+    y = _plexus._conv2d(x, w, _lift(_window(who, "stride", stride, rank, 1), rank, 1),
+                        _lift(_window(who, "pad", pad, rank, 0), rank, 0))
+    if bias is not None and not no_bias:
+        _need_tensor(who, "bias", bias)
+        y = y + bias.reshape(1, -1, 1, 1)
+    return y.reshape(y.shape[0], y.shape[1], y.shape[3]) if rank == 1 else y
+
+
+def pooling(data=None, kernel=None, pool_type="max", global_pool=False, stride=None, pad=None, layout=None,
+            **kwargs):
+    """npx.pooling: the maximum ('max') or the mean ('avg', padding counted, as MXNet's default) of each window of
+    (N, C, H, W) data, or of (N, C, W) data with kernel=(k,); stride 1 and pad 0 by default, as MXNet's;
+    global_pool takes the whole plane. Differentiable."""
+    who = "pooling"
+    if pool_type not in ("max", "avg"):
+        raise ValueError("%s: pool_type is 'max' or 'avg', not %r" % (who, pool_type))
+    if layout not in (None, "NCW", "NCHW"):
+        raise ValueError("%s: layouts other than channels-first are not offered by Plexus" % who)
+    if global_pool:
+        _need_tensor(who, "data", data)
+        if data.ndim not in (3, 4):
+            raise ShapeError("%s: takes (N, C, W) or (N, C, H, W) data, got shape %s" % (who, tuple(data.shape)))
+        axes = tuple(range(2, data.ndim))
+        return data.max(axis=axes, keepdims=True) if pool_type == "max" else data.mean(axis=axes, keepdims=True)
+    x, rank = _spatial(who, data, kernel)
+    y = _plexus._pool2d(pool_type == "max", x, _lift(_window(who, "kernel", kernel, rank, 1), rank, 1),
+                        _lift(_window(who, "stride", stride, rank, 1), rank, 1),
+                        _lift(_window(who, "pad", pad, rank, 0), rank, 0))
+    return y.reshape(y.shape[0], y.shape[1], y.shape[3]) if rank == 1 else y
+
+
 _linalg_norm.__name__ = _linalg_norm.__qualname__ = "norm"
 # np.linalg, NumPy's submodule, with the names Plexus has (`import plexus.linalg` works too).
 linalg = _types.ModuleType(__name__ + ".linalg", "NumPy's linalg names that Plexus has: norm.")
@@ -608,5 +815,5 @@ np = _sys.modules[__name__]
 npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
                              relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
                              one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load,
-                             dropout=dropout)
+                             dropout=dropout, convolution=convolution, pooling=pooling)
 from . import gluon  # noqa: E402 (after the names it uses)

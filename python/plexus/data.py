@@ -16,7 +16,8 @@ from ._paths import existing_file
 _sys.modules[__name__ + ".transforms"] = transforms
 
 __all__ = ["read_npy", "read_npz", "read_csv", "default_max_data_bytes", "ArrayDataset", "ImageDataset",
-           "fashion_mnist", "default_fashion_mnist_folder", "DataLoader", "Batch", "transforms"]
+           "fashion_mnist", "default_fashion_mnist_folder", "DataLoader", "Batch", "transforms", "Dataset",
+           "SimpleDataset", "ArraysDataset", "SampleLoader", "default_batchify"]
 
 
 def _dev(device, ctx):
@@ -70,8 +71,12 @@ class ArrayDataset(_ArrayDataset):
     arrays, plexus tensors, or anything numpy.asarray takes. Bool arrays become uint8. The values are copied
     to the host once; the loader gathers batches from there."""
 
-    def __init__(self, data, label):
+    def __init__(self, *arrays):
         from . import Tensor, array
+        if len(arrays) != 2:
+            raise TypeError("ArrayDataset takes (data, label), got %d arrays: ArraysDataset takes any number (and "
+                            "gluon.data.ArrayDataset picks it), read by SampleLoader" % len(arrays))
+        data, label = arrays
         super().__init__(*(v if isinstance(v, Tensor) else array(_numeric(v, is_label)) for v, is_label in
                            ((data, False), (label, True))))
 
@@ -141,7 +146,8 @@ class DataLoader(_DataLoader):
         dev = _dev(device, ctx)
         if not isinstance(dataset, (ImageDataset, _ArrayDataset)):
             raise TypeError("DataLoader: the dataset is an ArrayDataset or fashion_mnist(), not a %s; give your "
-                            "arrays as ArrayDataset(data, label)" % type(dataset).__name__)
+                            "arrays as ArrayDataset(data, label), or read any dataset with SampleLoader (which "
+                            "gluon.data.DataLoader uses for it)" % type(dataset).__name__)
         # Gluon's worker processes: here one prefetch thread gathers, transforms and copies every batch, so
         # the number taken (d2l passes 4) changes neither the batches nor their order.
         if isinstance(num_workers, bool) or not isinstance(num_workers, _numbers.Integral) or num_workers < 0:
@@ -237,3 +243,157 @@ class DataLoader(_DataLoader):
     def __iter__(self):
         for b in self.batches():
             yield b.data, b.label
+
+
+class Dataset:
+    """Gluon's Dataset: a subclass gives __getitem__(i) (a sample: a tensor, a NumPy array, a number, or a tuple of
+    them) and __len__; SampleLoader (gluon.data.DataLoader) batches it."""
+
+    def __getitem__(self, idx):
+        raise NotImplementedError("%s: a Dataset defines __getitem__" % type(self).__name__)
+
+    def __len__(self):
+        raise NotImplementedError("%s: a Dataset defines __len__" % type(self).__name__)
+
+
+class SimpleDataset(Dataset):
+    """Gluon's SimpleDataset: a list (or anything with len() and indexing) as a dataset."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def __getitem__(self, idx):
+        return self._data[idx]
+
+    def __len__(self):
+        return len(self._data)
+
+
+class ArraysDataset(Dataset):
+    """Gluon's ArrayDataset of any number of arrays of one length (d2l's load_array of four): sample i is the
+    tuple of each array's row i (the row itself for one array). gluon.data.ArrayDataset makes one for other
+    than two arrays; two go to ArrayDataset, whose loader runs on a thread of its own."""
+
+    def __init__(self, *arrays):
+        from . import Tensor, array
+        if not arrays:
+            raise TypeError("ArrayDataset: give at least one array")
+        self._arrays = [a if isinstance(a, Tensor) else array(_numeric(a, False)) for a in arrays]
+        lengths = [a.shape[0] if a.ndim else None for a in self._arrays]
+        if None in lengths or len(set(lengths)) != 1:
+            raise ValueError("ArrayDataset: the arrays have one row per sample, so their first axes agree; got "
+                             "shapes %s" % [tuple(a.shape) for a in self._arrays])
+
+    def __len__(self):
+        return self._arrays[0].shape[0]
+
+    def __getitem__(self, idx):
+        rows = tuple(a[idx] for a in self._arrays)
+        return rows[0] if len(rows) == 1 else rows
+
+    def _gather(self, rows):
+        """The samples of `rows` (a NumPy int array) batched: each array's rows at once."""
+        from . import array
+        places = array(rows, dtype="int64", device=self._arrays[0].device)
+        batch = tuple(a[places] for a in self._arrays)
+        return batch[0] if len(batch) == 1 else batch
+
+
+def default_batchify(samples):
+    """Gluon's default_batchify_fn: samples that are tuples batch field by field; tensors stack on their device;
+    NumPy arrays and numbers become one array (of their NumPy dtype; Python floats float32, as MXNet's)."""
+    import numpy
+    from . import Tensor, array, stack
+    first = samples[0]
+    if isinstance(first, tuple):  # fields (a list is a value, as Gluon's)
+        if any(not isinstance(s, tuple) or len(s) != len(first) for s in samples):
+            raise TypeError("default_batchify: every sample is a tuple of %d fields, as the first one is" % len(first))
+        return tuple(default_batchify([s[k] for s in samples]) for k in range(len(first)))
+    if isinstance(first, Tensor):
+        return stack(list(samples), axis=0)
+    try:
+        values = numpy.asarray(samples)
+    except ValueError:  # ragged: NumPy cannot make one array of them
+        values = numpy.empty(0, dtype=object)
+    if values.dtype == object:
+        raise TypeError("default_batchify: the samples (%s) do not make one array: give a batchify_fn"
+                        % type(first).__name__)
+    if values.dtype == numpy.float64 and not isinstance(first, numpy.ndarray) and not isinstance(first, numpy.generic):
+        values = values.astype(numpy.float32)
+    return array(values, dtype=values.dtype if values.dtype != numpy.bool_ else "uint8")
+
+
+def _moved(batch, device):
+    from . import Tensor
+    if device is None:
+        return batch
+    if isinstance(batch, Tensor):
+        return batch.as_in_context(device)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_moved(b, device) for b in batch)
+    return batch
+
+
+class SampleLoader:
+    """Batches any dataset (a Dataset, or anything with __getitem__ and __len__) as Gluon's DataLoader: each
+    pass one epoch (shuffled by `seed` and the epoch when `shuffle`), batchify_fn(list of samples) making each
+    batch (default_batchify by default), moved to `device` when given. last_batch 'keep' or 'discard'. It
+    runs in the calling thread (DataLoader's prefetch thread serves ArrayDataset and fashion_mnist)."""
+
+    def __init__(self, dataset, batch_size, shuffle=False, last_batch="keep", batchify_fn=None, device=None, ctx=None,
+                 seed=0, num_workers=0, **kwargs):
+        if kwargs:
+            raise TypeError("DataLoader: %s not offered by Plexus (sampler, batch_sampler, pin_memory, ...)"
+                            % ", ".join(sorted(kwargs)))
+        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise TypeError("DataLoader: a dataset has __getitem__ and __len__, a %s has not" % type(dataset).__name__)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, _numbers.Integral) or batch_size < 1:
+            raise ValueError("DataLoader: batch_size is an int of at least 1, got %r" % (batch_size,))
+        if last_batch is None:
+            last_batch = "keep"
+        if last_batch not in ("keep", "discard"):
+            raise ValueError("DataLoader: last_batch %r: a dataset read sample by sample takes 'keep' or 'discard'"
+                             % (last_batch,))
+        if batchify_fn is not None and not callable(batchify_fn):
+            raise TypeError("DataLoader: batchify_fn is a callable of the list of samples")
+        if isinstance(num_workers, bool) or not isinstance(num_workers, _numbers.Integral) or num_workers < 0:
+            raise ValueError("DataLoader: num_workers is a whole number >= 0, not %r" % (num_workers,))
+        self._dataset, self._batch_size, self._shuffle = dataset, int(batch_size), bool(shuffle)
+        self.last_batch, self._batchify, self._seed = last_batch, batchify_fn, int(seed)
+        self._device = _dev(device, ctx) if (device is not None or ctx is not None) else None
+        self._epoch = 0
+        self._lock = _threading.Lock()
+
+    def __len__(self):
+        n, b = len(self._dataset), self._batch_size
+        return n // b if self.last_batch == "discard" else (n + b - 1) // b
+
+    @property
+    def epoch(self):
+        """The epoch the next pass gives."""
+        return self._epoch
+
+    def begin_epoch(self, epoch):
+        """Makes the next pass epoch `epoch` (its order), as DataLoader's."""
+        if isinstance(epoch, bool) or not isinstance(epoch, _numbers.Integral) or not 0 <= epoch < 2 ** 63:
+            raise ValueError("DataLoader.begin_epoch: the epoch is a whole number in [0, 2**63), not %r" % (epoch,))
+        with self._lock:
+            self._epoch = int(epoch)
+
+    def __iter__(self):
+        import numpy
+        with self._lock:
+            epoch = self._epoch
+            self._epoch += 1
+        n = len(self._dataset)
+        order = numpy.random.default_rng((self._seed, epoch)).permutation(n) if self._shuffle else numpy.arange(n)
+        gather = getattr(self._dataset, "_gather", None) if self._batchify is None else None
+        for start in range(0, len(self) * self._batch_size, self._batch_size):
+            rows = order[start:start + self._batch_size]
+            if gather is not None:
+                batch = gather(rows)
+            else:
+                samples = [self._dataset[int(i)] for i in rows]
+                batch = (self._batchify or default_batchify)(samples)
+            yield _moved(batch, self._device)
+

@@ -1,9 +1,10 @@
 """MXNet's Gluon names over Plexus's, so that the seeds' Gluon code runs with its import lines changed
 (`from plexus import autograd, gluon, np, npx` and `from plexus.gluon import nn`): gluon.nn, gluon.loss,
 gluon.rnn (RNN, GRU, LSTM), gluon.Trainer, gluon.Parameter, gluon.utils.split_and_load, gluon.data.DataLoader,
-gluon.data.ArrayDataset, and gluon.data.vision's FashionMNIST (with transform_first) and transforms (Compose, ToTensor, Normalize,
+gluon.data.ArrayDataset (of any number of arrays), gluon.data.Dataset and SimpleDataset (read with batchify_fn),
+and gluon.data.vision's FashionMNIST (with transform_first) and transforms (Compose, ToTensor, Normalize,
 RandomCrop, RandomFlipLeftRight). Each is the Plexus object of docs/python.md under Gluon's name; what
-Gluon has beyond these (hybridize, other datasets, image transforms such as Resize) is not here."""
+Gluon has beyond these (other datasets, image transforms such as Resize) is not here; hybridize changes nothing."""
 import types as _types
 
 from . import data as _data
@@ -35,12 +36,21 @@ _data.ImageDataset.transform_first = _transform_first
 _data.ArrayDataset.transform_first = _transform_first
 
 
-def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_workers=0, **kwargs):
-    """Gluon's DataLoader(dataset, batch_size, shuffle, last_batch, num_workers): plexus.data.DataLoader on
-    cpu(0) (the seeds move each batch with split_and_load or as_in_context), one prefetch thread for
-    Gluon's worker processes."""
+def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_workers=0, batchify_fn=None,
+                 **kwargs):
+    """Gluon's DataLoader(dataset, batch_size, shuffle, last_batch, num_workers, batchify_fn): plexus.data.DataLoader
+    on cpu(0) (the seeds move each batch with split_and_load or as_in_context), one prefetch thread for Gluon's
+    worker processes; any other dataset (a gluon.data.Dataset of your own, an ArrayDataset of other than two
+    arrays), or a batchify_fn, is read by plexus.data.SampleLoader."""
     if batch_size is None:
         raise TypeError("DataLoader: batch_size is needed")
+    native = isinstance(dataset, (_data.ImageDataset, _data.ArrayDataset, _Transformed))
+    if batchify_fn is not None or not native:
+        if isinstance(dataset, _Transformed):
+            raise TypeError("DataLoader: transform_first's transforms run in DataLoader's thread, which takes no "
+                            "batchify_fn")
+        return _data.SampleLoader(dataset, batch_size, shuffle=shuffle, last_batch=last_batch,
+                                  batchify_fn=batchify_fn, num_workers=num_workers, **kwargs)
     if isinstance(dataset, _Transformed):
         if kwargs.get("transforms") is not None:
             raise TypeError("DataLoader: the dataset has its transforms (transform_first); give them once")
@@ -69,4 +79,10 @@ _transforms = _types.SimpleNamespace(Compose=_Compose, ToTensor=_t.ToTensor, Nor
                                      RandomCrop=_t.RandomCrop, RandomFlipLeftRight=_t.RandomHorizontalFlip)
 _vision = _types.SimpleNamespace(datasets=_types.SimpleNamespace(FashionMNIST=_fashion_mnist),
                                  FashionMNIST=_fashion_mnist, transforms=_transforms)
-data = _types.SimpleNamespace(DataLoader=_data_loader, ArrayDataset=_data.ArrayDataset, vision=_vision)
+def _array_dataset(*arrays):
+    """Gluon's ArrayDataset(*arrays): ArrayDataset for (data, label), ArraysDataset for any other number."""
+    return _data.ArrayDataset(*arrays) if len(arrays) == 2 else _data.ArraysDataset(*arrays)
+
+
+data = _types.SimpleNamespace(DataLoader=_data_loader, ArrayDataset=_array_dataset, Dataset=_data.Dataset,
+                              SimpleDataset=_data.SimpleDataset, vision=_vision)

@@ -402,3 +402,11 @@ def _set_data_of_a_tensor(self, data):
 
 _set_data_of_a_tensor.__doc__ = _set_data.__doc__
 Parameter.set_data = _set_data_of_a_tensor
+
+
+# Layers written in Python with the names above (Conv1D, ..., HybridSequential).
+from .layers1d import (Conv1D, MaxPool1D, AvgPool1D, GlobalMaxPool1D, GlobalAvgPool1D,  # noqa: E402
+                       GlobalMaxPool2D, HybridBlock, HybridSequential)
+
+__all__ += ["Conv1D", "MaxPool1D", "AvgPool1D", "GlobalMaxPool1D", "GlobalAvgPool1D", "GlobalMaxPool2D",
+            "HybridBlock", "HybridSequential"]

@@ -22,6 +22,16 @@ def normal(loc=0.0, scale=1.0, shape=None, device=None, dtype="float32", ctx=Non
     return _plexus._normal(float(loc), float(scale), _shape(shape, size), _device(device, ctx), dtype)
 
 
+def rand(*shape, device=None, ctx=None, dtype="float32"):
+    """Values in [0, 1) of shape `shape` (each axis an argument), as np.random.rand."""
+    return uniform(0.0, 1.0, tuple(shape) or (1,), device=device, ctx=ctx, dtype=dtype)
+
+
+def randn(*shape, device=None, ctx=None, dtype="float32"):
+    """Standard normal values of shape `shape` (each axis an argument), as np.random.randn."""
+    return normal(0.0, 1.0, tuple(shape) or (1,), device=device, ctx=ctx, dtype=dtype)
+
+
 def seed(seed=None):
     """Reseeds the runtime's random stream, as np.random.seed (plexus.seed and npx.seed do the same): an int in
     [0, 2**64); None draws one from the operating system."""

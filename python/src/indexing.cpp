@@ -383,8 +383,45 @@ Tensor places(const Tensor& t, const py::tuple& key) {
     return mask;
 }
 
+// x[key] = values of any shape that broadcasts to x[key]'s (d2l's
+// P[:, :, 0::2] = np.sin(X)): each place key names takes its value (the last
+// one where an array of indices names a place twice, as NumPy's), gathered
+// from the values by an index per place of x made on the host.
+void assign_values(Tensor& t, const py::tuple& key, const py::object& value) {
+    const py::module_ np = py::module_::import("numpy");
+    const Shape s = t.shape();
+    const int64_t n = t.size();
+    // Each place's position in x, in the shape x[key] has: getitem's own reading of the key.
+    const Tensor numbered = plexus::arange(0, double(n), 1, plexus::cpu(), DType::int64).reshape(s);
+    const py::object positions = py::cast(indexed(numbered, key)).attr("asnumpy")();
+    Tensor values = assigned_values(t, value);
+    const py::tuple want = positions.attr("shape"), have = py::cast(values.shape());
+    py::object fits;
+    try {
+        fits = np.attr("broadcast_shapes")(have, want);
+    } catch (const py::error_already_set&) {
+        fits = py::none();
+    }
+    if (fits.is_none() || !fits.equal(want))
+        throw py::value_error("x[key] = v: could not broadcast the values of shape " +
+                              have.attr("__repr__")().cast<std::string>() + " into the places' shape " +
+                              want.attr("__repr__")().cast<std::string>());
+    if (positions.attr("size").cast<int64_t>() == 0) return;
+    if (!(values.device() == t.device())) values = values.as_in_context(t.device());
+    if (values.dtype() != t.dtype()) values = values.astype(t.dtype());
+    const py::object each = np.attr("broadcast_to")(
+        np.attr("arange")(values.size(), py::arg("dtype") = "int64").attr("reshape")(have), want);
+    py::object from = np.attr("full")(n, -1, py::arg("dtype") = "int64");
+    from[positions.attr("reshape")(-1)] = each.attr("reshape")(-1);
+    const Tensor mask = from_numpy(from.attr("__ge__")(0).attr("astype")("uint8"), t.device(), DType::uint8);
+    const Tensor picked = plexus::take(values.reshape({values.size()}),
+                                       from_numpy(np.attr("maximum")(from, 0), t.device(), DType::int64));
+    t.assign(plexus::where(mask, picked, t.reshape({n})).reshape(s));
+}
+
 // x[key] = v for a number v, or a one-element tensor: the places key names
-// take it (the rest keep theirs), through a mask of them.
+// take it (the rest keep theirs), through a mask of them; values of another
+// shape go through assign_values.
 void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
     const Tensor mask = places(t, key);
     if (!mask.defined()) {  // every place
@@ -401,9 +438,8 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
         number = plain ? plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype())
                        : from_numpy(value, t.device(), t.dtype());  // (a complex number refused there)
     } else {
-        throw py::type_error("x[key] = v, with several axes or arrays of indices in key, takes a number or a "
-                             "one-element tensor, not a " + type_name(value) +
-                             " of another shape; write the rows (x[i] = v, x[a:b] = v) or build the result with where()");
+        assign_values(t, key, value);
+        return;
     }
     t.assign(plexus::where(mask, number.dtype() == t.dtype() ? number : number.astype(t.dtype()), t));
 }

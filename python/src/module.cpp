@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -121,27 +122,40 @@ void drop_with_gil(py::object& held) noexcept {
     }
 }
 
+namespace {
+// A message as a Python user names things: the C++ frontend's scopes
+// (autograd::record(), Trainer::step) with Python's dots.
+std::string python_words(const char* what) {
+    std::string s = what;
+    const auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t i = 1; i + 2 < s.size(); ++i)
+        if (s[i] == ':' && s[i + 1] == ':' && ident(s[i - 1]) && ident(s[i + 2])) s.replace(i, 2, ".");
+    return s;
+}
+}  // namespace
+
 bool set_python_error(const std::exception_ptr& p) {
+    const auto raise = [](PyObject* type, const std::exception& e) { PyErr_SetString(type, python_words(e.what()).c_str()); };
     try {
         std::rethrow_exception(p);
     } catch (const plexus::DeviceMismatchError& e) {
-        PyErr_SetString(errors.device_mismatch, e.what());
+        raise(errors.device_mismatch, e);
     } catch (const plexus::ShapeError& e) {
-        PyErr_SetString(errors.shape, e.what());
+        raise(errors.shape, e);
     } catch (const plexus::DTypeError& e) {
-        PyErr_SetString(errors.dtype, e.what());
+        raise(errors.dtype, e);
     } catch (const plexus::OutOfMemoryError& e) {
-        PyErr_SetString(errors.oom, e.what());
+        raise(errors.oom, e);
     } catch (const plexus::UnsupportedError& e) {
-        PyErr_SetString(errors.unsupported, e.what());
+        raise(errors.unsupported, e);
     } catch (const plexus::PluginError& e) {
-        PyErr_SetString(errors.plugin, e.what());
+        raise(errors.plugin, e);
     } catch (const plexus::InvalidArgumentError& e) {
-        PyErr_SetString(errors.invalid, e.what());
+        raise(errors.invalid, e);
     } catch (const plexus::DeviceError& e) {
-        PyErr_SetString(errors.device, e.what());
+        raise(errors.device, e);
     } catch (const plexus::Error& e) {
-        PyErr_SetString(errors.base, e.what());
+        raise(errors.base, e);
     } catch (...) {
         return false;
     }
@@ -1124,6 +1138,15 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("minimum", [](const Tensor& a, double b) { return plexus::minimum(a, b); });
     m.def("minimum", [](double a, const Tensor& b) { return plexus::minimum(a, b); });
     m.def("dot", [](const Tensor& a, const Tensor& b) { return plexus::dot(a, b); });
+    // The functional convolution and pooling npx.convolution and npx.pooling give (plexus/__init__.py).
+    m.def("_conv2d", [](const Tensor& x, const Tensor& w, std::pair<int, int> stride, std::pair<int, int> pad) {
+        return plexus::conv2d(x, w, {stride.first, stride.second}, {pad.first, pad.second});
+    });
+    m.def("_pool2d", [](bool max, const Tensor& x, std::pair<int, int> size, std::pair<int, int> stride,
+                        std::pair<int, int> pad) {
+        return plexus::pool2d(max ? PX_OP_MAX_POOL2D : PX_OP_AVG_POOL2D, x, {size.first, size.second},
+                              {stride.first, stride.second}, {pad.first, pad.second});
+    });
     m.def("matmul", [](const Tensor& a, const Tensor& b) { return plexus::matmul(a, b); });
 
     // ---- autograd ----
@@ -1341,32 +1364,63 @@ PYBIND11_MODULE(_plexus, m) {
         })
         .def_property_readonly("name", &nn::Block::name)
         .def("__repr__", &nn::Block::describe);
+    // Gluon's arguments in Gluon's order, so that positional ones mean what they do there; those Plexus
+    // does not offer are taken at their defaults and refused otherwise, naming them.
+    const auto only_default = [](const char* layer, const char* name, bool is_default, const std::string& instead) {
+        if (!is_default)
+            throw py::value_error(std::string(layer) + ": " + name + " is not offered by Plexus" +
+                                  (instead.empty() ? "" : "; " + instead));
+    };
+    const auto is_none_or = [](const py::object& o, const char* text) {
+        return o.is_none() || (py::isinstance<py::str>(o) && o.cast<std::string>() == text);
+    };
+    const std::string initialize_instead = "initialize the layer with net.initialize(init) or the parameter's own "
+                                           "initialize(init) instead";
     BlockClass<nn::Dense>(mnn, "Dense")
-        .def(py::init([](int64_t units, const std::optional<std::string>& activation, int64_t in_units, bool use_bias,
-                         bool flatten, const std::optional<nn::ParameterDict>& params) {
+        .def(py::init([only_default, is_none_or, initialize_instead](
+                          int64_t units, const std::optional<std::string>& activation, bool use_bias, bool flatten,
+                          const py::object& dtype, const py::object& weight_initializer,
+                          const py::object& bias_initializer, int64_t in_units,
+                          const std::optional<nn::ParameterDict>& params) {
+                 only_default("Dense", "dtype other than float32", is_none_or(dtype, "float32") ||
+                              (!py::isinstance<py::str>(dtype) && parse_dtype(dtype) == plexus::DType::float32),
+                              "cast the layer with net.cast(dtype) after making it");
+                 only_default("Dense", "weight_initializer", weight_initializer.is_none(), initialize_instead);
+                 only_default("Dense", "bias_initializer", is_none_or(bias_initializer, "zeros"), initialize_instead);
                  auto made = std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias, flatten);
                  if (params) made->share_parameters(*params);
                  return made;
              }),
-             py::arg("units"), py::arg("activation") = py::none(), py::arg("in_units") = 0, py::arg("use_bias") = true,
-             py::arg("flatten") = true, py::arg("params") = py::none());
+             py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
+             py::arg("flatten") = true, py::arg("dtype") = "float32", py::arg("weight_initializer") = py::none(),
+             py::arg("bias_initializer") = "zeros", py::arg("in_units") = 0, py::arg("params") = py::none());
     auto pair = [](const py::object& o) {
         if (py::isinstance<py::int_>(o)) return plexus::Pair2(o.cast<int>());
         auto p = o.cast<std::pair<int, int>>();
         return plexus::Pair2(p.first, p.second);
     };
     BlockClass<nn::Conv2D>(mnn, "Conv2D")
-        .def(py::init([pair](int64_t channels, const py::object& kernel, const py::object& strides,
-                             const py::object& padding, const std::optional<std::string>& activation, int64_t in_channels,
-                             bool use_bias, const std::optional<nn::ParameterDict>& params) {
+        .def(py::init([pair, only_default, is_none_or, initialize_instead](
+                          int64_t channels, const py::object& kernel, const py::object& strides,
+                          const py::object& padding, const py::object& dilation, int groups, const std::string& layout,
+                          const std::optional<std::string>& activation, bool use_bias,
+                          const py::object& weight_initializer, const py::object& bias_initializer,
+                          int64_t in_channels, const std::optional<nn::ParameterDict>& params) {
+                 const plexus::Pair2 d = pair(dilation);
+                 only_default("Conv2D", "dilation other than 1", d.h == 1 && d.w == 1, "");
+                 only_default("Conv2D", "groups other than 1", groups == 1, "");
+                 only_default("Conv2D", "layout other than 'NCHW'", layout == "NCHW", "");
+                 only_default("Conv2D", "weight_initializer", weight_initializer.is_none(), initialize_instead);
+                 only_default("Conv2D", "bias_initializer", is_none_or(bias_initializer, "zeros"), initialize_instead);
                  auto made = std::make_shared<nn::Conv2D>(channels, pair(kernel), pair(strides), pair(padding),
                                                           activation.value_or(""), in_channels, use_bias);
                  if (params) made->share_parameters(*params);
                  return made;
              }),
              py::arg("channels"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = 0,
-             py::arg("activation") = py::none(), py::arg("in_channels") = 0, py::arg("use_bias") = true,
-             py::arg("params") = py::none());
+             py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("layout") = "NCHW",
+             py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("weight_initializer") = py::none(),
+             py::arg("bias_initializer") = "zeros", py::arg("in_channels") = 0, py::arg("params") = py::none());
     BlockClass<nn::MaxPool2D>(mnn, "MaxPool2D")
         .def(py::init([pair](const py::object& size, const py::object& strides, const py::object& padding) {
                  return std::make_shared<nn::MaxPool2D>(pair(size), strides.is_none() ? plexus::Pair2(0) : pair(strides),
@@ -1393,13 +1447,19 @@ PYBIND11_MODULE(_plexus, m) {
         };
     };
     BlockClass<nn::BatchNorm>(mnn, "BatchNorm")
-        .def(py::init([](int axis, double momentum, double epsilon, int64_t in_channels) {
+        .def(py::init([only_default](int axis, double momentum, double epsilon, bool center, bool scale,
+                                     bool use_global_stats, int64_t in_channels) {
                  if (axis != 1)
                      throw py::value_error("BatchNorm: axis " + std::to_string(axis) +
                                            ": Plexus normalises the channels of axis 1 only (NCHW, or (N, C))");
+                 only_default("BatchNorm", "center=False", center, "");
+                 only_default("BatchNorm", "scale=False", scale, "");
+                 only_default("BatchNorm", "use_global_stats=True", !use_global_stats,
+                              "run the network under autograd.predict_mode() to use the running statistics");
                  return std::make_shared<nn::BatchNorm>(momentum, epsilon, in_channels);
              }),
-             py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5, py::arg("in_channels") = 0)
+             py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5, py::arg("center") = true,
+             py::arg("scale") = true, py::arg("use_global_stats") = false, py::arg("in_channels") = 0)
         .def_property_readonly("gamma", own("gamma"))
         .def_property_readonly("beta", own("beta"))
         .def_property_readonly("running_mean", own("running_mean"))
@@ -1410,8 +1470,18 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("output_size"));
     BlockClass<nn::LeakyReLU>(mnn, "LeakyReLU").def(py::init<double>(), py::arg("alpha") = 0.01);
     BlockClass<nn::LayerNorm>(mnn, "LayerNorm")
-        .def(py::init<double, bool, bool, int64_t>(), py::arg("epsilon") = 1e-5, py::arg("center") = true,
-             py::arg("scale") = true, py::arg("in_channels") = 0)
+        .def(py::init([only_default, is_none_or, initialize_instead](
+                          int axis, double epsilon, bool center, bool scale, const py::object& beta_initializer,
+                          const py::object& gamma_initializer, int64_t in_channels) {
+                 if (axis != -1)
+                     throw py::value_error("LayerNorm: axis " + std::to_string(axis) +
+                                           ": Plexus normalises over the last axis only (axis=-1)");
+                 only_default("LayerNorm", "beta_initializer", is_none_or(beta_initializer, "zeros"), initialize_instead);
+                 only_default("LayerNorm", "gamma_initializer", is_none_or(gamma_initializer, "ones"), initialize_instead);
+                 return std::make_shared<nn::LayerNorm>(epsilon, center, scale, in_channels);
+             }),
+             py::arg("axis") = -1, py::arg("epsilon") = 1e-5, py::arg("center") = true, py::arg("scale") = true,
+             py::arg("beta_initializer") = "zeros", py::arg("gamma_initializer") = "ones", py::arg("in_channels") = 0)
         .def_property_readonly("gamma", own("gamma"))
         .def_property_readonly("beta", own("beta"));
     BlockClass<nn::Embedding>(mnn, "Embedding").def(py::init<int64_t, int64_t>(), py::arg("input_dim"),

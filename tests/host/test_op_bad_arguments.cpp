@@ -393,9 +393,11 @@ void fused_pool_rows(std::vector<Row>& rows) {
 }
 
 void activation_and_softmax_rows(std::vector<Row>& rows) {
-    const std::pair<int32_t, int32_t> acts[] = {{PX_OP_RELU, PX_OP_RELU_BACKWARD},
-                                                {PX_OP_SIGMOID, PX_OP_SIGMOID_BACKWARD},
-                                                {PX_OP_TANH, PX_OP_TANH_BACKWARD}};
+    std::vector<std::pair<int32_t, int32_t>> acts;  // the op table's gradients from the result
+#define PX_TEST_FROM_RESULT_(forward, backward, from) \
+    if ((from) == PX_GRAD_FROM_RESULT) acts.emplace_back(forward, backward);
+    PX_GRADIENT_TABLE(PX_TEST_FROM_RESULT_)
+#undef PX_TEST_FROM_RESULT_
     for (const auto& act : acts) {
         const int32_t fwd = act.first, bop = act.second;  // clang captures no structured binding before C++20
         auto back = [fwd](px_tensor* y, px_tensor* dy, px_tensor** o) { return px_activation_backward(px_op(fwd), y, dy, o); };

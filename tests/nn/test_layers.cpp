@@ -60,8 +60,8 @@ TEST_CASE("layer misuse is a clear error", "[nn][errors]") {
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { net(zeros({2, 5})); }), "the input has 5 features, the layer takes 3");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([&] { nn::Conv2D(2, 3).forward(zeros({2, 3})); }), "got rank 2");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { net.collect_params()["nope"]; }), "no parameter named 'nope'");
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "adagrad", {}); }),
-                        "unknown optimizer 'adagrad'");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "ftrl", {}); }),
+                        "unknown optimizer 'ftrl'");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(net.collect_params(), "sgd", {{"lr", 1}}); }),
                         "unknown sgd option 'lr'");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] {

@@ -80,8 +80,72 @@ TEST_CASE("adam's first step moves each parameter by the learning rate, against 
     REQUIRE(nn::Trainer(params, "Adam", {}).optimizer() == "adam");  // any case, as MXNet's registry
 }
 
+TEST_CASE("adagrad, rmsprop and adadelta follow MXNet's formulas, against float64 by hand", "[nn][optimizers]") {
+    const std::vector<double> w0{1.0, -2.0, 0.5}, x{0.3, -1.5, 2.0};  // the gradient of sum(w * x) is x
+    struct Case {
+        const char* name;
+        std::map<std::string, double> options;
+    };
+    for (const Case& c : {Case{"adagrad", {{"learning_rate", 0.1}, {"wd", 0.01}}},
+                          Case{"rmsprop", {{"learning_rate", 0.01}, {"gamma1", 0.8}, {"wd", 0.01}}},
+                          Case{"adadelta", {{"rho", 0.9}, {"wd", 0.01}}}}) {
+        DYNAMIC_SECTION(c.name) {
+            nn::Parameter w("w", {3});
+            w.initialize({cpu()});
+            w.set_data(array(w0, {3}));  // float64
+            nn::ParameterDict params;
+            params.add("w", &w);
+            nn::Trainer trainer(params, c.name, c.options);
+            std::vector<double> want = w0, s(3, 0.0), dx(3, 0.0);
+            const std::string name = c.name;
+            for (int step = 0; step < 3; ++step) {
+                Tensor l;
+                {
+                    auto r = autograd::record();
+                    l = (w.data() * array(x, {3})).sum();
+                }
+                l.backward();
+                trainer.step(1);
+                for (size_t i = 0; i < 3; ++i) {
+                    const double g = x[i], wd = 0.01;
+                    if (name == "adagrad") {  // MXNet's eps 1e-7
+                        s[i] += g * g;
+                        want[i] -= 0.1 * (g / std::sqrt(s[i] + 1e-7) + wd * want[i]);
+                    } else if (name == "rmsprop") {  // eps 1e-8
+                        const double gw = g + wd * want[i];
+                        s[i] = 0.8 * s[i] + 0.2 * gw * gw;
+                        want[i] -= 0.01 * gw / std::sqrt(s[i] + 1e-8);
+                    } else {  // adadelta: eps 1e-5, rate 1
+                        const double gw = g + wd * want[i];
+                        s[i] = 0.9 * s[i] + 0.1 * gw * gw;
+                        const double step_i = std::sqrt(dx[i] + 1e-5) / std::sqrt(s[i] + 1e-5) * gw;
+                        dx[i] = 0.9 * dx[i] + 0.1 * step_i * step_i;
+                        want[i] -= step_i;
+                    }
+                }
+                PX_REQUIRE_CLOSE(values(w.data()), want, 2e-6);  // the parameter is float32
+            }
+        }
+    }
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] {
+                            nn::ParameterDict none;
+                            nn::Trainer(none, "rmsprop", {{"gamma1", 1.0}});
+                        }),
+                        "gamma1 and rho must be in [0, 1)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] {
+                            nn::ParameterDict none;
+                            nn::Trainer(none, "adagrad", {{"momentum", 0.9}});
+                        }),
+                        "unknown adagrad option 'momentum' (learning_rate, epsilon, wd)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] {
+                            nn::ParameterDict none;
+                            nn::Trainer(none, "lamb", {});
+                        }),
+                        "unknown optimizer 'lamb' (sgd, nag, adam, adamw, adagrad, rmsprop, adadelta)");
+}
+
 TEST_CASE("every optimizer resumes exactly from saved parameters and states", "[nn][optimizers]") {
-    for (const char* opt : {"sgd", "nag", "adam", "adamw"}) {
+    for (const char* opt : {"sgd", "nag", "adam", "adamw", "adagrad", "rmsprop", "adadelta"}) {
         DYNAMIC_SECTION(opt) {
             std::map<std::string, double> options{{"learning_rate", 0.05}, {"wd", 0.01}};
             if (std::string(opt) == "sgd" || std::string(opt) == "nag") options["momentum"] = 0.9;
@@ -147,8 +211,8 @@ TEST_CASE("trainer options and state files that do not fit are refused, naming w
     nn::Sequential net = small_net();
     net.initialize(cpu());
     auto params = net.collect_params();
-    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "rmsprop", {}); }),
-                        "unknown optimizer 'rmsprop' (sgd, nag, adam, adamw)");
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "ftrl", {}); }),
+                        "unknown optimizer 'ftrl' (sgd, nag, adam, adamw, adagrad, rmsprop, adadelta)");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "sgd", {{"beta1", 0.9}}); }),
                         "unknown sgd option 'beta1' (learning_rate, momentum, wd)");
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { nn::Trainer(params, "adam", {{"beta2", 1.0}}); }),

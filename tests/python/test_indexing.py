@@ -119,8 +119,14 @@ def test_writing_through_a_tensor_of_indices_and_its_refusals():
     x[plexus.array([1, -1], dtype="int64")] = plexus.array([3.0], dtype="float64")
     want[[1, -1]] = 3.0
     assert np.array_equal(x.asnumpy(), want)
-    with pytest.raises(TypeError, match="takes a number or a one-element tensor"):
-        x[[0, 1]] = plexus.ones((2, 4, 5), dtype="float64")
+    # Values of the places' shape, or one that broadcasts to it, as NumPy's (it had been refused).
+    x[[0, 1]] = plexus.arange(40, dtype="float64").reshape(2, 4, 5)
+    want[[0, 1]] = np.arange(40.0).reshape(2, 4, 5)
+    x[[2, 2], 1] = plexus.array([[5.0], [6.0]], dtype="float64")  # a place named twice takes the last, as NumPy's
+    want[[2, 2], 1] = [[5.0], [6.0]]
+    assert np.array_equal(x.asnumpy(), want)
+    with pytest.raises(ValueError, match=r"could not broadcast the values of shape \(3,\) into the places' shape \(2, 4, 5\)"):
+        x[[0, 1]] = plexus.ones((3,), dtype="float64")
     with pytest.raises(IndexError, match="index 7 is out of bounds"):
         x[[7]] = 1.0
     with pytest.raises(IndexError, match="a new axis names no places"):

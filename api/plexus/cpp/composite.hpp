@@ -183,7 +183,7 @@ inline Tensor class_indices(const Tensor& labels, DType dtype, const std::string
                 shown << v;
                 throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                            who + ": " + what + " (a whole number below 2^63): found " +
-                                               shown.str() + "; an integer dtype says so outright");
+                                               shown.str() + " (int32 or int64 indices need no such check)");
             }
     return labels.astype(dtype);
 }

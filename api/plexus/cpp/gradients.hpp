@@ -79,6 +79,10 @@ inline Tensor Tensor::unary(px_op op) const {
         };
         break;
     default: {
+        if (px_op_zero_gradient(op)) {  // piecewise constant: floor, sign, ...
+            fn = [](const Tensor& dy) { return one(full(dy.shape(), 0.0, dy.device(), dy.dtype())); };
+            break;
+        }
         // An activation whose gradient is a row of its own (the op table's PX_GRADIENT_TABLE).
         int32_t from = 0;
         if (!px_op_backward(op, &from)) {

@@ -1,0 +1,188 @@
+"""Gluon's layers over one spatial axis and its global max pooling (d2l's TextCNN: Conv1D, GlobalMaxPool1D),
+and Gluon's hybrid names. Written with npx.convolution and npx.pooling, which run a (N, C, W) input as a
+(N, C, 1, W) image through the runtime's 2-D ops, so they are differentiable and run on any device; Conv1D's
+weight is Gluon's (channels, in_channels, kernel_size)."""
+import numbers as _numbers
+
+from . import _plexus as _native
+from .nn import Block, Parameter, Sequential, _not_a_tensor
+
+__all__ = ["Conv1D", "MaxPool1D", "AvgPool1D", "GlobalMaxPool1D", "GlobalAvgPool1D", "GlobalMaxPool2D",
+           "HybridBlock", "HybridSequential"]
+
+
+def _one(who, name, value, least):
+    """An int of at least `least`, or a 1-tuple of one (Gluon takes both for a 1-D layer)."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, _numbers.Integral) or value < least:
+        raise ValueError("%s: %s must be an int of at least %d (or a 1-tuple of one), got %r"
+                         % (who, name, least, value))
+    return int(value)
+
+
+def _three_axes(who, x):
+    if not isinstance(x, _native.Tensor):
+        raise _not_a_tensor("%s(x)" % who, "x", x)
+    if x.ndim != 3:
+        raise _native.ShapeError("%s: takes (batch, channels, width) inputs (layout 'NCW'), got shape %s"
+                                 % (who, tuple(x.shape)))
+    return x
+
+
+class Conv1D(Block):
+    """A convolution over the last axis of (batch, in_channels, width) inputs, as Gluon's nn.Conv1D (arguments
+    in its order; dilation, groups and other layouts than 'NCW' are not offered): weight (channels,
+    in_channels, kernel_size) and bias (channels,); in_channels 0 is inferred at the first call."""
+
+    def __init__(self, channels, kernel_size, strides=1, padding=0, dilation=1, groups=1, layout="NCW",
+                 activation=None, use_bias=True, weight_initializer=None, bias_initializer="zeros", in_channels=0):
+        super().__init__()
+        who = "Conv1D"
+        self._channels = _one(who, "channels", channels, 1)
+        self._kernel = _one(who, "kernel_size", kernel_size, 1)
+        self._stride = _one(who, "strides", strides, 1)
+        self._pad = _one(who, "padding", padding, 0)
+        if _one(who, "dilation", dilation, 1) != 1 or _one(who, "groups", groups, 1) != 1 or layout != "NCW":
+            raise ValueError("Conv1D: dilation, groups and layouts other than 'NCW' are not offered by Plexus "
+                             "(got dilation=%r, groups=%r, layout=%r)" % (dilation, groups, layout))
+        self._activation = None if activation is None else _native.nn.Activation(activation)
+        in_channels = _one(who, "in_channels", in_channels, 0)
+        shape = (self._channels, in_channels, self._kernel)
+        self.weight = Parameter._deferred("weight", shape, weight_initializer) if in_channels == 0 else \
+            Parameter("weight", shape, weight_initializer)
+        if use_bias:
+            self.bias = Parameter("bias", (self._channels,), bias_initializer)
+        self._use_bias = bool(use_bias)
+
+    def describe(self):
+        """As Gluon prints it: Conv1D(4 -> 8, kernel_size=(3,), stride=(1,))."""
+        return "Conv1D(%s -> %d, kernel_size=(%d,), stride=(%d,)%s)" % (
+            self.weight.shape[1] or "None", self._channels, self._kernel, self._stride,
+            ", padding=(%d,)" % self._pad if self._pad else "")
+
+    def forward(self, x):
+        from . import convolution
+        _three_axes("Conv1D", x)
+        if self.weight.shape[1] == 0:
+            self.weight._infer_shape((self._channels, x.shape[1], self._kernel))
+        elif self.weight.shape[1] != x.shape[1]:
+            raise _native.ShapeError("Conv1D: the input has %d channels, and the layer takes %d (in_channels, or "
+                                     "its first call's)" % (x.shape[1], self.weight.shape[1]))
+        bias = self.bias.data(x.device) if self._use_bias else None
+        y = convolution(x, self.weight.data(x.device), bias, kernel=(self._kernel,), stride=(self._stride,),
+                        pad=(self._pad,), num_filter=self._channels, no_bias=not self._use_bias)
+        return self._activation(y) if self._activation is not None else y
+
+
+class _Pool1D(Block):
+    _type = "max"
+
+    def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False):
+        super().__init__()
+        who = type(self).__name__
+        self._size = _one(who, "pool_size", pool_size, 1)
+        self._stride = self._size if strides is None else _one(who, "strides", strides, 1)
+        self._pad = _one(who, "padding", padding, 0)
+        if layout != "NCW" or ceil_mode:
+            raise ValueError("%s: layouts other than 'NCW' and ceil_mode are not offered by Plexus" % who)
+
+    def describe(self):
+        return "%s(size=(%d,), stride=(%d,), padding=(%d,))" % (type(self).__name__, self._size, self._stride,
+                                                                 self._pad)
+
+    def forward(self, x):
+        from . import pooling
+        return pooling(_three_axes(type(self).__name__, x), kernel=(self._size,), pool_type=self._type,
+                       stride=(self._stride,), pad=(self._pad,))
+
+
+class MaxPool1D(_Pool1D):
+    """The maximum of each window over the last axis, as Gluon's nn.MaxPool1D (strides default to pool_size)."""
+    _type = "max"
+
+
+class AvgPool1D(_Pool1D):
+    """The mean of each window over the last axis (padding counted), as Gluon's nn.AvgPool1D."""
+    _type = "avg"
+
+
+class _GlobalPool(Block):
+    _axes = (2,)
+    _max = True
+
+    def __init__(self, layout=None):
+        super().__init__()
+        if layout not in (None, "NCW", "NCHW"):
+            raise ValueError("%s: layout %r is not offered by Plexus (channels come second)"
+                             % (type(self).__name__, layout))
+
+    def describe(self):
+        return "%s()" % type(self).__name__
+
+    def forward(self, x):
+        who = type(self).__name__
+        if not isinstance(x, _native.Tensor):
+            raise _not_a_tensor("%s(x)" % who, "x", x)
+        if x.ndim != 2 + len(self._axes):
+            raise _native.ShapeError("%s: takes inputs of rank %d (batch, channels, ...), got shape %s"
+                                     % (who, 2 + len(self._axes), tuple(x.shape)))
+        # Gluon keeps the pooled axes as ones: (batch, channels, 1) or (batch, channels, 1, 1).
+        return x.max(axis=self._axes, keepdims=True) if self._max else x.mean(axis=self._axes, keepdims=True)
+
+
+class GlobalMaxPool1D(_GlobalPool):
+    """The maximum over the last axis, as Gluon's nn.GlobalMaxPool1D: (batch, channels, 1)."""
+
+
+class GlobalAvgPool1D(_GlobalPool):
+    """The mean over the last axis, as Gluon's nn.GlobalAvgPool1D: (batch, channels, 1)."""
+    _max = False
+
+
+class GlobalMaxPool2D(_GlobalPool):
+    """The maximum over the last two axes, as Gluon's nn.GlobalMaxPool2D: (batch, channels, 1, 1)."""
+    _axes = (2, 3)
+
+
+def _hybridize(self, active=True, **kwargs):
+    """Gluon's hybridize: MXNet compiles the block's graph; Plexus runs each op as it is called, always, so
+    this changes nothing (results are the same as MXNet's either way). Its options are taken and ignored."""
+    if not isinstance(active, bool):
+        raise TypeError("hybridize: active is True or False, not %r" % (active,))
+
+
+Block.hybridize = _hybridize
+
+
+def _export(self, path, epoch=0, **kwargs):
+    raise NotImplementedError("%s.export: Plexus has no compiled graph to export (hybridize changes nothing); save "
+                              "the parameters with save_parameters(path) and rebuild the network in code"
+                              % type(self).__name__)
+
+
+Block.export = _export
+
+
+class HybridBlock(Block):
+    """Gluon's HybridBlock, a Block here (hybridize changes nothing). A subclass writes forward(self, x, ...),
+    as Gluon 2's; one written for Gluon 1 with hybrid_forward(self, F, x, ..., **params) gets F = plexus (the
+    np names) and its own parameters' data by name, on x's device."""
+
+    def forward(self, *args):
+        if type(self).hybrid_forward is HybridBlock.hybrid_forward:
+            raise NotImplementedError("%s: define forward(self, x) (or Gluon 1's hybrid_forward(self, F, x))"
+                                      % type(self).__name__)
+        import plexus
+        device = next((a.device for a in args if isinstance(a, _native.Tensor)), None)
+        own = {name: p.data(device) if device is not None else p.data()
+               for name, p in vars(self).items() if isinstance(p, Parameter)}
+        return self.hybrid_forward(plexus, *args, **own)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """Gluon 1's form of forward: define it, or forward."""
+        raise NotImplementedError
+
+
+class HybridSequential(Sequential):
+    """Gluon's HybridSequential: a Sequential (hybridize changes nothing)."""
