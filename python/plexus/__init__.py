@@ -282,8 +282,12 @@ Tensor.ctx = property(lambda self: self.device)
 
 
 def _unary(name):
-    def f(x):
-        return getattr(x, name)()
+    def f(x, *args, **kwargs):
+        if name == "round" and (args or kwargs) and (list(args) + list(kwargs.values())) != [0]:
+            raise ValueError("round: decimals other than 0 are not offered by Plexus (x * 10**d, round, / 10**d)")
+        if name != "round" and (args or kwargs):
+            raise TypeError("%s(x) takes one tensor (NumPy's out=, where= and dtype= are not offered)" % name)
+        return getattr(_need_tensor(name, "x", x), name)()
     f.__name__ = name
     f.__doc__ = "Elementwise %s, on x's device." % name
     return f
@@ -624,14 +628,19 @@ def _reduced_count(who, a, axis):
     return count
 
 
-def var(a, axis=None, keepdims=False, ddof=0):
-    """The variance over `axis` (None: every element), as np.var: the mean of the squared deviations from the
-    mean, divided by (count - ddof); integers in float64. Differentiable."""
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """The variance over `axis` (None: every element), as np.var (its arguments in its order): the mean of the
+    squared deviations from the mean, divided by (count - ddof); integers in float64, or in `dtype`.
+    Differentiable."""
     _need_tensor("var", "a", a)
-    if isinstance(ddof, bool) or not isinstance(ddof, _numbers.Integral) or ddof < 0:
+    if out is not None:
+        raise TypeError("var: out= is not offered by Plexus; assign the result")
+    if isinstance(ddof, bool) or not isinstance(ddof, _numbers.Real) or ddof < 0 or ddof != int(ddof):
         raise ValueError("var: ddof is a whole number >= 0, not %r" % (ddof,))
+    ddof = int(ddof)
     name = a._dtype_name
-    w = a if name.startswith("float") or name == "bfloat16" else a.astype("float64")
+    w = a.astype(dtype) if dtype is not None else \
+        a if name.startswith("float") or name == "bfloat16" else a.astype("float64")
     count = _reduced_count("var", w, axis)
     if count - ddof <= 0:
         raise ValueError("var: %d element(s) with ddof=%d leave no degree of freedom" % (count, ddof))
@@ -639,14 +648,16 @@ def var(a, axis=None, keepdims=False, ddof=0):
     return (d * d).sum(axis=axis, keepdims=keepdims) / float(count - ddof)
 
 
-def std(a, axis=None, keepdims=False, ddof=0):
-    """The standard deviation over `axis`, as np.std: the square root of var(a, axis, keepdims, ddof).
-    Differentiable (0 where every element is equal has no gradient through the root: it is 0 there)."""
-    return _root_of(var(a, axis=axis, keepdims=keepdims, ddof=ddof))
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """The standard deviation over `axis`, as np.std: the square root of var (same arguments).
+    Differentiable (where every element is equal the gradient through the root is 0)."""
+    return _root_of(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
 
 
-Tensor.var = lambda self, axis=None, keepdims=False, ddof=0: var(self, axis, keepdims, ddof)
-Tensor.std = lambda self, axis=None, keepdims=False, ddof=0: std(self, axis, keepdims, ddof)
+Tensor.var = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False: var(self, axis, dtype, out, ddof,
+                                                                                       keepdims)
+Tensor.std = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False: std(self, axis, dtype, out, ddof,
+                                                                                       keepdims)
 Tensor.square = square
 
 
@@ -751,12 +762,24 @@ def _lift(values, rank, fill):
     return (fill,) + values if rank == 1 else values
 
 
+# MXNet's arguments that only tune how an op runs (or name it in a graph): taken and left alone.
+_TUNING_ONLY = ("workspace", "cudnn_tune", "cudnn_off", "name")
+
+
+def _no_other_arguments(who, kwargs):
+    other = sorted(k for k in kwargs if k not in _TUNING_ONLY)
+    if other:
+        raise TypeError("%s: %s not offered by Plexus (MXNet's stride= and pad= are; Gluon's strides= and padding= "
+                        "are the layers')" % (who, ", ".join(other)))
+
+
 def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None, pad=None,
                 num_filter=None, num_group=1, no_bias=False, layout=None, **kwargs):
     """npx.convolution: data (N, C, H, W) with weight (num_filter, C, kh, kw) and bias (num_filter,), or (N, C, W)
     data with a (num_filter, C, k) weight and kernel=(k,); stride 1 and pad 0 by default. Differentiable. Dilation,
     groups and layouts other than channels-first are not offered."""
     who = "convolution"
+    _no_other_arguments(who, kwargs)
     x, rank = _spatial(who, data, kernel)
     _need_tensor(who, "weight", weight)
     window = _window(who, "kernel", kernel, rank, 1)
@@ -778,21 +801,25 @@ def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dil
 
 
 def pooling(data=None, kernel=None, pool_type="max", global_pool=False, stride=None, pad=None, layout=None,
-            **kwargs):
+            pooling_convention="valid", count_include_pad=True, **kwargs):
     """npx.pooling: the maximum ('max') or the mean ('avg', padding counted, as MXNet's default) of each window of
     (N, C, H, W) data, or of (N, C, W) data with kernel=(k,); stride 1 and pad 0 by default, as MXNet's;
-    global_pool takes the whole plane. Differentiable."""
+    global_pool takes the whole plane (through the same op: a tie's gradient goes to its first maximum, as
+    MXNet's). Differentiable. pooling_convention 'full' and count_include_pad=False are not offered."""
     who = "pooling"
+    _no_other_arguments(who, kwargs)
     if pool_type not in ("max", "avg"):
         raise ValueError("%s: pool_type is 'max' or 'avg', not %r" % (who, pool_type))
     if layout not in (None, "NCW", "NCHW"):
         raise ValueError("%s: layouts other than channels-first are not offered by Plexus" % who)
+    if pooling_convention != "valid" or count_include_pad is not True:
+        raise ValueError("%s: pooling_convention='valid' and count_include_pad=True (MXNet's defaults) are what Plexus "
+                         "offers, not %r and %r" % (who, pooling_convention, count_include_pad))
     if global_pool:
         _need_tensor(who, "data", data)
         if data.ndim not in (3, 4):
             raise ShapeError("%s: takes (N, C, W) or (N, C, H, W) data, got shape %s" % (who, tuple(data.shape)))
-        axes = tuple(range(2, data.ndim))
-        return data.max(axis=axes, keepdims=True) if pool_type == "max" else data.mean(axis=axes, keepdims=True)
+        kernel, stride, pad = tuple(data.shape[2:]), None, None
     x, rank = _spatial(who, data, kernel)
     y = _plexus._pool2d(pool_type == "max", x, _lift(_window(who, "kernel", kernel, rank, 1), rank, 1),
                         _lift(_window(who, "stride", stride, rank, 1), rank, 1),

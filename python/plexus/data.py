@@ -71,8 +71,13 @@ class ArrayDataset(_ArrayDataset):
     arrays, plexus tensors, or anything numpy.asarray takes. Bool arrays become uint8. The values are copied
     to the host once; the loader gathers batches from there."""
 
-    def __init__(self, *arrays):
+    def __init__(self, *arrays, **named):
         from . import Tensor, array
+        unknown = set(named) - {"data", "label"}
+        if unknown:
+            raise TypeError("ArrayDataset: unexpected keyword argument(s) %s (it takes data and label)"
+                            % ", ".join(sorted(unknown)))
+        arrays += tuple(named[k] for k in ("data", "label") if k in named)
         if len(arrays) != 2:
             raise TypeError("ArrayDataset takes (data, label), got %d arrays: ArraysDataset takes any number (and "
                             "gluon.data.ArrayDataset picks it), read by SampleLoader" % len(arrays))
@@ -170,10 +175,13 @@ class DataLoader(_DataLoader):
             self._set_last_batch(last_batch)
         self._rows, self._batch_size = len(dataset), batch_size
         self._epoch = 0
-        self._lock = _threading.Lock()  # guards the members below, from any thread
+        # Guards the members below, from any thread; reentrant: a pass the collector ends (an unfinished
+        # one in a reference cycle) gives its loader back from inside whatever held the lock then.
+        self._lock = _threading.RLock()
         self._busy = False  # a pass now reads this loader's own batches
         self._spares = []  # idle loaders of passes that began while another ran (d2l's evaluate_loss)
         self._shards = None  # (rank, shards) as shard() last set them
+        self._sharding = 0  # shard() calls so far: a spare made before the last one is not given again
 
     def __len__(self):
         """The batches of the epoch the next pass gives (with rollover, it holds the rows the last one left)."""
@@ -195,10 +203,15 @@ class DataLoader(_DataLoader):
         return self._epoch
 
     def shard(self, rank, shards):
-        """This process's part of every batch (rank of shards), as split_and_load cuts a batch."""
+        """This process's part of every batch (rank of shards), as split_and_load cuts a batch. Refused while
+        a pass reads this loader (shard before the passes, or between them)."""
         with self._lock:
+            if self._busy:
+                raise RuntimeError("DataLoader.shard: a pass over this loader is unfinished (here or on another "
+                                   "thread); shard it before iterating, or once the pass has ended")
             super().shard(rank, shards)
             self._shards = (rank, shards)
+            self._sharding += 1
             self._spares.clear()
 
     def _loader_for_pass(self):
@@ -225,6 +238,7 @@ class DataLoader(_DataLoader):
         may each read one): each pass is the next epoch, from a loader of its own."""
         with self._lock:
             loader = self._loader_for_pass()
+            sharding = self._sharding
             _DataLoader.begin_epoch(loader, self._epoch)
             self._epoch += 1
         try:
@@ -237,7 +251,7 @@ class DataLoader(_DataLoader):
             with self._lock:
                 if loader is self:
                     self._busy = False
-                else:
+                elif sharding == self._sharding:  # a spare sharded as this loader is now
                     self._spares.append(loader)
 
     def __iter__(self):
@@ -278,7 +292,8 @@ class ArraysDataset(Dataset):
         from . import Tensor, array
         if not arrays:
             raise TypeError("ArrayDataset: give at least one array")
-        self._arrays = [a if isinstance(a, Tensor) else array(_numeric(a, False)) for a in arrays]
+        # Every array as ArrayDataset's labels: integers stay integers (Gluon's arrays are all alike).
+        self._arrays = [a if isinstance(a, Tensor) else array(_numeric(a, True)) for a in arrays]
         lengths = [a.shape[0] if a.ndim else None for a in self._arrays]
         if None in lengths or len(set(lengths)) != 1:
             raise ValueError("ArrayDataset: the arrays have one row per sample, so their first axes agree; got "
@@ -301,7 +316,8 @@ class ArraysDataset(Dataset):
 
 def default_batchify(samples):
     """Gluon's default_batchify_fn: samples that are tuples batch field by field; tensors stack on their device;
-    NumPy arrays and numbers become one array (of their NumPy dtype; Python floats float32, as MXNet's)."""
+    NumPy arrays and numbers become one array of NumPy's dtype for them (Python floats float64, as MXNet's;
+    integers Plexus has no dtype for in the next one that holds them)."""
     import numpy
     from . import Tensor, array, stack
     first = samples[0]
@@ -310,6 +326,9 @@ def default_batchify(samples):
             raise TypeError("default_batchify: every sample is a tuple of %d fields, as the first one is" % len(first))
         return tuple(default_batchify([s[k] for s in samples]) for k in range(len(first)))
     if isinstance(first, Tensor):
+        if not all(isinstance(s, Tensor) for s in samples):
+            raise TypeError("default_batchify: the samples mix tensors and %s; make them all tensors or all arrays"
+                            % type(next(s for s in samples if not isinstance(s, Tensor))).__name__)
         return stack(list(samples), axis=0)
     try:
         values = numpy.asarray(samples)
@@ -318,9 +337,7 @@ def default_batchify(samples):
     if values.dtype == object:
         raise TypeError("default_batchify: the samples (%s) do not make one array: give a batchify_fn"
                         % type(first).__name__)
-    if values.dtype == numpy.float64 and not isinstance(first, numpy.ndarray) and not isinstance(first, numpy.generic):
-        values = values.astype(numpy.float32)
-    return array(values, dtype=values.dtype if values.dtype != numpy.bool_ else "uint8")
+    return array(_numeric(values, True))
 
 
 def _moved(batch, device):

@@ -78,14 +78,15 @@ class Conv1D(Block):
 class _Pool1D(Block):
     _type = "max"
 
-    def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False):
+    def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False, count_include_pad=True):
         super().__init__()
         who = type(self).__name__
         self._size = _one(who, "pool_size", pool_size, 1)
         self._stride = self._size if strides is None else _one(who, "strides", strides, 1)
         self._pad = _one(who, "padding", padding, 0)
-        if layout != "NCW" or ceil_mode:
-            raise ValueError("%s: layouts other than 'NCW' and ceil_mode are not offered by Plexus" % who)
+        if layout != "NCW" or ceil_mode or count_include_pad is not True:
+            raise ValueError("%s: layouts other than 'NCW', ceil_mode and count_include_pad=False are not offered by "
+                             "Plexus" % who)
 
     def describe(self):
         return "%s(size=(%d,), stride=(%d,), padding=(%d,))" % (type(self).__name__, self._size, self._stride,
@@ -127,8 +128,10 @@ class _GlobalPool(Block):
         if x.ndim != 2 + len(self._axes):
             raise _native.ShapeError("%s: takes inputs of rank %d (batch, channels, ...), got shape %s"
                                      % (who, 2 + len(self._axes), tuple(x.shape)))
-        # Gluon keeps the pooled axes as ones: (batch, channels, 1) or (batch, channels, 1, 1).
-        return x.max(axis=self._axes, keepdims=True) if self._max else x.mean(axis=self._axes, keepdims=True)
+        # Gluon keeps the pooled axes as ones: (batch, channels, 1) or (batch, channels, 1, 1). The pooling op
+        # over the whole plane: a tie's gradient goes to its first maximum, as MaxPool's and MXNet's.
+        from . import pooling
+        return pooling(x, pool_type="max" if self._max else "avg", global_pool=True)
 
 
 class GlobalMaxPool1D(_GlobalPool):
@@ -148,8 +151,6 @@ class GlobalMaxPool2D(_GlobalPool):
 def _hybridize(self, active=True, **kwargs):
     """Gluon's hybridize: MXNet compiles the block's graph; Plexus runs each op as it is called, always, so
     this changes nothing (results are the same as MXNet's either way). Its options are taken and ignored."""
-    if not isinstance(active, bool):
-        raise TypeError("hybridize: active is True or False, not %r" % (active,))
 
 
 Block.hybridize = _hybridize

@@ -22,14 +22,22 @@ def normal(loc=0.0, scale=1.0, shape=None, device=None, dtype="float32", ctx=Non
     return _plexus._normal(float(loc), float(scale), _shape(shape, size), _device(device, ctx), dtype)
 
 
+def _axes(who, shape):
+    import numbers
+    if any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0 for d in shape):
+        raise TypeError("%s: each axis is an int >= 0, given as its own argument (rand(2, 3)), got %r"
+                        % (who, shape))
+    return tuple(int(d) for d in shape) or (1,)
+
+
 def rand(*shape, device=None, ctx=None, dtype="float32"):
-    """Values in [0, 1) of shape `shape` (each axis an argument), as np.random.rand."""
-    return uniform(0.0, 1.0, tuple(shape) or (1,), device=device, ctx=ctx, dtype=dtype)
+    """Values in [0, 1) of shape `shape` (each axis an argument), as np.random.rand (none: one value)."""
+    return uniform(0.0, 1.0, _axes("rand", shape), device=device, ctx=ctx, dtype=dtype)
 
 
 def randn(*shape, device=None, ctx=None, dtype="float32"):
     """Standard normal values of shape `shape` (each axis an argument), as np.random.randn."""
-    return normal(0.0, 1.0, tuple(shape) or (1,), device=device, ctx=ctx, dtype=dtype)
+    return normal(0.0, 1.0, _axes("randn", shape), device=device, ctx=ctx, dtype=dtype)
 
 
 def seed(seed=None):

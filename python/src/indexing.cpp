@@ -391,11 +391,17 @@ void assign_values(Tensor& t, const py::tuple& key, const py::object& value) {
     const py::module_ np = py::module_::import("numpy");
     const Shape s = t.shape();
     const int64_t n = t.size();
-    // Each place's position in x, in the shape x[key] has: getitem's own reading of the key.
-    const Tensor numbered = plexus::arange(0, double(n), 1, plexus::cpu(), DType::int64).reshape(s);
+    // Each place's position in x, in the shape x[key] has: getitem's own reading of the key (on x's
+    // device, where the key's tensors of indices are).
+    const Tensor numbered = plexus::arange(0, double(n), 1, t.device(), DType::int64).reshape(s);
     const py::object positions = py::cast(indexed(numbered, key)).attr("asnumpy")();
     Tensor values = assigned_values(t, value);
-    const py::tuple want = positions.attr("shape"), have = py::cast(values.shape());
+    const py::tuple want = positions.attr("shape");
+    // Leading axes of length 1 beyond the places' rank are dropped, as NumPy drops them.
+    Shape vs = values.shape();
+    while (vs.size() > want.size() && vs.front() == 1) vs.erase(vs.begin());
+    if (vs.size() != values.shape().size()) values = values.reshape(vs);
+    const py::tuple have = py::cast(vs);
     py::object fits;
     try {
         fits = np.attr("broadcast_shapes")(have, want);

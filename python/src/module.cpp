@@ -1384,7 +1384,8 @@ PYBIND11_MODULE(_plexus, m) {
                           const std::optional<nn::ParameterDict>& params) {
                  only_default("Dense", "dtype other than float32", is_none_or(dtype, "float32") ||
                               (!py::isinstance<py::str>(dtype) && parse_dtype(dtype) == plexus::DType::float32),
-                              "cast the layer with net.cast(dtype) after making it");
+                              "layers hold float32 parameters; run them in float16 or bfloat16 under "
+                              "nn.autocast(dtype)");
                  only_default("Dense", "weight_initializer", weight_initializer.is_none(), initialize_instead);
                  only_default("Dense", "bias_initializer", is_none_or(bias_initializer, "zeros"), initialize_instead);
                  auto made = std::make_shared<nn::Dense>(units, activation.value_or(""), in_units, use_bias, flatten);
@@ -1394,10 +1395,16 @@ PYBIND11_MODULE(_plexus, m) {
              py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
              py::arg("flatten") = true, py::arg("dtype") = "float32", py::arg("weight_initializer") = py::none(),
              py::arg("bias_initializer") = "zeros", py::arg("in_units") = 0, py::arg("params") = py::none());
+    // A window's int, or (height, width) pair; anything else a TypeError naming it.
     auto pair = [](const py::object& o) {
-        if (py::isinstance<py::int_>(o)) return plexus::Pair2(o.cast<int>());
-        auto p = o.cast<std::pair<int, int>>();
-        return plexus::Pair2(p.first, p.second);
+        if (py::isinstance<py::int_>(o) && !py::isinstance<py::bool_>(o)) return plexus::Pair2(o.cast<int>());
+        try {
+            auto p = o.cast<std::pair<int, int>>();
+            return plexus::Pair2(p.first, p.second);
+        } catch (const py::cast_error&) {
+            throw py::type_error("a window's size, stride, padding or dilation is an int or a pair of ints, not " +
+                                 py::repr(o).cast<std::string>());
+        }
     };
     BlockClass<nn::Conv2D>(mnn, "Conv2D")
         .def(py::init([pair, only_default, is_none_or, initialize_instead](
@@ -1447,8 +1454,11 @@ PYBIND11_MODULE(_plexus, m) {
         };
     };
     BlockClass<nn::BatchNorm>(mnn, "BatchNorm")
-        .def(py::init([only_default](int axis, double momentum, double epsilon, bool center, bool scale,
-                                     bool use_global_stats, int64_t in_channels) {
+        .def(py::init([only_default, is_none_or, initialize_instead](
+                          int axis, double momentum, double epsilon, bool center, bool scale, bool use_global_stats,
+                          const py::object& beta_initializer, const py::object& gamma_initializer,
+                          const py::object& running_mean_initializer, const py::object& running_variance_initializer,
+                          int64_t in_channels) {
                  if (axis != 1)
                      throw py::value_error("BatchNorm: axis " + std::to_string(axis) +
                                            ": Plexus normalises the channels of axis 1 only (NCHW, or (N, C))");
@@ -1456,10 +1466,18 @@ PYBIND11_MODULE(_plexus, m) {
                  only_default("BatchNorm", "scale=False", scale, "");
                  only_default("BatchNorm", "use_global_stats=True", !use_global_stats,
                               "run the network under autograd.predict_mode() to use the running statistics");
+                 only_default("BatchNorm", "beta_initializer", is_none_or(beta_initializer, "zeros"), initialize_instead);
+                 only_default("BatchNorm", "gamma_initializer", is_none_or(gamma_initializer, "ones"), initialize_instead);
+                 only_default("BatchNorm", "running_mean_initializer", is_none_or(running_mean_initializer, "zeros"),
+                              "");
+                 only_default("BatchNorm", "running_variance_initializer",
+                              is_none_or(running_variance_initializer, "ones"), "");
                  return std::make_shared<nn::BatchNorm>(momentum, epsilon, in_channels);
              }),
              py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5, py::arg("center") = true,
-             py::arg("scale") = true, py::arg("use_global_stats") = false, py::arg("in_channels") = 0)
+             py::arg("scale") = true, py::arg("use_global_stats") = false, py::arg("beta_initializer") = "zeros",
+             py::arg("gamma_initializer") = "ones", py::arg("running_mean_initializer") = "zeros",
+             py::arg("running_variance_initializer") = "ones", py::arg("in_channels") = 0)
         .def_property_readonly("gamma", own("gamma"))
         .def_property_readonly("beta", own("beta"))
         .def_property_readonly("running_mean", own("running_mean"))

@@ -351,3 +351,51 @@ def test_the_concise_adagrad_rmsprop_and_adadelta_follow_d2ls_from_scratch_versi
                 p -= step
         assert numpy.allclose(net.weight.data().asnumpy(), w, rtol=1e-5, atol=1e-6)
         assert numpy.allclose(net.bias.data().asnumpy(), b, rtol=1e-5, atol=1e-6)
+
+
+def test_review_findings_on_this_sessions_names():
+    # Values written through an index array on another device than cpu(0) (the positions had been made on cpu(0)).
+    x = np.zeros((3, 4), device=plexus.cpu(1))
+    x[np.array([0, 2], dtype="int64", device=plexus.cpu(1))] = np.ones((2, 4), device=plexus.cpu(1))
+    assert x.sum().item() == 8 and x.device == plexus.cpu(1)
+    # Leading length-1 axes of the values are dropped, as NumPy drops them.
+    a, b = plexus.zeros((3, 4)), numpy.zeros((3, 4))
+    a[[0, 1]] = plexus.ones((1, 2, 4))
+    b[[0, 1]] = numpy.ones((1, 2, 4))
+    assert numpy.array_equal(a.asnumpy(), b)
+    # Global max pooling sends a tie's gradient to its first maximum, as MaxPool1D and MXNet do.
+    t = plexus.array([[[1.0, 3.0, 3.0, 2.0]]])
+    t.attach_grad()
+    with autograd.record():
+        y = nn.GlobalMaxPool1D()(t).sum()
+    y.backward()
+    assert t.grad.reshape(-1).tolist() == [0.0, 1.0, 0.0, 0.0]
+    # MXNet's arguments Plexus does not offer are refused by name, never dropped.
+    img = plexus.arange(16).reshape(1, 1, 4, 4)
+    for kwargs, message in [({"count_include_pad": False}, "count_include_pad=True"),
+                            ({"pooling_convention": "full"}, "pooling_convention='valid'"),
+                            ({"strides": (2, 2)}, "strides not offered")]:
+        with pytest.raises((TypeError, ValueError), match=message):
+            npx.pooling(img, kernel=(2, 2), pool_type="avg", **kwargs)
+    assert npx.pooling(img, kernel=(2, 2), stride=(2, 2), cudnn_off=True).shape == (1, 1, 2, 2)
+    with pytest.raises(ValueError, match="count_include_pad=False are not offered"):
+        nn.AvgPool1D(2, count_include_pad=False)
+    # NumPy's argument order for var and std (the third is dtype); round's decimals; clear refusals.
+    v = f64([[1.0, 2.0], [3.0, 5.0]])
+    assert numpy.allclose(np.var(v, 0, "float32").asnumpy(), numpy.var(v.asnumpy(), 0))
+    assert np.var(v, 0, "float32").dtype == "float32" and np.std(v, ddof=1.0).item() > 0
+    with pytest.raises(ValueError, match="decimals other than 0"):
+        np.round(v, 1)
+    assert np.round(v, 0).tolist() == v.tolist()
+    with pytest.raises(TypeError, match="sin: x is a builtins.float, not a plexus Tensor"):
+        np.sin(1.0)
+    with pytest.raises(TypeError, match="each axis is an int >= 0, given as its own argument"):
+        np.random.rand((2, 3))
+    with pytest.raises(TypeError, match="a window's size, stride, padding or dilation is an int or a pair of ints, not 'relu'"):
+        nn.Conv2D(6, 5, 1, 0, "relu")  # Plexus's old positional form: the fifth is now the dilation
+    with pytest.raises(ValueError, match="nn.autocast"):
+        nn.Dense(4, dtype="float64")
+    with pytest.raises(ValueError, match="BatchNorm: gamma_initializer is not offered"):
+        nn.BatchNorm(gamma_initializer="zeros")
+    assert nn.BatchNorm(beta_initializer="zeros", running_variance_initializer="ones") is not None
+    assert nn.HybridSequential().hybridize(1) is None

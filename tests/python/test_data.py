@@ -569,3 +569,51 @@ def test_metrics_take_labels_of_one_column_as_mxnet_does():
         assert m.num_inst == 3
     with pytest.raises(plexus.ShapeError, match="wants labels \\(N\\) and preds \\(N, C\\)"):
         plexus.metric.Accuracy().update(plexus.array([[1, 2]]), preds)
+
+
+def test_loader_passes_review_findings():
+    import gc
+    rows = np.arange(40.0).reshape(40, 1)
+    # A pass the collector ends while a new pass holds the loader's lock gives its loader back (it had deadlocked).
+    dl = plexus.data.DataLoader(plexus.data.ArrayDataset(rows, np.arange(40)), 8)
+
+    class Holder:
+        pass
+    # The collector made to run while the new pass makes its spare loader under the lock (a few allocations
+    # in): each threshold below lands it at another point of that.
+    for extra in range(1, 8):
+        gc.collect()
+        gc.disable()
+        h = Holder()
+        h.me, h.it = h, dl.batches()
+        next(h.it)
+        del h
+        gc.set_threshold(gc.get_count()[0] + extra, 1000, 1000)
+        gc.enable()
+        try:
+            assert len(next(dl.batches()).rows) == 8
+        finally:
+            gc.set_threshold(700, 10, 10)
+    # A spare made before shard() is not given to a later pass (it had read unsharded rows).
+    dl = plexus.data.DataLoader(plexus.data.ArrayDataset(rows, np.arange(40)), 8)
+    it1 = dl.batches()
+    next(it1)
+    it2 = dl.batches()
+    next(it2)
+    with pytest.raises(RuntimeError, match="shard it before iterating, or once the pass has ended"):
+        dl.shard(1, 2)
+    list(it2), list(it1)
+    dl.shard(1, 2)
+    a = dl.batches()
+    first = next(a).rows
+    b = dl.batches()
+    assert next(b).rows == first == [4, 5, 6, 7]
+    # ArrayDataset's keywords, and integer columns of any number of arrays stay integers; Python floats batch in
+    # float64, as MXNet's default_batchify_fn.
+    ds = plexus.data.ArrayDataset(data=rows, label=np.arange(40))
+    assert len(ds) == 40
+    three = plexus.data.ArraysDataset(rows, np.arange(40, dtype=np.int8), np.arange(40, dtype=np.uint16))
+    assert [three[1][k].dtype for k in (1, 2)] == [np.int32, np.int32]
+    assert plexus.data.default_batchify([1.5, 2.5]).dtype == np.float64
+    with pytest.raises(TypeError, match="mix tensors and ndarray"):
+        plexus.data.default_batchify([plexus.ones((2,)), np.ones(2)])
