@@ -800,6 +800,34 @@ def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dil
     return y.reshape(y.shape[0], y.shape[1], y.shape[3]) if rank == 1 else y
 
 
+def deconvolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None, pad=None, adj=None,
+                  target_shape=None, num_filter=None, num_group=1, no_bias=True, layout=None, **kwargs):
+    """npx.deconvolution, the transposed convolution (Gluon's Conv2DTranspose): data (N, C, H, W) with weight
+    (C, num_filter, kh, kw) -> (N, num_filter, (H - 1) stride - 2 pad + kh + adj, ...); stride 1, pad and adj 0 by
+    default; bias (num_filter,) unless no_bias (MXNet's default True). Differentiable; dilation, groups and
+    target_shape are not offered."""
+    who = "deconvolution"
+    _no_other_arguments(who, kwargs)
+    _need_tensor(who, "data", data)
+    _need_tensor(who, "weight", weight)
+    window = _window(who, "kernel", kernel, 2, 1)
+    if data.ndim != 4 or weight.ndim != 4 or tuple(weight.shape[2:]) != window or weight.shape[0] != data.shape[1]:
+        raise ShapeError("%s: takes data (N, C, H, W) and a weight (C, num_filter, %d, %d), got %s and %s"
+                         % (who, window[0], window[1], tuple(data.shape), tuple(weight.shape)))
+    if num_filter is not None and weight.shape[1] != num_filter:
+        raise ShapeError("%s: num_filter=%d, but the weight has %d" % (who, num_filter, weight.shape[1]))
+    if _window(who, "dilate", dilate, 2, 1) != (1, 1) or num_group != 1 or target_shape is not None or \
+            layout not in (None, "NCHW"):
+        raise ValueError("%s: dilate, num_group, target_shape and layouts other than 'NCHW' are not offered by Plexus"
+                         % who)
+    y = _plexus._conv2d_transpose(data, weight, _window(who, "stride", stride, 2, 1), _window(who, "pad", pad, 2, 0),
+                                  _window(who, "adj", adj, 2, 0))
+    if bias is not None and not no_bias:
+        _need_tensor(who, "bias", bias)
+        y = y + bias.reshape(1, -1, 1, 1)
+    return y
+
+
 def pooling(data=None, kernel=None, pool_type="max", global_pool=False, stride=None, pad=None, layout=None,
             pooling_convention="valid", count_include_pad=True, **kwargs):
     """npx.pooling: the maximum ('max') or the mean ('avg', padding counted, as MXNet's default) of each window of
@@ -842,5 +870,5 @@ np = _sys.modules[__name__]
 npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
                              relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
                              one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load,
-                             dropout=dropout, convolution=convolution, pooling=pooling)
+                             dropout=dropout, convolution=convolution, deconvolution=deconvolution, pooling=pooling)
 from . import gluon  # noqa: E402 (after the names it uses)

@@ -405,8 +405,8 @@ Parameter.set_data = _set_data_of_a_tensor
 
 
 # Layers written in Python with the names above (Conv1D, ..., HybridSequential).
-from .layers1d import (Conv1D, MaxPool1D, AvgPool1D, GlobalMaxPool1D, GlobalAvgPool1D,  # noqa: E402
-                       GlobalMaxPool2D, HybridBlock, HybridSequential)
+from .gluon_layers import (Conv1D, Conv2DTranspose, MaxPool1D, AvgPool1D, GlobalMaxPool1D,  # noqa: E402
+                           GlobalAvgPool1D, GlobalMaxPool2D, HybridBlock, HybridSequential)
 
-__all__ += ["Conv1D", "MaxPool1D", "AvgPool1D", "GlobalMaxPool1D", "GlobalAvgPool1D", "GlobalMaxPool2D",
+__all__ += ["Conv1D", "Conv2DTranspose", "MaxPool1D", "AvgPool1D", "GlobalMaxPool1D", "GlobalAvgPool1D", "GlobalMaxPool2D",
             "HybridBlock", "HybridSequential"]

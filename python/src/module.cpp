@@ -1142,6 +1142,11 @@ PYBIND11_MODULE(_plexus, m) {
     m.def("_conv2d", [](const Tensor& x, const Tensor& w, std::pair<int, int> stride, std::pair<int, int> pad) {
         return plexus::conv2d(x, w, {stride.first, stride.second}, {pad.first, pad.second});
     });
+    m.def("_conv2d_transpose", [](const Tensor& x, const Tensor& w, std::pair<int, int> stride, std::pair<int, int> pad,
+                                  std::pair<int, int> output_padding) {
+        return plexus::conv2d_transpose(x, w, {stride.first, stride.second}, {pad.first, pad.second},
+                                        {output_padding.first, output_padding.second});
+    });
     m.def("_pool2d", [](bool max, const Tensor& x, std::pair<int, int> size, std::pair<int, int> stride,
                         std::pair<int, int> pad) {
         return plexus::pool2d(max ? PX_OP_MAX_POOL2D : PX_OP_AVG_POOL2D, x, {size.first, size.second},

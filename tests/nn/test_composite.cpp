@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "../conformance/nn_reference.hpp"
 #include "../support.hpp"
 #include "plexus/plexus.hpp"
 
@@ -266,4 +267,36 @@ TEST_CASE("matmul broadcasts batch axes beyond three as NumPy's and refuses ones
           "matmul: the batch axes of (2, 3, 4, 5) and (4, 5, 6) do not broadcast together");
     CHECK(message_of<ShapeError>([&] { matmul(ones({2, 3, 4, 5}), ones({3, 4, 6})); }) ==
           "matmul: (2, 3, 4, 5) x (3, 4, 6): the inner axes differ (5 and 4)");
+}
+
+TEST_CASE("conv2d_transpose scatters each input by the kernel, and its gradients match finite differences",
+          "[nn][composite]") {
+    // x (1,2,3,2), w (2,3,3,2), stride (2,1), pad (1,0), output_padding (1,0): y (1,3,6,3), worked by hand
+    // as the scatter y[o, i s - p + a, j s - p + b] += x[c, i, j] w[c, o, a, b].
+    const std::vector<double> x = pxtest::random_values(12, 31), w = pxtest::random_values(36, 32);
+    const int64_t oh = (3 - 1) * 2 - 2 * 1 + 3 + 1, ow = (2 - 1) * 1 - 0 + 2 + 0;
+    std::vector<double> want(size_t(3 * oh * ow), 0.0);
+    for (int c = 0; c < 2; ++c)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 2; ++j)
+                for (int o = 0; o < 3; ++o)
+                    for (int a = 0; a < 3; ++a)
+                        for (int b = 0; b < 2; ++b) {
+                            const int64_t r = i * 2 - 1 + a, q = j * 1 + b;
+                            if (r < 0 || r >= oh || q < 0 || q >= ow) continue;
+                            want[size_t((o * oh + r) * ow + q)] += x[size_t((c * 3 + i) * 2 + j)] * w[size_t(((c * 3 + o) * 3 + a) * 2 + b)];
+                        }
+    const Tensor y = conv2d_transpose(array(x, {1, 2, 3, 2}), array(w, {2, 3, 3, 2}), {2, 1}, {1, 0}, {1, 0});
+    REQUIRE(y.shape() == Shape{1, 3, oh, ow});
+    PX_REQUIRE_CLOSE(values(y), want, 1e-12);
+    const std::vector<double> weights = pxtest::random_values(size_t(3 * oh * ow), 33);
+    pxtest::check_gradients(cpu(), {{{1, 2, 3, 2}, x}, {{2, 3, 3, 2}, w}}, [&](const std::vector<Tensor>& t) {
+        return (conv2d_transpose(t[0], t[1], {2, 1}, {1, 0}, {1, 0}) * array(weights, {1, 3, oh, ow})).sum();
+    });
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([] {
+                            conv2d_transpose(zeros({1, 1, 2, 2}), zeros({1, 1, 3, 3}), 2, 0, 2);
+                        }),
+                        "output_padding (2, 2) must be >= 0 and below the stride (2, 2)");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([] { conv2d_transpose(zeros({1, 2, 2}), zeros({1, 1, 3, 3})); }),
+                        "takes x (N, C, H, W) and weight (C, O, KH, KW)");
 }

@@ -399,3 +399,58 @@ def test_review_findings_on_this_sessions_names():
         nn.BatchNorm(gamma_initializer="zeros")
     assert nn.BatchNorm(beta_initializer="zeros", running_variance_initializer="ones") is not None
     assert nn.HybridSequential().hybridize(1) is None
+
+
+@pytest.mark.parametrize("stride,pad,adj,k", [((1, 1), (0, 0), (0, 0), (3, 3)), ((2, 2), (1, 1), (0, 0), (4, 4)),
+                                               ((2, 3), (1, 0), (1, 2), (3, 4)), ((4, 4), (2, 2), (0, 0), (8, 8))])
+def test_the_transposed_convolution_matches_torch(stride, pad, adj, k):
+    torch = need("torch")
+    rng = numpy.random.default_rng(8)
+    x0, w0, b0 = rng.normal(size=(2, 3, 5, 4)), rng.normal(size=(3, 6) + k), rng.normal(size=6)
+    x, w = f64(x0), f64(w0)
+    x.attach_grad()
+    w.attach_grad()
+    with autograd.record():
+        y = npx.deconvolution(x, w, f64(b0), kernel=k, stride=stride, pad=pad, adj=adj, num_filter=6, no_bias=False)
+        loss = (y * y).sum()
+    loss.backward()
+    xt, wt = torch.tensor(x0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    yt = torch.nn.functional.conv_transpose2d(xt, wt, torch.tensor(b0), stride=stride, padding=pad, output_padding=adj)
+    (yt * yt).sum().backward()
+    assert y.shape == tuple(yt.shape)
+    assert numpy.allclose(y.asnumpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert numpy.allclose(x.grad.asnumpy(), xt.grad.numpy(), rtol=1e-11)
+    assert numpy.allclose(w.grad.asnumpy(), wt.grad.numpy(), rtol=1e-11)
+
+
+def test_gluons_conv2d_transpose_as_d2ls_dcgan_and_fcn_use_it():
+    torch = need("torch")
+    # d2l's DCGAN generator block: Conv2DTranspose(channels, 4, strides=2, padding=1), BatchNorm, relu.
+    g = nn.Sequential()
+    g.add(nn.Conv2DTranspose(8, 4, 2, 1), nn.BatchNorm(), nn.Activation("relu"), nn.Conv2DTranspose(3, 4, 2, 1))
+    g.initialize()
+    z = plexus.random.normal(0, 1, (2, 5, 4, 4))
+    out = g(z)
+    assert out.shape == (2, 3, 16, 16) and g[0].weight.shape == (5, 8, 4, 4)
+    assert repr(g[0]) == "Conv2DTranspose(5 -> 8, kernel_size=(4, 4), stride=(2, 2), padding=(1, 1))"
+    layer = g[3]
+    ref = torch.nn.functional.conv_transpose2d(torch.tensor(g[2](g[1](g[0](z))).asnumpy()),
+                                               torch.tensor(layer.weight.data().asnumpy()),
+                                               torch.tensor(layer.bias.data().asnumpy()), stride=2, padding=1)
+    assert numpy.allclose(out.asnumpy(), ref.numpy(), atol=1e-5)
+    trainer = gluon.Trainer(g.collect_params(), "adam", {"learning_rate": 0.01})
+    with autograd.record():
+        loss = (g(z) ** 2).mean()
+    loss.backward()
+    trainer.step(2)
+    assert g[0].weight.grad().abs().sum().item() > 0
+    # FCN's upsampling by 32: kernel 64, padding 16, strides 32.
+    up = nn.Conv2DTranspose(2, kernel_size=64, padding=16, strides=32, use_bias=False)
+    up.initialize()
+    assert up(plexus.ones((1, 4, 2, 3))).shape == (1, 2, 64, 96)
+    with pytest.raises(ValueError, match="dilation, groups and layouts"):
+        nn.Conv2DTranspose(2, 3, dilation=2)
+    with pytest.raises(plexus.InvalidArgumentError, match="output_padding \\(2, 2\\) must be >= 0 and below the stride"):
+        npx.deconvolution(f64(numpy.ones((1, 1, 2, 2))), f64(numpy.ones((1, 1, 3, 3))), kernel=(3, 3), adj=(2, 2))
+    with pytest.raises(plexus.ShapeError, match="takes data \\(N, C, H, W\\) and a weight"):
+        npx.deconvolution(f64(numpy.ones((1, 2, 2, 2))), f64(numpy.ones((1, 1, 3, 3))), kernel=(3, 3))

@@ -2,6 +2,7 @@
 // losses, dropout), differentiable, on the device of their inputs.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,48 @@ inline Tensor conv2d(const Tensor& x, const Tensor& w, Pair2 stride = 1, Pair2 p
         });
         return std::vector<Tensor>{dx, dw};
     }, "conv2d", {xd, wd});
+    return out;
+}
+
+// The transposed convolution (Gluon's Conv2DTranspose, MXNet's deconvolution):
+// x (N,C,H,W) with weight w (C,O,KH,KW) -> (N,O,OH,OW), OH = (H - 1) stride -
+// 2 pad + KH + output_padding (output_padding below stride). It is the
+// gradient of conv2d with respect to its input, so it runs as that op; its own
+// gradients are a convolution (for x) and conv2d's weight gradient (for w).
+inline Tensor conv2d_transpose(const Tensor& x, const Tensor& w, Pair2 stride = 1, Pair2 pad = 0,
+                               Pair2 output_padding = 0) {
+    const Shape xs = x.shape(), ws = w.shape();
+    if (xs.size() != 4 || ws.size() != 4)
+        throw ShapeError(PX_ERROR_SHAPE, "conv2d_transpose: takes x (N, C, H, W) and weight (C, O, KH, KW), got " +
+                                             str(xs) + " and " + str(ws));
+    if (output_padding.h < 0 || output_padding.w < 0 || output_padding.h >= std::max(stride.h, 1) ||
+        output_padding.w >= std::max(stride.w, 1))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "conv2d_transpose: output_padding (" + std::to_string(output_padding.h) + ", " +
+                                       std::to_string(output_padding.w) + ") must be >= 0 and below the stride (" +
+                                       std::to_string(stride.h) + ", " + std::to_string(stride.w) + ")");
+    const int64_t out_h = (xs[2] - 1) * stride.h - 2 * int64_t(pad.h) + ws[2] + output_padding.h;
+    const int64_t out_w = (xs[3] - 1) * stride.w - 2 * int64_t(pad.w) + ws[3] + output_padding.w;
+    if (out_h < 1 || out_w < 1)
+        throw ShapeError(PX_ERROR_SHAPE, "conv2d_transpose: the output of " + str(xs) + " by kernel " +
+                                             std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + " would be " +
+                                             std::to_string(out_h) + "x" + std::to_string(out_w));
+    Tensor out = Tensor::wrap([&](px_tensor** o) {
+        return px_conv2d_backward_input(x.need(), w.need(), out_h, out_w, stride.h, stride.w, pad.h, pad.w, o);
+    });
+    if (!autograd::detail::wanted({&x, &w})) return out;
+    Tensor xd = x.detach(), wd = w.detach();
+    autograd::detail::record(out, {&x, &w}, [xd, wd, stride, pad](const Tensor& dy) {
+        const Tensor dx = Tensor::wrap([&](px_tensor** o) {
+            return px_conv2d(dy.handle(), wd.handle(), stride.h, stride.w, pad.h, pad.w, o);
+        });
+        const Shape ws = wd.shape();
+        const Tensor dw = Tensor::wrap([&](px_tensor** o) {
+            return px_conv2d_backward_weight(xd.handle(), dy.handle(), ws[2], ws[3], stride.h, stride.w, pad.h, pad.w,
+                                             o);
+        });
+        return std::vector<Tensor>{dx, dw};
+    }, "conv2d_transpose", {xd, wd});
     return out;
 }
 

@@ -1,14 +1,15 @@
-"""Gluon's layers over one spatial axis and its global max pooling (d2l's TextCNN: Conv1D, GlobalMaxPool1D),
-and Gluon's hybrid names. Written with npx.convolution and npx.pooling, which run a (N, C, W) input as a
-(N, C, 1, W) image through the runtime's 2-D ops, so they are differentiable and run on any device; Conv1D's
-weight is Gluon's (channels, in_channels, kernel_size)."""
+"""Gluon's layers written in Python: those over one spatial axis and the global max pooling (d2l's TextCNN:
+Conv1D, GlobalMaxPool1D), the transposed convolution (d2l's FCN and DCGAN: Conv2DTranspose), and Gluon's
+hybrid names. Written with npx.convolution, npx.deconvolution and npx.pooling, which run a (N, C, W) input as
+a (N, C, 1, W) image through the runtime's 2-D ops, so they are differentiable and run on any device; the
+weights have Gluon's shapes."""
 import numbers as _numbers
 
 from . import _plexus as _native
 from .nn import Block, Parameter, Sequential, _not_a_tensor
 
-__all__ = ["Conv1D", "MaxPool1D", "AvgPool1D", "GlobalMaxPool1D", "GlobalAvgPool1D", "GlobalMaxPool2D",
-           "HybridBlock", "HybridSequential"]
+__all__ = ["Conv1D", "Conv2DTranspose", "MaxPool1D", "AvgPool1D", "GlobalMaxPool1D", "GlobalAvgPool1D",
+           "GlobalMaxPool2D", "HybridBlock", "HybridSequential"]
 
 
 def _one(who, name, value, least):
@@ -30,7 +31,37 @@ def _three_axes(who, x):
     return x
 
 
-class Conv1D(Block):
+class _Convolution(Block):
+    """What Conv1D and Conv2DTranspose share: a weight whose in_channels axis (`_in_axis`) may be inferred at the
+    first call, a bias, an activation."""
+    _in_axis = 1
+
+    def _make_parameters(self, shape, use_bias, activation, weight_initializer, bias_initializer):
+        self._activation = None if activation is None else _native.nn.Activation(activation)
+        deferred = shape[self._in_axis] == 0
+        self.weight = Parameter._deferred("weight", shape, weight_initializer) if deferred else \
+            Parameter("weight", shape, weight_initializer)
+        if use_bias:
+            self.bias = Parameter("bias", (self._channels,), bias_initializer)
+        self._use_bias = bool(use_bias)
+
+    def _parameters_for(self, x):
+        """(weight, bias or None) on x's device, the weight's in_channels inferred from x's, or checked."""
+        who, have = type(self).__name__, self.weight.shape
+        if have[self._in_axis] == 0:
+            shape = list(have)
+            shape[self._in_axis] = x.shape[1]
+            self.weight._infer_shape(tuple(shape))
+        elif have[self._in_axis] != x.shape[1]:
+            raise _native.ShapeError("%s: the input has %d channels, and the layer takes %d (in_channels, or its "
+                                     "first call's)" % (who, x.shape[1], have[self._in_axis]))
+        return self.weight.data(x.device), self.bias.data(x.device) if self._use_bias else None
+
+    def _activated(self, y):
+        return self._activation(y) if self._activation is not None else y
+
+
+class Conv1D(_Convolution):
     """A convolution over the last axis of (batch, in_channels, width) inputs, as Gluon's nn.Conv1D (arguments
     in its order; dilation, groups and other layouts than 'NCW' are not offered): weight (channels,
     in_channels, kernel_size) and bias (channels,); in_channels 0 is inferred at the first call."""
@@ -46,14 +77,8 @@ class Conv1D(Block):
         if _one(who, "dilation", dilation, 1) != 1 or _one(who, "groups", groups, 1) != 1 or layout != "NCW":
             raise ValueError("Conv1D: dilation, groups and layouts other than 'NCW' are not offered by Plexus "
                              "(got dilation=%r, groups=%r, layout=%r)" % (dilation, groups, layout))
-        self._activation = None if activation is None else _native.nn.Activation(activation)
-        in_channels = _one(who, "in_channels", in_channels, 0)
-        shape = (self._channels, in_channels, self._kernel)
-        self.weight = Parameter._deferred("weight", shape, weight_initializer) if in_channels == 0 else \
-            Parameter("weight", shape, weight_initializer)
-        if use_bias:
-            self.bias = Parameter("bias", (self._channels,), bias_initializer)
-        self._use_bias = bool(use_bias)
+        self._make_parameters((self._channels, _one(who, "in_channels", in_channels, 0), self._kernel), use_bias,
+                              activation, weight_initializer, bias_initializer)
 
     def describe(self):
         """As Gluon prints it: Conv1D(4 -> 8, kernel_size=(3,), stride=(1,))."""
@@ -63,16 +88,59 @@ class Conv1D(Block):
 
     def forward(self, x):
         from . import convolution
-        _three_axes("Conv1D", x)
-        if self.weight.shape[1] == 0:
-            self.weight._infer_shape((self._channels, x.shape[1], self._kernel))
-        elif self.weight.shape[1] != x.shape[1]:
-            raise _native.ShapeError("Conv1D: the input has %d channels, and the layer takes %d (in_channels, or "
-                                     "its first call's)" % (x.shape[1], self.weight.shape[1]))
-        bias = self.bias.data(x.device) if self._use_bias else None
-        y = convolution(x, self.weight.data(x.device), bias, kernel=(self._kernel,), stride=(self._stride,),
-                        pad=(self._pad,), num_filter=self._channels, no_bias=not self._use_bias)
-        return self._activation(y) if self._activation is not None else y
+        weight, bias = self._parameters_for(_three_axes("Conv1D", x))
+        return self._activated(convolution(x, weight, bias, kernel=(self._kernel,), stride=(self._stride,),
+                                           pad=(self._pad,), num_filter=self._channels, no_bias=bias is None))
+
+
+def _two(who, name, value, least):
+    """(h, w) from an int or a pair, each at least `least`."""
+    values = (value, value) if isinstance(value, _numbers.Integral) and not isinstance(value, bool) else tuple(value)
+    if len(values) != 2 or any(isinstance(v, bool) or not isinstance(v, _numbers.Integral) or v < least
+                               for v in values):
+        raise ValueError("%s: %s is an int or a pair of ints, each at least %d, got %r" % (who, name, least, value))
+    return tuple(int(v) for v in values)
+
+
+class Conv2DTranspose(_Convolution):
+    """The transposed convolution, as Gluon's nn.Conv2DTranspose (arguments in its order; dilation, groups and
+    other layouts than 'NCHW' are not offered): (N, in_channels, H, W) -> (N, channels, (H - 1) strides -
+    2 padding + kernel_size + output_padding, ...); weight (in_channels, channels, kh, kw), bias (channels,);
+    in_channels 0 is inferred at the first call."""
+    _in_axis = 0
+
+    def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                 dilation=(1, 1), groups=1, layout="NCHW", activation=None, use_bias=True, weight_initializer=None,
+                 bias_initializer="zeros", in_channels=0):
+        super().__init__()
+        who = "Conv2DTranspose"
+        self._channels = _one(who, "channels", channels, 1)
+        self._kernel = _two(who, "kernel_size", kernel_size, 1)
+        self._stride = _two(who, "strides", strides, 1)
+        self._pad = _two(who, "padding", padding, 0)
+        self._output_pad = _two(who, "output_padding", output_padding, 0)
+        if _two(who, "dilation", dilation, 1) != (1, 1) or _one(who, "groups", groups, 1) != 1 or layout != "NCHW":
+            raise ValueError("Conv2DTranspose: dilation, groups and layouts other than 'NCHW' are not offered by "
+                             "Plexus (got dilation=%r, groups=%r, layout=%r)" % (dilation, groups, layout))
+        self._make_parameters((_one(who, "in_channels", in_channels, 0), self._channels) + self._kernel, use_bias,
+                              activation, weight_initializer, bias_initializer)
+
+    def describe(self):
+        """As Gluon prints it: Conv2DTranspose(4 -> 8, kernel_size=(4, 4), stride=(2, 2), padding=(1, 1))."""
+        return "Conv2DTranspose(%s -> %d, kernel_size=%s, stride=%s%s)" % (
+            self.weight.shape[0] or "None", self._channels, self._kernel, self._stride,
+            ", padding=%s" % (self._pad,) if any(self._pad) else "")
+
+    def forward(self, x):
+        from . import deconvolution
+        if not isinstance(x, _native.Tensor):
+            raise _not_a_tensor("Conv2DTranspose(x)", "x", x)
+        if x.ndim != 4:
+            raise _native.ShapeError("Conv2DTranspose: takes (batch, channels, height, width) inputs, got shape %s"
+                                     % (tuple(x.shape),))
+        weight, bias = self._parameters_for(x)
+        return self._activated(deconvolution(x, weight, bias, kernel=self._kernel, stride=self._stride, pad=self._pad,
+                                             adj=self._output_pad, num_filter=self._channels, no_bias=bias is None))
 
 
 class _Pool1D(Block):
