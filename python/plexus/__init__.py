@@ -29,7 +29,8 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "matmul", "pick", "take", "layer_norm", "leaky_relu", "log_softmax", "one_hot", "batch_dot", "cumsum",
            "repeat", "swapaxes", "tile", "dropout", "rnn", "broadcast_to",
            "sequence_mask", "linalg", "square", "power", "var", "std", "linspace", "eye", "identity", "meshgrid",
-           "transpose", "size", "pi", "e", "inf", "nan", "newaxis",
+           "transpose", "size", "pi", "e", "inf", "nan", "newaxis", "mod", "remainder", "argsort", "sort",
+           "nonzero", "unique", "flip",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
            "float16", "bfloat16", "float32", "float64", "uint8", "int32", "int64", "set_np"]
@@ -82,8 +83,8 @@ def _dtype_of(values):
 def array(data, device=None, dtype=None, ctx=None):
     """A new tensor with the values of `data` (a list, a NumPy array, a Plexus tensor, anything
     numpy.asarray takes), on `device` (default cpu(0)). The dtype is `dtype`, else the source's for an
-    array or tensor of a Plexus dtype (NumPy's, Plexus's, or a PyTorch or JAX tensor's), else float32 (as
-    MXNet's nd.array)."""
+    array or tensor of a Plexus dtype (NumPy's, Plexus's, or a PyTorch or JAX tensor's), uint8 for bools (a
+    mask, what comparisons give: MXNet's bool), else float32 (as MXNet's nd.array)."""
     import numpy
     dev = _device(device, ctx)
     if not isinstance(data, (Tensor, numpy.ndarray)) and hasattr(data, "__dlpack__") and hasattr(data, "dtype"):
@@ -103,7 +104,8 @@ def array(data, device=None, dtype=None, ctx=None):
     values = numpy.asarray(data)
     if dtype is None:
         name = values.dtype.name
-        dtype = name if source_typed and name in ("float32", "float64", "int32", "int64", "uint8", "float16") else "float32"
+        dtype = name if source_typed and name in ("float32", "float64", "int32", "int64", "uint8", "float16") else \
+            "uint8" if name == "bool" else "float32"
     return _plexus._from_numpy(values, dev if dev is not None else cpu(), dtype)
 
 
@@ -238,9 +240,27 @@ def load(fname, device=None, ctx=None):
     return dict(named)
 
 
-def clip(x, a_min, a_max):
+_tensor_clip = Tensor.clip
+
+
+def _clip_method(self, a_min=None, a_max=None, min=None, max=None):  # noqa: A002 (MXNet's and PyTorch's names)
+    """x with its values limited to [a_min, a_max], as NumPy's x.clip (None: no bound on that side); MXNet's and
+    PyTorch's min= and max= name them too."""
+    if min is not None or max is not None:
+        if a_min is not None or a_max is not None:
+            raise TypeError("clip: give the bounds as a_min/a_max or as min/max, not both")
+        a_min, a_max = min, max
+    if a_min is None and a_max is None:
+        raise ValueError("clip: give a_min, a_max or both")
+    return _tensor_clip(self, a_min, a_max)
+
+
+Tensor.clip = _clip_method
+
+
+def clip(x, a_min=None, a_max=None):
     """x with its values limited to [a_min, a_max], as np.clip (None: no bound on that side)."""
-    return x.clip(a_min, a_max)
+    return _need_tensor("clip", "x", x).clip(a_min, a_max)
 
 
 def expand_dims(x, axis):
@@ -855,6 +875,126 @@ def pooling(data=None, kernel=None, pool_type="max", global_pool=False, stride=N
     return y.reshape(y.shape[0], y.shape[1], y.shape[3]) if rank == 1 else y
 
 
+def mod(x1, x2):
+    """The remainder of x1 // x2 for integers, with the sign of x2, as np.mod and Python's % (x1 - (x1 // x2) *
+    x2; a divisor of 0 fails on the device, as //). Floats are refused: NumPy's remainder is exact, and one made
+    of the rounded quotient can be a whole step off (1 % 0.1)."""
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        raise TypeError("mod: one of x1 and x2 is a tensor (for two numbers use Python's %%), got %s and %s"
+                        % (type(x1).__name__, type(x2).__name__))
+    for v in (x1, x2):
+        if (isinstance(v, Tensor) and v._dtype_name.startswith(("float", "bfloat"))) or isinstance(v, float):
+            raise DTypeError("%% (mod) takes integers, got %s: there is no exact remainder op for floats"
+                             % (v._dtype_name if isinstance(v, Tensor) else "a float"))
+    return x1 - (x1 // x2) * x2
+
+
+remainder = mod
+Tensor.__mod__ = lambda self, other: mod(self, other)
+Tensor.__rmod__ = lambda self, other: mod(other, self)
+Tensor.flatten = lambda self: self.reshape(-1)  # NumPy's and MXNet np's: one axis
+
+
+def _host_values(who, a):
+    """a's values as a NumPy array (a wait and a copy; bfloat16 through float32)."""
+    _need_tensor(who, "a", a)
+    return (a.astype("float32") if a._dtype_name == "bfloat16" else a).asnumpy()
+
+
+def argsort(a, axis=-1, kind=None, order=None, is_ascend=True):
+    """The indices that sort a along `axis` (int64), as np.argsort (stable for equal values); is_ascend=False
+    (MXNet's) for descending. Computed on the host, NumPy's sort: a wait and two copies."""
+    import numpy
+    if order is not None:
+        raise TypeError("argsort: order= (structured arrays) is not offered")
+    values = _host_values("argsort", a)
+    places = numpy.argsort(values if is_ascend else -values, axis=axis, kind="stable")
+    return array(places, device=a.device, dtype="int64")
+
+
+def sort(a, axis=-1, is_ascend=True):
+    """a sorted along `axis`, as np.sort (is_ascend=False, MXNet's, for descending): a take of argsort's
+    places, so it is differentiable."""
+    places = argsort(a, axis=axis, is_ascend=is_ascend)
+    return _take_along(a, places, axis)
+
+
+def _take_along(a, places, axis):
+    """a's elements at `places` (of a's shape but along `axis`), as np.take_along_axis; differentiable."""
+    import numpy
+    axis = _axis("take_along_axis", axis, a.ndim)
+    grids = numpy.indices(tuple(places.shape), sparse=True)
+    key = tuple(places if k == axis else array(grids[k], device=a.device, dtype="int64") for k in range(a.ndim))
+    return a[key]
+
+
+def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"):
+    """npx.topk: the k largest (is_ascend: smallest) along `axis`: their indices (ret_typ 'indices', in `dtype`,
+    float32 by default as MXNet's), values ('value'), both ('both': values, indices) or a 0/1 mask of data's shape
+    ('mask'). Sorted by the host, as argsort."""
+    if ret_typ not in ("indices", "value", "both", "mask"):
+        raise ValueError("topk: ret_typ is 'indices', 'value', 'both' or 'mask', not %r" % (ret_typ,))
+    axis = _axis("topk", axis, _need_tensor("topk", "data", data).ndim)
+    if isinstance(k, bool) or not isinstance(k, _numbers.Integral) or not 1 <= k <= data.shape[axis]:
+        raise ValueError("topk: k is an int in [1, %d] (the axis' length), got %r" % (data.shape[axis], k))
+    order = argsort(data, axis=axis, is_ascend=is_ascend)
+    places = order[(slice(None),) * axis + (slice(0, k),)]
+    if ret_typ == "mask":
+        import numpy
+        mask = numpy.zeros(tuple(data.shape), dtype=data._dtype_name if data._dtype_name != "bfloat16" else "float32")
+        numpy.put_along_axis(mask, places.asnumpy(), 1, axis=axis)
+        return array(mask, device=data.device, dtype=data._dtype_name)
+    values = _take_along(data, places, axis)
+    indices = places.astype(dtype)
+    return {"indices": indices, "value": values, "both": [values, indices]}[ret_typ]
+
+
+def nonzero(a):
+    """The indices of a's nonzero elements, one int64 tensor per axis, as np.nonzero (computed on the host: a
+    wait)."""
+    import numpy
+    return tuple(array(i, device=a.device, dtype="int64") for i in numpy.nonzero(_host_values("nonzero", a)))
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
+    """The sorted unique values of ar, as np.unique (and the indices, inverse and counts asked for, int64);
+    computed on the host."""
+    import numpy
+    out = numpy.unique(_host_values("unique", ar), return_index=return_index, return_inverse=return_inverse,
+                       return_counts=return_counts, axis=axis)
+    if not isinstance(out, tuple):
+        return array(out, device=ar.device, dtype=ar._dtype_name)
+    first = array(out[0], device=ar.device, dtype=ar._dtype_name)
+    return (first,) + tuple(array(o, device=ar.device, dtype="int64") for o in out[1:])
+
+
+def flip(m, axis=None):
+    """m with the order of its elements reversed along `axis` (every axis for None), as np.flip: a take of the
+    reversed places, so it is differentiable."""
+    import numpy
+    _need_tensor("flip", "m", m)
+    axes = range(m.ndim) if axis is None else \
+        (axis,) if isinstance(axis, _numbers.Integral) and not isinstance(axis, bool) else axis
+    out = m
+    for ax in {_axis("flip", a, m.ndim) for a in axes}:
+        key = (slice(None),) * ax + (array(numpy.arange(m.shape[ax] - 1, -1, -1), device=m.device, dtype="int64"),)
+        out = out[key]
+    return out
+
+
+def smooth_l1(data, scalar=1.0):
+    """npx.smooth_l1 (d2l's SSD loss): 0.5 (scalar x)^2 where |x| < 1 / scalar^2, else |x| - 0.5 / scalar^2,
+    elementwise; differentiable."""
+    _need_tensor("smooth_l1", "data", data)
+    s2 = float(scalar) ** 2
+    a = data.abs()
+    return where(a < 1.0 / s2, (data * data) * (0.5 * s2), a - 0.5 / s2)
+
+
+Tensor.argsort = lambda self, axis=-1, kind=None, order=None: argsort(self, axis, kind, order)
+Tensor.sort = lambda self, axis=-1: sort(self, axis)
+
+
 _linalg_norm.__name__ = _linalg_norm.__qualname__ = "norm"
 # np.linalg, NumPy's submodule, with the names Plexus has (`import plexus.linalg` works too).
 linalg = _types.ModuleType(__name__ + ".linalg", "NumPy's linalg names that Plexus has: norm.")
@@ -870,5 +1010,6 @@ np = _sys.modules[__name__]
 npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np, waitall=waitall, seed=seed,
                              relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
                              one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load,
-                             dropout=dropout, convolution=convolution, deconvolution=deconvolution, pooling=pooling)
+                             dropout=dropout, convolution=convolution, deconvolution=deconvolution, pooling=pooling,
+                             topk=topk, smooth_l1=smooth_l1)
 from . import gluon  # noqa: E402 (after the names it uses)

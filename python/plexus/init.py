@@ -11,7 +11,10 @@ One of your own, as Gluon's (d2l's MyInit): subclass Initializer and write the v
             data *= plexus.abs(data) >= 5
 """
 from . import _plexus
-from ._plexus.init import Initializer, Xavier, MSRAPrelu, Normal, Uniform, Constant, Zero, One
+import numbers as _numbers
+
+from ._plexus.init import Initializer, Xavier, MSRAPrelu, Normal, Uniform, Zero, One
+from ._plexus.init import Constant as _constant_number
 
 _describe = Initializer.__repr__
 
@@ -32,6 +35,29 @@ def _init(self, **kwargs):
 
 
 Initializer.__init__ = _init
+
+
+class _ConstantValues(Initializer):
+    """Writes the values of an array (broadcast to the parameter's shape), as MXNet's Constant of an array."""
+
+    def __init__(self, values):
+        super().__init__()
+        self._values = values
+
+    def _init_weight(self, name, data):
+        data[...] = self._values
+
+    def __repr__(self):
+        return "Constant(array of shape %s)" % (tuple(getattr(self._values, "shape", ())),)
+
+
+def Constant(value):  # noqa: N802 (MXNet's name)
+    """Sets the parameters to `value`: a number, or an array (a tensor, a NumPy array, a list) of the
+    parameter's shape or one that broadcasts to it (d2l's FCN: init.Constant(bilinear_kernel(...)))."""
+    if isinstance(value, _numbers.Real) and not isinstance(value, bool):
+        return _constant_number(float(value))
+    from . import Tensor, array
+    return _ConstantValues(value if isinstance(value, Tensor) else array(value))
 
 __all__ = ["Initializer", "Xavier", "MSRAPrelu", "Normal", "Uniform", "Constant", "Zero", "One", "create"]
 

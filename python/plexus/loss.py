@@ -2,6 +2,7 @@
 constructor options (weight, SoftmaxCrossEntropyLoss's axis, sparse_label and from_logits,
 SigmoidBinaryCrossEntropyLoss's from_sigmoid) and __call__(pred, label, sample_weight=None)."""
 from ._plexus.loss import SoftmaxCrossEntropyLoss, L2Loss, L1Loss, SigmoidBinaryCrossEntropyLoss
+from ._plexus.nn import Block as _Block
 
 
 
@@ -19,9 +20,19 @@ def _call(self, *args, **kwargs):
 for _loss in (SoftmaxCrossEntropyLoss, L2Loss, L1Loss, SigmoidBinaryCrossEntropyLoss):
     _loss.__call__ = _call
 
+class Loss(_Block):
+    """Gluon's loss base class for a loss of your own (d2l's BPRLoss(gluon.loss.Loss)): it keeps Gluon's weight
+    and batch_axis; the subclass writes forward(...) giving the per-sample loss."""
+
+    def __init__(self, weight=None, batch_axis=0, **kwargs):
+        super().__init__()
+        self._weight = weight
+        self._batch_axis = batch_axis
+
+
 # Gluon's short names.
 SoftmaxCELoss = SoftmaxCrossEntropyLoss
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
 
-__all__ = ["SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss",
+__all__ = ["Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss",
            "SigmoidBCELoss"]

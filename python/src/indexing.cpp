@@ -107,6 +107,14 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
         } else if (index_array(k) && !py::isinstance<Tensor>(k)) {
             part = np.attr("asarray")(k);
             named += part.attr("dtype").attr("kind").cast<std::string>() == "b" ? part.attr("ndim").cast<size_t>() : 1;
+        } else if (py::isinstance<Tensor>(k) && k.cast<Tensor>().dtype() == DType::uint8) {
+            // A comparison's result (MXNet's bool): a mask, read to the host (a wait).
+            const py::object values = py::cast(k.cast<Tensor>()).attr("asnumpy")();
+            if (values.attr("size").cast<py::ssize_t>() > 0 && values.attr("max")().cast<int>() > 1)
+                throw py::index_error("a uint8 tensor indexes as a mask of 0s and 1s (what comparisons give), and this "
+                                      "one holds other values: for indices, astype('int64') first");
+            part = values.attr("astype")("bool");
+            named += part.attr("ndim").cast<size_t>();
         } else if (py::isinstance<Tensor>(k) && is_floating(k.cast<Tensor>().dtype())) {
             part = py::cast(k.cast<Tensor>().astype(DType::float64)).attr("asnumpy")();  // checked whole below
             ++named;
@@ -147,9 +155,6 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
             e.start = start, e.stop = start + (len > 0 ? (len - 1) * step + 1 : 0), e.step = step;
         } else if (py::isinstance<Tensor>(k)) {
             const Tensor t = k.cast<Tensor>();
-            if (t.dtype() == DType::uint8)
-                throw py::index_error("a uint8 tensor (what comparisons give) is not an index: for indices, "
-                                      "astype('int64') first; for a mask, x[mask.asnumpy().astype(bool)] or where()");
             e.kind = Entry::array, e.indices = t.detach(), e.shape = t.shape();
         } else if (index_array(k)) {
             const std::string kind = k.attr("dtype").attr("kind").cast<std::string>();

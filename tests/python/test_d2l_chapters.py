@@ -454,3 +454,73 @@ def test_gluons_conv2d_transpose_as_d2ls_dcgan_and_fcn_use_it():
         npx.deconvolution(f64(numpy.ones((1, 1, 2, 2))), f64(numpy.ones((1, 1, 3, 3))), kernel=(3, 3), adj=(2, 2))
     with pytest.raises(plexus.ShapeError, match="takes data \\(N, C, H, W\\) and a weight"):
         npx.deconvolution(f64(numpy.ones((1, 2, 2, 2))), f64(numpy.ones((1, 1, 3, 3))), kernel=(3, 3))
+
+
+def test_what_the_vision_recommender_and_gan_chapters_use():
+    torch = need("torch")
+    # A comparison's result masks, as MXNet's bool (d2l's nms: indices[max_ious >= threshold]); a bool list
+    # makes a uint8 mask (it had been float32 and picked rows 1, 0, 1 silently).
+    x = np.array([3.0, 1.0, 2.0])
+    assert x[x >= 2].tolist() == [3.0, 2.0] and x[np.array([True, False, True])].tolist() == [3.0, 2.0]
+    x[x < 2] = 0
+    assert x.tolist() == [3.0, 0.0, 2.0]
+    # init.Constant of an array (d2l's FCN bilinear kernel, style transfer's image).
+    k = numpy.arange(2 * 3 * 2 * 2, dtype=numpy.float32).reshape(2, 3, 2, 2)
+    up = nn.Conv2DTranspose(3, 2, in_channels=2)
+    up.initialize(plexus.init.Constant(np.array(k)))
+    assert numpy.array_equal(up.weight.data().asnumpy(), k)
+    assert repr(plexus.init.Constant(np.array(k))) == "Constant(array of shape (2, 3, 2, 2))"
+    # clip's one-sided and keyword forms (box_iou's clip(min=0)).
+    v = np.array([-1.0, 2.0, 5.0])
+    assert v.clip(min=0).tolist() == [0.0, 2.0, 5.0] and v.clip(0).tolist() == [0.0, 2.0, 5.0]
+    assert v.clip(a_max=3).tolist() == [-1.0, 2.0, 3.0] and np.clip(v, None, 3).tolist() == [-1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="give a_min, a_max or both"):
+        v.clip()
+    # % and np.mod as NumPy's (the divisor's sign), integers staying integers; flatten; argsort, sort, topk,
+    # nonzero, unique, flip.
+    a = numpy.array([-7, -1, 0, 5, 9])
+    assert (np.array(a, dtype="int64") % 4).tolist() == (a % 4).tolist()
+    assert (np.mod(7, np.array([-3, 3], dtype="int32"))).tolist() == [-2, 1]
+    with pytest.raises(plexus.DTypeError, match="there is no exact remainder op for floats"):
+        np.mod(np.array([-7.5, 2.5]), 2.0)
+    assert (np.argmax(np.ones((2, 2))) % 2).item() == 0
+    assert np.ones((2, 3)).flatten().shape == (6,)
+    s = numpy.random.default_rng(5).normal(size=(3, 6)).astype(numpy.float32)
+    t = np.array(s)
+    assert numpy.array_equal(np.argsort(t).asnumpy(), numpy.argsort(s, kind="stable"))
+    assert numpy.array_equal(t.argsort(axis=0).asnumpy(), numpy.argsort(s, axis=0, kind="stable"))
+    assert numpy.array_equal(np.sort(t, axis=1).asnumpy(), numpy.sort(s, axis=1))
+    top_v, top_i = npx.topk(t, k=2, ret_typ="both")
+    assert numpy.array_equal(top_i.asnumpy().astype(int), numpy.argsort(-s, axis=-1, kind="stable")[:, :2])
+    assert numpy.array_equal(top_v.asnumpy(), -numpy.sort(-s, axis=-1)[:, :2])
+    assert npx.topk(t, k=1).dtype == "float32" and npx.topk(t, k=3, ret_typ="mask").sum().item() == 9
+    assert [i.tolist() for i in np.nonzero(np.array([[0, 1], [2, 0]]))] == [[0, 1], [1, 0]]
+    vals, counts = np.unique(np.array([3, 1, 3, 2], dtype="int64"), return_counts=True)
+    assert vals.tolist() == [1, 2, 3] and counts.tolist() == [1, 1, 2]
+    assert numpy.array_equal(np.flip(t, 1).asnumpy(), numpy.flip(s, 1)) and np.flip(t).shape == (3, 6)
+    # sort is differentiable (a take of argsort's places), as torch.sort's values.
+    g = f64(s.astype(numpy.float64))
+    g.attach_grad()
+    with autograd.record():
+        out = (np.sort(g, axis=1) * f64(numpy.arange(6.0))).sum()
+    out.backward()
+    gt = torch.tensor(s.astype(numpy.float64), requires_grad=True)
+    (torch.sort(gt, dim=1).values * torch.arange(6.0, dtype=torch.float64)).sum().backward()
+    assert numpy.allclose(g.grad.asnumpy(), gt.grad.numpy())
+    # npx.smooth_l1 against its formula; gluon.loss.Loss for a loss of one's own (d2l's BPRLoss).
+    d = numpy.array([-2.0, -0.3, 0.0, 0.4, 1.5])
+    want = numpy.where(numpy.abs(d) < 1, 0.5 * d * d, numpy.abs(d) - 0.5)
+    assert numpy.allclose(npx.smooth_l1(f64(d)).asnumpy(), want)
+    assert numpy.allclose(npx.smooth_l1(f64(d), scalar=2.0).asnumpy(),
+                          numpy.where(numpy.abs(d) < 0.25, 2 * d * d, numpy.abs(d) - 0.125))
+
+    class BPRLoss(gluon.loss.Loss):
+        def __init__(self, weight=None, batch_axis=0, **kwargs):
+            super().__init__(weight=None, batch_axis=0, **kwargs)
+
+        def forward(self, positive, negative):
+            return -np.sum(np.log(npx.sigmoid(positive - negative)), 0, keepdims=True)
+
+    loss = BPRLoss()(f64([2.0, 1.0]), f64([0.5, 1.5]))
+    ref = -numpy.log(1 / (1 + numpy.exp(-numpy.array([1.5, -0.5])))).sum()
+    assert numpy.allclose(loss.asnumpy(), [ref])

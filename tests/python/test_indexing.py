@@ -97,8 +97,11 @@ def test_bad_tensors_of_indices_are_refused():
         x[:, plexus.array([-9], dtype="int64")]
     with pytest.raises(IndexError, match="float indices must hold whole numbers; it holds 0.5"):
         x[plexus.array([0.0, 0.5])]
-    with pytest.raises(IndexError, match="a uint8 tensor .what comparisons give. is not an index"):
-        x[plexus.array([1.0, 0.0, 1.0]) > 0.5]
+    # A comparison's result is a mask, as MXNet's bool (d2l's indices[max_ious >= threshold]); it had been refused.
+    assert np.array_equal(x[plexus.array([1.0, 0.0, 1.0]) > 0.5].asnumpy(), A[[True, False, True]])
+    assert np.array_equal(x[plexus.array([True, False, True])].asnumpy(), A[[True, False, True]])  # bools: uint8
+    with pytest.raises(IndexError, match="indexes as a mask of 0s and 1s .what comparisons give., and this one holds other"):
+        x[plexus.array([0, 2], dtype="uint8")]
     with pytest.raises(plexus.DeviceMismatchError, match="indices are on cpu.1. and x on cpu.0."):
         x[plexus.array([0], dtype="int64", device=plexus.cpu(1))]
 

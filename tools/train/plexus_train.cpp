@@ -63,7 +63,8 @@ struct Options {
 const char* usage =
     "usage: plexus-train [--device D[,D...]] [--epochs N] [--batch-size N] [--lr X] [--momentum X] [--wd X]\n"
     "                    [--data FOLDER|FILE.npz] [--out FOLDER] [--seed N] [--max-batches N] [--net lenet|mlp|lenet-bn|resnet18]\n"
-    "                    [--dtype float32|bfloat16|float16] [--optimizer sgd|nag|adam|adamw] [--resume FOLDER]\n"
+    "                    [--dtype float32|bfloat16|float16] [--optimizer sgd|nag|adam|adamw|adagrad|rmsprop|adadelta]\n"
+    "                    [--resume FOLDER]\n"
     "                    [--lr-schedule constant|cosine|step] [--trace FILE]\n"
     "                    [--no-progress]\n"
     "       mpirun -np N plexus-train --distributed [the same options]\n"
@@ -82,8 +83,8 @@ const char* usage =
     "                         statistics are each device's own, as in d2l\n"
     "  --dtype D              mixed precision: the layers compute in bfloat16 or float16, the parameters,\n"
     "                         gradients and SGD stay float32; float16 scales the loss dynamically\n"
-    "  --optimizer NAME       sgd (default), nag (Nesterov momentum), adam or adamw (lr, --wd; --momentum\n"
-    "                         for sgd and nag only)\n"
+    "  --optimizer NAME       sgd (default), nag (Nesterov momentum), adam, adamw, adagrad, rmsprop or\n"
+    "                         adadelta (lr, --wd; --momentum for sgd and nag only)\n"
     "  --lr-schedule S        constant (default); cosine, from --lr down to 0 over the run's updates; step,\n"
     "                         --lr divided by 10 at half and again at three quarters of them\n"
     "  --resume FOLDER        go on from the checkpoint a run left in FOLDER (its --out; after each epoch it\n"
@@ -161,8 +162,9 @@ Options parse(int argc, char** argv) {
         else if (a == "--momentum") o.momentum = number(a, value(), 0, 1), o.momentum_given = true;
         else if (a == "--optimizer") {
             o.optimizer = value();
-            if (o.optimizer != "sgd" && o.optimizer != "nag" && o.optimizer != "adam" && o.optimizer != "adamw")
-                die("--optimizer wants sgd, nag, adam or adamw, got '" + o.optimizer + "'");
+            const std::string known[] = {"sgd", "nag", "adam", "adamw", "adagrad", "rmsprop", "adadelta"};
+            if (std::find(std::begin(known), std::end(known), o.optimizer) == std::end(known))
+                die("--optimizer wants sgd, nag, adam, adamw, adagrad, rmsprop or adadelta, got '" + o.optimizer + "'");
         }
         else if (a == "--resume") o.resume = value();
         else if (a == "--lr-schedule") {
@@ -194,8 +196,8 @@ Options parse(int argc, char** argv) {
         }
         else die("unknown option '" + a + "'\n" + usage);
     }
-    if (o.momentum_given && (o.optimizer == "adam" || o.optimizer == "adamw"))
-        die("--momentum applies to sgd and nag; " + o.optimizer + " has its own moments");
+    if (o.momentum_given && o.optimizer != "sgd" && o.optimizer != "nag")
+        die("--momentum applies to sgd and nag; " + o.optimizer + " keeps its own state");
     // One trace of a runtime at a time: PLEXUS_TRACE's covers the whole run.
     if (const char* env = std::getenv("PLEXUS_TRACE"); env && *env && !o.trace.empty())
         die("--trace and PLEXUS_TRACE=" + std::string(env) +
