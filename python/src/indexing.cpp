@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,7 @@ struct Entry {
     py::object host;      // array: NumPy int64 indices, in [0, n)
     Tensor indices;       // array given as a tensor: checked and counted from the front in gathered()
     Shape shape;          // array: the indices' shape
+    bool reversed = false;  // range: a slice with a negative step, its places kept forwards
 
     bool whole(int64_t n) const { return kind == range && !single && start == 0 && stop == n && step == 1; }
 };
@@ -151,8 +153,12 @@ std::vector<Entry> parse(const Shape& s, const py::tuple& key) {
         if (py::isinstance<py::slice>(k)) {
             py::ssize_t start = 0, stop = 0, step = 0, len = 0;
             if (!k.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
-            if (step < 0) throw py::index_error("a negative step is not supported");
-            e.start = start, e.stop = start + (len > 0 ? (len - 1) * step + 1 : 0), e.step = step;
+            if (step < 0) {  // the same places forwards, read backwards (indexed() reverses them)
+                const py::ssize_t last = start + (len > 0 ? (len - 1) * step : 0);
+                e.start = len > 0 ? last : 0, e.stop = len > 0 ? start + 1 : 0, e.step = -step, e.reversed = len > 1;
+            } else {
+                e.start = start, e.stop = start + (len > 0 ? (len - 1) * step + 1 : 0), e.step = step;
+            }
         } else if (py::isinstance<Tensor>(k)) {
             const Tensor t = k.cast<Tensor>();
             e.kind = Entry::array, e.indices = t.detach(), e.shape = t.shape();
@@ -282,6 +288,16 @@ Tensor gathered(const Tensor& b, const std::vector<std::pair<int, const Entry*>>
     return out.transpose(back);
 }
 
+// `out` with its axis `axis` read backwards: a take of its places (differentiable).
+Tensor reversed_along(const Tensor& out, int axis) {
+    Entry back;
+    back.kind = Entry::array, back.axis = axis;
+    const int64_t n = out.shape()[size_t(axis)];
+    back.host = py::module_::import("numpy").attr("arange")(n - 1, -1, -1, py::arg("dtype") = "int64");
+    back.shape = {n};
+    return gathered(out, {{axis, &back}});
+}
+
 // x[k0, k1, ...]: each slice a slice_axis (a copy, differentiable), each
 // int its place with the axis dropped, None a new axis, then the arrays'
 // places gathered (an int beside arrays is an array of one index, as NumPy).
@@ -307,6 +323,7 @@ Tensor indexed(const Tensor& t, const py::tuple& key) {
             at.emplace_back(axis++, &singles.back());
         } else {
             if (!e.whole(s[size_t(e.axis)])) out = out.slice_axis(axis, e.start, e.stop, e.step);
+            if (e.reversed) out = reversed_along(out, axis);
             if (e.single) out = plexus::squeeze(out, axis);
             else ++axis;
         }
@@ -327,7 +344,7 @@ Tensor first_axis(const Tensor& t, const py::object& key) {
         if (!key.cast<py::slice>().compute(n, &start, &stop, &step, &len)) throw py::error_already_set();
         if (step == 1 || len == 0) return t.slice(start, start + len);
         if (step > 1) return t.slice_axis(0, start, start + (len - 1) * step + 1, step);
-        throw py::index_error("a negative step is not supported");
+        return indexed(t, py::make_tuple(key));  // backwards: a take of its places
     }
     refuse_bool_index(key);
     if (!PyIndex_Check(key.ptr()))
@@ -351,8 +368,7 @@ Tensor places(const Tensor& t, const py::tuple& key) {
     };
     std::vector<const Entry*> arrays;
     for (Entry& e : entries) {
-        if (e.kind == Entry::new_axis)
-            throw py::index_error("x[..., None, ...] = v: a new axis names no places of x; leave None out");
+        if (e.kind == Entry::new_axis) continue;  // names no places: the number goes where the rest name, as NumPy's
         if (e.kind == Entry::array) {
             if (e.indices.defined())
                 e.host = checked_indices(py::cast(e.indices).attr("asnumpy")(), e.axis, s[size_t(e.axis)]);
@@ -434,11 +450,6 @@ void assign_values(Tensor& t, const py::tuple& key, const py::object& value) {
 // take it (the rest keep theirs), through a mask of them; values of another
 // shape go through assign_values.
 void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
-    const Tensor mask = places(t, key);
-    if (!mask.defined()) {  // every place
-        t.assign(assigned_values(t, value));
-        return;
-    }
     // A number: a Python or NumPy scalar, or a one-element tensor (x[0, 0] += 1 writes one back).
     Tensor number;
     if (py::isinstance<Tensor>(value) && value.cast<Tensor>().size() == 1) {
@@ -448,11 +459,13 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
         const bool plain = (PyFloat_Check(value.ptr()) || PyLong_Check(value.ptr())) && !integer_beyond_double(value);
         number = plain ? plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype())
                        : from_numpy(value, t.device(), t.dtype());  // (a complex number refused there)
-    } else {
+    } else {  // values: placed in the order and shape x[key] has (a reversed slice, a new axis)
         assign_values(t, key, value);
         return;
     }
-    t.assign(plexus::where(mask, number.dtype() == t.dtype() ? number : number.astype(t.dtype()), t));
+    if (number.dtype() != t.dtype()) number = number.astype(t.dtype());
+    const Tensor mask = places(t, key);
+    t.assign(mask.defined() ? plexus::where(mask, number, t) : number);  // (no mask: every place)
 }
 
 }  // namespace

@@ -524,3 +524,56 @@ def test_what_the_vision_recommender_and_gan_chapters_use():
     loss = BPRLoss()(f64([2.0, 1.0]), f64([0.5, 1.5]))
     ref = -numpy.log(1 / (1 + numpy.exp(-numpy.array([1.5, -0.5])))).sum()
     assert numpy.allclose(loss.asnumpy(), [ref])
+
+
+def test_slices_with_a_negative_step_as_numpys():
+    a = numpy.arange(60.0).reshape(3, 4, 5)
+    t = plexus.array(a, dtype="float64")
+    for key in [slice(None, None, -1), (slice(None), slice(None, None, -2)), (Ellipsis, slice(3, 0, -1)),
+                (1, slice(None, None, -1), slice(1, 4)), slice(5, 1, -1), (slice(None), slice(0, 3, -1)),
+                (None, slice(None, None, -1), 0)]:
+        assert numpy.array_equal(t[key].asnumpy(), a[key]), key
+    b, w = a.copy(), plexus.array(a, dtype="float64")
+    w[::-1] = 0.5
+    b[::-1] = 0.5
+    w[:, ::-2] = plexus.arange(15, dtype="float64").reshape(3, 1, 5)
+    b[:, ::-2] = numpy.arange(15.0).reshape(3, 1, 5)
+    assert numpy.array_equal(w.asnumpy(), b)
+    # d2l's nms: scores.argsort()[::-1]; differentiable, as the take it runs.
+    x = f64([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        y = (x[::-1] * f64([10.0, 20.0, 30.0])).sum()
+    y.backward()
+    assert x.grad.tolist() == [30.0, 20.0, 10.0]
+    # Beside arrays of indices and other reversed slices (d2l's flips of both axes), as NumPy places them.
+    for key in [([0, 2], slice(None, None, -1)), (slice(None, None, -1), slice(None, None, -1)),
+                (slice(None, None, -1), [1, 3], slice(None, None, -2)), ([[0], [2]], slice(4, 0, -2), [1, 0])]:
+        assert numpy.array_equal(t[key].asnumpy(), a[key]), key
+
+
+def test_random_keys_with_reversed_slices_and_new_axes_read_and_write_as_numpys():
+    import random
+    rng = random.Random(3)
+    a = numpy.arange(120.0).reshape(4, 5, 6)
+    t = plexus.array(a, dtype="float64")
+    checked = 0
+    for i in range(400):
+        parts = []
+        for n in a.shape:
+            r = rng.random()
+            parts.append(slice(rng.choice([None, rng.randint(-n - 1, n + 1)]), rng.choice([None, rng.randint(-n - 1, n + 1)]),
+                               rng.choice([None, -1, -2, -3, 2, -7])) if r < 0.6 else
+                         rng.randint(-n, n - 1) if r < 0.8 else slice(None))
+        if rng.random() < 0.2:
+            parts.insert(rng.randint(0, 3), None)
+        key = tuple(parts)
+        want = a[key]
+        assert numpy.array_equal(t[key].asnumpy(), want), key
+        b, w = a.copy(), plexus.array(a, dtype="float64")
+        v = numpy.random.default_rng(i).normal(size=want.shape)
+        b[key] = v
+        w[key] = plexus.array(v, dtype="float64") if v.ndim else float(v)
+        assert numpy.array_equal(w.asnumpy(), b), key
+        checked += 1
+    assert checked == 400
