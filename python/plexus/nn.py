@@ -8,7 +8,7 @@ from ._plexus.nn import (Block, Parameter, ParameterDict, Dense, Conv2D, MaxPool
                          Residual, resnet18, Sequential, Trainer,
                          clip_global_norm, autocast, autocast_dtype, LossScaler)
 from . import _plexus as _native
-from .init import Initializer as _Initializer
+from .init import _ConstantValues
 
 __all__ = ["Block", "Parameter", "ParameterDict", "Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
            "AdaptiveAvgPool2D", "Flatten", "Dropout", "Activation", "LeakyReLU", "BatchNorm", "LayerNorm", "Embedding",
@@ -220,17 +220,6 @@ def _same_as_asked(call, p, asked):
                                  % (call, p.name, attr, have, want))
 
 
-class _Values(_Initializer):
-    """Writes fixed values (a constant parameter's)."""
-
-    def __init__(self, values):
-        super().__init__()
-        self._values = values
-
-    def _init_weight(self, name, data):
-        data[...] = self._values
-
-
 def _params_get_constant(self, name, value=None):
     """Gluon 1's ParameterDict.get_constant, as d2l's FixedHiddenMLP calls it (self.rand_weight =
     self.params.get_constant('rand_weight', np.random.uniform(size=(20, 20)))): a parameter that holds `value`
@@ -250,7 +239,7 @@ def _params_get_constant(self, name, value=None):
         raise TypeError("ParameterDict.get_constant: no parameter '%s' here, and a new one needs its value" % name)
     from . import array
     values = value if isinstance(value, _native.Tensor) else array(value)
-    made = Parameter(name, shape=tuple(values.shape), init=_Values(values.detach()), grad_req="null",
+    made = Parameter(name, shape=tuple(values.shape), init=_ConstantValues(values.detach()), grad_req="null",
                      differentiable=False)
     self._add(name, made)
     return made

@@ -299,4 +299,6 @@ TEST_CASE("conv2d_transpose scatters each input by the kernel, and its gradients
                         "output_padding (2, 2) must be >= 0 and below the stride (2, 2)");
     PX_REQUIRE_MENTIONS(message_of<ShapeError>([] { conv2d_transpose(zeros({1, 2, 2}), zeros({1, 1, 3, 3})); }),
                         "takes x (N, C, H, W) and weight (C, O, KH, KW)");
+    PX_REQUIRE_MENTIONS(message_of<ShapeError>([] { conv2d_transpose(zeros({1, 1, 1, 1}), zeros({1, 1, 2, 2}), 1, 1); }),
+                        "would be 0x0");
 }

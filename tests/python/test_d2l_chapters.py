@@ -577,3 +577,52 @@ def test_random_keys_with_reversed_slices_and_new_axes_read_and_write_as_numpys(
         assert numpy.array_equal(w.asnumpy(), b), key
         checked += 1
     assert checked == 400
+
+
+def test_the_refusals_of_this_sessions_names_name_what_was_wrong():
+    x = f64(numpy.ones((1, 2, 3, 3)))
+    for call, kind, message in [
+            (lambda: np.var(x, out=x), TypeError, "out= is not offered"),
+            (lambda: np.var(x, ddof=-1), ValueError, "ddof is a whole number >= 0"),
+            (lambda: npx.topk(x, k=0), ValueError, "k is an int in"),
+            (lambda: npx.topk(x, ret_typ="all"), ValueError, "ret_typ is 'indices'"),
+            (lambda: np.linspace(0, 1, -1), ValueError, "num is a whole number >= 0"),
+            (lambda: np.eye(-1), ValueError, "N and M must be >= 0"),
+            (lambda: np.meshgrid(np.arange(2), indexing="xz"), ValueError, "indexing is 'xy' or 'ij'"),
+            (lambda: npx.deconvolution(x, f64(numpy.ones((2, 3, 2, 2))), kernel=(2, 2), num_filter=4), plexus.ShapeError,
+             "num_filter=4, but the weight has 3"),
+            (lambda: npx.deconvolution(x, f64(numpy.ones((2, 3, 2, 2))), kernel=(2, 2), dilate=(2, 2)), ValueError,
+             "dilate, num_group, target_shape"),
+            (lambda: npx.convolution(x, f64(numpy.ones((4, 2, 2, 2))), kernel=(2, 2), num_filter=3, no_bias=True),
+             plexus.ShapeError, "num_filter=3, but the weight has 4"),
+            (lambda: npx.convolution(x, f64(numpy.ones((4, 2, 2, 2))), kernel=(2, 2, 2)), plexus.ShapeError,
+             "a 3-D window takes data of rank 5"),
+            (lambda: nn.Conv1D(2, 0), ValueError, "kernel_size must be an int of at least 1"),
+            (lambda: nn.Conv2DTranspose(2, (2, 2, 2)), ValueError, "kernel_size is an int or a pair of ints"),
+            (lambda: gluon.data.ArrayDataset(), TypeError, "give at least one array"),
+            (lambda: plexus.data.ArrayDataset(numpy.ones(2), labels=numpy.ones(2)), TypeError,
+             "unexpected keyword argument.s. labels"),
+            (lambda: plexus.data.default_batchify([(1, 2), (3,)]), TypeError, "every sample is a tuple of 2 fields"),
+            (lambda: plexus.data.SampleLoader(PTB(3), 0), ValueError, "batch_size is an int of at least 1"),
+            (lambda: plexus.data.SampleLoader(PTB(3), 2, sampler=None), TypeError, "sampler not offered"),
+            (lambda: plexus.data.SampleLoader(3, 2), TypeError, "a dataset has __getitem__ and __len__"),
+            (lambda: plexus.data.SampleLoader(PTB(3), 2, batchify_fn=5), TypeError, "batchify_fn is a callable"),
+            (lambda: plexus.data.SampleLoader(PTB(3), 2, num_workers=-1), ValueError, "num_workers is a whole number"),
+            (lambda: plexus.data.SampleLoader(PTB(3), 2).begin_epoch(-1), ValueError, "the epoch is a whole number"),
+            (lambda: v.clip(a_min=0, min=0), TypeError, "not both")]:
+        v = np.array([1.0])
+        with pytest.raises(kind, match=message):
+            call()
+    conv = nn.Conv1D(2, 2, in_channels=3)
+    conv.initialize()
+    with pytest.raises(plexus.ShapeError, match="the input has 4 channels, and the layer takes 3"):
+        conv(plexus.ones((1, 4, 5)))
+    up = nn.Conv2DTranspose(2, 2)
+    up.initialize()
+    with pytest.raises(plexus.ShapeError, match="takes \\(batch, channels, height, width\\) inputs"):
+        up(plexus.ones((1, 4, 5)))
+    with pytest.raises(NotImplementedError, match="define forward"):
+        nn.HybridBlock()(plexus.ones((1,)))
+    loader = plexus.data.SampleLoader(PTB(5), 2)
+    loader.begin_epoch(3)
+    assert loader.epoch == 3
