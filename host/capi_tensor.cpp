@@ -178,6 +178,15 @@ px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
     });
 }
 
+px_status px_tensor_assign_region(px_tensor* dst, const int64_t* start, const int64_t* step, const int64_t* count,
+                                  px_tensor* src) {
+    return guard("px_tensor_assign_region", [&] {
+        TensorObj& d = get_tensor(dst, "dst");
+        const TensorObj& s = get_tensor(src, "src");
+        router::assign_region(d, start, step, count, s);
+    });
+}
+
 px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape, px_tensor** out) {
     return guard("px_tensor_reshape", [&] {
         TensorObj& t = get_tensor(tensor);

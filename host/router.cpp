@@ -117,6 +117,68 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
     }
 }
 
+void assign_region(TensorObj& dst, const int64_t* start, const int64_t* step, const int64_t* count,
+                   const TensorObj& src) {
+    const int32_t nd = dst.shape.ndim;
+    if (nd > 0 && (!start || !step || !count))
+        fail(PX_ERROR_INVALID_ARGUMENT, "'", !start ? "start" : !step ? "step" : "count",
+             "' is NULL; start, step and count each hold one value per axis of the tensor (", nd, ")");
+    if (src.dtype != dst.dtype)
+        fail(PX_ERROR_DTYPE, "the values are ", px_dtype_name(src.dtype), ", the tensor ", px_dtype_name(dst.dtype),
+             "; cast them first");
+    Shape region;
+    region.ndim = nd;
+    for (int32_t k = 0; k < nd; ++k) {
+        const int64_t dim = dst.shape.dims[k];
+        if (step[k] < 1) fail(PX_ERROR_INVALID_ARGUMENT, "step[", k, "] is ", step[k], "; it must be at least 1");
+        if (count[k] < 0) fail(PX_ERROR_INVALID_ARGUMENT, "count[", k, "] is ", count[k], "; it must not be negative");
+        if (start[k] < 0 || start[k] > dim)
+            fail(PX_ERROR_INVALID_ARGUMENT, "start[", k, "] is ", start[k], ", outside axis ", k, "'s [0, ", dim, "]");
+        // The last place, start + (count - 1) * step, inside the axis (divided, not multiplied: no overflow).
+        if (count[k] > 0 && (start[k] == dim || (count[k] - 1) > (dim - 1 - start[k]) / step[k]))
+            fail(PX_ERROR_INVALID_ARGUMENT, "count[", k, "] places from ", start[k], " by ", step[k],
+                 " reach past axis ", k, "'s length ", dim);
+        region.dims[k] = count[k];
+    }
+    // NumPy's assignment: the values' trailing axes meet the region's, each 1 or its length; axes the
+    // region lacks are leading ones of length 1.
+    const int32_t extra = src.shape.ndim - nd;
+    bool fits = true;
+    for (int32_t i = 0; fits && i < src.shape.ndim; ++i) {
+        const int64_t have = src.shape.dims[i];
+        fits = have == 1 || (i >= extra && have == region.dims[i - extra]);
+    }
+    if (!fits)
+        fail(PX_ERROR_SHAPE, "the values have shape ", to_string(src.shape), ", which does not broadcast to the region's ",
+             to_string(region));
+    if (numel(region) == 0) return;
+    px_tensor_desc out = dst.desc();
+    for (int32_t k = 0; k < nd; ++k) {
+        out.offset += static_cast<uint64_t>(start[k] * out.strides[k]) * px_dtype_size(dst.dtype);
+        out.shape[k] = count[k];
+        if (count[k] > 1) out.strides[k] *= step[k];
+    }
+    // Values from another device come over first; values that share dst's memory are read whole before
+    // any of them is overwritten (x[1:] = x[:-1] as NumPy's).
+    Owned moved;
+    const TensorObj* from = &src;
+    if (&src.device() != &dst.device() || src.buffer == dst.buffer) {
+        moved.reset(copy_to(src, dst.buffer->device));
+        from = moved.get();
+    }
+    px_tensor_desc in{};
+    int64_t src_strides[PX_MAX_DIMS];
+    contiguous_strides(from->shape, src_strides);
+    from->fill_desc(in, nd);
+    for (int32_t k = 0; k < nd; ++k) {
+        const int32_t j = k + extra;  // the values' axis that meets axis k, if any
+        in.shape[k] = region.dims[k];
+        in.strides[k] = j >= 0 && from->shape.dims[j] != 1 ? src_strides[j] : 0;
+    }
+    dispatch(dst.device(), PX_OP_COPY, dst.dtype, &in, 1, &out, 1, nullptr);
+    dst.note_write();
+}
+
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev) {
     Owned out(new_tensor(dev, t.dtype, t.shape));
     copy_into(t, *out);

@@ -17,6 +17,9 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes);
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev);
 // Overwrites `dst` with `src` (same shape and dtype; the caller checks), on any two devices.
 void copy_into(const TensorObj& src, TensorObj& dst);
+// Writes `src`, broadcast, into the elements of `dst` that start, step and
+// count name along each of its axes (px_tensor_assign_region), in place.
+void assign_region(TensorObj& dst, const int64_t* start, const int64_t* step, const int64_t* count, const TensorObj& src);
 
 TensorObj* full(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, const Shape& shape, double value);
 TensorObj* arange(const std::shared_ptr<DeviceImpl>& dev, px_dtype dtype, double start, double stop, double step);

@@ -253,6 +253,15 @@ PX_API px_status px_tensor_as_on(px_tensor* tensor, px_device device, px_tensor*
  * before keeps its own. src and dst may be the same memory, not
  * overlapping parts of one. */
 PX_API px_status px_tensor_assign(px_tensor* dst, px_tensor* src);
+/* Writes src's values into the elements of dst that a basic NumPy index
+ * names (dst[start:start+count*step:step] along each axis), in place and
+ * queued as px_tensor_assign: start, step and count hold one value per axis
+ * of dst (NULL for a scalar), step at least 1, the places inside the axis.
+ * src has dst's dtype, may be on any device and broadcasts to the region's
+ * shape (count) as NumPy's; values that share dst's memory are read whole
+ * before any is overwritten (x[1:] = x[:-1]). */
+PX_API px_status px_tensor_assign_region(px_tensor* dst, const int64_t* start, const int64_t* step,
+                                         const int64_t* count, px_tensor* src);
 /* A view with another shape and the same elements; one -1 is inferred. */
 PX_API px_status px_tensor_reshape(px_tensor* tensor, int32_t ndim, const int64_t* shape,
                             px_tensor** out);

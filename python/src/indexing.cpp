@@ -404,6 +404,59 @@ Tensor places(const Tensor& t, const py::tuple& key) {
     return mask;
 }
 
+// The places a key of ints, slices of a positive step, None and '...'
+// names: a region of x (start, step and count along each axis), and x[key]'s
+// shape with, for each of its axes, the axis of x it runs along (-1: a new
+// axis). Keys with arrays, masks or reversed slices have none.
+struct Region {
+    std::vector<int64_t> start, step, count;
+    Shape indexed;
+    std::vector<int> along;
+};
+
+bool basic_region(const Shape& s, const py::tuple& key, Region& r) {
+    for (auto k : key)
+        if (!k.is_none() && !k.is(py::ellipsis()) && !py::isinstance<py::slice>(k) &&
+            (!PyIndex_Check(k.ptr()) || index_array(k)))
+            return false;
+    const std::vector<Entry> entries = parse(s, key);
+    r.start.assign(s.size(), 0), r.step.assign(s.size(), 1), r.count = s;
+    int next = 0;  // the first axis no entry names
+    for (const Entry& e : entries) {
+        if (e.kind == Entry::new_axis) {
+            r.indexed.push_back(1), r.along.push_back(-1);
+            continue;
+        }
+        if (e.kind != Entry::range || e.reversed) return false;
+        const auto a = size_t(e.axis);
+        r.start[a] = e.start, r.step[a] = e.step;
+        r.count[a] = e.stop > e.start ? 1 + (e.stop - e.start - 1) / e.step : 0;
+        if (!e.single) r.indexed.push_back(r.count[a]), r.along.push_back(e.axis);
+        next = e.axis + 1;
+    }
+    for (int a = next; a < int(s.size()); ++a) r.indexed.push_back(s[size_t(a)]), r.along.push_back(a);
+    return true;
+}
+
+// `values` broadcast to x[key]'s shape as NumPy's assignment (leading axes of
+// length 1 dropped), reshaped to the region's rank: x's axis the region
+// leaves whole or steps through gets the values' length along it, the rest 1.
+Tensor region_values(const Tensor& t, const Region& r, Tensor values) {
+    Shape vs = values.shape();
+    while (vs.size() > r.indexed.size() && vs.front() == 1) vs.erase(vs.begin());
+    bool fits = vs.size() <= r.indexed.size();
+    Shape shaped(t.shape().size(), 1);
+    for (size_t i = 0; fits && i < vs.size(); ++i) {
+        const size_t at = r.indexed.size() - vs.size() + i;
+        fits = vs[i] == 1 || vs[i] == r.indexed[at];
+        if (fits && r.along[at] >= 0) shaped[size_t(r.along[at])] = vs[i];
+    }
+    if (!fits)
+        throw py::value_error("x[key] = v: could not broadcast the values of shape " + plexus::str(values.shape()) +
+                              " into the places' shape " + plexus::str(r.indexed));
+    return values.reshape(shaped);
+}
+
 // x[key] = values of any shape that broadcasts to x[key]'s (d2l's
 // P[:, :, 0::2] = np.sin(X)): each place key names takes its value (the last
 // one where an array of indices names a place twice, as NumPy's), gathered
@@ -450,6 +503,8 @@ void assign_values(Tensor& t, const py::tuple& key, const py::object& value) {
 // take it (the rest keep theirs), through a mask of them; values of another
 // shape go through assign_values.
 void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
+    Region region;
+    const bool basic = basic_region(t.shape(), key, region);
     // A number: a Python or NumPy scalar, or a one-element tensor (x[0, 0] += 1 writes one back).
     Tensor number;
     if (py::isinstance<Tensor>(value) && value.cast<Tensor>().size() == 1) {
@@ -459,11 +514,18 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
         const bool plain = (PyFloat_Check(value.ptr()) || PyLong_Check(value.ptr())) && !integer_beyond_double(value);
         number = plain ? plexus::full(Shape{}, value.cast<double>(), t.device(), t.dtype())
                        : from_numpy(value, t.device(), t.dtype());  // (a complex number refused there)
-    } else {  // values: placed in the order and shape x[key] has (a reversed slice, a new axis)
+    } else if (basic) {  // values into a region of x: one copy on its device
+        t.assign_region(region.start, region.step, region.count, region_values(t, region, assigned_values(t, value)));
+        return;
+    } else {  // values: placed in the order and shape x[key] has (a reversed slice, an array)
         assign_values(t, key, value);
         return;
     }
     if (number.dtype() != t.dtype()) number = number.astype(t.dtype());
+    if (basic) {
+        t.assign_region(region.start, region.step, region.count, number);
+        return;
+    }
     const Tensor mask = places(t, key);
     t.assign(mask.defined() ? plexus::where(mask, number, t) : number);  // (no mask: every place)
 }

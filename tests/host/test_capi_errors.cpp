@@ -447,6 +447,69 @@ TEST_CASE_METHOD(Fixture, "px_tensor_assign writes in place where every holder a
         REQUIRE(px_tensor_release(t) == PX_OK);
 }
 
+TEST_CASE_METHOD(Fixture, "px_tensor_assign_region writes a stepped region from broadcast values and refuses what does "
+                          "not fit",
+                 "[capi][assign]") {
+    auto values = [](px_tensor* t, int n) {
+        std::vector<double> v(size_t(n), -1.0);
+        REQUIRE(px_tensor_to_host(t, v.data(), uint64_t(n) * sizeof(double)) == PX_OK);
+        return v;
+    };
+    const int64_t shape[2] = {4, 5}, twenty = 20, row_shape[1] = {2}, col_shape[2] = {2, 1};
+    px_tensor *t = nullptr, *row = nullptr, *col = nullptr, *nine = nullptr, *flat = nullptr, *view = nullptr,
+              *ints = nullptr;
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT64, 2, shape, 0.0, &t) == PX_OK);
+    const double row_values[2] = {1, 2}, col_values[2] = {10, 20};
+    REQUIRE(px_tensor_from_host(rt, cpu0, PX_FLOAT64, 1, row_shape, row_values, sizeof row_values, &row) == PX_OK);
+    REQUIRE(px_tensor_from_host(rt, cpu0, PX_FLOAT64, 2, col_shape, col_values, sizeof col_values, &col) == PX_OK);
+    REQUIRE(px_tensor_full(rt, cpu0, PX_FLOAT64, 0, nullptr, 9.0, &nine) == PX_OK);
+    REQUIRE(px_tensor_reshape(t, 1, &twenty, &flat) == PX_OK);
+    // t[1:4:2, 0:4:3] = [1, 2] (a row broadcast down the rows).
+    const int64_t start[2] = {1, 0}, step[2] = {2, 3}, count[2] = {2, 2};
+    REQUIRE(px_tensor_assign_region(t, start, step, count, row) == PX_OK);
+    CHECK(values(t, 20) == std::vector<double>{0, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 2, 0});
+    // t[0:2, 4] = [[10], [20]] (a column), then t[3, :] = 9 (a scalar).
+    const int64_t start2[2] = {0, 4}, step2[2] = {1, 1}, count2[2] = {2, 1};
+    REQUIRE(px_tensor_assign_region(t, start2, step2, count2, col) == PX_OK);
+    const int64_t start3[2] = {3, 0}, count3[2] = {1, 5};
+    REQUIRE(px_tensor_assign_region(t, start3, step2, count3, nine) == PX_OK);
+    CHECK(values(flat, 20) == std::vector<double>{0, 0, 0, 0, 10, 1, 0, 0, 2, 20, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9});
+    // Values that share t's memory are read before they are overwritten: flat[1:20] = flat[0:19].
+    REQUIRE(px_tensor_slice(flat, 0, 19, &view) == PX_OK);
+    const int64_t one = 1, nineteen = 19;
+    REQUIRE(px_tensor_assign_region(flat, &one, &one, &nineteen, view) == PX_OK);
+    CHECK(values(flat, 20) == std::vector<double>{0, 0, 0, 0, 0, 10, 1, 0, 0, 2, 20, 0, 0, 0, 0, 0, 9, 9, 9, 9});
+    // An empty region writes nothing.
+    const int64_t none[2] = {0, 0};
+    REQUIRE(px_tensor_assign_region(t, start, step, none, nine) == PX_OK);
+    // Refused, naming what is wrong; nothing written.
+    const std::vector<double> before = values(t, 20);
+    const int64_t bad_step[2] = {2, 0};
+    CHECK(px_tensor_assign_region(t, start, bad_step, count, row) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("px_tensor_assign_region: step[1] is 0; it must be at least 1"));
+    const int64_t negative[2] = {-1, 2};
+    CHECK(px_tensor_assign_region(t, start, step, negative, row) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("count[0] is -1; it must not be negative"));
+    const int64_t far[2] = {5, 0};
+    CHECK(px_tensor_assign_region(t, far, step, count, row) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("start[0] is 5, outside axis 0's [0, 4]"));
+    const int64_t too_many[2] = {3, 2};  // rows 1 and 3, then 5: past 4
+    CHECK(px_tensor_assign_region(t, start, step, too_many, row) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("count[0] places from 1 by 2 reach past axis 0's length 4"));
+    const int64_t at_end[2] = {4, 0};
+    CHECK(px_tensor_assign_region(t, at_end, step, count, row) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("count[0] places from 4 by 2 reach past axis 0's length 4"));
+    CHECK(px_tensor_assign_region(t, start, step, count2, row) == PX_ERROR_SHAPE);  // (2,) into (2, 1)
+    CHECK(says("the values have shape (2,), which does not broadcast to the region's (2, 1)"));
+    CHECK(px_tensor_assign_region(t, nullptr, step, count, row) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(says("'start' is NULL; start, step and count each hold one value per axis of the tensor (2)"));
+    REQUIRE(px_tensor_full(rt, cpu0, PX_INT32, 1, row_shape, 1.0, &ints) == PX_OK);
+    CHECK(px_tensor_assign_region(t, start, step, count, ints) == PX_ERROR_DTYPE);
+    CHECK(says("the values are int32, the tensor float64; cast them first"));
+    CHECK(values(t, 20) == before);
+    for (px_tensor* x : {t, row, col, nine, flat, view, ints}) REQUIRE(px_tensor_release(x) == PX_OK);
+}
+
 TEST_CASE_METHOD(Fixture, "px_tensor_version counts the writes in place to memory every view of it shares",
                  "[capi][assign]") {
     auto version = [](px_tensor* t) {

@@ -169,6 +169,10 @@ std::map<std::string, Entry> entries() {
     m["px_tensor_copy_to"] = ts(1, [cpu0](const Args& a) { return px_tensor_copy_to(a.t[0], cpu0, out(a)); });
     m["px_tensor_as_on"] = ts(1, [cpu0](const Args& a) { return px_tensor_as_on(a.t[0], cpu0, out(a)); });
     m["px_tensor_assign"] = ts(2, [](const Args& a) { return px_tensor_assign(a.t[0], a.t[1]); }, false);
+    m["px_tensor_assign_region"] = ts(2, [](const Args& a) {
+        static const int64_t start[2] = {0, 0}, step[2] = {1, 1}, count[2] = {1, 2};
+        return px_tensor_assign_region(a.t[0], start, step, count, a.t[1]);
+    }, false);
     m["px_tensor_reshape"] = ts(1, [](const Args& a) { return px_tensor_reshape(a.t[0], 2, shape2, out(a)); });
     m["px_tensor_slice"] = ts(1, [](const Args& a) { return px_tensor_slice(a.t[0], 0, 1, out(a)); });
     m["px_binary"] = ts(2, [](const Args& a) { return px_binary(PX_OP_ADD, a.t[0], a.t[1], out(a)); });

@@ -173,3 +173,52 @@ def test_keys_from_pytorch_index_as_numpy_reads_them():
     assert np.array_equal(x[0, torch.tensor([0, 2])].asnumpy(), A[0, [0, 2]])
     with pytest.raises(IndexError, match="a bool is not an index here"):
         x[torch.tensor(True)]
+
+
+def test_values_written_through_ints_slices_and_new_axes_broadcast_as_numpys():
+    numpy = np
+    # One copy into a region of x (px_tensor_assign_region): every shape NumPy's assignment broadcasts.
+    a = numpy.arange(60.0).reshape(3, 4, 5)
+    cases = [((slice(None), slice(None, None, 2)), numpy.arange(5.0)),           # a row down the places
+             ((slice(None), 1), numpy.arange(3.0).reshape(3, 1)),               # a column across
+             ((Ellipsis, 0), numpy.ones((1, 1, 4))),                            # leading ones dropped
+             ((1, slice(1, 4, 2), None, slice(0, 5, 3)), numpy.arange(4.0).reshape(2, 1, 2)),
+             ((slice(None), None, 2), numpy.arange(5.0)),
+             ((slice(3, 3), 0), numpy.ones(5)),                                 # no places: nothing written
+             ((2, 3, 4), numpy.array(7.0)),
+             ((slice(None, None, 2),), 5)]
+    for key, v in cases:
+        b, t = a.copy(), plexus.array(a, dtype="float64")
+        b[key] = v
+        t[key] = plexus.array(v, dtype="float64") if isinstance(v, numpy.ndarray) else v
+        assert numpy.array_equal(t.asnumpy(), b), key
+    # Values of another dtype and device are cast and moved; the dtype is the tensor's.
+    t = plexus.zeros((2, 3), dtype="int32")
+    t[:, ::2] = plexus.array([[1.9], [-2.9]], device=plexus.cpu(1), dtype="float64")
+    assert t.tolist() == [[1, 0, 1], [-2, 0, -2]] and t.dtype == numpy.int32
+    # Values sharing x's memory are read whole before any place is written, as NumPy's.
+    for key, src in [(slice(1, None), slice(None, -1)), (slice(None, -1), slice(1, None))]:
+        b, t = numpy.arange(10.0), plexus.arange(10, dtype="float64")
+        b[key] = b[src]
+        t[key] = t[src]
+        assert t.tolist() == b.tolist()
+    b, t = numpy.arange(12.0).reshape(3, 4), plexus.arange(12, dtype="float64").reshape(3, 4)
+    b[:, 1::2] = b[:, ::2].copy()
+    t[:, 1::2] = t[:, ::2]
+    assert t.tolist() == b.tolist()
+    # A view's base sees the write, and refusals write nothing.
+    base = plexus.zeros((4, 4))
+    view = base[1:3]
+    view[:, ::3] = 1.0
+    assert base.asnumpy()[:, 0].tolist() == [0, 1, 1, 0] and base.asnumpy()[:, 3].tolist() == [0, 1, 1, 0]
+    with pytest.raises(ValueError, match=r"could not broadcast the values of shape \(3,\) into the places' shape \(4, 2\)"):
+        base[:, ::2] = plexus.ones(3)
+    with pytest.raises(ValueError, match=r"could not broadcast the values of shape \(2, 4, 2\)"):
+        base[:, ::2] = plexus.ones((2, 4, 2))
+    assert base.sum().item() == 4.0
+    w = plexus.ones(3)
+    w.attach_grad()
+    with plexus.autograd.record():
+        with pytest.raises(plexus.InvalidArgumentError, match="while autograd records"):
+            w[::2] = 0.0
+    assert w.tolist() == [1.0, 1.0, 1.0]

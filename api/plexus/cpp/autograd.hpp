@@ -213,19 +213,27 @@ inline Tensor& Tensor::assign(const Tensor& values) {
     check_writable();
     Tensor v = values.as_in_context(device());
     if (v.dtype() != dtype()) v = v.astype(dtype());
-    if (v.shape() != shape()) {
-        const std::string refused = "assign: values of shape " + str(values.shape()) +
-                                    " do not broadcast to the tensor's shape " + str(shape());
-        Tensor b;
-        try {
-            b = full(shape(), 0.0, device(), dtype()) + v;  // NumPy's broadcasting
-        } catch (const ShapeError&) {
-            throw ShapeError(PX_ERROR_SHAPE, refused);
-        }
-        if (b.shape() != shape()) throw ShapeError(PX_ERROR_SHAPE, refused);
-        v = b;
+    if (v.is(*this)) return *this;
+    const Shape s = shape();
+    try {  // NumPy's broadcasting, the whole tensor as the region (values sharing its memory read first)
+        return assign_region(std::vector<int64_t>(s.size(), 0), std::vector<int64_t>(s.size(), 1), s, v);
+    } catch (const ShapeError&) {
+        throw ShapeError(PX_ERROR_SHAPE, "assign: values of shape " + str(values.shape()) +
+                                             " do not broadcast to the tensor's shape " + str(s));
     }
-    check(px_tensor_assign(need(), v.need()));
+}
+
+inline Tensor& Tensor::assign_region(const std::vector<int64_t>& start, const std::vector<int64_t>& step,
+                                     const std::vector<int64_t>& count, const Tensor& values) {
+    check_writable();
+    const size_t nd = shape().size();
+    if (start.size() != nd || step.size() != nd || count.size() != nd)
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "assign_region: start, step and count must each hold one value per axis of the "
+                                   "tensor (" + std::to_string(nd) + "); they hold " + std::to_string(start.size()) +
+                                       ", " + std::to_string(step.size()) + " and " + std::to_string(count.size()));
+    const Tensor v = values.dtype() == dtype() ? values : values.astype(dtype());
+    check(px_tensor_assign_region(need(), start.data(), step.data(), count.data(), v.need()));
     return *this;
 }
 

@@ -189,13 +189,19 @@ public:
     }
     // Identity, as Python's `is`.
     bool is(const Tensor& o) const { return h_ == o.h_; }
-    // Writes `values` into this tensor's memory, in place (px_tensor_assign),
+    // Writes `values` into this tensor's memory, in place (px_tensor_assign_region),
     // cast to its dtype, moved to its device and broadcast to its shape, as
-    // NumPy's x[...] = values: every handle to it, its views and memory shared
+    // NumPy's x[...] = values (values that share its memory are read before
+    // it is written: x[1:] = x[:-1]): every handle to it, its views and memory shared
     // through DLPack see them. Not while recording, nor into a recorded
     // result (autograd would read the new values; MXNet refuses the same).
     Tensor& assign(const Tensor& values);
     Tensor& assign(double value);
+    // Writes `values` (cast, moved and broadcast as assign) into the places a
+    // basic index names: along each axis k, count[k] places from start[k],
+    // step[k] apart (px_tensor_assign_region; NumPy's x[1:4:2, 0] = values).
+    Tensor& assign_region(const std::vector<int64_t>& start, const std::vector<int64_t>& step,
+                          const std::vector<int64_t>& count, const Tensor& values);
     // assign()'s refusals before a write in place, for a write through a
     // view of this tensor that carries no autograd record of its own
     // (Python's x[i] = v).
