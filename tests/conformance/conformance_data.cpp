@@ -200,6 +200,28 @@ TEST_CASE("ops read transposed and stepped views as their values", "[conformance
     REQUIRE(values(b.sum(1)) == std::vector<double>{6, 24, 42, 60});  // 18i + 6
 }
 
+TEST_CASE("copy writes a stepped region from an input broadcast by stride 0, every dtype", "[conformance][copy][R13]") {
+    // The host's x[1:4:2, ::3] = row (px_tensor_assign_region): the output is
+    // strided, the input's first axis has stride 0, and the rest of x keeps
+    // its values.
+    Device dev = pxtest::device_under_test();
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::uint8, DType::float16,
+                    DType::bfloat16})
+        PX_OP_SECTION(PX_OP_COPY, d) {
+            if (!pxconf::device_has(PX_OP_FILL, d) || !pxconf::device_has(PX_OP_CAST, d)) continue;
+            Tensor x = full({4, 7}, 1.0, dev, d);
+            const Tensor row = array(std::vector<double>{5, 6, 7}, {3}, dev).astype(d);
+            x.assign_region({1, 0}, {2, 3}, {2, 3}, row);
+            std::vector<double> want(28, 1.0);
+            for (int r : {1, 3})
+                for (int c = 0; c < 3; ++c) want[size_t(r * 7 + c * 3)] = 5.0 + c;
+            REQUIRE(values(x) == want);
+            x.assign_region({0, 6}, {1, 1}, {4, 1}, full({}, 9.0, dev, d));  // one column from a scalar
+            for (int r = 0; r < 4; ++r) want[size_t(r * 7 + 6)] = 9.0;
+            REQUIRE(values(x) == want);
+        }
+}
+
 TEST_CASE("reshape and slice are views that share memory", "[conformance][views][R13]") {
     PX_NEEDS({PX_OP_ARANGE, DType::float32}, {PX_OP_ADD, DType::float32}, {PX_OP_CAST, DType::float32});
     Device dev = pxtest::device_under_test();
