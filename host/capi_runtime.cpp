@@ -188,6 +188,17 @@ px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, 
     });
 }
 
+px_status px_runtime_poll(px_runtime* runtime, px_device device, double seconds, int32_t* finished) {
+    return guard("px_runtime_poll", [&] {
+        Runtime& rt = get_runtime(runtime);
+        if (!finished) fail(PX_ERROR_INVALID_ARGUMENT, "'finished' is NULL");
+        *finished = 0;
+        if (!(seconds >= 0) || seconds > 1e9)
+            fail(PX_ERROR_INVALID_ARGUMENT, "seconds ", seconds, " is not between 0 and 1e9");
+        *finished = rt.device(device)->finished_within(seconds) ? 1 : 0;
+    });
+}
+
 px_status px_runtime_seed(px_runtime* runtime, uint64_t seed) {
     return guard("px_runtime_seed", [&] {
         Runtime& rt = get_runtime(runtime);

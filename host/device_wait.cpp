@@ -151,16 +151,25 @@ DeviceImpl::~DeviceImpl() {
 }
 
 void DeviceImpl::synchronize_within(double seconds) const {
+    std::unique_lock<std::mutex> lock = waits_->lock();
+    if (!finished_within(lock, seconds))
+        fail(PX_ERROR_DEVICE, label, ": its queued work did not finish within ", seconds,
+             " s; the wait goes on, and a later wait of ", label, " reports how it ended");
+    report_kept(lock, nullptr);
+}
+
+bool DeviceImpl::finished_within(double seconds) const {
+    std::unique_lock<std::mutex> lock = waits_->lock();
+    return finished_within(lock, seconds);
+}
+
+bool DeviceImpl::finished_within(std::unique_lock<std::mutex>& lock, double seconds) const {
     const std::shared_ptr<Waits> shared = waits_;
     Waits& w = *shared;
-    std::unique_lock<std::mutex> lock = w.lock();
     // Nothing queued since a wait that has ended began, and no host wait
     // running: idle, whatever the time allowed (a thread's start would eat
     // into a short one).
-    if (!w.background && w.in_flight.empty() && w.submitted.load() == w.idle_upto) {
-        report_kept(lock, nullptr);
-        return;
-    }
+    if (!w.background && w.in_flight.empty() && w.submitted.load() == w.idle_upto) return true;
     const uint64_t ticket = ++w.wanted;
     if (!w.background) {
         // One thread per device at a time, however often timed waits give
@@ -194,16 +203,13 @@ void DeviceImpl::synchronize_within(double seconds) const {
     }
     // Covered, and no other host wait begun by then still running (one may
     // hold a failure of the work this call waits for), within the time. Only
-    // work not covered is a time-out: another host wait may be waiting for
+    // work not covered is unfinished: another host wait may be waiting for
     // work queued since (a failure it holds goes to the next waiting point).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     const auto settled = [&] {
         return w.covered >= ticket && (w.in_flight.empty() || *w.in_flight.begin() > w.started_when_covered);
     };
-    if (!w.changed.wait_until(lock, deadline, settled) && w.covered < ticket)
-        fail(PX_ERROR_DEVICE, label, ": its queued work did not finish within ", seconds,
-             " s; the wait goes on, and a later wait of ", label, " reports how it ended");
-    report_kept(lock, nullptr);
+    return w.changed.wait_until(lock, deadline, settled) || w.covered >= ticket;
 }
 
 }  // namespace px

@@ -103,6 +103,10 @@ struct DeviceImpl {
     // PX_ERROR_DEVICE saying so, and a wait goes on in the background, its
     // failure kept for a later waiting point.
     void synchronize_within(double seconds) const;
+    // Whether the queued work has all run, waiting at most `seconds` (a
+    // background wait as synchronize_within's); a failure is kept for the
+    // next waiting point, never thrown here.
+    bool finished_within(double seconds) const;
     // A wait of the host's own: any failure it finds is kept (never thrown).
     void drain() const;
     // Ends a waiting point that did its own wait or read (`own`, its
@@ -138,6 +142,7 @@ struct DeviceImpl {
 
 private:
     void report_kept(std::unique_lock<std::mutex>& lock, const Failure* own) const;  // settle's end
+    bool finished_within(std::unique_lock<std::mutex>& lock, double seconds) const;  // (lock: waits_'s)
     std::shared_ptr<Waits> waits_ = make_waits();
     static std::shared_ptr<Waits> make_waits();
 };

@@ -88,10 +88,8 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
     const bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
     px_status s = PX_OK;
     void* made = nullptr;
+    wait_devices({t.device()});  // interruptibly: the export's own wait is then at once
     {
-        // The export waits for the tensor's work itself, here on the calling
-        // thread with the GIL released: no hand-off to the waiter (about 10 us),
-        // so Ctrl-C is seen only once that work is done.
         GilReleased release;
         if (versioned) {
             DLManagedTensorVersioned* m = nullptr;
@@ -111,7 +109,7 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
 
 // A producer's DLPack tensor as Plexus holds it when it shares the memory:
 // its deleter runs when the last Plexus tensor using it is released, which
-// may be on a thread without the GIL (the waiter's), while NumPy 1.24's
+// may be on a thread without the GIL (one of Plexus's own), while NumPy 1.24's
 // deleter calls Py_DECREF. So Plexus gets this copy of the struct, whose
 // deleter takes the GIL and then calls the producer's.
 template <class Managed>

@@ -166,96 +166,39 @@ namespace {
 
 // ---- waits that Ctrl-C interrupts ----
 
-// One thread that runs waits handed to it, so that the caller can poll for
-// Python's signals meanwhile. A wait abandoned by Ctrl-C finishes on it
-// later; what it needs (the tensors) is held by the job.
-class Waiter {
-public:
-    // The process's waiter. A child made by fork() has none of the parent's
-    // threads: its first wait starts a waiter of its own.
-    static Waiter& get() {
-        static std::atomic<Waiter*> current{nullptr};
-        static std::mutex making;
-        Waiter* w = current.load(std::memory_order_acquire);
-        if (w && w->pid_ == getpid()) return *w;
-        std::lock_guard<std::mutex> lock(making);
-        w = current.load(std::memory_order_acquire);
-        if (!w || w->pid_ != getpid()) {
-            w = new Waiter();  // never destroyed: a job may still run at exit (a parent's, after fork, is left)
-            current.store(w, std::memory_order_release);
-        }
-        return *w;
-    }
-    // Runs `job` on the waiter thread; returns once it is done, or throws
-    // error_already_set when a signal handler raised (KeyboardInterrupt).
-    void run(std::function<void()> job) {
-        auto done = std::make_shared<Done>();
+// Waits for the work queued on `d` in slices on the calling thread
+// (px_runtime_poll, the GIL let go), checking for Python's signals between
+// them. A wait that Ctrl-C ends leaves the work running and any failure of
+// it to the device's next wait (the host keeps it); no wait queues behind
+// another thread's wait on another device.
+void wait_until_finished(const Device& d) {
+    for (;;) {
+        int32_t finished = 0;
         {
-            std::lock_guard<std::mutex> lock(mutex_);
-            queue_.push_back([job = std::move(job), done] {
-                try {
-                    job();
-                } catch (...) {
-                    done->error = std::current_exception();
-                }
-                std::lock_guard<std::mutex> l(done->mutex);
-                done->finished = true;
-                done->cv.notify_all();
-            });
-            cv_.notify_one();
+            GilReleased release;
+            plexus::check(px_runtime_poll(plexus::runtime(), d.raw(), 0.05, &finished));
         }
-        for (;;) {
-            {
-                GilReleased release;
-                std::unique_lock<std::mutex> lock(done->mutex);
-                if (done->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done->finished; })) break;
-            }
-            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-        }
-        if (done->error) std::rethrow_exception(done->error);
+        if (finished != 0) return;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
-
-private:
-    struct Done {
-        std::mutex mutex;
-        std::condition_variable cv;
-        bool finished = false;
-        std::exception_ptr error;
-    };
-    Waiter() : pid_(getpid()) {
-        std::thread([this] {
-            for (;;) {
-                std::function<void()> job;
-                {
-                    std::unique_lock<std::mutex> lock(mutex_);
-                    cv_.wait(lock, [&] { return !queue_.empty(); });
-                    job = std::move(queue_.front());
-                    queue_.erase(queue_.begin());
-                }
-                job();
-            }
-        }).detach();
-    }
-    pid_t pid_;
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::vector<std::function<void()>> queue_;
-};
+}
 
 void wait_all() {
-    Waiter::get().run([] { plexus::check(px_runtime_synchronize_all(plexus::runtime())); });
+    for (const Device& d : plexus::all_devices()) wait_until_finished(d);
+    GilReleased release;  // (at once, unless another thread queued work since: then its wait)
+    plexus::check(px_runtime_synchronize_all(plexus::runtime()));
 }
 
 }  // namespace
 
+// The devices' work, then their waits, which report a failure.
 void wait_devices(const std::vector<Device>& devices) {
     std::vector<Device> each;
     for (const Device& d : devices)
         if (std::find(each.begin(), each.end(), d) == each.end()) each.push_back(d);
-    if (each.empty()) return;
-    Waiter::get().run([each] {
-        for (const Device& d : each) plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw()));
-    });
+    for (const Device& d : each) wait_until_finished(d);
+    GilReleased release;
+    for (const Device& d : each) plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw()));
 }
 
 namespace {
@@ -274,11 +217,7 @@ std::vector<Device> devices_of(const plexus::nn::ParameterDict& params) {
 }
 
 // Waits for the work that makes `t`, interruptibly. Reads after it are quick.
-// `held` is a copy: the job keeps the tensor alive even when the caller is interrupted.
-void wait_for(Tensor held) {  // NOLINT(performance-unnecessary-value-param): the job keeps this copy
-    Device d = held.device();
-    Waiter::get().run([held, d] { plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw())); });
-}
+void wait_for(const Tensor& t) { wait_devices({t.device()}); }
 
 // ---- dtypes and devices ----
 

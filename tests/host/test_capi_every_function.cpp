@@ -128,6 +128,7 @@ std::map<std::string, Entry> entries() {
     });
     m["px_runtime_synchronize"] = rt([cpu0](const Args& a) { return px_runtime_synchronize(a.rt, cpu0); }, false);
     m["px_runtime_synchronize_all"] = rt([](const Args& a) { return px_runtime_synchronize_all(a.rt); }, false);
+    m["px_runtime_poll"] = rt([cpu0](const Args& a) { return px_runtime_poll(a.rt, cpu0, 0.0, a.null_out ? nullptr : &i32); });
     m["px_runtime_synchronize_timeout"] = rt([cpu0](const Args& a) { return px_runtime_synchronize_timeout(a.rt, cpu0, 5.0); },
                                              false);  // tests/host/test_plugin_timeouts.cpp has the rest
     m["px_runtime_seed"] = rt([](const Args& a) { return px_runtime_seed(a.rt, 1); }, false);

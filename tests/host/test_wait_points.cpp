@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -122,6 +123,49 @@ TEST_CASE("a timed wait after one that gave up waits for the work queued since",
     CHECK(px_runtime_synchronize_timeout(r.rt, cpu0, 60) == PX_ERROR_DEVICE);
     CHECK(said("div"));
     CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+}
+
+TEST_CASE("a poll says whether the work has run and keeps its failure for the next wait", "[wait]") {
+    pxtest::Runtime r({pxtest::cpu_plugin});
+    Held held;
+    int32_t finished = -1;
+    CHECK(px_runtime_poll(r.rt, cpu0, 0, &finished) == PX_OK);  // nothing queued: idle
+    CHECK(finished == 1);
+    busy(r.rt, cpu0, 6, held);
+    failing_div(r.rt, cpu0, held);
+    CHECK(px_runtime_poll(r.rt, cpu0, 0, &finished) == PX_OK);  // about 12 GFLOP queued: still running
+    CHECK(finished == 0);
+    int polls = 0;
+    while (finished == 0 && polls < 6000) {  // in slices, as Python's waits poll for Ctrl-C
+        REQUIRE(px_runtime_poll(r.rt, cpu0, 0.05, &finished) == PX_OK);
+        ++polls;
+    }
+    CHECK(finished == 1);
+    CHECK(polls > 1);
+    // The failure was not the poll's to report: the next wait has it, once.
+    CHECK(px_runtime_poll(r.rt, cpu0, 0, &finished) == PX_OK);
+    CHECK(finished == 1);
+    CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_ERROR_DEVICE);
+    CHECK(said("div"));
+    CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+    // A read after a poll that gave up reports the failure too (it had been lost when the waiter was let go).
+    busy(r.rt, cpu0, 2, held);
+    px_tensor* bad = failing_take(r.rt, held);
+    CHECK(px_runtime_poll(r.rt, cpu0, 0, &finished) == PX_OK);
+    CHECK(finished == 0);
+    float values[4] = {0};
+    CHECK(px_tensor_to_host(bad, values, sizeof values) == PX_ERROR_DEVICE);
+    CHECK(said("take"));
+    CHECK(px_runtime_synchronize(r.rt, cpu0) == PX_OK);
+    // Refusals.
+    for (double bad_seconds : {-1.0, 1e10, std::nan("")}) {
+        CHECK(px_runtime_poll(r.rt, cpu0, bad_seconds, &finished) == PX_ERROR_INVALID_ARGUMENT);
+        CHECK(said("is not between 0 and 1e9"));
+    }
+    CHECK(px_runtime_poll(r.rt, cpu0, 0, nullptr) == PX_ERROR_INVALID_ARGUMENT);
+    CHECK(said("px_runtime_poll: 'finished' is NULL"));
+    const px_device cpu9{PX_DEVICE_CPU, 9};
+    CHECK(px_runtime_poll(r.rt, cpu9, 0, &finished) == PX_ERROR_NO_DEVICE);
 }
 
 TEST_CASE("a read or a copy after a timed wait gave up reports the failure its background wait took", "[wait]") {

@@ -206,6 +206,41 @@ def test_a_wait_releases_the_gil_and_ctrl_c_interrupts_it():
     assert plexus.ones(2).sum().item() == 2.0
 
 
+def test_a_failure_behind_a_wait_ctrl_c_ended_is_reported_by_the_next_wait():
+    # The abandoned wait had finished on a helper thread, taken the failure and dropped it: every later
+    # wait said nothing and the failed division read as zeros.
+    q = plexus.array([7, 7, 7], dtype="int32") // plexus.zeros(3, dtype="int32")
+    x = _long_work()
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            x.asnumpy()
+    finally:
+        timer.cancel()
+    time.sleep(0.2)
+    with pytest.raises(plexus.DeviceError, match="div failed on cpu\\(0\\): integer division by zero"):
+        plexus.waitall()
+    plexus.waitall()  # once
+
+
+def test_a_wait_on_one_device_does_not_queue_behind_another_threads_wait_on_another():
+    # Every thread's waits had run one after another on one helper thread: a read of two elements on an idle
+    # cpu(1) took as long as another thread's wait for seconds of work on cpu(0).
+    small = plexus.array([1.0, 2.0], device=plexus.cpu(1))
+    small.asnumpy()
+    x = _long_work()
+    waited = []
+    t = threading.Thread(target=lambda: (x.asnumpy(), waited.append(time.monotonic())))
+    t.start()
+    time.sleep(0.3)
+    start = time.monotonic()
+    assert (small + 1).tolist() == [2.0, 3.0]
+    read_at = time.monotonic()
+    t.join()
+    assert waited and read_at < waited[0], (read_at - start, waited[0] - start)
+
+
 def test_ctrl_c_interrupts_saves_metrics_and_gradient_checks_waiting_for_the_device(tmp_path):
     from plexus import nn
     net = nn.Sequential()
