@@ -322,6 +322,35 @@ TEST_CASE("backward refuses a leaf written in place after a recorded op read it"
     PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { l.backward(); }), "written in place since");
 }
 
+TEST_CASE("while recording a tensor outside every graph may be written and a leaf or values needing a gradient may "
+          "not",
+          "[nn][autograd]") {
+    Tensor w = array({1, 2, 3});
+    w.attach_grad();
+    Tensor z;
+    {
+        auto scope = autograd::record();
+        // d2l's SSD labels its anchors inside record(): tensors no recorded op depends on (MXNet allows it).
+        Tensor labels = full({3}, -1.0);
+        labels.slice(0, 1).assign(2.0);
+        labels.assign_region({2}, {1}, {1}, array({5}));
+        REQUIRE(values(labels) == std::vector<double>{2, -1, 5});
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { w.assign(0.0); }),
+                            "a tensor with attach_grad() cannot be written in place while autograd records");
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { labels.assign(w * 2.0); }),
+                            "the values need a gradient");
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { labels.assign_region({0}, {1}, {1}, w.slice(0, 1)); }),
+                            "the values need a gradient");
+        REQUIRE(values(labels) == std::vector<double>{2, -1, 5});  // the refusals wrote nothing
+        // A tensor a recorded rule reads, written after: backward() refuses, naming the op.
+        z = (w * labels).sum();
+        labels.assign(0.0);
+    }
+    PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { z.backward(); }),
+                        "a tensor that mul read while recording has been written in place since");
+    REQUIRE(values(w) == std::vector<double>{1, 2, 3});
+}
+
 TEST_CASE("backward refuses values its rules read once written through a view, a detach or another handle",
           "[nn][autograd]") {
     Tensor w = array({1, 2, 3}), c = array({4, 5, 6});

@@ -2208,3 +2208,35 @@ def test_what_a_review_of_python_blocks_and_constants_found():
         params.get_constant("w", plexus.ones((2, 3)))
     with pytest.raises(ValueError, match=r"exists with shape \(\), not the \(2,\) asked for"):
         params.get_constant("scale", [1.0, 2.0])
+
+
+def test_tensors_outside_every_graph_may_be_written_while_recording_as_in_mxnet():
+    # d2l's SSD calls multibox_target inside record(); it writes into tensors it makes (anchors_bbox_map[i] = j,
+    # jaccard[:, j] = -1). Every write had been refused while recording.
+    from plexus import autograd
+    w = plexus.array([1.0, 2.0, 3.0])
+    w.attach_grad()
+    with autograd.record():
+        m = plexus.full((3,), -1.0)
+        m[0] = 2
+        m[1:] = plexus.array([4.0, 5.0])
+        m += 1
+        j = plexus.zeros((2, 3))
+        j[:, 1] = -1
+        j[plexus.array([1])] = 7  # through an array of indices
+        loss = (w * m).sum()
+        with pytest.raises(plexus.InvalidArgumentError, match="the values need a gradient"):
+            m[0] = w[0] * 2
+        with pytest.raises(plexus.InvalidArgumentError, match="the values need a gradient"):
+            m += w
+        with pytest.raises(plexus.InvalidArgumentError, match="attach_grad\\(\\) cannot be written in place while"):
+            w[0] = 0
+    assert m.tolist() == [3.0, 5.0, 6.0]
+    assert j.tolist() == [[0.0, -1.0, 0.0], [7.0, 7.0, 7.0]]
+    loss.backward()
+    assert w.grad.tolist() == [3.0, 5.0, 6.0]
+    with autograd.record():
+        loss = (w * m).sum()
+        m[2] = 0  # read by mul's rule: backward says so
+    with pytest.raises(plexus.InvalidArgumentError, match="a tensor that mul read while recording has been written"):
+        loss.backward()

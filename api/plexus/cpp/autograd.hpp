@@ -199,18 +199,35 @@ inline void Tensor::attach_grad(const std::string& grad_req) {
 }
 
 inline void Tensor::check_writable() const {
-    if (autograd::is_recording())
-        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
-                                   "assign: a tensor cannot be written in place while autograd records (the recorded "
-                                   "ops would read the new values); assign outside record(), or under pause()");
     if (meta_ && meta_->node)
         throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
                                    "assign: this tensor is a recorded result whose graph backward() has not used; "
                                    "call backward() first, or assign to a copy");
+    // As MXNet: while recording, only a tensor in a graph is refused (a tensor
+    // a recorded rule reads and that is written later makes that backward()
+    // refuse, by its version).
+    if (meta_ && meta_->leaf && autograd::is_recording())
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "assign: a tensor with attach_grad() cannot be written in place while autograd "
+                                   "records (the recorded ops would read the new values); assign outside record(), "
+                                   "or under pause()");
 }
+
+namespace autograd::detail {
+// Values written in place while recording must not need a gradient: the
+// write records none, and would drop it silently.
+inline void check_values_unrecorded(const Tensor& values) {
+    if (wanted({&values}))
+        throw InvalidArgumentError(PX_ERROR_INVALID_ARGUMENT,
+                                   "assign: the values need a gradient (they come from a tensor with attach_grad() "
+                                   "while autograd records), which a write in place does not record; compute the "
+                                   "tensor with ops (where, concat, stack) instead, or write under pause()");
+}
+}  // namespace autograd::detail
 
 inline Tensor& Tensor::assign(const Tensor& values) {
     check_writable();
+    autograd::detail::check_values_unrecorded(values);
     Tensor v = values.as_in_context(device());
     if (v.dtype() != dtype()) v = v.astype(dtype());
     if (v.is(*this)) return *this;
@@ -232,6 +249,7 @@ inline Tensor& Tensor::assign_region(const std::vector<int64_t>& start, const st
                                    "assign_region: start, step and count must each hold one value per axis of the "
                                    "tensor (" + std::to_string(nd) + "); they hold " + std::to_string(start.size()) +
                                        ", " + std::to_string(step.size()) + " and " + std::to_string(count.size()));
+    autograd::detail::check_values_unrecorded(values);
     const Tensor v = values.dtype() == dtype() ? values : values.astype(dtype());
     check(px_tensor_assign_region(need(), start.data(), step.data(), count.data(), v.need()));
     return *this;

@@ -193,8 +193,9 @@ public:
     // cast to its dtype, moved to its device and broadcast to its shape, as
     // NumPy's x[...] = values (values that share its memory are read before
     // it is written: x[1:] = x[:-1]): every handle to it, its views and memory shared
-    // through DLPack see them. Not while recording, nor into a recorded
-    // result (autograd would read the new values; MXNet refuses the same).
+    // through DLPack see them. Not into a recorded result, nor, while
+    // recording, into a leaf or from values that need a gradient (as MXNet:
+    // other tensors may be written while recording).
     Tensor& assign(const Tensor& values);
     Tensor& assign(double value);
     // Writes `values` (cast, moved and broadcast as assign) into the places a
