@@ -12,7 +12,7 @@ fi
 
 packages=(cmake ninja-build g++ pkg-config libboost-dev libboost-context-dev libopenblas-openmp-dev libsleef-dev catch2 zlib1g-dev libzip-dev dataset-fashion-mnist
           libopenmpi-dev openmpi-bin
-          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libdlpack-dev "$@")
+          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch python3-pil libdlpack-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,7 +30,7 @@ __all__ = ["Device", "Tensor", "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpu
            "repeat", "swapaxes", "tile", "dropout", "rnn", "broadcast_to",
            "sequence_mask", "linalg", "square", "power", "var", "std", "linspace", "eye", "identity", "meshgrid",
            "transpose", "size", "pi", "e", "inf", "nan", "newaxis", "mod", "remainder", "argsort", "sort",
-           "nonzero", "unique", "flip",
+           "nonzero", "unique", "flip", "split", "set_printoptions", "get_printoptions",
            "autograd", "random", "init", "nn", "loss", "data", "metric", "Error", "DeviceMismatchError", "ShapeError", "DTypeError",
            "OutOfMemoryError", "PluginError", "UnsupportedError", "InvalidArgumentError", "DeviceError",
            "float16", "bfloat16", "float32", "float64", "uint8", "int32", "int64", "set_np"]
@@ -982,6 +982,73 @@ def flip(m, axis=None):
     return out
 
 
+def split(ary, indices_or_sections, axis=0):
+    """np.split: ary cut along `axis` into `indices_or_sections` equal parts (an int that must divide the axis,
+    as NumPy's), or at the given indices (a sorted list; parts past the end are empty). Each part is a slice of
+    ary, so gradients flow back."""
+    _need_tensor("split", "ary", ary)
+    ax = _axis("split", axis, ary.ndim)
+    n = ary.shape[ax]
+    if isinstance(indices_or_sections, _numbers.Integral) and not isinstance(indices_or_sections, bool):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("split: the number of sections must be larger than 0, not %d" % sections)
+        if n % sections:
+            raise ValueError("split: array split does not result in an equal division (%d along axis %d into %d)"
+                             % (n, ax, sections))
+        bounds = [i * (n // sections) for i in range(1, sections)]
+    else:
+        import operator
+        try:
+            bounds = [operator.index(i) for i in indices_or_sections]
+        except TypeError:
+            raise TypeError("split: indices_or_sections is an int or a sequence of ints, not %r"
+                            % (indices_or_sections,)) from None
+    edges = [0] + bounds + [n]
+    head = (slice(None),) * ax
+    return [ary[head + (slice(a, b),)] for a, b in zip(edges[:-1], edges[1:])]
+
+
+def batch_flatten(x):
+    """npx.batch_flatten: x (N, ...) as (N, the product of the rest); a view, differentiable."""
+    _need_tensor("batch_flatten", "x", x)
+    if x.ndim == 0:
+        raise ValueError("batch_flatten: a scalar has no batch axis")
+    return x.reshape((x.shape[0], -1))
+
+
+_numpy_printing = False
+
+
+def set_printoptions(*args, **kwargs):
+    """np.set_printoptions (d2l's set_printoptions(2)): NumPy's print options (precision, suppress, threshold,
+    ...), which tensors then print with, as NumPy arrays do; get_printoptions gives them back."""
+    import numpy
+    global _numpy_printing
+    numpy.set_printoptions(*args, **kwargs)
+    _numpy_printing = True
+
+
+def get_printoptions():
+    """np.get_printoptions: the print options tensors print with (NumPy's)."""
+    import numpy
+    return numpy.get_printoptions()
+
+
+_printed = Tensor.__repr__
+
+
+def _tensor_repr(self):
+    text = _printed(self)  # the values as NumPy's defaults print them, then <Tensor ... @device>
+    if not _numpy_printing:
+        return text
+    import numpy
+    return numpy.array_str(self.asnumpy()) + "\n" + text.rsplit("\n", 1)[-1]
+
+
+Tensor.__repr__ = Tensor.__str__ = _tensor_repr
+
+
 def smooth_l1(data, scalar=1.0):
     """npx.smooth_l1 (d2l's SSD loss): 0.5 (scalar x)^2 where |x| < 1 / scalar^2, else |x| - 0.5 / scalar^2,
     elementwise; differentiable."""
@@ -1011,5 +1078,5 @@ npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np,
                              relu=relu, sigmoid=sigmoid, softmax=softmax, log_softmax=log_softmax, pick=pick,
                              one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load,
                              dropout=dropout, convolution=convolution, deconvolution=deconvolution, pooling=pooling,
-                             topk=topk, smooth_l1=smooth_l1)
-from . import gluon  # noqa: E402 (after the names it uses)
+                             topk=topk, smooth_l1=smooth_l1, batch_flatten=batch_flatten)
+from . import gluon, image  # noqa: E402 (after the names they use)

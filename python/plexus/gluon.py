@@ -1,13 +1,15 @@
 """MXNet's Gluon names over Plexus's, so that the seeds' Gluon code runs with its import lines changed
 (`from plexus import autograd, gluon, np, npx` and `from plexus.gluon import nn`): gluon.nn, gluon.loss,
 gluon.rnn (RNN, GRU, LSTM), gluon.Trainer, gluon.Parameter, gluon.utils.split_and_load, gluon.data.DataLoader,
-gluon.data.ArrayDataset (of any number of arrays), gluon.data.Dataset and SimpleDataset (read with batchify_fn),
-and gluon.data.vision's FashionMNIST (with transform_first) and transforms (Compose, ToTensor, Normalize,
-RandomCrop, RandomFlipLeftRight). Each is the Plexus object of docs/python.md under Gluon's name; what
-Gluon has beyond these (other datasets, image transforms such as Resize) is not here; hybridize changes nothing."""
+gluon.data.ArrayDataset (of any number of arrays), gluon.data.Dataset and SimpleDataset (read with batchify_fn;
+transform_first and transform), and gluon.data.vision (plexus/vision.py): FashionMNIST, CIFAR10,
+ImageFolderDataset and the image transforms, each callable on one image. Each is the Plexus object of
+docs/python.md under Gluon's name; what Gluon has beyond these (model_zoo, other datasets) is not here;
+hybridize changes nothing."""
 import types as _types
 
 from . import data as _data
+from . import vision as _vision_py
 from . import loss, nn, rnn
 from .nn import Block, Parameter, ParameterDict, Trainer
 
@@ -28,12 +30,22 @@ class _Transformed:
 
 def _transform_first(self, fn, lazy=True):
     """Gluon's: this dataset with `fn` (a transform, or transforms.Compose of them) applied to each sample's
-    data by the DataLoader; the labels as they are. `lazy` is Gluon's, and changes nothing here."""
-    return _Transformed(self, fn if isinstance(fn, list) else [fn])
+    data; the labels as they are. The DataLoader's thread runs ToTensor, Normalize, RandomCrop and
+    RandomFlipLeftRight on whole batches of a dataset Plexus reads natively; any other transform, or any
+    other dataset, is applied sample by sample (plexus/vision.py). `lazy` is Gluon's, and changes nothing."""
+    native = isinstance(self, (_data.ImageDataset, _data.ArrayDataset))
+    if native and all(isinstance(t, _vision_py.NATIVE) for t in _vision_py.flattened(fn)):
+        return _Transformed(self, _vision_py.flattened(fn))
+    return _vision_py.TransformedDataset(self, fn)
 
 
-_data.ImageDataset.transform_first = _transform_first
-_data.ArrayDataset.transform_first = _transform_first
+def _transform(self, fn, lazy=True):
+    """Gluon's dataset.transform(fn): fn(*sample) for each sample (a sample that is no tuple: fn(sample))."""
+    return _vision_py.TransformedDataset(self, fn, first=False)
+
+
+for _kind in (_data.ImageDataset, _data.ArrayDataset, _data.Dataset):
+    _kind.transform_first, _kind.transform = _transform_first, _transform
 
 
 def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_workers=0, batchify_fn=None,
@@ -60,10 +72,6 @@ def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_w
                             **kwargs)
 
 
-class _Compose(list):
-    """Gluon's transforms.Compose([...]): the transforms in order."""
-
-
 def _fashion_mnist(root=None, train=True, transform=None):
     """Gluon's vision.datasets.FashionMNIST(train=...): plexus.data.fashion_mnist (root: its folder, ~
     expanded). Unlike Gluon's, one loaded without transform_first gives plexus.data's batches (ToTensor,
@@ -74,11 +82,11 @@ def _fashion_mnist(root=None, train=True, transform=None):
     return _data.fashion_mnist(train=train, folder=None if root is None else os.path.expanduser(root))
 
 
-_t = _data.transforms
-_transforms = _types.SimpleNamespace(Compose=_Compose, ToTensor=_t.ToTensor, Normalize=_t.Normalize,
-                                     RandomCrop=_t.RandomCrop, RandomFlipLeftRight=_t.RandomHorizontalFlip)
-_vision = _types.SimpleNamespace(datasets=_types.SimpleNamespace(FashionMNIST=_fashion_mnist),
-                                 FashionMNIST=_fashion_mnist, transforms=_transforms)
+_datasets = _types.SimpleNamespace(FashionMNIST=_fashion_mnist, CIFAR10=_vision_py.CIFAR10,
+                                   ImageFolderDataset=_vision_py.ImageFolderDataset)
+_vision = _types.SimpleNamespace(datasets=_datasets, transforms=_vision_py.transforms, **vars(_datasets))
+
+
 def _array_dataset(*arrays):
     """Gluon's ArrayDataset(*arrays): ArrayDataset for (data, label), ArraysDataset for any other number."""
     return _data.ArrayDataset(*arrays) if len(arrays) == 2 else _data.ArraysDataset(*arrays)

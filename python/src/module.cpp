@@ -1406,8 +1406,6 @@ PYBIND11_MODULE(_plexus, m) {
                  if (axis != 1)
                      throw py::value_error("BatchNorm: axis " + std::to_string(axis) +
                                            ": Plexus normalises the channels of axis 1 only (NCHW, or (N, C))");
-                 only_default("BatchNorm", "center=False", center, "");
-                 only_default("BatchNorm", "scale=False", scale, "");
                  only_default("BatchNorm", "use_global_stats=True", !use_global_stats,
                               "run the network under autograd.predict_mode() to use the running statistics");
                  only_default("BatchNorm", "beta_initializer", is_none_or(beta_initializer, "zeros"), initialize_instead);
@@ -1416,7 +1414,11 @@ PYBIND11_MODULE(_plexus, m) {
                               "");
                  only_default("BatchNorm", "running_variance_initializer",
                               is_none_or(running_variance_initializer, "ones"), "");
-                 return std::make_shared<nn::BatchNorm>(momentum, epsilon, in_channels);
+                 auto bn = std::make_shared<nn::BatchNorm>(momentum, epsilon, in_channels);
+                 // Gluon's center=False and scale=False: beta stays zeros and gamma ones (grad_req null, as Gluon's).
+                 for (auto& [n, p] : bn->collect_params())
+                     if ((n == "beta" && !center) || (n == "gamma" && !scale)) p->set_grad_req(nn::GradReq::null);
+                 return bn;
              }),
              py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5, py::arg("center") = true,
              py::arg("scale") = true, py::arg("use_global_stats") = false, py::arg("beta_initializer") = "zeros",

@@ -1,0 +1,276 @@
+"""d2l's computer-vision chapter: plexus.image, gluon.data.vision's transforms called on one image and through
+transform_first, CIFAR10 and ImageFolderDataset read from files, and the names the chapter uses beside them
+(npx.batch_flatten, np.split, np.set_printoptions, BatchNorm(center=False, scale=False)); each checked against
+NumPy, PyTorch or values worked by hand."""
+import pytest
+
+import plexus
+from conftest import need
+from plexus import autograd, gluon, image, np, npx
+
+numpy = need("numpy")
+T = gluon.data.vision.transforms
+
+
+def _image(h=6, w=8, seed=0):
+    return numpy.random.RandomState(seed).randint(0, 256, (h, w, 3)).astype(numpy.uint8)
+
+
+def test_flips_crops_and_to_tensor_on_one_image_agree_with_numpy():
+    a = _image()
+    t = plexus.array(a)
+    assert t.dtype == numpy.uint8
+    assert numpy.array_equal(T.RandomFlipLeftRight(p=1.0)(t).asnumpy(), a[:, ::-1])
+    assert numpy.array_equal(T.RandomFlipLeftRight(p=0.0)(t).asnumpy(), a)
+    numpy.random.seed(1)
+    seen = {numpy.array_equal(T.RandomFlipTopBottom()(a).asnumpy(), a[::-1]) for _ in range(20)}
+    assert seen == {True, False}  # each image flipped or not, both happening
+    x = T.ToTensor()(t)
+    assert x.shape == (3, 6, 8) and x.dtype == numpy.float32
+    assert numpy.allclose(x.asnumpy(), a.transpose(2, 0, 1) / 255.0, atol=1e-7)
+    assert T.ToTensor()(numpy.stack([a, a])).shape == (2, 3, 6, 8)
+    mean, std = [0.1, 0.2, 0.3], [0.5, 0.25, 2.0]
+    y = T.Normalize(mean, std)(x).asnumpy()
+    want = (a.transpose(2, 0, 1) / 255.0 - numpy.array(mean)[:, None, None]) / numpy.array(std)[:, None, None]
+    assert numpy.allclose(y, want, atol=1e-6)
+    numpy.random.seed(2)
+    crop = T.RandomCrop((4, 5), padding=1)(t).asnumpy()
+    padded = numpy.pad(a, ((1, 1), (1, 1), (0, 0)))
+    assert crop.shape == (4, 5, 3)
+    assert any(numpy.array_equal(crop, padded[i:i + 4, j:j + 5]) for i in range(5) for j in range(6))
+    chained = T.Compose([T.RandomFlipLeftRight(p=1.0), T.ToTensor()])(t)
+    assert numpy.allclose(chained.asnumpy(), a[:, ::-1].transpose(2, 0, 1) / 255.0)
+    with pytest.raises(ValueError, match="Normalize: 2 mean values for 3 channels"):
+        T.Normalize([0.1, 0.2], 1.0)(x)
+    with pytest.raises(ValueError, match=r"Normalize: the image is \(C, H, W\) or \(N, C, H, W\) floats"):
+        T.Normalize(0.5, 0.5)(t)
+    with pytest.raises(ValueError, match="ToTensor: an image is"):
+        T.ToTensor()(numpy.zeros(3))
+
+
+def test_resizing_is_pytorchs_bilinear_interpolation():
+    torch = need("torch")
+    f = numpy.random.RandomState(3).rand(7, 9, 3).astype(numpy.float32)
+    for w, h in [(18, 14), (4, 3), (9, 5), (1, 1)]:
+        got = image.imresize(f, w, h).asnumpy()
+        ref = torch.nn.functional.interpolate(torch.from_numpy(f.transpose(2, 0, 1))[None], size=(h, w),
+                                              mode="bilinear", align_corners=False)[0].numpy().transpose(1, 2, 0)
+        assert numpy.allclose(got, ref, atol=1e-5), (w, h)
+    a = _image()
+    r = T.Resize((16, 12))(a).asnumpy()  # (w, h), as Gluon's; uint8 rounds to nearest
+    ref = torch.nn.functional.interpolate(torch.from_numpy(a.transpose(2, 0, 1).astype(numpy.float32))[None],
+                                          size=(12, 16), mode="bilinear", align_corners=False)[0].numpy()
+    assert r.dtype == numpy.uint8
+    assert numpy.abs(r.astype(float) - numpy.rint(ref.transpose(1, 2, 0))).max() <= 1
+    assert T.Resize(4, keep_ratio=True)(a).shape == (4, 5, 3)  # the shorter side (6) to 4: 8 -> 5
+    assert T.Resize(5)(a).shape == (5, 5, 3)
+    # The whole image at its own aspect ratio, resized: a RandomResizedCrop with nothing left to chance.
+    whole = T.RandomResizedCrop((16, 12), scale=(1.0, 1.0), ratio=(8 / 6, 8 / 6))(a).asnumpy()
+    assert numpy.array_equal(whole, r)
+    numpy.random.seed(4)
+    for _ in range(20):
+        assert T.RandomResizedCrop((5, 3), scale=(0.1, 1), ratio=(0.5, 2))(a).shape == (3, 5, 3)
+    with pytest.raises(ValueError, match="interp=0 is not offered"):
+        image.imresize(a, 3, 3, interp=0)
+    with pytest.raises(ValueError, match="the width is a whole number >= 1"):
+        image.imresize(a, 0, 3)
+    with pytest.raises(ValueError, match=r"scale is \(low, high\)"):
+        T.RandomResizedCrop(4, scale=(0.5, 0.1))
+
+
+def test_crops_of_the_image_module_give_their_rectangles():
+    a = _image(10, 12)
+    assert numpy.array_equal(image.fixed_crop(a, 2, 3, 4, 5).asnumpy(), a[3:8, 2:6])
+    out, rect = image.center_crop(a, (4, 6))
+    assert rect == (4, 2, 4, 6) and numpy.array_equal(out.asnumpy(), a[2:8, 4:8])
+    numpy.random.seed(5)
+    out, (x0, y0, w, h) = image.random_crop(a, (5, 3))
+    assert (w, h) == (5, 3) and numpy.array_equal(out.asnumpy(), a[y0:y0 + 3, x0:x0 + 5])
+    out, rect = image.center_crop(a, (24, 20))  # larger than the image: its 12x10 part at 24:20, resized up
+    assert rect == (0, 0, 12, 10) and out.shape == (20, 24, 3)
+    assert T.CenterCrop(4)(a).shape == (4, 4, 3)
+    assert numpy.array_equal(image.resize_short(a, 5).asnumpy(), image.imresize(a, 6, 5).asnumpy())
+    with pytest.raises(ValueError, match=r"fixed_crop: 4x5 from \(10, 3\) is outside the 12x10 image"):
+        image.fixed_crop(a, 10, 3, 4, 5)
+    with pytest.raises(ValueError, match=r"an image is \(H, W\) or \(H, W, C\)"):
+        image.imresize(numpy.zeros((2, 2, 2, 2)), 1, 1)
+
+
+def test_colour_transforms_follow_their_formulas():
+    from plexus import vision
+    a = _image()
+    f = a.astype(numpy.float32)
+    luma = f @ numpy.array([0.299, 0.587, 0.114], dtype=numpy.float32)
+    assert numpy.array_equal(vision.brightness(a, 1.5), numpy.clip(numpy.rint(f * 1.5), 0, 255).astype(numpy.uint8))
+    assert numpy.allclose(vision.contrast(f, 0.0), luma.mean(), atol=1e-4)  # all contrast gone: the mean luma
+    assert numpy.allclose(vision.saturation(f, 0.0), luma[..., None].repeat(3, axis=2), atol=1e-4)  # gray
+    assert numpy.allclose(vision.saturation(f, 2.0), 2 * f - luma[..., None], atol=1e-3)
+    assert numpy.allclose(vision.hue(f, 0.0), f, atol=1.0)  # YIQ there and back (MXNet's 3-digit constants)
+    turned = vision.hue(f, 1.0)  # half a turn of the chroma: the luma stays
+    assert numpy.allclose(turned @ numpy.array([0.299, 0.587, 0.114]), luma, atol=0.5)
+    assert not numpy.allclose(turned, f, atol=5)
+    for aug in [T.RandomBrightness(0), T.RandomContrast(0), T.RandomSaturation(0), T.RandomColorJitter()]:
+        assert numpy.array_equal(aug(a).asnumpy(), a), aug
+    numpy.random.seed(6)
+    for aug in [T.RandomBrightness(0.5), T.RandomHue(0.5), T.RandomColorJitter(0.5, 0.5, 0.5, 0.5),
+                T.RandomLighting(0.1)]:
+        out = aug(plexus.array(a))
+        assert out.shape == a.shape and out.dtype == numpy.uint8
+    changed = T.RandomColorJitter(brightness=0.5)(a).asnumpy()
+    alpha = changed.astype(float).sum() / f.sum()  # one factor for the whole image
+    assert 0.45 < alpha < 1.55
+    with pytest.raises(ValueError, match="RandomBrightness: the amount is a number >= 0"):
+        T.RandomBrightness(-1)
+    with pytest.raises(ValueError, match="RandomColorJitter: hue is a number >= 0"):
+        T.RandomColorJitter(hue="x")
+    with pytest.raises(ValueError, match="colour transforms take RGB images"):
+        T.RandomHue(0.5)(numpy.zeros((2, 2, 1), numpy.uint8))
+
+
+class _Pairs(gluon.data.Dataset):
+    def __init__(self, images):
+        self.images = images
+
+    def __getitem__(self, i):
+        return plexus.array(self.images[i]), numpy.int32(i)
+
+    def __len__(self):
+        return len(self.images)
+
+
+def test_transform_first_applies_python_transforms_sample_by_sample():
+    images = numpy.stack([_image(seed=s) for s in range(5)])
+    augs = T.Compose([T.RandomFlipLeftRight(p=1.0), T.Resize((4, 3)), T.ToTensor()])
+    for ds in [_Pairs(images), gluon.data.ArrayDataset(images, numpy.arange(5, dtype=numpy.int32)),
+               gluon.data.SimpleDataset([(plexus.array(im), numpy.int32(i)) for i, im in enumerate(images)])]:
+        batches = list(gluon.data.DataLoader(ds.transform_first(augs), 2))
+        assert [b[0].shape for b in batches] == [(2, 3, 3, 4), (2, 3, 3, 4), (1, 3, 3, 4)]
+        got = numpy.concatenate([b[0].asnumpy() for b in batches])
+        want = numpy.stack([augs(im).asnumpy() for im in images])
+        assert numpy.array_equal(got, want), type(ds).__name__
+        assert numpy.concatenate([b[1].asnumpy() for b in batches]).tolist() == [0, 1, 2, 3, 4]
+    whole = _Pairs(images).transform(lambda x, y: (x.astype("float32") / 2, y + 10))
+    x, y = whole[1]
+    assert numpy.array_equal(x.asnumpy(), images[1] / 2) and y == 11
+    # Only the loader's own transforms on a dataset Plexus reads: batches in the loader's thread, as before.
+    native = gluon.data.ArrayDataset(images.transpose(0, 3, 1, 2).copy(), numpy.arange(5, dtype=numpy.int32))
+    batch = next(iter(gluon.data.DataLoader(native.transform_first(T.Compose([T.ToTensor()])), 5)))[0]
+    assert numpy.allclose(batch.asnumpy(), images.transpose(0, 3, 1, 2) / 255.0)
+
+
+def _write_cifar(folder, name, labels, seed):
+    rows = numpy.random.RandomState(seed).randint(0, 256, (len(labels), 3073)).astype(numpy.uint8)
+    rows[:, 0] = labels
+    rows.tofile(str(folder / name))
+    return rows
+
+
+def test_cifar10_reads_the_binary_batches(tmp_path):
+    with pytest.raises(FileNotFoundError, match="Plexus downloads nothing"):
+        gluon.data.vision.CIFAR10(root=str(tmp_path), train=False)
+    folder = tmp_path / "cifar-10-batches-bin"
+    folder.mkdir()
+    rows = _write_cifar(folder, "test_batch.bin", [3, 9, 0], 7)
+    ds = gluon.data.vision.CIFAR10(root=str(tmp_path), train=False)
+    assert len(ds) == 3
+    img, label = ds[1]
+    assert img.shape == (32, 32, 3) and img.dtype == numpy.uint8 and label == 9
+    assert numpy.array_equal(img.asnumpy(), rows[1, 1:].reshape(3, 32, 32).transpose(1, 2, 0))
+    x, y = next(iter(gluon.data.DataLoader(ds.transform_first(T.Compose([T.RandomFlipLeftRight(p=1.0),
+                                                                         T.ToTensor()])), 3)))
+    assert x.shape == (3, 3, 32, 32) and y.asnumpy().tolist() == [3, 9, 0]
+    assert numpy.allclose(x.asnumpy()[2], rows[2, 1:].reshape(3, 32, 32)[:, :, ::-1] / 255.0)
+    for i in range(1, 6):
+        _write_cifar(tmp_path, "data_batch_%d.bin" % i, [i, i], i)
+    train = gluon.data.vision.CIFAR10(root=str(tmp_path))
+    assert len(train) == 10 and [int(train[k][1]) for k in range(10)] == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    (folder / "test_batch.bin").write_bytes(b"\0" * 3000)
+    with pytest.raises(ValueError, match="not whole records of 1 \\+ 3072 bytes"):
+        gluon.data.vision.CIFAR10(root=str(tmp_path), train=False)
+    with pytest.raises(TypeError, match="transform= is Gluon 1's"):
+        gluon.data.vision.CIFAR10(root=str(tmp_path), transform=lambda x: x)
+
+
+def test_image_folders_and_imread_decode_with_pillow(tmp_path):
+    Image = need("PIL.Image")
+    for k, cls in enumerate(["dog", "cat"]):
+        (tmp_path / cls).mkdir()
+        for i in range(2):
+            Image.fromarray(_image(5, 7, seed=10 * k + i)).save(str(tmp_path / cls / ("%d.png" % i)))
+    (tmp_path / "cat" / "notes.txt").write_text("not an image")
+    (tmp_path / "readme.md").write_text("a file beside the folders")
+    ds = gluon.data.vision.ImageFolderDataset(str(tmp_path))
+    assert ds.synsets == ["cat", "dog"] and len(ds) == 4
+    img, label = ds[3]
+    assert label == 1 and numpy.array_equal(img.asnumpy(), _image(5, 7, seed=1))
+    assert numpy.array_equal(image.imread(str(tmp_path / "cat" / "0.png")).asnumpy(), _image(5, 7, seed=10))
+    gray = image.imread(tmp_path / "cat" / "0.png", 0)
+    assert gray.shape == (5, 7, 1)
+    want = numpy.asarray(Image.open(str(tmp_path / "cat" / "0.png")).convert("L"))
+    assert numpy.array_equal(gray.asnumpy()[..., 0], want)
+    bgr = image.imread(str(tmp_path / "cat" / "0.png"), to_rgb=False).asnumpy()
+    assert numpy.array_equal(bgr, _image(5, 7, seed=10)[:, :, ::-1])
+    assert numpy.array_equal(image.imdecode((tmp_path / "dog" / "1.png").read_bytes()).asnumpy(), _image(5, 7, seed=1))
+    with pytest.raises(ValueError, match="is not an image Pillow can decode"):
+        image.imread(str(tmp_path / "cat" / "notes.txt"))
+    with pytest.raises(FileNotFoundError):
+        image.imread(str(tmp_path / "missing.png"))
+    with pytest.raises(ValueError, match="flag is 1 \\(colour\\) or 0"):
+        image.imread(str(tmp_path / "cat" / "0.png"), 2)
+    with pytest.raises(FileNotFoundError, match="is not a folder"):
+        gluon.data.vision.ImageFolderDataset(str(tmp_path / "missing"))
+
+
+def test_batch_flatten_split_and_print_options_as_mxnet_and_numpy():
+    x = plexus.arange(24, dtype="float64").reshape(2, 3, 4)
+    a = numpy.arange(24.0).reshape(2, 3, 4)
+    assert npx.batch_flatten(x).shape == (2, 12)
+    for args in [(3, 1), ([1, 3], 2), ([0, 5], 1), (2, 0)]:
+        got = np.split(x, args[0], axis=args[1])
+        want = numpy.split(a, args[0], axis=args[1])
+        assert [g.tolist() for g in got] == [w.tolist() for w in want], args
+    x.attach_grad()
+    with autograd.record():
+        parts = np.split(x, 2, axis=2)
+        loss = (parts[0] * 2).sum() + (parts[1] * 3).sum()
+    loss.backward()
+    assert numpy.array_equal(x.grad.asnumpy()[0, 0], [2.0, 2.0, 3.0, 3.0])
+    with pytest.raises(ValueError, match="array split does not result in an equal division"):
+        np.split(x, 5, axis=1)
+    with pytest.raises(TypeError, match="indices_or_sections is an int or a sequence of ints"):
+        np.split(x, "2")
+    saved = numpy.get_printoptions()
+    try:
+        np.set_printoptions(2)
+        assert str(plexus.arange(3) / 3).splitlines() == ["[0.   0.33 0.67]", "<Tensor 3 @cpu(0)>"]
+        assert np.get_printoptions()["precision"] == 2
+    finally:
+        numpy.set_printoptions(**saved)
+    assert str(plexus.arange(3) / 3).splitlines()[0] == "[0.         0.33333334 0.6666667 ]"
+
+
+def test_batch_norm_without_center_or_scale_normalizes_only_as_gluon_and_pytorch():
+    torch = need("torch")
+    from plexus.gluon import nn
+    x = numpy.random.RandomState(8).rand(4, 3, 5, 5).astype(numpy.float32) * 3 + 1
+    head = numpy.random.RandomState(9).rand(4, 3, 5, 5).astype(numpy.float32)
+    bn = nn.BatchNorm(center=False, scale=False)
+    bn.initialize()
+    trainer = gluon.Trainer(bn.collect_params(), "sgd", {"learning_rate": 1.0})
+    px = plexus.array(x)
+    px.attach_grad()
+    with autograd.record():
+        y = bn(px)
+        loss = (y * plexus.array(head)).sum()
+    loss.backward()
+    trainer.step(1)
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = torch.nn.functional.batch_norm(tx, None, None, training=True, eps=1e-5)
+    (ty * torch.from_numpy(head)).sum().backward()
+    assert numpy.allclose(y.asnumpy(), ty.detach().numpy(), atol=1e-5)
+    assert numpy.allclose(px.grad.asnumpy(), tx.grad.numpy(), atol=1e-4)
+    assert bn.gamma.data().tolist() == [1.0, 1.0, 1.0] and bn.beta.data().tolist() == [0.0, 0.0, 0.0]
+    assert bn.gamma.grad_req == "null" and bn.beta.grad_req == "null"
+    plain = nn.BatchNorm()
+    plain.initialize()
+    assert plain.gamma.grad_req == "write"
