@@ -322,7 +322,13 @@ Tensor indexed(const Tensor& t, const py::tuple& key) {
             singles.push_back(one);
             at.emplace_back(axis++, &singles.back());
         } else {
-            if (!e.whole(s[size_t(e.axis)])) out = out.slice_axis(axis, e.start, e.stop, e.step);
+            // Rows of the first axis are a view of x's memory, as NumPy's (x[3, :] queues no copy).
+            if (e.whole(s[size_t(e.axis)])) {
+            } else if (axis == 0 && e.step == 1) {
+                out = out.slice(e.start, e.stop);
+            } else {
+                out = out.slice_axis(axis, e.start, e.stop, e.step);
+            }
             if (e.reversed) out = reversed_along(out, axis);
             if (e.single) out = plexus::squeeze(out, axis);
             else ++axis;
@@ -530,9 +536,30 @@ void assign_places(Tensor& t, const py::tuple& key, const py::object& value) {
     t.assign(mask.defined() ? plexus::where(mask, number, t) : number);  // (no mask: every place)
 }
 
+// A 0-d integer tensor in a key is the int it holds, as NumPy reads a 0-d
+// integer array (d2l's boxes[B[0], :]): one read of it, then a view, where a
+// take of the places had cost tens of microseconds.
+py::object plain_key(const py::object& key) {
+    const auto one = [](const py::handle& k) -> py::object {
+        if (py::isinstance<Tensor>(k)) {
+            const Tensor& i = k.cast<const Tensor&>();
+            if (i.shape().empty() && (i.dtype() == DType::int32 || i.dtype() == DType::int64)) {
+                wait_devices({i.device()});
+                return py::int_(i.item<int64_t>());
+            }
+        }
+        return py::reinterpret_borrow<py::object>(k);
+    };
+    if (!py::isinstance<py::tuple>(key)) return one(key);
+    py::list parts;
+    for (auto k : key) parts.append(one(k));
+    return py::tuple(parts);
+}
+
 }  // namespace
 
-Tensor getitem(const Tensor& t, const py::object& key) {
+Tensor getitem(const Tensor& t, const py::object& given) {
+    const py::object key = plain_key(given);
     if (key.is(py::ellipsis())) return t;
     if (py::isinstance<py::tuple>(key)) return indexed(t, key.cast<py::tuple>());
     if (key.is_none() || index_array(key)) return indexed(t, py::make_tuple(key));
@@ -542,7 +569,8 @@ Tensor getitem(const Tensor& t, const py::object& key) {
 // x[...] = v and x[:] = v write all of x; x[i] = v and x[a:b] = v the rows
 // of the first axis they name (a view of x's memory); x[a, b, ...] = number
 // and x[indices] = number the places they name.
-void setitem(Tensor& t, const py::object& key, const py::object& value) {
+void setitem(Tensor& t, const py::object& given, const py::object& value) {
+    const py::object key = plain_key(given);
     Tensor target = t;
     if (py::isinstance<py::tuple>(key)) {
         assign_places(t, key.cast<py::tuple>(), value);

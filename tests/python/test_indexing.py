@@ -222,3 +222,33 @@ def test_values_written_through_ints_slices_and_new_axes_broadcast_as_numpys():
         with pytest.raises(plexus.InvalidArgumentError, match="while autograd records"):
             w[::2] = 0.0
     assert w.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_0d_integer_tensor_indexes_as_its_int_and_first_axis_rows_are_views():
+    numpy = np
+    # d2l's nms: boxes[B[0], :] with B a tensor of indices; it had been a take (a gather on the device).
+    a = numpy.arange(24.0).reshape(6, 4)
+    x = plexus.array(a, dtype="float64")
+    B = plexus.array([3, 1, 2], dtype="int64")
+    for key in [(B[0], slice(None)), B[1], (B[2], 1), (slice(1, 3), B[0].astype("int32"))]:
+        want = a[tuple(int(k.item()) if isinstance(k, plexus.Tensor) else k for k in
+                       (key if isinstance(key, tuple) else (key,)))]
+        assert numpy.array_equal(x[key].asnumpy(), want), key
+    with pytest.raises(IndexError):
+        x[plexus.array(9, dtype="int64"), :]
+    # Rows of the first axis read through a tuple key share x's memory, as NumPy's views.
+    row = x[B[0], :]
+    row[...] = -1.0
+    assert x.asnumpy()[3].tolist() == [-1.0] * 4
+    x[B[1]] = 5.0
+    assert x.asnumpy()[1].tolist() == [5.0] * 4
+    # and gradients flow back through them.
+    w = plexus.array(a, dtype="float64")
+    w.attach_grad()
+    with plexus.autograd.record():
+        y = (w[B[0], :] * 2).sum() + w[1:3, 0].sum()
+    y.backward()
+    g = numpy.zeros_like(a)
+    g[3] = 2
+    g[1:3, 0] += 1
+    assert numpy.array_equal(w.grad.asnumpy(), g)
