@@ -4,18 +4,20 @@ gluon.rnn (RNN, GRU, LSTM), gluon.Trainer, gluon.Parameter, gluon.utils.split_an
 gluon.data.ArrayDataset (of any number of arrays), gluon.data.Dataset and SimpleDataset (read with batchify_fn;
 transform_first and transform), and gluon.data.vision (plexus/vision.py): FashionMNIST, CIFAR10,
 ImageFolderDataset and the image transforms, each callable on one image. Each is the Plexus object of
-docs/python.md under Gluon's name; what Gluon has beyond these (model_zoo, other datasets) is not here;
-hybridize changes nothing."""
+docs/python.md under Gluon's name; model_zoo.vision has ResNet and VGG without pretrained weights
+(plexus/model_zoo.py); what Gluon has beyond these is not here; hybridize changes nothing."""
 import types as _types
 
 from . import data as _data
 from . import vision as _vision_py
 from . import loss, nn, rnn
+from . import model_zoo as _model_zoo
 from .nn import Block, Parameter, ParameterDict, Trainer
 
-__all__ = ["nn", "loss", "rnn", "data", "utils", "Trainer", "Parameter", "ParameterDict", "Block"]
+__all__ = ["nn", "loss", "rnn", "data", "utils", "model_zoo", "Trainer", "Parameter", "ParameterDict", "Block"]
 
 utils = _types.SimpleNamespace(split_and_load=nn.split_and_load)
+model_zoo = _types.SimpleNamespace(vision=_model_zoo)
 
 
 class _Transformed:

@@ -274,3 +274,35 @@ def test_batch_norm_without_center_or_scale_normalizes_only_as_gluon_and_pytorch
     plain = nn.BatchNorm()
     plain.initialize()
     assert plain.gamma.grad_req == "write"
+
+
+def test_model_zoo_networks_have_gluons_layers_and_no_pretrained_weights():
+    from plexus import init
+    vision = gluon.model_zoo.vision
+    # torchvision's resnet18(num_classes=10) has 11,181,642 parameters; Gluon's also lists the 4,800 running
+    # means and variances of its BatchNorm layers.
+    net = vision.resnet18_v1(classes=10)
+    net.initialize(init.Xavier())
+    assert net(plexus.random.uniform(shape=(2, 3, 32, 32))).shape == (2, 10)  # (the first layer's input size)
+    assert sum(p.data().size for p in net.collect_params().values()) == 11181642 + 2 * 4800
+    # d2l's fine-tuning: a new output on the features of another network, its rate ten times the rest.
+    pretrained = vision.resnet18_v2()
+    pretrained.initialize(init.Xavier())
+    finetune = vision.get_model("resnet18_v2", classes=2)
+    finetune.features = pretrained.features
+    finetune.output.initialize(init.Xavier())
+    finetune.output.collect_params().setattr("lr_mult", 10)
+    x = plexus.random.uniform(shape=(2, 3, 64, 64))
+    assert numpy.allclose(finetune.features(x).asnumpy(), pretrained.features(x).asnumpy())
+    assert finetune(x).shape == (2, 2)
+    assert [type(b).__name__ for b in pretrained.features[-3:]] == ["Activation", "GlobalAvgPool2D", "Flatten"]
+    assert pretrained.features[0].gamma.grad_req == "null"  # v2's input BatchNorm(scale=False, center=False)
+    vgg = vision.vgg11(classes=3)
+    vgg.initialize(init.Xavier())
+    assert vgg(plexus.random.uniform(shape=(1, 3, 32, 32))).shape == (1, 3)
+    with pytest.raises(ValueError, match="Plexus downloads nothing and has no pretrained weights"):
+        vision.resnet18_v2(pretrained=True)
+    with pytest.raises(ValueError, match="'resnet50_v1' is not one of Plexus's models"):
+        vision.get_model("resnet50_v1")
+    with pytest.raises(TypeError, match="norm_layer not offered"):
+        vision.resnet34_v1(norm_layer=None)
