@@ -173,7 +173,12 @@ px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
                 fail(PX_ERROR_INVALID_ARGUMENT,
                      "the values and the tensor are overlapping parts of one tensor's memory; assign a copy");
         }
-        router::copy_into(s, d);
+        if (s.buffer != d.buffer && may_share_memory(s, d)) {  // (imported memory: read it whole first)
+            const std::unique_ptr<TensorObj> whole(router::copy_to(s, s.buffer->device));
+            router::copy_into(*whole, d);
+        } else {
+            router::copy_into(s, d);
+        }
         d.note_write();  // once queued (a refused copy writes nothing)
     });
 }

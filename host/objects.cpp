@@ -96,6 +96,11 @@ px_tensor_desc TensorObj::desc() const {
     return d;
 }
 
+bool may_share_memory(const TensorObj& a, const TensorObj& b) {
+    return a.buffer == b.buffer ||
+           (a.buffer->device == b.buffer->device && (a.buffer->adopted || b.buffer->adopted));
+}
+
 void TensorObj::fill_desc(px_tensor_desc& d, int32_t ndim) const {
     d.struct_size = sizeof d;
     d.dtype = dtype;

@@ -154,16 +154,24 @@ struct Buffer {
     // Writes in place made through Plexus to this memory, counted for every
     // tensor that shares it (px_tensor_version).
     std::atomic<uint64_t> writes{0};
+    // Memory Plexus did not allocate (a DLPack import): another buffer, or
+    // another import of it, may hold the same bytes.
+    const bool adopted = false;
 
     Buffer(std::shared_ptr<DeviceImpl> d, uint64_t n);  // allocates
     struct Adopt {};
-    // Takes `adopted` as it is (plugin ABI 1.5's buffer_wrap made it); freed like any other.
-    Buffer(std::shared_ptr<DeviceImpl> d, px_plugin_buffer* adopted, uint64_t n, Adopt) noexcept
-        : device(std::move(d)), handle(adopted), bytes(n) {}
+    // Takes `wrapped` as it is (plugin ABI 1.5's buffer_wrap made it); freed like any other.
+    Buffer(std::shared_ptr<DeviceImpl> d, px_plugin_buffer* wrapped, uint64_t n, Adopt) noexcept
+        : device(std::move(d)), handle(wrapped), bytes(n), adopted(true) {}
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
     ~Buffer();  // frees, ordered after queued work
 };
+
+struct TensorObj;
+// Whether a and b may hold some of the same bytes: one buffer, or an
+// imported one beside another on the same device.
+bool may_share_memory(const TensorObj& a, const TensorObj& b);
 
 struct TensorObj {
     RefCount refs;

@@ -162,7 +162,7 @@ void assign_region(TensorObj& dst, const int64_t* start, const int64_t* step, co
     // any of them is overwritten (x[1:] = x[:-1] as NumPy's).
     Owned moved;
     const TensorObj* from = &src;
-    if (&src.device() != &dst.device() || src.buffer == dst.buffer) {
+    if (&src.device() != &dst.device() || may_share_memory(src, dst)) {
         moved.reset(copy_to(src, dst.buffer->device));
         from = moved.get();
     }

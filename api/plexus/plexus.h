@@ -233,10 +233,12 @@ PX_API px_status px_tensor_ndim(px_tensor* tensor, int32_t* out);
 PX_API px_status px_tensor_shape(px_tensor* tensor, int64_t* out, int32_t capacity);
 PX_API px_status px_tensor_numel(px_tensor* tensor, int64_t* out);
 /* How many writes in place Plexus has made to the memory this tensor shares
- * with its views (px_tensor_assign, px_all_reduce_sum,
- * px_group_all_reduce_sum and the optimizer steps), counted over every
- * handle to that memory; it only grows. A new tensor starts at 0; a write by
- * another framework into memory shared through DLPack is not counted.
+ * with its views (px_tensor_assign, px_tensor_assign_region,
+ * px_all_reduce_sum, px_group_all_reduce_sum and the optimizer steps),
+ * counted over every handle to that memory; it only grows. A new tensor
+ * starts at 0; a write by another framework into memory shared through
+ * DLPack is not counted, nor, on an import, a write through another
+ * import of the same memory (each import counts its own).
  * Autograd compares it to refuse a gradient that would read values written
  * after they were recorded. */
 PX_API px_status px_tensor_version(px_tensor* tensor, uint64_t* out);
@@ -265,8 +267,9 @@ PX_API px_status px_tensor_assign(px_tensor* dst, px_tensor* src);
  * queued as px_tensor_assign: start, step and count hold one value per axis
  * of dst (NULL for a scalar), step at least 1, the places inside the axis.
  * src has dst's dtype, may be on any device and broadcasts to the region's
- * shape (count) as NumPy's; values that share dst's memory are read whole
- * before any is overwritten (x[1:] = x[:-1]). */
+ * shape (count) as NumPy's; values that share dst's memory (a view of it,
+ * or memory imported through DLPack) are read whole before any is
+ * overwritten (x[1:] = x[:-1]). */
 PX_API px_status px_tensor_assign_region(px_tensor* dst, const int64_t* start, const int64_t* step,
                                          const int64_t* count, px_tensor* src);
 /* A view with another shape and the same elements; one -1 is inferred. */

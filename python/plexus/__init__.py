@@ -1014,7 +1014,10 @@ def batch_flatten(x):
     _need_tensor("batch_flatten", "x", x)
     if x.ndim == 0:
         raise ValueError("batch_flatten: a scalar has no batch axis")
-    return x.reshape((x.shape[0], -1))
+    rest = 1
+    for d in x.shape[1:]:
+        rest *= d
+    return x.reshape((x.shape[0], rest))  # (not -1: a batch of 0 infers nothing)
 
 
 _numpy_printing = False
@@ -1043,7 +1046,8 @@ def _tensor_repr(self):
     if not _numpy_printing:
         return text
     import numpy
-    return numpy.array_str(self.asnumpy()) + "\n" + text.rsplit("\n", 1)[-1]
+    shown = self.astype("float32") if self.dtype == "bfloat16" else self  # (NumPy has no bfloat16)
+    return numpy.array_str(shown.asnumpy()) + "\n" + text.rsplit("\n", 1)[-1]
 
 
 Tensor.__repr__ = Tensor.__str__ = _tensor_repr

@@ -20,8 +20,9 @@ utils = _types.SimpleNamespace(split_and_load=nn.split_and_load)
 model_zoo = _types.SimpleNamespace(vision=_model_zoo)
 
 
-class _Transformed:
-    """A dataset with transforms for its data (Gluon's dataset.transform_first), for DataLoader."""
+class _Transformed(_data.Dataset):
+    """fashion_mnist() with transforms the DataLoader's thread runs on whole batches (Gluon's
+    dataset.transform_first); read sample by sample, the same transforms apply to each image."""
 
     def __init__(self, dataset, transforms):
         self.dataset, self.transforms = dataset, list(transforms)
@@ -29,14 +30,21 @@ class _Transformed:
     def __len__(self):
         return len(self.dataset)
 
+    def __getitem__(self, idx):
+        data, label = self.dataset[idx]
+        for t in self.transforms:
+            data = t(data)
+        return data, label
+
 
 def _transform_first(self, fn, lazy=True):
     """Gluon's: this dataset with `fn` (a transform, or transforms.Compose of them) applied to each sample's
-    data; the labels as they are. The DataLoader's thread runs ToTensor, Normalize, RandomCrop and
-    RandomFlipLeftRight on whole batches of a dataset Plexus reads natively; any other transform, or any
-    other dataset, is applied sample by sample (plexus/vision.py). `lazy` is Gluon's, and changes nothing."""
-    native = isinstance(self, (_data.ImageDataset, _data.ArrayDataset))
-    if native and all(isinstance(t, _vision_py.NATIVE) for t in _vision_py.flattened(fn)):
+    data, an image (H, W, C) as Gluon's; the labels as they are. For fashion_mnist() with only ToTensor,
+    Normalize, RandomCrop and RandomFlipLeftRight, the DataLoader's thread runs them on whole batches; any other
+    transform or dataset is applied sample by sample (plexus/vision.py), so an ArrayDataset's samples are
+    read as (H, W, C) images, as Gluon reads them. `lazy` is Gluon's, and changes nothing."""
+    if isinstance(self, _data.ImageDataset) and all(isinstance(t, _vision_py.NATIVE)
+                                                     for t in _vision_py.flattened(fn)):
         return _Transformed(self, _vision_py.flattened(fn))
     return _vision_py.TransformedDataset(self, fn)
 
@@ -59,10 +67,7 @@ def _data_loader(dataset, batch_size=None, shuffle=False, last_batch=None, num_w
     if batch_size is None:
         raise TypeError("DataLoader: batch_size is needed")
     native = isinstance(dataset, (_data.ImageDataset, _data.ArrayDataset, _Transformed))
-    if batchify_fn is not None or not native:
-        if isinstance(dataset, _Transformed):
-            raise TypeError("DataLoader: transform_first's transforms run in DataLoader's thread, which takes no "
-                            "batchify_fn")
+    if batchify_fn is not None or not native:  # (a _Transformed one then sample by sample)
         return _data.SampleLoader(dataset, batch_size, shuffle=shuffle, last_batch=last_batch,
                                   batchify_fn=batchify_fn, num_workers=num_workers, **kwargs)
     if isinstance(dataset, _Transformed):

@@ -37,11 +37,26 @@ def _back(a, device):
 
 
 def _decoded(image, flag, to_rgb):
-    """A Pillow image as (H, W, 3) RGB (BGR when not to_rgb, as OpenCV's) or (H, W, 1) gray uint8."""
+    """A Pillow image as (H, W, 3) RGB (BGR when not to_rgb, as OpenCV's) or (H, W, 1) gray uint8; 16-bit
+    samples are scaled to 8 bits (value / 256), as OpenCV's IMREAD_COLOR (Pillow's convert would clip them)."""
+    if image.mode.startswith("I;16") or image.mode == "I":
+        wide = _numpy.asarray(image).astype(_numpy.int64)
+        image = _pil("imread").fromarray(_numpy.clip(wide >> 8, 0, 255).astype(_numpy.uint8), "L")
     if flag == 0:
         return _numpy.asarray(image.convert("L"), dtype=_numpy.uint8)[:, :, None]
     a = _numpy.asarray(image.convert("RGB"), dtype=_numpy.uint8)
     return a if to_rgb else a[:, :, ::-1]
+
+
+def _decode(open_image, what, call):
+    """The decoded image open_image() gives, or a ValueError naming `what` when Pillow cannot read it whole."""
+    Image = _pil(call)
+    try:
+        with open_image(Image) as image:
+            image.load()
+            return image
+    except (Image.UnidentifiedImageError, OSError, SyntaxError) as e:
+        raise ValueError("%s: %s is not an image Pillow can decode (%s)" % (call, what, e)) from None
 
 
 def _flag(flag, call):
@@ -54,26 +69,18 @@ def imread(filename, flag=1, to_rgb=True):
     from ._paths import existing_file
     _flag(flag, "imread")
     path = existing_file(filename, "imread")
-    Image = _pil("imread")
-    try:
-        with Image.open(path) as image:
-            return _back(_decoded(image, flag, to_rgb), None)
-    except Image.UnidentifiedImageError:
-        raise ValueError("imread: %s is not an image Pillow can decode" % path) from None
+    return _back(_decoded(_decode(lambda Image: Image.open(path), path, "imread"), flag, to_rgb), None)
 
 
 def imdecode(buf, flag=1, to_rgb=True):
     """An encoded image (the bytes of a JPEG or PNG file) decoded, as imread."""
     import io
     _flag(flag, "imdecode")
-    Image = _pil("imdecode")
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError("imdecode: buf is the bytes of an encoded image, not a %s" % type(buf).__name__)
-    try:
-        with Image.open(io.BytesIO(bytes(buf))) as image:
-            return _back(_decoded(image, flag, to_rgb), None)
-    except Image.UnidentifiedImageError:
-        raise ValueError("imdecode: the %d bytes are not an image Pillow can decode" % len(buf)) from None
+    data = bytes(buf)
+    image = _decode(lambda Image: Image.open(io.BytesIO(data)), "the %d bytes" % len(data), "imdecode")
+    return _back(_decoded(image, flag, to_rgb), None)
 
 
 def _size(w, h, call):

@@ -19,11 +19,18 @@ _t = _data.transforms
 
 
 def _host(img, call):
-    return _image._host(img, call)
+    """img as a NumPy (H, W, C) array, its device, and whether it came as (H, W) (given back so)."""
+    from . import Tensor
+    ndim = img.ndim if isinstance(img, Tensor) else _numpy.ndim(img)
+    a, device = _image._host(img, call)
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        raise ValueError("%s: the image is empty (shape %s)" % (call, tuple(a.shape)))
+    return a, (device, ndim == 2)
 
 
-def _back(a, device):
-    return _image._back(a, device)
+def _back(a, where):
+    device, flat = where
+    return _image._back(a[:, :, 0] if flat and a.ndim == 3 and a.shape[2] == 1 else a, device)
 
 
 def _pixels(f, a):
@@ -107,9 +114,18 @@ class _Transform:
 
 
 def _check_range(call, name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
-        raise ValueError("%s: %s is a number >= 0, not %r" % (call, name, v))
+    import numbers
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 <= v < float("inf"):
+        raise ValueError("%s: %s is a finite number >= 0, not %r" % (call, name, v))
     return float(v)
+
+
+def _pair(call, name, v):
+    try:
+        low, high = (float(x) for x in v)
+    except (TypeError, ValueError):
+        raise ValueError("%s: %s is a pair (low, high), not %r" % (call, name, v)) from None
+    return low, high
 
 
 class RandomFlipTopBottom(_Transform):
@@ -144,8 +160,9 @@ class Resize(_Transform):
         w, h = _wh(self.size, "Resize")
         if self.keep_ratio and isinstance(self.size, (int, _numpy.integer)):
             H, W = a.shape[:2]
-            w, h = (self.size, max(1, round(self.size * H / W))) if W <= H else (max(1, round(self.size * W / H)),
-                                                                               self.size)
+            # Gluon's: the other side truncated (int(), not rounded)
+            w, h = (self.size, max(1, int(self.size * H / W))) if W <= H else (max(1, int(self.size * W / H)),
+                                                                             self.size)
         return _back(_image.resized(a, w, h), device)
 
 
@@ -158,7 +175,15 @@ class CenterCrop(_Transform):
         _wh(size, "CenterCrop")
 
     def __call__(self, img):
-        return _image.center_crop(img, _wh(self.size, "CenterCrop"))[0]
+        a, device = _host(img, "CenterCrop")
+        return _back(_centre(a, _wh(self.size, "CenterCrop"), "CenterCrop"), device)
+
+
+def _centre(a, size, call):
+    """The centre of NumPy image a at size (w, h), as image.center_crop takes it."""
+    H, W = a.shape[:2]
+    cw, ch = _image._fitted(W, H, *size)
+    return _image.cropped(a, (W - cw) // 2, (H - ch) // 2, cw, ch, size, call)
 
 
 class RandomResizedCrop(_Transform):
@@ -168,11 +193,12 @@ class RandomResizedCrop(_Transform):
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=1):
         _image._interp(interpolation, "RandomResizedCrop")
         _wh(size, "RandomResizedCrop")
+        scale, ratio = _pair("RandomResizedCrop", "scale", scale), _pair("RandomResizedCrop", "ratio", ratio)
         if not (0 < scale[0] <= scale[1] <= 1):
             raise ValueError("RandomResizedCrop: scale is (low, high) with 0 < low <= high <= 1, not %r" % (scale,))
-        if not (0 < ratio[0] <= ratio[1]):
+        if not (0 < ratio[0] <= ratio[1] < float("inf")):
             raise ValueError("RandomResizedCrop: ratio is (low, high) with 0 < low <= high, not %r" % (ratio,))
-        self.size, self.scale, self.ratio = size, tuple(scale), tuple(ratio)
+        self.size, self.scale, self.ratio = size, scale, ratio
 
     def __call__(self, img):
         a, device = _host(img, "RandomResizedCrop")
@@ -186,7 +212,7 @@ class RandomResizedCrop(_Transform):
                 x0 = int(_numpy.random.randint(0, W - w + 1))
                 y0 = int(_numpy.random.randint(0, H - h + 1))
                 return _back(_image.cropped(a, x0, y0, w, h, size, "RandomResizedCrop"), device)
-        return _image.center_crop(_back(a, device), size)[0]
+        return _back(_centre(a, size, "RandomResizedCrop"), device)
 
 
 _GRAY = _numpy.array([0.299, 0.587, 0.114], dtype=_numpy.float32)
@@ -235,11 +261,12 @@ class _RandomColor(_Transform):
 
     def __call__(self, img):
         a, device = _host(img, type(self).__name__)
-        return _back(self.adjust(a, 1.0 + _numpy.random.uniform(-self.amount, self.amount)), device)
+        # Gluon's: the factor from [max(0, 1 - amount), 1 + amount]
+        return _back(self.adjust(a, _numpy.random.uniform(max(0.0, 1.0 - self.amount), 1.0 + self.amount)), device)
 
 
 class RandomBrightness(_RandomColor):
-    """Pixels times 1 + U(-brightness, brightness)."""
+    """Pixels times U(max(0, 1 - brightness), 1 + brightness)."""
     adjust = staticmethod(brightness)
 
     def __init__(self, brightness):
@@ -247,7 +274,7 @@ class RandomBrightness(_RandomColor):
 
 
 class RandomContrast(_RandomColor):
-    """Contrast scaled by 1 + U(-contrast, contrast) about the image's mean luma."""
+    """Contrast scaled by U(max(0, 1 - contrast), 1 + contrast) about the image's mean luma."""
     adjust = staticmethod(contrast)
 
     def __init__(self, contrast):
@@ -255,7 +282,7 @@ class RandomContrast(_RandomColor):
 
 
 class RandomSaturation(_RandomColor):
-    """Saturation scaled by 1 + U(-saturation, saturation)."""
+    """Saturation scaled by U(max(0, 1 - saturation), 1 + saturation)."""
     adjust = staticmethod(saturation)
 
     def __init__(self, saturation):
@@ -302,7 +329,7 @@ class RandomLighting(_Transform):
     def __call__(self, img):
         a, device = _host(img, "RandomLighting")
         rgb = (self._EIGVEC @ (_numpy.random.normal(0, self.alpha, 3) * self._EIGVAL)).astype(_numpy.float32)
-        return _back(_pixels(lambda f: f + rgb, a), device)
+        return _back(_pixels(lambda f: _rgb(f) + rgb, a), device)
 
 
 class Cast(_Transform):

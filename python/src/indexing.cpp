@@ -441,6 +441,9 @@ bool basic_region(const Shape& s, const py::tuple& key, Region& r) {
         next = e.axis + 1;
     }
     for (int a = next; a < int(s.size()); ++a) r.indexed.push_back(s[size_t(a)]), r.along.push_back(a);
+    if (r.indexed.size() > PX_MAX_DIMS)
+        throw py::index_error("the key makes " + std::to_string(r.indexed.size()) + " axes; a tensor has at most " +
+                              std::to_string(PX_MAX_DIMS));
     return true;
 }
 

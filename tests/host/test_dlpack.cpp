@@ -189,6 +189,28 @@ TEST_CASE("an import reads any strides and byte offset: transposed, reversed, br
     px_tensor_release(t);
 }
 
+TEST_CASE("px_tensor_assign between two imports of the same memory reads the values before it writes",
+          "[dlpack][assign]") {
+    // Two buffers over the same bytes: a copy between overlapping parts of them had raced, chunk by chunk
+    // (wrong elements at the CPU plugin's 32768-element chunk edges).
+    Rt r;
+    const int64_t n = int64_t(1) << 20;
+    std::vector<float> host(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) host[static_cast<size_t>(i)] = static_cast<float>(i);
+    std::vector<float> want = host;
+    for (int64_t i = n - 1; i > 0; --i) want[static_cast<size_t>(i)] = want[static_cast<size_t>(i - 1)];
+    Produced one(host.data(), DLDataType{kDLFloat, 32, 1}, {n}, {}, 0), two(host.data(), DLDataType{kDLFloat, 32, 1},
+                                                                             {n}, {}, 0);
+    px_tensor *x = nullptr, *y = nullptr, *to = nullptr, *from = nullptr;
+    REQUIRE(px_tensor_from_dlpack_unversioned(r.rt, cpu0, &one.plain, PX_DLPACK_COPY_NEVER, &x) == PX_OK);
+    REQUIRE(px_tensor_from_dlpack_unversioned(r.rt, cpu0, &two.plain, PX_DLPACK_COPY_NEVER, &y) == PX_OK);
+    REQUIRE(px_tensor_slice(x, 1, n, &to) == PX_OK);
+    REQUIRE(px_tensor_slice(y, 0, n - 1, &from) == PX_OK);
+    REQUIRE(px_tensor_assign(to, from) == PX_OK);
+    CHECK(values<float>(x) == want);
+    for (px_tensor* t : {x, y, to, from}) px_tensor_release(t);
+}
+
 TEST_CASE("what cannot be exchanged is refused with the reason, and a refused import stays the caller's",
           "[dlpack][errors]") {
     Rt r;

@@ -119,9 +119,9 @@ def test_colour_transforms_follow_their_formulas():
     changed = T.RandomColorJitter(brightness=0.5)(a).asnumpy()
     alpha = changed.astype(float).sum() / f.sum()  # one factor for the whole image
     assert 0.45 < alpha < 1.55
-    with pytest.raises(ValueError, match="RandomBrightness: the amount is a number >= 0"):
+    with pytest.raises(ValueError, match="RandomBrightness: the amount is a finite number >= 0"):
         T.RandomBrightness(-1)
-    with pytest.raises(ValueError, match="RandomColorJitter: hue is a number >= 0"):
+    with pytest.raises(ValueError, match="RandomColorJitter: hue is a finite number >= 0"):
         T.RandomColorJitter(hue="x")
     with pytest.raises(ValueError, match="colour transforms take RGB images"):
         T.RandomHue(0.5)(numpy.zeros((2, 2, 1), numpy.uint8))
@@ -152,10 +152,22 @@ def test_transform_first_applies_python_transforms_sample_by_sample():
     whole = _Pairs(images).transform(lambda x, y: (x.astype("float32") / 2, y + 10))
     x, y = whole[1]
     assert numpy.array_equal(x.asnumpy(), images[1] / 2) and y == 11
-    # Only the loader's own transforms on a dataset Plexus reads: batches in the loader's thread, as before.
-    native = gluon.data.ArrayDataset(images.transpose(0, 3, 1, 2).copy(), numpy.arange(5, dtype=numpy.int32))
-    batch = next(iter(gluon.data.DataLoader(native.transform_first(T.Compose([T.ToTensor()])), 5)))[0]
-    assert numpy.allclose(batch.asnumpy(), images.transpose(0, 3, 1, 2) / 255.0)
+    # An ArrayDataset's samples are (H, W, C) images whatever the transforms (a Cast beside ToTensor had moved
+    # the axes differently from ToTensor alone).
+    arrays = gluon.data.ArrayDataset(images, numpy.arange(5, dtype=numpy.int32))
+    for fn in [T.ToTensor(), T.Compose([T.ToTensor()]), T.Compose([T.ToTensor(), T.Cast("float32")])]:
+        batch = next(iter(gluon.data.DataLoader(arrays.transform_first(fn), 5)))[0]
+        assert numpy.allclose(batch.asnumpy(), images.transpose(0, 3, 1, 2) / 255.0), fn
+    # Fashion-MNIST with only the loader's own transforms: whole batches in its thread, and the same
+    # transforms on each sample read by index; chained further sample by sample.
+    mnist = gluon.data.vision.FashionMNIST(train=False)
+    fast = mnist.transform_first(T.Compose([T.ToTensor(), T.Normalize(0.5, 0.25)]))
+    x, y = next(iter(gluon.data.DataLoader(fast, 3)))
+    one, label = fast[1]
+    assert one.shape == (1, 28, 28) and int(label) == int(y.asnumpy()[1])
+    assert numpy.allclose(one.asnumpy(), x.asnumpy()[1], atol=1e-6)
+    more = fast.transform_first(lambda im: im * 2)
+    assert numpy.allclose(more[1][0].asnumpy(), 2 * one.asnumpy(), atol=1e-6)
 
 
 def _write_cifar(folder, name, labels, seed):
@@ -306,3 +318,54 @@ def test_model_zoo_networks_have_gluons_layers_and_no_pretrained_weights():
         vision.get_model("resnet50_v1")
     with pytest.raises(TypeError, match="norm_layer not offered"):
         vision.resnet34_v1(norm_layer=None)
+
+
+def test_what_an_attack_on_the_vision_names_found():
+    from plexus import vision
+    # Resize keeps the ratio as Gluon's, truncating the other side (7x4 to a shorter side of 2: 3x2).
+    assert T.Resize(2, keep_ratio=True)(numpy.zeros((7, 4, 3), numpy.uint8)).shape == (3, 2, 3)
+    # A factor never below 0 (Gluon's max(0, 1 - b)): brightness 3 had made negative pixels.
+    numpy.random.seed(11)
+    for _ in range(30):
+        assert T.RandomBrightness(3)(numpy.ones((2, 2, 3), numpy.float32)).asnumpy().min() >= 0
+    # Two-dimensional images stay two-dimensional; gray ones are refused by the colour transforms.
+    flat = numpy.arange(12, dtype=numpy.uint8).reshape(3, 4)
+    assert numpy.array_equal(T.RandomFlipLeftRight(p=1.0)(flat).asnumpy(), flat[:, ::-1])
+    assert T.CenterCrop(2)(flat).shape == (2, 2)
+    with pytest.raises(ValueError, match="colour transforms take RGB images"):
+        T.RandomLighting(0.1)(numpy.zeros((2, 2, 1), numpy.uint8))
+    # Arguments: NumPy numbers are numbers; infinities, a scale that is no pair and an empty image are refused.
+    assert T.RandomBrightness(numpy.float32(0.5)).amount == 0.5
+    with pytest.raises(ValueError, match="is a finite number >= 0"):
+        T.RandomContrast(float("inf"))
+    with pytest.raises(ValueError, match=r"scale is a pair \(low, high\)"):
+        T.RandomResizedCrop(4, scale=(0.5,))
+    with pytest.raises(ValueError, match="the image is empty"):
+        T.Resize(3)(numpy.zeros((0, 4, 3), numpy.uint8))
+    assert vision.brightness(numpy.full((1, 1, 3), 200, numpy.uint8), 2.0).tolist() == [[[255, 255, 255]]]
+    # An empty batch flattens, as MXNet's.
+    assert npx.batch_flatten(plexus.zeros((0, 3, 4))).shape == (0, 12)
+    # More axes than a tensor has are refused in an assignment too (they had been accepted silently).
+    with pytest.raises(IndexError, match="the key makes 10 axes; a tensor has at most 8"):
+        plexus.zeros((2, 2))[(None,) * 8] = 7
+    # A bfloat16 tensor prints under NumPy's print options (NumPy has no bfloat16).
+    saved = numpy.get_printoptions()
+    try:
+        np.set_printoptions(precision=2)
+        assert str(plexus.full((2,), 1.0 / 3, dtype="bfloat16")).splitlines()[0] == "[0.33 0.33]"
+    finally:
+        numpy.set_printoptions(**saved)
+
+
+def test_imread_scales_16_bit_images_and_names_a_file_it_cannot_decode(tmp_path):
+    Image = need("PIL.Image")
+    ramp = (numpy.arange(16, dtype=numpy.uint16) * 4096).reshape(4, 4)
+    Image.fromarray(ramp).save(str(tmp_path / "wide.png"))
+    assert Image.open(str(tmp_path / "wide.png")).mode.startswith("I")
+    got = image.imread(str(tmp_path / "wide.png"), 0).asnumpy()[..., 0]
+    assert numpy.array_equal(got, (ramp >> 8).astype(numpy.uint8))  # 0, 16, 32, ... (it had clipped to 255)
+    Image.fromarray(_image(32, 32)).save(str(tmp_path / "whole.jpg"))
+    data = (tmp_path / "whole.jpg").read_bytes()
+    (tmp_path / "cut.jpg").write_bytes(data[:len(data) // 2])
+    with pytest.raises(ValueError, match="cut.jpg is not an image Pillow can decode"):
+        image.imread(str(tmp_path / "cut.jpg"))
