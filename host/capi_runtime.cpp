@@ -195,7 +195,9 @@ px_status px_runtime_poll(px_runtime* runtime, px_device device, double seconds,
         *finished = 0;
         if (!(seconds >= 0) || seconds > 1e9)
             fail(PX_ERROR_INVALID_ARGUMENT, "seconds ", seconds, " is not between 0 and 1e9");
-        *finished = rt.device(device)->finished_within(seconds) ? 1 : 0;
+        const DeviceImpl& d = *rt.device(device);
+        *finished = d.finished_within(seconds) ? 1 : 0;
+        if (*finished != 0) d.settle();  // a waiting point now: the work's failure, once
     });
 }
 

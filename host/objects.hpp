@@ -105,7 +105,7 @@ struct DeviceImpl {
     void synchronize_within(double seconds) const;
     // Whether the queued work has all run, waiting at most `seconds` (a
     // background wait as synchronize_within's); a failure is kept for the
-    // next waiting point, never thrown here.
+    // next waiting point (settle() then reports it), never thrown here.
     bool finished_within(double seconds) const;
     // A wait of the host's own: any failure it finds is kept (never thrown).
     void drain() const;

@@ -181,12 +181,13 @@ PX_API px_status px_runtime_synchronize_all(px_runtime* runtime);
  * device with nothing queued since a wait that ended without a failure is
  * idle: PX_OK at once, however short the time (polling works). */
 PX_API px_status px_runtime_synchronize_timeout(px_runtime* runtime, px_device device, double seconds);
-/* Whether the work queued on `device` has all run: *finished is 1 once it
- * has, 0 while some still runs after waiting at most `seconds` (0 to 1e9; 0
- * looks without waiting). A failure of that work is not returned here: it
- * is kept for the next call that waits on the device, which then returns at
- * once. For a caller that waits in slices and stays responsive meanwhile
- * (Python's Ctrl-C); the waiting goes on beside it, as the timed wait's. */
+/* px_runtime_synchronize_timeout for a caller that waits in slices and
+ * stays responsive meanwhile (Python's Ctrl-C): *finished is 1 once the
+ * work queued on `device` has all run (and a failure of it is returned,
+ * once, as by px_runtime_synchronize), 0 while some still runs after
+ * waiting at most `seconds` (0 to 1e9; 0 looks without waiting), PX_OK:
+ * the waiting goes on beside the caller, and a failure it finds is kept for
+ * the device's next wait. */
 PX_API px_status px_runtime_poll(px_runtime* runtime, px_device device, double seconds, int32_t* finished);
 /* Seeds the runtime's random stream (the default seed is 0). */
 PX_API px_status px_runtime_seed(px_runtime* runtime, uint64_t seed);

@@ -168,9 +168,10 @@ namespace {
 
 // Waits for the work queued on `d` in slices on the calling thread
 // (px_runtime_poll, the GIL let go), checking for Python's signals between
-// them. A wait that Ctrl-C ends leaves the work running and any failure of
-// it to the device's next wait (the host keeps it); no wait queues behind
-// another thread's wait on another device.
+// them; the slice that finds the work done reports its failure. A wait that
+// Ctrl-C ends leaves the work running and any failure of it to the device's
+// next wait (the host keeps it); no wait queues behind another thread's wait
+// on another device.
 void wait_until_finished(const Device& d) {
     for (;;) {
         int32_t finished = 0;
@@ -183,22 +184,30 @@ void wait_until_finished(const Device& d) {
     }
 }
 
+// Every device, each one even after another's failure; the first failure is
+// raised, the others named after it (as px_runtime_synchronize_all).
 void wait_all() {
-    for (const Device& d : plexus::all_devices()) wait_until_finished(d);
-    GilReleased release;  // (at once, unless another thread queued work since: then its wait)
-    plexus::check(px_runtime_synchronize_all(plexus::runtime()));
+    px_status first = PX_OK;
+    std::string message;
+    for (const Device& d : plexus::all_devices()) {
+        try {
+            wait_until_finished(d);
+        } catch (const plexus::Error& e) {
+            if (first == PX_OK) first = e.status(), message = e.what();
+            else message += " (and on " + d.str() + ": " + e.what() + ")";
+        }
+    }
+    if (first != PX_OK) plexus::throw_error(first, message);
 }
 
 }  // namespace
 
-// The devices' work, then their waits, which report a failure.
+// The devices' work, each device's failure reported by its wait.
 void wait_devices(const std::vector<Device>& devices) {
     std::vector<Device> each;
     for (const Device& d : devices)
         if (std::find(each.begin(), each.end(), d) == each.end()) each.push_back(d);
     for (const Device& d : each) wait_until_finished(d);
-    GilReleased release;
-    for (const Device& d : each) plexus::check(px_runtime_synchronize(plexus::runtime(), d.raw()));
 }
 
 namespace {
