@@ -2,7 +2,8 @@
   - per-op overhead of a 1-element add from Python, beside PyTorch's (target: lower than PyTorch's);
   - a DLPack round trip NumPy -> Plexus -> NumPy of 1 element (target < 2 us);
   - a LeNet epoch driven from Python (examples/python/lenet.py) beside plexus-train's (target <= 1.1x),
-    the mean of 3 epochs each.
+    the mean of 3 epochs each;
+  - x[:, ::2] = v beside NumPy, and d2l's boxes[B[0], :] beside PyTorch (indexing's cost).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/bench.py [--plexus-train build/bin/plexus-train]
 
@@ -111,6 +112,29 @@ def numpy_copy_round_trip(n):
     return round_trip(n, lambda x: numpy.array(numpy.array(x)))
 
 
+def setitem_ms(lib, make):
+    """ms for x[:, ::2] = v on a 1000x10000 float32 x of `lib` (its values then read), best of 5."""
+    x, v = make(lib.zeros((1000, 10000), dtype=lib.float32)), make(lib.ones((1000, 5000), dtype=lib.float32))
+
+    def run(k):
+        for _ in range(k):
+            x[:, ::2] = v
+        x.sum().item()
+    run(1)
+    return per_call(run, 1) / 1e6
+
+
+def row_index_us(lib, make):
+    """us for boxes[B[0], :] (d2l's nms), with B a tensor of indices of `lib`, best of 5 runs of 1000."""
+    boxes, order = make(lib.ones((2000, 4), dtype=lib.float32)), make(lib.arange(3))
+
+    def run(k):
+        for _ in range(k):
+            boxes[order[0], :].sum()
+    run(100)
+    return per_call(run, 1000) / 1000
+
+
 EPOCHS = 3
 
 
@@ -151,6 +175,13 @@ def main():
             "NumPy->PyTorch->NumPy", torch_round_trip(20000) / 1000, "PyTorch's own exchange")
     row("the same, copy=True both ways", dlpack_round_trip_copied(20000) / 1000, "us", "NumPy copy -> copy", numpy_us,
         "before plugin ABI 1.5")
+    import numpy
+    plexus_array = lambda a: plexus.array(a.numpy() if hasattr(a, "numpy") else a)  # noqa: E731
+    row("x[:, ::2] = v, 1000x10000 float32", setitem_ms(numpy, plexus_array), "ms", "NumPy, same assignment",
+        setitem_ms(numpy, lambda a: a), "one strided copy on the device")
+    if baseline.__name__ == "torch":
+        row("boxes[B[0], :] with B a tensor", row_index_us(baseline, plexus_array), "us", "PyTorch, same read",
+            row_index_us(baseline, lambda a: a), "d2l's nms")
     if args.skip_training:
         return
     here = os.path.dirname(os.path.abspath(__file__))
