@@ -88,8 +88,11 @@ py::object to_dlpack(const Tensor& t, const py::object& stream, const py::object
     const bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
     px_status s = PX_OK;
     void* made = nullptr;
-    wait_devices({t.device()});  // interruptibly: the export's own wait is then at once
     {
+        // The export waits for the tensor's work itself, here on the calling
+        // thread with the GIL released: no hand-off to a waiting thread (tens
+        // of microseconds when work is queued), so Ctrl-C is seen only once
+        // that work is done.
         GilReleased release;
         if (versioned) {
             DLManagedTensorVersioned* m = nullptr;
