@@ -12,14 +12,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 
