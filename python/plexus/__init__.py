@@ -1083,4 +1083,10 @@ npx = _types.SimpleNamespace(cpu=cpu, gpu=gpu, num_gpus=num_gpus, set_np=set_np,
                              one_hot=one_hot, batch_dot=batch_dot, sequence_mask=sequence_mask, save=save, load=load,
                              dropout=dropout, convolution=convolution, deconvolution=deconvolution, pooling=pooling,
                              topk=topk, smooth_l1=smooth_l1, batch_flatten=batch_flatten)
-from . import gluon, image  # noqa: E402 (after the names they use)
+from . import gluon  # noqa: E402 (after the names it uses)
+try:  # the image tools need NumPy; the rest of Plexus does not
+    import numpy as _numpy_there  # noqa: F401
+except ImportError:
+    pass
+else:
+    from . import image, vision  # noqa: E402,F401 (vision makes the loader's transforms callable on one image)

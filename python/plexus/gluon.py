@@ -9,7 +9,6 @@ docs/python.md under Gluon's name; model_zoo.vision has ResNet and VGG without p
 import types as _types
 
 from . import data as _data
-from . import vision as _vision_py
 from . import loss, nn, rnn
 from . import model_zoo as _model_zoo
 from .nn import Block, Parameter, ParameterDict, Trainer
@@ -43,15 +42,16 @@ def _transform_first(self, fn, lazy=True):
     Normalize, RandomCrop and RandomFlipLeftRight, the DataLoader's thread runs them on whole batches; any other
     transform or dataset is applied sample by sample (plexus/vision.py), so an ArrayDataset's samples are
     read as (H, W, C) images, as Gluon reads them. `lazy` is Gluon's, and changes nothing."""
-    if isinstance(self, _data.ImageDataset) and all(isinstance(t, _vision_py.NATIVE)
-                                                     for t in _vision_py.flattened(fn)):
-        return _Transformed(self, _vision_py.flattened(fn))
-    return _vision_py.TransformedDataset(self, fn)
+    from . import vision
+    if isinstance(self, _data.ImageDataset) and all(isinstance(t, vision.NATIVE) for t in vision.flattened(fn)):
+        return _Transformed(self, vision.flattened(fn))
+    return vision.TransformedDataset(self, fn)
 
 
 def _transform(self, fn, lazy=True):
     """Gluon's dataset.transform(fn): fn(*sample) for each sample (a sample that is no tuple: fn(sample))."""
-    return _vision_py.TransformedDataset(self, fn, first=False)
+    from . import vision
+    return vision.TransformedDataset(self, fn, first=False)
 
 
 for _kind in (_data.ImageDataset, _data.ArrayDataset, _data.Dataset):
@@ -89,9 +89,34 @@ def _fashion_mnist(root=None, train=True, transform=None):
     return _data.fashion_mnist(train=train, folder=None if root is None else os.path.expanduser(root))
 
 
-_datasets = _types.SimpleNamespace(FashionMNIST=_fashion_mnist, CIFAR10=_vision_py.CIFAR10,
-                                   ImageFolderDataset=_vision_py.ImageFolderDataset)
-_vision = _types.SimpleNamespace(datasets=_datasets, transforms=_vision_py.transforms, **vars(_datasets))
+class _Vision:
+    """gluon.data.vision (plexus/vision.py), loaded at its first use: it needs NumPy, which `import plexus`
+    does not."""
+
+    def __init__(self):
+        self._names = None
+
+    def _loaded(self):
+        if self._names is None:
+            from . import vision
+            datasets = _types.SimpleNamespace(FashionMNIST=_fashion_mnist, CIFAR10=vision.CIFAR10,
+                                              ImageFolderDataset=vision.ImageFolderDataset)
+            self._names = dict(vars(datasets), datasets=datasets, transforms=vision.transforms)
+        return self._names
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._loaded()[name]
+        except KeyError:
+            raise AttributeError("gluon.data.vision has no %r" % name) from None
+
+    def __dir__(self):
+        return sorted(self._loaded())
+
+
+_vision = _Vision()
 
 
 def _array_dataset(*arrays):

@@ -369,3 +369,27 @@ def test_imread_scales_16_bit_images_and_names_a_file_it_cannot_decode(tmp_path)
     (tmp_path / "cut.jpg").write_bytes(data[:len(data) // 2])
     with pytest.raises(ValueError, match="cut.jpg is not an image Pillow can decode"):
         image.imread(str(tmp_path / "cut.jpg"))
+
+
+def test_plexus_and_gluon_import_without_numpy_and_vision_says_it_needs_it():
+    # plexus/vision.py and image.py need NumPy; `import plexus` had come to need it through them.
+    import subprocess
+    import sys
+    code = """
+import sys
+class NoNumPy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ImportError("numpy is not installed here")
+sys.meta_path.insert(0, NoNumPy())
+import plexus
+from plexus import gluon
+assert str(plexus.ones(3)).startswith("[1. 1. 1.]")
+try:
+    gluon.data.vision.transforms
+except ImportError as e:
+    print("refused:", e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "refused: numpy is not installed here" in out.stdout
