@@ -343,8 +343,19 @@ class Cast(_Transform):
         return img.astype(self.dtype) if isinstance(img, Tensor) else array(_numpy.asarray(img), dtype=self.dtype)
 
 
+def random_crop(size, pad=None, pad_value=0, interpolation=2):
+    """Gluon's transforms.RandomCrop(size, pad=None): a random `size` (w, h) part (an int: a square) of the
+    image padded by `pad` zeros on each side; the loader's RandomCrop, which takes (height, width)."""
+    w, h = _wh(size, "RandomCrop")
+    if pad_value != 0:
+        raise ValueError("RandomCrop: pad_value=%r is not offered; Plexus pads with zeros" % (pad_value,))
+    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, (int, _numpy.integer)) or pad < 0):
+        raise ValueError("RandomCrop: pad is a whole number >= 0 (the same on every side), not %r" % (pad,))
+    return _t.RandomCrop((h, w), int(pad or 0))
+
+
 transforms = __import__("types").SimpleNamespace(
-    Compose=Compose, ToTensor=_t.ToTensor, Normalize=_t.Normalize, RandomCrop=_t.RandomCrop,
+    Compose=Compose, ToTensor=_t.ToTensor, Normalize=_t.Normalize, RandomCrop=random_crop,
     RandomFlipLeftRight=_t.RandomHorizontalFlip, RandomFlipTopBottom=RandomFlipTopBottom, Resize=Resize,
     CenterCrop=CenterCrop, RandomResizedCrop=RandomResizedCrop, RandomBrightness=RandomBrightness,
     RandomContrast=RandomContrast, RandomSaturation=RandomSaturation, RandomHue=RandomHue,

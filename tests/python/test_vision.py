@@ -34,7 +34,7 @@ def test_flips_crops_and_to_tensor_on_one_image_agree_with_numpy():
     want = (a.transpose(2, 0, 1) / 255.0 - numpy.array(mean)[:, None, None]) / numpy.array(std)[:, None, None]
     assert numpy.allclose(y, want, atol=1e-6)
     numpy.random.seed(2)
-    crop = T.RandomCrop((4, 5), padding=1)(t).asnumpy()
+    crop = T.RandomCrop((5, 4), pad=1)(t).asnumpy()  # (width, height), as Gluon's
     padded = numpy.pad(a, ((1, 1), (1, 1), (0, 0)))
     assert crop.shape == (4, 5, 3)
     assert any(numpy.array_equal(crop, padded[i:i + 4, j:j + 5]) for i in range(5) for j in range(6))
@@ -393,3 +393,19 @@ except ImportError as e:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "refused: numpy is not installed here" in out.stdout
+
+
+def test_gluons_random_crop_takes_width_height_and_pad():
+    a = _image(6, 8)
+    numpy.random.seed(12)
+    crop = T.RandomCrop((5, 3), pad=2)  # (width, height), as Gluon's
+    assert (crop.height, crop.width, crop.padding) == (3, 5, 2)
+    out = crop(a).asnumpy()
+    padded = numpy.pad(a, ((2, 2), (2, 2), (0, 0)))
+    assert out.shape == (3, 5, 3)
+    assert any(numpy.array_equal(out, padded[i:i + 3, j:j + 5]) for i in range(8) for j in range(8))
+    assert T.RandomCrop(4)(a).shape == (4, 4, 3)
+    with pytest.raises(ValueError, match="pad_value=1 is not offered"):
+        T.RandomCrop(4, pad=1, pad_value=1)
+    with pytest.raises(ValueError, match="pad is a whole number >= 0"):
+        T.RandomCrop(4, pad=(1, 2))
