@@ -46,6 +46,7 @@ struct DeviceImpl::Waits {
     uint64_t wanted = 0, covered = 0;
     uint64_t started_when_covered = 0;  // the host waits begun when `covered` last grew
     bool background = false;  // its thread runs
+    bool closing = false;     // the device is going: the background thread lingers no more
     std::atomic<uint64_t> submitted{0};  // calls that queued work (note_submitted)
     uint64_t idle_upto = 0;              // `submitted` when a wait that ended well began: all of it ran
     std::atomic<uint64_t> generation{px_fork_generation()};  // the process these belong to
@@ -147,6 +148,8 @@ void DeviceImpl::drain() const {
 DeviceImpl::~DeviceImpl() {
     Waits& w = *waits_;
     std::unique_lock<std::mutex> lock = w.lock();
+    w.closing = true;
+    w.changed.notify_all();
     w.changed.wait(lock, [&] { return !w.background; });
 }
 
@@ -167,10 +170,11 @@ bool DeviceImpl::finished_within(std::unique_lock<std::mutex>& lock, double seco
     const std::shared_ptr<Waits> shared = waits_;
     Waits& w = *shared;
     // Nothing queued since a wait that has ended began, and no host wait
-    // running: idle, whatever the time allowed (a thread's start would eat
-    // into a short one).
-    if (!w.background && w.in_flight.empty() && w.submitted.load() == w.idle_upto) return true;
+    // running or asked for (a lingering background thread runs none): idle,
+    // whatever the time allowed (a thread's start would eat into a short one).
+    if (w.covered >= w.wanted && w.in_flight.empty() && w.submitted.load() == w.idle_upto) return true;
     const uint64_t ticket = ++w.wanted;
+    w.changed.notify_all();  // (a lingering background thread takes it)
     if (!w.background) {
         // One thread per device at a time, however often timed waits give
         // up: it waits again while a timed wait came after its last wait
@@ -181,7 +185,11 @@ bool DeviceImpl::finished_within(std::unique_lock<std::mutex>& lock, double seco
             std::thread([shared, p = plugin, local = local, label = label]() mutable {
                 Waits& bw = *shared;
                 std::unique_lock<std::mutex> held = bw.lock();
-                while (bw.covered < bw.wanted) {
+                // It lingers a while for the next timed wait: waits in slices
+                // (Python's) would otherwise start a thread for each.
+                const auto more = [&] { return bw.covered < bw.wanted || bw.closing; };
+                while (more() || bw.changed.wait_for(held, std::chrono::milliseconds(200), more)) {
+                    if (bw.covered >= bw.wanted) break;  // closing
                     const uint64_t covering = bw.wanted;
                     bw.host_wait(held, *p, local, label);
                     bw.covered = covering;
