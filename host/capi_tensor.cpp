@@ -1,5 +1,6 @@
 // C API: creating, inspecting, moving and viewing tensors.
 #include <cstring>
+#include <vector>
 
 #include "router.hpp"
 
@@ -160,9 +161,7 @@ px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
     return guard("px_tensor_assign", [&] {
         TensorObj& d = get_tensor(dst, "dst");
         const TensorObj& s = get_tensor(src, "src");
-        if (s.dtype != d.dtype)
-            fail(PX_ERROR_DTYPE, "the values are ", px_dtype_name(s.dtype), ", the tensor ",
-                 px_dtype_name(d.dtype), "; cast them first");
+        router::check_values_dtype(s, d);
         if (!(s.shape == d.shape))
             fail(PX_ERROR_SHAPE, "the values have shape ", to_string(s.shape), ", the tensor ",
                  to_string(d.shape), "; they must be the same");
@@ -173,12 +172,12 @@ px_status px_tensor_assign(px_tensor* dst, px_tensor* src) {
                 fail(PX_ERROR_INVALID_ARGUMENT,
                      "the values and the tensor are overlapping parts of one tensor's memory; assign a copy");
         }
-        if (s.buffer != d.buffer && may_share_memory(s, d)) {  // (imported memory: read it whole first)
-            const std::unique_ptr<TensorObj> whole(router::copy_to(s, s.buffer->device));
-            router::copy_into(*whole, d);
-        } else {
-            router::copy_into(s, d);
+        if (&s.device() == &d.device()) {  // the whole tensor as the region (imported memory read first)
+            const std::vector<int64_t> start(size_t(d.shape.ndim), 0), step(size_t(d.shape.ndim), 1);
+            router::assign_region(d, start.data(), step.data(), d.shape.dims, s);
+            return;
         }
+        router::copy_into(s, d);
         d.note_write();  // once queued (a refused copy writes nothing)
     });
 }

@@ -97,8 +97,9 @@ px_tensor_desc TensorObj::desc() const {
 }
 
 bool may_share_memory(const TensorObj& a, const TensorObj& b) {
-    return a.buffer == b.buffer ||
-           (a.buffer->device == b.buffer->device && (a.buffer->adopted || b.buffer->adopted));
+    if (a.buffer == b.buffer)  // tensors are contiguous: their byte ranges tell
+        return a.offset < b.offset + b.bytes() && b.offset < a.offset + a.bytes();
+    return a.buffer->device == b.buffer->device && (a.buffer->adopted || b.buffer->adopted);
 }
 
 void TensorObj::fill_desc(px_tensor_desc& d, int32_t ndim) const {

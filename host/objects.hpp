@@ -169,8 +169,8 @@ struct Buffer {
 };
 
 struct TensorObj;
-// Whether a and b may hold some of the same bytes: one buffer, or an
-// imported one beside another on the same device.
+// Whether a and b may hold some of the same bytes: overlapping parts of
+// one buffer, or an imported buffer beside another on the same device.
 bool may_share_memory(const TensorObj& a, const TensorObj& b);
 
 struct TensorObj {

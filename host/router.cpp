@@ -117,15 +117,19 @@ void copy_into(const TensorObj& src, TensorObj& dst) {
     }
 }
 
+void check_values_dtype(const TensorObj& src, const TensorObj& dst) {
+    if (src.dtype != dst.dtype)
+        fail(PX_ERROR_DTYPE, "the values are ", px_dtype_name(src.dtype), ", the tensor ", px_dtype_name(dst.dtype),
+             "; cast them first");
+}
+
 void assign_region(TensorObj& dst, const int64_t* start, const int64_t* step, const int64_t* count,
                    const TensorObj& src) {
     const int32_t nd = dst.shape.ndim;
     if (nd > 0 && (!start || !step || !count))
         fail(PX_ERROR_INVALID_ARGUMENT, "'", !start ? "start" : !step ? "step" : "count",
              "' is NULL; start, step and count each hold one value per axis of the tensor (", nd, ")");
-    if (src.dtype != dst.dtype)
-        fail(PX_ERROR_DTYPE, "the values are ", px_dtype_name(src.dtype), ", the tensor ", px_dtype_name(dst.dtype),
-             "; cast them first");
+    check_values_dtype(src, dst);
     Shape region;
     region.ndim = nd;
     for (int32_t k = 0; k < nd; ++k) {

@@ -17,6 +17,8 @@ void to_host(const TensorObj& t, void* dst, uint64_t bytes);
 TensorObj* copy_to(const TensorObj& t, const std::shared_ptr<DeviceImpl>& dev);
 // Overwrites `dst` with `src` (same shape and dtype; the caller checks), on any two devices.
 void copy_into(const TensorObj& src, TensorObj& dst);
+// The refusal of values of another dtype than the tensor written (assign).
+void check_values_dtype(const TensorObj& src, const TensorObj& dst);
 // Writes `src`, broadcast, into the elements of `dst` that start, step and
 // count name along each of its axes (px_tensor_assign_region), in place.
 void assign_region(TensorObj& dst, const int64_t* start, const int64_t* step, const int64_t* count, const TensorObj& src);

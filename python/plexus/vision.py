@@ -343,7 +343,7 @@ class Cast(_Transform):
         return img.astype(self.dtype) if isinstance(img, Tensor) else array(_numpy.asarray(img), dtype=self.dtype)
 
 
-def random_crop(size, pad=None, pad_value=0, interpolation=2):
+def gluon_random_crop(size, pad=None, pad_value=0, interpolation=2):
     """Gluon's transforms.RandomCrop(size, pad=None): a random `size` (w, h) part (an int: a square) of the
     image padded by `pad` zeros on each side; the loader's RandomCrop, which takes (height, width)."""
     w, h = _wh(size, "RandomCrop")
@@ -355,7 +355,7 @@ def random_crop(size, pad=None, pad_value=0, interpolation=2):
 
 
 transforms = __import__("types").SimpleNamespace(
-    Compose=Compose, ToTensor=_t.ToTensor, Normalize=_t.Normalize, RandomCrop=random_crop,
+    Compose=Compose, ToTensor=_t.ToTensor, Normalize=_t.Normalize, RandomCrop=gluon_random_crop,
     RandomFlipLeftRight=_t.RandomHorizontalFlip, RandomFlipTopBottom=RandomFlipTopBottom, Resize=Resize,
     CenterCrop=CenterCrop, RandomResizedCrop=RandomResizedCrop, RandomBrightness=RandomBrightness,
     RandomContrast=RandomContrast, RandomSaturation=RandomSaturation, RandomHue=RandomHue,

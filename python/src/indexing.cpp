@@ -447,22 +447,33 @@ bool basic_region(const Shape& s, const py::tuple& key, Region& r) {
     return true;
 }
 
-// `values` broadcast to x[key]'s shape as NumPy's assignment (leading axes of
-// length 1 dropped), reshaped to the region's rank: x's axis the region
-// leaves whole or steps through gets the values' length along it, the rest 1.
-Tensor region_values(const Tensor& t, const Region& r, Tensor values) {
-    Shape vs = values.shape();
-    while (vs.size() > r.indexed.size() && vs.front() == 1) vs.erase(vs.begin());
-    bool fits = vs.size() <= r.indexed.size();
-    Shape shaped(t.shape().size(), 1);
+// The shape of values assigned to places of shape `places`: NumPy's
+// assignment drops leading axes of length 1, then broadcasts; a ValueError
+// in NumPy's words when they do not.
+Shape assignable(const Shape& values, const Shape& places) {
+    Shape vs = values;
+    while (vs.size() > places.size() && vs.front() == 1) vs.erase(vs.begin());
+    bool fits = vs.size() <= places.size();
     for (size_t i = 0; fits && i < vs.size(); ++i) {
-        const size_t at = r.indexed.size() - vs.size() + i;
-        fits = vs[i] == 1 || vs[i] == r.indexed[at];
-        if (fits && r.along[at] >= 0) shaped[size_t(r.along[at])] = vs[i];
+        const int64_t want = places[places.size() - vs.size() + i];
+        fits = vs[i] == 1 || vs[i] == want;
     }
     if (!fits)
-        throw py::value_error("x[key] = v: could not broadcast the values of shape " + plexus::str(values.shape()) +
-                              " into the places' shape " + plexus::str(r.indexed));
+        throw py::value_error("x[key] = v: could not broadcast the values of shape " + plexus::str(values) +
+                              " into the places' shape " + plexus::str(places));
+    return vs;
+}
+
+// `values` as assignable() takes them, reshaped to the region's rank: x's
+// axis the region leaves whole or steps through gets the values' length
+// along it, the rest 1.
+Tensor region_values(const Tensor& t, const Region& r, const Tensor& values) {
+    const Shape vs = assignable(values.shape(), r.indexed);
+    Shape shaped(t.shape().size(), 1);
+    for (size_t i = 0; i < vs.size(); ++i) {
+        const size_t at = r.indexed.size() - vs.size() + i;
+        if (r.along[at] >= 0) shaped[size_t(r.along[at])] = vs[i];
+    }
     return values.reshape(shaped);
 }
 
@@ -480,21 +491,9 @@ void assign_values(Tensor& t, const py::tuple& key, const py::object& value) {
     const py::object positions = py::cast(indexed(numbered, key)).attr("asnumpy")();
     Tensor values = assigned_values(t, value);
     const py::tuple want = positions.attr("shape");
-    // Leading axes of length 1 beyond the places' rank are dropped, as NumPy drops them.
-    Shape vs = values.shape();
-    while (vs.size() > want.size() && vs.front() == 1) vs.erase(vs.begin());
+    const Shape vs = assignable(values.shape(), want.cast<Shape>());
     if (vs.size() != values.shape().size()) values = values.reshape(vs);
     const py::tuple have = py::cast(vs);
-    py::object fits;
-    try {
-        fits = np.attr("broadcast_shapes")(have, want);
-    } catch (const py::error_already_set&) {
-        fits = py::none();
-    }
-    if (fits.is_none() || !fits.equal(want))
-        throw py::value_error("x[key] = v: could not broadcast the values of shape " +
-                              have.attr("__repr__")().cast<std::string>() + " into the places' shape " +
-                              want.attr("__repr__")().cast<std::string>());
     if (positions.attr("size").cast<int64_t>() == 0) return;
     if (!(values.device() == t.device())) values = values.as_in_context(t.device());
     if (values.dtype() != t.dtype()) values = values.astype(t.dtype());

@@ -341,6 +341,9 @@ TEST_CASE("while recording a tensor outside every graph may be written and a lea
                             "the values need a gradient");
         PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { labels.assign_region({0}, {1}, {1}, w.slice(0, 1)); }),
                             "the values need a gradient");
+        PX_REQUIRE_MENTIONS(message_of<InvalidArgumentError>([&] { labels.assign_region({0, 0}, {1}, {1}, array({1})); }),
+                            "start, step and count must each hold one value per axis of the tensor (1); they hold 2, "
+                            "1 and 1");
         REQUIRE(values(labels) == std::vector<double>{2, -1, 5});  // the refusals wrote nothing
         // A tensor a recorded rule reads, written after: backward() refuses, naming the op.
         z = (w * labels).sum();

@@ -409,3 +409,26 @@ def test_gluons_random_crop_takes_width_height_and_pad():
         T.RandomCrop(4, pad=1, pad_value=1)
     with pytest.raises(ValueError, match="pad is a whole number >= 0"):
         T.RandomCrop(4, pad=(1, 2))
+
+
+def test_the_vision_refusals_name_what_was_wrong(tmp_path):
+    from plexus import vision
+    for call, kind, words in [
+            (lambda: T.Resize("big"), ValueError, "Resize: size is an int or \\(width, height\\)"),
+            (lambda: T.RandomResizedCrop(4, ratio=(2.0, 1.0)), ValueError, "ratio is \\(low, high\\)"),
+            (lambda: image.imdecode("not bytes"), TypeError, "buf is the bytes of an encoded image, not a str"),
+            (lambda: image.imdecode(b"no image"), ValueError, "the 8 bytes is not an image Pillow can decode"),
+            (lambda: npx.batch_flatten(plexus.array(1.0)), ValueError, "a scalar has no batch axis"),
+            (lambda: np.split(plexus.ones(4), 0), ValueError, "the number of sections must be larger than 0"),
+            (lambda: gluon.data.vision.ImageFolderDataset(str(tmp_path), flag=3), ValueError, "flag is 1"),
+            (lambda: gluon.data.vision.ImageFolderDataset(str(tmp_path), transform=abs), TypeError,
+             "transform= is Gluon 1's"),
+            (lambda: gluon.data.vision.NoSuchDataset, AttributeError, "gluon.data.vision has no 'NoSuchDataset'")]:
+        with pytest.raises(kind, match=words):
+            call()
+    rows = numpy.zeros((1, 3073), numpy.uint8)
+    rows[0, 0] = 12
+    rows.tofile(str(tmp_path / "test_batch.bin"))
+    with pytest.raises(ValueError, match="a label 12 is not one of the 10 classes"):
+        vision.CIFAR10(root=str(tmp_path), train=False)
+    assert "CIFAR10" in dir(gluon.data.vision)
